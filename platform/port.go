@@ -1,0 +1,128 @@
+// Package platform defines the Port contract: a named frame endpoint with
+// batch I/O that every swctl backend (AF_PACKET, bpf, TAP, in-memory)
+// implements, and that a trunk implements on top of other Ports.
+//
+// # Ownership of frames
+//
+// ReadBatch fills frames[:n] with views into memory the port owns (a ring
+// slot, or a buffer reused by the next call). A frame read from a port is
+// valid until the next ReadBatch or Close on that port; whoever needs it
+// longer copies it. WriteBatch copies what it keeps before it returns: the
+// caller may reuse or release the frames it passed as soon as it returns.
+//
+// # Concurrency
+//
+// One goroutine at a time may call ReadBatch. WriteBatch is safe for
+// concurrent use by any number of goroutines (forwarding workers of several
+// ingress ports, protocol timers). Close is safe to call from any goroutine,
+// at any time, more than once; it wakes a blocked ReadBatch, which then
+// returns ErrClosed.
+package platform
+
+import (
+	"errors"
+	"net"
+)
+
+// ErrClosed is returned by ReadBatch and WriteBatch once Close has been called.
+var ErrClosed = errors.New("port closed")
+
+// DefaultBatchSize is the number of frames a backend moves per call unless
+// it says otherwise.
+const DefaultBatchSize = 64
+
+// LinkState is the carrier state of a port as the engine last saw it.
+type LinkState uint8
+
+const (
+	// LinkDown means the interface exists but has no carrier or is
+	// administratively down.
+	LinkDown LinkState = iota
+	// LinkUp means the interface can send and receive.
+	LinkUp
+	// LinkAbsent means a configured interface does not exist (yet).
+	LinkAbsent
+)
+
+// String returns the word the CLI and JSON use for the state.
+func (s LinkState) String() string {
+	switch s {
+	case LinkUp:
+		return "up"
+	case LinkDown:
+		return "down"
+	default:
+		return "absent"
+	}
+}
+
+// Counters is a snapshot of a port's counters, as the engine saw them.
+type Counters struct {
+	// RxPackets and RxBytes count frames ReadBatch returned.
+	RxPackets, RxBytes uint64
+	// TxPackets and TxBytes count frames WriteBatch handed to the kernel
+	// (or to the peer, for in-memory ports).
+	TxPackets, TxBytes uint64
+	// RxDropped counts frames the port read but refused (runts, oversize).
+	RxDropped uint64
+	// TxDropped counts frames WriteBatch dropped: full TX ring, oversize,
+	// link down.
+	TxDropped uint64
+	// RingDropped counts frames the kernel dropped because the receive
+	// ring was full (PACKET_STATISTICS on Linux, bs_drop on BSD).
+	RingDropped uint64
+	// Errors counts failed system calls.
+	Errors uint64
+}
+
+// Port is a named frame endpoint with batch I/O. See the package
+// documentation for the ownership and concurrency rules.
+type Port interface {
+	// Name is the interface name (at most 15 bytes).
+	Name() string
+	// HardwareAddr is the port's MAC address.
+	HardwareAddr() net.HardwareAddr
+	// MTU is the largest L2 payload the port sends, not counting the
+	// 14-byte Ethernet header nor one 802.1Q tag.
+	MTU() int
+	// Headroom is the number of bytes the port keeps free in its own
+	// buffer in front of every frame ReadBatch returns, so that a tag the
+	// kernel stripped (802.1Q) or a metadata header (virtio_net_hdr) can be
+	// put back in place without a copy.
+	Headroom() int
+	// BatchSize is the largest number of frames one ReadBatch returns and
+	// one WriteBatch sends in one system call.
+	BatchSize() int
+	// ReadBatch blocks until at least one frame is available, then fills
+	// frames[:n] with views of up to len(frames) received frames. The
+	// views stay valid until the next ReadBatch or Close. It returns
+	// ErrClosed after Close.
+	ReadBatch(frames [][]byte) (n int, err error)
+	// WriteBatch sends frames and never blocks: a frame that does not fit
+	// (full ring, too large, link down) is dropped and counted. It
+	// returns the number sent. WriteBatch copies what it keeps.
+	WriteBatch(frames [][]byte) (n int, err error)
+	// Link returns the port's current link state.
+	Link() LinkState
+	// Counters returns a snapshot of the port's counters.
+	Counters() Counters
+	// Close releases the port: its descriptors, rings and any
+	// promiscuous membership it held. It wakes a blocked ReadBatch.
+	Close() error
+}
+
+// LinkSetter is implemented by ports whose link state is observed outside
+// the port itself (by a netlink or routing-socket watcher, or by a test).
+type LinkSetter interface {
+	SetLink(LinkState)
+}
+
+// Promiscuous is implemented by ports that can hold a promiscuous
+// membership on their interface that the kernel drops when the port's
+// descriptor closes.
+type Promiscuous interface {
+	// SetPromisc takes (on) or releases (off) the port's membership.
+	SetPromisc(on bool) error
+	// Promisc reports whether the port holds a membership.
+	Promisc() bool
+}

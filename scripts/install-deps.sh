@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages swctl's tests, demo and benchmarks use.
+# Safe to run again: it installs only what is missing. Needs root (or sudo).
+set -euo pipefail
+
+pkgs=(iproute2 iputils-ping ethtool tcpdump tshark iperf3 netsniff-ng arping kmod)
+if [[ "${1:-}" == "--bench" ]]; then
+	pkgs+=(openvswitch-switch)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+	exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+	if command -v sudo >/dev/null; then SUDO=sudo; else
+		echo "install-deps: need root to install: ${missing[*]}" >&2
+		exit 1
+	fi
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
