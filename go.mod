@@ -2,6 +2,16 @@ module github.com/swctl/swctl
 
 go 1.26.0
 
-require github.com/vishvananda/netns v0.0.5
+require (
+	github.com/cilium/ebpf v0.22.0
+	github.com/urfave/cli/v2 v2.27.7
+	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
+	golang.org/x/sys v0.50.0
+)
 
-require golang.org/x/sys v0.50.0 // indirect
+require (
+	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
+)

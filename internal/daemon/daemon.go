@@ -1,11 +1,28 @@
 // Package daemon is swctl's engine process: it owns the bridges and their
-// ports, the control socket and the configuration file.
+// ports, the control socket and the configuration file. The CLI reaches it
+// only through internal/api.
 package daemon
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/swctl/swctl/clock"
+	"github.com/swctl/swctl/internal/api"
+	"github.com/swctl/swctl/internal/config"
+)
+
+// Default paths.
+const (
+	DefaultSocket   = "/run/swctl/swctl.sock"
+	DefaultStateDir = "/var/lib/swctl"
 )
 
 // Options configures a daemon.
@@ -20,11 +37,103 @@ type Options struct {
 	// SocketGroup, when not empty, is a group whose members may use the
 	// control socket besides root.
 	SocketGroup string
+	// Version identifies this build in `swctl version`.
+	Version api.VersionInfo
 	// Logger receives one line per state change.
 	Logger *slog.Logger
 }
 
-// Run starts the daemon and serves until ctx is done.
+// Run starts the daemon and serves until ctx is done; then it stops every
+// bridge, which gives every interface back as it was.
 func Run(ctx context.Context, opts Options) error {
-	return errors.New("daemon: not built yet")
+	if opts.ConfigPath == "" {
+		opts.ConfigPath = config.DefaultPath
+	}
+	if opts.SocketPath == "" {
+		opts.SocketPath = DefaultSocket
+	}
+	if opts.StateDir == "" {
+		opts.StateDir = DefaultStateDir
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	unlock, err := lockStateDir(opts.StateDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	cfg, err := config.Load(opts.ConfigPath)
+	if err != nil {
+		return err
+	}
+	sys, err := newSystem()
+	if err != nil {
+		return err
+	}
+	defer sys.Close()
+
+	e := newEngine(opts.ConfigPath, sys, clock.System{}, log)
+	e.version = opts.Version
+	if err := e.load(cfg); err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := sys.Watch(e.linkChanged); err != nil {
+		return err
+	}
+	// Links may have changed between the load and the watch.
+	e.resync()
+
+	ln, err := api.Listen(opts.SocketPath, opts.SocketGroup)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(opts.SocketPath)
+	auth, err := api.NewAuthorizer(opts.SocketGroup)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	log.Info("swctl daemon started", "socket", opts.SocketPath, "config", opts.ConfigPath,
+		"state_dir", opts.StateDir, "bridges", len(cfg.Bridges), "pid", os.Getpid())
+	err = api.Serve(ctx, ln, e, auth)
+	log.Info("swctl daemon stopping")
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// lockStateDir makes the state directory and takes its lock, so that two
+// daemons (or a daemon and `swctl recover`) never share it.
+func lockStateDir(dir string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "lock")
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		unix.Close(fd)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("state dir %s: another swctl daemon holds %s", dir, path)
+		}
+		return nil, fmt.Errorf("state dir %s: lock: %w", dir, err)
+	}
+	return func() { unix.Close(fd) }, nil
+}
+
+// Version implements api.Handler.
+func (e *engine) Version(context.Context) (api.VersionInfo, error) {
+	v := e.version
+	if v.Go == "" {
+		v.Go = runtime.Version()
+	}
+	v.Protocol = api.ProtocolVersion
+	return v, nil
 }

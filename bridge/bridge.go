@@ -1,0 +1,689 @@
+package bridge
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/swctl/swctl/clock"
+	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
+)
+
+// Defaults of Options, as bridge(4).
+const (
+	// DefaultTimeout is how long a learned address lives unseen.
+	DefaultTimeout = 240 * time.Second
+	// DefaultMaxAddr is the size of the address table.
+	DefaultMaxAddr = 8192
+)
+
+// maxSweepInterval is the longest time between two ageing sweeps.
+const maxSweepInterval = time.Second
+
+// minSweepInterval is the shortest time between two ageing sweeps, however
+// short the timeout.
+const minSweepInterval = 10 * time.Millisecond
+
+// readRetry is how long a reader waits after a failed ReadBatch (other
+// than ErrClosed) before it tries again.
+const readRetry = 10 * time.Millisecond
+
+// PortFlags are the per-member switches of bridge(4).
+type PortFlags struct {
+	// Learning: learn the source addresses of frames received on the member.
+	Learning bool
+	// Discover: send unknown unicast to the member. Broadcast and
+	// multicast go to every member regardless.
+	Discover bool
+	// BlockNonIP: drop frames entering or leaving through the member
+	// whose outer ethertype is not IPv4, IPv6, ARP or RARP.
+	BlockNonIP bool
+}
+
+// DefaultPortFlags returns the flags of a new member in bridge(4):
+// Learning and Discover on.
+func DefaultPortFlags() PortFlags { return PortFlags{Learning: true, Discover: true} }
+
+// Port flag bits, as Member.flags stores them.
+const (
+	flagLearning uint32 = 1 << iota
+	flagDiscover
+	flagBlockNonIP
+)
+
+func (f PortFlags) bits() uint32 {
+	var b uint32
+	if f.Learning {
+		b |= flagLearning
+	}
+	if f.Discover {
+		b |= flagDiscover
+	}
+	if f.BlockNonIP {
+		b |= flagBlockNonIP
+	}
+	return b
+}
+
+func flagsOf(b uint32) PortFlags {
+	return PortFlags{Learning: b&flagLearning != 0, Discover: b&flagDiscover != 0, BlockNonIP: b&flagBlockNonIP != 0}
+}
+
+// Options configures a Bridge.
+type Options struct {
+	// Timeout is the ageing time of learned addresses; 0 means never.
+	Timeout time.Duration
+	// MaxAddr is the size of the address table; 0 or less means
+	// DefaultMaxAddr.
+	MaxAddr int
+	// Clock is the time source of ageing; nil means clock.System.
+	Clock clock.Clock
+	// Logger receives one line per state change; nil means slog.Default.
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns the options of bridge(4): 240 s ageing, 8192
+// addresses, the system clock and the default logger.
+func DefaultOptions() Options {
+	return Options{Timeout: DefaultTimeout, MaxAddr: DefaultMaxAddr, Clock: clock.System{}, Logger: slog.Default()}
+}
+
+// Addr is an entry of the address table.
+type Addr struct {
+	// MAC is the station's address.
+	MAC frame.MAC
+	// VLAN is the VLAN ID it was seen in (0: untagged or priority-tagged).
+	VLAN uint16
+	// Port is the member it is on.
+	Port string
+	// Age is the time since a frame from it was last seen; 0 for a static
+	// entry.
+	Age time.Duration
+	// Static marks an entry set by AddStatic.
+	Static bool
+}
+
+// PortInfo describes a member or a span port.
+type PortInfo struct {
+	// Name is the port's name.
+	Name string
+	// Span is set for a span port, clear for a member.
+	Span bool
+	// Flags are the member's flags (zero for a span port).
+	Flags PortFlags
+	// Link is the port's current link state.
+	Link platform.LinkState
+	// MTU is the port's MTU.
+	MTU int
+}
+
+// Stats are the bridge's counters since New. Each frame given to Forward
+// is counted in Received and in exactly one of Forwarded, Flooded and the
+// ingress drops (DroppedRunt, DroppedLinkLocal, DroppedBadSource,
+// DroppedBlockNonIP, DroppedSamePort). The egress drops count copies: a
+// flooded frame can be dropped at several members.
+type Stats struct {
+	// Received counts frames members received.
+	Received uint64
+	// Forwarded counts known-unicast frames sent to their one member.
+	Forwarded uint64
+	// Flooded counts broadcast, multicast and unknown-unicast frames.
+	Flooded uint64
+	// DroppedRunt counts frames shorter than an Ethernet header.
+	DroppedRunt uint64
+	// DroppedLinkLocal counts frames to 01:80:c2:00:00:00-0f, handed to
+	// a link-local handler or dropped.
+	DroppedLinkLocal uint64
+	// DroppedBadSource counts frames from a multicast, broadcast or zero
+	// address.
+	DroppedBadSource uint64
+	// DroppedBlockNonIP counts non-IP frames received by a BlockNonIP member.
+	DroppedBlockNonIP uint64
+	// DroppedSamePort counts unicast frames whose destination is on the
+	// member they came from.
+	DroppedSamePort uint64
+	// DroppedBlockNonIPOut counts copies of non-IP frames not sent to a
+	// BlockNonIP member.
+	DroppedBlockNonIPOut uint64
+	// DroppedOversize counts copies not sent to a member or span port
+	// because their L2 payload (one tag allowed) exceeds its MTU.
+	DroppedOversize uint64
+	// DroppedLinkDown counts copies not sent to a member or span port
+	// whose link is not up.
+	DroppedLinkDown uint64
+	// Sent counts copies members' WriteBatch accepted.
+	Sent uint64
+	// SpanSent counts copies span ports' WriteBatch accepted.
+	SpanSent uint64
+	// Learned counts addresses added to the table by learning.
+	Learned uint64
+	// Moved counts learned addresses that moved to another member.
+	Moved uint64
+	// Exceeded counts frames whose new source address was not learned
+	// because the table was full.
+	Exceeded uint64
+}
+
+// counter indexes Bridge.ctrs and Worker.ctrs.
+type counter int
+
+const (
+	cReceived counter = iota
+	cForwarded
+	cFlooded
+	cRunt
+	cLinkLocal
+	cBadSource
+	cBlockNonIP
+	cSamePort
+	cBlockNonIPOut
+	cOversize
+	cLinkDown
+	cSent
+	cSpanSent
+	cLearned
+	cMoved
+	cExceeded
+	numCounters
+)
+
+// Member is the bridge's handle on one of its ports, a member or a span
+// port. Readers pass it to Forward.
+type Member struct {
+	// name is the port's name; immutable.
+	name string
+	// port is the owned Port; immutable.
+	port platform.Port
+	// span marks a span port; immutable.
+	span bool
+	// slot indexes the member in every Worker's egress scratch; immutable
+	// for the member's life, reused after it is removed.
+	slot int
+	// flags are the PortFlags bits. Atomic.
+	flags atomic.Uint32
+	// linkLocal is the link-local handler, or nil. Atomic.
+	linkLocal atomic.Pointer[func([]byte)]
+	// link is the platform.LinkState last seen by LinkChanged, for logs.
+	// Atomic.
+	link atomic.Uint32
+	// gone is set when the member leaves the bridge; Forward then ignores
+	// it as ingress and as egress. Atomic.
+	gone atomic.Bool
+	// done is closed when the member's reader goroutine has returned.
+	done chan struct{}
+}
+
+// Name returns the member's port name.
+func (m *Member) Name() string { return m.name }
+
+// portTable is an immutable snapshot of the bridge's ports. It is replaced
+// whole, never changed.
+type portTable struct {
+	// members are the member ports, in the order they were added.
+	members []*Member
+	// spans are the span ports, in the order they were added.
+	spans []*Member
+}
+
+// find returns the member or span port called name, or nil.
+func (t *portTable) find(name string) *Member {
+	for _, m := range t.members {
+		if m.name == name {
+			return m
+		}
+	}
+	for _, m := range t.spans {
+		if m.name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// without returns a copy of t without m.
+func (t *portTable) without(m *Member) *portTable {
+	del := func(s []*Member) []*Member {
+		return slices.DeleteFunc(slices.Clone(s), func(x *Member) bool { return x == m })
+	}
+	return &portTable{members: del(t.members), spans: del(t.spans)}
+}
+
+// Bridge is a learning bridge. Its methods are safe for concurrent use.
+type Bridge struct {
+	// name is the bridge's name, used in errors and logs; immutable.
+	name string
+	// clock is the time source of ageing; immutable.
+	clock clock.Clock
+	// log receives state changes; immutable.
+	log *slog.Logger
+	// epoch is the instant the address table's times count from; immutable.
+	epoch time.Time
+	// fdb is the address table; it has its own locks.
+	fdb *fdb
+	// table is the current port snapshot. Atomic: read without a lock,
+	// stored only with mu held.
+	table atomic.Pointer[portTable]
+	// full is set when the table filled up and the event was logged, and
+	// cleared (and logged) when it drains. Atomic.
+	full atomic.Bool
+	// ctrs are the Stats counters, indexed by counter. Atomic.
+	ctrs [numCounters]atomic.Uint64
+
+	// mu serialises configuration changes; it guards the fields below
+	// and the storing of table.
+	mu sync.Mutex
+	// freeSlots are Worker slots of removed members, ready for reuse.
+	// Guarded by mu.
+	freeSlots []int
+	// nextSlot is the lowest slot never used. Guarded by mu.
+	nextSlot int
+	// closed is set by Close. Guarded by mu.
+	closed bool
+
+	// readers counts the running reader goroutines.
+	readers sync.WaitGroup
+	// stop is closed by Close to stop the ageing sweep.
+	stop chan struct{}
+	// sweepDone is closed when the ageing sweep has returned.
+	sweepDone chan struct{}
+}
+
+// New returns a bridge with no ports and starts its ageing sweep. Close
+// stops it.
+func New(name string, opts Options) *Bridge {
+	if opts.MaxAddr <= 0 {
+		opts.MaxAddr = DefaultMaxAddr
+	}
+	if opts.Timeout < 0 {
+		opts.Timeout = 0
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.System{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	b := &Bridge{
+		name:      name,
+		clock:     opts.Clock,
+		log:       opts.Logger.With("bridge", name),
+		epoch:     opts.Clock.Now(),
+		fdb:       newFDB(opts.MaxAddr, opts.Timeout),
+		stop:      make(chan struct{}),
+		sweepDone: make(chan struct{}),
+	}
+	b.table.Store(&portTable{})
+	go b.sweep()
+	return b
+}
+
+// Name returns the bridge's name.
+func (b *Bridge) Name() string { return b.name }
+
+// since converts a clock reading to the address table's time.
+func (b *Bridge) since(now time.Time) int64 { return int64(now.Sub(b.epoch)) }
+
+// Member returns the handle of the member or span port called name, or nil.
+func (b *Bridge) Member(name string) *Member { return b.table.Load().find(name) }
+
+// AddPort makes p a member with flags f. On success the bridge owns p: it
+// starts a goroutine that reads p and forwards what it reads, and closes p
+// when p is removed or the bridge closes. On error the caller keeps p.
+func (b *Bridge) AddPort(p platform.Port, f PortFlags) error {
+	return b.add(p, f, false)
+}
+
+// AddSpan makes p a span port: it receives a copy of every frame the
+// bridge forwards; what it receives is read and discarded. Ownership is as
+// for AddPort.
+func (b *Bridge) AddSpan(p platform.Port) error {
+	return b.add(p, PortFlags{}, true)
+}
+
+func (b *Bridge) add(p platform.Port, f PortFlags, span bool) error {
+	if p == nil {
+		return fmt.Errorf("%s: add: no port", b.name)
+	}
+	name := p.Name()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return fmt.Errorf("%s: add %s: bridge closed", b.name, name)
+	}
+	t := b.table.Load()
+	if old := t.find(name); old != nil {
+		if old.span {
+			return fmt.Errorf("%s: add %s: already a span port", b.name, name)
+		}
+		return fmt.Errorf("%s: add %s: already a member", b.name, name)
+	}
+	m := &Member{name: name, port: p, span: span, slot: -1, done: make(chan struct{})}
+	m.flags.Store(f.bits())
+	m.link.Store(uint32(p.Link()))
+	nt := &portTable{members: t.members, spans: t.spans}
+	if span {
+		nt.spans = append(slices.Clip(t.spans), m)
+	} else {
+		m.slot = b.allocSlot()
+		nt.members = append(slices.Clip(t.members), m)
+	}
+	b.table.Store(nt)
+	b.readers.Go(func() { b.read(m) })
+	if span {
+		b.log.Info("span port added", "port", name)
+	} else {
+		b.log.Info("port added", "port", name, "learning", f.Learning, "discover", f.Discover, "blocknonip", f.BlockNonIP)
+	}
+	return nil
+}
+
+// allocSlot returns a free Worker slot. Call with mu held.
+func (b *Bridge) allocSlot() int {
+	if n := len(b.freeSlots); n > 0 {
+		s := b.freeSlots[n-1]
+		b.freeSlots = b.freeSlots[:n-1]
+		return s
+	}
+	b.nextSlot++
+	return b.nextSlot - 1
+}
+
+// RemovePort removes the member called name: forwarding to and from it
+// stops, it is closed, its reader has returned, and its learned and static
+// addresses are forgotten when RemovePort returns.
+func (b *Bridge) RemovePort(name string) error { return b.remove(name, false) }
+
+// RemoveSpan removes the span port called name and closes it.
+func (b *Bridge) RemoveSpan(name string) error { return b.remove(name, true) }
+
+func (b *Bridge) remove(name string, span bool) error {
+	b.mu.Lock()
+	t := b.table.Load()
+	m := t.find(name)
+	switch {
+	case m == nil && span:
+		b.mu.Unlock()
+		return fmt.Errorf("%s: delete span %s: not a span port", b.name, name)
+	case m == nil:
+		b.mu.Unlock()
+		return fmt.Errorf("%s: delete %s: not a member", b.name, name)
+	case m.span != span && span:
+		b.mu.Unlock()
+		return fmt.Errorf("%s: delete span %s: a member, not a span port", b.name, name)
+	case m.span != span:
+		b.mu.Unlock()
+		return fmt.Errorf("%s: delete %s: a span port, not a member", b.name, name)
+	}
+	m.gone.Store(true)
+	b.table.Store(t.without(m))
+	b.mu.Unlock()
+
+	// The reader may be calling a link-local handler that calls back into
+	// the bridge: wait for it without holding mu.
+	err := m.port.Close()
+	<-m.done
+	n := b.fdb.flush(true, m)
+	b.noteDrained()
+	if !span {
+		b.mu.Lock()
+		b.freeSlots = append(b.freeSlots, m.slot)
+		b.mu.Unlock()
+	}
+	b.log.Info("port removed", "port", name, "span", span, "addresses", n)
+	if err != nil {
+		return fmt.Errorf("%s: delete %s: close: %w", b.name, name, err)
+	}
+	return nil
+}
+
+// member returns the member (not span port) called name, or an error
+// naming what was attempted.
+func (b *Bridge) member(op, name string) (*Member, error) {
+	m := b.table.Load().find(name)
+	if m == nil || m.span {
+		return nil, fmt.Errorf("%s: %s %s: not a member", b.name, op, name)
+	}
+	return m, nil
+}
+
+// SetPortFlags changes a member's flags. Frames already being forwarded
+// may still see the old ones.
+func (b *Bridge) SetPortFlags(name string, f PortFlags) error {
+	m, err := b.member("set flags of", name)
+	if err != nil {
+		return err
+	}
+	if old := m.flags.Swap(f.bits()); old != f.bits() {
+		b.log.Info("port flags changed", "port", name, "learning", f.Learning, "discover", f.Discover, "blocknonip", f.BlockNonIP)
+	}
+	return nil
+}
+
+// SetLinkLocalHandler sets the function a member's reader calls with each
+// frame to 01:80:c2:00:00:00-0f that the member receives (nil: drop them).
+// The frame is valid only during the call; the handler must copy what it
+// keeps, must not block for long, and runs on the reader's goroutine.
+func (b *Bridge) SetLinkLocalHandler(name string, h func(frame []byte)) error {
+	m, err := b.member("set link-local handler of", name)
+	if err != nil {
+		return err
+	}
+	if h == nil {
+		m.linkLocal.Store(nil)
+	} else {
+		m.linkLocal.Store(&h)
+	}
+	return nil
+}
+
+// LinkChanged tells the bridge that the link state of the port called name
+// may have changed; the bridge reads it with Link. When it is not up, the
+// dynamic addresses learned on the port are flushed. A port whose link is
+// not up is never sent to, whether LinkChanged was called or not. An
+// unknown name is ignored.
+func (b *Bridge) LinkChanged(name string) {
+	m := b.table.Load().find(name)
+	if m == nil {
+		return
+	}
+	st := m.port.Link()
+	if old := platform.LinkState(m.link.Swap(uint32(st))); old != st {
+		b.log.Info("link changed", "port", name, "link", st.String())
+	}
+	if st != platform.LinkUp && !m.span {
+		if n := b.fdb.flush(false, m); n > 0 {
+			b.noteDrained()
+			b.log.Info("addresses flushed", "port", name, "addresses", n)
+		}
+	}
+}
+
+// SetTimeout changes the ageing time; 0 (or less) means never. It applies
+// at once to every dynamic entry, by its last-seen time.
+func (b *Bridge) SetTimeout(d time.Duration) {
+	d = max(d, 0)
+	if old := time.Duration(b.fdb.timeout.Swap(int64(d))); old != d {
+		b.log.Info("timeout changed", "timeout", d)
+	}
+}
+
+// Timeout returns the ageing time; 0 means never.
+func (b *Bridge) Timeout() time.Duration { return time.Duration(b.fdb.timeout.Load()) }
+
+// SetMaxAddr changes the size of the address table. A size below the
+// number of entries trims the table as bridge(4) does: expired entries
+// first, then the dynamic ones seen least recently; static entries are
+// never trimmed (see the package documentation).
+func (b *Bridge) SetMaxAddr(n int) error {
+	if n < 0 {
+		return fmt.Errorf("%s: maxaddr %d: negative", b.name, n)
+	}
+	b.fdb.max.Store(int64(n))
+	removed := b.fdb.trim(n, b.since(b.clock.Now()))
+	b.noteDrained()
+	b.log.Info("maxaddr changed", "maxaddr", n, "trimmed", removed)
+	return nil
+}
+
+// MaxAddr returns the size of the address table.
+func (b *Bridge) MaxAddr() int { return int(b.fdb.max.Load()) }
+
+// AddStatic puts mac in VLAN vlan on the member called port, statically:
+// the entry never ages, never moves and survives Flush(false). It replaces
+// an entry for the same address and VLAN.
+func (b *Bridge) AddStatic(mac frame.MAC, vlan uint16, port string) error {
+	switch {
+	case mac.IsMulticast():
+		return fmt.Errorf("%s: static %s: multicast address", b.name, mac)
+	case mac.IsZero():
+		return fmt.Errorf("%s: static %s: zero address", b.name, mac)
+	case vlan > 4095:
+		return fmt.Errorf("%s: static %s vlan %d: VLAN ID out of range 0-4095", b.name, mac, vlan)
+	}
+	// mu keeps RemovePort from forgetting the member's addresses before
+	// this one is in.
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m, err := b.member("static "+mac.String()+" on", port)
+	if err != nil {
+		return err
+	}
+	if !b.fdb.addStatic(fdbKey(vlan, mac.Key()), m, b.since(b.clock.Now())) {
+		return fmt.Errorf("%s: static %s: address table full (%d entries)", b.name, mac, b.MaxAddr())
+	}
+	return nil
+}
+
+// DeleteAddr removes mac in every VLAN, static or dynamic, and returns how
+// many entries it removed.
+func (b *Bridge) DeleteAddr(mac frame.MAC) (int, error) {
+	n := b.fdb.deleteMAC(mac.Key())
+	if n == 0 {
+		return 0, fmt.Errorf("%s: delete address %s: not in the address table", b.name, mac)
+	}
+	b.noteDrained()
+	return n, nil
+}
+
+// Flush removes the dynamic addresses, and the static ones too when all is
+// set.
+func (b *Bridge) Flush(all bool) {
+	n := b.fdb.flush(all, nil)
+	b.noteDrained()
+	b.log.Info("addresses flushed", "all", all, "addresses", n)
+}
+
+// Addrs returns the address table, expired entries left out, sorted by
+// VLAN, then MAC.
+func (b *Bridge) Addrs() []Addr { return b.fdb.addrs(b.since(b.clock.Now())) }
+
+// Ports returns the members, in the order they were added, then the span
+// ports.
+func (b *Bridge) Ports() []PortInfo {
+	t := b.table.Load()
+	out := make([]PortInfo, 0, len(t.members)+len(t.spans))
+	for _, m := range slices.Concat(t.members, t.spans) {
+		pi := PortInfo{Name: m.name, Span: m.span, Link: m.port.Link(), MTU: m.port.MTU()}
+		if !m.span {
+			pi.Flags = flagsOf(m.flags.Load())
+		}
+		out = append(out, pi)
+	}
+	return out
+}
+
+// Stats returns the bridge's counters.
+func (b *Bridge) Stats() Stats {
+	c := func(i counter) uint64 { return b.ctrs[i].Load() }
+	return Stats{
+		Received: c(cReceived), Forwarded: c(cForwarded), Flooded: c(cFlooded),
+		DroppedRunt: c(cRunt), DroppedLinkLocal: c(cLinkLocal), DroppedBadSource: c(cBadSource),
+		DroppedBlockNonIP: c(cBlockNonIP), DroppedSamePort: c(cSamePort),
+		DroppedBlockNonIPOut: c(cBlockNonIPOut), DroppedOversize: c(cOversize), DroppedLinkDown: c(cLinkDown),
+		Sent: c(cSent), SpanSent: c(cSpanSent),
+		Learned: c(cLearned), Moved: c(cMoved), Exceeded: c(cExceeded),
+	}
+}
+
+// Close removes every port, closing each, waits for their readers, stops
+// the ageing sweep and empties the address table. It is safe to call more
+// than once; later calls do nothing.
+func (b *Bridge) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	t := b.table.Load()
+	for _, m := range slices.Concat(t.members, t.spans) {
+		m.gone.Store(true)
+	}
+	b.table.Store(&portTable{})
+	b.mu.Unlock()
+
+	close(b.stop)
+	<-b.sweepDone
+	var errs []error
+	for _, m := range slices.Concat(t.members, t.spans) {
+		if err := m.port.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: close %s: %w", b.name, m.name, err))
+		}
+	}
+	b.readers.Wait()
+	b.fdb.flush(true, nil)
+	b.log.Info("bridge closed")
+	return errors.Join(errs...)
+}
+
+// noteFull logs, once until it drains, that the address table is full.
+func (b *Bridge) noteFull() {
+	if b.full.CompareAndSwap(false, true) {
+		b.log.Warn("address table full: new addresses are not learned", "maxaddr", b.MaxAddr())
+	}
+}
+
+// noteDrained logs that the address table has room again, if it was full.
+func (b *Bridge) noteDrained() {
+	if b.full.Load() && b.fdb.len() < b.MaxAddr() && b.full.CompareAndSwap(true, false) {
+		b.log.Info("address table has room again", "addresses", b.fdb.len(), "maxaddr", b.MaxAddr())
+	}
+}
+
+// sweep deletes expired addresses until Close.
+func (b *Bridge) sweep() {
+	defer close(b.sweepDone)
+	t := time.NewTimer(b.sweepInterval())
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+		}
+		b.expire(b.clock.Now())
+		t.Reset(b.sweepInterval())
+	}
+}
+
+// sweepInterval is a tenth of the timeout, between minSweepInterval and
+// maxSweepInterval.
+func (b *Bridge) sweepInterval() time.Duration {
+	d := b.Timeout() / 10
+	if d <= 0 || d > maxSweepInterval {
+		return maxSweepInterval
+	}
+	return max(d, minSweepInterval)
+}
+
+// expire deletes the addresses aged out at now.
+func (b *Bridge) expire(now time.Time) {
+	if b.fdb.expire(b.since(now)) > 0 {
+		b.noteDrained()
+	}
+}

@@ -1,0 +1,402 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os/signal"
+	"slices"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/swctl/swctl/internal/api"
+	"github.com/swctl/swctl/internal/config"
+	"github.com/swctl/swctl/internal/daemon"
+)
+
+// Defaults of the daemon command.
+const (
+	defaultStateDir = "/var/lib/swctl"
+)
+
+func daemonCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "daemon",
+		Usage: "run the switch engine in the foreground",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Value: config.DefaultPath, Usage: "configuration file `PATH`"},
+			&cli.StringFlag{Name: "socket", Value: api.DefaultSocket, EnvVars: []string{"SWCTL_SOCKET"}, Usage: "control socket `PATH`"},
+			&cli.StringFlag{Name: "state-dir", Value: defaultStateDir, Usage: "runtime state directory `PATH`"},
+			&cli.StringFlag{Name: "socket-group", Usage: "`GROUP` whose members may use the control socket (mode 0660)"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "text or json"},
+		},
+		Action: runDaemon,
+	}
+}
+
+func runDaemon(c *cli.Context) error {
+	if err := wantArgs(c, 0, 0); err != nil {
+		return err
+	}
+	var level slog.Level
+	switch l := c.String("log-level"); l {
+	case "debug":
+		level = slog.LevelDebug
+	case "info":
+		level = slog.LevelInfo
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	default:
+		return usagef("--log-level: want debug, info, warn or error, got %q", l)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	switch f := c.String("log-format"); f {
+	case "text":
+		h = slog.NewTextHandler(c.App.ErrWriter, opts)
+	case "json":
+		h = slog.NewJSONHandler(c.App.ErrWriter, opts)
+	default:
+		return usagef("--log-format: want text or json, got %q", f)
+	}
+	socket := c.String("socket")
+	if !slices.Contains(c.LocalFlagNames(), "socket") && len(c.Lineage()) > 1 {
+		socket = c.Lineage()[1].String("socket") // the global --socket
+	}
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return daemon.Run(ctx, daemon.Options{
+		ConfigPath:  c.String("config"),
+		SocketPath:  socket,
+		StateDir:    c.String("state-dir"),
+		SocketGroup: c.String("socket-group"),
+		Version:     api.Build(),
+		Logger:      slog.New(h),
+	})
+}
+
+func bridgeCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "bridge",
+		Usage:  "create, change and show bridges",
+		Action: unknownCommand,
+		Subcommands: []*cli.Command{
+			{
+				Name: "create", Usage: "create a bridge", ArgsUsage: "NAME",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "local", Usage: "give the host a TAP interface named after the bridge"},
+					outputFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					req := api.BridgeCreateRequest{Name: c.Args().Get(0), Local: c.Bool("local")}
+					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeCreate(ctx, req) })
+				},
+			},
+			{
+				Name: "destroy", Usage: "destroy a bridge and release its members", ArgsUsage: "NAME",
+				Flags: []cli.Flag{outputFlag()},
+				Action: func(c *cli.Context) error {
+					req := api.BridgeDestroyRequest{Name: c.Args().Get(0)}
+					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeDestroy(ctx, req) })
+				},
+			},
+			{
+				Name: "add", Usage: "add members (all or none)", ArgsUsage: "NAME IFACE...",
+				Flags: []cli.Flag{outputFlag()},
+				Action: func(c *cli.Context) error {
+					req := api.BridgeAddRequest{Name: c.Args().Get(0), Ifaces: tail(c)}
+					return mutate(c, 2, -1, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeAdd(ctx, req) })
+				},
+			},
+			{
+				Name: "del", Usage: "remove members (all or none)", ArgsUsage: "NAME IFACE...",
+				Flags: []cli.Flag{outputFlag()},
+				Action: func(c *cli.Context) error {
+					req := api.BridgeDelRequest{Name: c.Args().Get(0), Ifaces: tail(c)}
+					return mutate(c, 2, -1, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeDel(ctx, req) })
+				},
+			},
+			{
+				Name: "show", Usage: "show one bridge or all", ArgsUsage: "[NAME]",
+				Flags:  []cli.Flag{outputFlag()},
+				Action: bridgeShow,
+			},
+			{
+				Name: "addr", Usage: "show the address table", ArgsUsage: "NAME",
+				Flags:  []cli.Flag{outputFlag()},
+				Action: bridgeAddr,
+			},
+			{
+				Name: "static", Usage: "add a static address", ArgsUsage: "NAME MAC IFACE",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "vlan", Usage: "VLAN `ID` (0 = untagged)"},
+					outputFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					vlan := c.Int("vlan")
+					if err := config.CheckVLAN(vlan); err != nil {
+						return usagef("--vlan: %v", err)
+					}
+					req := api.StaticRequest{Name: c.Args().Get(0), MAC: c.Args().Get(1), Iface: c.Args().Get(2), VLAN: uint16(vlan)}
+					return mutate(c, 3, 3, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeStatic(ctx, req) })
+				},
+			},
+			{
+				Name: "deladdr", Usage: "remove an address, learned or static", ArgsUsage: "NAME MAC",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "vlan", Usage: "only in VLAN `ID` (0 = untagged); default: every VLAN"},
+					outputFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					req := api.DelAddrRequest{Name: c.Args().Get(0), MAC: c.Args().Get(1)}
+					if c.IsSet("vlan") {
+						vlan := c.Int("vlan")
+						if err := config.CheckVLAN(vlan); err != nil {
+							return usagef("--vlan: %v", err)
+						}
+						v := uint16(vlan)
+						req.VLAN = &v
+					}
+					return mutate(c, 2, 2, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeDelAddr(ctx, req) })
+				},
+			},
+			{
+				Name: "flush", Usage: "remove learned addresses", ArgsUsage: "NAME",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "all", Usage: "remove static addresses too"},
+					outputFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					req := api.FlushRequest{Name: c.Args().Get(0), All: c.Bool("all")}
+					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeFlush(ctx, req) })
+				},
+			},
+			{
+				Name: "set", Usage: "change the ageing time or the table size", ArgsUsage: "NAME",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "timeout", Usage: "ageing time in `SECONDS` (0 = never)"},
+					&cli.IntFlag{Name: "maxaddr", Usage: "address-table capacity `N`"},
+					outputFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					req := api.BridgeSetRequest{Name: c.Args().Get(0)}
+					if c.IsSet("timeout") {
+						v := c.Int("timeout")
+						req.Timeout = &v
+					}
+					if c.IsSet("maxaddr") {
+						v := c.Int("maxaddr")
+						req.MaxAddr = &v
+					}
+					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeSet(ctx, req) })
+				},
+			},
+			{
+				Name: "port", Usage: "change a member's flags", ArgsUsage: "NAME IFACE",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "learning", Usage: "`on|off`: learn source addresses"},
+					&cli.StringFlag{Name: "discover", Usage: "`on|off`: flood unknown unicast to this port"},
+					&cli.StringFlag{Name: "blocknonip", Usage: "`on|off`: drop frames that are not IPv4, IPv6, ARP or RARP"},
+					&cli.StringFlag{Name: "stack", Usage: "`on|off`: let frames reach the host's own stack on this interface"},
+					outputFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					req := api.BridgePortRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1)}
+					for _, f := range []struct {
+						name  string
+						field **bool
+					}{
+						{"learning", &req.Learning}, {"discover", &req.Discover},
+						{"blocknonip", &req.BlockNonIP}, {"stack", &req.Stack},
+					} {
+						if !c.IsSet(f.name) {
+							continue
+						}
+						v, err := onOff(f.name, c.String(f.name))
+						if err != nil {
+							return err
+						}
+						*f.field = &v
+					}
+					return mutate(c, 2, 2, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgePort(ctx, req) })
+				},
+			},
+			{
+				Name: "addspan", Usage: "add a span port", ArgsUsage: "NAME IFACE",
+				Flags: []cli.Flag{outputFlag()},
+				Action: func(c *cli.Context) error {
+					req := api.SpanRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1)}
+					return mutate(c, 2, 2, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeAddSpan(ctx, req) })
+				},
+			},
+			{
+				Name: "delspan", Usage: "remove a span port", ArgsUsage: "NAME IFACE",
+				Flags: []cli.Flag{outputFlag()},
+				Action: func(c *cli.Context) error {
+					req := api.SpanRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1)}
+					return mutate(c, 2, 2, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeDelSpan(ctx, req) })
+				},
+			},
+		},
+	}
+}
+
+// tail returns the positional arguments after the first.
+func tail(c *cli.Context) []string {
+	if c.NArg() < 2 {
+		return nil
+	}
+	return c.Args().Slice()[1:]
+}
+
+// onOff parses the value of an on|off flag.
+func onOff(flag, v string) (bool, error) {
+	switch v {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, usagef("--%s: want on or off, got %q", flag, v)
+}
+
+// mutate checks the arguments and the request, then sends it. Commands
+// that change state print nothing on success.
+func mutate(c *cli.Context, min, max int, req interface{ Validate() error }, send func(context.Context, *api.Client) error) error {
+	if _, err := jsonOutput(c); err != nil {
+		return err
+	}
+	if err := wantArgs(c, min, max); err != nil {
+		return err
+	}
+	if err := validate(req); err != nil {
+		return err
+	}
+	return do(c, send)
+}
+
+func bridgeShow(c *cli.Context) error {
+	asJSON, err := jsonOutput(c)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(c, 0, 1); err != nil {
+		return err
+	}
+	req := api.BridgeShowRequest{Name: c.Args().Get(0)}
+	if err := validate(req); err != nil {
+		return err
+	}
+	return do(c, func(ctx context.Context, cl *api.Client) error {
+		bs, err := cl.BridgeShow(ctx, req.Name)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return writeJSON(c.App.Writer, nonNil(bs))
+		}
+		return formatBridges(c.App.Writer, bs)
+	})
+}
+
+func bridgeAddr(c *cli.Context) error {
+	asJSON, err := jsonOutput(c)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(c, 1, 1); err != nil {
+		return err
+	}
+	req := api.BridgeAddrRequest{Name: c.Args().Get(0)}
+	if err := validate(req); err != nil {
+		return err
+	}
+	return do(c, func(ctx context.Context, cl *api.Client) error {
+		as, err := cl.BridgeAddr(ctx, req.Name)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return writeJSON(c.App.Writer, nonNil(as))
+		}
+		return formatAddrs(c.App.Writer, as)
+	})
+}
+
+func portCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "port",
+		Usage:  "show ports",
+		Action: unknownCommand,
+		Subcommands: []*cli.Command{{
+			Name: "show", Usage: "show the state and counters of one port or all", ArgsUsage: "[IFACE]",
+			Flags: []cli.Flag{outputFlag()},
+			Action: func(c *cli.Context) error {
+				asJSON, err := jsonOutput(c)
+				if err != nil {
+					return err
+				}
+				if err := wantArgs(c, 0, 1); err != nil {
+					return err
+				}
+				req := api.PortShowRequest{Name: c.Args().Get(0)}
+				if err := validate(req); err != nil {
+					return err
+				}
+				return do(c, func(ctx context.Context, cl *api.Client) error {
+					ps, err := cl.PortShow(ctx, req.Name)
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return writeJSON(c.App.Writer, nonNil(ps))
+					}
+					return formatPorts(c.App.Writer, ps)
+				})
+			},
+		}},
+	}
+}
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "show the version of swctl and of the running daemon",
+		Flags: []cli.Flag{outputFlag()},
+		Action: func(c *cli.Context) error {
+			asJSON, err := jsonOutput(c)
+			if err != nil {
+				return err
+			}
+			if err := wantArgs(c, 0, 0); err != nil {
+				return err
+			}
+			out := versionOutput{VersionInfo: api.Build()}
+			if cl, err := dial(c); err == nil {
+				if d, err := cl.Version(c.Context); err == nil {
+					out.Daemon = &d
+				} else {
+					out.DaemonError = err.Error()
+				}
+				cl.Close()
+			} else {
+				out.DaemonError = err.Error()
+			}
+			if asJSON {
+				return writeJSON(c.App.Writer, out)
+			}
+			return formatVersion(c.App.Writer, out)
+		},
+	}
+}
+
+// nonNil makes a nil list encode as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

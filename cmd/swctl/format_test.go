@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/swctl/swctl/internal/api"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func ptr[T any](v T) *T { return &v }
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run with -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s:\nexpected\n%s\ngot\n%s", path, want, got)
+	}
+}
+
+var testBridges = []api.BridgeInfo{
+	{
+		Name: "bridge0", Timeout: 240, MaxAddr: 8192, Local: "bridge0", LocalMAC: "02:5e:00:12:34:56",
+		Ports: []api.BridgePortInfo{
+			{Name: "eth1", Flags: []string{"learning", "discover"}, Link: "up"},
+			{Name: "veth-long-name", Flags: []string{"discover", "blocknonip", "stack"}, Link: "absent"},
+			{Name: "eth2", Link: "down"},
+		},
+		Spans: []string{"eth3", "eth4"}, Addresses: 3, Exceeded: 1, Forwarded: 1000, Flooded: 20, Dropped: 2,
+	},
+	{Name: "br1", Timeout: 0, MaxAddr: 16},
+}
+
+var testAddrs = []api.AddrInfo{
+	{MAC: "02:00:00:00:00:01", VLAN: 0, Port: "eth1", Age: ptr(int64(12))},
+	{MAC: "02:00:00:00:00:02", VLAN: 4094, Port: "veth-long-name", Age: ptr(int64(0))},
+	{MAC: "02:00:00:00:00:03", VLAN: 10, Port: "eth1", Static: true},
+}
+
+var testPorts = []api.PortInfo{
+	{Name: "eth1", Bridge: "bridge0", Role: "member", Link: "up", Promisc: true, RxPackets: 1234567, RxBytes: 987654321, TxPackets: 3, TxBytes: 4, RxDropped: 5, TxDropped: 6, RingDropped: 7, Errors: 8},
+	{Name: "eth3", Bridge: "bridge0", Role: "span", Link: "down"},
+	{Name: "bridge0", Bridge: "bridge0", Role: "local", Link: "up"},
+	{Name: "gone0", Bridge: "bridge0", Role: "member", Link: "absent"},
+}
+
+var testVersion = versionOutput{
+	VersionInfo: api.VersionInfo{Version: "v0.1.0", Revision: "0123abcd", Go: "go1.26.0", Protocol: 1},
+	Daemon:      &api.VersionInfo{Version: "v0.1.0", Go: "go1.26.0", Protocol: 1},
+}
+
+func TestFormat(t *testing.T) {
+	tests := []struct {
+		golden string
+		format func(w *bytes.Buffer) error
+	}{
+		{"bridge-show.txt", func(w *bytes.Buffer) error { return formatBridges(w, testBridges) }},
+		{"bridge-show-none.txt", func(w *bytes.Buffer) error { return formatBridges(w, nil) }},
+		{"bridge-show.json", func(w *bytes.Buffer) error { return writeJSON(w, testBridges) }},
+		{"bridge-addr.txt", func(w *bytes.Buffer) error { return formatAddrs(w, testAddrs) }},
+		{"bridge-addr-empty.txt", func(w *bytes.Buffer) error { return formatAddrs(w, nil) }},
+		{"bridge-addr.json", func(w *bytes.Buffer) error { return writeJSON(w, testAddrs) }},
+		{"port-show.txt", func(w *bytes.Buffer) error { return formatPorts(w, testPorts) }},
+		{"port-show.json", func(w *bytes.Buffer) error { return writeJSON(w, testPorts) }},
+		{"version.txt", func(w *bytes.Buffer) error { return formatVersion(w, testVersion) }},
+		{"version-no-daemon.txt", func(w *bytes.Buffer) error {
+			return formatVersion(w, versionOutput{VersionInfo: testVersion.VersionInfo, DaemonError: "cannot reach the daemon at /x: connect: no such file or directory (is `swctl daemon` running?)"})
+		}},
+		{"version.json", func(w *bytes.Buffer) error { return writeJSON(w, testVersion) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.format(&b); err != nil {
+				t.Fatalf("expected no error, got %v", err)
+			}
+			golden(t, tt.golden, b.Bytes())
+		})
+	}
+}

@@ -1,0 +1,551 @@
+package api_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/swctl/swctl/internal/api"
+	"github.com/swctl/swctl/internal/api/apitest"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func fakeState() *apitest.Fake {
+	return &apitest.Fake{
+		Bridges: []api.BridgeInfo{{
+			Name: "bridge0", Timeout: 240, MaxAddr: 8192, Local: "bridge0", LocalMAC: "02:5e:00:12:34:56",
+			Ports: []api.BridgePortInfo{{Name: "eth1", Flags: []string{"learning", "discover"}, Link: "up"}},
+			Spans: []string{"eth3"}, Addresses: 1, Exceeded: 2, Forwarded: 3, Flooded: 4, Dropped: 5,
+		}},
+		Addrs: map[string][]api.AddrInfo{"bridge0": {
+			{MAC: "02:00:00:00:00:01", VLAN: 0, Port: "eth1", Age: ptr(int64(12))},
+			{MAC: "02:00:00:00:00:02", VLAN: 10, Port: "eth1", Static: true},
+		}},
+		Ports:       []api.PortInfo{{Name: "eth1", Bridge: "bridge0", Role: "member", Link: "up", Promisc: true, RxPackets: 1, RxBytes: 2, TxPackets: 3, TxBytes: 4, RxDropped: 5, TxDropped: 6, RingDropped: 7, Errors: 8}},
+		VersionInfo: api.VersionInfo{Version: "v1.2.3", Revision: "abc", Go: "go1.26", Protocol: 1},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		call     func(c *api.Client) (any, error)
+		wantCall apitest.Call
+		want     any
+	}{
+		{"bridge create", func(c *api.Client) (any, error) {
+			return nil, c.BridgeCreate(ctx, api.BridgeCreateRequest{Name: "bridge0", Local: true})
+		}, apitest.Call{Op: "bridge.create", Req: api.BridgeCreateRequest{Name: "bridge0", Local: true}}, nil},
+		{"bridge destroy", func(c *api.Client) (any, error) {
+			return nil, c.BridgeDestroy(ctx, api.BridgeDestroyRequest{Name: "bridge0"})
+		}, apitest.Call{Op: "bridge.destroy", Req: api.BridgeDestroyRequest{Name: "bridge0"}}, nil},
+		{"bridge add", func(c *api.Client) (any, error) {
+			return nil, c.BridgeAdd(ctx, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}})
+		}, apitest.Call{Op: "bridge.add", Req: api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}}}, nil},
+		{"bridge del", func(c *api.Client) (any, error) {
+			return nil, c.BridgeDel(ctx, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth2"}})
+		}, apitest.Call{Op: "bridge.del", Req: api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth2"}}}, nil},
+		{"bridge show all", func(c *api.Client) (any, error) {
+			return c.BridgeShow(ctx, "")
+		}, apitest.Call{Op: "bridge.show", Req: ""}, fakeState().Bridges},
+		{"bridge show one", func(c *api.Client) (any, error) {
+			return c.BridgeShow(ctx, "bridge0")
+		}, apitest.Call{Op: "bridge.show", Req: "bridge0"}, fakeState().Bridges},
+		{"bridge addr", func(c *api.Client) (any, error) {
+			return c.BridgeAddr(ctx, "bridge0")
+		}, apitest.Call{Op: "bridge.addr", Req: "bridge0"}, fakeState().Addrs["bridge0"]},
+		{"bridge static", func(c *api.Client) (any, error) {
+			return nil, c.BridgeStatic(ctx, api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", Iface: "eth1", VLAN: 7})
+		}, apitest.Call{Op: "bridge.static", Req: api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", Iface: "eth1", VLAN: 7}}, nil},
+		{"bridge deladdr every vlan", func(c *api.Client) (any, error) {
+			return nil, c.BridgeDelAddr(ctx, api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:01"})
+		}, apitest.Call{Op: "bridge.deladdr", Req: api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:01"}}, nil},
+		{"bridge deladdr vlan 0", func(c *api.Client) (any, error) {
+			return nil, c.BridgeDelAddr(ctx, api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", VLAN: ptr(uint16(0))})
+		}, apitest.Call{Op: "bridge.deladdr", Req: api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", VLAN: ptr(uint16(0))}}, nil},
+		{"bridge flush", func(c *api.Client) (any, error) {
+			return nil, c.BridgeFlush(ctx, api.FlushRequest{Name: "bridge0", All: true})
+		}, apitest.Call{Op: "bridge.flush", Req: api.FlushRequest{Name: "bridge0", All: true}}, nil},
+		{"bridge set timeout 0", func(c *api.Client) (any, error) {
+			return nil, c.BridgeSet(ctx, api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0)})
+		}, apitest.Call{Op: "bridge.set", Req: api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0)}}, nil},
+		{"bridge set maxaddr", func(c *api.Client) (any, error) {
+			return nil, c.BridgeSet(ctx, api.BridgeSetRequest{Name: "bridge0", MaxAddr: ptr(100)})
+		}, apitest.Call{Op: "bridge.set", Req: api.BridgeSetRequest{Name: "bridge0", MaxAddr: ptr(100)}}, nil},
+		{"bridge port", func(c *api.Client) (any, error) {
+			return nil, c.BridgePort(ctx, api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Learning: ptr(false), Stack: ptr(true)})
+		}, apitest.Call{Op: "bridge.port", Req: api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Learning: ptr(false), Stack: ptr(true)}}, nil},
+		{"bridge addspan", func(c *api.Client) (any, error) {
+			return nil, c.BridgeAddSpan(ctx, api.SpanRequest{Name: "bridge0", Iface: "eth3"})
+		}, apitest.Call{Op: "bridge.addspan", Req: api.SpanRequest{Name: "bridge0", Iface: "eth3"}}, nil},
+		{"bridge delspan", func(c *api.Client) (any, error) {
+			return nil, c.BridgeDelSpan(ctx, api.SpanRequest{Name: "bridge0", Iface: "eth3"})
+		}, apitest.Call{Op: "bridge.delspan", Req: api.SpanRequest{Name: "bridge0", Iface: "eth3"}}, nil},
+		{"port show", func(c *api.Client) (any, error) {
+			return c.PortShow(ctx, "eth1")
+		}, apitest.Call{Op: "port.show", Req: "eth1"}, fakeState().Ports},
+		{"version", func(c *api.Client) (any, error) {
+			return c.Version(ctx)
+		}, apitest.Call{Op: "version", Req: nil}, fakeState().VersionInfo},
+	}
+	covered := map[string]bool{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := fakeState()
+			c, err := api.Dial(apitest.Serve(t, fake))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			got, err := tt.call(c)
+			if err != nil {
+				t.Fatalf("expected no error, got %v", err)
+			}
+			if tt.want != nil && !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("result:\nexpected %+v\ngot      %+v", tt.want, got)
+			}
+			calls := fake.Recorded()
+			if len(calls) != 1 || !reflect.DeepEqual(calls[0], tt.wantCall) {
+				t.Errorf("handler calls:\nexpected [%+v]\ngot      %+v", tt.wantCall, calls)
+			}
+			covered[tt.wantCall.Op] = true
+		})
+	}
+	for _, op := range api.Ops() {
+		if !covered[op] {
+			t.Errorf("op %s: expected a round-trip case, got none", op)
+		}
+	}
+}
+
+func TestHandlerError(t *testing.T) {
+	fake := fakeState()
+	fake.Errs = map[string]error{"bridge.add": errors.New("bridge0: add eth9: no such interface")}
+	c, err := api.Dial(apitest.Serve(t, fake))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.BridgeAdd(context.Background(), api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth9"}})
+	var re *api.RemoteError
+	if !errors.As(err, &re) || re.Message != "bridge0: add eth9: no such interface" || re.Op != "bridge.add" {
+		t.Fatalf("expected RemoteError{bridge.add, bridge0: add eth9: no such interface}, got %#v", err)
+	}
+	// The connection stays usable after an error reply.
+	if _, err := c.Version(context.Background()); err != nil {
+		t.Errorf("request after an error reply: expected no error, got %v", err)
+	}
+}
+
+func TestEmptyListsAreArrays(t *testing.T) {
+	fake := &apitest.Fake{Bridges: []api.BridgeInfo{{Name: "b0"}}, Addrs: map[string][]api.AddrInfo{"b0": nil}}
+	path := apitest.Serve(t, fake)
+	tests := []struct {
+		request string
+		want    string
+	}{
+		{`{"version":1,"op":"bridge.show"}`, `{"result":[{"name":"b0","timeout":0,"maxaddr":0,"local":"","ports":[],"spans":[],"addresses":0,"exceeded":0,"forwarded":0,"flooded":0,"dropped":0}]}`},
+		{`{"version":1,"op":"bridge.addr","args":{"name":"b0"}}`, `{"result":[]}`},
+		{`{"version":1,"op":"port.show"}`, `{"result":[]}`},
+		{`{"version":1,"op":"bridge.create","args":{"name":"b1"}}`, `{"result":null}`},
+	}
+	conn, r := rawDial(t, path)
+	for _, tt := range tests {
+		if got := exchange(t, conn, r, tt.request); got != tt.want {
+			t.Errorf("%s:\nexpected %s\ngot      %s", tt.request, tt.want, got)
+		}
+	}
+}
+
+func rawDial(t *testing.T, path string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	return conn, bufio.NewReader(conn)
+}
+
+func exchange(t *testing.T, conn net.Conn, r *bufio.Reader, line string) string {
+	t.Helper()
+	if _, err := conn.Write([]byte(line + "\n")); err != nil {
+		t.Fatalf("write %s: %v", line, err)
+	}
+	reply, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("read reply to %s: %v", line, err)
+	}
+	return strings.TrimSuffix(reply, "\n")
+}
+
+func TestBadRequests(t *testing.T) {
+	tests := []struct {
+		name    string
+		request string
+		want    string
+	}{
+		{"malformed JSON", `{"version":1,`, `{"error":"malformed request: unexpected EOF"}`},
+		{"not an object", `[1,2]`, `{"error":"malformed request: json: cannot unmarshal array into Go value of type api.Request"}`},
+		{"trailing data", `{"version":1,"op":"version"} x`, `{"error":"malformed request: trailing data after the JSON value"}`},
+		{"missing version", `{"op":"version"}`, `{"error":"malformed request: missing version"}`},
+		{"bad version", `{"version":2,"op":"version"}`, `{"error":"unsupported protocol version 2 (this daemon speaks version 1)"}`},
+		{"missing op", `{"version":1}`, `{"error":"malformed request: missing op"}`},
+		{"unknown field in envelope", `{"version":1,"op":"version","extra":1}`, `{"error":"malformed request: json: unknown field \"extra\""}`},
+		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, port.show, version)"}`},
+		{"unknown arg", `{"version":1,"op":"bridge.create","args":{"name":"b0","color":"red"}}`, `{"error":"bridge.create: malformed args: json: unknown field \"color\""}`},
+		{"arg of the wrong type", `{"version":1,"op":"bridge.create","args":{"name":7}}`, `{"error":"bridge.create: malformed args: json: cannot unmarshal number into Go struct field BridgeCreateRequest.name of type string"}`},
+		{"missing args", `{"version":1,"op":"bridge.create"}`, `{"error":"bridge.create: bridge name is empty"}`},
+		{"missing name", `{"version":1,"op":"bridge.destroy","args":{}}`, `{"error":"bridge.destroy: bridge name is empty"}`},
+		{"name too long", `{"version":1,"op":"bridge.create","args":{"name":"abcdefghijklmnop"}}`, `{"error":"bridge.create: bridge name \"abcdefghijklmnop\" is 16 bytes long (at most 15)"}`},
+		{"missing ifaces", `{"version":1,"op":"bridge.add","args":{"name":"b0"}}`, `{"error":"bridge.add: b0: add: no interfaces given"}`},
+		{"duplicate iface", `{"version":1,"op":"bridge.add","args":{"name":"b0","ifaces":["e1","e1"]}}`, `{"error":"bridge.add: b0: add e1: given twice"}`},
+		{"bad MAC", `{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"zz","iface":"e1"}}`, `{"error":"bridge.static: b0: static: \"zz\" is not a MAC address (want aa:bb:cc:dd:ee:ff)"}`},
+		{"multicast static", `{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"01:00:5e:00:00:01","iface":"e1"}}`, `{"error":"bridge.static: b0: static 01:00:5e:00:00:01: a multicast or broadcast MAC is not a station address"}`},
+		{"vlan out of range", `{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"02:00:00:00:00:01","iface":"e1","vlan":4095}}`, `{"error":"bridge.static: b0: static 02:00:00:00:00:01: vlan 4095 out of range (0 for untagged, 1 to 4094)"}`},
+		{"vlan overflows uint16", `{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"02:00:00:00:00:01","iface":"e1","vlan":70000}}`, `{"error":"bridge.static: malformed args: json: cannot unmarshal number 70000 into Go struct field StaticRequest.vlan of type uint16"}`},
+		{"set nothing", `{"version":1,"op":"bridge.set","args":{"name":"b0"}}`, `{"error":"bridge.set: b0: set: nothing to set (give timeout or maxaddr)"}`},
+		{"set negative timeout", `{"version":1,"op":"bridge.set","args":{"name":"b0","timeout":-1}}`, `{"error":"bridge.set: b0: set: timeout -1 out of range (0 to 1000000 seconds, 0 = never age)"}`},
+		{"port without flags", `{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"e1"}}`, `{"error":"bridge.port: b0: port e1: no flag to change (give learning, discover, blocknonip or stack)"}`},
+		{"args for version", `{"version":1,"op":"version","args":{"x":1}}`, `{"error":"version: malformed args: json: unknown field \"x\""}`},
+		{"empty line", ``, `{"error":"malformed request: empty line"}`},
+	}
+	fake := fakeState()
+	conn, r := rawDial(t, apitest.Serve(t, fake))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := exchange(t, conn, r, tt.request); got != tt.want {
+				t.Errorf("reply:\nexpected %s\ngot      %s", tt.want, got)
+			}
+		})
+	}
+	// Every bad request was refused before the handler, and the connection
+	// is still usable.
+	if calls := fake.Recorded(); len(calls) != 0 {
+		t.Errorf("handler calls: expected none, got %+v", calls)
+	}
+	if got, want := exchange(t, conn, r, `{"version":1,"op":"version"}`), `{"result":{"version":"v1.2.3","revision":"abc","go":"go1.26","protocol":1}}`; got != want {
+		t.Errorf("after bad requests:\nexpected %s\ngot      %s", want, got)
+	}
+}
+
+func TestPipelinedRequestsAnsweredInOrder(t *testing.T) {
+	conn, r := rawDial(t, apitest.Serve(t, fakeState()))
+	var batch strings.Builder
+	var want []string
+	for i := range 50 {
+		if i%2 == 0 {
+			batch.WriteString(`{"version":1,"op":"bridge.addr","args":{"name":"nope"}}` + "\n")
+			want = append(want, `{"error":"nope: no such bridge"}`)
+		} else {
+			batch.WriteString(`{"version":1,"op":"bridge.flush","args":{"name":"b0"}}` + "\n")
+			want = append(want, `{"result":null}`)
+		}
+	}
+	if _, err := conn.Write([]byte(batch.String())); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		got, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		if got = strings.TrimSuffix(got, "\n"); got != w {
+			t.Fatalf("reply %d: expected %s, got %s", i, w, got)
+		}
+	}
+}
+
+func TestOversizeRequest(t *testing.T) {
+	tests := []struct {
+		name string
+		size int // bytes before the newline
+		want string
+	}{
+		{"exactly the limit", api.MaxRequestSize - 1, `{"error":"malformed request: invalid character 'x' looking for beginning of value"}`},
+		{"one byte over", api.MaxRequestSize, `{"error":"request longer than 1048576 bytes"}`},
+		{"far over", 8 * api.MaxRequestSize, `{"error":"request longer than 1048576 bytes"}`},
+	}
+	path := apitest.Serve(t, fakeState())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, r := rawDial(t, path)
+			go func() {
+				// The server stops reading once the line is too long: the
+				// rest of this write fails, which is expected.
+				conn.Write([]byte(strings.Repeat("x", tt.size) + "\n"))
+			}()
+			got, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("expected a reply, got %v", err)
+			}
+			if got = strings.TrimSuffix(got, "\n"); got != tt.want {
+				t.Errorf("reply: expected %s, got %s", tt.want, got)
+			}
+			if tt.want == `{"error":"request longer than 1048576 bytes"}` {
+				if _, err := r.ReadString('\n'); err == nil {
+					t.Errorf("after an oversize request: expected the connection closed, got more data")
+				}
+			}
+		})
+	}
+	// The server survived.
+	c, err := api.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Version(context.Background()); err != nil {
+		t.Errorf("after oversize requests: expected the server to answer, got %v", err)
+	}
+}
+
+func TestSocketMode(t *testing.T) {
+	tests := []struct {
+		name      string
+		group     string
+		wantMode  os.FileMode
+		wantGroup uint32
+	}{
+		{"no group", "", 0o600, uint32(os.Getegid())},
+		{"group by id", "0", 0o660, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.group != "" && os.Geteuid() != 0 {
+				t.Skip("needs root: chgrp to group 0")
+			}
+			path := apitest.SocketPath(t)
+			ln, err := api.Listen(path, tt.group)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mode := st.Mode().Perm(); mode != tt.wantMode {
+				t.Errorf("mode: expected %#o, got %#o", tt.wantMode, mode)
+			}
+			if gid := st.Sys().(*syscall.Stat_t).Gid; gid != tt.wantGroup {
+				t.Errorf("group: expected %d, got %d", tt.wantGroup, gid)
+			}
+		})
+	}
+}
+
+func TestListen(t *testing.T) {
+	tests := []struct {
+		name    string
+		prepare func(t *testing.T, path string)
+		wantErr string // with PATH for the socket path; "" for success
+	}{
+		{"missing parent directory", func(t *testing.T, path string) {
+			os.Remove(strings.TrimSuffix(path, "/swctl.sock"))
+		}, ""},
+		{"stale socket is replaced", func(t *testing.T, path string) {
+			ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ln.SetUnlinkOnClose(false)
+			ln.Close()
+		}, ""},
+		{"live daemon is kept", func(t *testing.T, path string) {
+			ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+		}, "another daemon is listening on PATH"},
+		{"regular file is kept", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "PATH: exists and is not a socket"},
+		{"unknown group", func(t *testing.T, path string) {}, `PATH: socket group "no-such-group-swctl": no such group`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := apitest.SocketPath(t)
+			tt.prepare(t, path)
+			group := ""
+			if tt.name == "unknown group" {
+				group = "no-such-group-swctl"
+			}
+			ln, err := api.Listen(path, group)
+			want := strings.ReplaceAll(tt.wantErr, "PATH", path)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("expected no error, got %v", err)
+				}
+				ln.Close()
+				return
+			}
+			if err == nil {
+				ln.Close()
+				t.Fatalf("expected error %q, got none", want)
+			}
+			if err.Error() != want {
+				t.Errorf("error:\nexpected %s\ngot      %s", want, err)
+			}
+		})
+	}
+}
+
+func TestDialWithoutDaemon(t *testing.T) {
+	path := apitest.SocketPath(t)
+	_, err := api.Dial(path)
+	want := "cannot reach the daemon at " + path + ": connect: no such file or directory (is `swctl daemon` running?)"
+	if err == nil || err.Error() != want {
+		t.Errorf("Dial:\nexpected %s\ngot      %v", want, err)
+	}
+}
+
+func TestPeerCredentials(t *testing.T) {
+	tests := []struct {
+		name string
+		auth api.Authorizer
+		want string // "" for allowed
+	}{
+		{"allowed", api.AuthorizerFunc(func(p api.Peer) error { return nil }), ""},
+		{"refused", api.AuthorizerFunc(func(p api.Peer) error { return errors.New("no") }), "no"},
+		{"sees our uid", api.AuthorizerFunc(func(p api.Peer) error {
+			if p.UID != uint32(os.Geteuid()) || len(p.GIDs) == 0 || p.GIDs[0] != uint32(os.Getegid()) {
+				return errors.New("wrong credentials")
+			}
+			return nil
+		}), ""},
+		{"daemon default", mustAuthorizer(t, ""), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := api.Dial(apitest.ServeAuth(t, fakeState(), tt.auth))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_, err = c.Version(context.Background())
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("Version: expected error %q, got %q", tt.want, got)
+			}
+		})
+	}
+}
+
+func mustAuthorizer(t *testing.T, group string) api.Authorizer {
+	a, err := api.NewAuthorizer(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestAuthorizer(t *testing.T) {
+	self := uint32(os.Geteuid())
+	other := uint32(4242424)
+	if self == other {
+		t.Skip("running as the made-up uid")
+	}
+	tests := []struct {
+		name  string
+		group string
+		peer  api.Peer
+		want  string
+	}{
+		{"root", "", api.Peer{UID: 0}, ""},
+		{"daemon's user", "", api.Peer{UID: self, GIDs: []uint32{99}}, ""},
+		{"other user without group", "", api.Peer{UID: other, GIDs: []uint32{0}}, "permission denied: uid 4242424 is not root or the daemon's user"},
+		{"other user in the group", "0", api.Peer{UID: other, GIDs: []uint32{5, 0}}, ""},
+		{"other user not in the group", "0", api.Peer{UID: other, GIDs: []uint32{4242424}}, "permission denied: uid 4242424 is not root, the daemon's user or in group 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := mustAuthorizer(t, tt.group).Authorize(tt.peer)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("Authorize(%+v): expected %q, got %q", tt.peer, tt.want, got)
+			}
+		})
+	}
+}
+
+func TestServeStopsOnCancel(t *testing.T) {
+	path := apitest.SocketPath(t)
+	ln, err := api.Listen(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- api.Serve(ctx, ln, fakeState(), nil) }()
+	c, err := api.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Version(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // an idle connection is open: Serve must still return
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve: expected nil, got %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve: expected to return after cancel, still running")
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket after Serve returned: expected removed, got stat error %v", err)
+	}
+	if _, err := c.Version(context.Background()); err == nil {
+		t.Errorf("request after shutdown: expected an error, got none")
+	}
+}
+
+func TestClientContext(t *testing.T) {
+	// A handler that never answers: the client gives up when ctx ends.
+	path := apitest.SocketPath(t)
+	ln, err := api.Listen(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			defer c.Close()
+			time.Sleep(5 * time.Second)
+		}
+	}()
+	c, err := api.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = c.Version(ctx)
+	if err == nil || !strings.Contains(err.Error(), "context deadline exceeded") {
+		t.Errorf("Version with an expiring context: expected a deadline error, got %v", err)
+	}
+}

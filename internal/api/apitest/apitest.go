@@ -1,0 +1,192 @@
+// Package apitest provides a fake api.Handler that records the calls it
+// gets and answers from canned state, and a helper that serves a Handler
+// on a temporary unix socket for the length of a test.
+package apitest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/swctl/swctl/internal/api"
+)
+
+// Call is one call a Fake received.
+type Call struct {
+	// Op is the operation, one of the api.Op constants.
+	Op string
+	// Req is the request: the api request type for mutations, the name
+	// (a string) for BridgeShow, BridgeAddr and PortShow, nil for Version.
+	Req any
+}
+
+// Fake is an api.Handler whose answers are set by the test. Set its
+// fields before serving; read Calls (through Recorded) afterwards.
+type Fake struct {
+	// Bridges is what BridgeShow returns (filtered by name).
+	Bridges []api.BridgeInfo
+	// Addrs is what BridgeAddr returns, by bridge name.
+	Addrs map[string][]api.AddrInfo
+	// Ports is what PortShow returns (filtered by name).
+	Ports []api.PortInfo
+	// VersionInfo is what Version returns.
+	VersionInfo api.VersionInfo
+	// Errs makes an operation fail with the given error, by op name.
+	Errs map[string]error
+
+	// mu guards calls.
+	mu sync.Mutex
+	// calls records every call in order.
+	calls []Call
+}
+
+var _ api.Handler = (*Fake)(nil)
+
+// Recorded returns the calls received so far.
+func (f *Fake) Recorded() []Call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Call(nil), f.calls...)
+}
+
+func (f *Fake) record(op string, req any) error {
+	f.mu.Lock()
+	f.calls = append(f.calls, Call{Op: op, Req: req})
+	f.mu.Unlock()
+	return f.Errs[op]
+}
+
+func (f *Fake) BridgeCreate(_ context.Context, r api.BridgeCreateRequest) error {
+	return f.record(api.OpBridgeCreate, r)
+}
+
+func (f *Fake) BridgeDestroy(_ context.Context, r api.BridgeDestroyRequest) error {
+	return f.record(api.OpBridgeDestroy, r)
+}
+
+func (f *Fake) BridgeAdd(_ context.Context, r api.BridgeAddRequest) error {
+	return f.record(api.OpBridgeAdd, r)
+}
+
+func (f *Fake) BridgeDel(_ context.Context, r api.BridgeDelRequest) error {
+	return f.record(api.OpBridgeDel, r)
+}
+
+func (f *Fake) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, error) {
+	if err := f.record(api.OpBridgeShow, name); err != nil {
+		return nil, err
+	}
+	if name == "" {
+		return f.Bridges, nil
+	}
+	for _, b := range f.Bridges {
+		if b.Name == name {
+			return []api.BridgeInfo{b}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: no such bridge", name)
+}
+
+func (f *Fake) BridgeAddr(_ context.Context, name string) ([]api.AddrInfo, error) {
+	if err := f.record(api.OpBridgeAddr, name); err != nil {
+		return nil, err
+	}
+	a, ok := f.Addrs[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: no such bridge", name)
+	}
+	return a, nil
+}
+
+func (f *Fake) BridgeStatic(_ context.Context, r api.StaticRequest) error {
+	return f.record(api.OpBridgeStatic, r)
+}
+
+func (f *Fake) BridgeDelAddr(_ context.Context, r api.DelAddrRequest) error {
+	return f.record(api.OpBridgeDelAddr, r)
+}
+
+func (f *Fake) BridgeFlush(_ context.Context, r api.FlushRequest) error {
+	return f.record(api.OpBridgeFlush, r)
+}
+
+func (f *Fake) BridgeSet(_ context.Context, r api.BridgeSetRequest) error {
+	return f.record(api.OpBridgeSet, r)
+}
+
+func (f *Fake) BridgePort(_ context.Context, r api.BridgePortRequest) error {
+	return f.record(api.OpBridgePort, r)
+}
+
+func (f *Fake) BridgeAddSpan(_ context.Context, r api.SpanRequest) error {
+	return f.record(api.OpBridgeAddSpan, r)
+}
+
+func (f *Fake) BridgeDelSpan(_ context.Context, r api.SpanRequest) error {
+	return f.record(api.OpBridgeDelSpan, r)
+}
+
+func (f *Fake) PortShow(_ context.Context, name string) ([]api.PortInfo, error) {
+	if err := f.record(api.OpPortShow, name); err != nil {
+		return nil, err
+	}
+	if name == "" {
+		return f.Ports, nil
+	}
+	for _, p := range f.Ports {
+		if p.Name == name {
+			return []api.PortInfo{p}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: not a port of any bridge", name)
+}
+
+func (f *Fake) Version(context.Context) (api.VersionInfo, error) {
+	if err := f.record(api.OpVersion, nil); err != nil {
+		return api.VersionInfo{}, err
+	}
+	return f.VersionInfo, nil
+}
+
+// SocketPath returns a fresh socket path in a short temporary directory
+// (t.TempDir can exceed the 104-108 bytes a unix socket path may have),
+// removed when the test ends.
+func SocketPath(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "swctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "swctl.sock")
+}
+
+// Serve serves h on a new socket until the test ends, with no credential
+// check, and returns the socket's path.
+func Serve(t testing.TB, h api.Handler) string {
+	t.Helper()
+	return ServeAuth(t, h, nil)
+}
+
+// ServeAuth is Serve with an Authorizer.
+func ServeAuth(t testing.TB, h api.Handler, auth api.Authorizer) string {
+	t.Helper()
+	path := SocketPath(t)
+	ln, err := api.Listen(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- api.Serve(ctx, ln, h, auth) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("api.Serve: expected nil after cancel, got %v", err)
+		}
+	})
+	return path
+}

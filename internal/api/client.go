@@ -1,0 +1,226 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+)
+
+// dialTimeout bounds connecting to the daemon.
+const dialTimeout = 5 * time.Second
+
+// RemoteError is an error reply: the daemon refused the request.
+type RemoteError struct {
+	// Op is the operation that was refused.
+	Op string
+	// Message is the daemon's reason, naming the object and the cause.
+	Message string
+}
+
+func (e *RemoteError) Error() string { return e.Message }
+
+// Client is a connection to the daemon. Its methods may be called from
+// several goroutines; requests are sent one at a time. After a transport
+// error (not a RemoteError) the connection is unusable: Dial again.
+type Client struct {
+	// path is the socket the client dialled.
+	path string
+	// mu serialises requests and guards conn, r and broken.
+	mu sync.Mutex
+	// conn is the connection to the daemon.
+	conn *net.UnixConn
+	// r buffers replies read from conn.
+	r *bufio.Reader
+	// broken is the transport error that made conn unusable, if any.
+	broken error
+}
+
+var _ Handler = (*Client)(nil)
+
+// Dial connects to the daemon's control socket at path.
+func Dial(path string) (*Client, error) {
+	d := net.Dialer{Timeout: dialTimeout}
+	c, err := d.Dial("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the daemon at %s: %v (is `swctl daemon` running?)", path, unwrapOp(err))
+	}
+	uc := c.(*net.UnixConn)
+	return &Client{path: path, conn: uc, r: bufio.NewReaderSize(uc, 64<<10)}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Call sends one request and decodes the result into result (which may be
+// nil to ignore it). An error reply is returned as a *RemoteError.
+func (c *Client) Call(ctx context.Context, op string, args, result any) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken != nil {
+		return c.broken
+	}
+	req := Request{Version: ProtocolVersion, Op: op}
+	if args != nil {
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return fmt.Errorf("%s: cannot encode the request: %v", op, err)
+		}
+		req.Args = raw
+	}
+	line, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("%s: cannot encode the request: %v", op, err)
+	}
+	line = append(line, '\n')
+
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		c.conn.SetDeadline(dl)
+	} else {
+		c.conn.SetDeadline(time.Time{})
+	}
+	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	_, werr := c.conn.Write(line)
+	// Read the reply even when the write failed: the daemon may have
+	// answered (a refusal, an oversize request) and closed.
+	reply, rerr := readLine(c.r, maxReplySize)
+	if rerr != nil && len(reply) == 0 {
+		err := werr
+		if err == nil {
+			err = rerr
+		}
+		if cerr := ctxErr(ctx, err); cerr != nil {
+			// A reply may still come: the stream is out of step for good.
+			c.broken = fmt.Errorf("connection to the daemon at %s abandoned by an earlier request: %v", c.path, cerr)
+			return fmt.Errorf("%s: %w", op, cerr)
+		}
+		c.broken = fmt.Errorf("lost the connection to the daemon at %s: %v", c.path, unwrapOp(err))
+		return fmt.Errorf("%s: %w", op, c.broken)
+	}
+	var rep Reply
+	if err := json.Unmarshal(reply, &rep); err != nil {
+		c.broken = fmt.Errorf("malformed reply from the daemon at %s: %v", c.path, err)
+		return fmt.Errorf("%s: %w", op, c.broken)
+	}
+	if rep.Error != "" {
+		return &RemoteError{Op: op, Message: rep.Error}
+	}
+	if result != nil && len(rep.Result) > 0 {
+		if err := json.Unmarshal(rep.Result, result); err != nil {
+			return fmt.Errorf("%s: malformed result: %v", op, err)
+		}
+	}
+	return nil
+}
+
+// BridgeCreate creates a bridge.
+func (c *Client) BridgeCreate(ctx context.Context, req BridgeCreateRequest) error {
+	return c.Call(ctx, OpBridgeCreate, req, nil)
+}
+
+// BridgeDestroy destroys a bridge.
+func (c *Client) BridgeDestroy(ctx context.Context, req BridgeDestroyRequest) error {
+	return c.Call(ctx, OpBridgeDestroy, req, nil)
+}
+
+// BridgeAdd adds members to a bridge, all or none.
+func (c *Client) BridgeAdd(ctx context.Context, req BridgeAddRequest) error {
+	return c.Call(ctx, OpBridgeAdd, req, nil)
+}
+
+// BridgeDel removes members from a bridge, all or none.
+func (c *Client) BridgeDel(ctx context.Context, req BridgeDelRequest) error {
+	return c.Call(ctx, OpBridgeDel, req, nil)
+}
+
+// BridgeShow describes one bridge, or all when name is "".
+func (c *Client) BridgeShow(ctx context.Context, name string) ([]BridgeInfo, error) {
+	var res []BridgeInfo
+	err := c.Call(ctx, OpBridgeShow, BridgeShowRequest{Name: name}, &res)
+	return res, err
+}
+
+// BridgeAddr lists a bridge's address table.
+func (c *Client) BridgeAddr(ctx context.Context, name string) ([]AddrInfo, error) {
+	var res []AddrInfo
+	err := c.Call(ctx, OpBridgeAddr, BridgeAddrRequest{Name: name}, &res)
+	return res, err
+}
+
+// BridgeStatic adds a static address-table entry.
+func (c *Client) BridgeStatic(ctx context.Context, req StaticRequest) error {
+	return c.Call(ctx, OpBridgeStatic, req, nil)
+}
+
+// BridgeDelAddr removes an address-table entry.
+func (c *Client) BridgeDelAddr(ctx context.Context, req DelAddrRequest) error {
+	return c.Call(ctx, OpBridgeDelAddr, req, nil)
+}
+
+// BridgeFlush flushes a bridge's address table.
+func (c *Client) BridgeFlush(ctx context.Context, req FlushRequest) error {
+	return c.Call(ctx, OpBridgeFlush, req, nil)
+}
+
+// BridgeSet changes a bridge's settings.
+func (c *Client) BridgeSet(ctx context.Context, req BridgeSetRequest) error {
+	return c.Call(ctx, OpBridgeSet, req, nil)
+}
+
+// BridgePort changes a member's flags.
+func (c *Client) BridgePort(ctx context.Context, req BridgePortRequest) error {
+	return c.Call(ctx, OpBridgePort, req, nil)
+}
+
+// BridgeAddSpan adds a span port.
+func (c *Client) BridgeAddSpan(ctx context.Context, req SpanRequest) error {
+	return c.Call(ctx, OpBridgeAddSpan, req, nil)
+}
+
+// BridgeDelSpan removes a span port.
+func (c *Client) BridgeDelSpan(ctx context.Context, req SpanRequest) error {
+	return c.Call(ctx, OpBridgeDelSpan, req, nil)
+}
+
+// PortShow describes one port, or all when name is "".
+func (c *Client) PortShow(ctx context.Context, name string) ([]PortInfo, error) {
+	var res []PortInfo
+	err := c.Call(ctx, OpPortShow, PortShowRequest{Name: name}, &res)
+	return res, err
+}
+
+// Version identifies the daemon's build.
+func (c *Client) Version(ctx context.Context) (VersionInfo, error) {
+	var res VersionInfo
+	err := c.Call(ctx, OpVersion, nil, &res)
+	return res, err
+}
+
+// ctxErr returns the context's error when err is the deadline Call set
+// from it, nil otherwise.
+func ctxErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if dl, ok := ctx.Deadline(); ok && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// IsRemote reports whether err is the daemon's refusal of a request, as
+// opposed to a failure to reach it.
+func IsRemote(err error) bool {
+	var re *RemoteError
+	return errors.As(err, &re)
+}

@@ -1,0 +1,28 @@
+// Package api is swctl's control protocol: the typed requests and results,
+// the server the daemon runs on its unix socket, and the client the CLI and
+// the tests use.
+//
+// The wire format is newline-delimited JSON over a unix stream socket. A
+// client sends one request per line,
+//
+//	{"version":1,"op":"bridge.add","args":{"name":"bridge0","ifaces":["eth1","eth2"]}}
+//
+// and the server answers each with one line, in order:
+//
+//	{"result":null}
+//	{"error":"bridge0: add eth9: no such interface"}
+//
+// A connection may carry any number of requests. A request line is at most
+// MaxRequestSize bytes; a longer one gets an error reply and the connection
+// is closed. Malformed JSON, an unknown op, an unsupported version, unknown
+// or missing fields each get an error reply; the connection stays usable.
+//
+// The daemon implements Handler, one typed method per operation; Serve
+// decodes and validates requests and calls it. Client has the same method
+// set, so it is itself a Handler.
+//
+// Listen creates the socket with mode 0600 (0660 and the group's ownership
+// when a group is named), and Serve checks the credentials of every peer
+// (SO_PEERCRED on Linux and OpenBSD, LOCAL_PEERCRED on FreeBSD) against an
+// Authorizer before reading its requests.
+package api

@@ -1,0 +1,65 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+)
+
+// nopHandler answers every operation with zero values.
+type nopHandler struct{}
+
+func (nopHandler) BridgeCreate(context.Context, BridgeCreateRequest) error   { return nil }
+func (nopHandler) BridgeDestroy(context.Context, BridgeDestroyRequest) error { return nil }
+func (nopHandler) BridgeAdd(context.Context, BridgeAddRequest) error         { return nil }
+func (nopHandler) BridgeDel(context.Context, BridgeDelRequest) error         { return nil }
+func (nopHandler) BridgeShow(context.Context, string) ([]BridgeInfo, error)  { return nil, nil }
+func (nopHandler) BridgeAddr(context.Context, string) ([]AddrInfo, error)    { return nil, nil }
+func (nopHandler) BridgeStatic(context.Context, StaticRequest) error         { return nil }
+func (nopHandler) BridgeDelAddr(context.Context, DelAddrRequest) error       { return nil }
+func (nopHandler) BridgeFlush(context.Context, FlushRequest) error           { return nil }
+func (nopHandler) BridgeSet(context.Context, BridgeSetRequest) error         { return nil }
+func (nopHandler) BridgePort(context.Context, BridgePortRequest) error       { return nil }
+func (nopHandler) BridgeAddSpan(context.Context, SpanRequest) error          { return nil }
+func (nopHandler) BridgeDelSpan(context.Context, SpanRequest) error          { return nil }
+func (nopHandler) PortShow(context.Context, string) ([]PortInfo, error)      { return nil, nil }
+func (nopHandler) Version(context.Context) (VersionInfo, error)              { return VersionInfo{}, nil }
+
+// FuzzDecodeRequest feeds arbitrary lines to the request decoder and the
+// dispatcher: they must never panic, and every reply must be one line of
+// valid JSON with exactly one of result and error.
+func FuzzDecodeRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"version":1,"op":"version"}`,
+		`{"version":1,"op":"bridge.create","args":{"name":"bridge0","local":true}}`,
+		`{"version":1,"op":"bridge.add","args":{"name":"bridge0","ifaces":["eth1","eth2"]}}`,
+		`{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"02:00:00:00:00:01","iface":"eth1","vlan":10}}`,
+		`{"version":1,"op":"bridge.set","args":{"name":"b0","timeout":0,"maxaddr":10}}`,
+		`{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"eth1","learning":false}}`,
+		`{"version":2,"op":"version"}`,
+		`{"version":1,"op":"nope"}`,
+		`{"version":1,`,
+		``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		reply := handleLine(context.Background(), nopHandler{}, line)
+		if len(reply) == 0 || reply[len(reply)-1] != '\n' {
+			t.Fatalf("reply %q: expected one newline-terminated line", reply)
+		}
+		body := reply[:len(reply)-1]
+		for _, b := range body {
+			if b == '\n' {
+				t.Fatalf("reply %q: expected no newline inside the line", reply)
+			}
+		}
+		var rep Reply
+		if err := json.Unmarshal(body, &rep); err != nil {
+			t.Fatalf("reply %q: expected valid JSON, got %v", reply, err)
+		}
+		if (rep.Error == "") == (len(rep.Result) == 0) {
+			t.Fatalf("reply %q: expected exactly one of result and error", reply)
+		}
+	})
+}

@@ -1,0 +1,325 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultSocket is where the daemon listens unless told otherwise.
+const DefaultSocket = "/run/swctl/swctl.sock"
+
+// refuseTimeout bounds how long a refused peer may take to send the
+// request its refusal answers.
+const refuseTimeout = 2 * time.Second
+
+// umaskMu serialises Listen's change of the process-wide umask.
+var umaskMu sync.Mutex
+
+// Listen creates the control socket at path and listens on it. The parent
+// directory is created (0755) if missing. A socket left behind by a dead
+// daemon is removed; one a live daemon answers on is not, and Listen fails.
+// The socket is created with mode 0600, or with mode 0660 and owned by
+// group when group (a name or a numeric ID) is not "".
+func Listen(path, group string) (*net.UnixListener, error) {
+	gid := -1
+	if group != "" {
+		g, err := lookupGroup(group)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		gid = g
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := removeStale(path); err != nil {
+		return nil, err
+	}
+	umaskMu.Lock()
+	old := unix.Umask(0o177) // the socket gets 0777 &^ 0177 = 0600
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	unix.Umask(old)
+	umaskMu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, unwrapOp(err))
+	}
+	if gid >= 0 {
+		if err := os.Chown(path, -1, gid); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("%s: socket group %s: %w", path, group, err)
+		}
+		if err := os.Chmod(path, 0o660); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return ln, nil
+}
+
+// removeStale removes a socket at path that nothing answers on.
+func removeStale(path string) error {
+	st, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if st.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("%s: exists and is not a socket", path)
+	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err == nil {
+		c.Close()
+		return fmt.Errorf("another daemon is listening on %s", path)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s: cannot tell whether a daemon is listening: %w", path, unwrapOp(err))
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s: remove stale socket: %w", path, err)
+	}
+	return nil
+}
+
+// lookupGroup resolves a group name or numeric ID.
+func lookupGroup(group string) (int, error) {
+	if g, err := user.LookupGroup(group); err == nil {
+		return strconv.Atoi(g.Gid)
+	}
+	if g, err := user.LookupGroupId(group); err == nil {
+		return strconv.Atoi(g.Gid)
+	}
+	return 0, fmt.Errorf("socket group %q: no such group", group)
+}
+
+// unwrapOp strips the *net.OpError layer, whose text repeats the path.
+func unwrapOp(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+// Peer is the process at the other end of a connection, as the kernel
+// reports it.
+type Peer struct {
+	// UID is the peer's effective user ID.
+	UID uint32
+	// GIDs are the peer's group IDs the kernel reports: the effective
+	// group first, then (on FreeBSD) the supplementary groups.
+	GIDs []uint32
+	// PID is the peer's process ID, 0 where the OS does not report it.
+	PID int32
+}
+
+// Authorizer decides whether a peer may use the control socket. A non-nil
+// error refuses it and is sent to the peer as the reply to its request.
+type Authorizer interface {
+	Authorize(p Peer) error
+}
+
+// AuthorizerFunc adapts a function to Authorizer.
+type AuthorizerFunc func(p Peer) error
+
+// Authorize calls f.
+func (f AuthorizerFunc) Authorize(p Peer) error { return f(p) }
+
+// groupAuthorizer admits root, the daemon's own user and one group.
+type groupAuthorizer struct {
+	// self is the daemon's effective user ID.
+	self uint32
+	// group is the admitted group's name, "" for none.
+	group string
+	// gid is the admitted group's ID, valid when group is not "".
+	gid uint32
+}
+
+// NewAuthorizer returns the daemon's access rule: root, the daemon's own
+// user and, when group is not "", members of that group (by the peer's
+// effective group, or by the group database for supplementary groups).
+func NewAuthorizer(group string) (Authorizer, error) {
+	a := &groupAuthorizer{self: uint32(os.Geteuid()), group: group}
+	if group != "" {
+		gid, err := lookupGroup(group)
+		if err != nil {
+			return nil, err
+		}
+		a.gid = uint32(gid)
+	}
+	return a, nil
+}
+
+func (a *groupAuthorizer) Authorize(p Peer) error {
+	if p.UID == 0 || p.UID == a.self {
+		return nil
+	}
+	if a.group != "" {
+		if slices.Contains(p.GIDs, a.gid) {
+			return nil
+		}
+		if u, err := user.LookupId(strconv.FormatUint(uint64(p.UID), 10)); err == nil {
+			if ids, err := u.GroupIds(); err == nil && slices.Contains(ids, strconv.FormatUint(uint64(a.gid), 10)) {
+				return nil
+			}
+		}
+		return fmt.Errorf("permission denied: uid %d is not root, the daemon's user or in group %s", p.UID, a.group)
+	}
+	return fmt.Errorf("permission denied: uid %d is not root or the daemon's user", p.UID)
+}
+
+// PeerOf returns the credentials of the process at the other end of c.
+func PeerOf(c *net.UnixConn) (Peer, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return Peer{}, err
+	}
+	var p Peer
+	var perr error
+	if err := raw.Control(func(fd uintptr) { p, perr = peerCred(int(fd)) }); err != nil {
+		return Peer{}, err
+	}
+	if perr != nil {
+		return Peer{}, fmt.Errorf("peer credentials: %w", perr)
+	}
+	return p, nil
+}
+
+// Serve accepts connections on ln and serves their requests with h until
+// ctx is done; then it stops accepting, lets requests already read finish,
+// closes every connection and ln, and returns nil. Each connection gets a
+// goroutine; its requests are served one at a time, in order. When auth
+// is not nil, a peer it refuses gets the refusal as the reply to its first
+// request, and the connection is closed.
+func Serve(ctx context.Context, ln *net.UnixListener, h Handler, auth Authorizer) error {
+	var (
+		mu    sync.Mutex
+		conns = map[*net.UnixConn]struct{}{}
+		wg    sync.WaitGroup
+	)
+	stop := context.AfterFunc(ctx, func() {
+		ln.Close()
+		mu.Lock()
+		for c := range conns {
+			c.SetReadDeadline(time.Now())
+		}
+		mu.Unlock()
+	})
+	defer stop()
+	defer wg.Wait()
+	defer ln.Close()
+
+	backoff := time.Duration(0)
+	for {
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			// Out of descriptors or similar: wait and try again, as
+			// net/http does.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return nil
+			}
+			continue
+		}
+		backoff = 0
+		mu.Lock()
+		if ctx.Err() != nil {
+			mu.Unlock()
+			c.Close()
+			return nil
+		}
+		conns[c] = struct{}{}
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			serveConn(ctx, c, h, auth)
+			mu.Lock()
+			delete(conns, c)
+			mu.Unlock()
+			c.Close()
+		}()
+	}
+}
+
+// errTooLong reports a request line over MaxRequestSize.
+var errTooLong = fmt.Errorf("request longer than %d bytes", MaxRequestSize)
+
+// serveConn serves the requests of one connection.
+func serveConn(ctx context.Context, c *net.UnixConn, h Handler, auth Authorizer) {
+	r := bufio.NewReaderSize(c, 64<<10)
+	if auth != nil {
+		p, err := PeerOf(c)
+		if err == nil {
+			err = auth.Authorize(p)
+		}
+		if err != nil {
+			c.SetReadDeadline(time.Now().Add(refuseTimeout))
+			readLine(r, MaxRequestSize)
+			c.Write(errorReply(err))
+			return
+		}
+	}
+	for {
+		line, err := readLine(r, MaxRequestSize)
+		if errors.Is(err, errTooLong) {
+			c.Write(errorReply(err))
+			return
+		}
+		if err == nil || len(line) > 0 {
+			if _, werr := c.Write(handleLine(ctx, h, line)); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return // end of stream, shutdown or a broken connection
+		}
+	}
+}
+
+// readLine reads one line, without its newline, of at most max bytes
+// (newline included). A last line without a newline is returned with
+// io.EOF. A longer line gives errTooLong.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > max {
+			return nil, errTooLong
+		}
+		line = append(line, chunk...)
+		switch {
+		case err == nil:
+			return line[:len(line)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(line) > 0:
+			return line, io.EOF
+		default:
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,460 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/internal/config"
+)
+
+// ProtocolVersion is the version of the protocol this package speaks.
+const ProtocolVersion = 1
+
+// The operations, as named in a request's "op".
+const (
+	OpBridgeCreate  = "bridge.create"
+	OpBridgeDestroy = "bridge.destroy"
+	OpBridgeAdd     = "bridge.add"
+	OpBridgeDel     = "bridge.del"
+	OpBridgeShow    = "bridge.show"
+	OpBridgeAddr    = "bridge.addr"
+	OpBridgeStatic  = "bridge.static"
+	OpBridgeDelAddr = "bridge.deladdr"
+	OpBridgeFlush   = "bridge.flush"
+	OpBridgeSet     = "bridge.set"
+	OpBridgePort    = "bridge.port"
+	OpBridgeAddSpan = "bridge.addspan"
+	OpBridgeDelSpan = "bridge.delspan"
+	OpPortShow      = "port.show"
+	OpVersion       = "version"
+)
+
+// Port flags as they appear in BridgePortInfo.Flags.
+const (
+	FlagLearning   = "learning"
+	FlagDiscover   = "discover"
+	FlagBlockNonIP = "blocknonip"
+	FlagStack      = "stack"
+)
+
+// Link states as they appear in BridgePortInfo.Link and PortInfo.Link.
+const (
+	LinkUp     = "up"
+	LinkDown   = "down"
+	LinkAbsent = "absent" // configured, but no such interface right now
+)
+
+// Roles as they appear in PortInfo.Role.
+const (
+	RoleMember = "member"
+	RoleSpan   = "span"
+	RoleLocal  = "local" // the bridge's own TAP
+)
+
+// BridgeCreateRequest creates a bridge (swctl bridge create).
+type BridgeCreateRequest struct {
+	// Name is the new bridge's name.
+	Name string `json:"name"`
+	// Local gives the host a TAP interface named after the bridge.
+	Local bool `json:"local,omitempty"`
+}
+
+// BridgeDestroyRequest destroys a bridge and releases its members
+// (swctl bridge destroy).
+type BridgeDestroyRequest struct {
+	// Name is the bridge.
+	Name string `json:"name"`
+}
+
+// BridgeAddRequest adds members to a bridge, all or none (swctl bridge add).
+type BridgeAddRequest struct {
+	// Name is the bridge.
+	Name string `json:"name"`
+	// Ifaces are the interfaces to add, at least one, no duplicates.
+	Ifaces []string `json:"ifaces"`
+}
+
+// BridgeDelRequest removes members from a bridge, all or none
+// (swctl bridge del).
+type BridgeDelRequest struct {
+	// Name is the bridge.
+	Name string `json:"name"`
+	// Ifaces are the members to remove, at least one, no duplicates.
+	Ifaces []string `json:"ifaces"`
+}
+
+// BridgeShowRequest asks for the settings and members of one bridge or all
+// (swctl bridge show).
+type BridgeShowRequest struct {
+	// Name is the bridge, or "" for every bridge.
+	Name string `json:"name,omitempty"`
+}
+
+// BridgeAddrRequest asks for a bridge's address table (swctl bridge addr).
+type BridgeAddrRequest struct {
+	// Name is the bridge.
+	Name string `json:"name"`
+}
+
+// StaticRequest adds a static address-table entry (swctl bridge static).
+type StaticRequest struct {
+	// Name is the bridge.
+	Name string `json:"name"`
+	// MAC is the station's unicast address, as frame.ParseMAC accepts it.
+	MAC string `json:"mac"`
+	// Iface is the member the station is reached through.
+	Iface string `json:"iface"`
+	// VLAN is the VLAN ID, 0 for untagged.
+	VLAN uint16 `json:"vlan"`
+}
+
+// DelAddrRequest removes an address-table entry, learned or static
+// (swctl bridge deladdr).
+type DelAddrRequest struct {
+	// Name is the bridge.
+	Name string `json:"name"`
+	// MAC is the station's address, as frame.ParseMAC accepts it.
+	MAC string `json:"mac"`
+	// VLAN restricts the removal to one VLAN ID (0 = untagged); nil removes
+	// the address in every VLAN.
+	VLAN *uint16 `json:"vlan,omitempty"`
+}
+
+// FlushRequest removes the learned entries of a bridge's address table,
+// and with All the static ones too (swctl bridge flush).
+type FlushRequest struct {
+	// Name is the bridge.
+	Name string `json:"name"`
+	// All removes static entries as well.
+	All bool `json:"all,omitempty"`
+}
+
+// BridgeSetRequest changes a bridge's settings (swctl bridge set). Nil
+// fields are left as they are; at least one must be set.
+type BridgeSetRequest struct {
+	// Name is the bridge.
+	Name string `json:"name"`
+	// Timeout is the new ageing time in seconds, 0 = never.
+	Timeout *int `json:"timeout,omitempty"`
+	// MaxAddr is the new address-table capacity.
+	MaxAddr *int `json:"maxaddr,omitempty"`
+}
+
+// BridgePortRequest changes a member's flags (swctl bridge port). Nil
+// fields are left as they are; at least one must be set.
+type BridgePortRequest struct {
+	// Name is the bridge.
+	Name string `json:"name"`
+	// Iface is the member.
+	Iface string `json:"iface"`
+	// Learning turns source-address learning on or off.
+	Learning *bool `json:"learning,omitempty"`
+	// Discover turns flooding of unknown unicast to this port on or off.
+	Discover *bool `json:"discover,omitempty"`
+	// BlockNonIP turns dropping of non-IP frames on or off.
+	BlockNonIP *bool `json:"blocknonip,omitempty"`
+	// Stack turns delivery to the host's own stack on the member on or off.
+	Stack *bool `json:"stack,omitempty"`
+}
+
+// SpanRequest adds or removes a span port (swctl bridge addspan, delspan).
+type SpanRequest struct {
+	// Name is the bridge.
+	Name string `json:"name"`
+	// Iface is the span interface.
+	Iface string `json:"iface"`
+}
+
+// PortShowRequest asks for the state and counters of one port or all
+// (swctl port show).
+type PortShowRequest struct {
+	// Name is the interface, or "" for every port of every bridge.
+	Name string `json:"name,omitempty"`
+}
+
+// VersionRequest asks for the daemon's version; it has no arguments.
+type VersionRequest struct{}
+
+// BridgeInfo is one bridge as shown by swctl bridge show.
+type BridgeInfo struct {
+	// Name is the bridge's name.
+	Name string `json:"name"`
+	// Timeout is the ageing time in seconds, 0 = never.
+	Timeout int `json:"timeout"`
+	// MaxAddr is the address-table capacity.
+	MaxAddr int `json:"maxaddr"`
+	// Local is the name of the bridge's local TAP, "" without one.
+	Local string `json:"local"`
+	// LocalMAC is the local TAP's hardware address, "" without one.
+	LocalMAC string `json:"local_mac,omitempty"`
+	// Ports are the members in the order they were added (the local TAP
+	// is not listed here).
+	Ports []BridgePortInfo `json:"ports"`
+	// Spans are the span interfaces in the order they were added.
+	Spans []string `json:"spans"`
+	// Addresses is the number of entries in the address table.
+	Addresses int `json:"addresses"`
+	// Exceeded counts addresses not learned because the table was full.
+	Exceeded uint64 `json:"exceeded"`
+	// Forwarded counts frames sent to exactly one known port.
+	Forwarded uint64 `json:"forwarded"`
+	// Flooded counts frames sent to every other port (broadcast,
+	// multicast, unknown unicast).
+	Flooded uint64 `json:"flooded"`
+	// Dropped counts frames the bridge dropped (runts, too long for the
+	// egress MTU, bad source address, link-local groups, blocknonip,
+	// destination on the ingress port).
+	Dropped uint64 `json:"dropped"`
+}
+
+// MarshalJSON writes empty lists as [] rather than null.
+func (b BridgeInfo) MarshalJSON() ([]byte, error) {
+	type plain BridgeInfo
+	if b.Ports == nil {
+		b.Ports = []BridgePortInfo{}
+	}
+	if b.Spans == nil {
+		b.Spans = []string{}
+	}
+	return json.Marshal(plain(b))
+}
+
+// BridgePortInfo is one member in BridgeInfo.
+type BridgePortInfo struct {
+	// Name is the member interface.
+	Name string `json:"name"`
+	// Flags are the flags that are on, from FlagLearning, FlagDiscover,
+	// FlagBlockNonIP and FlagStack, in that order.
+	Flags []string `json:"flags"`
+	// Link is LinkUp, LinkDown or LinkAbsent.
+	Link string `json:"link"`
+}
+
+// MarshalJSON writes an empty flag list as [] rather than null.
+func (p BridgePortInfo) MarshalJSON() ([]byte, error) {
+	type plain BridgePortInfo
+	if p.Flags == nil {
+		p.Flags = []string{}
+	}
+	return json.Marshal(plain(p))
+}
+
+// AddrInfo is one address-table entry as shown by swctl bridge addr.
+type AddrInfo struct {
+	// MAC is the station's address, aa:bb:cc:dd:ee:ff.
+	MAC string `json:"mac"`
+	// VLAN is the VLAN ID, 0 for untagged.
+	VLAN uint16 `json:"vlan"`
+	// Port is the member the station was learned on or configured to.
+	Port string `json:"port"`
+	// Age is the number of seconds since the station was last seen; nil
+	// (JSON null) for a static entry.
+	Age *int64 `json:"age"`
+	// Static tells a configured entry from a learned one.
+	Static bool `json:"static"`
+}
+
+// PortInfo is one port as shown by swctl port show.
+type PortInfo struct {
+	// Name is the interface.
+	Name string `json:"name"`
+	// Bridge is the bridge the port belongs to.
+	Bridge string `json:"bridge"`
+	// Role is RoleMember, RoleSpan or RoleLocal.
+	Role string `json:"role"`
+	// Link is LinkUp, LinkDown or LinkAbsent.
+	Link string `json:"link"`
+	// Promisc reports whether swctl holds a promiscuous membership on it.
+	Promisc bool `json:"promisc"`
+	// RxPackets counts frames the engine read from the port.
+	RxPackets uint64 `json:"rx_packets"`
+	// RxBytes counts the bytes of those frames.
+	RxBytes uint64 `json:"rx_bytes"`
+	// TxPackets counts frames the engine wrote to the port.
+	TxPackets uint64 `json:"tx_packets"`
+	// TxBytes counts the bytes of those frames.
+	TxBytes uint64 `json:"tx_bytes"`
+	// RxDropped counts received frames the engine dropped.
+	RxDropped uint64 `json:"rx_dropped"`
+	// TxDropped counts frames the engine could not write.
+	TxDropped uint64 `json:"tx_dropped"`
+	// RingDropped counts frames the kernel dropped because the receive
+	// ring was full (PACKET_STATISTICS), apart from the engine's drops.
+	RingDropped uint64 `json:"ring_dropped"`
+	// Errors counts I/O errors on the port.
+	Errors uint64 `json:"errors"`
+}
+
+// VersionInfo identifies a build of swctl.
+type VersionInfo struct {
+	// Version is the release, set at link time, "dev" otherwise.
+	Version string `json:"version"`
+	// Revision is the VCS revision the binary was built from, with
+	// "-dirty" when the tree was modified; "" when unknown.
+	Revision string `json:"revision,omitempty"`
+	// Go is the Go release that built the binary.
+	Go string `json:"go"`
+	// Protocol is the control-protocol version (ProtocolVersion).
+	Protocol int `json:"protocol"`
+}
+
+// Validation. Each request type checks what can be checked without the
+// daemon's state; Serve rejects a request that fails it, and the CLI calls
+// the same methods to catch usage errors before dialling.
+
+func checkBridge(name string) error { return config.CheckName("bridge", name) }
+
+func checkIfaces(bridge, verb string, ifaces []string) error {
+	if len(ifaces) == 0 {
+		return fmt.Errorf("%s: %s: no interfaces given", bridge, verb)
+	}
+	seen := make(map[string]bool, len(ifaces))
+	for _, i := range ifaces {
+		if err := config.CheckName("interface", i); err != nil {
+			return fmt.Errorf("%s: %s: %w", bridge, verb, err)
+		}
+		if seen[i] {
+			return fmt.Errorf("%s: %s %s: given twice", bridge, verb, i)
+		}
+		seen[i] = true
+	}
+	return nil
+}
+
+func checkIface(bridge, verb, iface string) error {
+	if err := config.CheckName("interface", iface); err != nil {
+		return fmt.Errorf("%s: %s: %w", bridge, verb, err)
+	}
+	return nil
+}
+
+// Validate checks the request's fields.
+func (r BridgeCreateRequest) Validate() error { return checkBridge(r.Name) }
+
+// Validate checks the request's fields.
+func (r BridgeDestroyRequest) Validate() error { return checkBridge(r.Name) }
+
+// Validate checks the request's fields.
+func (r BridgeAddRequest) Validate() error {
+	if err := checkBridge(r.Name); err != nil {
+		return err
+	}
+	return checkIfaces(r.Name, "add", r.Ifaces)
+}
+
+// Validate checks the request's fields.
+func (r BridgeDelRequest) Validate() error {
+	if err := checkBridge(r.Name); err != nil {
+		return err
+	}
+	return checkIfaces(r.Name, "del", r.Ifaces)
+}
+
+// Validate checks the request's fields.
+func (r BridgeShowRequest) Validate() error {
+	if r.Name == "" {
+		return nil
+	}
+	return checkBridge(r.Name)
+}
+
+// Validate checks the request's fields.
+func (r BridgeAddrRequest) Validate() error { return checkBridge(r.Name) }
+
+// Validate checks the request's fields.
+func (r StaticRequest) Validate() error {
+	if err := checkBridge(r.Name); err != nil {
+		return err
+	}
+	m, err := frame.ParseMAC(r.MAC)
+	if err != nil {
+		return fmt.Errorf("%s: static: %v", r.Name, err)
+	}
+	switch {
+	case m.IsZero():
+		return fmt.Errorf("%s: static %s: the all-zero MAC is not a station address", r.Name, m)
+	case m.IsMulticast():
+		return fmt.Errorf("%s: static %s: a multicast or broadcast MAC is not a station address", r.Name, m)
+	}
+	if err := checkIface(r.Name, "static "+m.String(), r.Iface); err != nil {
+		return err
+	}
+	if err := config.CheckVLAN(int(r.VLAN)); err != nil {
+		return fmt.Errorf("%s: static %s: %w", r.Name, m, err)
+	}
+	return nil
+}
+
+// Validate checks the request's fields.
+func (r DelAddrRequest) Validate() error {
+	if err := checkBridge(r.Name); err != nil {
+		return err
+	}
+	if _, err := frame.ParseMAC(r.MAC); err != nil {
+		return fmt.Errorf("%s: deladdr: %v", r.Name, err)
+	}
+	if r.VLAN != nil {
+		if err := config.CheckVLAN(int(*r.VLAN)); err != nil {
+			return fmt.Errorf("%s: deladdr %s: %w", r.Name, r.MAC, err)
+		}
+	}
+	return nil
+}
+
+// Validate checks the request's fields.
+func (r FlushRequest) Validate() error { return checkBridge(r.Name) }
+
+// Validate checks the request's fields.
+func (r BridgeSetRequest) Validate() error {
+	if err := checkBridge(r.Name); err != nil {
+		return err
+	}
+	if r.Timeout == nil && r.MaxAddr == nil {
+		return fmt.Errorf("%s: set: nothing to set (give timeout or maxaddr)", r.Name)
+	}
+	if r.Timeout != nil {
+		if err := config.CheckTimeout(*r.Timeout); err != nil {
+			return fmt.Errorf("%s: set: %w", r.Name, err)
+		}
+	}
+	if r.MaxAddr != nil {
+		if err := config.CheckMaxAddr(*r.MaxAddr); err != nil {
+			return fmt.Errorf("%s: set: %w", r.Name, err)
+		}
+	}
+	return nil
+}
+
+// Validate checks the request's fields.
+func (r BridgePortRequest) Validate() error {
+	if err := checkBridge(r.Name); err != nil {
+		return err
+	}
+	if err := checkIface(r.Name, "port", r.Iface); err != nil {
+		return err
+	}
+	if r.Learning == nil && r.Discover == nil && r.BlockNonIP == nil && r.Stack == nil {
+		return fmt.Errorf("%s: port %s: no flag to change (give learning, discover, blocknonip or stack)", r.Name, r.Iface)
+	}
+	return nil
+}
+
+// Validate checks the request's fields.
+func (r SpanRequest) Validate() error {
+	if err := checkBridge(r.Name); err != nil {
+		return err
+	}
+	return checkIface(r.Name, "span", r.Iface)
+}
+
+// Validate checks the request's fields.
+func (r PortShowRequest) Validate() error {
+	if r.Name == "" {
+		return nil
+	}
+	return config.CheckName("interface", r.Name)
+}
+
+// Validate checks the request's fields; there are none.
+func (VersionRequest) Validate() error { return nil }

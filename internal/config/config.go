@@ -1,0 +1,301 @@
+// Package config reads and writes swctl's configuration file (by default
+// /etc/swctl/swctl.conf; the format is described in docs/CONFIG.md).
+//
+// The file is a list of blocks, one per object, in the style of ifconfig
+// and pf.conf:
+//
+//	bridge bridge0 {
+//	    local 02:5e:00:12:34:56
+//	    timeout 240
+//	    maxaddr 8192
+//	    port eth1
+//	    port eth2 -learning blocknonip stack
+//	    span eth3
+//	    static 02:00:00:00:00:01 eth1 vlan 10
+//	}
+//
+// Parse checks everything a daemon would otherwise discover half-way
+// through applying the file, and names the file, line and cause of the
+// first error. Format writes a Config back in a canonical form, so that
+// Parse(Format(c)) gives c again; WriteFile replaces the file atomically.
+package config
+
+import (
+	"fmt"
+
+	"github.com/swctl/swctl/frame"
+)
+
+// DefaultPath is where the daemon looks for its configuration.
+const DefaultPath = "/etc/swctl/swctl.conf"
+
+// Config is the whole configuration of one daemon.
+type Config struct {
+	// Bridges are the configured bridges, in file order.
+	Bridges []Bridge
+}
+
+// Bridge is one learning bridge.
+type Bridge struct {
+	// Name is the bridge's name, and the name of its TAP when Local is set.
+	Name string
+	// Local gives the host a TAP interface, named after the bridge, that is
+	// a member of the bridge.
+	Local bool
+	// LocalMAC is the hardware address of the local TAP, kept so that it is
+	// the same after a restart. The zero MAC means none has been chosen yet
+	// (the daemon picks one and saves it). Only meaningful with Local.
+	LocalMAC frame.MAC
+	// Timeout is the address ageing time in seconds; 0 means never.
+	Timeout int
+	// MaxAddr is the capacity of the address table.
+	MaxAddr int
+	// Ports are the member interfaces, in file order.
+	Ports []Port
+	// Spans are the span interfaces, which get a copy of every frame the
+	// bridge forwards, in file order.
+	Spans []string
+	// Statics are the static address-table entries, in file order.
+	Statics []Static
+}
+
+// Port is one member of a bridge and its flags.
+type Port struct {
+	// Name is the member interface's name.
+	Name string
+	// Learning makes the bridge learn source addresses on this port
+	// (default on).
+	Learning bool
+	// Discover makes the bridge flood unknown unicast to this port
+	// (default on).
+	Discover bool
+	// BlockNonIP drops frames whose outer ethertype is not IPv4, IPv6, ARP
+	// or RARP, in both directions (default off).
+	BlockNonIP bool
+	// Stack lets frames received on this port also reach the host's own IP
+	// stack on this interface (default off: the daemon hides them).
+	Stack bool
+}
+
+// Static is a static address-table entry: it never ages, never moves and
+// survives a flush that is not --all.
+type Static struct {
+	// MAC is the station's address; always unicast and not zero.
+	MAC frame.MAC
+	// VLAN is the VLAN ID, 0 for untagged frames.
+	VLAN uint16
+	// Port is the member the address is reached through.
+	Port string
+}
+
+// NewBridge returns a bridge with the default settings and no members.
+func NewBridge(name string) Bridge {
+	return Bridge{Name: name, Timeout: DefaultTimeout, MaxAddr: DefaultMaxAddr}
+}
+
+// NewPort returns a member with the default flags (learning, discover).
+func NewPort(name string) Port {
+	return Port{Name: name, Learning: true, Discover: true}
+}
+
+// Bridge returns the bridge called name, or nil.
+func (c *Config) Bridge(name string) *Bridge {
+	for i := range c.Bridges {
+		if c.Bridges[i].Name == name {
+			return &c.Bridges[i]
+		}
+	}
+	return nil
+}
+
+// Port returns the member called name, or nil.
+func (b *Bridge) Port(name string) *Port {
+	for i := range b.Ports {
+		if b.Ports[i].Name == name {
+			return &b.Ports[i]
+		}
+	}
+	return nil
+}
+
+// Validate checks a Config built in memory against the rules Parse applies
+// to a file. The error names the bridge and the cause.
+func (c *Config) Validate() error {
+	k := newChecker()
+	for i := range c.Bridges {
+		b := &c.Bridges[i]
+		wrap := func(err error) error { return fmt.Errorf("bridge %s: %w", b.Name, err) }
+		if err := k.bridge(b.Name, 0); err != nil {
+			return err
+		}
+		if !b.Local && !b.LocalMAC.IsZero() {
+			return wrap(fmt.Errorf("local MAC %s set without local", b.LocalMAC))
+		}
+		if b.Local && !b.LocalMAC.IsZero() {
+			if err := checkUnicast("local", b.LocalMAC); err != nil {
+				return wrap(err)
+			}
+		}
+		if err := CheckTimeout(b.Timeout); err != nil {
+			return wrap(err)
+		}
+		if err := CheckMaxAddr(b.MaxAddr); err != nil {
+			return wrap(err)
+		}
+		for _, p := range b.Ports {
+			if err := k.member(b.Name, "port", p.Name, 0); err != nil {
+				return wrap(err)
+			}
+		}
+		for _, s := range b.Spans {
+			if err := k.member(b.Name, "span", s, 0); err != nil {
+				return wrap(err)
+			}
+		}
+		for _, s := range b.Statics {
+			if err := k.static(b, s, 0); err != nil {
+				return wrap(err)
+			}
+		}
+		if _, err := k.endBridge(b); err != nil {
+			return wrap(err)
+		}
+	}
+	if _, err := k.end(c); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ifaceUse records where an interface is used.
+type ifaceUse struct {
+	// bridge is the bridge the interface belongs to.
+	bridge string
+	// role is "port" or "span".
+	role string
+	// line is where it was declared, 0 when not from a file.
+	line int
+}
+
+// staticKey identifies a static entry within a bridge.
+type staticKey struct {
+	// mac is the station's address.
+	mac frame.MAC
+	// vlan is its VLAN ID.
+	vlan uint16
+}
+
+// checker applies the rules that span statements: uniqueness of bridges
+// and interfaces, statics on members. Parse and Validate share it.
+type checker struct {
+	// bridges maps a bridge name to the line declaring it.
+	bridges map[string]int
+	// ifaces maps an interface name to where it is used.
+	ifaces map[string]ifaceUse
+	// statics maps the current bridge's static entries to their lines.
+	statics map[staticKey]int
+	// staticLines are the lines of the current bridge's statics, in order.
+	staticLines []int
+}
+
+func newChecker() *checker {
+	return &checker{bridges: map[string]int{}, ifaces: map[string]ifaceUse{}}
+}
+
+// at describes a line for "first declared at" messages.
+func at(line int) string {
+	if line == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (line %d)", line)
+}
+
+func (k *checker) bridge(name string, line int) error {
+	if err := CheckName("bridge", name); err != nil {
+		return err
+	}
+	if first, ok := k.bridges[name]; ok {
+		return fmt.Errorf("bridge %s: declared twice%s", name, at(first))
+	}
+	k.bridges[name] = line
+	k.statics = map[staticKey]int{}
+	k.staticLines = nil
+	return nil
+}
+
+// member records iface as a port or span of bridge.
+func (k *checker) member(bridge, role, iface string, line int) error {
+	if err := CheckName("interface", iface); err != nil {
+		return fmt.Errorf("%s: %w", role, err)
+	}
+	if u, ok := k.ifaces[iface]; ok {
+		switch {
+		case u.bridge == bridge && u.role == role:
+			return fmt.Errorf("%s %s: listed twice%s", role, iface, at(u.line))
+		case u.bridge == bridge:
+			return fmt.Errorf("%s %s: already a %s of this bridge%s", role, iface, u.role, at(u.line))
+		default:
+			return fmt.Errorf("%s %s: already a %s of bridge %s%s", role, iface, u.role, u.bridge, at(u.line))
+		}
+	}
+	k.ifaces[iface] = ifaceUse{bridge: bridge, role: role, line: line}
+	return nil
+}
+
+func (k *checker) static(b *Bridge, s Static, line int) error {
+	if err := checkUnicast("static "+s.MAC.String(), s.MAC); err != nil {
+		return err
+	}
+	if err := CheckVLAN(int(s.VLAN)); err != nil {
+		return fmt.Errorf("static %s: %w", s.MAC, err)
+	}
+	if err := CheckName("interface", s.Port); err != nil {
+		return fmt.Errorf("static %s: %w", s.MAC, err)
+	}
+	key := staticKey{s.MAC, s.VLAN}
+	if first, ok := k.statics[key]; ok {
+		return fmt.Errorf("static %s vlan %d: listed twice%s", s.MAC, s.VLAN, at(first))
+	}
+	k.statics[key] = line
+	k.staticLines = append(k.staticLines, line)
+	return nil
+}
+
+// endBridge checks what needs the whole bridge: every static is on a
+// member. It returns the line of the offending statement.
+func (k *checker) endBridge(b *Bridge) (int, error) {
+	for i, s := range b.Statics {
+		if b.Port(s.Port) == nil {
+			line := 0
+			if i < len(k.staticLines) {
+				line = k.staticLines[i]
+			}
+			return line, fmt.Errorf("static %s: %s is not a port of this bridge", s.MAC, s.Port)
+		}
+	}
+	return 0, nil
+}
+
+// end checks what needs the whole file: no bridge has another bridge's
+// local TAP as a member.
+func (k *checker) end(c *Config) (int, error) {
+	for _, b := range c.Bridges {
+		if !b.Local {
+			continue
+		}
+		if u, ok := k.ifaces[b.Name]; ok {
+			return u.line, fmt.Errorf("bridge %s: %s %s: is the local TAP of bridge %s, swctl's own interface", u.bridge, u.role, b.Name, b.Name)
+		}
+	}
+	return 0, nil
+}
+
+func checkUnicast(what string, m frame.MAC) error {
+	switch {
+	case m.IsZero():
+		return fmt.Errorf("%s: the all-zero MAC is not a station address", what)
+	case m.IsMulticast():
+		return fmt.Errorf("%s: %s is a multicast or broadcast MAC, not a station address", what, m)
+	}
+	return nil
+}

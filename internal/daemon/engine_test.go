@@ -1,0 +1,291 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/swctl/swctl/clock"
+	"github.com/swctl/swctl/internal/api"
+	"github.com/swctl/swctl/internal/config"
+	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/memport"
+)
+
+// fakeSystem stands for the kernel: interfaces are in-memory cables whose
+// far ends the test holds.
+type fakeSystem struct {
+	mu sync.Mutex
+	// links are the interfaces that exist, with their state.
+	links map[string]platform.LinkState
+	// far are the test's ends of the cables, by interface name.
+	far map[string]*memport.Port
+	// open counts open ports by interface name.
+	open map[string]int
+	// guards counts stack guards by interface name.
+	guards map[string]int
+	// failOpen makes OpenPort fail for that interface.
+	failOpen string
+	// watch is the engine's link callback.
+	watch func(string, platform.LinkState)
+}
+
+func newFakeSystem(ifaces ...string) *fakeSystem {
+	s := &fakeSystem{links: map[string]platform.LinkState{}, far: map[string]*memport.Port{}, open: map[string]int{}, guards: map[string]int{}}
+	for _, n := range ifaces {
+		s.links[n] = platform.LinkUp
+	}
+	return s
+}
+
+// trackedPort counts closes so the test sees every port released.
+type trackedPort struct {
+	*memport.Port
+	sys  *fakeSystem
+	once sync.Once
+	// promisc is the membership state.
+	promisc bool
+}
+
+func (p *trackedPort) Close() error {
+	p.once.Do(func() {
+		p.sys.mu.Lock()
+		p.sys.open[p.Name()]--
+		p.sys.mu.Unlock()
+	})
+	return p.Port.Close()
+}
+func (p *trackedPort) SetPromisc(on bool) error { p.promisc = on; return nil }
+func (p *trackedPort) Promisc() bool            { return p.promisc }
+
+func (s *fakeSystem) OpenPort(name string) (platform.Port, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if name == s.failOpen {
+		return nil, errors.New("injected failure")
+	}
+	if _, ok := s.links[name]; !ok {
+		return nil, errors.New("no such interface")
+	}
+	near, far := memport.Pair(name, net.HardwareAddr{2, 0, 0, 0, 0, 1}, name+"-far", net.HardwareAddr{2, 0, 0, 0, 0, 2})
+	s.far[name] = far
+	s.open[name]++
+	return &trackedPort{Port: near, sys: s}, nil
+}
+
+func (s *fakeSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	near, _ := memport.Pair(name, mac, name+"-host", nil)
+	near.SetMTU(mtu)
+	s.links[name] = platform.LinkUp
+	return near, nil
+}
+
+func (s *fakeSystem) SetTapMTU(string, int) error { return nil }
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+func (s *fakeSystem) GuardStack(name string) (io.Closer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.guards[name]++
+	var once sync.Once
+	return closerFunc(func() error {
+		once.Do(func() { s.mu.Lock(); s.guards[name]--; s.mu.Unlock() })
+		return nil
+	}), nil
+}
+
+func (s *fakeSystem) LinkState(name string) platform.LinkState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.links[name]
+	if !ok {
+		return platform.LinkAbsent
+	}
+	return st
+}
+
+func (s *fakeSystem) Watch(fn func(string, platform.LinkState)) error { s.watch = fn; return nil }
+func (s *fakeSystem) Close() error                                    { return nil }
+
+// setLink changes an interface and tells the engine, as netlink would.
+func (s *fakeSystem) setLink(name string, st platform.LinkState) {
+	s.mu.Lock()
+	if st == platform.LinkAbsent {
+		delete(s.links, name)
+	} else {
+		s.links[name] = st
+	}
+	s.mu.Unlock()
+	s.watch(name, st)
+}
+
+func (s *fakeSystem) counts(name string) (open, guards int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.open[name], s.guards[name]
+}
+
+func newTestEngine(t *testing.T, sys *fakeSystem) (*engine, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "swctl.conf")
+	e := newEngine(path, sys, clock.NewFake(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := e.load(&config.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	sys.Watch(e.linkChanged)
+	t.Cleanup(e.Close)
+	return e, path
+}
+
+var bg = context.Background()
+
+func mustDo(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEngineAddIsAllOrNothing(t *testing.T) {
+	sys := newFakeSystem("eth1", "eth2", "eth3")
+	e, path := newTestEngine(t, sys)
+	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	sys.failOpen = "eth3"
+	err := e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2", "eth3"}})
+	if err == nil || !strings.Contains(err.Error(), "bridge0: add eth3: injected failure") {
+		t.Fatalf("add with a failing member: want \"bridge0: add eth3: injected failure\", got %v", err)
+	}
+	for _, n := range []string{"eth1", "eth2"} {
+		if open, guards := sys.counts(n); open != 0 || guards != 0 {
+			t.Errorf("%s after a failed add: %d ports and %d guards open, want none", n, open, guards)
+		}
+	}
+	show, _ := e.BridgeShow(bg, "bridge0")
+	if len(show[0].Ports) != 0 {
+		t.Errorf("failed add left members: %+v", show[0].Ports)
+	}
+	saved, err := config.Load(path)
+	mustDo(t, err)
+	if len(saved.Bridges[0].Ports) != 0 {
+		t.Errorf("failed add was saved: %+v", saved.Bridges[0].Ports)
+	}
+}
+
+func TestEngineRefusals(t *testing.T) {
+	sys := newFakeSystem("eth1", "eth2")
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0", Local: true}))
+	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge1"}))
+	mustDo(t, e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}))
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"missing interface", e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth9"}}), "bridge0: add eth9: no such interface"},
+		{"member of another bridge", e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge1", Ifaces: []string{"eth1"}}), "bridge1: add eth1: already a port of bridge bridge0"},
+		{"own TAP", e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge1", Ifaces: []string{"bridge0"}}), "TAP of swctl bridge bridge0"},
+		{"given twice", e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge1", Ifaces: []string{"eth2", "eth2"}}), "given twice"},
+		{"unknown bridge", e.BridgeAdd(bg, api.BridgeAddRequest{Name: "nosuch", Ifaces: []string{"eth2"}}), "nosuch: no such bridge"},
+		{"duplicate bridge", e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge1"}), "bridge1: bridge exists"},
+		{"bad MAC", e.BridgeStatic(bg, api.StaticRequest{Name: "bridge0", MAC: "zz", Iface: "eth1"}), "not a MAC address"},
+		{"static on non-member", e.BridgeStatic(bg, api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:05", Iface: "eth2"}), "eth2 is not a member"},
+		{"del non-member", e.BridgeDel(bg, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth2"}}), "bridge0: del eth2: not a member"},
+		{"span already member", e.BridgeAddSpan(bg, api.SpanRequest{Name: "bridge1", Iface: "eth1"}), "already a port of bridge bridge0"},
+	}
+	for _, c := range cases {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: want an error containing %q, got %v", c.name, c.want, c.err)
+		}
+	}
+}
+
+func TestEngineAbsentMemberAttachesWhenItAppears(t *testing.T) {
+	sys := newFakeSystem("eth1")
+	e, _ := newTestEngine(t, sys)
+	cfg := &config.Config{Bridges: []config.Bridge{config.NewBridge("bridge0")}}
+	cfg.Bridges[0].Ports = []config.Port{config.NewPort("eth1"), config.NewPort("eth7")}
+	e.Close()
+	mustDo(t, e.load(cfg))
+	link := func(n string) string {
+		ps, err := e.PortShow(bg, n)
+		mustDo(t, err)
+		return ps[0].Link
+	}
+	if got := link("eth7"); got != "absent" {
+		t.Fatalf("eth7 before it exists: %q, want absent", got)
+	}
+	sys.setLink("eth7", platform.LinkUp)
+	if got := link("eth7"); got != "up" {
+		t.Errorf("eth7 after it appeared: %q, want up", got)
+	}
+	if open, guards := sys.counts("eth7"); open != 1 || guards != 1 {
+		t.Errorf("eth7 attached: %d ports and %d guards, want 1 and 1", open, guards)
+	}
+	sys.setLink("eth7", platform.LinkAbsent)
+	if got := link("eth7"); got != "absent" {
+		t.Errorf("eth7 after deletion: %q, want absent", got)
+	}
+	if open, guards := sys.counts("eth7"); open != 0 || guards != 0 {
+		t.Errorf("eth7 deleted: %d ports and %d guards still open", open, guards)
+	}
+}
+
+func TestEngineStackFlagTogglesGuard(t *testing.T) {
+	sys := newFakeSystem("eth1")
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	mustDo(t, e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}))
+	on, off := true, false
+	mustDo(t, e.BridgePort(bg, api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Stack: &on}))
+	if _, g := sys.counts("eth1"); g != 0 {
+		t.Errorf("stack on: %d guards, want 0", g)
+	}
+	mustDo(t, e.BridgePort(bg, api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Stack: &off}))
+	if _, g := sys.counts("eth1"); g != 1 {
+		t.Errorf("stack off: %d guards, want 1", g)
+	}
+}
+
+func TestEngineDestroyReleasesEverything(t *testing.T) {
+	sys := newFakeSystem("eth1", "eth2")
+	e, path := newTestEngine(t, sys)
+	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	mustDo(t, e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}}))
+	mustDo(t, e.BridgeDestroy(bg, api.BridgeDestroyRequest{Name: "bridge0"}))
+	for _, n := range []string{"eth1", "eth2"} {
+		if open, guards := sys.counts(n); open != 0 || guards != 0 {
+			t.Errorf("%s after destroy: %d ports, %d guards open", n, open, guards)
+		}
+	}
+	b, _ := os.ReadFile(path)
+	if strings.Contains(string(b), "bridge0") {
+		t.Errorf("destroyed bridge still in the configuration:\n%s", b)
+	}
+}
+
+func TestEngineUnsavableChangeIsUndone(t *testing.T) {
+	sys := newFakeSystem("eth1")
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	e.cfgPath = "/proc/swctl-cannot-write-here/swctl.conf"
+	err := e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}})
+	if err == nil || !strings.Contains(err.Error(), "cannot save the configuration") {
+		t.Fatalf("add with an unwritable configuration: want a save error, got %v", err)
+	}
+	if open, guards := sys.counts("eth1"); open != 0 || guards != 0 {
+		t.Errorf("eth1 after an unsaved add: %d ports, %d guards open", open, guards)
+	}
+}

@@ -1,0 +1,31 @@
+package daemon
+
+import (
+	"io"
+	"net"
+
+	"github.com/swctl/swctl/platform"
+)
+
+// system is what the engine needs from the operating system: opening a
+// member's packet port, creating a host TAP, keeping a member's own stack
+// off bridged frames, and knowing which interfaces exist. The Linux one
+// uses AF_PACKET, /dev/net/tun, tcx and netlink; tests use in-memory ports.
+type system interface {
+	// OpenPort opens the frame port of an existing interface.
+	OpenPort(name string) (platform.Port, error)
+	// CreateTap makes a non-persistent TAP interface, up, with the given
+	// MAC and MTU.
+	CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, error)
+	// SetTapMTU changes a TAP's MTU.
+	SetTapMTU(name string, mtu int) error
+	// GuardStack keeps the interface's own IP stack off the frames it
+	// receives until the returned closer is closed.
+	GuardStack(name string) (io.Closer, error)
+	// LinkState reports whether the interface exists and its carrier.
+	LinkState(name string) platform.LinkState
+	// Watch delivers link changes to fn until the system is closed.
+	Watch(fn func(name string, state platform.LinkState)) error
+	// Close stops watching.
+	Close() error
+}

@@ -1,0 +1,111 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/swctl/swctl/internal/linkwatch"
+	"github.com/swctl/swctl/internal/stackguard"
+	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/afpacket"
+	"github.com/swctl/swctl/platform/tap"
+)
+
+// linuxSystem opens members over AF_PACKET, host TAPs over /dev/net/tun,
+// guards members' stacks with tcx, and follows links over netlink.
+type linuxSystem struct {
+	// watcher follows every link of the daemon's network namespace.
+	watcher *linkwatch.Watcher
+	// cancel stops the delivery goroutine Watch starts.
+	cancel context.CancelFunc
+	// done is closed when the delivery goroutine has returned.
+	done chan struct{}
+}
+
+func newSystem() (system, error) {
+	w, err := linkwatch.New()
+	if err != nil {
+		return nil, fmt.Errorf("link events: %w", err)
+	}
+	return &linuxSystem{watcher: w, done: make(chan struct{})}, nil
+}
+
+func (s *linuxSystem) OpenPort(name string) (platform.Port, error) {
+	p, err := afpacket.Open(name, afpacket.Options{})
+	if err != nil {
+		return nil, err
+	}
+	// The port read its link state when it opened; the watcher's view is
+	// the one kept current from here on.
+	if ev, ok := s.watcher.Lookup(name); ok {
+		p.SetLink(ev.State)
+	}
+	return p, nil
+}
+
+func (s *linuxSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, error) {
+	return tap.Create(name, tap.Options{MAC: mac, MTU: mtu, Up: true})
+}
+
+func (s *linuxSystem) SetTapMTU(name string, mtu int) error {
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := netlink.LinkSetMTU(l, mtu); err != nil {
+		return fmt.Errorf("%s: set mtu %d: %w", name, mtu, err)
+	}
+	return nil
+}
+
+func (s *linuxSystem) GuardStack(name string) (io.Closer, error) {
+	idx := 0
+	if ev, ok := s.watcher.Lookup(name); ok {
+		idx = ev.Index
+	}
+	return stackguard.Attach(idx, name)
+}
+
+func (s *linuxSystem) LinkState(name string) platform.LinkState {
+	if ev, ok := s.watcher.Lookup(name); ok {
+		return ev.State
+	}
+	if _, err := net.InterfaceByName(name); err == nil {
+		// Created since the watcher's last event was handled: the event
+		// is on its way.
+		return platform.LinkDown
+	}
+	return platform.LinkAbsent
+}
+
+func (s *linuxSystem) Watch(fn func(name string, state platform.LinkState)) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	go func() {
+		defer close(s.done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-s.watcher.Events():
+				if !ok {
+					return
+				}
+				fn(ev.Name, ev.State)
+			}
+		}
+	}()
+	return nil
+}
+
+func (s *linuxSystem) Close() error {
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
+	}
+	return s.watcher.Close()
+}

@@ -1,0 +1,17 @@
+//go:build !linux
+
+package stackguard
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// attachment is empty off Linux.
+type attachment struct{}
+
+func attach(ifindex int, ifname string) (*Guard, error) {
+	return nil, fmt.Errorf("stackguard %s (index %d): not implemented on %s", ifname, ifindex, runtime.GOOS)
+}
+
+func (g *Guard) detach() error { return nil }

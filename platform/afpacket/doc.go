@@ -1,0 +1,44 @@
+// Package afpacket is the Linux platform.Port backend: one AF_PACKET
+// SOCK_RAW socket per interface, bound to its ifindex for every protocol
+// (ETH_P_ALL), with
+//
+//   - an mmap TPACKET_V2 receive ring: ReadBatch returns views of ring
+//     slots, no copy and, while frames are waiting, no system call;
+//   - PACKET_RESERVE headroom in front of every slot, where the 802.1Q or
+//     802.1ad tag the kernel stripped (TP_STATUS_VLAN_VALID) is put back in
+//     place: the 12 MAC bytes move left by 4 and the tag is written between
+//     them and the ethertype, so ReadBatch returns the frame as it was on
+//     the wire without copying the payload;
+//   - PACKET_IGNORE_OUTGOING, so the port never reads back what it sent;
+//   - batched transmission with one sendmmsg(2) per WriteBatch
+//     (MSG_DONTWAIT: a full queue drops and counts, it never blocks);
+//   - blocking only in ppoll(2) on the socket and an eventfd that Close
+//     signals, entered through unix.Syscall6 so the Go scheduler can run
+//     other goroutines meanwhile.
+//
+// # Ownership and lifetime
+//
+// A frame ReadBatch returns is a view into the ring. It is valid until the
+// next ReadBatch or Close on that port: the next ReadBatch hands its slot
+// back to the kernel, and Close unmaps the ring, so touching a frame after
+// Close is a memory fault, not just stale data. WriteBatch copies every
+// frame into the kernel before it returns.
+//
+// # Receive filter and crash safety
+//
+// SetPromisc, SetAllMulti and JoinMulticast use PACKET_ADD_MEMBERSHIP on
+// the port's own socket (PACKET_MR_PROMISC, PACKET_MR_ALLMULTI,
+// PACKET_MR_MULTICAST). The kernel counts such memberships per socket and
+// drops them when the socket goes away, also when the process is killed
+// with SIGKILL. The package never sets IFF_PROMISC, which would survive a
+// crash. The descriptors are opened close-on-exec so a child process never
+// keeps them alive.
+//
+// # Limits
+//
+// The ring slot is sized for the interface MTU at Open, plus two tags.
+// Larger frames (GSO super-frames from a local stack with offloads on, or
+// frames after an MTU increase) arrive truncated and are dropped and
+// counted in RxDropped. Partial checksums are passed through untouched:
+// testbeds disable tx offloads until virtio-net headers are supported.
+package afpacket

@@ -1,0 +1,566 @@
+package afpacket
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
+	"golang.org/x/sys/unix"
+)
+
+// Port is an AF_PACKET port on one interface. It implements
+// platform.Port, platform.LinkSetter and platform.Promiscuous. One
+// goroutine at a time may call ReadBatch; every other method is safe for
+// concurrent use, Close included.
+type Port struct {
+	// name is the interface name.
+	name string
+	// ifindex is the interface index the socket is bound to.
+	ifindex int
+	// mac is the interface's hardware address at Open.
+	mac net.HardwareAddr
+	// headroom is the PACKET_RESERVE in bytes, the guaranteed free space
+	// in front of every frame ReadBatch returns.
+	headroom int
+	// batch is the most frames one ReadBatch returns or one sendmmsg sends.
+	batch int
+	// mtu is the L2 payload limit WriteBatch enforces (one tag allowed).
+	mtu atomic.Int64
+	// link is the platform.LinkState, set at Open and by SetLink.
+	link atomic.Uint32
+	// fd is the AF_PACKET socket.
+	fd int
+	// efd is the eventfd Close signals to wake a blocked ReadBatch.
+	efd int
+	// closed is set first thing by Close; every method checks it under
+	// its mutex before it touches fd or the ring.
+	closed atomic.Bool
+	// closeOnce runs the teardown once.
+	closeOnce sync.Once
+
+	// rmu is held by ReadBatch for its whole call, wait included, and by
+	// Close while it unmaps the ring: Close waits for the reader to leave.
+	rmu sync.Mutex
+	// ring is the receive ring, guarded by rmu.
+	ring ring
+	// pfds are the descriptors ReadBatch polls (socket, eventfd), guarded
+	// by rmu.
+	pfds [2]unix.PollFd
+
+	// txmu guards msgs and iovs, and keeps Close from closing fd under a
+	// sendmmsg.
+	txmu sync.Mutex
+	// msgs is the preallocated sendmmsg array; msgs[i] points at iovs[i].
+	msgs []unix.Mmsghdr
+	// iovs is the preallocated iovec array, one per message.
+	iovs []unix.Iovec
+
+	// ctlmu serialises membership changes and statistics reads, and keeps
+	// Close from closing fd under them.
+	ctlmu sync.Mutex
+	// promisc is set while the socket holds a PACKET_MR_PROMISC
+	// membership; written under ctlmu.
+	promisc atomic.Bool
+	// allmulti is set while the socket holds a PACKET_MR_ALLMULTI
+	// membership; written under ctlmu.
+	allmulti atomic.Bool
+
+	// rxPackets and rxBytes count frames ReadBatch returned.
+	rxPackets, rxBytes atomic.Uint64
+	// txPackets and txBytes count frames the kernel accepted.
+	txPackets, txBytes atomic.Uint64
+	// rxDropped counts runt and truncated frames refused by ReadBatch.
+	rxDropped atomic.Uint64
+	// txDropped counts frames WriteBatch dropped.
+	txDropped atomic.Uint64
+	// ringDropped accumulates tp_drops from PACKET_STATISTICS (the kernel
+	// resets it on every read).
+	ringDropped atomic.Uint64
+	// errs counts failed system calls.
+	errs atomic.Uint64
+}
+
+// Compile-time checks of the interfaces Port implements.
+var (
+	_ platform.Port        = (*Port)(nil)
+	_ platform.LinkSetter  = (*Port)(nil)
+	_ platform.Promiscuous = (*Port)(nil)
+)
+
+// Open opens an AF_PACKET port on the interface name. The MTU, MAC address
+// and initial link state (up when the interface is up and running) come
+// from the interface. Open must run in the network namespace of the
+// interface; the socket stays there.
+func Open(name string, opts Options) (*Port, error) {
+	opts, err := opts.withDefaults(name)
+	if err != nil {
+		return nil, err
+	}
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) {
+			err = op.Err
+		}
+		return nil, fmt.Errorf("afpacket %s: %w", name, err)
+	}
+	if len(ifi.HardwareAddr) != 6 {
+		return nil, fmt.Errorf("afpacket %s: not an Ethernet interface (hardware address %q)", name, ifi.HardwareAddr)
+	}
+	p := &Port{
+		name:     name,
+		ifindex:  ifi.Index,
+		mac:      ifi.HardwareAddr,
+		headroom: opts.Headroom,
+		batch:    opts.BatchSize,
+		fd:       -1,
+		efd:      -1,
+		msgs:     make([]unix.Mmsghdr, opts.BatchSize),
+		iovs:     make([]unix.Iovec, opts.BatchSize),
+	}
+	p.mtu.Store(int64(ifi.MTU))
+	link := platform.LinkDown
+	if ifi.Flags&net.FlagUp != 0 && ifi.Flags&net.FlagRunning != 0 {
+		link = platform.LinkUp
+	}
+	p.link.Store(uint32(link))
+	for i := range p.msgs {
+		p.msgs[i].Hdr.Iov = &p.iovs[i]
+		p.msgs[i].Hdr.SetIovlen(1)
+	}
+	if err := p.open(ifi.MTU, opts); err != nil {
+		p.closeFDs()
+		return nil, fmt.Errorf("afpacket %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// open makes the socket, ring and eventfd. The socket is created for no
+// protocol, so nothing queues on it until bind, after the ring exists.
+func (p *Port) open(mtu int, opts Options) error {
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		return fmt.Errorf("socket: %w", err)
+	}
+	p.fd = fd
+	for _, o := range []struct {
+		name     string
+		opt, val int
+	}{
+		{"PACKET_VERSION", unix.PACKET_VERSION, unix.TPACKET_V2},
+		{"PACKET_RESERVE", unix.PACKET_RESERVE, opts.Headroom},
+		{"PACKET_IGNORE_OUTGOING", unix.PACKET_IGNORE_OUTGOING, 1},
+	} {
+		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, o.opt, o.val); err != nil {
+			return fmt.Errorf("setsockopt %s: %w", o.name, err)
+		}
+	}
+
+	page := unix.Getpagesize()
+	frameSize := frameSizeFor(mtu, opts.Headroom)
+	blockSize := (max(opts.BlockSize, frameSize) + page - 1) / page * page
+	perBlock := blockSize / frameSize
+	req := unix.TpacketReq{
+		Block_size: uint32(blockSize),
+		Block_nr:   uint32(opts.BlockCount),
+		Frame_size: uint32(frameSize),
+		Frame_nr:   uint32(perBlock * opts.BlockCount),
+	}
+	if int(req.Frame_nr) < opts.BatchSize {
+		return fmt.Errorf("ring of %d slots is smaller than the batch size %d", req.Frame_nr, opts.BatchSize)
+	}
+	if err := unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
+		return fmt.Errorf("setsockopt PACKET_RX_RING (%d blocks of %d bytes, %d-byte slots): %w",
+			opts.BlockCount, blockSize, frameSize, err)
+	}
+	mem, err := unix.Mmap(fd, 0, blockSize*opts.BlockCount, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("mmap ring of %d bytes: %w", blockSize*opts.BlockCount, err)
+	}
+	p.ring = ring{
+		mem:            mem,
+		blockSize:      blockSize,
+		frameSize:      frameSize,
+		framesPerBlock: perBlock,
+		frames:         int(req.Frame_nr),
+		held:           make([]int, 0, opts.BatchSize),
+	}
+
+	sa := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: p.ifindex}
+	if err := unix.Bind(fd, sa); err != nil {
+		return fmt.Errorf("bind: %w", err)
+	}
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return fmt.Errorf("eventfd: %w", err)
+	}
+	p.efd = efd
+	p.pfds = [2]unix.PollFd{
+		{Fd: int32(fd), Events: unix.POLLIN},
+		{Fd: int32(efd), Events: unix.POLLIN},
+	}
+	return nil
+}
+
+// htons converts a protocol number to network byte order.
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// closeFDs unmaps the ring and closes the descriptors that are open.
+func (p *Port) closeFDs() error {
+	var errs []error
+	if p.ring.mem != nil {
+		if err := unix.Munmap(p.ring.mem); err != nil {
+			errs = append(errs, fmt.Errorf("munmap: %w", err))
+		}
+		p.ring.mem = nil
+	}
+	for _, fd := range []*int{&p.fd, &p.efd} {
+		if *fd >= 0 {
+			if err := unix.Close(*fd); err != nil {
+				errs = append(errs, fmt.Errorf("close: %w", err))
+			}
+			*fd = -1
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Name implements platform.Port.
+func (p *Port) Name() string { return p.name }
+
+// HardwareAddr implements platform.Port. The caller must not modify it.
+func (p *Port) HardwareAddr() net.HardwareAddr { return p.mac }
+
+// MTU implements platform.Port.
+func (p *Port) MTU() int { return int(p.mtu.Load()) }
+
+// SetMTU changes the MTU WriteBatch enforces, for a watcher that sees the
+// interface change. The receive ring keeps the slot size of Open: after
+// an increase, frames larger than the old MTU are dropped on receive until
+// the port is reopened.
+func (p *Port) SetMTU(mtu int) { p.mtu.Store(int64(mtu)) }
+
+// Headroom implements platform.Port: the PACKET_RESERVE. A frame whose tag
+// was restored still has at least this much free in front of it.
+func (p *Port) Headroom() int { return p.headroom }
+
+// BatchSize implements platform.Port.
+func (p *Port) BatchSize() int { return p.batch }
+
+// Link implements platform.Port.
+func (p *Port) Link() platform.LinkState { return platform.LinkState(p.link.Load()) }
+
+// SetLink implements platform.LinkSetter.
+func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
+
+// ReadBatch implements platform.Port. It first gives the slots of the
+// previous call back to the kernel, then returns views of up to
+// min(len(frames), BatchSize()) received frames, blocking in ppoll while
+// the ring is empty. The views point into the ring and are valid until the
+// next ReadBatch or Close; a tag the kernel stripped is back in place.
+// Only one goroutine at a time may call ReadBatch.
+func (p *Port) ReadBatch(frames [][]byte) (int, error) {
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
+	if p.closed.Load() {
+		return 0, platform.ErrClosed
+	}
+	p.ring.release()
+	frames = frames[:min(len(frames), p.batch)]
+	if len(frames) == 0 {
+		return 0, nil
+	}
+	for {
+		n, bytes, dropped := p.ring.collect(frames)
+		if dropped > 0 {
+			p.rxDropped.Add(uint64(dropped))
+		}
+		if n > 0 {
+			p.rxPackets.Add(uint64(n))
+			p.rxBytes.Add(uint64(bytes))
+			return n, nil
+		}
+		if err := p.wait(); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// wait blocks until the socket is readable or Close signals the eventfd.
+func (p *Port) wait() error {
+	p.pfds[0].Revents, p.pfds[1].Revents = 0, 0
+	_, errno := ppoll(p.pfds[:])
+	if p.closed.Load() {
+		return platform.ErrClosed
+	}
+	switch errno {
+	case 0, unix.EINTR:
+	default:
+		p.errs.Add(1)
+		return fmt.Errorf("afpacket %s: ppoll: %w", p.name, errno)
+	}
+	if p.pfds[0].Revents&unix.POLLERR != 0 {
+		// The interface went down (ENETDOWN): reading SO_ERROR clears
+		// the error, or ppoll would return at once forever.
+		_, _ = unix.GetsockoptInt(p.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		p.errs.Add(1)
+	}
+	return nil
+}
+
+// WriteBatch implements platform.Port. It sends frames with one sendmmsg
+// per BatchSize() frames, without blocking: a frame over the MTU (one
+// 802.1Q or 802.1ad tag allowed), a frame shorter than an Ethernet header,
+// and every frame while the link is down or the kernel's queue is full
+// (EAGAIN, ENOBUFS) is dropped and counted in TxDropped. The kernel has
+// copied every sent frame when WriteBatch returns. Safe for concurrent use.
+func (p *Port) WriteBatch(frames [][]byte) (int, error) {
+	p.txmu.Lock()
+	defer p.txmu.Unlock()
+	if p.closed.Load() {
+		return 0, platform.ErrClosed
+	}
+	if p.Link() != platform.LinkUp {
+		p.txDropped.Add(uint64(len(frames)))
+		return 0, nil
+	}
+	sent := 0
+	var err error
+	for len(frames) > 0 {
+		k := min(len(frames), p.batch)
+		n, e := p.send(frames[:k])
+		sent += n
+		if err == nil {
+			err = e
+		}
+		frames = frames[k:]
+	}
+	return sent, err
+}
+
+// send sends at most BatchSize frames. txmu is held.
+func (p *Port) send(frames [][]byte) (int, error) {
+	mtu := p.MTU()
+	k, dropped := 0, 0
+	for _, f := range frames {
+		if len(f) < frame.HeaderLen || frame.Ethernet(f).PayloadLen() > mtu {
+			dropped++
+			continue
+		}
+		p.iovs[k].Base = &f[0]
+		p.iovs[k].SetLen(len(f))
+		k++
+	}
+	sent, bytes := 0, 0
+	var err error
+	for i := 0; i < k; {
+		n, errno := sendmmsg(p.fd, p.msgs[i:k], unix.MSG_DONTWAIT)
+		if errno == 0 && n > 0 {
+			for j := i; j < i+n; j++ {
+				bytes += int(p.iovs[j].Len)
+			}
+			sent += n
+			i += n
+			continue
+		}
+		switch errno {
+		case unix.EINTR:
+			continue
+		case 0, unix.EAGAIN, unix.ENOBUFS:
+			// Queue full: the rest waits for no one.
+			dropped += k - i
+			i = k
+		case unix.ENETDOWN, unix.ENXIO, unix.ENODEV:
+			// The link went away under us: drop the rest.
+			p.errs.Add(1)
+			dropped += k - i
+			i = k
+		case unix.EMSGSIZE:
+			// Too large for the kernel's rule (a full-size frame with an
+			// 802.1ad tag gets no allowance): drop this one, go on.
+			p.errs.Add(1)
+			dropped++
+			i++
+		default:
+			p.errs.Add(1)
+			if err == nil {
+				err = fmt.Errorf("afpacket %s: sendmmsg: %w", p.name, errno)
+			}
+			dropped++
+			i++
+		}
+	}
+	for j := 0; j < k; j++ {
+		p.iovs[j].Base = nil // keep no caller memory alive
+	}
+	if sent > 0 {
+		p.txPackets.Add(uint64(sent))
+		p.txBytes.Add(uint64(bytes))
+	}
+	if dropped > 0 {
+		p.txDropped.Add(uint64(dropped))
+	}
+	return sent, err
+}
+
+// Counters implements platform.Port. It reads and accumulates the
+// kernel's PACKET_STATISTICS drop count (the kernel resets it on read).
+func (p *Port) Counters() platform.Counters {
+	p.ctlmu.Lock()
+	if !p.closed.Load() {
+		p.readStats()
+	}
+	p.ctlmu.Unlock()
+	return platform.Counters{
+		RxPackets: p.rxPackets.Load(), RxBytes: p.rxBytes.Load(),
+		TxPackets: p.txPackets.Load(), TxBytes: p.txBytes.Load(),
+		RxDropped: p.rxDropped.Load(), TxDropped: p.txDropped.Load(),
+		RingDropped: p.ringDropped.Load(), Errors: p.errs.Load(),
+	}
+}
+
+// readStats adds the kernel's ring drops since the last read. ctlmu is
+// held and fd open.
+func (p *Port) readStats() {
+	st, err := unix.GetsockoptTpacketStats(p.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
+	if err != nil {
+		p.errs.Add(1)
+		return
+	}
+	p.ringDropped.Add(uint64(st.Drops))
+}
+
+// SetPromisc implements platform.Promiscuous with a PACKET_MR_PROMISC
+// membership on the port's socket: the kernel counts it in the
+// interface's promiscuity and drops it when the socket closes, even if
+// the process is killed. Setting the state the port is already in does
+// nothing. After Close, SetPromisc(false) succeeds (nothing is held).
+func (p *Port) SetPromisc(on bool) error {
+	return p.setFlag(&p.promisc, on, unix.PACKET_MR_PROMISC, "promiscuous")
+}
+
+// Promisc implements platform.Promiscuous.
+func (p *Port) Promisc() bool { return p.promisc.Load() }
+
+// SetAllMulti takes (on) or releases (off) a PACKET_MR_ALLMULTI membership
+// on the port's socket, so the interface passes every multicast frame.
+// Like promiscuity it is dropped by the kernel when the socket closes.
+func (p *Port) SetAllMulti(on bool) error {
+	return p.setFlag(&p.allmulti, on, unix.PACKET_MR_ALLMULTI, "all-multicast")
+}
+
+// AllMulti reports whether the port holds an all-multicast membership.
+func (p *Port) AllMulti() bool { return p.allmulti.Load() }
+
+// setFlag changes a counted, socket-owned membership of type typ.
+func (p *Port) setFlag(state *atomic.Bool, on bool, typ uint16, what string) error {
+	p.ctlmu.Lock()
+	defer p.ctlmu.Unlock()
+	if p.closed.Load() {
+		if !on {
+			return nil
+		}
+		return fmt.Errorf("afpacket %s: %s on: %w", p.name, what, platform.ErrClosed)
+	}
+	if state.Load() == on {
+		return nil
+	}
+	if err := p.membership(on, typ, nil); err != nil {
+		return fmt.Errorf("afpacket %s: %s %s: %w", p.name, what, onOff(on), err)
+	}
+	state.Store(on)
+	return nil
+}
+
+// JoinMulticast adds a PACKET_MR_MULTICAST membership for the group mac to
+// the port's socket (a trunk member joins 01:80:c2:00:00:02 for LACP).
+// Memberships are counted: each JoinMulticast needs one LeaveMulticast,
+// and Close drops them all.
+func (p *Port) JoinMulticast(mac net.HardwareAddr) error {
+	return p.group(true, mac)
+}
+
+// LeaveMulticast drops one PACKET_MR_MULTICAST membership for mac.
+func (p *Port) LeaveMulticast(mac net.HardwareAddr) error {
+	return p.group(false, mac)
+}
+
+// group joins or leaves a multicast group.
+func (p *Port) group(join bool, mac net.HardwareAddr) error {
+	verb := "leave"
+	if join {
+		verb = "join"
+	}
+	if len(mac) != 6 || mac[0]&1 == 0 {
+		return fmt.Errorf("afpacket %s: %s multicast %v: not a multicast MAC address", p.name, verb, mac)
+	}
+	p.ctlmu.Lock()
+	defer p.ctlmu.Unlock()
+	if p.closed.Load() {
+		return fmt.Errorf("afpacket %s: %s multicast %v: %w", p.name, verb, mac, platform.ErrClosed)
+	}
+	if err := p.membership(join, unix.PACKET_MR_MULTICAST, mac); err != nil {
+		return fmt.Errorf("afpacket %s: %s multicast %v: %w", p.name, verb, mac, err)
+	}
+	return nil
+}
+
+// membership adds or drops a packet_mreq on the socket. ctlmu is held.
+func (p *Port) membership(add bool, typ uint16, addr []byte) error {
+	mreq := unix.PacketMreq{Ifindex: int32(p.ifindex), Type: typ, Alen: uint16(len(addr))}
+	copy(mreq.Address[:], addr)
+	opt := unix.PACKET_DROP_MEMBERSHIP
+	if add {
+		opt = unix.PACKET_ADD_MEMBERSHIP
+	}
+	if err := unix.SetsockoptPacketMreq(p.fd, unix.SOL_PACKET, opt, &mreq); err != nil {
+		p.errs.Add(1)
+		return err
+	}
+	return nil
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}
+
+// Close implements platform.Port. It wakes a ReadBatch blocked in ppoll
+// and waits for it to leave, waits for a WriteBatch in progress, gives the
+// lent slots back, unmaps the ring and closes the socket, which drops
+// every membership it held. Frames from the last ReadBatch are invalid
+// once Close has begun. Safe to call from any goroutine, more than once:
+// later calls wait for the first and return nil.
+func (p *Port) Close() error {
+	var err error
+	p.closeOnce.Do(func() {
+		p.closed.Store(true)
+		var one [8]byte
+		binary.NativeEndian.PutUint64(one[:], 1)
+		if _, e := unix.Write(p.efd, one[:]); e != nil {
+			err = fmt.Errorf("wake reader: %w", e)
+		}
+		p.rmu.Lock()
+		defer p.rmu.Unlock()
+		p.txmu.Lock()
+		defer p.txmu.Unlock()
+		p.ctlmu.Lock()
+		defer p.ctlmu.Unlock()
+		p.readStats()
+		p.ring.release()
+		err = errors.Join(err, p.closeFDs())
+		p.promisc.Store(false)
+		p.allmulti.Store(false)
+		if err != nil {
+			err = fmt.Errorf("afpacket %s: close: %w", p.name, err)
+		}
+	})
+	return err
+}

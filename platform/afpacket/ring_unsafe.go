@@ -1,0 +1,50 @@
+//go:build linux
+
+package afpacket
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// This file holds every pointer conversion of the package: the ring slot
+// headers the kernel shares with us, and the two system calls that take
+// arrays (sendmmsg, ppoll).
+
+// hdr returns the tpacket2_hdr at the start of slot i.
+func (r *ring) hdr(i int) *unix.Tpacket2Hdr {
+	return (*unix.Tpacket2Hdr)(unsafe.Pointer(&r.mem[r.offset(i)]))
+}
+
+// status reads slot i's tp_status. The load orders the reads of the slot
+// after it: the kernel writes the frame, then (after a write barrier) the
+// status.
+func (r *ring) status(i int) uint32 {
+	return atomic.LoadUint32((*uint32)(unsafe.Pointer(&r.mem[r.offset(i)])))
+}
+
+// give hands slot i back to the kernel (TP_STATUS_KERNEL). The store
+// orders every earlier access to the slot before it.
+func (r *ring) give(i int) {
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&r.mem[r.offset(i)])), unix.TP_STATUS_KERNEL)
+}
+
+// sendmmsg sends msgs in one system call and returns how many were sent.
+// It is not a raw system call: on veth the sender's context runs the
+// receiver's softirq work, which can take long enough that the scheduler
+// should be free to hand this P to another goroutine.
+func sendmmsg(fd int, msgs []unix.Mmsghdr, flags int) (int, unix.Errno) {
+	n, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd),
+		uintptr(unsafe.Pointer(&msgs[0])), uintptr(len(msgs)), uintptr(flags), 0, 0)
+	return int(n), errno
+}
+
+// ppoll blocks until one of fds is ready (no timeout, no signal mask).
+// It goes through Syscall6, never RawSyscall6: it blocks.
+func ppoll(fds []unix.PollFd) (int, unix.Errno) {
+	n, _, errno := unix.Syscall6(unix.SYS_PPOLL,
+		uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), 0, 0, 0, 0)
+	return int(n), errno
+}

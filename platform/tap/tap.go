@@ -1,0 +1,169 @@
+package tap
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/swctl/swctl/platform"
+)
+
+// Headroom is the number of bytes free in front of every frame ReadBatch
+// returns: room for two VLAN tags (802.1ad + 802.1Q).
+const Headroom = 8
+
+// minFrameRoom is the smallest frame buffer a slot gets, whatever the MTU:
+// a jumbo payload, an Ethernet header and one tag.
+const minFrameRoom = 9216 + 14 + 4
+
+// Options says how Create makes the interface.
+type Options struct {
+	// MAC is the interface's hardware address; nil keeps the random one
+	// the kernel picks. Keep it in the configuration so that a restart
+	// gives the host the same address.
+	MAC net.HardwareAddr
+	// MTU is the interface's MTU; 0 keeps the kernel's default (1500).
+	MTU int
+	// Up brings the interface administratively up.
+	Up bool
+	// BatchSize is the number of receive slots, the most frames one
+	// ReadBatch returns; 0 means platform.DefaultBatchSize.
+	BatchSize int
+}
+
+// Port is a TAP interface as a platform.Port. Make one with Create.
+type Port struct {
+	// name is the interface name the kernel gave the TAP.
+	name string
+	// index is the interface index.
+	index int
+	// mac is the hardware address read back after Create set it.
+	mac net.HardwareAddr
+	// mtu is the L2 payload limit WriteBatch enforces, read back after
+	// Create set it, changed by SetMTU.
+	mtu atomic.Int64
+	// link is the platform.LinkState reported by Link, set by SetLink.
+	link atomic.Uint32
+
+	// fd is the /dev/net/tun descriptor that owns the interface.
+	fd int
+	// wakeFD is an eventfd that Close makes readable to wake a ReadBatch
+	// blocked in ppoll.
+	wakeFD int
+	// closed is set first thing by Close; ReadBatch and WriteBatch check it.
+	closed atomic.Bool
+	// closeOnce makes Close idempotent.
+	closeOnce sync.Once
+	// closeErr is what the first Close returned.
+	closeErr error
+	// fdMu is held shared by every system call on fd or wakeFD and
+	// exclusively by Close while it closes them, so a descriptor number is
+	// never used after it may have been reused.
+	fdMu sync.RWMutex
+
+	// bufs are the receive slots, each Headroom + frameRoom + 1 bytes
+	// long; ReadBatch fills bufs[i] for frame i. Only the ReadBatch
+	// goroutine touches them.
+	bufs [][]byte
+	// frameRoom is the largest frame a slot holds; a longer read was
+	// truncated by the kernel and is dropped.
+	frameRoom int
+	// pollFDs is the ppoll set {fd, wakeFD}, kept here so that ReadBatch
+	// does not allocate. Only the ReadBatch goroutine touches it.
+	pollFDs [2]pollFD
+
+	// Counters, updated atomically; see platform.Counters.
+	rxPackets, rxBytes, txPackets, txBytes, rxDropped, txDropped, errors atomic.Uint64
+}
+
+var (
+	_ platform.Port       = (*Port)(nil)
+	_ platform.LinkSetter = (*Port)(nil)
+)
+
+// Create makes a non-persistent TAP interface called name (at most 15
+// bytes; empty lets the kernel pick "tapN") in the calling thread's network
+// namespace, sets its MAC address and MTU and brings it up as opts say. The
+// interface disappears when the Port is closed or the process exits.
+func Create(name string, opts Options) (*Port, error) {
+	return create(name, opts)
+}
+
+// Name implements platform.Port.
+func (p *Port) Name() string { return p.name }
+
+// Index returns the interface index.
+func (p *Port) Index() int { return p.index }
+
+// HardwareAddr implements platform.Port.
+func (p *Port) HardwareAddr() net.HardwareAddr { return p.mac }
+
+// MTU implements platform.Port.
+func (p *Port) MTU() int { return int(p.mtu.Load()) }
+
+// SetMTU changes the MTU that WriteBatch enforces, when a link watcher
+// sees the host change the interface's MTU. It does not change the
+// interface. Receive buffers keep the size Create gave them (at least
+// 9216 bytes of payload): a longer frame is dropped and counted.
+func (p *Port) SetMTU(mtu int) { p.mtu.Store(int64(mtu)) }
+
+// Headroom implements platform.Port.
+func (p *Port) Headroom() int { return Headroom }
+
+// BatchSize implements platform.Port.
+func (p *Port) BatchSize() int { return len(p.bufs) }
+
+// Link implements platform.Port: the state last given to SetLink, or, until
+// then, up if Create brought the interface up and down otherwise.
+func (p *Port) Link() platform.LinkState { return platform.LinkState(p.link.Load()) }
+
+// SetLink implements platform.LinkSetter: a link watcher reports the
+// interface's state. It does not change the interface (see SetCarrier).
+func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
+
+// Counters implements platform.Port.
+func (p *Port) Counters() platform.Counters {
+	return platform.Counters{
+		RxPackets: p.rxPackets.Load(), RxBytes: p.rxBytes.Load(),
+		TxPackets: p.txPackets.Load(), TxBytes: p.txBytes.Load(),
+		RxDropped: p.rxDropped.Load(), TxDropped: p.txDropped.Load(),
+		Errors: p.errors.Load(),
+	}
+}
+
+// ReadBatch implements platform.Port: it blocks until at least one frame
+// has arrived from the host, then returns as many as are ready, up to
+// len(frames) and BatchSize. The frames are views into the Port's buffers,
+// valid until the next ReadBatch or Close. One goroutine at a time may call
+// it. It returns platform.ErrClosed after Close.
+func (p *Port) ReadBatch(frames [][]byte) (int, error) { return p.readBatch(frames) }
+
+// WriteBatch implements platform.Port: it hands each frame to the host with
+// one write and never blocks. A frame shorter than an Ethernet header, one
+// whose payload exceeds the MTU (one VLAN tag allowed), or one the kernel
+// refuses is dropped and counted. It returns the number sent; it keeps
+// nothing, so the caller may reuse frames when it returns. Safe for
+// concurrent use.
+func (p *Port) WriteBatch(frames [][]byte) (int, error) { return p.writeBatch(frames) }
+
+// SetCarrier turns the interface's carrier on or off (TUNSETCARRIER), as
+// the host sees it: with the carrier off the host reports NO-CARRIER and
+// does not send on it. It does not change Link.
+func (p *Port) SetCarrier(up bool) error { return p.setCarrier(up) }
+
+// Close implements platform.Port: it wakes a blocked ReadBatch and closes
+// the descriptor, which removes the interface. Safe to call from any
+// goroutine, more than once.
+func (p *Port) Close() error {
+	p.closeOnce.Do(func() { p.closeErr = p.close() })
+	return p.closeErr
+}
+
+// payloadLen is the L2 payload length of f, not counting one VLAN tag.
+func payloadLen(f []byte) int {
+	t := uint16(f[12])<<8 | uint16(f[13])
+	if (t == 0x8100 || t == 0x88a8) && len(f) >= 18 {
+		return len(f) - 18
+	}
+	return len(f) - 14
+}
