@@ -6,7 +6,7 @@
 GO       ?= go
 BIN      := bin/swctl
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X main.version=$(VERSION)
+LDFLAGS  := -s -w -X github.com/swctl/swctl/internal/api.Version=$(VERSION)
 CROSS    := openbsd/amd64 openbsd/arm64 freebsd/amd64 freebsd/arm64
 
 .PHONY: all build test unit demo bench lint cross deps clean

@@ -329,6 +329,8 @@ func (b *Bridge) Name() string { return b.name }
 func (b *Bridge) since(now time.Time) int64 { return int64(now.Sub(b.epoch)) }
 
 // Member returns the handle of the member or span port called name, or nil.
+// A reader of the port passes it to Forward; after the port is removed,
+// Forward ignores it.
 func (b *Bridge) Member(name string) *Member { return b.table.Load().find(name) }
 
 // AddPort makes p a member with flags f. On success the bridge owns p: it
@@ -523,10 +525,12 @@ func (b *Bridge) SetMaxAddr(n int) error {
 	if n < 0 {
 		return fmt.Errorf("%s: maxaddr %d: negative", b.name, n)
 	}
-	b.fdb.max.Store(int64(n))
+	old := b.fdb.max.Swap(int64(n))
 	removed := b.fdb.trim(n, b.since(b.clock.Now()))
 	b.noteDrained()
-	b.log.Info("maxaddr changed", "maxaddr", n, "trimmed", removed)
+	if old != int64(n) || removed > 0 {
+		b.log.Info("maxaddr changed", "maxaddr", n, "trimmed", removed)
+	}
 	return nil
 }
 

@@ -39,8 +39,8 @@
 // # Span ports
 //
 // A span port (AddSpan) receives one copy of every frame the bridge
-// forwards (steps 6 and 7 above, whatever then happens at each egress
-// member), subject to its own link state and MTU. What a span port
+// forwards (counted in Forwarded or Flooded, whatever then happens at each
+// egress member), subject to its own link state and MTU. What a span port
 // receives is read and discarded: it is never learned from nor forwarded.
 //
 // # Address table

@@ -10,9 +10,12 @@ import (
 	"github.com/swctl/swctl/frame"
 )
 
-// fdbShards is the number of independently locked parts of the address
-// table. A power of two.
-const fdbShards = 64
+// fdbShardBits is log2 of the number of independently locked parts of the
+// address table.
+const fdbShardBits = 6
+
+// fdbShards is the number of independently locked parts of the table.
+const fdbShards = 1 << fdbShardBits
 
 // macMask keeps the 48 address bits of a table key.
 const macMask = 1<<48 - 1
@@ -76,19 +79,20 @@ type fdb struct {
 	timeout atomic.Int64
 }
 
-func newFDB(max int, timeout time.Duration) *fdb {
+// newFDB returns an empty table of at most limit entries.
+func newFDB(limit int, timeout time.Duration) *fdb {
 	f := &fdb{}
 	for i := range f.shards {
 		f.shards[i].m = make(map[uint64]*fdbEntry)
 	}
-	f.max.Store(int64(max))
+	f.max.Store(int64(limit))
 	f.timeout.Store(int64(timeout))
 	return f
 }
 
 // shard returns the shard that holds key: a hash of the MAC alone.
 func (f *fdb) shard(key uint64) *fdbShard {
-	return &f.shards[((key&macMask)*0x9e3779b97f4a7c15)>>(64-6)]
+	return &f.shards[((key&macMask)*0x9e3779b97f4a7c15)>>(64-fdbShardBits)]
 }
 
 // expired reports whether e has aged out at now. Call with the shard's mu
@@ -288,12 +292,12 @@ func (f *fdb) deleteWhere(drop func(*fdbEntry) bool) int {
 	return total
 }
 
-// trim removes entries until the table holds at most max of them, or only
-// static ones: expired entries first, then the dynamic entries seen least
+// trim removes entries until the table holds at most limit of them, or
+// only static ones: expired entries first, then the dynamic entries seen least
 // recently. It returns how many it removed.
-func (f *fdb) trim(max int, now int64) int {
+func (f *fdb) trim(limit int, now int64) int {
 	removed := f.expire(now)
-	excess := int(f.count.Load()) - max
+	excess := int(f.count.Load()) - limit
 	if excess <= 0 {
 		return removed
 	}

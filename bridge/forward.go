@@ -77,9 +77,8 @@ func isIP(e frame.Ethernet) bool {
 // Forward forwards frames received on the member in, as the package
 // documentation describes, with now as the time they were received (read
 // once per batch). It is what the member's reader goroutine calls; tests
-// and benchmarks call it directly. Frames not sent to in's own reader
-// goroutine may be forwarded concurrently by other goroutines, each with
-// its own Worker.
+// and benchmarks call it directly. Any number of goroutines may call
+// Forward at once, each with its own Worker.
 //
 // The frames are views owned by the caller: Forward hands them to the
 // egress ports' WriteBatch (which copies what it keeps) and to the

@@ -121,12 +121,16 @@ func (p *testPort) isClosed() bool {
 // fixture is a bridge whose members are testPorts, driven through Forward
 // on the test's goroutine with a fake clock.
 type fixture struct {
-	t     testing.TB
-	b     *Bridge
-	clk   *clock.Fake
-	w     *Worker
+	// t is the test the fixture fails.
+	t testing.TB
+	// b is the bridge under test.
+	b *Bridge
+	// clk is b's clock.
+	clk *clock.Fake
+	// w is the Worker send uses.
+	w *Worker
+	// ports are b's members by name (span ports are not here).
 	ports map[string]*testPort
-	names []string
 }
 
 // quietLogger discards everything.
@@ -159,7 +163,6 @@ func (fx *fixture) add(name string, f PortFlags, record bool) *testPort {
 		fx.t.Fatalf("AddPort(%s) = %v, want nil", name, err)
 	}
 	fx.ports[name] = p
-	fx.names = append(fx.names, name)
 	return p
 }
 
@@ -173,8 +176,8 @@ func (fx *fixture) send(in string, frames ...[]byte) {
 	fx.b.Forward(fx.w, m, frames, fx.clk.Now())
 }
 
-// takeAll empties every port's record and returns, sorted, the names of the
-// ports that got exactly the frame f, and fails on any port that got
+// receivers empties every port's record and returns, sorted, the names of
+// the ports that got exactly the frame f, and fails on any port that got
 // anything else or more than one copy.
 func (fx *fixture) receivers(f []byte) []string {
 	fx.t.Helper()

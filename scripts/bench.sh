@@ -34,62 +34,62 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-in() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+nsx() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 
 for ns in "$h1" "$h2" "$dut"; do
 	ip netns add "$ns"
-	in "$ns" ip link set lo up
-	in "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	nsx "$ns" ip link set lo up
+	nsx "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 done
 cable() { # host mac dutport
 	ip link add "x$3$tag" type veth peer name "y$3$tag"
 	ip link set "x$3$tag" netns "$1"; ip link set "y$3$tag" netns "$dut"
-	in "$1" ip link set "x$3$tag" name eth0 address "$2"
-	in "$dut" ip link set "y$3$tag" name "$3"
-	in "$1" ip link set eth0 up; in "$dut" ip link set "$3" up
-	in "$1" ethtool -K eth0 tx off gso off >/dev/null 2>&1 || true
+	nsx "$1" ip link set "x$3$tag" name eth0 address "$2"
+	nsx "$dut" ip link set "y$3$tag" name "$3"
+	nsx "$1" ip link set eth0 up; nsx "$dut" ip link set "$3" up
+	nsx "$1" ethtool -K eth0 tx off gso off >/dev/null 2>&1 || true
 }
 cable "$h1" $MAC1 p1
 cable "$h2" $MAC2 p2
-in "$h1" ip addr add 10.99.0.1/24 dev eth0
-in "$h2" ip addr add 10.99.0.2/24 dev eth0
-in "$h1" ip neigh replace 10.99.0.2 lladdr $MAC2 nud permanent dev eth0
-in "$h2" ip neigh replace 10.99.0.1 lladdr $MAC1 nud permanent dev eth0
+nsx "$h1" ip addr add 10.99.0.1/24 dev eth0
+nsx "$h2" ip addr add 10.99.0.2/24 dev eth0
+nsx "$h1" ip neigh replace 10.99.0.2 lladdr $MAC2 nud permanent dev eth0
+nsx "$h2" ip neigh replace 10.99.0.1 lladdr $MAC1 nud permanent dev eth0
 
 start_kernel() {
-	in "$dut" ip link add br0 type bridge
-	in "$dut" ip link set p1 master br0
-	in "$dut" ip link set p2 master br0
-	in "$dut" ip link set br0 up
+	nsx "$dut" ip link add br0 type bridge
+	nsx "$dut" ip link set p1 master br0
+	nsx "$dut" ip link set p2 master br0
+	nsx "$dut" ip link set br0 up
 }
-stop_kernel() { in "$dut" ip link del br0 2>/dev/null || true; }
+stop_kernel() { nsx "$dut" ip link del br0 2>/dev/null || true; }
 start_swctl() {
 	rm -f "$work/sock" "$work/conf"
-	in "$dut" "$SWCTL" daemon --socket "$work/sock" --config "$work/conf" --state-dir "$work/state" 2>>"$work/daemon.log" &
+	ip netns exec "$dut" "$SWCTL" daemon --socket "$work/sock" --config "$work/conf" --state-dir "$work/state" 2>>"$work/daemon.log" &
 	daemon_pid=$!
 	for _ in $(seq 200); do [[ -S "$work/sock" ]] && break; sleep 0.05; done
-	in "$dut" "$SWCTL" --socket "$work/sock" bridge create bridge0 >/dev/null
-	in "$dut" "$SWCTL" --socket "$work/sock" bridge add bridge0 p1 p2 >/dev/null
+	nsx "$dut" "$SWCTL" --socket "$work/sock" bridge create bridge0 >/dev/null
+	nsx "$dut" "$SWCTL" --socket "$work/sock" bridge add bridge0 p1 p2 >/dev/null
 }
 stop_swctl() {
 	if [[ -n "$daemon_pid" ]]; then kill "$daemon_pid" 2>/dev/null; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""; fi
 }
 
 # Both bridges learn h2 on p2 before the measured frames flow.
-learn() { in "$h2" ping -c 2 -i 0.2 -W 1 10.99.0.1 >/dev/null 2>&1 || true; }
+learn() { nsx "$h2" ping -c 2 -i 0.2 -W 1 10.99.0.1 >/dev/null 2>&1 || true; }
 
 cfg_for() { # size
 	local fill=$(($1 - 42))
 	echo "{ eth(da=$MAC2, sa=$MAC1), ipv4(saddr=10.99.0.1, daddr=10.99.0.2, ttl=64), udp(sp=4000, dp=9), fill(0x00, $fill) }" >"$work/t$1.cfg"
 }
 cpu() { head -1 /proc/stat; }
-rxp() { in "$h2" cat /sys/class/net/eth0/statistics/rx_packets; }
+rxp() { nsx "$h2" cat /sys/class/net/eth0/statistics/rx_packets; }
 
 # measure SIZE -> "frames_per_s user% sys% softirq% irq%"
 measure() {
 	local size=$1 r0 r1 c0 c1
 	r0=$(rxp); c0=$(cpu)
-	in "$h1" taskset -c 0 timeout -s INT "$DUR" trafgen -P 1 -A -Q -C -i "$work/t$size.cfg" -o eth0 >/dev/null 2>&1 || true
+	nsx "$h1" taskset -c 0 timeout -s INT "$DUR" trafgen -P 1 -A -Q -C -i "$work/t$size.cfg" -o eth0 >/dev/null 2>&1 || true
 	sleep 0.5
 	r1=$(rxp); c1=$(cpu)
 	awk -v r0="$r0" -v r1="$r1" -v d="$DUR" -v a="$c0" -v b="$c1" 'BEGIN {

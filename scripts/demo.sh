@@ -28,36 +28,36 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-in() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+nsx() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 
 say "building the testbed: namespaces ${hosts[*]} and $dut"
 ip netns add "$dut"
-in "$dut" ip link set lo up
+nsx "$dut" ip link set lo up
 for i in 1 2 3; do
 	h=${hosts[$((i - 1))]}
 	ip netns add "$h"
-	in "$h" ip link set lo up
-	in "$h" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	nsx "$h" ip link set lo up
+	nsx "$h" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 	ip link add "p$i$tag" type veth peer name "e$i$tag"
 	ip link set "p$i$tag" netns "$dut"
 	ip link set "e$i$tag" netns "$h"
-	in "$dut" ip link set "p$i$tag" name "p$i"
-	in "$dut" ip link set "p$i" up
-	in "$h" ip link set "e$i$tag" name eth0 address "02:00:00:00:00:0$i"
-	in "$h" ip addr add "10.77.0.$i/24" dev eth0
-	in "$h" ip link set eth0 up
+	nsx "$dut" ip link set "p$i$tag" name "p$i"
+	nsx "$dut" ip link set "p$i" up
+	nsx "$h" ip link set "e$i$tag" name eth0 address "02:00:00:00:00:0$i"
+	nsx "$h" ip addr add "10.77.0.$i/24" dev eth0
+	nsx "$h" ip link set eth0 up
 	# The hosts' stacks send partial checksums and GSO frames over veth;
 	# swctl forwards frames as they are, so turn those offloads off.
-	in "$h" ethtool -K eth0 tx off gso off >/dev/null 2>&1 || true
+	nsx "$h" ethtool -K eth0 tx off gso off >/dev/null 2>&1 || true
 done
-in "$dut" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+nsx "$dut" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 
 say "starting swctl daemon in $dut"
-in "$dut" "$SWCTL" daemon --socket "$sock" --config "$work/swctl.conf" --state-dir "$work/state" \
+ip netns exec "$dut" "$SWCTL" daemon --socket "$sock" --config "$work/swctl.conf" --state-dir "$work/state" \
 	2> "$work/daemon.log" &
 daemon_pid=$!
 for _ in $(seq 100); do [[ -S "$sock" ]] && break; sleep 0.05; done
-sw() { echo "# swctl $*"; in "$dut" "$SWCTL" --socket "$sock" "$@"; }
+sw() { echo "# swctl $*"; nsx "$dut" "$SWCTL" --socket "$sock" "$@"; }
 
 say "creating bridge0 and adding p1 p2 p3"
 sw bridge create bridge0
@@ -65,9 +65,9 @@ sw bridge add bridge0 p1 p2 p3
 sw bridge show bridge0
 
 say "pinging across the bridge"
-in "${hosts[0]}" ping -c 3 -i 0.2 -W 2 10.77.0.2
-in "${hosts[0]}" ping -c 3 -i 0.2 -W 2 10.77.0.3
-in "${hosts[1]}" ping -c 3 -i 0.2 -W 2 10.77.0.3
+nsx "${hosts[0]}" ping -c 3 -i 0.2 -W 2 10.77.0.2
+nsx "${hosts[0]}" ping -c 3 -i 0.2 -W 2 10.77.0.3
+nsx "${hosts[1]}" ping -c 3 -i 0.2 -W 2 10.77.0.3
 
 say "the learned MAC table"
 sw bridge addr bridge0

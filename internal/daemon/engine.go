@@ -120,7 +120,7 @@ func (e *engine) startBridge(c *config.Bridge) (err error) {
 	opts.Timeout = time.Duration(c.Timeout) * time.Second
 	opts.MaxAddr = c.MaxAddr
 	opts.Clock = e.clock
-	opts.Logger = e.log.With("bridge", c.Name)
+	opts.Logger = e.log
 	b := &bridgeObj{name: c.Name, br: bridge.New(c.Name, opts), ports: make(map[string]*portObj)}
 	defer func() {
 		if err != nil {
@@ -224,7 +224,6 @@ func (e *engine) attach(b *bridgeObj, po *portObj, p *config.Port) (err error) {
 			return fmt.Errorf("add %s: %w", po.name, err)
 		}
 		po.port = port
-		e.log.Info("span port added", "bridge", b.name, "port", po.name)
 		return nil
 	}
 	var guard io.Closer
@@ -253,7 +252,7 @@ func (e *engine) attach(b *bridgeObj, po *portObj, p *config.Port) (err error) {
 		return fmt.Errorf("add %s: %w", po.name, err)
 	}
 	po.port, po.guard = port, guard
-	e.log.Info("port added", "bridge", b.name, "port", po.name, "link", port.Link().String(), "mtu", port.MTU())
+	e.log.Debug("port attached", "bridge", b.name, "port", po.name, "link", port.Link().String(), "mtu", port.MTU(), "stack_guard", guard != nil)
 	return nil
 }
 

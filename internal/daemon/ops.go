@@ -144,7 +144,6 @@ func (e *engine) BridgeDel(_ context.Context, r api.BridgeDelRequest) error {
 		for _, iface := range r.Ifaces {
 			e.detach(b, b.ports[iface])
 			delete(b.ports, iface)
-			e.log.Info("port removed", "bridge", r.Name, "port", iface)
 		}
 		e.fitLocal(b)
 		return func() {
@@ -179,7 +178,7 @@ func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, e
 			Addresses: len(b.br.Addrs()),
 			Exceeded:  st.Exceeded, Forwarded: st.Forwarded, Flooded: st.Flooded,
 			Dropped: st.DroppedRunt + st.DroppedLinkLocal + st.DroppedBadSource + st.DroppedBlockNonIP +
-				st.DroppedSamePort + st.DroppedOversize + st.DroppedLinkDown,
+				st.DroppedSamePort + st.DroppedBlockNonIPOut + st.DroppedOversize + st.DroppedLinkDown,
 		}
 		if c.Local {
 			info.Local, info.LocalMAC = c.Name, c.LocalMAC.String()
