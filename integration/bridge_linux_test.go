@@ -245,6 +245,15 @@ func TestIntegrationBridgeLocalTapAndNoARPFromMembers(t *testing.T) {
 	if !answered {
 		t.Errorf("no ARP reply from the TAP %s:\n%s", tapMAC, out)
 	}
+	// With --stack on, p1's own stack sees the frames again and answers
+	// for the dut's address too, with p1's MAC.
+	tb.swctl("bridge", "port", "bridge0", "p1", "--stack", "on")
+	p1MAC := strings.TrimSpace(tb.dut.Run("cat", "/sys/class/net/p1/address"))
+	netnstest.Eventually(t, 10*time.Second, "p1's stack answers ARP with --stack on", func() bool {
+		out, _ := tb.hosts[0].Try("arping", "-c", "2", "-I", "eth0", tapIP)
+		return strings.Contains(strings.ToLower(out), p1MAC)
+	})
+	tb.swctl("bridge", "port", "bridge0", "p1", "--stack", "off")
 	// The TAP's MAC is kept across restarts.
 	tb.stop(syscall.SIGTERM)
 	tb.start()

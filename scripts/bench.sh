@@ -89,7 +89,7 @@ rxp() { nsx "$h2" cat /sys/class/net/eth0/statistics/rx_packets; }
 measure() {
 	local size=$1 r0 r1 c0 c1
 	r0=$(rxp); c0=$(cpu)
-	nsx "$h1" taskset -c 0 timeout -s INT "$DUR" trafgen -P 1 -A -Q -C -i "$work/t$size.cfg" -o eth0 >/dev/null 2>&1 || true
+	nsx "$h1" taskset -c 0 timeout -s INT "$DUR" trafgen -P 1 --no-sock-mem -Q -C -i "$work/t$size.cfg" -o eth0 >/dev/null 2>&1 || true
 	sleep 0.5
 	r1=$(rxp); c1=$(cpu)
 	awk -v r0="$r0" -v r1="$r1" -v d="$DUR" -v a="$c0" -v b="$c1" 'BEGIN {
@@ -115,8 +115,9 @@ done
 
 echo
 echo "Frames/s delivered h1 -> dut -> h2 at maximum offered load (median of $RUNS; min-max)"
-echo "CPU: whole machine, 2 cores (50% = one core); interrupts = irq + softirq (veth: softirq only)"
-awk '
+echo "CPU: whole machine, $(nproc) cores ($((100 / $(nproc)))% = one core busy); interrupts = irq + softirq (veth: softirq only)"
+echo "CPU ns/frame = whole-machine busy time (generator, forwarder and receiver together) per delivered frame"
+awk -v ncpu="$(nproc)" '
 { k = $1 " " $2; n[k]++; v[k, n[k]] = $3; u[k] += $4; sy[k] += $5; si[k] += $6; ir[k] += $7 }
 function median(k,   i, j, t, m, a) {
 	m = n[k]; for (i = 1; i <= m; i++) a[i] = v[k, i]
@@ -125,7 +126,7 @@ function median(k,   i, j, t, m, a) {
 	return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
 }
 END {
-	printf "%-14s %6s %12s %23s %7s %6s %6s %9s\n", "path", "frame", "frames/s", "min-max", "ratio", "user%", "sys%", "softirq%"
+	printf "%-14s %6s %12s %23s %7s %6s %6s %9s %13s\n", "path", "frame", "frames/s", "min-max", "ratio", "user%", "sys%", "softirq%", "CPU ns/frame"
 	split("60 64 1514 1518", rfc, " ")
 	for (s = 1; s <= 3; s += 2) {
 		size = rfc[s]; label = rfc[s + 1]
@@ -134,7 +135,8 @@ END {
 			path = (p == 1) ? "kernel" : "swctl"; k = path " " size
 			if (!(k in n)) continue
 			m = median(k)
-			printf "%-14s %4dB %12.0f %11.0f-%-11.0f %6.2fx %6.1f %6.1f %9.1f\n", (p == 1 ? "kernel bridge" : "swctl bridge"), label, m, lo[k], hi[k], (km > 0 ? m / km : 0), u[k]/n[k], sy[k]/n[k], si[k]/n[k]
+			busy = (u[k] + sy[k] + si[k] + ir[k]) / n[k]
+			printf "%-14s %4dB %12.0f %11.0f-%-11.0f %6.2fx %6.1f %6.1f %9.1f %13.0f\n", (p == 1 ? "kernel bridge" : "swctl bridge"), label, m, lo[k], hi[k], (km > 0 ? m / km : 0), u[k]/n[k], sy[k]/n[k], si[k]/n[k], (m > 0 ? busy / 100 * ncpu * 1e9 / m : 0)
 		}
 	}
 }' "$work/results"

@@ -1,0 +1,167 @@
+package trunk
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/swctl/swctl/platform"
+)
+
+// DefaultLACPPortPriority is the LACP port priority of a member whose
+// PortConfig leaves it 0.
+const DefaultLACPPortPriority = 32768
+
+// PortConfig is the per-member configuration given to AddPort.
+type PortConfig struct {
+	// Priority orders members for failover: the highest is the primary;
+	// ties go to the member added first.
+	Priority int
+	// LACPPortPriority is the LACP port priority (lower wins); 0 means
+	// DefaultLACPPortPriority.
+	LACPPortPriority uint16
+}
+
+// readerState is where a member's reader goroutine is; see Member.mu.
+type readerState uint8
+
+const (
+	// stateBusy: between ReadBatch calls, looking at frames it read.
+	stateBusy readerState = iota
+	// stateRead: blocked in the member's ReadBatch, holding no frames.
+	stateRead
+	// stateLent: its batch is offered to, or held by, the trunk's
+	// consumer, until the consumer's next ReadBatch.
+	stateLent
+)
+
+// Member is a trunk's handle on one of its ports. Protocols receive it in
+// their hooks; its accessors are safe for concurrent use.
+type Member struct {
+	// name is the port's name; immutable.
+	name string
+	// port is the owned Port; immutable.
+	port platform.Port
+	// id is the member's index in lb.Set masks and TX scratch (0 to
+	// lb.MaxPorts-1); immutable for the member's life, reused after it.
+	id int
+	// cfg is the member's configuration; immutable.
+	cfg PortConfig
+	// link is the platform.LinkState last read by AddPort or
+	// Trunk.LinkChanged. Atomic.
+	link atomic.Uint32
+	// collecting and distributing are the state the protocol set.
+	// Atomic: written under the trunk's mu, read anywhere.
+	collecting, distributing atomic.Bool
+	// gone is set when the member leaves the trunk. Atomic.
+	gone atomic.Bool
+	// rxRefused counts frames received while not collecting; rxControl
+	// counts slow-protocol frames handed to the protocol. Atomic.
+	rxRefused, rxControl atomic.Uint64
+
+	// rx is the batch the reader offers the consumer. Its frames are
+	// written by the reader and read by the consumer, never at once: the
+	// channel send and the ack order them.
+	rx rxBatch
+	// stop is closed when the member leaves or the trunk closes.
+	stop chan struct{}
+	// done is closed when the reader goroutine has returned.
+	done chan struct{}
+
+	// mu guards state and leaving: the handshake that lets RemovePort
+	// and Close close the port at once only while the reader is in
+	// ReadBatch (holding no frames anyone looks at), and otherwise leave
+	// the closing to the reader when it is done with its frames.
+	mu sync.Mutex
+	// state is where the reader is. Guarded by mu.
+	state readerState
+	// leaving is set by release. Guarded by mu.
+	leaving bool
+
+	// closeOnce makes closePort close the port once.
+	closeOnce sync.Once
+	// closeErr is what the port's Close returned; written inside
+	// closeOnce, read after done is closed or closeOnce has run.
+	closeErr error
+}
+
+// rxBatch is one batch of accepted frames a member's reader offers to the
+// trunk's consumer.
+type rxBatch struct {
+	// m is the member the frames came from; immutable.
+	m *Member
+	// frames are views into m's port, valid until ack is signalled.
+	frames [][]byte
+	// ack is signalled (capacity 1) by the consumer's next ReadBatch once
+	// it has returned every frame of the batch.
+	ack chan struct{}
+}
+
+// newMember returns a member for p with ID id, its reader not started.
+func newMember(p platform.Port, id int, cfg PortConfig) *Member {
+	if cfg.LACPPortPriority == 0 {
+		cfg.LACPPortPriority = DefaultLACPPortPriority
+	}
+	m := &Member{name: p.Name(), port: p, id: id, cfg: cfg, stop: make(chan struct{}), done: make(chan struct{}), state: stateBusy}
+	m.rx = rxBatch{m: m, ack: make(chan struct{}, 1)}
+	m.link.Store(uint32(p.Link()))
+	return m
+}
+
+// Name returns the member port's name.
+func (m *Member) Name() string { return m.name }
+
+// ID returns the member's index, 0 to lb.MaxPorts-1, unique among the
+// trunk's current members (LACP may use it as a port number base).
+func (m *Member) ID() int { return m.id }
+
+// HardwareAddr returns the member port's own MAC address.
+func (m *Member) HardwareAddr() net.HardwareAddr { return m.port.HardwareAddr() }
+
+// Link returns the member's link state as the trunk last saw it.
+func (m *Member) Link() platform.LinkState { return platform.LinkState(m.link.Load()) }
+
+// Priority returns the member's failover priority.
+func (m *Member) Priority() int { return m.cfg.Priority }
+
+// LACPPortPriority returns the member's LACP port priority.
+func (m *Member) LACPPortPriority() uint16 { return m.cfg.LACPPortPriority }
+
+// Collecting reports whether frames the member receives are passed up.
+func (m *Member) Collecting() bool { return m.collecting.Load() }
+
+// Distributing reports whether frames may leave by the member.
+func (m *Member) Distributing() bool { return m.distributing.Load() }
+
+// enter moves the reader to state s, unless the member is leaving.
+func (m *Member) enter(s readerState) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.leaving {
+		return false
+	}
+	m.state = s
+	return true
+}
+
+// release marks the member leaving and stops its reader: it closes the
+// port at once when the reader is in ReadBatch; else the reader closes
+// it when it is done with its frames. It returns the reader's state.
+func (m *Member) release() readerState {
+	m.mu.Lock()
+	s, was := m.state, m.leaving
+	if !was {
+		m.leaving = true
+		close(m.stop)
+	}
+	m.mu.Unlock()
+	if s == stateRead {
+		m.closePort()
+	}
+	return s
+}
+
+// closePort closes the member's port once.
+func (m *Member) closePort() {
+	m.closeOnce.Do(func() { m.closeErr = m.port.Close() })
+}
