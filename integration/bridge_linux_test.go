@@ -394,3 +394,25 @@ func TestIntegrationBridgeBadInput(t *testing.T) {
 		t.Errorf("bridge show nosuch -o json: want {\"error\": ...} on stderr, got %v", err)
 	}
 }
+
+func TestIntegrationDaemonRefusesABadConfig(t *testing.T) {
+	tb := newTestbed(t, 1)
+	conf := "bridge bridge0 {\n    port p1 -learning blocknonipp\n}\n"
+	if err := os.WriteFile(tb.configPath(), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := tb.dut.Try(swctlBin, "daemon", "--socket", tb.socket(), "--config", tb.configPath(),
+		"--state-dir", tb.dir+"/state")
+	if err == nil {
+		t.Fatalf("daemon started with a bad configuration:\n%s", out)
+	}
+	if !strings.Contains(out, "swctl.conf:2:") || !strings.Contains(out, "blocknonipp") {
+		t.Errorf("daemon error: want the file, line 2 and the bad flag named, got:\n%s", out)
+	}
+	if got := promiscuity(t, tb.dut, "p1"); got != 0 {
+		t.Errorf("a refused configuration left p1 promiscuous (%d)", got)
+	}
+	if _, err := os.Stat(tb.socket()); err == nil {
+		t.Errorf("a refused configuration left a control socket")
+	}
+}
