@@ -228,10 +228,12 @@ func Decode(f []byte) (Kind, Cause) {
 	}
 	switch p[0] {
 	case SubtypeLACP:
-		return KindLACP, LACPDU(p).check()
+		if c := LACPDU(p).check(); c != CauseNone {
+			return KindNone, c
+		}
+		return KindLACP, CauseNone
 	case SubtypeMarker:
-		k, c := Marker(p).check()
-		return k, c
+		return Marker(p).check()
 	default:
 		return KindNone, CauseSubtype
 	}

@@ -205,6 +205,16 @@ type Aggregator struct {
 	Ports int `json:"ports"`
 }
 
+// MarshalJSON gives the partner system as a MAC string.
+func (g Aggregator) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		PartnerSystemPriority uint16 `json:"partner_system_priority"`
+		PartnerSystem         string `json:"partner_system"`
+		PartnerKey            uint16 `json:"partner_key"`
+		Ports                 int    `json:"ports"`
+	}{g.PartnerSystemPriority, net.HardwareAddr(g.PartnerSystem[:]).String(), g.PartnerKey, g.Ports})
+}
+
 // String formats the aggregator as "32768,aa:bb:cc:dd:ee:ff key 1".
 func (g Aggregator) String() string {
 	return fmt.Sprintf("%d,%s key %d", g.PartnerSystemPriority,
