@@ -1,0 +1,148 @@
+package trunk
+
+import (
+	"fmt"
+	"net"
+	"sync/atomic"
+	"testing"
+
+	"github.com/swctl/swctl/platform"
+)
+
+// TestSteadyPathAllocs checks that WriteBatch and ReadBatch allocate
+// nothing per call once warm, for each protocol: a batch out through the
+// trunk, a batch in from a far end (with a slow-protocols frame) and the
+// ReadBatch that returns it.
+func TestSteadyPathAllocs(t *testing.T) {
+	for _, proto := range []Proto{ProtoFailover, ProtoRoundRobin, ProtoLoadBalance, ProtoBroadcast} {
+		fx := newFixture(t, proto, PortConfig{}, PortConfig{})
+		var out [][]byte
+		for i := 0; i < 16; i++ {
+			out = append(out, udp4(uint16(i), uint32(i)))
+		}
+		in := [][]byte{udp4(1, 1), udp4(2, 2), slowFrame(farMAC(0)), udp4(3, 3)}
+		frames := make([][]byte, fx.tr.BatchSize())
+		buf := make([][]byte, 64)
+		got := testing.AllocsPerRun(200, func() {
+			if n, _ := fx.tr.WriteBatch(out); n != len(out) {
+				t.Fatalf("%s: WriteBatch sent %d of %d", proto, n, len(out))
+			}
+			for _, f := range fx.far {
+				for n, _ := f.TryReadBatch(buf); n > 0; n, _ = f.TryReadBatch(buf) {
+				}
+			}
+			_, _ = fx.far[0].WriteBatch(in)
+			if n, err := fx.tr.ReadBatch(frames); err != nil || n != 3 {
+				t.Fatalf("%s: ReadBatch = %d, %v; want 3, nil", proto, n, err)
+			}
+		})
+		if got != 0 {
+			t.Errorf("%s: %v allocations per write+read round, want 0", proto, got)
+		}
+	}
+}
+
+// nullPort is a member that accepts and discards every frame, to measure
+// the trunk's own TX cost.
+type nullPort struct {
+	// name is the port's name.
+	name string
+	// frames counts frames written. Atomic.
+	frames atomic.Uint64
+	// closed is closed by Close.
+	closed chan struct{}
+	// once guards closing closed. Atomic.
+	once atomic.Bool
+}
+
+func newNullPort(name string) *nullPort { return &nullPort{name: name, closed: make(chan struct{})} }
+
+func (p *nullPort) Name() string                   { return p.name }
+func (p *nullPort) HardwareAddr() net.HardwareAddr { return net.HardwareAddr{2, 0, 0, 0, 9, 9} }
+func (p *nullPort) MTU() int                       { return 1500 }
+func (p *nullPort) Headroom() int                  { return 0 }
+func (p *nullPort) BatchSize() int                 { return platform.DefaultBatchSize }
+func (p *nullPort) Link() platform.LinkState       { return platform.LinkUp }
+func (p *nullPort) Counters() platform.Counters    { return platform.Counters{TxPackets: p.frames.Load()} }
+func (p *nullPort) WriteBatch(f [][]byte) (int, error) {
+	p.frames.Add(uint64(len(f)))
+	return len(f), nil
+}
+func (p *nullPort) ReadBatch([][]byte) (int, error) {
+	<-p.closed
+	return 0, platform.ErrClosed
+}
+func (p *nullPort) Close() error {
+	if p.once.CompareAndSwap(false, true) {
+		close(p.closed)
+	}
+	return nil
+}
+
+// BenchmarkWriteBatch measures the trunk's TX choice and grouping, per
+// frame, over members that discard: 64 frames of 64 flows per call.
+func BenchmarkWriteBatch(b *testing.B) {
+	for _, proto := range []Proto{ProtoLoadBalance, ProtoRoundRobin, ProtoFailover, ProtoBroadcast} {
+		for _, ports := range []int{2, 4} {
+			b.Run(fmt.Sprintf("%s/ports=%d", proto, ports), func(b *testing.B) {
+				p, _ := NewProtocol(proto)
+				tr, err := New("trunk0", Options{Protocol: p, Seed: 1, TickInterval: -1, Logger: quiet})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer tr.Close()
+				for i := 0; i < ports; i++ {
+					if err := tr.AddPort(newNullPort(fmt.Sprintf("eth%d", i)), PortConfig{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var batch [][]byte
+				for i := 0; i < 64; i++ {
+					batch = append(batch, udp4(uint16(i), uint32(i)))
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					_, _ = tr.WriteBatch(batch)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/frame")
+			})
+		}
+	}
+}
+
+// BenchmarkRoundTrip measures a frame batch out through the trunk and one
+// in through ReadBatch, over memport cables (which copy every frame).
+func BenchmarkRoundTrip(b *testing.B) {
+	near, far := newMemPair("eth0")
+	near2, far2 := newMemPair("eth1")
+	defer far.Close()
+	defer far2.Close()
+	p, _ := NewProtocol(ProtoLoadBalance)
+	tr, err := New("trunk0", Options{Protocol: p, Seed: 1, TickInterval: -1, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	_ = tr.AddPort(near, PortConfig{})
+	_ = tr.AddPort(near2, PortConfig{})
+	var batch [][]byte
+	for i := 0; i < 32; i++ {
+		batch = append(batch, udp4(uint16(i), uint32(i)))
+	}
+	frames := make([][]byte, 64)
+	buf := make([][]byte, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = tr.WriteBatch(batch)
+		for n, _ := far.TryReadBatch(buf); n > 0; n, _ = far.TryReadBatch(buf) {
+		}
+		for n, _ := far2.TryReadBatch(buf); n > 0; n, _ = far2.TryReadBatch(buf) {
+		}
+		_, _ = far.WriteBatch(batch)
+		for got := 0; got < len(batch); {
+			n, _ := tr.ReadBatch(frames)
+			got += n
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*2*len(batch)), "ns/frame")
+}

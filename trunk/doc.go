@@ -1,0 +1,63 @@
+// Package trunk is swctl's link aggregation: a Trunk bundles member
+// platform.Ports into one, and is itself a platform.Port, so it can be
+// given to the host as a TAP or be a bridge member. Nothing here knows
+// about bridges.
+//
+// # Protocols
+//
+// A Protocol decides, for each member, whether it is collecting (frames
+// it receives are passed up) and distributing (frames may leave by it),
+// and says how frames are spread over the distributing members
+// (Distribution). The Trunk does the per-frame work from those states,
+// so a protocol never sees data frames, only slow-protocol frames. The
+// built-in protocols (NewProtocol):
+//
+//	proto        TX                                          RX accepted
+//	failover     primary (highest priority, first added)     active port only
+//	             if up, else the next up port; returns to
+//	             the primary when it is up again
+//	roundrobin   next up port per frame                      any up port
+//	loadbalance  lb flow hash over up ports (stable)         any up port
+//	broadcast    every up port                               any up port
+//	none         nothing                                     nothing
+//
+// LACP (package lacp) implements Protocol: it receives LACPDUs and marker
+// frames through Input, sends its own through Control.Send out of one
+// given member, runs its timers in Tick, and marks members collecting and
+// distributing through Control.SetState; frames are then spread by the lb
+// hash over the distributing members. Install it with SetProtocol.
+//
+// Every call into a Protocol is made under the trunk's lock, one at a
+// time: on AddPort, RemovePort, LinkChanged (the daemon calls it when a
+// member's carrier changes: failover moves traffic before it returns),
+// Tick (Options.TickInterval, on the trunk clock) and for each
+// slow-protocol frame a member receives.
+//
+// # Data path and frame ownership
+//
+// Each member has a reader goroutine. It reads a batch from its member
+// port, hands slow-protocol frames (01:80:c2:00:00:02, ethertype 0x8809)
+// to the protocol, drops data frames if the member is not collecting
+// (counted: Stats.RxRefused), and offers the rest to the Trunk's
+// ReadBatch through a channel. ReadBatch returns views into the member
+// port's buffers, not copies; the reader does not read its member again
+// until the consumer's next ReadBatch, so the views stay valid until the
+// next ReadBatch or Close, as the Port contract says. Nothing allocates
+// per batch.
+//
+// WriteBatch asks, per frame, which member (or members) it leaves by,
+// groups the frames per member and calls each member's WriteBatch once
+// per batch; the members copy what they keep. It is safe for concurrent
+// use and allocation-free: scratch slots are preallocated, each with its
+// own lock.
+//
+// # Ownership of ports
+//
+// AddPort takes ownership of the port: the trunk reads it and closes it.
+// RemovePort closes it at once, unless the consumer still holds frames
+// read from it (returned by the last ReadBatch); then it is closed at the
+// consumer's next ReadBatch, or at the trunk's Close. Close closes every
+// member. A port given to AddPort must not be used by anyone else, but
+// for the link watcher (platform.LinkSetter) and the daemon's
+// LinkChanged calls.
+package trunk

@@ -1,0 +1,188 @@
+package trunk
+
+import (
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"github.com/swctl/swctl/platform"
+)
+
+// readRetry is how long a reader waits after a failed ReadBatch (other
+// than ErrClosed) before it tries again.
+const readRetry = 10 * time.Millisecond
+
+// slowProtocolsDst is 01:80:c2:00:00:02, the slow-protocols multicast
+// address (IEEE 802.3 Annex 57A), packed as frame.MAC.Key packs it.
+const slowProtocolsDst = 0x0180c2000002
+
+// typeSlow is the slow-protocols ethertype.
+const typeSlow = 0x8809
+
+// isSlowProtocol reports whether f is a slow-protocols frame (LACP, marker).
+func isSlowProtocol(f []byte) bool {
+	if len(f) < 14 || binary.BigEndian.Uint16(f[12:14]) != typeSlow {
+		return false
+	}
+	dst := uint64(binary.BigEndian.Uint16(f[0:2]))<<32 | uint64(binary.BigEndian.Uint32(f[2:6]))
+	return dst == slowProtocolsDst
+}
+
+// ReadBatch implements platform.Port. It blocks until a member has
+// received frames the protocol accepts, then fills frames[:n] with views
+// of them, all from one member: views into that member port's own
+// buffers, not copies. They stay valid until the next ReadBatch or Close:
+// the member's reader does not read the member again until then. A member
+// batch larger than frames is returned over several calls. Slow-protocol
+// frames never come out of ReadBatch: they go to the protocol. It returns
+// ErrClosed after Close.
+func (tr *Trunk) ReadBatch(frames [][]byte) (int, error) {
+	if b := tr.cur; b != nil && tr.off >= len(b.frames) {
+		tr.cur = nil
+		select {
+		case b.ack <- struct{}{}:
+		default:
+		}
+	}
+	if tr.closed.Load() {
+		return 0, platform.ErrClosed
+	}
+	if len(frames) == 0 {
+		return 0, nil
+	}
+	if tr.cur == nil {
+		select {
+		case b := <-tr.rxq:
+			tr.cur, tr.off = b, 0
+		case <-tr.closing:
+			return 0, platform.ErrClosed
+		}
+		if tr.closed.Load() {
+			return 0, platform.ErrClosed
+		}
+	}
+	n := copy(frames, tr.cur.frames[tr.off:])
+	tr.off += n
+	var bytes uint64
+	for _, f := range frames[:n] {
+		bytes += uint64(len(f))
+	}
+	tr.rxPackets.Add(uint64(n))
+	tr.rxBytes.Add(bytes)
+	return n, nil
+}
+
+// read is m's reader goroutine: it reads batches from m until m leaves or
+// the trunk closes, hands slow-protocol frames to the protocol, drops the
+// rest while m is not collecting, and offers what it accepted to
+// ReadBatch, waiting until the consumer is done with it before reading m
+// again. It closes m's port when it returns.
+func (tr *Trunk) read(m *Member) {
+	defer tr.readers.Done()
+	defer close(m.done)
+	defer m.closePort()
+	bs := m.port.BatchSize()
+	if bs <= 0 {
+		bs = platform.DefaultBatchSize
+	}
+	buf := make([][]byte, bs)
+	m.rx.frames = make([][]byte, 0, bs)
+	failing := false
+	for {
+		if !m.enter(stateRead) {
+			return
+		}
+		n, err := m.port.ReadBatch(buf)
+		// Leaving while in ReadBatch: the port may be closed already and
+		// the frames gone. Do not look at them.
+		if !m.enter(stateBusy) {
+			return
+		}
+		if n > 0 && !tr.receive(m, buf[:n]) {
+			return
+		}
+		clear(buf[:n])
+		switch {
+		case err == nil:
+			if failing {
+				failing = false
+				tr.log.Info("port reads again", "port", m.name)
+			}
+		case errors.Is(err, platform.ErrClosed):
+			return
+		default:
+			if !failing {
+				failing = true
+				tr.log.Warn("port read failed", "port", m.name, "err", err)
+			}
+			select {
+			case <-time.After(readRetry):
+			case <-m.stop:
+				return
+			}
+		}
+	}
+}
+
+// receive sorts frames m read and offers the accepted ones to ReadBatch.
+// It returns false when the reader must stop.
+func (tr *Trunk) receive(m *Member, frames [][]byte) bool {
+	collecting := tr.table.Load().collecting.Has(m.id) && !m.gone.Load()
+	acc := m.rx.frames[:0]
+	var refused uint64
+	for _, f := range frames {
+		switch {
+		case isSlowProtocol(f):
+			tr.control(m, f)
+			// The protocol may have changed m's state: the frames
+			// after this one obey the new state.
+			collecting = tr.table.Load().collecting.Has(m.id) && !m.gone.Load()
+		case collecting:
+			acc = append(acc, f)
+		default:
+			refused++
+		}
+	}
+	if refused > 0 {
+		m.rxRefused.Add(refused)
+		tr.rxRefused.Add(refused)
+	}
+	if len(acc) == 0 {
+		return true
+	}
+	m.rx.frames = acc
+	if !m.enter(stateLent) {
+		return false
+	}
+	select {
+	case tr.rxq <- &m.rx:
+	case <-m.stop:
+		return false
+	case <-tr.closing:
+		return false
+	}
+	// The consumer holds the frames: wait for its next ReadBatch even if
+	// m is leaving meanwhile; only the trunk's Close ends the wait.
+	select {
+	case <-m.rx.ack:
+	case <-tr.closing:
+		return false
+	}
+	clear(m.rx.frames)
+	return m.enter(stateBusy)
+}
+
+// control hands a slow-protocol frame m received to the protocol.
+func (tr *Trunk) control(m *Member, f []byte) {
+	m.rxControl.Add(1)
+	tr.rxControl.Add(1)
+	tr.mu.Lock()
+	if tr.isClosed || m.gone.Load() {
+		tr.mu.Unlock()
+		return
+	}
+	tr.proto.Input(m, f)
+	tr.publishChangesLocked()
+	tr.mu.Unlock()
+	tr.notify()
+}

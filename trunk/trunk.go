@@ -1,0 +1,725 @@
+package trunk
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/swctl/swctl/clock"
+	"github.com/swctl/swctl/lb"
+	"github.com/swctl/swctl/platform"
+)
+
+// DefaultTickInterval is how often a trunk calls its protocol's Tick
+// unless Options says otherwise.
+const DefaultTickInterval = 100 * time.Millisecond
+
+// maxNameLen is the kernel's interface-name limit.
+const maxNameLen = 15
+
+// defaultMTU is the MTU of a trunk without members.
+const defaultMTU = 1500
+
+// Options configures a Trunk. The zero value is usable.
+type Options struct {
+	// Protocol is the initial protocol; nil means failover.
+	Protocol Protocol
+	// Hash selects the headers the loadbalance and LACP distribution
+	// hash; 0 means lb.AllFields.
+	Hash lb.HashFields
+	// Seed keys the flow hash and the member selection; 0 means a
+	// random seed.
+	Seed uint64
+	// MAC is the trunk's address; nil means the MAC of the first port
+	// added (as trunk(4)). It is copied.
+	MAC net.HardwareAddr
+	// Clock is the time source of the protocol's timers; nil means
+	// clock.System.
+	Clock clock.Clock
+	// TickInterval is how often the protocol's Tick runs on a goroutine
+	// of the trunk's; 0 means DefaultTickInterval, negative means never
+	// (tests call Trunk.Tick themselves).
+	TickInterval time.Duration
+	// Logger receives one line per state change; nil means slog.Default.
+	Logger *slog.Logger
+	// OnActiveChange, if set, is called with the new value of Active each
+	// time it changes (the daemon sets the TAP's carrier from it). Calls
+	// are serialised, never made with the trunk's lock held, and may call
+	// the trunk's methods.
+	OnActiveChange func(active bool)
+}
+
+// PortInfo describes a member.
+type PortInfo struct {
+	// Name is the member port's name.
+	Name string
+	// Link is its link state as the trunk last saw it.
+	Link platform.LinkState
+	// Priority is its failover priority.
+	Priority int
+	// LACPPortPriority is its LACP port priority.
+	LACPPortPriority uint16
+	// Flags are trunk(4)'s words: "master" (the primary: highest
+	// priority, first added), "active" (frames leave by it),
+	// "collecting", "distributing".
+	Flags []string
+	// Counters are the member port's own counters.
+	Counters platform.Counters
+	// RxRefused counts frames it received while not collecting.
+	RxRefused uint64
+	// RxControl counts slow-protocol frames it received.
+	RxControl uint64
+	// Detail is the protocol's PortDetail (LACP actor and partner), or nil.
+	Detail any
+}
+
+// Stats are the trunk's own counters since New.
+type Stats struct {
+	// RxPackets and RxBytes count frames ReadBatch returned.
+	RxPackets, RxBytes uint64
+	// RxRefused counts data frames received on a member that was not
+	// collecting (failover's standby ports, none).
+	RxRefused uint64
+	// RxControl counts slow-protocol frames handed to the protocol.
+	RxControl uint64
+	// TxPackets and TxBytes count frames WriteBatch reported sent.
+	TxPackets, TxBytes uint64
+	// TxNoPort counts frames WriteBatch dropped because no member was
+	// distributing.
+	TxNoPort uint64
+	// TxInvalid counts frames WriteBatch dropped as shorter than an
+	// Ethernet header or over the trunk's MTU.
+	TxInvalid uint64
+	// TxMemberDropped counts frames a member's WriteBatch did not send
+	// (full ring, link down), for protocols that send a frame by one
+	// member; for broadcast the members' own counters tell.
+	TxMemberDropped uint64
+}
+
+// table is an immutable snapshot of what the data path needs. It is
+// replaced whole, under Trunk.mu, never changed.
+type table struct {
+	// byID maps member IDs to members.
+	byID [lb.MaxPorts]*Member
+	// members are the members in the order they were added.
+	members []*Member
+	// primary is the member with the highest priority, first added on
+	// ties, or nil.
+	primary *Member
+	// dist is the protocol's Distribution.
+	dist Distribution
+	// collecting and distributing are the members in those states.
+	collecting, distributing lb.Set
+	// hasher hashes frames for DistributeHash.
+	hasher lb.Hasher
+	// sel picks a distributing member for a hash.
+	sel lb.Selector
+}
+
+// txSlot is scratch for one WriteBatch call: the frames for each member.
+type txSlot struct {
+	// mu is held by the WriteBatch call using the slot; it guards out
+	// and used.
+	mu sync.Mutex
+	// out holds the frames for each member ID.
+	out [lb.MaxPorts][][]byte
+	// used is the set of IDs whose out holds frames.
+	used lb.Set
+}
+
+// Trunk aggregates member Ports into one platform.Port. See the package
+// documentation. Its methods are safe for concurrent use, but for
+// ReadBatch (one caller at a time, as for every Port).
+type Trunk struct {
+	// name is the trunk's name; immutable.
+	name string
+	// clock is the protocol's time source; immutable.
+	clock clock.Clock
+	// log receives state changes; immutable.
+	log *slog.Logger
+	// onActive is Options.OnActiveChange; immutable.
+	onActive func(bool)
+	// seed keys the hasher and the selector; immutable.
+	seed uint64
+	// mac is the trunk's address. Atomic: stored under mu.
+	mac atomic.Pointer[net.HardwareAddr]
+	// table is the data path's snapshot. Atomic: stored under mu.
+	table atomic.Pointer[table]
+	// closed is set by Close. Atomic.
+	closed atomic.Bool
+	// closing is closed by Close: it wakes readers and ReadBatch.
+	closing chan struct{}
+	// rxq carries accepted batches from the members' readers to ReadBatch.
+	rxq chan *rxBatch
+	// rr is the round-robin position: frames sent so far. Atomic.
+	rr atomic.Uint64
+	// tx are the WriteBatch scratch slots; each has its own lock.
+	tx []txSlot
+	// rxPackets ... txMemberDropped are the Stats counters. Atomic.
+	rxPackets, rxBytes, rxRefused, rxControl       atomic.Uint64
+	txPackets, txBytes, txNoPort, txInvalid, txMem atomic.Uint64
+
+	// cur is the batch ReadBatch is returning frames from, and off the
+	// index of the next one. Owned by the ReadBatch caller (one at a
+	// time, by the Port contract); no lock.
+	cur *rxBatch
+	// off: see cur.
+	off int
+
+	// mu serialises configuration, link events, protocol calls and
+	// control frames. It guards the fields below and the storing of
+	// table and mac.
+	mu sync.Mutex
+	// proto is the current protocol. Guarded by mu.
+	proto Protocol
+	// ctl is proto's Control. Guarded by mu.
+	ctl *control
+	// members are the members in the order they were added. Guarded by mu.
+	members []*Member
+	// ids is the set of member IDs in use. Guarded by mu.
+	ids lb.Set
+	// hash is the hashed headers. Guarded by mu.
+	hash lb.HashFields
+	// isClosed is set by Close. Guarded by mu.
+	isClosed bool
+	// dirty is set when a member's state changed since table was last
+	// published. Guarded by mu.
+	dirty bool
+	// sendBuf is the one-frame batch Control.Send writes. Guarded by mu.
+	sendBuf [1][]byte
+
+	// notifyMu serialises OnActiveChange calls and guards notified.
+	notifyMu sync.Mutex
+	// notified is the value of Active last passed to OnActiveChange.
+	// Guarded by notifyMu.
+	notified bool
+
+	// readers counts the members' reader goroutines.
+	readers sync.WaitGroup
+	// tickDone is closed when the tick goroutine has returned (at once
+	// when there is none).
+	tickDone chan struct{}
+}
+
+// New returns a trunk without members, running the protocol of opts (by
+// default failover). Close stops it.
+func New(name string, opts Options) (*Trunk, error) {
+	if name == "" || len(name) > maxNameLen {
+		return nil, fmt.Errorf("trunk %q: name must be 1 to %d bytes", name, maxNameLen)
+	}
+	if opts.MAC != nil && len(opts.MAC) != 6 {
+		return nil, fmt.Errorf("%s: lladdr %v: not a 6-byte MAC address", name, opts.MAC)
+	}
+	p := opts.Protocol
+	if p == nil {
+		p = &failover{}
+	}
+	if opts.Hash == 0 {
+		opts.Hash = lb.AllFields
+	}
+	if opts.Seed == 0 {
+		opts.Seed = rand.Uint64() | 1
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.System{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.TickInterval == 0 {
+		opts.TickInterval = DefaultTickInterval
+	}
+	tr := &Trunk{
+		name:     name,
+		clock:    opts.Clock,
+		log:      opts.Logger.With("trunk", name),
+		onActive: opts.OnActiveChange,
+		seed:     opts.Seed,
+		closing:  make(chan struct{}),
+		rxq:      make(chan *rxBatch),
+		tx:       make([]txSlot, max(4, runtime.GOMAXPROCS(0))),
+		hash:     opts.Hash,
+		tickDone: make(chan struct{}),
+	}
+	if opts.MAC != nil {
+		mac := slices.Clone(opts.MAC)
+		tr.mac.Store(&mac)
+	}
+	tr.mu.Lock()
+	tr.attachLocked(p)
+	tr.publishLocked()
+	tr.mu.Unlock()
+	if opts.TickInterval > 0 {
+		go tr.ticker(opts.TickInterval)
+	} else {
+		close(tr.tickDone)
+	}
+	return tr, nil
+}
+
+// Name implements platform.Port: the trunk's name.
+func (tr *Trunk) Name() string { return tr.name }
+
+// HardwareAddr implements platform.Port: Options.MAC, or the first port's
+// MAC, or all zeros before any port was added.
+func (tr *Trunk) HardwareAddr() net.HardwareAddr {
+	if p := tr.mac.Load(); p != nil {
+		return *p
+	}
+	return make(net.HardwareAddr, 6)
+}
+
+// MTU implements platform.Port: the smallest member MTU, 1500 without
+// members. WriteBatch drops (and counts) frames over it.
+func (tr *Trunk) MTU() int { return tr.table.Load().mtu() }
+
+// mtu returns the smallest member MTU, defaultMTU without members.
+func (t *table) mtu() int {
+	if len(t.members) == 0 {
+		return defaultMTU
+	}
+	mtu := t.members[0].port.MTU()
+	for _, m := range t.members[1:] {
+		mtu = min(mtu, m.port.MTU())
+	}
+	return mtu
+}
+
+// Headroom implements platform.Port: the smallest member headroom, 0
+// without members.
+func (tr *Trunk) Headroom() int {
+	t := tr.table.Load()
+	if len(t.members) == 0 {
+		return 0
+	}
+	h := t.members[0].port.Headroom()
+	for _, m := range t.members[1:] {
+		h = min(h, m.port.Headroom())
+	}
+	return max(h, 0)
+}
+
+// BatchSize implements platform.Port. ReadBatch returns at most one
+// member's batch per call; WriteBatch takes any number of frames.
+func (tr *Trunk) BatchSize() int { return platform.DefaultBatchSize }
+
+// Active reports whether any member is distributing: frames can leave.
+// It is false after Close.
+func (tr *Trunk) Active() bool {
+	return !tr.closed.Load() && tr.table.Load().distributing != 0
+}
+
+// Link implements platform.Port: up while the trunk is Active.
+func (tr *Trunk) Link() platform.LinkState {
+	if tr.Active() {
+		return platform.LinkUp
+	}
+	return platform.LinkDown
+}
+
+// Stats returns the trunk's counters.
+func (tr *Trunk) Stats() Stats {
+	return Stats{
+		RxPackets: tr.rxPackets.Load(), RxBytes: tr.rxBytes.Load(),
+		RxRefused: tr.rxRefused.Load(), RxControl: tr.rxControl.Load(),
+		TxPackets: tr.txPackets.Load(), TxBytes: tr.txBytes.Load(),
+		TxNoPort: tr.txNoPort.Load(), TxInvalid: tr.txInvalid.Load(),
+		TxMemberDropped: tr.txMem.Load(),
+	}
+}
+
+// Counters implements platform.Port: the trunk's own counters (members
+// have theirs, see Ports). RxDropped is Stats.RxRefused; TxDropped is
+// TxNoPort + TxInvalid + TxMemberDropped.
+func (tr *Trunk) Counters() platform.Counters {
+	s := tr.Stats()
+	return platform.Counters{
+		RxPackets: s.RxPackets, RxBytes: s.RxBytes,
+		TxPackets: s.TxPackets, TxBytes: s.TxBytes,
+		RxDropped: s.RxRefused,
+		TxDropped: s.TxNoPort + s.TxInvalid + s.TxMemberDropped,
+	}
+}
+
+// Proto returns the name of the current protocol.
+func (tr *Trunk) Proto() Proto {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.proto.Name()
+}
+
+// HashFields returns the headers the flow hash reads.
+func (tr *Trunk) HashFields() lb.HashFields {
+	return tr.table.Load().hasher.Fields()
+}
+
+// AddPort makes p a member with configuration cfg. On success the trunk
+// owns p: it reads p on a goroutine of its own and closes p when p is
+// removed or the trunk closes. On error the caller keeps p.
+func (tr *Trunk) AddPort(p platform.Port, cfg PortConfig) error {
+	if p == nil {
+		return fmt.Errorf("%s: add: no port", tr.name)
+	}
+	name := p.Name()
+	tr.mu.Lock()
+	switch {
+	case tr.isClosed:
+		tr.mu.Unlock()
+		return fmt.Errorf("%s: add %s: trunk closed", tr.name, name)
+	case tr.findLocked(name) != nil:
+		tr.mu.Unlock()
+		return fmt.Errorf("%s: add %s: already a port", tr.name, name)
+	case tr.ids == ^lb.Set(0):
+		tr.mu.Unlock()
+		return fmt.Errorf("%s: add %s: trunk full (%d ports)", tr.name, name, lb.MaxPorts)
+	}
+	id := (^tr.ids).First()
+	tr.ids = tr.ids.With(id)
+	m := newMember(p, id, cfg)
+	tr.members = append(slices.Clip(tr.members), m)
+	if tr.mac.Load() == nil {
+		if hw := p.HardwareAddr(); len(hw) == 6 {
+			mac := slices.Clone(hw)
+			tr.mac.Store(&mac)
+		}
+	}
+	tr.proto.PortAdded(m)
+	tr.publishLocked()
+	tr.readers.Add(1)
+	go tr.read(m)
+	tr.mu.Unlock()
+	tr.log.Info("port added", "port", name, "priority", m.cfg.Priority, "link", m.Link().String())
+	tr.notify()
+	return nil
+}
+
+// RemovePort removes the member called name: frames stop leaving by it
+// and its received frames stop being passed up when RemovePort returns.
+// Its port is closed then too, unless the consumer still holds frames
+// from it (returned by the last ReadBatch): then it is closed at the
+// consumer's next ReadBatch, or when the trunk closes.
+func (tr *Trunk) RemovePort(name string) error {
+	tr.mu.Lock()
+	m := tr.findLocked(name)
+	if m == nil {
+		tr.mu.Unlock()
+		return fmt.Errorf("%s: delete %s: not a port", tr.name, name)
+	}
+	m.gone.Store(true)
+	tr.proto.PortRemoved(m)
+	m.collecting.Store(false)
+	m.distributing.Store(false)
+	tr.members = slices.DeleteFunc(slices.Clone(tr.members), func(x *Member) bool { return x == m })
+	tr.ids = tr.ids.Without(m.id)
+	tr.publishLocked()
+	tr.mu.Unlock()
+	tr.notify()
+
+	var err error
+	if m.release() != stateLent {
+		<-m.done
+		if m.closeErr != nil {
+			err = fmt.Errorf("%s: delete %s: close: %w", tr.name, name, m.closeErr)
+		}
+	}
+	tr.log.Info("port removed", "port", name)
+	return err
+}
+
+// findLocked returns the member called name, or nil. Call with mu held.
+func (tr *Trunk) findLocked(name string) *Member {
+	for _, m := range tr.members {
+		if m.name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// SetProtocol replaces the trunk's protocol by p: the old one is
+// detached, every member is reset to neither collecting nor distributing
+// and added to p in order, and the data path switches to p's states in
+// one step. p must be fresh (never attached before).
+func (tr *Trunk) SetProtocol(p Protocol) error {
+	if p == nil {
+		return fmt.Errorf("%s: set proto: no protocol", tr.name)
+	}
+	tr.mu.Lock()
+	if tr.isClosed {
+		tr.mu.Unlock()
+		return fmt.Errorf("%s: set proto %s: trunk closed", tr.name, p.Name())
+	}
+	old := tr.proto.Name()
+	tr.proto.Detach()
+	tr.ctl.detached = true
+	for _, m := range tr.members {
+		m.collecting.Store(false)
+		m.distributing.Store(false)
+	}
+	tr.attachLocked(p)
+	for _, m := range tr.members {
+		p.PortAdded(m)
+	}
+	tr.publishLocked()
+	tr.mu.Unlock()
+	tr.log.Info("proto changed", "from", old, "to", p.Name())
+	tr.notify()
+	return nil
+}
+
+// SetProto replaces the trunk's protocol by a new instance of the
+// built-in protocol name (see NewProtocol).
+func (tr *Trunk) SetProto(name Proto) error {
+	p, err := NewProtocol(name)
+	if err != nil {
+		return fmt.Errorf("%s: set proto: %w", tr.name, err)
+	}
+	return tr.SetProtocol(p)
+}
+
+// attachLocked makes p the protocol. Call with mu held.
+func (tr *Trunk) attachLocked(p Protocol) {
+	tr.proto = p
+	tr.ctl = &control{tr: tr}
+	p.Attach(tr.ctl)
+}
+
+// SetHash changes the headers the flow hash reads; 0 means lb.AllFields.
+// Flows may move to other members.
+func (tr *Trunk) SetHash(fields lb.HashFields) {
+	if fields == 0 {
+		fields = lb.AllFields
+	}
+	tr.mu.Lock()
+	old := tr.hash
+	tr.hash = fields
+	tr.publishLocked()
+	tr.mu.Unlock()
+	if old != fields {
+		tr.log.Info("hash changed", "hash", fields.String())
+	}
+}
+
+// LinkChanged tells the trunk that the link state of the member called
+// name may have changed: it reads the member port's Link and tells the
+// protocol, which (failover) moves traffic before LinkChanged returns.
+// An unknown name is ignored.
+func (tr *Trunk) LinkChanged(name string) {
+	tr.mu.Lock()
+	m := tr.findLocked(name)
+	if m == nil || tr.isClosed {
+		tr.mu.Unlock()
+		return
+	}
+	st := m.port.Link()
+	old := platform.LinkState(m.link.Swap(uint32(st)))
+	tr.proto.LinkChanged(m)
+	tr.publishChangesLocked()
+	tr.mu.Unlock()
+	if old != st {
+		tr.log.Info("link changed", "port", name, "link", st.String())
+	}
+	tr.notify()
+}
+
+// Tick runs the protocol's timers now, with the trunk clock's time. The
+// trunk's own ticker calls it every Options.TickInterval; tests on a fake
+// clock call it after Advance.
+func (tr *Trunk) Tick() {
+	tr.mu.Lock()
+	if tr.isClosed {
+		tr.mu.Unlock()
+		return
+	}
+	tr.proto.Tick(tr.clock.Now())
+	tr.publishChangesLocked()
+	tr.mu.Unlock()
+	tr.notify()
+}
+
+// ticker calls Tick every d until the trunk closes.
+func (tr *Trunk) ticker(d time.Duration) {
+	defer close(tr.tickDone)
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			tr.Tick()
+		case <-tr.closing:
+			return
+		}
+	}
+}
+
+// Ports describes the members, in the order they were added.
+func (tr *Trunk) Ports() []PortInfo {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	t := tr.table.Load()
+	detailer, _ := tr.proto.(PortDetailer)
+	out := make([]PortInfo, 0, len(tr.members))
+	for _, m := range tr.members {
+		pi := PortInfo{
+			Name: m.name, Link: m.Link(), Priority: m.cfg.Priority, LACPPortPriority: m.cfg.LACPPortPriority,
+			Counters: m.port.Counters(), RxRefused: m.rxRefused.Load(), RxControl: m.rxControl.Load(),
+			Flags: []string{},
+		}
+		if m == t.primary {
+			pi.Flags = append(pi.Flags, "master")
+		}
+		if m.Distributing() {
+			pi.Flags = append(pi.Flags, "active")
+		}
+		if m.Collecting() {
+			pi.Flags = append(pi.Flags, "collecting")
+		}
+		if m.Distributing() {
+			pi.Flags = append(pi.Flags, "distributing")
+		}
+		if detailer != nil {
+			pi.Detail = detailer.PortDetail(m)
+		}
+		out = append(out, pi)
+	}
+	return out
+}
+
+// publishLocked stores a new table built from the members and their
+// states. Call with mu held.
+func (tr *Trunk) publishLocked() {
+	tr.dirty = false
+	t := &table{
+		members: tr.members,
+		dist:    tr.proto.Distribution(),
+		hasher:  lb.NewHasher(tr.seed, tr.hash),
+		sel:     lb.NewSelector(tr.seed),
+	}
+	for _, m := range tr.members {
+		t.byID[m.id] = m
+		if m.Collecting() {
+			t.collecting = t.collecting.With(m.id)
+		}
+		if m.Distributing() {
+			t.distributing = t.distributing.With(m.id)
+		}
+		if t.primary == nil || m.cfg.Priority > t.primary.cfg.Priority {
+			t.primary = m
+		}
+	}
+	tr.table.Store(t)
+}
+
+// publishChangesLocked publishes a new table if a member's state changed
+// since the last one. Call with mu held.
+func (tr *Trunk) publishChangesLocked() {
+	if tr.dirty {
+		tr.publishLocked()
+	}
+}
+
+// notify calls OnActiveChange if Active changed since the last call.
+func (tr *Trunk) notify() {
+	tr.notifyMu.Lock()
+	defer tr.notifyMu.Unlock()
+	a := tr.Active()
+	if a == tr.notified {
+		return
+	}
+	tr.notified = a
+	tr.log.Info("active changed", "active", a)
+	if tr.onActive != nil {
+		tr.onActive(a)
+	}
+}
+
+// Close implements platform.Port: it detaches the protocol, wakes a
+// blocked ReadBatch (which returns ErrClosed), stops the readers and the
+// ticker and closes every member. Frames a consumer holds become invalid.
+func (tr *Trunk) Close() error {
+	tr.mu.Lock()
+	if tr.isClosed {
+		tr.mu.Unlock()
+		return nil
+	}
+	tr.isClosed = true
+	tr.closed.Store(true)
+	close(tr.closing)
+	tr.proto.Detach()
+	tr.ctl.detached = true
+	members := tr.members
+	tr.mu.Unlock()
+
+	<-tr.tickDone
+	for _, m := range members {
+		m.release()
+	}
+	tr.readers.Wait()
+	var errs []error
+	for _, m := range members {
+		if m.closeErr != nil {
+			errs = append(errs, fmt.Errorf("%s: close %s: %w", tr.name, m.name, m.closeErr))
+		}
+	}
+	tr.notify()
+	tr.log.Info("trunk closed")
+	return errors.Join(errs...)
+}
+
+// control is the Control of one attachment of a protocol.
+type control struct {
+	// tr is the trunk; immutable.
+	tr *Trunk
+	// detached is set when the protocol is detached. Guarded by tr.mu.
+	detached bool
+}
+
+func (c *control) TrunkName() string              { return c.tr.name }
+func (c *control) HardwareAddr() net.HardwareAddr { return c.tr.HardwareAddr() }
+func (c *control) Now() time.Time                 { return c.tr.clock.Now() }
+func (c *control) Logger() *slog.Logger           { return c.tr.log }
+
+func (c *control) Members() []*Member {
+	if c.detached {
+		return nil
+	}
+	return slices.Clone(c.tr.members)
+}
+
+func (c *control) SetState(m *Member, collecting, distributing bool) {
+	if c.detached || m.gone.Load() {
+		return
+	}
+	oldC := m.collecting.Swap(collecting)
+	oldD := m.distributing.Swap(distributing)
+	if oldC != collecting || oldD != distributing {
+		c.tr.dirty = true
+	}
+}
+
+func (c *control) Send(m *Member, f []byte) error {
+	tr := c.tr
+	if m == nil {
+		return fmt.Errorf("%s: send: no port", tr.name)
+	}
+	if c.detached || m.gone.Load() {
+		return fmt.Errorf("%s: send on %s: not a port", tr.name, m.name)
+	}
+	tr.sendBuf[0] = f
+	n, err := m.port.WriteBatch(tr.sendBuf[:])
+	tr.sendBuf[0] = nil
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: send on %s: %w", tr.name, m.name, err)
+	case n != 1:
+		return fmt.Errorf("%s: send on %s: frame dropped by the port", tr.name, m.name)
+	}
+	return nil
+}
