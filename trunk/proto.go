@@ -2,6 +2,7 @@ package trunk
 
 import (
 	"fmt"
+	"github.com/swctl/swctl/lacp"
 	"log/slog"
 	"net"
 	"strings"
@@ -157,7 +158,7 @@ func NewProtocol(p Proto) (Protocol, error) {
 	case ProtoNone:
 		return none{}, nil
 	case ProtoLACP:
-		return nil, fmt.Errorf("protocol %s: not built in (install package lacp's with SetProtocol)", p)
+		return NewLACP(lacp.Config{}), nil
 	}
 	if _, err := ParseProto(string(p)); err != nil {
 		return nil, err

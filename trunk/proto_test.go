@@ -43,7 +43,7 @@ func TestNewProtocol(t *testing.T) {
 		{ProtoLoadBalance, ProtoLoadBalance, ""},
 		{ProtoBroadcast, ProtoBroadcast, ""},
 		{ProtoNone, ProtoNone, ""},
-		{ProtoLACP, "", "not built in"},
+		{ProtoLACP, ProtoLACP, ""},
 		{"bogus", "", "unknown trunk protocol"},
 	}
 	for _, c := range cases {
@@ -326,8 +326,8 @@ func TestSetProtoAtRuntime(t *testing.T) {
 			t.Errorf("%s: frames per port = %v, want %v", st.proto, got, st.want)
 		}
 	}
-	if err := fx.tr.SetProto(ProtoLACP); err == nil || !strings.Contains(err.Error(), "trunk0: set proto") {
-		t.Errorf("SetProto(lacp) = %v, want an error naming trunk0", err)
+	if err := fx.tr.SetProto("bogus"); err == nil || !strings.Contains(err.Error(), "trunk0: set proto") {
+		t.Errorf("SetProto(bogus) = %v, want an error naming trunk0", err)
 	}
 }
 
