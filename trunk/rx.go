@@ -37,14 +37,21 @@ func isSlowProtocol(f []byte) bool {
 // frames never come out of ReadBatch: they go to the protocol. It returns
 // ErrClosed after Close.
 func (tr *Trunk) ReadBatch(frames [][]byte) (int, error) {
+	return tr.readBatch(frames, nil)
+}
+
+// readBatch is ReadBatch for a consumer that may also be stopped by stop
+// (a Handle's Close). When stop is closed, the batch the consumer holds is
+// given back to its member and ErrClosed returned.
+func (tr *Trunk) readBatch(frames [][]byte, stop <-chan struct{}) (int, error) {
 	if b := tr.cur; b != nil && tr.off >= len(b.frames) {
-		tr.cur = nil
-		select {
-		case b.ack <- struct{}{}:
-		default:
-		}
+		tr.releaseCur()
 	}
 	if tr.closed.Load() {
+		return 0, platform.ErrClosed
+	}
+	if stopped(stop) {
+		tr.releaseCur()
 		return 0, platform.ErrClosed
 	}
 	if len(frames) == 0 {
@@ -55,6 +62,8 @@ func (tr *Trunk) ReadBatch(frames [][]byte) (int, error) {
 		case b := <-tr.rxq:
 			tr.cur, tr.off = b, 0
 		case <-tr.closing:
+			return 0, platform.ErrClosed
+		case <-stop:
 			return 0, platform.ErrClosed
 		}
 		if tr.closed.Load() {
@@ -70,6 +79,32 @@ func (tr *Trunk) ReadBatch(frames [][]byte) (int, error) {
 	tr.rxPackets.Add(uint64(n))
 	tr.rxBytes.Add(bytes)
 	return n, nil
+}
+
+// releaseCur gives the batch the consumer holds back to its member's
+// reader, which may then read its member again.
+func (tr *Trunk) releaseCur() {
+	b := tr.cur
+	if b == nil {
+		return
+	}
+	tr.cur = nil
+	select {
+	case b.ack <- struct{}{}:
+	default:
+	}
+}
+
+func stopped(stop <-chan struct{}) bool {
+	if stop == nil {
+		return false
+	}
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // read is m's reader goroutine: it reads batches from m until m leaves or

@@ -1,0 +1,63 @@
+package trunk
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/swctl/swctl/platform"
+)
+
+// Handle is a platform.Port view of a trunk for one consumer at a time: a
+// bridge the trunk is a member of, or the daemon's pump between the trunk
+// and its TAP. Closing a Handle ends that consumer's use of the trunk (a
+// blocked ReadBatch returns ErrClosed; frames it held are given back to
+// their member at its next ReadBatch) but leaves the trunk running, so the
+// next consumer can take a new Handle. Only one Handle may read at a time,
+// as only one goroutine may call a Port's ReadBatch.
+type Handle struct {
+	// tr is the trunk.
+	tr *Trunk
+	// closing is closed by Close; it wakes a blocked ReadBatch.
+	closing chan struct{}
+	// closed is set by Close.
+	closed atomic.Bool
+	// once makes Close idempotent.
+	once sync.Once
+}
+
+// Handle returns a new consumer view of the trunk.
+func (tr *Trunk) Handle() *Handle { return &Handle{tr: tr, closing: make(chan struct{})} }
+
+// Trunk returns the trunk behind the handle.
+func (h *Handle) Trunk() *Trunk { return h.tr }
+
+func (h *Handle) Name() string                   { return h.tr.Name() }
+func (h *Handle) HardwareAddr() net.HardwareAddr { return h.tr.HardwareAddr() }
+func (h *Handle) MTU() int                       { return h.tr.MTU() }
+func (h *Handle) Headroom() int                  { return h.tr.Headroom() }
+func (h *Handle) BatchSize() int                 { return h.tr.BatchSize() }
+func (h *Handle) Link() platform.LinkState       { return h.tr.Link() }
+func (h *Handle) Counters() platform.Counters    { return h.tr.Counters() }
+
+// ReadBatch implements platform.Port, as Trunk.ReadBatch, until Close.
+func (h *Handle) ReadBatch(frames [][]byte) (int, error) {
+	return h.tr.readBatch(frames, h.closing)
+}
+
+// WriteBatch implements platform.Port, as Trunk.WriteBatch, until Close.
+func (h *Handle) WriteBatch(frames [][]byte) (int, error) {
+	if h.closed.Load() {
+		return 0, platform.ErrClosed
+	}
+	return h.tr.WriteBatch(frames)
+}
+
+// Close ends this consumer's use of the trunk; the trunk keeps running.
+func (h *Handle) Close() error {
+	h.once.Do(func() {
+		h.closed.Store(true)
+		close(h.closing)
+	})
+	return nil
+}
