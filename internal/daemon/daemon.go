@@ -6,17 +6,14 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/swctl/swctl/clock"
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/config"
+	"github.com/swctl/swctl/promisc"
 )
 
 // Default paths.
@@ -59,11 +56,21 @@ func Run(ctx context.Context, opts Options) error {
 	if log == nil {
 		log = slog.Default()
 	}
-	unlock, err := lockStateDir(opts.StateDir)
+	unlock, err := promisc.LockStateDir(opts.StateDir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	// Put back the hardware addresses a previous run left changed.
+	journal, err := promisc.OpenJournal(opts.StateDir)
+	if err != nil {
+		return err
+	}
+	if rep, err := journal.RecoverAll(log); err != nil {
+		log.Warn("lladdr journal: recovery incomplete", "err", err, "report", rep.String())
+	} else if !rep.Empty() {
+		log.Info("lladdr journal: recovered", "report", rep.String())
+	}
 
 	cfg, err := config.Load(opts.ConfigPath)
 	if err != nil {
@@ -105,27 +112,6 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	return nil
-}
-
-// lockStateDir makes the state directory and takes its lock, so that two
-// daemons (or a daemon and `swctl recover`) never share it.
-func lockStateDir(dir string) (func(), error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("state dir %s: %w", dir, err)
-	}
-	path := filepath.Join(dir, "lock")
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("state dir %s: %w", dir, err)
-	}
-	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		unix.Close(fd)
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("state dir %s: another swctl daemon holds %s", dir, path)
-		}
-		return nil, fmt.Errorf("state dir %s: lock: %w", dir, err)
-	}
-	return func() { unix.Close(fd) }, nil
 }
 
 // Version implements api.Handler.

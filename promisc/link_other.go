@@ -1,0 +1,22 @@
+//go:build !linux
+
+package promisc
+
+import (
+	"fmt"
+	"net"
+	"runtime"
+)
+
+// errNotImplemented is returned for every interface operation: changing
+// an lladdr is not implemented on this OS yet. The journal itself works.
+var errNotImplemented = fmt.Errorf("lladdr: not implemented on %s", runtime.GOOS)
+
+// systemLinks is the stub for OSes without an lladdr implementation.
+type systemLinks struct{}
+
+func (systemLinks) link(string) (int, net.HardwareAddr, error) {
+	return 0, nil, errNotImplemented
+}
+
+func (systemLinks) setMAC(string, net.HardwareAddr) error { return errNotImplemented }

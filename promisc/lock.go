@@ -1,0 +1,85 @@
+package promisc
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// LockFile is the name of the state directory's lock file.
+const LockFile = "lock"
+
+// StateDirLockedError is LockStateDir's error when another process holds
+// the state directory's lock.
+type StateDirLockedError struct {
+	// Dir is the state directory.
+	Dir string
+	// Path is its lock file.
+	Path string
+}
+
+// Error says which directory is locked and by which file.
+func (e *StateDirLockedError) Error() string {
+	return fmt.Sprintf("state dir %s: another swctl process holds %s", e.Dir, e.Path)
+}
+
+// LockStateDir makes the state directory dir (mode 0700) and takes an
+// exclusive flock on dir/lock without waiting, so that two daemons, or a
+// daemon and `swctl recover`, never share it. When another process holds
+// the lock the error is a *StateDirLockedError. unlock releases the lock;
+// the kernel also releases it when the process dies, however it dies.
+func LockStateDir(dir string) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, LockFile)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state dir %s: %s: %w", dir, path, err)
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		unix.Close(fd)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, &StateDirLockedError{Dir: dir, Path: path}
+		}
+		return nil, fmt.Errorf("state dir %s: lock %s: %w", dir, path, err)
+	}
+	return func() { unix.Close(fd) }, nil
+}
+
+// Recover is `swctl recover`: with no daemon running, it puts back every
+// hardware address the journal in stateDir lists (Journal.RecoverAll) and
+// reports what it did. It takes the state directory's lock for the time
+// it runs, and refuses while a daemon holds it: the daemon recovers by
+// itself when it starts, and owns the addresses while it runs.
+//
+// A state directory that does not exist has nothing to recover: the
+// report is empty and the error nil.
+func Recover(stateDir string, log *slog.Logger) (Report, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if _, err := os.Stat(stateDir); errors.Is(err, fs.ErrNotExist) {
+		log.Info("lladdr journal: no state directory, nothing to recover", "state_dir", stateDir)
+		return newReport(), nil
+	}
+	unlock, err := LockStateDir(stateDir)
+	if err != nil {
+		if le := (*StateDirLockedError)(nil); errors.As(err, &le) {
+			return newReport(), fmt.Errorf("state dir %s: a swctl daemon is running (it holds %s); stop it first", le.Dir, le.Path)
+		}
+		return newReport(), err
+	}
+	defer unlock()
+	j, err := OpenJournal(stateDir)
+	if err != nil {
+		return newReport(), err
+	}
+	j.SetLogger(log)
+	return j.RecoverAll(log)
+}

@@ -1,0 +1,119 @@
+package promisc_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swctl/swctl/promisc"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// startChild runs this test binary as a helper (see childEnv) through
+// cmd, waits for it to say ready, and kills it when the test ends.
+func startChild(t *testing.T, cmd *exec.Cmd, spec string) *exec.Cmd {
+	t.Helper()
+	cmd.Env = append(os.Environ(), childEnv+"="+spec)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		t.Fatalf("helper %q: said %q, %v; want ready", spec, line, err)
+	}
+	return cmd
+}
+
+func self(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+func TestRecoverRefusesWhileLocked(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := startChild(t, exec.CommandContext(ctx, self(t), "-test.run=^$"), "lock "+dir)
+
+	_, err := promisc.Recover(dir, quiet)
+	want := "state dir " + dir + ": a swctl daemon is running (it holds " + filepath.Join(dir, "lock") + "); stop it first"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Recover while another process holds the lock = %v, want %q", err, want)
+	}
+	_, err = promisc.LockStateDir(dir)
+	var le *promisc.StateDirLockedError
+	if !errors.As(err, &le) || le.Dir != dir {
+		t.Fatalf("LockStateDir while held = %v, want a *StateDirLockedError for %s", err, dir)
+	}
+
+	// The lock dies with its holder.
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	rep, err := promisc.Recover(dir, quiet)
+	if err != nil || !rep.Empty() {
+		t.Fatalf("Recover after the holder died = %+v, %v; want an empty report", rep, err)
+	}
+}
+
+func TestLockStateDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	unlock, err := promisc.LockStateDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("state dir: %v, %v; want made with mode 0700", fi, err)
+	}
+	// flock is per open file: a second lock in this process conflicts too.
+	if _, err := promisc.LockStateDir(dir); err == nil || !strings.Contains(err.Error(), "another swctl process holds") {
+		t.Fatalf("second LockStateDir = %v, want refused", err)
+	}
+	unlock()
+	unlock2, err := promisc.LockStateDir(dir)
+	if err != nil {
+		t.Fatalf("LockStateDir after unlock = %v", err)
+	}
+	unlock2()
+}
+
+func TestRecoverWithoutStateDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "never-made")
+	rep, err := promisc.Recover(dir, quiet)
+	if err != nil || !rep.Empty() {
+		t.Fatalf("Recover without a state dir = %+v, %v; want an empty report", rep, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Recover made the state dir %s", dir)
+	}
+}
+
+func TestRecoverCorruptJournal(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, promisc.JournalFile)
+	if err := os.WriteFile(path, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := promisc.Recover(dir, quiet)
+	if err == nil || !strings.HasPrefix(err.Error(), "lladdr journal "+path+": decode: unexpected EOF") {
+		t.Fatalf("Recover with a corrupt journal = %v, want the file and the cause named", err)
+	}
+}
