@@ -266,13 +266,17 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler:  func(*cli.Context, error) {},
 		OnUsageError:    onUsageError,
 		HideHelpCommand: true,
+		// --port eth1,eth2 is one interface name, not two: repeat --port.
+		DisableSliceFlagSeparator: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "socket", Value: api.DefaultSocket, EnvVars: []string{"SWCTL_SOCKET"}, Usage: "control socket `PATH`"},
 		},
 		Commands: []*cli.Command{
 			daemonCommand(),
 			bridgeCommand(),
+			trunkCommand(),
 			portCommand(),
+			recoverCommand(),
 			versionCommand(),
 		},
 		Action: unknownCommand,

@@ -17,13 +17,39 @@ func newFake() *apitest.Fake {
 	return &apitest.Fake{
 		Bridges:     testBridges,
 		Addrs:       map[string][]api.AddrInfo{"bridge0": testAddrs, "br1": nil},
+		Trunks:      testTrunks,
 		Ports:       testPorts,
 		VersionInfo: *testVersion.Daemon,
 		Errs: map[string]error{
 			api.OpBridgeAdd: errors.New("bridge0: add eth9: no such interface"),
+			api.OpTrunkDel:  errors.New("trunk0: del eth9: not a port of this trunk"),
 		},
 	}
 }
+
+// trunk2JSON is trunk show -o json for the fake's trunk trunk2.
+const trunk2JSON = `[
+  {
+    "name": "trunk2",
+    "proto": "roundrobin",
+    "lladdr": "",
+    "promisc": false,
+    "hash": "l3,l4",
+    "lacp_mode": "passive",
+    "lacp_timeout": "slow",
+    "lacp_system_priority": 1,
+    "lacp_key": 0,
+    "active": false,
+    "ports": [],
+    "rx_packets": 0,
+    "rx_bytes": 0,
+    "tx_packets": 0,
+    "tx_bytes": 0,
+    "rx_dropped": 0,
+    "tx_dropped": 0
+  }
+]
+`
 
 // br1JSON is bridge show -o json for the fake's bridge br1.
 const br1JSON = "[\n  {\n    \"name\": \"br1\",\n    \"timeout\": 0,\n    \"maxaddr\": 16,\n    \"local\": \"\",\n    \"ports\": [],\n    \"spans\": [],\n    \"addresses\": 0,\n    \"exceeded\": 0,\n    \"forwarded\": 0,\n    \"flooded\": 0,\n    \"dropped\": 0\n  }\n]\n"
@@ -71,6 +97,18 @@ func TestCLI(t *testing.T) {
 		{name: "port show one", args: []string{"port", "show", "gone0"}, wantStdout: "NAME   BRIDGE   LINK    PROMISC  RX-PKTS  RX-BYTES  TX-PKTS  TX-BYTES  RX-DROP  TX-DROP  RING-DROP  ERRORS\ngone0  bridge0  absent  no       0        0         0        0         0        0        0          0\n",
 			wantCalls: []apitest.Call{{Op: "port.show", Req: "gone0"}}},
 
+		{name: "trunk show text", args: []string{"trunk", "show"}, wantStdout: readGolden("trunk-show.txt"),
+			wantCalls: []apitest.Call{{Op: "trunk.show", Req: ""}}},
+		{name: "trunk show json", args: []string{"trunk", "show", "-o", "json"}, wantStdout: readGolden("trunk-show.json"),
+			wantCalls: []apitest.Call{{Op: "trunk.show", Req: ""}}},
+		{name: "trunk show NAME -o json", args: []string{"trunk", "show", "trunk2", "-o", "json"}, wantStdout: trunk2JSON,
+			wantCalls: []apitest.Call{{Op: "trunk.show", Req: "trunk2"}}},
+		{name: "trunk show unknown trunk", args: []string{"trunk", "show", "nope"}, wantCode: 1,
+			wantStderr: "swctl: nope: no such trunk\n", wantCalls: []apitest.Call{{Op: "trunk.show", Req: "nope"}}},
+		{name: "trunk show failover", args: []string{"trunk", "show", "trunk1"},
+			wantStdout: "trunk trunk1\n  proto   failover\n  lladdr  02:00:00:00:00:07\n  policy  promisc (members keep their MACs, promiscuous)\n  hash    l2,l3,l4\n  active  yes\n  rx      0 packets, 0 bytes, 0 dropped\n  tx      0 packets, 0 bytes, 0 dropped\n  PORT  LINK  PRIO  FLAGS\n  eth7  up    100   master,active,collecting,distributing\n  eth8  down  0     -\n",
+			wantCalls:  []apitest.Call{{Op: "trunk.show", Req: "trunk1"}}},
+
 		// Commands that change state.
 		{name: "bridge create --local", args: []string{"bridge", "create", "bridge0", "--local"},
 			wantCalls: []apitest.Call{{Op: "bridge.create", Req: api.BridgeCreateRequest{Name: "bridge0", Local: true}}}},
@@ -102,6 +140,25 @@ func TestCLI(t *testing.T) {
 			wantCalls: []apitest.Call{{Op: "bridge.addspan", Req: api.SpanRequest{Name: "bridge0", Iface: "eth3"}}}},
 		{name: "bridge delspan", args: []string{"bridge", "delspan", "bridge0", "eth3"},
 			wantCalls: []apitest.Call{{Op: "bridge.delspan", Req: api.SpanRequest{Name: "bridge0", Iface: "eth3"}}}},
+		{name: "trunk create defaults", args: []string{"trunk", "create", "trunk0"},
+			wantCalls: []apitest.Call{{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0"}}}},
+		{name: "trunk create every flag", args: []string{"trunk", "create", "trunk0", "--proto", "lacp", "--port", "eth1", "--port=eth2", "--promisc", "--lacp-mode", "passive", "--lacp-timeout", "fast", "--hash", "l3,l2"},
+			wantCalls: []apitest.Call{{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1", "eth2"}, Promisc: true, LACPMode: "passive", LACPTimeout: "fast", Hash: "l3,l2"}}}},
+		{name: "trunk create --port with a comma is one name", args: []string{"trunk", "create", "--port", "eth1,eth2", "trunk0"},
+			wantCalls: []apitest.Call{{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth1,eth2"}}}}},
+		{name: "trunk destroy", args: []string{"trunk", "destroy", "trunk0", "-o", "json"},
+			wantCalls: []apitest.Call{{Op: "trunk.destroy", Req: api.TrunkDestroyRequest{Name: "trunk0"}}}},
+		{name: "trunk add", args: []string{"trunk", "add", "trunk0", "eth3", "eth4"},
+			wantCalls: []apitest.Call{{Op: "trunk.add", Req: api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3", "eth4"}}}}},
+		{name: "trunk add priorities", args: []string{"trunk", "add", "trunk0", "eth3", "--priority", "10", "--lacp-port-priority", "0"},
+			wantCalls: []apitest.Call{{Op: "trunk.add", Req: api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3"}, Priority: ptr(10), LACPPortPriority: ptr(0)}}}},
+		{name: "trunk del refused by the daemon, json", args: []string{"trunk", "del", "trunk0", "eth3", "eth9", "-o", "json"}, wantCode: 1,
+			wantStderr: "{\"error\":\"trunk0: del eth9: not a port of this trunk\"}\n",
+			wantCalls:  []apitest.Call{{Op: "trunk.del", Req: api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth3", "eth9"}}}}},
+		{name: "trunk set every flag", args: []string{"trunk", "set", "trunk0", "--proto", "loadbalance", "--lacp-mode", "active", "--lacp-timeout", "slow", "--lacp-system-priority", "0", "--lacp-key", "7", "--hash", "l4"},
+			wantCalls: []apitest.Call{{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", Proto: ptr("loadbalance"), LACPMode: ptr("active"), LACPTimeout: ptr("slow"), Hash: ptr("l4"), LACPSystemPriority: ptr(0), LACPKey: ptr(7)}}}},
+		{name: "trunk set key 0", args: []string{"trunk", "set", "trunk0", "--lacp-key", "0"},
+			wantCalls: []apitest.Call{{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", LACPKey: ptr(0)}}}},
 		{name: "version", args: []string{"version", "-o", "json"}, wantCalls: []apitest.Call{{Op: "version"}},
 			wantStdout: "CONTAINS \"daemon\": {\n    \"version\": \"v0.1.0\""},
 
@@ -140,6 +197,38 @@ func TestCLI(t *testing.T) {
 			wantStderr: "swctl: -o: want json or text, got \"yaml\"\n"},
 		{name: "unknown command", args: []string{"bridge", "explode"}, wantCode: 2,
 			wantStderr: "swctl: unknown command \"swctl bridge explode\" (see \"swctl bridge --help\")\n"},
+		{name: "trunk bad proto", args: []string{"trunk", "create", "t0", "--proto", "bonding"}, wantCode: 2,
+			wantStderr: "swctl: t0: create: proto \"bonding\": want failover, roundrobin, loadbalance, broadcast, lacp or none\n"},
+		{name: "trunk empty proto", args: []string{"trunk", "create", "t0", "--proto", ""}, wantCode: 2,
+			wantStderr: "swctl: --proto: empty value\n"},
+		{name: "trunk bad hash", args: []string{"trunk", "create", "t0", "--hash", "l2,l5"}, wantCode: 2,
+			wantStderr: "swctl: t0: create: hash \"l2,l5\": unknown field \"l5\" (want a comma-separated list of l2, l3, l4)\n"},
+		{name: "trunk bad lacp mode", args: []string{"trunk", "create", "t0", "--lacp-mode", "on", "-o", "json"}, wantCode: 2,
+			wantStderr: "{\"error\":\"t0: create: lacp-mode \\\"on\\\": want active or passive\"}\n"},
+		{name: "trunk bad lacp timeout", args: []string{"trunk", "set", "t0", "--lacp-timeout", "3s"}, wantCode: 2,
+			wantStderr: "swctl: t0: set: lacp-timeout \"3s\": want slow or fast\n"},
+		{name: "trunk set bad hash", args: []string{"trunk", "set", "t0", "--hash", "l2,l2"}, wantCode: 2,
+			wantStderr: "swctl: t0: set: hash \"l2,l2\": l2 given twice\n"},
+		{name: "trunk name too long", args: []string{"trunk", "create", "abcdefghijklmnop"}, wantCode: 2,
+			wantStderr: "swctl: trunk name \"abcdefghijklmnop\" is 16 bytes long (at most 15)\n"},
+		{name: "trunk port name too long", args: []string{"trunk", "create", "t0", "--port", "abcdefghijklmnop"}, wantCode: 2,
+			wantStderr: "swctl: t0: port: interface name \"abcdefghijklmnop\" is 16 bytes long (at most 15)\n"},
+		{name: "trunk add itself", args: []string{"trunk", "add", "t0", "eth1", "t0"}, wantCode: 2,
+			wantStderr: "swctl: t0: add t0: is the trunk itself\n"},
+		{name: "trunk add missing arguments", args: []string{"trunk", "add", "t0"}, wantCode: 2,
+			wantStderr: "swctl: trunk add: missing arguments (usage: swctl trunk add NAME IFACE...)\n"},
+		{name: "trunk add priority too large", args: []string{"trunk", "add", "t0", "eth1", "--priority", "65536"}, wantCode: 2,
+			wantStderr: "swctl: t0: add: priority 65536 out of range (0 to 65535)\n"},
+		{name: "trunk add priority not a number", args: []string{"trunk", "add", "t0", "eth1", "--priority", "high"}, wantCode: 2,
+			wantStderr: "swctl: invalid value \"high\" for flag -priority: parse error\n"},
+		{name: "trunk set nothing", args: []string{"trunk", "set", "t0"}, wantCode: 2,
+			wantStderr: "swctl: t0: set: nothing to set (give proto, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key or hash)\n"},
+		{name: "trunk set key out of range", args: []string{"trunk", "set", "t0", "--lacp-key", "-1"}, wantCode: 2,
+			wantStderr: "swctl: t0: set: lacp-key -1 out of range (0 to 65535, 0 = derive)\n"},
+		{name: "trunk show too many arguments", args: []string{"trunk", "show", "a", "b"}, wantCode: 2,
+			wantStderr: "swctl: trunk show: too many arguments (usage: swctl trunk show [NAME])\n"},
+		{name: "trunk unknown command", args: []string{"trunk", "explode"}, wantCode: 2,
+			wantStderr: "swctl: unknown command \"swctl trunk explode\" (see \"swctl trunk --help\")\n"},
 		{name: "unknown top-level command", args: []string{"explode", "-o", "json"}, wantCode: 2,
 			wantStderr: "{\"error\":\"unknown command \\\"swctl explode\\\" (see \\\"swctl --help\\\")\"}\n"},
 	}
@@ -234,6 +323,8 @@ func TestReorderArgs(t *testing.T) {
 		{"swctl bridge create b0 --local -o json", "swctl bridge create --local -o json -- b0"},
 		{"swctl bridge set b0 --timeout -1", "swctl bridge set --timeout -1 -- b0"},
 		{"swctl bridge add b0 -- -weird", "swctl bridge add -- b0 -weird"},
+		{"swctl trunk create t0 --port eth1 --promisc --port eth2", "swctl trunk create --port eth1 --promisc --port eth2 -- t0"},
+		{"swctl trunk add t0 eth1 --priority 10 eth2", "swctl trunk add --priority 10 -- t0 eth1 eth2"},
 		{"swctl daemon --socket /s", "swctl daemon --socket /s"},
 		{"swctl nosuch -x y", "swctl nosuch -x y"},
 	}

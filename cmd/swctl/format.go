@@ -114,7 +114,9 @@ func formatPorts(w io.Writer, ps []api.PortInfo) error {
 		if bridge == "" {
 			bridge = "-"
 		}
-		if p.Role == api.RoleSpan || p.Role == api.RoleLocal {
+		// Any role but a bridge member's is shown, including roles this
+		// client does not know.
+		if p.Role != api.RoleMember && p.Role != "" {
 			bridge += " (" + p.Role + ")"
 		}
 		promisc := "no"

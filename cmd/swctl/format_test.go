@@ -56,6 +56,42 @@ var testPorts = []api.PortInfo{
 	{Name: "eth3", Bridge: "bridge0", Role: "span", Link: "down"},
 	{Name: "bridge0", Bridge: "bridge0", Role: "local", Link: "up"},
 	{Name: "gone0", Bridge: "bridge0", Role: "member", Link: "absent"},
+	{Name: "eth5", Bridge: "trunk0", Role: "trunk", Link: "up", Promisc: false, RxPackets: 10, RxBytes: 1000, TxPackets: 20, TxBytes: 2000},
+	{Name: "eth9", Bridge: "mirror0", Role: "some-future-role", Link: "down"},
+}
+
+var testTrunks = []api.TrunkInfo{
+	{
+		Name: "trunk0", Proto: "lacp", LLAddr: "02:5e:00:12:34:57", Hash: "l2,l3,l4", LACPMode: "active", LACPTimeout: "fast",
+		LACPSystemPriority: 32768, LACPKey: 0, Active: true,
+		Ports: []api.TrunkPortInfo{
+			{Name: "eth5", Link: "up", Priority: 10, Flags: []string{"active", "collecting", "distributing"}, LACP: &api.LACPInfo{
+				Actor:    api.LACPPeerInfo{System: "32768,02:5e:00:12:34:57", Key: 1, Port: 1, State: []string{"activity", "timeout", "aggregation", "synchronization", "collecting", "distributing"}},
+				Partner:  api.LACPPeerInfo{System: "32768,02:00:00:00:00:aa", Key: 9, Port: 3, State: []string{"activity", "aggregation", "synchronization", "collecting", "distributing"}},
+				Selected: true, RxLACPDUs: 100, TxLACPDUs: 101,
+			}},
+			{Name: "eth6", Link: "up", Flags: []string{}, LACP: &api.LACPInfo{
+				Actor:   api.LACPPeerInfo{System: "32768,02:5e:00:12:34:57", Key: 1, Port: 2, State: []string{"activity", "timeout", "aggregation"}},
+				Partner: api.LACPPeerInfo{System: "100,02:00:00:00:00:bb", Key: 4, Port: 1, State: []string{"activity", "aggregation", "synchronization"}},
+				Reason:  "partner differs from the aggregator's", RxLACPDUs: 7, TxLACPDUs: 8, RxBad: 2,
+			}},
+			{Name: "veth-long-name", Link: "absent", Flags: []string{}, LACP: &api.LACPInfo{
+				Actor:   api.LACPPeerInfo{System: "32768,02:5e:00:12:34:57", Key: 1, Port: 3, State: []string{"activity", "timeout", "aggregation", "defaulted"}},
+				Partner: api.LACPPeerInfo{State: []string{}},
+				Reason:  "link down",
+			}},
+		},
+		RxPackets: 1000, RxBytes: 150000, TxPackets: 900, TxBytes: 120000, RxDropped: 3, TxDropped: 1,
+	},
+	{
+		Name: "trunk1", Proto: "failover", LLAddr: "02:00:00:00:00:07", Promisc: true, Hash: "l2,l3,l4", LACPMode: "active", LACPTimeout: "slow",
+		LACPSystemPriority: 32768, LACPKey: 5, Active: true,
+		Ports: []api.TrunkPortInfo{
+			{Name: "eth7", Link: "up", Priority: 100, Flags: []string{"master", "active", "collecting", "distributing"}},
+			{Name: "eth8", Link: "down", Flags: []string{}},
+		},
+	},
+	{Name: "trunk2", Proto: "roundrobin", Hash: "l3,l4", LACPMode: "passive", LACPTimeout: "slow", LACPSystemPriority: 1},
 }
 
 var testVersion = versionOutput{
@@ -76,6 +112,9 @@ func TestFormat(t *testing.T) {
 		{"bridge-addr.json", func(w *bytes.Buffer) error { return writeJSON(w, testAddrs) }},
 		{"port-show.txt", func(w *bytes.Buffer) error { return formatPorts(w, testPorts) }},
 		{"port-show.json", func(w *bytes.Buffer) error { return writeJSON(w, testPorts) }},
+		{"trunk-show.txt", func(w *bytes.Buffer) error { return formatTrunks(w, testTrunks) }},
+		{"trunk-show-none.txt", func(w *bytes.Buffer) error { return formatTrunks(w, nil) }},
+		{"trunk-show.json", func(w *bytes.Buffer) error { return writeJSON(w, testTrunks) }},
 		{"version.txt", func(w *bytes.Buffer) error { return formatVersion(w, testVersion) }},
 		{"version-no-daemon.txt", func(w *bytes.Buffer) error {
 			return formatVersion(w, versionOutput{VersionInfo: testVersion.VersionInfo, DaemonError: "cannot reach the daemon at /x: connect: no such file or directory (is `swctl daemon` running?)"})

@@ -29,6 +29,21 @@ func fakeState() *apitest.Fake {
 			{MAC: "02:00:00:00:00:01", VLAN: 0, Port: "eth1", Age: ptr(int64(12))},
 			{MAC: "02:00:00:00:00:02", VLAN: 10, Port: "eth1", Static: true},
 		}},
+		Trunks: []api.TrunkInfo{{
+			Name: "trunk0", Proto: "lacp", LLAddr: "02:5e:00:12:34:57", Hash: "l2,l3,l4", LACPMode: "active", LACPTimeout: "fast",
+			LACPSystemPriority: 32768, LACPKey: 1, Active: true,
+			Ports: []api.TrunkPortInfo{
+				{Name: "eth5", Link: "up", Priority: 10, Flags: []string{"active", "collecting", "distributing"}, LACP: &api.LACPInfo{
+					Actor:    api.LACPPeerInfo{System: "32768,02:5e:00:12:34:57", Key: 1, Port: 1, State: []string{"activity", "timeout", "aggregation", "synchronization", "collecting", "distributing"}},
+					Partner:  api.LACPPeerInfo{System: "32768,02:00:00:00:00:aa", Key: 9, Port: 3, State: []string{"activity", "aggregation", "synchronization", "collecting", "distributing"}},
+					Selected: true, RxLACPDUs: 10, TxLACPDUs: 11, RxBad: 1,
+				}},
+				{Name: "eth6", Link: "absent", Flags: []string{}, LACP: &api.LACPInfo{
+					Actor: api.LACPPeerInfo{State: []string{}}, Partner: api.LACPPeerInfo{State: []string{}}, Reason: "link down",
+				}},
+			},
+			RxPackets: 1, RxBytes: 2, TxPackets: 3, TxBytes: 4, RxDropped: 5, TxDropped: 6,
+		}},
 		Ports:       []api.PortInfo{{Name: "eth1", Bridge: "bridge0", Role: "member", Link: "up", Promisc: true, RxPackets: 1, RxBytes: 2, TxPackets: 3, TxBytes: 4, RxDropped: 5, TxDropped: 6, RingDropped: 7, Errors: 8}},
 		VersionInfo: api.VersionInfo{Version: "v1.2.3", Revision: "abc", Go: "go1.26", Protocol: 1},
 	}
@@ -90,6 +105,36 @@ func TestRoundTrip(t *testing.T) {
 		{"bridge delspan", func(c *api.Client) (any, error) {
 			return nil, c.BridgeDelSpan(ctx, api.SpanRequest{Name: "bridge0", Iface: "eth3"})
 		}, apitest.Call{Op: "bridge.delspan", Req: api.SpanRequest{Name: "bridge0", Iface: "eth3"}}, nil},
+		{"trunk create defaults", func(c *api.Client) (any, error) {
+			return nil, c.TrunkCreate(ctx, api.TrunkCreateRequest{Name: "trunk0"})
+		}, apitest.Call{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0"}}, nil},
+		{"trunk create everything", func(c *api.Client) (any, error) {
+			return nil, c.TrunkCreate(ctx, api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1", "eth2"}, Promisc: true, LACPMode: "passive", LACPTimeout: "fast", Hash: "l3,l2"})
+		}, apitest.Call{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1", "eth2"}, Promisc: true, LACPMode: "passive", LACPTimeout: "fast", Hash: "l3,l2"}}, nil},
+		{"trunk destroy", func(c *api.Client) (any, error) {
+			return nil, c.TrunkDestroy(ctx, api.TrunkDestroyRequest{Name: "trunk0"})
+		}, apitest.Call{Op: "trunk.destroy", Req: api.TrunkDestroyRequest{Name: "trunk0"}}, nil},
+		{"trunk add", func(c *api.Client) (any, error) {
+			return nil, c.TrunkAdd(ctx, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3"}})
+		}, apitest.Call{Op: "trunk.add", Req: api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3"}}}, nil},
+		{"trunk add with priorities 0", func(c *api.Client) (any, error) {
+			return nil, c.TrunkAdd(ctx, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3", "eth4"}, Priority: ptr(0), LACPPortPriority: ptr(0)})
+		}, apitest.Call{Op: "trunk.add", Req: api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3", "eth4"}, Priority: ptr(0), LACPPortPriority: ptr(0)}}, nil},
+		{"trunk del", func(c *api.Client) (any, error) {
+			return nil, c.TrunkDel(ctx, api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth3"}})
+		}, apitest.Call{Op: "trunk.del", Req: api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth3"}}}, nil},
+		{"trunk set everything", func(c *api.Client) (any, error) {
+			return nil, c.TrunkSet(ctx, api.TrunkSetRequest{Name: "trunk0", Proto: ptr("roundrobin"), LACPMode: ptr("active"), LACPTimeout: ptr("slow"), Hash: ptr("l4"), LACPSystemPriority: ptr(0), LACPKey: ptr(0)})
+		}, apitest.Call{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", Proto: ptr("roundrobin"), LACPMode: ptr("active"), LACPTimeout: ptr("slow"), Hash: ptr("l4"), LACPSystemPriority: ptr(0), LACPKey: ptr(0)}}, nil},
+		{"trunk set key", func(c *api.Client) (any, error) {
+			return nil, c.TrunkSet(ctx, api.TrunkSetRequest{Name: "trunk0", LACPKey: ptr(65535)})
+		}, apitest.Call{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", LACPKey: ptr(65535)}}, nil},
+		{"trunk show all", func(c *api.Client) (any, error) {
+			return c.TrunkShow(ctx, "")
+		}, apitest.Call{Op: "trunk.show", Req: ""}, fakeState().Trunks},
+		{"trunk show one", func(c *api.Client) (any, error) {
+			return c.TrunkShow(ctx, "trunk0")
+		}, apitest.Call{Op: "trunk.show", Req: "trunk0"}, fakeState().Trunks},
 		{"port show", func(c *api.Client) (any, error) {
 			return c.PortShow(ctx, "eth1")
 		}, apitest.Call{Op: "port.show", Req: "eth1"}, fakeState().Ports},
@@ -147,7 +192,7 @@ func TestHandlerError(t *testing.T) {
 }
 
 func TestEmptyListsAreArrays(t *testing.T) {
-	fake := &apitest.Fake{Bridges: []api.BridgeInfo{{Name: "b0"}}, Addrs: map[string][]api.AddrInfo{"b0": nil}}
+	fake := &apitest.Fake{Bridges: []api.BridgeInfo{{Name: "b0"}}, Addrs: map[string][]api.AddrInfo{"b0": nil}, Trunks: []api.TrunkInfo{{Name: "t0"}, {Name: "t1", Ports: []api.TrunkPortInfo{{Name: "e1"}, {Name: "e2", LACP: &api.LACPInfo{}}}}}}
 	path := apitest.Serve(t, fake)
 	tests := []struct {
 		request string
@@ -156,6 +201,8 @@ func TestEmptyListsAreArrays(t *testing.T) {
 		{`{"version":1,"op":"bridge.show"}`, `{"result":[{"name":"b0","timeout":0,"maxaddr":0,"local":"","ports":[],"spans":[],"addresses":0,"exceeded":0,"forwarded":0,"flooded":0,"dropped":0}]}`},
 		{`{"version":1,"op":"bridge.addr","args":{"name":"b0"}}`, `{"result":[]}`},
 		{`{"version":1,"op":"port.show"}`, `{"result":[]}`},
+		{`{"version":1,"op":"trunk.show","args":{"name":"t0"}}`, `{"result":[{"name":"t0","proto":"","lladdr":"","promisc":false,"hash":"","lacp_mode":"","lacp_timeout":"","lacp_system_priority":0,"lacp_key":0,"active":false,"ports":[],"rx_packets":0,"rx_bytes":0,"tx_packets":0,"tx_bytes":0,"rx_dropped":0,"tx_dropped":0}]}`},
+		{`{"version":1,"op":"trunk.show","args":{"name":"t1"}}`, `{"result":[{"name":"t1","proto":"","lladdr":"","promisc":false,"hash":"","lacp_mode":"","lacp_timeout":"","lacp_system_priority":0,"lacp_key":0,"active":false,"ports":[{"name":"e1","link":"","priority":0,"flags":[]},{"name":"e2","link":"","priority":0,"flags":[],"lacp":{"actor":{"system":"","key":0,"port":0,"state":[]},"partner":{"system":"","key":0,"port":0,"state":[]},"selected":false,"reason":"","rx_lacpdus":0,"tx_lacpdus":0,"rx_bad":0}}],"rx_packets":0,"rx_bytes":0,"tx_packets":0,"tx_bytes":0,"rx_dropped":0,"tx_dropped":0}]}`},
 		{`{"version":1,"op":"bridge.create","args":{"name":"b1"}}`, `{"result":null}`},
 	}
 	conn, r := rawDial(t, path)
@@ -202,7 +249,7 @@ func TestBadRequests(t *testing.T) {
 		{"bad version", `{"version":2,"op":"version"}`, `{"error":"unsupported protocol version 2 (this daemon speaks version 1)"}`},
 		{"missing op", `{"version":1}`, `{"error":"malformed request: missing op"}`},
 		{"unknown field in envelope", `{"version":1,"op":"version","extra":1}`, `{"error":"malformed request: json: unknown field \"extra\""}`},
-		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, port.show, version)"}`},
+		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, port.show, trunk.add, trunk.create, trunk.del, trunk.destroy, trunk.set, trunk.show, version)"}`},
 		{"unknown arg", `{"version":1,"op":"bridge.create","args":{"name":"b0","color":"red"}}`, `{"error":"bridge.create: malformed args: json: unknown field \"color\""}`},
 		{"arg of the wrong type", `{"version":1,"op":"bridge.create","args":{"name":7}}`, `{"error":"bridge.create: malformed args: json: cannot unmarshal number into Go struct field BridgeCreateRequest.name of type string"}`},
 		{"missing args", `{"version":1,"op":"bridge.create"}`, `{"error":"bridge.create: bridge name is empty"}`},
@@ -218,6 +265,26 @@ func TestBadRequests(t *testing.T) {
 		{"set negative timeout", `{"version":1,"op":"bridge.set","args":{"name":"b0","timeout":-1}}`, `{"error":"bridge.set: b0: set: timeout -1 out of range (0 to 1000000 seconds, 0 = never age)"}`},
 		{"port without flags", `{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"e1"}}`, `{"error":"bridge.port: b0: port e1: no flag to change (give learning, discover, blocknonip or stack)"}`},
 		{"args for version", `{"version":1,"op":"version","args":{"x":1}}`, `{"error":"version: malformed args: json: unknown field \"x\""}`},
+		{"trunk create without name", `{"version":1,"op":"trunk.create","args":{}}`, `{"error":"trunk.create: trunk name is empty"}`},
+		{"trunk name too long", `{"version":1,"op":"trunk.destroy","args":{"name":"abcdefghijklmnop"}}`, `{"error":"trunk.destroy: trunk name \"abcdefghijklmnop\" is 16 bytes long (at most 15)"}`},
+		{"trunk create bad proto", `{"version":1,"op":"trunk.create","args":{"name":"t0","proto":"bond"}}`, `{"error":"trunk.create: t0: create: proto \"bond\": want failover, roundrobin, loadbalance, broadcast, lacp or none"}`},
+		{"trunk create bad hash", `{"version":1,"op":"trunk.create","args":{"name":"t0","hash":"l2,l7"}}`, `{"error":"trunk.create: t0: create: hash \"l2,l7\": unknown field \"l7\" (want a comma-separated list of l2, l3, l4)"}`},
+		{"trunk create bad mode", `{"version":1,"op":"trunk.create","args":{"name":"t0","lacp_mode":"on"}}`, `{"error":"trunk.create: t0: create: lacp-mode \"on\": want active or passive"}`},
+		{"trunk create bad timeout", `{"version":1,"op":"trunk.create","args":{"name":"t0","lacp_timeout":"1s"}}`, `{"error":"trunk.create: t0: create: lacp-timeout \"1s\": want slow or fast"}`},
+		{"trunk create port twice", `{"version":1,"op":"trunk.create","args":{"name":"t0","ports":["e1","e1"]}}`, `{"error":"trunk.create: t0: port e1: given twice"}`},
+		{"trunk create port is itself", `{"version":1,"op":"trunk.create","args":{"name":"t0","ports":["e1","t0"]}}`, `{"error":"trunk.create: t0: port t0: is the trunk itself"}`},
+		{"trunk add without ifaces", `{"version":1,"op":"trunk.add","args":{"name":"t0"}}`, `{"error":"trunk.add: t0: add: no interfaces given"}`},
+		{"trunk add bad iface", `{"version":1,"op":"trunk.add","args":{"name":"t0","ifaces":["a/b"]}}`, `{"error":"trunk.add: t0: add: interface name \"a/b\" contains '/'"}`},
+		{"trunk add priority too large", `{"version":1,"op":"trunk.add","args":{"name":"t0","ifaces":["e1"],"priority":65536}}`, `{"error":"trunk.add: t0: add: priority 65536 out of range (0 to 65535)"}`},
+		{"trunk add lacp priority negative", `{"version":1,"op":"trunk.add","args":{"name":"t0","ifaces":["e1"],"lacp_port_priority":-1}}`, `{"error":"trunk.add: t0: add: lacp-port-priority -1 out of range (0 to 65535)"}`},
+		{"trunk del duplicate", `{"version":1,"op":"trunk.del","args":{"name":"t0","ifaces":["e1","e1"]}}`, `{"error":"trunk.del: t0: del e1: given twice"}`},
+		{"trunk set nothing", `{"version":1,"op":"trunk.set","args":{"name":"t0"}}`, `{"error":"trunk.set: t0: set: nothing to set (give proto, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key or hash)"}`},
+		{"trunk set empty proto", `{"version":1,"op":"trunk.set","args":{"name":"t0","proto":""}}`, `{"error":"trunk.set: t0: set: proto \"\": want failover, roundrobin, loadbalance, broadcast, lacp or none"}`},
+		{"trunk set empty hash", `{"version":1,"op":"trunk.set","args":{"name":"t0","hash":""}}`, `{"error":"trunk.set: t0: set: hash \"\": empty (want a comma-separated list of l2, l3, l4)"}`},
+		{"trunk set key too large", `{"version":1,"op":"trunk.set","args":{"name":"t0","lacp_key":65536}}`, `{"error":"trunk.set: t0: set: lacp-key 65536 out of range (0 to 65535, 0 = derive)"}`},
+		{"trunk set system priority negative", `{"version":1,"op":"trunk.set","args":{"name":"t0","lacp_system_priority":-1}}`, `{"error":"trunk.set: t0: set: lacp-system-priority -1 out of range (0 to 65535)"}`},
+		{"trunk show bad name", `{"version":1,"op":"trunk.show","args":{"name":"a b"}}`, `{"error":"trunk.show: trunk name \"a b\" contains whitespace or a control character"}`},
+		{"trunk unknown arg", `{"version":1,"op":"trunk.create","args":{"name":"t0","mode":"lacp"}}`, `{"error":"trunk.create: malformed args: json: unknown field \"mode\""}`},
 		{"empty line", ``, `{"error":"malformed request: empty line"}`},
 	}
 	fake := fakeState()

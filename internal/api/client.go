@@ -192,6 +192,38 @@ func (c *Client) BridgeDelSpan(ctx context.Context, req SpanRequest) error {
 	return c.Call(ctx, OpBridgeDelSpan, req, nil)
 }
 
+// TrunkCreate creates a trunk.
+func (c *Client) TrunkCreate(ctx context.Context, req TrunkCreateRequest) error {
+	return c.Call(ctx, OpTrunkCreate, req, nil)
+}
+
+// TrunkDestroy destroys a trunk.
+func (c *Client) TrunkDestroy(ctx context.Context, req TrunkDestroyRequest) error {
+	return c.Call(ctx, OpTrunkDestroy, req, nil)
+}
+
+// TrunkAdd adds ports to a trunk, all or none.
+func (c *Client) TrunkAdd(ctx context.Context, req TrunkAddRequest) error {
+	return c.Call(ctx, OpTrunkAdd, req, nil)
+}
+
+// TrunkDel removes ports from a trunk, all or none.
+func (c *Client) TrunkDel(ctx context.Context, req TrunkDelRequest) error {
+	return c.Call(ctx, OpTrunkDel, req, nil)
+}
+
+// TrunkSet changes a trunk's settings.
+func (c *Client) TrunkSet(ctx context.Context, req TrunkSetRequest) error {
+	return c.Call(ctx, OpTrunkSet, req, nil)
+}
+
+// TrunkShow describes one trunk, or all when name is "".
+func (c *Client) TrunkShow(ctx context.Context, name string) ([]TrunkInfo, error) {
+	var res []TrunkInfo
+	err := c.Call(ctx, OpTrunkShow, TrunkShowRequest{Name: name}, &res)
+	return res, err
+}
+
 // PortShow describes one port, or all when name is "".
 func (c *Client) PortShow(ctx context.Context, name string) ([]PortInfo, error) {
 	var res []PortInfo

@@ -22,6 +22,12 @@ func (nopHandler) BridgeSet(context.Context, BridgeSetRequest) error         { r
 func (nopHandler) BridgePort(context.Context, BridgePortRequest) error       { return nil }
 func (nopHandler) BridgeAddSpan(context.Context, SpanRequest) error          { return nil }
 func (nopHandler) BridgeDelSpan(context.Context, SpanRequest) error          { return nil }
+func (nopHandler) TrunkCreate(context.Context, TrunkCreateRequest) error     { return nil }
+func (nopHandler) TrunkDestroy(context.Context, TrunkDestroyRequest) error   { return nil }
+func (nopHandler) TrunkAdd(context.Context, TrunkAddRequest) error           { return nil }
+func (nopHandler) TrunkDel(context.Context, TrunkDelRequest) error           { return nil }
+func (nopHandler) TrunkSet(context.Context, TrunkSetRequest) error           { return nil }
+func (nopHandler) TrunkShow(context.Context, string) ([]TrunkInfo, error)    { return nil, nil }
 func (nopHandler) PortShow(context.Context, string) ([]PortInfo, error)      { return nil, nil }
 func (nopHandler) Version(context.Context) (VersionInfo, error)              { return VersionInfo{}, nil }
 
@@ -36,6 +42,9 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"02:00:00:00:00:01","iface":"eth1","vlan":10}}`,
 		`{"version":1,"op":"bridge.set","args":{"name":"b0","timeout":0,"maxaddr":10}}`,
 		`{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"eth1","learning":false}}`,
+		`{"version":1,"op":"trunk.create","args":{"name":"t0","proto":"lacp","ports":["eth1","eth2"],"hash":"l3,l4"}}`,
+		`{"version":1,"op":"trunk.add","args":{"name":"t0","ifaces":["eth3"],"priority":10,"lacp_port_priority":100}}`,
+		`{"version":1,"op":"trunk.set","args":{"name":"t0","lacp_key":7,"lacp_timeout":"fast"}}`,
 		`{"version":2,"op":"version"}`,
 		`{"version":1,"op":"nope"}`,
 		`{"version":1,`,

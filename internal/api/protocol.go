@@ -51,8 +51,21 @@ type Handler interface {
 	BridgeAddSpan(ctx context.Context, req SpanRequest) error
 	// BridgeDelSpan removes a span port.
 	BridgeDelSpan(ctx context.Context, req SpanRequest) error
+	// TrunkCreate creates a trunk, with its ports (all or none).
+	TrunkCreate(ctx context.Context, req TrunkCreateRequest) error
+	// TrunkDestroy destroys a trunk and releases its ports.
+	TrunkDestroy(ctx context.Context, req TrunkDestroyRequest) error
+	// TrunkAdd adds ports to a trunk, all or none.
+	TrunkAdd(ctx context.Context, req TrunkAddRequest) error
+	// TrunkDel removes ports from a trunk, all or none.
+	TrunkDel(ctx context.Context, req TrunkDelRequest) error
+	// TrunkSet changes a trunk's protocol, hash and LACP settings.
+	TrunkSet(ctx context.Context, req TrunkSetRequest) error
+	// TrunkShow describes the trunk called name, or every trunk when
+	// name is "".
+	TrunkShow(ctx context.Context, name string) ([]TrunkInfo, error)
 	// PortShow describes the port called name, or every port of every
-	// bridge when name is "".
+	// bridge and trunk when name is "".
 	PortShow(ctx context.Context, name string) ([]PortInfo, error)
 	// Version identifies the daemon's build.
 	Version(ctx context.Context) (VersionInfo, error)
@@ -157,6 +170,28 @@ var ops = map[string]opSpec{
 	}),
 	OpBridgeDelSpan: op(func(ctx context.Context, h Handler, r SpanRequest) (any, error) {
 		return none(h.BridgeDelSpan(ctx, r))
+	}),
+	OpTrunkCreate: op(func(ctx context.Context, h Handler, r TrunkCreateRequest) (any, error) {
+		return none(h.TrunkCreate(ctx, r))
+	}),
+	OpTrunkDestroy: op(func(ctx context.Context, h Handler, r TrunkDestroyRequest) (any, error) {
+		return none(h.TrunkDestroy(ctx, r))
+	}),
+	OpTrunkAdd: op(func(ctx context.Context, h Handler, r TrunkAddRequest) (any, error) {
+		return none(h.TrunkAdd(ctx, r))
+	}),
+	OpTrunkDel: op(func(ctx context.Context, h Handler, r TrunkDelRequest) (any, error) {
+		return none(h.TrunkDel(ctx, r))
+	}),
+	OpTrunkSet: op(func(ctx context.Context, h Handler, r TrunkSetRequest) (any, error) {
+		return none(h.TrunkSet(ctx, r))
+	}),
+	OpTrunkShow: op(func(ctx context.Context, h Handler, r TrunkShowRequest) (any, error) {
+		res, err := h.TrunkShow(ctx, r.Name)
+		if res == nil {
+			res = []TrunkInfo{}
+		}
+		return res, err
 	}),
 	OpPortShow: op(func(ctx context.Context, h Handler, r PortShowRequest) (any, error) {
 		res, err := h.PortShow(ctx, r.Name)

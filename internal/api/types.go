@@ -26,6 +26,12 @@ const (
 	OpBridgePort    = "bridge.port"
 	OpBridgeAddSpan = "bridge.addspan"
 	OpBridgeDelSpan = "bridge.delspan"
+	OpTrunkCreate   = "trunk.create"
+	OpTrunkDestroy  = "trunk.destroy"
+	OpTrunkAdd      = "trunk.add"
+	OpTrunkDel      = "trunk.del"
+	OpTrunkSet      = "trunk.set"
+	OpTrunkShow     = "trunk.show"
 	OpPortShow      = "port.show"
 	OpVersion       = "version"
 )
@@ -38,18 +44,21 @@ const (
 	FlagStack      = "stack"
 )
 
-// Link states as they appear in BridgePortInfo.Link and PortInfo.Link.
+// Link states as they appear in BridgePortInfo.Link, TrunkPortInfo.Link
+// and PortInfo.Link.
 const (
 	LinkUp     = "up"
 	LinkDown   = "down"
 	LinkAbsent = "absent" // configured, but no such interface right now
 )
 
-// Roles as they appear in PortInfo.Role.
+// Roles as they appear in PortInfo.Role. Clients should show any other
+// role as it is: later objects may add roles.
 const (
 	RoleMember = "member"
 	RoleSpan   = "span"
 	RoleLocal  = "local" // the bridge's own TAP
+	RoleTrunk  = "trunk" // a port of the trunk named in PortInfo.Bridge
 )
 
 // BridgeCreateRequest creates a bridge (swctl bridge create).
@@ -169,7 +178,8 @@ type SpanRequest struct {
 // PortShowRequest asks for the state and counters of one port or all
 // (swctl port show).
 type PortShowRequest struct {
-	// Name is the interface, or "" for every port of every bridge.
+	// Name is the interface, or "" for every port of every bridge and
+	// trunk.
 	Name string `json:"name,omitempty"`
 }
 
@@ -259,9 +269,10 @@ type AddrInfo struct {
 type PortInfo struct {
 	// Name is the interface.
 	Name string `json:"name"`
-	// Bridge is the bridge the port belongs to.
+	// Bridge is the bridge the port belongs to, or for RoleTrunk the
+	// trunk.
 	Bridge string `json:"bridge"`
-	// Role is RoleMember, RoleSpan or RoleLocal.
+	// Role is RoleMember, RoleSpan, RoleLocal or RoleTrunk.
 	Role string `json:"role"`
 	// Link is LinkUp, LinkDown or LinkAbsent.
 	Link string `json:"link"`

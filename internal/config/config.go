@@ -10,8 +10,21 @@
 //	    maxaddr 8192
 //	    port eth1
 //	    port eth2 -learning blocknonip stack
+//	    port trunk0
 //	    span eth3
 //	    static 02:00:00:00:00:01 eth1 vlan 10
+//	}
+//
+//	trunk trunk0 {
+//	    proto lacp
+//	    lladdr 02:5e:00:12:34:57
+//	    hash l2,l3,l4
+//	    lacp-mode active
+//	    lacp-timeout fast
+//	    lacp-system-priority 32768
+//	    lacp-key 0
+//	    port eth3 priority 10 lacp-port-priority 100
+//	    port eth4
 //	}
 //
 // Parse checks everything a daemon would otherwise discover half-way
@@ -33,6 +46,8 @@ const DefaultPath = "/etc/swctl/swctl.conf"
 type Config struct {
 	// Bridges are the configured bridges, in file order.
 	Bridges []Bridge
+	// Trunks are the configured trunks (link aggregates), in file order.
+	Trunks []Trunk
 }
 
 // Bridge is one learning bridge.
@@ -88,6 +103,53 @@ type Static struct {
 	Port string
 }
 
+// Trunk is one link aggregate: a Port made of member ports, and an
+// interface (a TAP named after it) unless it is a bridge member.
+type Trunk struct {
+	// Name is the trunk's name, and the name of its TAP.
+	Name string
+	// Proto is the protocol, one of Protos (ProtoFailover by default).
+	Proto string
+	// LLAddr is the trunk's hardware address, kept so that it is the same
+	// after a restart. The zero MAC means none has been chosen yet (the
+	// daemon takes the first port's MAC, or a random one, and saves it).
+	LLAddr frame.MAC
+	// Promisc selects the promisc policy: member MACs are left alone and
+	// members are made promiscuous. Off (the default) is the lladdr
+	// policy: every member gets LLAddr, and its own MAC back when it
+	// leaves.
+	Promisc bool
+	// Hash is the header fields the loadbalance and lacp protocols hash,
+	// in canonical form (CanonicalHash): "l2,l3,l4" by default.
+	Hash string
+	// LACPMode is LACPActive (default) or LACPPassive.
+	LACPMode string
+	// LACPTimeout is LACPSlow (default) or LACPFast: the timeout we
+	// advertise and apply.
+	LACPTimeout string
+	// LACPSystemPriority is the LACP system priority, 0 to 65535, lower
+	// wins (default 32768).
+	LACPSystemPriority int
+	// LACPKey is the LACP operational key, 0 to 65535; 0 (the default)
+	// lets the daemon derive it.
+	LACPKey int
+	// Ports are the member interfaces, in file order (the order they were
+	// added, which breaks failover priority ties).
+	Ports []TrunkPort
+}
+
+// TrunkPort is one member of a trunk.
+type TrunkPort struct {
+	// Name is the member interface's name.
+	Name string
+	// Priority is the failover priority, 0 to 65535, higher preferred as
+	// the primary (default 0).
+	Priority int
+	// LACPPortPriority is the LACP port priority, 0 to 65535, lower wins
+	// (default 32768).
+	LACPPortPriority int
+}
+
 // NewBridge returns a bridge with the default settings and no members.
 func NewBridge(name string) Bridge {
 	return Bridge{Name: name, Timeout: DefaultTimeout, MaxAddr: DefaultMaxAddr}
@@ -96,6 +158,40 @@ func NewBridge(name string) Bridge {
 // NewPort returns a member with the default flags (learning, discover).
 func NewPort(name string) Port {
 	return Port{Name: name, Learning: true, Discover: true}
+}
+
+// NewTrunk returns a trunk with the default settings and no ports.
+func NewTrunk(name string) Trunk {
+	return Trunk{
+		Name: name, Proto: DefaultProto, Hash: DefaultHash,
+		LACPMode: DefaultLACPMode, LACPTimeout: DefaultLACPTimeout,
+		LACPSystemPriority: DefaultLACPSystemPriority,
+	}
+}
+
+// NewTrunkPort returns a trunk member with the default priorities.
+func NewTrunkPort(name string) TrunkPort {
+	return TrunkPort{Name: name, LACPPortPriority: DefaultLACPPortPriority}
+}
+
+// Trunk returns the trunk called name, or nil.
+func (c *Config) Trunk(name string) *Trunk {
+	for i := range c.Trunks {
+		if c.Trunks[i].Name == name {
+			return &c.Trunks[i]
+		}
+	}
+	return nil
+}
+
+// Port returns the member called name, or nil.
+func (t *Trunk) Port(name string) *TrunkPort {
+	for i := range t.Ports {
+		if t.Ports[i].Name == name {
+			return &t.Ports[i]
+		}
+	}
+	return nil
 }
 
 // Bridge returns the bridge called name, or nil.
@@ -119,13 +215,13 @@ func (b *Bridge) Port(name string) *Port {
 }
 
 // Validate checks a Config built in memory against the rules Parse applies
-// to a file. The error names the bridge and the cause.
+// to a file. The error names the bridge or trunk and the cause.
 func (c *Config) Validate() error {
 	k := newChecker()
 	for i := range c.Bridges {
 		b := &c.Bridges[i]
 		wrap := func(err error) error { return fmt.Errorf("bridge %s: %w", b.Name, err) }
-		if err := k.bridge(b.Name, 0); err != nil {
+		if err := k.object("bridge", b.Name, 0); err != nil {
 			return err
 		}
 		if !b.Local && !b.LocalMAC.IsZero() {
@@ -161,16 +257,89 @@ func (c *Config) Validate() error {
 			return wrap(err)
 		}
 	}
+	for i := range c.Trunks {
+		t := &c.Trunks[i]
+		wrap := func(err error) error { return fmt.Errorf("trunk %s: %w", t.Name, err) }
+		if err := k.object("trunk", t.Name, 0); err != nil {
+			return err
+		}
+		if err := t.checkSettings(); err != nil {
+			return wrap(err)
+		}
+		for _, p := range t.Ports {
+			if err := checkTrunkPort(p); err != nil {
+				return wrap(err)
+			}
+			if err := k.trunkPort(t.Name, p.Name, 0); err != nil {
+				return wrap(err)
+			}
+		}
+	}
 	if _, err := k.end(c); err != nil {
 		return err
 	}
 	return nil
 }
 
+// checkSettings checks a trunk's settings other than its ports, as Parse
+// does one statement at a time.
+func (t *Trunk) checkSettings() error {
+	if err := CheckProto(t.Proto); err != nil {
+		return err
+	}
+	if !t.LLAddr.IsZero() {
+		if err := checkUnicast("lladdr", t.LLAddr); err != nil {
+			return err
+		}
+	}
+	canon, err := CanonicalHash(t.Hash)
+	if err != nil {
+		return err
+	}
+	if canon != t.Hash {
+		return fmt.Errorf("hash %q: not in canonical form (want %q)", t.Hash, canon)
+	}
+	if err := CheckLACPMode(t.LACPMode); err != nil {
+		return err
+	}
+	if err := CheckLACPTimeout(t.LACPTimeout); err != nil {
+		return err
+	}
+	if err := CheckPriority("lacp-system-priority", t.LACPSystemPriority); err != nil {
+		return err
+	}
+	return CheckPriority("lacp-key", t.LACPKey)
+}
+
+// checkTrunkPort checks a trunk member's name and priorities.
+func checkTrunkPort(p TrunkPort) error {
+	if err := CheckName("interface", p.Name); err != nil {
+		return fmt.Errorf("port: %w", err)
+	}
+	if err := CheckPriority("priority", p.Priority); err != nil {
+		return fmt.Errorf("port %s: %w", p.Name, err)
+	}
+	if err := CheckPriority("lacp-port-priority", p.LACPPortPriority); err != nil {
+		return fmt.Errorf("port %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+// objectDecl records where a bridge or trunk is declared.
+type objectDecl struct {
+	// kind is "bridge" or "trunk".
+	kind string
+	// line is where it was declared, 0 when not from a file.
+	line int
+}
+
 // ifaceUse records where an interface is used.
 type ifaceUse struct {
-	// bridge is the bridge the interface belongs to.
-	bridge string
+	// kind is the kind of object the interface belongs to: "bridge" or
+	// "trunk".
+	kind string
+	// owner is the bridge or trunk the interface belongs to.
+	owner string
 	// role is "port" or "span".
 	role string
 	// line is where it was declared, 0 when not from a file.
@@ -185,11 +354,13 @@ type staticKey struct {
 	vlan uint16
 }
 
-// checker applies the rules that span statements: uniqueness of bridges
-// and interfaces, statics on members. Parse and Validate share it.
+// checker applies the rules that span statements: uniqueness of bridge and
+// trunk names and of interfaces, statics on members. Parse and Validate
+// share it.
 type checker struct {
-	// bridges maps a bridge name to the line declaring it.
-	bridges map[string]int
+	// objects maps a bridge or trunk name to its declaration: the two
+	// share one namespace, since both become interfaces.
+	objects map[string]objectDecl
 	// ifaces maps an interface name to where it is used.
 	ifaces map[string]ifaceUse
 	// statics maps the current bridge's static entries to their lines.
@@ -199,7 +370,7 @@ type checker struct {
 }
 
 func newChecker() *checker {
-	return &checker{bridges: map[string]int{}, ifaces: map[string]ifaceUse{}}
+	return &checker{objects: map[string]objectDecl{}, ifaces: map[string]ifaceUse{}}
 }
 
 // at describes a line for "first declared at" messages.
@@ -210,14 +381,18 @@ func at(line int) string {
 	return fmt.Sprintf(" (line %d)", line)
 }
 
-func (k *checker) bridge(name string, line int) error {
-	if err := CheckName("bridge", name); err != nil {
+// object records the declaration of a bridge or trunk (kind) called name.
+func (k *checker) object(kind, name string, line int) error {
+	if err := CheckName(kind, name); err != nil {
 		return err
 	}
-	if first, ok := k.bridges[name]; ok {
-		return fmt.Errorf("bridge %s: declared twice%s", name, at(first))
+	if first, ok := k.objects[name]; ok {
+		if first.kind == kind {
+			return fmt.Errorf("%s %s: declared twice%s", kind, name, at(first.line))
+		}
+		return fmt.Errorf("%s %s: name already used by %s %s%s", kind, name, first.kind, name, at(first.line))
 	}
-	k.bridges[name] = line
+	k.objects[name] = objectDecl{kind: kind, line: line}
 	k.statics = map[staticKey]int{}
 	k.staticLines = nil
 	return nil
@@ -228,17 +403,29 @@ func (k *checker) member(bridge, role, iface string, line int) error {
 	if err := CheckName("interface", iface); err != nil {
 		return fmt.Errorf("%s: %w", role, err)
 	}
+	return k.use("bridge", bridge, role, iface, line)
+}
+
+// trunkPort records iface as a port of trunk; its name is checked.
+func (k *checker) trunkPort(trunk, iface string, line int) error {
+	return k.use("trunk", trunk, "port", iface, line)
+}
+
+// use records iface as a port or span (role) of a bridge or trunk (kind),
+// refusing an interface already used anywhere.
+func (k *checker) use(kind, owner, role, iface string, line int) error {
 	if u, ok := k.ifaces[iface]; ok {
+		same := u.kind == kind && u.owner == owner
 		switch {
-		case u.bridge == bridge && u.role == role:
+		case same && u.role == role:
 			return fmt.Errorf("%s %s: listed twice%s", role, iface, at(u.line))
-		case u.bridge == bridge:
-			return fmt.Errorf("%s %s: already a %s of this bridge%s", role, iface, u.role, at(u.line))
+		case same:
+			return fmt.Errorf("%s %s: already a %s of this %s%s", role, iface, u.role, kind, at(u.line))
 		default:
-			return fmt.Errorf("%s %s: already a %s of bridge %s%s", role, iface, u.role, u.bridge, at(u.line))
+			return fmt.Errorf("%s %s: already a %s of %s %s%s", role, iface, u.role, u.kind, u.owner, at(u.line))
 		}
 	}
-	k.ifaces[iface] = ifaceUse{bridge: bridge, role: role, line: line}
+	k.ifaces[iface] = ifaceUse{kind: kind, owner: owner, role: role, line: line}
 	return nil
 }
 
@@ -276,15 +463,25 @@ func (k *checker) endBridge(b *Bridge) (int, error) {
 	return 0, nil
 }
 
-// end checks what needs the whole file: no bridge has another bridge's
-// local TAP as a member.
+// end checks what needs the whole file: no bridge or trunk has a bridge's
+// local TAP as a member, and no trunk has a bridge or a trunk as a port (a
+// bridge may have a trunk as a member: that is how a trunk joins it). It
+// returns the line of the offending statement.
 func (k *checker) end(c *Config) (int, error) {
 	for _, b := range c.Bridges {
 		if !b.Local {
 			continue
 		}
 		if u, ok := k.ifaces[b.Name]; ok {
-			return u.line, fmt.Errorf("bridge %s: %s %s: is the local TAP of bridge %s, swctl's own interface", u.bridge, u.role, b.Name, b.Name)
+			return u.line, fmt.Errorf("%s %s: %s %s: is the local TAP of bridge %s, swctl's own interface", u.kind, u.owner, u.role, b.Name, b.Name)
+		}
+	}
+	for _, t := range c.Trunks {
+		for _, p := range t.Ports {
+			if d, ok := k.objects[p.Name]; ok {
+				u := k.ifaces[p.Name]
+				return u.line, fmt.Errorf("trunk %s: port %s: is %s %s, not an interface a trunk can aggregate", t.Name, p.Name, d.kind, p.Name)
+			}
 		}
 	}
 	return 0, nil

@@ -32,6 +32,7 @@ func sample() *Config {
 				{Name: "eth1", Learning: true, Discover: true},
 				{Name: "eth2", Learning: false, Discover: true, BlockNonIP: true, Stack: true},
 				{Name: "eth4", Learning: true, Discover: false},
+				{Name: "trunk0", Learning: true, Discover: true},
 			},
 			Spans: []string{"eth3"},
 			Statics: []Static{
@@ -41,6 +42,22 @@ func sample() *Config {
 		},
 		{Name: "br1", Local: true, Timeout: 0, MaxAddr: 100, Ports: []Port{{Name: "veth-a", Learning: true, Discover: true}}},
 		{Name: "empty", Timeout: 240, MaxAddr: 8192},
+	}, Trunks: []Trunk{
+		{
+			Name: "trunk0", Proto: "lacp", LLAddr: mac("02:5e:00:12:34:57"), Hash: "l2,l3,l4",
+			LACPMode: "active", LACPTimeout: "fast", LACPSystemPriority: 32768, LACPKey: 1,
+			Ports: []TrunkPort{
+				{Name: "eth5", Priority: 10, LACPPortPriority: 100},
+				{Name: "eth6", LACPPortPriority: 32768},
+			},
+		},
+		{
+			Name: "trunk1", Proto: "failover", Promisc: true, Hash: "l3,l4",
+			LACPMode: "active", LACPTimeout: "slow", LACPSystemPriority: 32768,
+			Ports: []TrunkPort{{Name: "eth7", Priority: 65535, LACPPortPriority: 0}, {Name: "eth8", LACPPortPriority: 32768}},
+		},
+		{Name: "trunk2", Proto: "roundrobin", Hash: "l2", LACPMode: "passive", LACPTimeout: "slow", LACPSystemPriority: 1, LACPKey: 65535},
+		NewTrunk("trunk3"),
 	}}
 }
 
@@ -61,6 +78,25 @@ func TestParse(t *testing.T) {
 		{"flags off and on", "bridge b0 {\n port eth1 -learning -discover blocknonip stack\n}", &Config{Bridges: []Bridge{{Name: "b0", Timeout: 240, MaxAddr: 8192, Ports: []Port{{Name: "eth1", BlockNonIP: true, Stack: true}}}}}},
 		{"static before its port", "bridge b0 {\n static 02:00:00:00:00:01 eth1 vlan 0\n port eth1\n}", &Config{Bridges: []Bridge{{Name: "b0", Timeout: 240, MaxAddr: 8192, Ports: []Port{NewPort("eth1")}, Statics: []Static{{MAC: mac("02:00:00:00:00:01"), Port: "eth1"}}}}}},
 		{"static in dash notation with vlan", "bridge b0 {\n port eth1\n static 02-00-00-00-00-01 eth1 vlan 4094\n}", &Config{Bridges: []Bridge{{Name: "b0", Timeout: 240, MaxAddr: 8192, Ports: []Port{NewPort("eth1")}, Statics: []Static{{MAC: mac("02:00:00:00:00:01"), VLAN: 4094, Port: "eth1"}}}}}},
+		{"trunk defaults", "trunk t0 {\n}\n", &Config{Trunks: []Trunk{NewTrunk("t0")}}},
+		{"trunk one line", "trunk t0 { proto lacp; port eth1 priority 5; port eth2 lacp-port-priority 1 priority 2 }", &Config{Trunks: []Trunk{func() Trunk {
+			t := NewTrunk("t0")
+			t.Proto = "lacp"
+			t.Ports = []TrunkPort{{Name: "eth1", Priority: 5, LACPPortPriority: 32768}, {Name: "eth2", Priority: 2, LACPPortPriority: 1}}
+			return t
+		}()}}},
+		{"trunk every setting", "trunk t0 {\n proto loadbalance\n lladdr 02-00-00-00-00-09\n promisc\n hash l4,l2\n lacp-mode passive\n lacp-timeout fast\n lacp-system-priority 0\n lacp-key 65535\n}", &Config{Trunks: []Trunk{{
+			Name: "t0", Proto: "loadbalance", LLAddr: mac("02:00:00:00:00:09"), Promisc: true, Hash: "l2,l4",
+			LACPMode: "passive", LACPTimeout: "fast", LACPSystemPriority: 0, LACPKey: 65535,
+		}}}},
+		{"bridge member is a trunk", "bridge b0 {\n port t0\n}\ntrunk t0 {\n port eth1\n}", &Config{
+			Bridges: []Bridge{{Name: "b0", Timeout: 240, MaxAddr: 8192, Ports: []Port{NewPort("t0")}}},
+			Trunks:  []Trunk{func() Trunk { t := NewTrunk("t0"); t.Ports = []TrunkPort{NewTrunkPort("eth1")}; return t }()},
+		}},
+		{"trunk declared before the bridge it joins", "trunk t0 {\n}\nbridge b0 {\n port t0\n span eth3\n}", &Config{
+			Bridges: []Bridge{{Name: "b0", Timeout: 240, MaxAddr: 8192, Ports: []Port{NewPort("t0")}, Spans: []string{"eth3"}}},
+			Trunks:  []Trunk{NewTrunk("t0")},
+		}},
 		{"canonical sample", string(sample().Format()), sample()},
 	}
 	for _, tt := range tests {
@@ -82,7 +118,7 @@ func TestParseErrors(t *testing.T) {
 		text string
 		want string
 	}{
-		{"unknown statement", "trunk t0 {\n}", `swctl.conf:1: unknown statement "trunk" (want bridge)`},
+		{"unknown statement", "router r0 {\n}", `swctl.conf:1: unknown statement "router" (want bridge or trunk)`},
 		{"bridge without block", "bridge b0\n", `swctl.conf:1: want "bridge NAME {", got "bridge b0"`},
 		{"bridge without name", "bridge {\n}", `swctl.conf:1: want "bridge NAME {", got "bridge"`},
 		{"unclosed block", "\nbridge b0 {\n port eth1\n", `swctl.conf:2: block opened here is not closed by "}"`},
@@ -124,6 +160,54 @@ func TestParseErrors(t *testing.T) {
 		{"static on a non-member", "bridge b0 {\n port eth1\n static 02:00:00:00:00:01 eth2\n}", `swctl.conf:3: static 02:00:00:00:00:01: eth2 is not a port of this bridge`},
 		{"static on a span", "bridge b0 {\n port eth1\n span eth3\n static 02:00:00:00:00:01 eth3\n}", `swctl.conf:4: static 02:00:00:00:00:01: eth3 is not a port of this bridge`},
 		{"line too long", "bridge b0 {\n" + strings.Repeat("x", maxLineLen+1) + "\n}", `swctl.conf:2: line longer than 65536 bytes`},
+
+		// Trunks.
+		{"trunk without block", "trunk t0\n", `swctl.conf:1: want "trunk NAME {", got "trunk t0"`},
+		{"trunk without name", "trunk {\n}", `swctl.conf:1: want "trunk NAME {", got "trunk"`},
+		{"trunk name too long", "trunk abcdefghijklmnop {\n}", `swctl.conf:1: trunk name "abcdefghijklmnop" is 16 bytes long (at most 15)`},
+		{"trunk twice", "trunk t0 {\n}\ntrunk t0 {\n}", `swctl.conf:3: trunk t0: declared twice (line 1)`},
+		{"trunk named as a bridge", "bridge b0 {\n}\ntrunk b0 {\n}", `swctl.conf:3: trunk b0: name already used by bridge b0 (line 1)`},
+		{"bridge named as a trunk", "trunk t0 {\n}\nbridge t0 {\n}", `swctl.conf:3: bridge t0: name already used by trunk t0 (line 1)`},
+		{"unknown trunk setting", "trunk t0 {\n mode lacp\n}", `swctl.conf:2: unknown setting "mode" in trunk t0 (want proto, lladdr, promisc, hash, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key or port)`},
+		{"nested block in trunk", "trunk t0 {\n port eth1 {\n }\n}", `swctl.conf:2: port: unexpected block inside trunk t0`},
+		{"unknown proto", "trunk t0 {\n proto bonding\n}", `swctl.conf:2: proto "bonding": want failover, roundrobin, loadbalance, broadcast, lacp or none`},
+		{"proto in upper case", "trunk t0 {\n proto LACP\n}", `swctl.conf:2: proto "LACP": want failover, roundrobin, loadbalance, broadcast, lacp or none`},
+		{"proto twice", "trunk t0 {\n proto lacp\n proto none\n}", `swctl.conf:3: proto given twice (first on line 2)`},
+		{"proto without value", "trunk t0 {\n proto\n}", `swctl.conf:2: want "proto VALUE", got "proto"`},
+		{"proto with two values", "trunk t0 {\n proto lacp none\n}", `swctl.conf:2: want "proto VALUE", got "proto lacp none"`},
+		{"lladdr bad MAC", "trunk t0 {\n lladdr 02:00\n}", `swctl.conf:2: lladdr: "02:00" is not a MAC address (want aa:bb:cc:dd:ee:ff)`},
+		{"lladdr multicast", "trunk t0 {\n lladdr 01:80:c2:00:00:02\n}", `swctl.conf:2: lladdr: 01:80:c2:00:00:02 is a multicast or broadcast MAC, not a station address`},
+		{"lladdr zero", "trunk t0 {\n lladdr 00:00:00:00:00:00\n}", `swctl.conf:2: lladdr: the all-zero MAC is not a station address`},
+		{"lladdr without value", "trunk t0 {\n lladdr\n}", `swctl.conf:2: want "lladdr VALUE", got "lladdr"`},
+		{"promisc with a value", "trunk t0 {\n promisc on\n}", `swctl.conf:2: want "promisc", got "promisc on"`},
+		{"promisc twice", "trunk t0 {\n promisc\n promisc\n}", `swctl.conf:3: promisc given twice (first on line 2)`},
+		{"hash unknown field", "trunk t0 {\n hash l2,l5\n}", `swctl.conf:2: hash "l2,l5": unknown field "l5" (want a comma-separated list of l2, l3, l4)`},
+		{"hash field twice", "trunk t0 {\n hash l3,l3\n}", `swctl.conf:2: hash "l3,l3": l3 given twice`},
+		{"hash empty field", "trunk t0 {\n hash l2,\n}", `swctl.conf:2: hash "l2,": empty field (want a comma-separated list of l2, l3, l4)`},
+		{"lacp-mode bad", "trunk t0 {\n lacp-mode on\n}", `swctl.conf:2: lacp-mode "on": want active or passive`},
+		{"lacp-timeout bad", "trunk t0 {\n lacp-timeout short\n}", `swctl.conf:2: lacp-timeout "short": want slow or fast`},
+		{"lacp-system-priority too large", "trunk t0 {\n lacp-system-priority 65536\n}", `swctl.conf:2: lacp-system-priority 65536 out of range (0 to 65535)`},
+		{"lacp-system-priority not a number", "trunk t0 {\n lacp-system-priority high\n}", `swctl.conf:2: lacp-system-priority: "high" is not a number`},
+		{"lacp-key negative", "trunk t0 {\n lacp-key -1\n}", `swctl.conf:2: lacp-key -1 out of range (0 to 65535, 0 = derive)`},
+		{"lacp-key twice", "trunk t0 {\n lacp-key 1\n lacp-key 1\n}", `swctl.conf:3: lacp-key given twice (first on line 2)`},
+		{"trunk port without name", "trunk t0 {\n port\n}", `swctl.conf:2: want "port IFACE [priority N] [lacp-port-priority N]"`},
+		{"trunk port name too long", "trunk t0 {\n port eth0123456789abc\n}", `swctl.conf:2: port: interface name "eth0123456789abc" is 16 bytes long (at most 15)`},
+		{"trunk port unknown option", "trunk t0 {\n port eth1 -learning\n}", `swctl.conf:2: port eth1: unknown option "-learning" (want priority N or lacp-port-priority N)`},
+		{"trunk port option without value", "trunk t0 {\n port eth1 priority\n}", `swctl.conf:2: port eth1: priority: missing value`},
+		{"trunk port option twice", "trunk t0 {\n port eth1 priority 1 priority 2\n}", `swctl.conf:2: port eth1: priority given twice`},
+		{"trunk port priority too large", "trunk t0 {\n port eth1 priority 65536\n}", `swctl.conf:2: port eth1: priority 65536 out of range (0 to 65535)`},
+		{"trunk port lacp priority not a number", "trunk t0 {\n port eth1 lacp-port-priority x\n}", `swctl.conf:2: port eth1: lacp-port-priority: "x" is not a number`},
+		{"trunk port twice", "trunk t0 {\n port eth1\n port eth1 priority 3\n}", `swctl.conf:3: port eth1: listed twice (line 2)`},
+		{"port in two trunks", "trunk t0 {\n port eth1\n}\ntrunk t1 {\n port eth1\n}", `swctl.conf:5: port eth1: already a port of trunk t0 (line 2)`},
+		{"bridge port then trunk port", "bridge b0 {\n port eth1\n}\ntrunk t0 {\n port eth1\n}", `swctl.conf:5: port eth1: already a port of bridge b0 (line 2)`},
+		{"trunk port then bridge port", "trunk t0 {\n port eth1\n}\nbridge b0 {\n port eth1\n}", `swctl.conf:5: port eth1: already a port of trunk t0 (line 2)`},
+		{"trunk port then bridge span", "trunk t0 {\n port eth1\n}\nbridge b0 {\n span eth1\n}", `swctl.conf:5: span eth1: already a port of trunk t0 (line 2)`},
+		{"bridge span then trunk port", "bridge b0 {\n span eth1\n}\ntrunk t0 {\n port eth1\n}", `swctl.conf:5: port eth1: already a span of bridge b0 (line 2)`},
+		{"trunk in two bridges", "trunk t0 {\n}\nbridge b0 {\n port t0\n}\nbridge b1 {\n port t0\n}", `swctl.conf:7: port t0: already a port of bridge b0 (line 4)`},
+		{"trunk port is a trunk", "trunk t0 {\n port eth1\n port t1\n}\ntrunk t1 {\n}", `swctl.conf:3: trunk t0: port t1: is trunk t1, not an interface a trunk can aggregate`},
+		{"trunk port is the trunk itself", "trunk t0 {\n port t0\n}", `swctl.conf:2: trunk t0: port t0: is trunk t0, not an interface a trunk can aggregate`},
+		{"trunk port is a bridge", "bridge b0 {\n}\ntrunk t0 {\n port b0\n}", `swctl.conf:4: trunk t0: port b0: is bridge b0, not an interface a trunk can aggregate`},
+		{"trunk port is a local TAP", "bridge b0 {\n local\n}\ntrunk t0 {\n port b0\n}", `swctl.conf:5: trunk t0: port b0: is the local TAP of bridge b0, swctl's own interface`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,6 +243,28 @@ func TestValidate(t *testing.T) {
 		{"span is a port", func(c *Config) { c.Bridges[0].Spans = []string{"eth2"} }, `bridge bridge0: span eth2: already a port of this bridge`},
 		{"static on a non-member", func(c *Config) { c.Bridges[0].Statics[0].Port = "eth9" }, `bridge bridge0: static 02:00:00:00:00:01: eth9 is not a port of this bridge`},
 		{"local TAP as a member", func(c *Config) { c.Bridges[2].Ports = []Port{NewPort("br1")} }, `bridge empty: port br1: is the local TAP of bridge br1, swctl's own interface`},
+		{"no trunks is valid", func(c *Config) { c.Trunks = nil; c.Bridges[0].Ports = c.Bridges[0].Ports[:3] }, ""},
+		{"bad trunk name", func(c *Config) { c.Trunks[3].Name = "" }, `trunk name is empty`},
+		{"duplicate trunk", func(c *Config) { c.Trunks[3].Name = "trunk2" }, `trunk trunk2: declared twice`},
+		{"trunk named as a bridge", func(c *Config) { c.Trunks[3].Name = "empty" }, `trunk empty: name already used by bridge empty`},
+		{"empty proto", func(c *Config) { c.Trunks[3].Proto = "" }, `trunk trunk3: proto "": want failover, roundrobin, loadbalance, broadcast, lacp or none`},
+		{"multicast lladdr", func(c *Config) { c.Trunks[0].LLAddr = mac("ff:ff:ff:ff:ff:ff") }, `trunk trunk0: lladdr: ff:ff:ff:ff:ff:ff is a multicast or broadcast MAC, not a station address`},
+		{"empty hash", func(c *Config) { c.Trunks[0].Hash = "" }, `trunk trunk0: hash "": empty (want a comma-separated list of l2, l3, l4)`},
+		{"hash not canonical", func(c *Config) { c.Trunks[0].Hash = "l4,l2" }, `trunk trunk0: hash "l4,l2": not in canonical form (want "l2,l4")`},
+		{"empty lacp mode", func(c *Config) { c.Trunks[0].LACPMode = "" }, `trunk trunk0: lacp-mode "": want active or passive`},
+		{"bad lacp timeout", func(c *Config) { c.Trunks[0].LACPTimeout = "Fast" }, `trunk trunk0: lacp-timeout "Fast": want slow or fast`},
+		{"lacp system priority too large", func(c *Config) { c.Trunks[0].LACPSystemPriority = 65536 }, `trunk trunk0: lacp-system-priority 65536 out of range (0 to 65535)`},
+		{"lacp key negative", func(c *Config) { c.Trunks[0].LACPKey = -1 }, `trunk trunk0: lacp-key -1 out of range (0 to 65535, 0 = derive)`},
+		{"port priority negative", func(c *Config) { c.Trunks[0].Ports[1].Priority = -1 }, `trunk trunk0: port eth6: priority -1 out of range (0 to 65535)`},
+		{"lacp port priority too large", func(c *Config) { c.Trunks[0].Ports[1].LACPPortPriority = 1 << 16 }, `trunk trunk0: port eth6: lacp-port-priority 65536 out of range (0 to 65535)`},
+		{"bad trunk port name", func(c *Config) { c.Trunks[0].Ports[1].Name = "a:b" }, `trunk trunk0: port: interface name "a:b" contains ':'`},
+		{"trunk port twice", func(c *Config) { c.Trunks[0].Ports[1].Name = "eth5" }, `trunk trunk0: port eth5: listed twice`},
+		{"trunk port is a bridge port", func(c *Config) { c.Trunks[1].Ports[1].Name = "eth1" }, `trunk trunk1: port eth1: already a port of bridge bridge0`},
+		{"trunk port is a bridge span", func(c *Config) { c.Trunks[1].Ports[1].Name = "eth3" }, `trunk trunk1: port eth3: already a span of bridge bridge0`},
+		{"port in two trunks", func(c *Config) { c.Trunks[2].Ports = []TrunkPort{NewTrunkPort("eth7")} }, `trunk trunk2: port eth7: already a port of trunk trunk1`},
+		{"trunk port is a trunk", func(c *Config) { c.Trunks[2].Ports = []TrunkPort{NewTrunkPort("trunk3")} }, `trunk trunk2: port trunk3: is trunk trunk3, not an interface a trunk can aggregate`},
+		{"trunk port is a bridge", func(c *Config) { c.Trunks[2].Ports = []TrunkPort{NewTrunkPort("empty")} }, `trunk trunk2: port empty: is bridge empty, not an interface a trunk can aggregate`},
+		{"trunk in two bridges", func(c *Config) { c.Bridges[2].Ports = []Port{NewPort("trunk0")} }, `bridge empty: port trunk0: already a port of bridge bridge0`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,6 +313,24 @@ func TestRoundTrip(t *testing.T) {
 			}
 			return &Config{Bridges: []Bridge{b}}
 		}()},
+		{"every protocol, default LACP settings", func() *Config {
+			c := &Config{}
+			for i, p := range Protos {
+				t := NewTrunk("t-" + p)
+				t.Ports = []TrunkPort{NewTrunkPort("p" + string(rune('a'+i)))}
+				c.Trunks = append(c.Trunks, t)
+			}
+			return c
+		}()},
+		{"every hash", func() *Config {
+			c := &Config{}
+			for _, h := range []string{"l2", "l3", "l4", "l2,l3", "l2,l4", "l3,l4", "l2,l3,l4"} {
+				t := NewTrunk("h" + strings.ReplaceAll(h, ",", ""))
+				t.Hash = h
+				c.Trunks = append(c.Trunks, t)
+			}
+			return c
+		}()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -230,7 +354,7 @@ func TestLoadMissingIsEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: expected no error for a missing file, got %v", err)
 	}
-	if len(c.Bridges) != 0 {
+	if len(c.Bridges) != 0 || len(c.Trunks) != 0 {
 		t.Errorf("Load: expected an empty config, got %+v", c)
 	}
 }
@@ -250,7 +374,7 @@ func TestLoadNamesThePath(t *testing.T) {
 func TestWriteFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "etc", "swctl")
 	path := filepath.Join(dir, "swctl.conf")
-	for i, c := range []*Config{sample(), {Bridges: []Bridge{NewBridge("b9")}}} {
+	for i, c := range []*Config{sample(), {Bridges: []Bridge{NewBridge("b9")}}, {Trunks: []Trunk{NewTrunk("t9")}}} {
 		if err := c.WriteFile(path); err != nil {
 			t.Fatalf("WriteFile #%d: expected no error, got %v", i, err)
 		}
@@ -325,5 +449,85 @@ func TestCheckName(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("CheckName(%q): expected %q, got %q", tt.name, tt.want, got)
 		}
+	}
+}
+
+func TestCanonicalHash(t *testing.T) {
+	tests := []struct {
+		in, want, err string
+	}{
+		{"l2,l3,l4", "l2,l3,l4", ""},
+		{"l4,l3,l2", "l2,l3,l4", ""},
+		{"l3", "l3", ""},
+		{"l4,l2", "l2,l4", ""},
+		{"", "", `hash "": empty (want a comma-separated list of l2, l3, l4)`},
+		{",", "", `hash ",": empty field (want a comma-separated list of l2, l3, l4)`},
+		{"L2", "", `hash "L2": unknown field "L2" (want a comma-separated list of l2, l3, l4)`},
+		{"l2, l3", "", `hash "l2, l3": unknown field " l3" (want a comma-separated list of l2, l3, l4)`},
+		{"l2,l2", "", `hash "l2,l2": l2 given twice`},
+	}
+	for _, tt := range tests {
+		got, err := CanonicalHash(tt.in)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if got != tt.want || gotErr != tt.err {
+			t.Errorf("CanonicalHash(%q): expected %q, %q; got %q, %q", tt.in, tt.want, tt.err, got, gotErr)
+		}
+		if (CheckHash(tt.in) == nil) != (tt.err == "") {
+			t.Errorf("CheckHash(%q): expected error %q, got %v", tt.in, tt.err, CheckHash(tt.in))
+		}
+	}
+}
+
+func TestTrunkChecks(t *testing.T) {
+	for _, p := range Protos {
+		if err := CheckProto(p); err != nil {
+			t.Errorf("CheckProto(%q): expected no error, got %v", p, err)
+		}
+	}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"proto", CheckProto("trunk"), `proto "trunk": want failover, roundrobin, loadbalance, broadcast, lacp or none`},
+		{"mode active", CheckLACPMode("active"), ""},
+		{"mode passive", CheckLACPMode("passive"), ""},
+		{"mode bad", CheckLACPMode("Active"), `lacp-mode "Active": want active or passive`},
+		{"timeout slow", CheckLACPTimeout("slow"), ""},
+		{"timeout fast", CheckLACPTimeout("fast"), ""},
+		{"timeout bad", CheckLACPTimeout("3s"), `lacp-timeout "3s": want slow or fast`},
+		{"priority 0", CheckPriority("priority", 0), ""},
+		{"priority max", CheckPriority("priority", 65535), ""},
+		{"priority over", CheckPriority("lacp-port-priority", 65536), `lacp-port-priority 65536 out of range (0 to 65535)`},
+		{"key under", CheckPriority("lacp-key", -1), `lacp-key -1 out of range (0 to 65535, 0 = derive)`},
+	}
+	for _, tt := range tests {
+		got := ""
+		if tt.err != nil {
+			got = tt.err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("%s: expected %q, got %q", tt.name, tt.want, got)
+		}
+	}
+}
+
+func TestNewTrunk(t *testing.T) {
+	want := Trunk{Name: "t0", Proto: "failover", Hash: "l2,l3,l4", LACPMode: "active", LACPTimeout: "slow", LACPSystemPriority: 32768}
+	if got := NewTrunk("t0"); !reflect.DeepEqual(got, want) {
+		t.Errorf("NewTrunk:\nexpected %+v\ngot      %+v", want, got)
+	}
+	if got, want := NewTrunkPort("eth1"), (TrunkPort{Name: "eth1", LACPPortPriority: 32768}); got != want {
+		t.Errorf("NewTrunkPort: expected %+v, got %+v", want, got)
+	}
+	c := sample()
+	if tr := c.Trunk("trunk1"); tr == nil || tr.Port("eth8") == nil || tr.Port("eth5") != nil {
+		t.Errorf("Trunk/Port lookups: expected trunk1 with eth8 and without eth5, got %+v", tr)
+	}
+	if c.Trunk("bridge0") != nil {
+		t.Errorf("Trunk(bridge0): expected nil, got a trunk")
 	}
 }

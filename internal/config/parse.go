@@ -222,8 +222,14 @@ func build(stmts []stmt) (*Config, error) {
 				return nil, err
 			}
 			c.Bridges = append(c.Bridges, b)
+		case "trunk":
+			t, err := buildTrunk(k, s)
+			if err != nil {
+				return nil, err
+			}
+			c.Trunks = append(c.Trunks, t)
 		default:
-			return nil, errAt(s.line, "unknown statement %q (want bridge)", s.words[0])
+			return nil, errAt(s.line, "unknown statement %q (want bridge or trunk)", s.words[0])
 		}
 	}
 	if line, err := k.end(c); err != nil {
@@ -237,7 +243,7 @@ func buildBridge(k *checker, s stmt) (Bridge, error) {
 		return Bridge{}, errAt(s.line, "want \"bridge NAME {\", got %q", strings.Join(s.words, " "))
 	}
 	b := NewBridge(s.words[1])
-	if err := k.bridge(b.Name, s.line); err != nil {
+	if err := k.object("bridge", b.Name, s.line); err != nil {
 		return Bridge{}, wrapAt(s.line, err)
 	}
 	seen := map[string]int{} // settings given once: keyword → line
@@ -328,6 +334,163 @@ func buildBridge(k *checker, s stmt) (Bridge, error) {
 		return Bridge{}, wrapAt(line, err)
 	}
 	return b, nil
+}
+
+// onceChecker returns a function that refuses a setting given twice in one
+// block, naming the line of the first.
+func onceChecker() func(st stmt) error {
+	seen := map[string]int{} // keyword → line
+	return func(st stmt) error {
+		if first, ok := seen[st.words[0]]; ok {
+			return errAt(st.line, "%s given twice (first on line %d)", st.words[0], first)
+		}
+		seen[st.words[0]] = st.line
+		return nil
+	}
+}
+
+// trunkSettings are the keywords of a trunk block, in the order errors
+// list them.
+const trunkSettings = "proto, lladdr, promisc, hash, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key or port"
+
+func buildTrunk(k *checker, s stmt) (Trunk, error) {
+	if len(s.words) != 2 || !s.hasBlock {
+		return Trunk{}, errAt(s.line, "want \"trunk NAME {\", got %q", strings.Join(s.words, " "))
+	}
+	t := NewTrunk(s.words[1])
+	if err := k.object("trunk", t.Name, s.line); err != nil {
+		return Trunk{}, wrapAt(s.line, err)
+	}
+	once := onceChecker()
+	for _, st := range s.block {
+		if st.hasBlock {
+			return Trunk{}, errAt(st.line, "%s: unexpected block inside trunk %s", st.words[0], t.Name)
+		}
+		kw, args := st.words[0], st.words[1:]
+		// one checks a setting given once with exactly one value.
+		one := func() error {
+			if err := once(st); err != nil {
+				return err
+			}
+			if len(args) != 1 {
+				return errAt(st.line, "want \"%s VALUE\", got %q", kw, strings.Join(st.words, " "))
+			}
+			return nil
+		}
+		var err error
+		switch kw {
+		case "proto":
+			if err = one(); err == nil {
+				t.Proto = args[0]
+				err = CheckProto(t.Proto)
+			}
+		case "lladdr":
+			if err = one(); err == nil {
+				var m frame.MAC
+				if m, err = frame.ParseMAC(args[0]); err != nil {
+					err = fmt.Errorf("lladdr: %v", err)
+				} else if err = checkUnicast("lladdr", m); err == nil {
+					t.LLAddr = m
+				}
+			}
+		case "promisc":
+			if err = once(st); err == nil {
+				if len(args) != 0 {
+					return Trunk{}, errAt(st.line, "want \"promisc\", got %q", strings.Join(st.words, " "))
+				}
+				t.Promisc = true
+			}
+		case "hash":
+			if err = one(); err == nil {
+				t.Hash, err = CanonicalHash(args[0])
+			}
+		case "lacp-mode":
+			if err = one(); err == nil {
+				t.LACPMode = args[0]
+				err = CheckLACPMode(t.LACPMode)
+			}
+		case "lacp-timeout":
+			if err = one(); err == nil {
+				t.LACPTimeout = args[0]
+				err = CheckLACPTimeout(t.LACPTimeout)
+			}
+		case "lacp-system-priority", "lacp-key":
+			if err = one(); err == nil {
+				var n int
+				if n, err = parseNumber(kw, args[0]); err == nil {
+					if kw == "lacp-key" {
+						t.LACPKey = n
+					} else {
+						t.LACPSystemPriority = n
+					}
+				}
+			}
+		case "port":
+			if len(args) == 0 {
+				return Trunk{}, errAt(st.line, "want \"port IFACE [priority N] [lacp-port-priority N]\"")
+			}
+			var p TrunkPort
+			if p, err = parseTrunkPort(args); err == nil {
+				if err = k.trunkPort(t.Name, p.Name, st.line); err == nil {
+					t.Ports = append(t.Ports, p)
+				}
+			}
+		default:
+			return Trunk{}, errAt(st.line, "unknown setting %q in trunk %s (want %s)", kw, t.Name, trunkSettings)
+		}
+		if err != nil {
+			var le *lineErr
+			if errors.As(err, &le) {
+				return Trunk{}, err
+			}
+			return Trunk{}, wrapAt(st.line, err)
+		}
+	}
+	return t, nil
+}
+
+// parseNumber parses the decimal value of a 16-bit setting (a priority or
+// key) and checks its range; what names the setting.
+func parseNumber(what, s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a number", what, s)
+	}
+	return n, CheckPriority(what, n)
+}
+
+// parseTrunkPort parses "IFACE [priority N] [lacp-port-priority N]".
+func parseTrunkPort(args []string) (TrunkPort, error) {
+	p := NewTrunkPort(args[0])
+	if err := CheckName("interface", p.Name); err != nil {
+		return TrunkPort{}, fmt.Errorf("port: %w", err)
+	}
+	given := map[string]bool{}
+	for rest := args[1:]; len(rest) > 0; rest = rest[2:] {
+		opt := rest[0]
+		var field *int
+		switch opt {
+		case "priority":
+			field = &p.Priority
+		case "lacp-port-priority":
+			field = &p.LACPPortPriority
+		default:
+			return TrunkPort{}, fmt.Errorf("port %s: unknown option %q (want priority N or lacp-port-priority N)", p.Name, opt)
+		}
+		if len(rest) < 2 {
+			return TrunkPort{}, fmt.Errorf("port %s: %s: missing value", p.Name, opt)
+		}
+		if given[opt] {
+			return TrunkPort{}, fmt.Errorf("port %s: %s given twice", p.Name, opt)
+		}
+		given[opt] = true
+		n, err := parseNumber(opt, rest[1])
+		if err != nil {
+			return TrunkPort{}, fmt.Errorf("port %s: %w", p.Name, err)
+		}
+		*field = n
+	}
+	return p, nil
 }
 
 // portFlags are the flag words of a port statement; "-flag" turns a flag off.

@@ -17,7 +17,10 @@ const header = `# swctl configuration: loaded by "swctl daemon" at start and rew
 // Format returns the configuration in canonical form: the header comment,
 // then one block per bridge with its settings in a fixed order (local,
 // timeout, maxaddr, ports, spans, statics), port flags only where they
-// differ from the defaults. Parse(Format(c)) gives c back.
+// differ from the defaults, then one block per trunk (proto, lladdr when
+// chosen, promisc when set, hash, the LACP settings when the protocol is
+// lacp or they differ from the defaults, ports with their priorities where
+// they differ from the defaults). Parse(Format(c)) gives c back.
 func (c *Config) Format() []byte {
 	var b bytes.Buffer
 	b.WriteString(header)
@@ -60,7 +63,47 @@ func (c *Config) Format() []byte {
 		}
 		b.WriteString("}\n")
 	}
+	for _, t := range c.Trunks {
+		formatTrunk(&b, &t)
+	}
 	return b.Bytes()
+}
+
+// formatTrunk writes one trunk block.
+func formatTrunk(b *bytes.Buffer, t *Trunk) {
+	b.WriteString("\ntrunk " + t.Name + " {\n")
+	b.WriteString("    proto " + t.Proto + "\n")
+	if !t.LLAddr.IsZero() {
+		b.WriteString("    lladdr " + t.LLAddr.String() + "\n")
+	}
+	if t.Promisc {
+		b.WriteString("    promisc\n")
+	}
+	b.WriteString("    hash " + t.Hash + "\n")
+	lacp := t.Proto == ProtoLACP
+	if lacp || t.LACPMode != DefaultLACPMode {
+		b.WriteString("    lacp-mode " + t.LACPMode + "\n")
+	}
+	if lacp || t.LACPTimeout != DefaultLACPTimeout {
+		b.WriteString("    lacp-timeout " + t.LACPTimeout + "\n")
+	}
+	if lacp || t.LACPSystemPriority != DefaultLACPSystemPriority {
+		b.WriteString("    lacp-system-priority " + strconv.Itoa(t.LACPSystemPriority) + "\n")
+	}
+	if lacp || t.LACPKey != 0 {
+		b.WriteString("    lacp-key " + strconv.Itoa(t.LACPKey) + "\n")
+	}
+	for _, p := range t.Ports {
+		b.WriteString("    port " + p.Name)
+		if p.Priority != 0 {
+			b.WriteString(" priority " + strconv.Itoa(p.Priority))
+		}
+		if p.LACPPortPriority != DefaultLACPPortPriority {
+			b.WriteString(" lacp-port-priority " + strconv.Itoa(p.LACPPortPriority))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("}\n")
 }
 
 // WriteFile validates the configuration and replaces the file at path with

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +44,11 @@ type engine struct {
 	promisc *promisc.Registry
 	// bridges are the running bridges by name; guarded by mu.
 	bridges map[string]*bridgeObj
+	// trunks are the running trunks by name; guarded by mu.
+	trunks map[string]*trunkObj
+	// stopping is set while the daemon shuts down: a trunk leaving a
+	// bridge then gets no TAP back. Guarded by mu.
+	stopping bool
 	// version is what `swctl version` reports for the daemon.
 	version api.VersionInfo
 }
@@ -70,8 +76,10 @@ type portObj struct {
 	// bridge owns it (closes it on removal).
 	port platform.Port
 	// guard keeps the member's own stack off bridged frames; nil for span
-	// ports, absent members and members with stack on.
+	// ports, absent members, trunks and members with stack on.
 	guard io.Closer
+	// trunk is set when the member is a swctl trunk (port is its Handle).
+	trunk *trunkObj
 }
 
 func newEngine(cfgPath string, sys system, clk clock.Clock, log *slog.Logger) *engine {
@@ -83,6 +91,7 @@ func newEngine(cfgPath string, sys system, clk clock.Clock, log *slog.Logger) *e
 		log:     log,
 		promisc: promisc.NewRegistry(),
 		bridges: make(map[string]*bridgeObj),
+		trunks:  make(map[string]*trunkObj),
 	}
 }
 
@@ -93,6 +102,17 @@ func (e *engine) load(cfg *config.Config) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	changed := false
+	for i := range cfg.Trunks {
+		t := &cfg.Trunks[i]
+		if t.LLAddr.IsZero() {
+			t.LLAddr = e.firstPortMAC(t)
+			changed = true
+		}
+		if err := e.startTrunk(t, cfg); err != nil {
+			e.closeAll()
+			return err
+		}
+	}
 	for i := range cfg.Bridges {
 		b := &cfg.Bridges[i]
 		if b.Local && b.LocalMAC.IsZero() {
@@ -210,6 +230,21 @@ func (e *engine) fitLocal(b *bridgeObj) {
 // the bridge; an interface that does not exist stays absent. p is the
 // member's configuration, nil for a span port.
 func (e *engine) attach(b *bridgeObj, po *portObj, p *config.Port) (err error) {
+	if to := e.trunks[po.name]; to != nil && !po.span {
+		// A trunk joins as itself: its TAP goes, the bridge reads it.
+		e.stopTrunkTap(to)
+		h := to.tr.Handle()
+		if err := b.br.AddPort(h, portFlags(p)); err != nil {
+			h.Close()
+			if terr := e.startTrunkTap(to, e.cfgTrunkMAC(to.name)); terr != nil {
+				e.log.Error("cannot give the trunk its TAP back", "trunk", to.name, "err", terr)
+			}
+			return fmt.Errorf("add %s: %w", po.name, err)
+		}
+		to.bridge = b.name
+		po.port, po.trunk = h, to
+		return nil
+	}
 	if e.sys.LinkState(po.name) == platform.LinkAbsent {
 		e.log.Info("port absent", "bridge", b.name, "port", po.name)
 		return nil
@@ -262,6 +297,20 @@ func (e *engine) detach(b *bridgeObj, po *portObj) {
 	if po.port == nil {
 		return
 	}
+	if to := po.trunk; to != nil {
+		if err := b.br.RemovePort(po.name); err != nil {
+			e.log.Warn("remove port", "bridge", b.name, "port", po.name, "err", err)
+		}
+		po.port.Close()
+		po.port, po.trunk = nil, nil
+		to.bridge = ""
+		if !e.stopping && e.trunks[to.name] == to {
+			if err := e.startTrunkTap(to, e.cfgTrunkMAC(to.name)); err != nil {
+				e.log.Error("cannot give the trunk its TAP back", "trunk", to.name, "err", err)
+			}
+		}
+		return
+	}
 	if pp, ok := po.port.(promisc.Port); ok && e.promisc.Users(pp) > 0 {
 		if err := e.promisc.Release(pp); err != nil {
 			// Closing the port below drops the membership anyway.
@@ -300,11 +349,37 @@ func (e *engine) stopBridge(b *bridgeObj) {
 // closeAll stops every bridge (daemon shutdown). Interfaces are left as
 // they were before swctl took them.
 func (e *engine) closeAll() {
+	e.stopping = true
+	defer func() { e.stopping = false }()
 	for name, b := range e.bridges {
 		e.stopBridge(b)
 		delete(e.bridges, name)
 		e.log.Info("bridge down", "bridge", name)
 	}
+	for name, to := range e.trunks {
+		e.stopTrunk(to)
+		delete(e.trunks, name)
+		e.log.Info("trunk down", "trunk", name)
+	}
+}
+
+// cfgTrunkMAC returns trunk name's configured MAC.
+func (e *engine) cfgTrunkMAC(name string) frame.MAC {
+	if t := e.cfg.Trunk(name); t != nil {
+		return t.LLAddr
+	}
+	return frame.MAC{}
+}
+
+// firstPortMAC is the MAC a new trunk takes, as trunk(4) does: its first
+// port's, or a random one without ports.
+func (e *engine) firstPortMAC(t *config.Trunk) frame.MAC {
+	for _, p := range t.Ports {
+		if hw, err := e.sys.HardwareAddr(p.Name); err == nil && len(hw) == 6 {
+			return frame.MACOf(hw)
+		}
+	}
+	return randomMAC()
 }
 
 // Close stops everything.
@@ -328,6 +403,11 @@ func (e *engine) resync() {
 			names = append(names, n)
 		}
 	}
+	for _, to := range e.trunks {
+		for n := range to.ports {
+			names = append(names, n)
+		}
+	}
 	e.mu.Unlock()
 	for _, n := range names {
 		e.linkChanged(n, e.sys.LinkState(n))
@@ -338,9 +418,10 @@ func (e *engine) resync() {
 func (e *engine) linkChanged(name string, state platform.LinkState) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.trunkLinkChanged(name, state)
 	for _, b := range e.bridges {
 		po := b.ports[name]
-		if po == nil {
+		if po == nil || po.trunk != nil || e.trunks[name] != nil {
 			continue
 		}
 		c := e.cfg.Bridge(b.name)
@@ -419,6 +500,11 @@ func cloneConfig(c *config.Config) *config.Config {
 		b.Statics = slices.Clone(b.Statics)
 		n.Bridges[i] = b
 	}
+	n.Trunks = make([]config.Trunk, len(c.Trunks))
+	for i, t := range c.Trunks {
+		t.Ports = slices.Clone(t.Ports)
+		n.Trunks[i] = t
+	}
 	return n
 }
 
@@ -436,6 +522,11 @@ func errNoBridge(name string) error { return fmt.Errorf("%s: no such bridge", na
 // owner returns the bridge that has iface as a member or span port, and
 // whether it is the TAP of a bridge.
 func (e *engine) owner(c *config.Config, iface string) (bridgeName string, tap bool) {
+	for _, t := range c.Trunks {
+		if t.Port(iface) != nil {
+			return "trunk " + t.Name, false
+		}
+	}
 	for _, b := range c.Bridges {
 		if b.Local && b.Name == iface {
 			return b.Name, true
@@ -458,9 +549,21 @@ func (e *engine) checkNewPort(c *config.Config, name, op, iface string) error {
 			return fmt.Errorf("%s: %s %s: is the TAP of swctl bridge %s and cannot be a member", name, op, iface, owner)
 		case owner == name:
 			return fmt.Errorf("%s: %s %s: already a port of this bridge", name, op, iface)
+		case strings.HasPrefix(owner, "trunk "):
+			return fmt.Errorf("%s: %s %s: already a port of %s", name, op, iface, owner)
 		default:
 			return fmt.Errorf("%s: %s %s: already a port of bridge %s", name, op, iface, owner)
 		}
+	}
+	if c.Trunk(iface) != nil {
+		// A swctl trunk name is resolved before any kernel interface.
+		if op == "addspan" {
+			return fmt.Errorf("%s: addspan %s: a trunk cannot be a span port", name, iface)
+		}
+		if b := trunkInBridge(c, iface); b != "" {
+			return fmt.Errorf("%s: %s %s: trunk already a member of bridge %s", name, op, iface, b)
+		}
+		return nil
 	}
 	if e.sys.LinkState(iface) == platform.LinkAbsent {
 		return fmt.Errorf("%s: %s %s: no such interface", name, op, iface)

@@ -33,12 +33,14 @@ type fakeSystem struct {
 	guards map[string]int
 	// failOpen makes OpenPort fail for that interface.
 	failOpen string
+	// macs are MACs set by SetLLAddr; orig the ones they replaced.
+	macs, orig map[string]net.HardwareAddr
 	// watch is the engine's link callback.
 	watch func(string, platform.LinkState)
 }
 
 func newFakeSystem(ifaces ...string) *fakeSystem {
-	s := &fakeSystem{links: map[string]platform.LinkState{}, far: map[string]*memport.Port{}, open: map[string]int{}, guards: map[string]int{}}
+	s := &fakeSystem{links: map[string]platform.LinkState{}, far: map[string]*memport.Port{}, open: map[string]int{}, guards: map[string]int{}, macs: map[string]net.HardwareAddr{}, orig: map[string]net.HardwareAddr{}}
 	for _, n := range ifaces {
 		s.links[n] = platform.LinkUp
 	}
@@ -114,6 +116,44 @@ func (s *fakeSystem) LinkState(name string) platform.LinkState {
 		return platform.LinkAbsent
 	}
 	return st
+}
+
+func (s *fakeSystem) HardwareAddr(name string) (net.HardwareAddr, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.links[name]; !ok {
+		return nil, errors.New("no such interface")
+	}
+	if m, ok := s.macs[name]; ok {
+		return m, nil
+	}
+	return net.HardwareAddr{2, 0, 0, 0, 0, byte(len(name))}, nil
+}
+
+func (s *fakeSystem) HostAddrs(string) int { return 0 }
+
+func (s *fakeSystem) SetLLAddr(name string, mac net.HardwareAddr, owner string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.orig[name]; !ok {
+		s.orig[name] = s.macs[name]
+	}
+	s.macs[name] = mac
+	return nil
+}
+
+func (s *fakeSystem) RestoreLLAddr(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o, ok := s.orig[name]; ok {
+		if o == nil {
+			delete(s.macs, name)
+		} else {
+			s.macs[name] = o
+		}
+		delete(s.orig, name)
+	}
+	return nil
 }
 
 func (s *fakeSystem) Watch(fn func(string, platform.LinkState)) error { s.watch = fn; return nil }

@@ -495,8 +495,14 @@ func (e *engine) PortShow(_ context.Context, name string) ([]api.PortInfo, error
 			add(c.Name, api.RoleSpan, s, b.ports[s].port)
 		}
 	}
+	for _, c := range e.cfg.Trunks {
+		to := e.trunks[c.Name]
+		for _, p := range c.Ports {
+			add(c.Name, api.RoleTrunk, p.Name, to.ports[p.Name].port)
+		}
+	}
 	if r.Name != "" && len(out) == 0 {
-		return nil, fmt.Errorf("%s: not a port of any bridge", r.Name)
+		return nil, fmt.Errorf("%s: not a port of any bridge or trunk", r.Name)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Bridge < out[j].Bridge })
 	return out, nil

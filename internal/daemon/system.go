@@ -24,6 +24,16 @@ type system interface {
 	GuardStack(name string) (io.Closer, error)
 	// LinkState reports whether the interface exists and its carrier.
 	LinkState(name string) platform.LinkState
+	// HardwareAddr reads an interface's MAC.
+	HardwareAddr(name string) (net.HardwareAddr, error)
+	// HostAddrs counts the IP addresses the host has on an interface.
+	HostAddrs(name string) int
+	// SetLLAddr changes an interface's MAC, journalled first so that a
+	// crash leaves a record for the next start or `swctl recover`.
+	SetLLAddr(name string, mac net.HardwareAddr, owner string) error
+	// RestoreLLAddr puts back the MAC SetLLAddr recorded, if the
+	// interface still carries the one swctl set.
+	RestoreLLAddr(name string) error
 	// Watch delivers link changes to fn until the system is closed.
 	Watch(fn func(name string, state platform.LinkState)) error
 	// Close stops watching.

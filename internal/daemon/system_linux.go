@@ -13,6 +13,7 @@ import (
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
 	"github.com/swctl/swctl/platform/tap"
+	"github.com/swctl/swctl/promisc"
 )
 
 // linuxSystem opens members over AF_PACKET, host TAPs over /dev/net/tun,
@@ -24,14 +25,50 @@ type linuxSystem struct {
 	cancel context.CancelFunc
 	// done is closed when the delivery goroutine has returned.
 	done chan struct{}
+	// journal records every MAC change before it is made.
+	journal *promisc.Journal
 }
 
-func newSystem() (system, error) {
+func newSystem(journal *promisc.Journal) (system, error) {
 	w, err := linkwatch.New()
 	if err != nil {
 		return nil, fmt.Errorf("link events: %w", err)
 	}
-	return &linuxSystem{watcher: w, done: make(chan struct{})}, nil
+	return &linuxSystem{watcher: w, done: make(chan struct{}), journal: journal}, nil
+}
+
+func (s *linuxSystem) HardwareAddr(name string) (net.HardwareAddr, error) {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return ifi.HardwareAddr, nil
+}
+
+func (s *linuxSystem) HostAddrs(name string) int {
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		return 0
+	}
+	addrs, err := netlink.AddrList(l, netlink.FAMILY_ALL)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, a := range addrs {
+		if !a.IP.IsLinkLocalUnicast() {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *linuxSystem) SetLLAddr(name string, mac net.HardwareAddr, owner string) error {
+	return s.journal.SetLLAddr(name, mac, owner)
+}
+
+func (s *linuxSystem) RestoreLLAddr(name string) error {
+	return s.journal.RestoreLLAddr(name)
 }
 
 func (s *linuxSystem) OpenPort(name string) (platform.Port, error) {

@@ -19,7 +19,8 @@ type Call struct {
 	// Op is the operation, one of the api.Op constants.
 	Op string
 	// Req is the request: the api request type for mutations, the name
-	// (a string) for BridgeShow, BridgeAddr and PortShow, nil for Version.
+	// (a string) for BridgeShow, BridgeAddr, TrunkShow and PortShow, nil
+	// for Version.
 	Req any
 }
 
@@ -30,6 +31,8 @@ type Fake struct {
 	Bridges []api.BridgeInfo
 	// Addrs is what BridgeAddr returns, by bridge name.
 	Addrs map[string][]api.AddrInfo
+	// Trunks is what TrunkShow returns (filtered by name).
+	Trunks []api.TrunkInfo
 	// Ports is what PortShow returns (filtered by name).
 	Ports []api.PortInfo
 	// VersionInfo is what Version returns.
@@ -127,6 +130,41 @@ func (f *Fake) BridgeAddSpan(_ context.Context, r api.SpanRequest) error {
 
 func (f *Fake) BridgeDelSpan(_ context.Context, r api.SpanRequest) error {
 	return f.record(api.OpBridgeDelSpan, r)
+}
+
+func (f *Fake) TrunkCreate(_ context.Context, r api.TrunkCreateRequest) error {
+	return f.record(api.OpTrunkCreate, r)
+}
+
+func (f *Fake) TrunkDestroy(_ context.Context, r api.TrunkDestroyRequest) error {
+	return f.record(api.OpTrunkDestroy, r)
+}
+
+func (f *Fake) TrunkAdd(_ context.Context, r api.TrunkAddRequest) error {
+	return f.record(api.OpTrunkAdd, r)
+}
+
+func (f *Fake) TrunkDel(_ context.Context, r api.TrunkDelRequest) error {
+	return f.record(api.OpTrunkDel, r)
+}
+
+func (f *Fake) TrunkSet(_ context.Context, r api.TrunkSetRequest) error {
+	return f.record(api.OpTrunkSet, r)
+}
+
+func (f *Fake) TrunkShow(_ context.Context, name string) ([]api.TrunkInfo, error) {
+	if err := f.record(api.OpTrunkShow, name); err != nil {
+		return nil, err
+	}
+	if name == "" {
+		return f.Trunks, nil
+	}
+	for _, t := range f.Trunks {
+		if t.Name == name {
+			return []api.TrunkInfo{t}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: no such trunk", name)
 }
 
 func (f *Fake) PortShow(_ context.Context, name string) ([]api.PortInfo, error) {

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/swctl/swctl/internal/api"
+	"github.com/swctl/swctl/internal/config"
+)
+
+// trunkShowDescription explains the columns of trunk show.
+const trunkShowDescription = `Shows each trunk's settings, then a table of its ports: PORT, LINK,
+PRIO (failover priority, higher preferred) and FLAGS (master, active,
+collecting, distributing). For a lacp trunk also ACTOR-STATE, the partner's
+system, key and port, PARTNER-STATE and SELECTED (with the reason when not).
+LACP states are abbreviated: act(ivity), fast (short timeout), agg(regation),
+sync(hronization), col(lecting), dist(ributing), def(aulted), exp(ired);
+-o json gives the full words.`
+
+func trunkCommand() *cli.Command {
+	protoUsage := "protocol `P`: " + strings.Join(config.Protos, ", ")
+	return &cli.Command{
+		Name:   "trunk",
+		Usage:  "create, change and show trunks (link aggregates)",
+		Action: unknownCommand,
+		Subcommands: []*cli.Command{
+			{
+				Name: "create", Usage: "create a trunk", ArgsUsage: "NAME",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "proto", Usage: protoUsage + " (default failover)"},
+					&cli.StringSliceFlag{Name: "port", Usage: "member `IFACE` (repeat for more; all or none are added)"},
+					&cli.BoolFlag{Name: "promisc", Usage: "promisc policy: members keep their own MACs and are made promiscuous (otherwise they take the trunk's MAC)"},
+					&cli.StringFlag{Name: "lacp-mode", Usage: "`MODE`: active or passive (default active)"},
+					&cli.StringFlag{Name: "lacp-timeout", Usage: "`T`: slow or fast (default slow)"},
+					&cli.StringFlag{Name: "hash", Usage: "`FIELDS` hashed by loadbalance and lacp: a list of l2,l3,l4 (default all)"},
+					outputFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					req := api.TrunkCreateRequest{
+						Name: c.Args().Get(0), Proto: c.String("proto"), Promisc: c.Bool("promisc"),
+						LACPMode: c.String("lacp-mode"), LACPTimeout: c.String("lacp-timeout"), Hash: c.String("hash"),
+					}
+					if ports := c.StringSlice("port"); len(ports) > 0 {
+						req.Ports = ports
+					}
+					for _, f := range []string{"proto", "lacp-mode", "lacp-timeout", "hash"} {
+						if c.IsSet(f) && c.String(f) == "" {
+							return usagef("--%s: empty value", f)
+						}
+					}
+					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.TrunkCreate(ctx, req) })
+				},
+			},
+			{
+				Name: "destroy", Usage: "destroy a trunk and release its ports", ArgsUsage: "NAME",
+				Flags: []cli.Flag{outputFlag()},
+				Action: func(c *cli.Context) error {
+					req := api.TrunkDestroyRequest{Name: c.Args().Get(0)}
+					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.TrunkDestroy(ctx, req) })
+				},
+			},
+			{
+				Name: "add", Usage: "add ports (all or none)", ArgsUsage: "NAME IFACE...",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "priority", Usage: "failover priority `N`, 0 to 65535, higher preferred (default 0)"},
+					&cli.IntFlag{Name: "lacp-port-priority", Usage: "LACP port priority `N`, 0 to 65535, lower wins (default 32768)"},
+					outputFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					req := api.TrunkAddRequest{Name: c.Args().Get(0), Ifaces: tail(c)}
+					req.Priority = intIfSet(c, "priority")
+					req.LACPPortPriority = intIfSet(c, "lacp-port-priority")
+					return mutate(c, 2, -1, req, func(ctx context.Context, cl *api.Client) error { return cl.TrunkAdd(ctx, req) })
+				},
+			},
+			{
+				Name: "del", Usage: "remove ports (all or none)", ArgsUsage: "NAME IFACE...",
+				Flags: []cli.Flag{outputFlag()},
+				Action: func(c *cli.Context) error {
+					req := api.TrunkDelRequest{Name: c.Args().Get(0), Ifaces: tail(c)}
+					return mutate(c, 2, -1, req, func(ctx context.Context, cl *api.Client) error { return cl.TrunkDel(ctx, req) })
+				},
+			},
+			{
+				Name: "set", Usage: "change the protocol, the hash or the LACP settings", ArgsUsage: "NAME",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "proto", Usage: protoUsage},
+					&cli.StringFlag{Name: "lacp-mode", Usage: "`MODE`: active or passive"},
+					&cli.StringFlag{Name: "lacp-timeout", Usage: "`T`: slow or fast"},
+					&cli.IntFlag{Name: "lacp-system-priority", Usage: "LACP system priority `N`, 0 to 65535, lower wins"},
+					&cli.IntFlag{Name: "lacp-key", Usage: "LACP key `N`, 0 to 65535 (0 = derive)"},
+					&cli.StringFlag{Name: "hash", Usage: "`FIELDS` hashed by loadbalance and lacp: a list of l2,l3,l4"},
+					outputFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					req := api.TrunkSetRequest{
+						Name:               c.Args().Get(0),
+						Proto:              stringIfSet(c, "proto"),
+						LACPMode:           stringIfSet(c, "lacp-mode"),
+						LACPTimeout:        stringIfSet(c, "lacp-timeout"),
+						Hash:               stringIfSet(c, "hash"),
+						LACPSystemPriority: intIfSet(c, "lacp-system-priority"),
+						LACPKey:            intIfSet(c, "lacp-key"),
+					}
+					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.TrunkSet(ctx, req) })
+				},
+			},
+			{
+				Name: "show", Usage: "show one trunk or all", ArgsUsage: "[NAME]",
+				Description: trunkShowDescription,
+				Flags:       []cli.Flag{outputFlag()},
+				Action:      trunkShow,
+			},
+		},
+	}
+}
+
+// stringIfSet returns the value of a string flag, nil when not given.
+func stringIfSet(c *cli.Context, name string) *string {
+	if !c.IsSet(name) {
+		return nil
+	}
+	v := c.String(name)
+	return &v
+}
+
+// intIfSet returns the value of an int flag, nil when not given.
+func intIfSet(c *cli.Context, name string) *int {
+	if !c.IsSet(name) {
+		return nil
+	}
+	v := c.Int(name)
+	return &v
+}
+
+func trunkShow(c *cli.Context) error {
+	asJSON, err := jsonOutput(c)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(c, 0, 1); err != nil {
+		return err
+	}
+	req := api.TrunkShowRequest{Name: c.Args().Get(0)}
+	if err := validate(req); err != nil {
+		return err
+	}
+	return do(c, func(ctx context.Context, cl *api.Client) error {
+		ts, err := cl.TrunkShow(ctx, req.Name)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return writeJSON(c.App.Writer, nonNil(ts))
+		}
+		return formatTrunks(c.App.Writer, ts)
+	})
+}
+
+// lacpStateAbbrev shortens the LACP state words in trunk show's table.
+var lacpStateAbbrev = map[string]string{
+	"activity":        "act",
+	"timeout":         "fast",
+	"aggregation":     "agg",
+	"synchronization": "sync",
+	"collecting":      "col",
+	"distributing":    "dist",
+	"defaulted":       "def",
+	"expired":         "exp",
+}
+
+// lacpState abbreviates a LACP state for the table; "-" when no bit is set.
+// Words it does not know are shown as they are.
+func lacpState(words []string) string {
+	if len(words) == 0 {
+		return "-"
+	}
+	out := make([]string, len(words))
+	for i, w := range words {
+		if a, ok := lacpStateAbbrev[w]; ok {
+			w = a
+		}
+		out[i] = w
+	}
+	return strings.Join(out, ",")
+}
+
+// yesNo formats a boolean.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// orDash returns s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// formatTrunks writes one block per trunk: its settings, then a table of
+// its ports, with the LACP columns when the protocol is lacp.
+func formatTrunks(w io.Writer, ts []api.TrunkInfo) error {
+	if len(ts) == 0 {
+		_, err := fmt.Fprintln(w, "no trunks")
+		return err
+	}
+	for i, tr := range ts {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		t := newTable(w)
+		fmt.Fprintf(t, "trunk %s\n", tr.Name)
+		fmt.Fprintf(t, "  proto\t%s\n", tr.Proto)
+		lladdr := tr.LLAddr
+		if lladdr == "" {
+			lladdr = "not chosen yet"
+		}
+		fmt.Fprintf(t, "  lladdr\t%s\n", lladdr)
+		policy := "lladdr (members take the trunk's MAC)"
+		if tr.Promisc {
+			policy = "promisc (members keep their MACs, promiscuous)"
+		}
+		fmt.Fprintf(t, "  policy\t%s\n", policy)
+		fmt.Fprintf(t, "  hash\t%s\n", tr.Hash)
+		lacp := tr.Proto == config.ProtoLACP
+		if lacp {
+			key := fmt.Sprint(tr.LACPKey)
+			if tr.LACPKey == 0 {
+				key = "0 (derived)"
+			}
+			fmt.Fprintf(t, "  lacp\tmode %s, timeout %s, system priority %d, key %s\n", tr.LACPMode, tr.LACPTimeout, tr.LACPSystemPriority, key)
+		}
+		fmt.Fprintf(t, "  active\t%s\n", yesNo(tr.Active))
+		fmt.Fprintf(t, "  rx\t%d packets, %d bytes, %d dropped\n", tr.RxPackets, tr.RxBytes, tr.RxDropped)
+		fmt.Fprintf(t, "  tx\t%d packets, %d bytes, %d dropped\n", tr.TxPackets, tr.TxBytes, tr.TxDropped)
+		if err := t.Flush(); err != nil {
+			return err
+		}
+		if len(tr.Ports) == 0 {
+			fmt.Fprintln(w, "  no ports")
+			continue
+		}
+		t = newTable(w)
+		if lacp {
+			fmt.Fprintln(t, "  PORT\tLINK\tPRIO\tFLAGS\tACTOR-STATE\tPARTNER(SYSTEM,KEY,PORT)\tPARTNER-STATE\tSELECTED")
+		} else {
+			fmt.Fprintln(t, "  PORT\tLINK\tPRIO\tFLAGS")
+		}
+		for _, p := range tr.Ports {
+			flags := "-"
+			if len(p.Flags) > 0 {
+				flags = strings.Join(p.Flags, ",")
+			}
+			if !lacp {
+				fmt.Fprintf(t, "  %s\t%s\t%d\t%s\n", p.Name, p.Link, p.Priority, flags)
+				continue
+			}
+			actor, partner, pstate, selected := "-", "-", "-", "-"
+			if l := p.LACP; l != nil {
+				actor, pstate = lacpState(l.Actor.State), lacpState(l.Partner.State)
+				if l.Partner.System != "" {
+					partner = fmt.Sprintf("%s,%d,%d", l.Partner.System, l.Partner.Key, l.Partner.Port)
+				}
+				selected = yesNo(l.Selected)
+				if !l.Selected && l.Reason != "" {
+					selected += ": " + l.Reason
+				}
+			}
+			fmt.Fprintf(t, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Link, p.Priority, flags, actor, partner, pstate, selected)
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,348 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/swctl/swctl/internal/config"
+)
+
+// Trunk port flags as they appear in TrunkPortInfo.Flags: trunk(4)'s words.
+const (
+	// TrunkFlagMaster marks the primary port of a failover trunk.
+	TrunkFlagMaster = "master"
+	// TrunkFlagActive marks a port the protocol uses (it may send or
+	// receive for the trunk).
+	TrunkFlagActive = "active"
+	// TrunkFlagCollecting marks a port whose received frames the trunk
+	// accepts.
+	TrunkFlagCollecting = "collecting"
+	// TrunkFlagDistributing marks a port the trunk sends frames by.
+	TrunkFlagDistributing = "distributing"
+)
+
+// TrunkCreateRequest creates a trunk (swctl trunk create). Empty strings
+// take the defaults of config.NewTrunk.
+type TrunkCreateRequest struct {
+	// Name is the new trunk's name, and the name of its TAP.
+	Name string `json:"name"`
+	// Proto is the protocol, one of config.Protos; "" for failover.
+	Proto string `json:"proto,omitempty"`
+	// Ports are the member interfaces, in order (may be empty; no
+	// duplicates). All or none are added.
+	Ports []string `json:"ports,omitempty"`
+	// Promisc selects the promisc policy (members keep their MACs and
+	// are made promiscuous) instead of the lladdr policy.
+	Promisc bool `json:"promisc,omitempty"`
+	// LACPMode is "active" or "passive"; "" for active.
+	LACPMode string `json:"lacp_mode,omitempty"`
+	// LACPTimeout is "slow" or "fast"; "" for slow.
+	LACPTimeout string `json:"lacp_timeout,omitempty"`
+	// Hash is the hash fields, as config.CanonicalHash takes them (any
+	// order); "" for l2,l3,l4.
+	Hash string `json:"hash,omitempty"`
+}
+
+// TrunkDestroyRequest destroys a trunk and releases its ports
+// (swctl trunk destroy).
+type TrunkDestroyRequest struct {
+	// Name is the trunk.
+	Name string `json:"name"`
+}
+
+// TrunkAddRequest adds ports to a trunk, all or none (swctl trunk add).
+type TrunkAddRequest struct {
+	// Name is the trunk.
+	Name string `json:"name"`
+	// Ifaces are the interfaces to add, at least one, no duplicates.
+	Ifaces []string `json:"ifaces"`
+	// Priority is the new ports' failover priority (higher preferred);
+	// nil for the default, 0.
+	Priority *int `json:"priority,omitempty"`
+	// LACPPortPriority is the new ports' LACP port priority (lower wins);
+	// nil for the default, 32768.
+	LACPPortPriority *int `json:"lacp_port_priority,omitempty"`
+}
+
+// TrunkDelRequest removes ports from a trunk, all or none
+// (swctl trunk del).
+type TrunkDelRequest struct {
+	// Name is the trunk.
+	Name string `json:"name"`
+	// Ifaces are the ports to remove, at least one, no duplicates.
+	Ifaces []string `json:"ifaces"`
+}
+
+// TrunkSetRequest changes a trunk's settings (swctl trunk set). Nil fields
+// are left as they are; at least one must be set.
+type TrunkSetRequest struct {
+	// Name is the trunk.
+	Name string `json:"name"`
+	// Proto is the new protocol, one of config.Protos.
+	Proto *string `json:"proto,omitempty"`
+	// LACPMode is the new LACP mode, "active" or "passive".
+	LACPMode *string `json:"lacp_mode,omitempty"`
+	// LACPTimeout is the new LACP timeout, "slow" or "fast".
+	LACPTimeout *string `json:"lacp_timeout,omitempty"`
+	// Hash is the new hash fields, as config.CanonicalHash takes them.
+	Hash *string `json:"hash,omitempty"`
+	// LACPSystemPriority is the new LACP system priority, 0 to 65535.
+	LACPSystemPriority *int `json:"lacp_system_priority,omitempty"`
+	// LACPKey is the new LACP key, 0 to 65535 (0 = derive).
+	LACPKey *int `json:"lacp_key,omitempty"`
+}
+
+// TrunkShowRequest asks for the settings and ports of one trunk or all
+// (swctl trunk show).
+type TrunkShowRequest struct {
+	// Name is the trunk, or "" for every trunk.
+	Name string `json:"name,omitempty"`
+}
+
+// TrunkInfo is one trunk as shown by swctl trunk show.
+type TrunkInfo struct {
+	// Name is the trunk's name.
+	Name string `json:"name"`
+	// Proto is the protocol, one of config.Protos.
+	Proto string `json:"proto"`
+	// LLAddr is the trunk's hardware address, aa:bb:cc:dd:ee:ff; "" while
+	// none is chosen.
+	LLAddr string `json:"lladdr"`
+	// Promisc is true under the promisc policy, false under the lladdr
+	// policy.
+	Promisc bool `json:"promisc"`
+	// Hash is the hash fields in canonical form ("l2,l3,l4").
+	Hash string `json:"hash"`
+	// LACPMode is "active" or "passive".
+	LACPMode string `json:"lacp_mode"`
+	// LACPTimeout is "slow" or "fast".
+	LACPTimeout string `json:"lacp_timeout"`
+	// LACPSystemPriority is the LACP system priority.
+	LACPSystemPriority int `json:"lacp_system_priority"`
+	// LACPKey is the configured LACP key, 0 when derived (the key in use
+	// is each port's actor key).
+	LACPKey int `json:"lacp_key"`
+	// Active is true while at least one port is active: the trunk's
+	// carrier is up.
+	Active bool `json:"active"`
+	// Ports are the members in the order they were added.
+	Ports []TrunkPortInfo `json:"ports"`
+	// RxPackets counts frames the trunk accepted from its ports.
+	RxPackets uint64 `json:"rx_packets"`
+	// RxBytes counts the bytes of those frames.
+	RxBytes uint64 `json:"rx_bytes"`
+	// TxPackets counts frames the trunk sent by its ports.
+	TxPackets uint64 `json:"tx_packets"`
+	// TxBytes counts the bytes of those frames.
+	TxBytes uint64 `json:"tx_bytes"`
+	// RxDropped counts received frames the trunk dropped (on a port that
+	// is not collecting, for example).
+	RxDropped uint64 `json:"rx_dropped"`
+	// TxDropped counts frames the trunk could not send (no port
+	// distributing, for example).
+	TxDropped uint64 `json:"tx_dropped"`
+}
+
+// MarshalJSON writes an empty port list as [] rather than null.
+func (t TrunkInfo) MarshalJSON() ([]byte, error) {
+	type plain TrunkInfo
+	if t.Ports == nil {
+		t.Ports = []TrunkPortInfo{}
+	}
+	return json.Marshal(plain(t))
+}
+
+// TrunkPortInfo is one member in TrunkInfo.
+type TrunkPortInfo struct {
+	// Name is the member interface.
+	Name string `json:"name"`
+	// Link is LinkUp, LinkDown or LinkAbsent.
+	Link string `json:"link"`
+	// Priority is the failover priority (higher preferred).
+	Priority int `json:"priority"`
+	// Flags are the trunk flags that are on, from TrunkFlagMaster,
+	// TrunkFlagActive, TrunkFlagCollecting and TrunkFlagDistributing, in
+	// that order.
+	Flags []string `json:"flags"`
+	// LACP is the port's LACP state; nil (omitted) unless the protocol
+	// is lacp.
+	LACP *LACPInfo `json:"lacp,omitempty"`
+}
+
+// MarshalJSON writes an empty flag list as [] rather than null.
+func (p TrunkPortInfo) MarshalJSON() ([]byte, error) {
+	type plain TrunkPortInfo
+	if p.Flags == nil {
+		p.Flags = []string{}
+	}
+	return json.Marshal(plain(p))
+}
+
+// LACPInfo is the LACP state of one trunk port.
+type LACPInfo struct {
+	// Actor is what this port says about itself.
+	Actor LACPPeerInfo `json:"actor"`
+	// Partner is what the port last heard from its partner (the defaults,
+	// with an empty system, when it has heard nothing).
+	Partner LACPPeerInfo `json:"partner"`
+	// Selected is true when the port is selected into the trunk's
+	// aggregator.
+	Selected bool `json:"selected"`
+	// Reason says why the port is not selected; "" when it is.
+	Reason string `json:"reason"`
+	// RxLACPDUs counts the LACPDUs received on the port.
+	RxLACPDUs uint64 `json:"rx_lacpdus"`
+	// TxLACPDUs counts the LACPDUs sent by the port.
+	TxLACPDUs uint64 `json:"tx_lacpdus"`
+	// RxBad counts slow-protocol frames received on the port and ignored
+	// (truncated, version 0, bad TLVs, ...).
+	RxBad uint64 `json:"rx_bad"`
+}
+
+// LACPPeerInfo is one end of a LACP link: the actor or the partner.
+type LACPPeerInfo struct {
+	// System is the system identifier, "PRIORITY,MAC" (for example
+	// "32768,02:5e:00:12:34:57"); "" when unknown.
+	System string `json:"system"`
+	// Key is the operational key.
+	Key int `json:"key"`
+	// Port is the port number.
+	Port int `json:"port"`
+	// State is the state bits that are set, as IEEE 802.1AX names them:
+	// "activity", "timeout", "aggregation", "synchronization",
+	// "collecting", "distributing", "defaulted", "expired".
+	State []string `json:"state"`
+}
+
+// MarshalJSON writes an empty state as [] rather than null.
+func (p LACPPeerInfo) MarshalJSON() ([]byte, error) {
+	type plain LACPPeerInfo
+	if p.State == nil {
+		p.State = []string{}
+	}
+	return json.Marshal(plain(p))
+}
+
+// Validation of the trunk requests, with the same checks as the
+// configuration file (config.CheckProto, CheckHash and the others).
+
+func checkTrunk(name string) error { return config.CheckName("trunk", name) }
+
+// checkTrunkIfaces checks the interfaces of trunk add and del: checkIfaces,
+// and none is the trunk itself.
+func checkTrunkIfaces(trunk, verb string, ifaces []string) error {
+	if err := checkIfaces(trunk, verb, ifaces); err != nil {
+		return err
+	}
+	for _, i := range ifaces {
+		if i == trunk {
+			return fmt.Errorf("%s: %s %s: is the trunk itself", trunk, verb, i)
+		}
+	}
+	return nil
+}
+
+// checkTrunkSettings checks the optional string settings of create and set
+// (nil: not given).
+func checkTrunkSettings(trunk, verb string, proto, mode, timeout, hash *string) error {
+	for _, c := range []struct {
+		v     *string
+		check func(string) error
+	}{
+		{proto, config.CheckProto},
+		{mode, config.CheckLACPMode},
+		{timeout, config.CheckLACPTimeout},
+		{hash, config.CheckHash},
+	} {
+		if c.v == nil {
+			continue
+		}
+		if err := c.check(*c.v); err != nil {
+			return fmt.Errorf("%s: %s: %w", trunk, verb, err)
+		}
+	}
+	return nil
+}
+
+// checkPriority checks an optional 16-bit setting (nil: not given).
+func checkPriority(trunk, verb, what string, n *int) error {
+	if n == nil {
+		return nil
+	}
+	if err := config.CheckPriority(what, *n); err != nil {
+		return fmt.Errorf("%s: %s: %w", trunk, verb, err)
+	}
+	return nil
+}
+
+// given returns &s, or nil when s is "" (the default).
+func given(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// Validate checks the request's fields.
+func (r TrunkCreateRequest) Validate() error {
+	if err := checkTrunk(r.Name); err != nil {
+		return err
+	}
+	if err := checkTrunkSettings(r.Name, "create", given(r.Proto), given(r.LACPMode), given(r.LACPTimeout), given(r.Hash)); err != nil {
+		return err
+	}
+	if len(r.Ports) == 0 {
+		return nil
+	}
+	return checkTrunkIfaces(r.Name, "port", r.Ports)
+}
+
+// Validate checks the request's fields.
+func (r TrunkDestroyRequest) Validate() error { return checkTrunk(r.Name) }
+
+// Validate checks the request's fields.
+func (r TrunkAddRequest) Validate() error {
+	if err := checkTrunk(r.Name); err != nil {
+		return err
+	}
+	if err := checkTrunkIfaces(r.Name, "add", r.Ifaces); err != nil {
+		return err
+	}
+	if err := checkPriority(r.Name, "add", "priority", r.Priority); err != nil {
+		return err
+	}
+	return checkPriority(r.Name, "add", "lacp-port-priority", r.LACPPortPriority)
+}
+
+// Validate checks the request's fields.
+func (r TrunkDelRequest) Validate() error {
+	if err := checkTrunk(r.Name); err != nil {
+		return err
+	}
+	return checkIfaces(r.Name, "del", r.Ifaces)
+}
+
+// Validate checks the request's fields.
+func (r TrunkSetRequest) Validate() error {
+	if err := checkTrunk(r.Name); err != nil {
+		return err
+	}
+	if r.Proto == nil && r.LACPMode == nil && r.LACPTimeout == nil && r.Hash == nil && r.LACPSystemPriority == nil && r.LACPKey == nil {
+		return fmt.Errorf("%s: set: nothing to set (give proto, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key or hash)", r.Name)
+	}
+	if err := checkTrunkSettings(r.Name, "set", r.Proto, r.LACPMode, r.LACPTimeout, r.Hash); err != nil {
+		return err
+	}
+	if err := checkPriority(r.Name, "set", "lacp-system-priority", r.LACPSystemPriority); err != nil {
+		return err
+	}
+	return checkPriority(r.Name, "set", "lacp-key", r.LACPKey)
+}
+
+// Validate checks the request's fields.
+func (r TrunkShowRequest) Validate() error {
+	if r.Name == "" {
+		return nil
+	}
+	return checkTrunk(r.Name)
+}
