@@ -24,7 +24,7 @@ deps:
 # SWCTL_REQUIRE_NETNS=1, as .ci/run sets it.
 test: deps lint cross
 	$(GO) test -count=1 -timeout 14m ./...
-	$(GO) test -count=1 -race -timeout 10m ./bridge/ ./frame/ ./clock/ ./internal/api/ ./internal/config/ ./promisc/ ./platform/memport/
+	$(GO) test -count=1 -race -timeout 10m ./bridge/ ./frame/ ./clock/ ./internal/api/ ./internal/config/ ./promisc/ ./platform/memport/ ./lb/ ./lacp/ ./trunk/
 
 # Unit tests only: no root, no network namespaces.
 unit:

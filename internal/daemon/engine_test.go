@@ -329,3 +329,73 @@ func TestEngineUnsavableChangeIsUndone(t *testing.T) {
 		t.Errorf("eth1 after an unsaved add: %d ports, %d guards open", open, guards)
 	}
 }
+
+func TestEngineTrunkLLAddrPolicy(t *testing.T) {
+	sys := newFakeSystem("eth1", "eth2")
+	sys.macs["eth1"] = net.HardwareAddr{2, 0, 0, 0, 0, 0x11}
+	sys.macs["eth2"] = net.HardwareAddr{2, 0, 0, 0, 0, 0x22}
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth1", "eth2"}}))
+	ti, err := e.TrunkShow(bg, "trunk0")
+	mustDo(t, err)
+	if ti[0].LLAddr != "02:00:00:00:00:11" {
+		t.Errorf("trunk lladdr = %s, want the first port's 02:00:00:00:00:11", ti[0].LLAddr)
+	}
+	if got := sys.macs["eth2"].String(); got != "02:00:00:00:00:11" {
+		t.Errorf("eth2 in the trunk carries %s, want the trunk's MAC", got)
+	}
+	mustDo(t, e.TrunkDel(bg, api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth2"}}))
+	if got := sys.macs["eth2"].String(); got != "02:00:00:00:00:22" {
+		t.Errorf("eth2 after trunk del carries %s, want its own 02:00:00:00:00:22", got)
+	}
+	if open, guards := sys.counts("eth2"); open != 0 || guards != 0 {
+		t.Errorf("eth2 after trunk del: %d ports, %d guards open", open, guards)
+	}
+}
+
+func TestEngineTrunkRefusals(t *testing.T) {
+	sys := newFakeSystem("eth1", "eth2", "eth3")
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	mustDo(t, e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}))
+	mustDo(t, e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth2"}}))
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"bridge member into a trunk", e.TrunkAdd(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth1"}}), "trunk0: add eth1: already a port of bridge bridge0"},
+		{"trunk port into a bridge", e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth2"}}), "already a port of trunk trunk0"},
+		{"trunk port twice", e.TrunkAdd(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth2"}}), "trunk0: add eth2: already a port"},
+		{"trunk named like a bridge", e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "bridge0"}), "bridge0: a bridge has that name"},
+		{"trunk as its own port", e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk1", Ports: []string{"trunk0"}}), "is a swctl trunk"},
+		{"missing port", e.TrunkAdd(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth9"}}), "trunk0: add eth9: no such interface"},
+	}
+	for _, c := range cases {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: want an error containing %q, got %v", c.name, c.want, c.err)
+		}
+	}
+}
+
+func TestEngineTrunkJoinsAndLeavesABridge(t *testing.T) {
+	sys := newFakeSystem("eth1", "eth2")
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth2"}}))
+	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	mustDo(t, e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"trunk0", "eth1"}}))
+	if e.trunks["trunk0"].tap != nil {
+		t.Errorf("a trunk that joined a bridge still has its TAP")
+	}
+	if err := e.TrunkDestroy(bg, api.TrunkDestroyRequest{Name: "trunk0"}); err == nil || !strings.Contains(err.Error(), "member of bridge bridge0") {
+		t.Errorf("destroying a trunk in a bridge: want a refusal naming bridge0, got %v", err)
+	}
+	mustDo(t, e.BridgeDel(bg, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"trunk0"}}))
+	if e.trunks["trunk0"].tap == nil {
+		t.Errorf("a trunk that left its bridge did not get its TAP back")
+	}
+	mustDo(t, e.TrunkDestroy(bg, api.TrunkDestroyRequest{Name: "trunk0"}))
+	if open, guards := sys.counts("eth2"); open != 0 || guards != 0 {
+		t.Errorf("eth2 after trunk destroy: %d ports, %d guards open", open, guards)
+	}
+}

@@ -300,11 +300,14 @@ func (e *engine) TrunkShow(_ context.Context, name string) ([]api.TrunkInfo, err
 		to := e.trunks[c.Name]
 		st := to.tr.Stats()
 		info := api.TrunkInfo{
-			Name: c.Name, Proto: c.Proto, LLAddr: c.LLAddr.String(), Promisc: c.Promisc, Hash: c.Hash,
+			Name: c.Name, Proto: c.Proto, Promisc: c.Promisc, Hash: c.Hash,
 			LACPMode: c.LACPMode, LACPTimeout: c.LACPTimeout, LACPSystemPriority: c.LACPSystemPriority,
 			LACPKey: c.LACPKey, Active: to.tr.Active(),
 			RxPackets: st.RxPackets, RxBytes: st.RxBytes, TxPackets: st.TxPackets, TxBytes: st.TxBytes,
 			RxDropped: st.RxRefused, TxDropped: st.TxNoPort + st.TxInvalid + st.TxMemberDropped,
+		}
+		if !c.LLAddr.IsZero() {
+			info.LLAddr = c.LLAddr.String()
 		}
 		running := map[string]trunk.PortInfo{}
 		for _, p := range to.tr.Ports() {
