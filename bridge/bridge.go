@@ -156,6 +156,15 @@ type Stats struct {
 	// DroppedLinkDown counts copies not sent to a member or span port
 	// whose link is not up.
 	DroppedLinkDown uint64
+	// DroppedOffload counts copies not sent to a port without offloads
+	// because their offload could not be done in software (an unknown
+	// GSO type, metadata that does not match the frame).
+	DroppedOffload uint64
+	// SoftwareOffload counts copies whose partial checksum was finished,
+	// or that were cut into segments, in software for a port without
+	// offloads; Segments counts the frames that made (each also counted
+	// in Sent or SpanSent).
+	SoftwareOffload, Segments uint64
 	// Sent counts copies members' WriteBatch accepted.
 	Sent uint64
 	// SpanSent counts copies span ports' WriteBatch accepted.
@@ -184,6 +193,9 @@ const (
 	cBlockNonIPOut
 	cOversize
 	cLinkDown
+	cOffloadDropped
+	cSoftOffload
+	cSegments
 	cSent
 	cSpanSent
 	cLearned
@@ -199,6 +211,9 @@ type Member struct {
 	name string
 	// port is the owned Port; immutable.
 	port platform.Port
+	// offload is port as a platform.OffloadPort when it carries offloads
+	// (OffloadEnabled), else nil; immutable.
+	offload platform.OffloadPort
 	// span marks a span port; immutable.
 	span bool
 	// slot indexes the member in every Worker's egress scratch; immutable
@@ -271,6 +286,9 @@ type Bridge struct {
 	// full is set when the table filled up and the event was logged, and
 	// cleared (and logged) when it drains. Atomic.
 	full atomic.Bool
+	// offloadLogged is set once a copy dropped for its offload has been
+	// logged. Atomic.
+	offloadLogged atomic.Bool
 	// ctrs are the Stats counters, indexed by counter. Atomic.
 	ctrs [numCounters]atomic.Uint64
 
@@ -365,6 +383,9 @@ func (b *Bridge) add(p platform.Port, f PortFlags, span bool) error {
 		return fmt.Errorf("%s: add %s: already a member", b.name, name)
 	}
 	m := &Member{name: name, port: p, span: span, slot: -1, done: make(chan struct{})}
+	if op, ok := p.(platform.OffloadPort); ok && op.OffloadEnabled() {
+		m.offload = op
+	}
 	m.flags.Store(f.bits())
 	m.link.Store(uint32(p.Link()))
 	nt := &portTable{members: t.members, spans: t.spans}
@@ -609,6 +630,7 @@ func (b *Bridge) Stats() Stats {
 		DroppedRunt: c(cRunt), DroppedLinkLocal: c(cLinkLocal), DroppedBadSource: c(cBadSource),
 		DroppedBlockNonIP: c(cBlockNonIP), DroppedSamePort: c(cSamePort),
 		DroppedBlockNonIPOut: c(cBlockNonIPOut), DroppedOversize: c(cOversize), DroppedLinkDown: c(cLinkDown),
+		DroppedOffload: c(cOffloadDropped), SoftwareOffload: c(cSoftOffload), Segments: c(cSegments),
 		Sent: c(cSent), SpanSent: c(cSpanSent),
 		Learned: c(cLearned), Moved: c(cMoved), Exceeded: c(cExceeded),
 	}
@@ -649,6 +671,15 @@ func (b *Bridge) Close() error {
 func (b *Bridge) noteFull() {
 	if b.full.CompareAndSwap(false, true) {
 		b.log.Warn("address table full: new addresses are not learned", "maxaddr", b.MaxAddr())
+	}
+}
+
+// noteOffloadDropped logs, once per bridge, that a copy for m was dropped
+// because its offload could not be done in software.
+func (b *Bridge) noteOffloadDropped(m *Member, o platform.Offload, err error) {
+	if b.offloadLogged.CompareAndSwap(false, true) {
+		b.log.Warn("frame dropped: its offload cannot be done in software for a port without offloads (counted in dropped_offload; logged once)",
+			"port", m.name, "gso_type", o.GSOType, "gso_size", o.GSOSize, "flags", o.Flags, "err", err)
 	}
 }
 

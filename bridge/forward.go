@@ -26,9 +26,15 @@ type Worker struct {
 	// pending lists the slots of out that hold frames, in first-use order.
 	pending []int
 	// span holds the frames every span port is to receive.
-	span [][]byte
-	// tx is scratch for a batch with its oversize frames left out.
-	tx [][]byte
+	span egress
+	// tx is scratch for a batch with its oversize frames left out, and
+	// txOffs the offloads of its frames.
+	tx     [][]byte
+	txOffs []platform.Offload
+	// soft is the batch of finished frames and segments being built for
+	// a port without offloads; arena holds their bytes.
+	soft  [][]byte
+	arena []byte
 	// ctrs counts in plain integers during one Forward call.
 	ctrs [numCounters]uint64
 }
@@ -39,13 +45,46 @@ type egress struct {
 	m *Member
 	// frames are views of ingress frames, valid during the Forward call.
 	frames [][]byte
+	// offs are the offloads of frames, parallel to it, when the ingress
+	// port carries offloads (else empty).
+	offs []platform.Offload
+	// soft is set when some frame's offload is not plain: a port without
+	// offloads needs them finished in software.
+	soft bool
+}
+
+// queue appends f and its offload o (ignored when withOffs is false).
+func (e *egress) queue(f []byte, o platform.Offload, withOffs bool) {
+	e.frames = append(e.frames, f)
+	if withOffs {
+		e.offs = append(e.offs, o)
+		if !o.IsPlain() {
+			e.soft = true
+		}
+	}
+}
+
+// reset empties e, keeping its capacity.
+func (e *egress) reset() {
+	clear(e.frames)
+	e.frames = e.frames[:0]
+	e.offs = e.offs[:0]
+	e.soft = false
+}
+
+// offsOf returns e's offloads, or nil when its frames carry none.
+func (e *egress) offsOf() []platform.Offload {
+	if len(e.offs) == 0 {
+		return nil
+	}
+	return e.offs
 }
 
 // NewWorker returns an empty Worker.
 func NewWorker() *Worker { return &Worker{} }
 
-// add queues f for m.
-func (w *Worker) add(b *Bridge, m *Member, f []byte) {
+// add queues f, with its offload when withOffs is set, for m.
+func (w *Worker) add(b *Bridge, m *Member, f []byte, o platform.Offload, withOffs bool) {
 	if m.slot >= len(w.out) {
 		w.out = append(w.out, make([]egress, m.slot+1-len(w.out))...)
 	}
@@ -53,15 +92,14 @@ func (w *Worker) add(b *Bridge, m *Member, f []byte) {
 	if e.m != m && len(e.frames) > 0 {
 		// The slot's former member was removed and its slot reused
 		// during this call: send what was queued for it first.
-		b.send(w, e.m, e.frames, cSent)
-		clear(e.frames)
-		e.frames = e.frames[:0]
+		b.send(w, e.m, e.frames, e.offsOf(), e.soft, cSent)
+		e.reset()
 	}
 	e.m = m
 	if len(e.frames) == 0 {
 		w.pending = append(w.pending, m.slot)
 	}
-	e.frames = append(e.frames, f)
+	e.queue(f, o, withOffs)
 }
 
 // isIP reports whether the outer ethertype is IPv4, IPv6, ARP or RARP: what
@@ -85,20 +123,37 @@ func isIP(e frame.Ethernet) bool {
 // link-local handler before it returns, and keeps no reference to them.
 // Frames from a member that has left the bridge are ignored.
 func (b *Bridge) Forward(w *Worker, in *Member, frames [][]byte, now time.Time) {
+	b.ForwardOffload(w, in, frames, nil, now)
+}
+
+// ForwardOffload is Forward for frames that carry offload metadata:
+// offs[i] is that of frames[i] (a nil offs means plain frames). Every copy
+// keeps its frame's offload: an egress port that carries offloads
+// (platform.OffloadPort) gets it with the frame; for any other port the
+// bridge finishes partial checksums and cuts super-frames into segments in
+// software first (platform.FinishChecksum, platform.Segment), into the
+// Worker's scratch. A super-frame is checked against an egress MTU by the
+// size of its segments. The offloads, like the frames, are the caller's.
+func (b *Bridge) ForwardOffload(w *Worker, in *Member, frames [][]byte, offs []platform.Offload, now time.Time) {
 	if in == nil || in.span || in.gone.Load() {
 		return
 	}
 	t := b.table.Load()
 	ts := b.since(now)
 	inFlags := in.flags.Load()
-	for _, f := range frames {
-		b.forwardOne(w, t, in, inFlags, f, ts)
+	withOffs := offs != nil
+	for i, f := range frames {
+		var o platform.Offload
+		if withOffs {
+			o = offs[i]
+		}
+		b.forwardOne(w, t, in, inFlags, f, o, withOffs, ts)
 	}
 	b.flush(w, t)
 }
 
 // forwardOne decides the fate of one frame and queues its copies in w.
-func (b *Bridge) forwardOne(w *Worker, t *portTable, in *Member, inFlags uint32, f []byte, now int64) {
+func (b *Bridge) forwardOne(w *Worker, t *portTable, in *Member, inFlags uint32, f []byte, o platform.Offload, withOffs bool, now int64) {
 	w.ctrs[cReceived]++
 	e := frame.Ethernet(f)
 	if !e.Valid() {
@@ -143,31 +198,31 @@ func (b *Bridge) forwardOne(w *Worker, t *portTable, in *Member, inFlags uint32,
 			}
 			w.ctrs[cForwarded]++
 			if len(t.spans) > 0 {
-				w.span = append(w.span, f)
+				w.span.queue(f, o, withOffs)
 			}
-			b.enqueue(w, out, f, ip)
+			b.enqueue(w, out, f, o, withOffs, ip)
 			return
 		}
 	}
 	w.ctrs[cFlooded]++
 	if len(t.spans) > 0 {
-		w.span = append(w.span, f)
+		w.span.queue(f, o, withOffs)
 	}
 	for _, m := range t.members {
 		if m == in || (unicast && m.flags.Load()&flagDiscover == 0) {
 			continue
 		}
-		b.enqueue(w, m, f, ip)
+		b.enqueue(w, m, f, o, withOffs, ip)
 	}
 }
 
 // enqueue queues f for m unless m blocks non-IP frames and f is one.
-func (b *Bridge) enqueue(w *Worker, m *Member, f []byte, ip bool) {
+func (b *Bridge) enqueue(w *Worker, m *Member, f []byte, o platform.Offload, withOffs, ip bool) {
 	if !ip && m.flags.Load()&flagBlockNonIP != 0 {
 		w.ctrs[cBlockNonIPOut]++
 		return
 	}
-	w.add(b, m, f)
+	w.add(b, m, f, o, withOffs)
 }
 
 // flush sends what w queued, empties it, and adds its counters to the
@@ -175,17 +230,15 @@ func (b *Bridge) enqueue(w *Worker, m *Member, f []byte, ip bool) {
 func (b *Bridge) flush(w *Worker, t *portTable) {
 	for _, slot := range w.pending {
 		e := &w.out[slot]
-		b.send(w, e.m, e.frames, cSent)
-		clear(e.frames)
-		e.frames = e.frames[:0]
+		b.send(w, e.m, e.frames, e.offsOf(), e.soft, cSent)
+		e.reset()
 	}
 	w.pending = w.pending[:0]
-	if len(w.span) > 0 {
+	if len(w.span.frames) > 0 {
 		for _, s := range t.spans {
-			b.send(w, s, w.span, cSpanSent)
+			b.send(w, s, w.span.frames, w.span.offsOf(), w.span.soft, cSpanSent)
 		}
-		clear(w.span)
-		w.span = w.span[:0]
+		w.span.reset()
 	}
 	for i := range w.ctrs {
 		if w.ctrs[i] != 0 {
@@ -195,10 +248,22 @@ func (b *Bridge) flush(w *Worker, t *portTable) {
 	}
 }
 
-// send writes frames to m, in batches of at most m's batch size, leaving
-// out (and counting) what m must not get: everything when its link is not
-// up, frames whose payload exceeds its MTU. sent counts what m accepted.
-func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, sent counter) {
+// segLen is the L2 payload length (one tag allowed) of the largest frame
+// f becomes on the wire: its own, or a segment's for a super-frame.
+func segLen(f []byte, o platform.Offload) int {
+	if o.GSOType == platform.GSONone {
+		return frame.Ethernet(f).PayloadLen()
+	}
+	return platform.SegmentPayloadLen(f, o)
+}
+
+// send writes frames (with their offloads offs, or nil) to m, in batches
+// of at most m's batch size, leaving out (and counting) what m must not
+// get: everything when its link is not up, frames whose payload (a
+// super-frame's segments) exceeds its MTU. When soft is set some frame
+// needs its offload finished, which a port without offloads gets done in
+// software (sendSoftware). sent counts what m accepted.
+func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, offs []platform.Offload, soft bool, sent counter) {
 	if len(frames) == 0 {
 		return
 	}
@@ -208,18 +273,34 @@ func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, sent counter) {
 	}
 	mtu := m.port.MTU()
 	for i, f := range frames {
-		if frame.Ethernet(f).PayloadLen() > mtu {
+		var o platform.Offload
+		if offs != nil {
+			o = offs[i]
+		}
+		if segLen(f, o) > mtu {
 			// Copy the frames that fit into scratch, so that the batch
 			// itself (maybe shared by several span ports) is unchanged.
 			w.tx = append(w.tx[:0], frames[:i]...)
-			for _, f := range frames[i:] {
-				if frame.Ethernet(f).PayloadLen() > mtu {
+			if offs != nil {
+				w.txOffs = append(w.txOffs[:0], offs[:i]...)
+			}
+			for j, f := range frames[i:] {
+				if offs != nil {
+					o = offs[i+j]
+				}
+				if segLen(f, o) > mtu {
 					w.ctrs[cOversize]++
-				} else {
-					w.tx = append(w.tx, f)
+					continue
+				}
+				w.tx = append(w.tx, f)
+				if offs != nil {
+					w.txOffs = append(w.txOffs, o)
 				}
 			}
 			frames = w.tx
+			if offs != nil {
+				offs = w.txOffs
+			}
 			break
 		}
 	}
@@ -227,14 +308,76 @@ func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, sent counter) {
 	if bs <= 0 {
 		bs = len(frames)
 	}
-	for len(frames) > 0 {
-		chunk := frames[:min(bs, len(frames))]
-		frames = frames[len(chunk):]
-		n, _ := m.port.WriteBatch(chunk)
-		w.ctrs[sent] += uint64(n)
+	switch {
+	case offs != nil && m.offload != nil:
+		for len(frames) > 0 {
+			k := min(bs, len(frames))
+			n, _ := m.offload.WriteBatchOffload(frames[:k], offs[:k])
+			w.ctrs[sent] += uint64(n)
+			frames, offs = frames[k:], offs[k:]
+		}
+	case soft:
+		b.sendSoftware(w, m, frames, offs, bs, sent)
+	default:
+		for len(frames) > 0 {
+			chunk := frames[:min(bs, len(frames))]
+			frames = frames[len(chunk):]
+			n, _ := m.port.WriteBatch(chunk)
+			w.ctrs[sent] += uint64(n)
+		}
 	}
 	clear(w.tx)
 	w.tx = w.tx[:0]
+	w.txOffs = w.txOffs[:0]
+}
+
+// minArena is the first size of a Worker's software-offload scratch: a
+// few super-frames' worth.
+const minArena = 256 << 10
+
+// sendSoftware writes frames to m, a port without offloads, finishing
+// partial checksums and segmenting super-frames into w.arena first; plain
+// frames go as they are. A frame the software cannot finish (an offload
+// it does not know) is dropped, counted in DroppedOffload and logged once.
+// Each segment counts as one frame sent.
+func (b *Bridge) sendSoftware(w *Worker, m *Member, frames [][]byte, offs []platform.Offload, bs int, sent counter) {
+	used := 0
+	out := func() {
+		for i := 0; i < len(w.soft); i += bs {
+			n, _ := m.port.WriteBatch(w.soft[i:min(i+bs, len(w.soft))])
+			w.ctrs[sent] += uint64(n)
+		}
+		clear(w.soft)
+		w.soft = w.soft[:0]
+		used = 0
+	}
+	w.soft = w.soft[:0]
+	for i, f := range frames {
+		o := offs[i]
+		if o.IsPlain() {
+			w.soft = append(w.soft, f)
+			continue
+		}
+		need, err := platform.SegmentedLen(f, o)
+		if err == nil && used+need > len(w.arena) {
+			out()
+			if need > len(w.arena) {
+				w.arena = make([]byte, max(need, minArena))
+			}
+		}
+		if err == nil {
+			n := len(w.soft)
+			w.soft, err = platform.Segment(f, o, w.arena[used:used+need], w.soft)
+			w.ctrs[cSoftOffload]++
+			w.ctrs[cSegments] += uint64(len(w.soft) - n)
+			used += need
+		}
+		if err != nil {
+			w.ctrs[cOffloadDropped]++
+			b.noteOffloadDropped(m, o, err)
+		}
+	}
+	out()
 }
 
 // read is the goroutine of a member or span port: it reads batches until
@@ -247,12 +390,26 @@ func (b *Bridge) read(m *Member) {
 		bs = platform.DefaultBatchSize
 	}
 	buf := make([][]byte, bs)
+	var offs []platform.Offload
+	if m.offload != nil {
+		offs = make([]platform.Offload, bs)
+	}
 	w := NewWorker()
 	failing := false
 	for {
-		n, err := m.port.ReadBatch(buf)
+		var n int
+		var err error
+		if offs != nil {
+			n, err = m.offload.ReadBatchOffload(buf, offs)
+		} else {
+			n, err = m.port.ReadBatch(buf)
+		}
 		if n > 0 && !m.span {
-			b.Forward(w, m, buf[:n], b.clock.Now())
+			if offs != nil {
+				b.ForwardOffload(w, m, buf[:n], offs[:n], b.clock.Now())
+			} else {
+				b.Forward(w, m, buf[:n], b.clock.Now())
+			}
 		}
 		switch {
 		case err == nil:

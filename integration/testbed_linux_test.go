@@ -67,17 +67,24 @@ type testbed struct {
 	log *bytes.Buffer
 	// subnet is the third octet of the hosts' 10.66.x.0/24.
 	subnet int
+	// offloadsOff turns checksum and segmentation offloads off on the
+	// hosts' eth0 (ethtool -K eth0 tx off gso off).
+	offloadsOff bool
 }
 
 var subnetCounter = os.Getpid() % 200
 
-// newTestbed makes the dut namespace and n hosts, with offloads off on the
-// hosts (swctl forwards frames as they are: see the README).
-func newTestbed(t *testing.T, n int) *testbed {
+// newTestbed makes the dut namespace and n hosts, with the hosts' default
+// offloads (TSO, GSO, partial checksums: swctl carries them through).
+func newTestbed(t *testing.T, n int) *testbed { t.Helper(); return newTestbedWith(t, n, false) }
+
+// newTestbedWith is newTestbed with the hosts' offloads off when
+// offloadsOff is set.
+func newTestbedWith(t *testing.T, n int, offloadsOff bool) *testbed {
 	t.Helper()
 	netnstest.Require(t)
 	subnetCounter++
-	tb := &testbed{t: t, dut: netnstest.New(t, "dut"), dir: t.TempDir(), log: &bytes.Buffer{}, subnet: subnetCounter%250 + 1}
+	tb := &testbed{t: t, dut: netnstest.New(t, "dut"), dir: t.TempDir(), log: &bytes.Buffer{}, subnet: subnetCounter%250 + 1, offloadsOff: offloadsOff}
 	for i := 1; i <= n; i++ {
 		tb.addHost(i)
 	}
@@ -99,7 +106,9 @@ func (tb *testbed) addHost(i int) *host {
 	}
 	netnstest.Veth(tb.t, h.NS, "eth0", h.mac, tb.dut, fmt.Sprintf("p%d", i), "")
 	h.Run("ip", "addr", "add", h.ip+"/24", "dev", "eth0")
-	h.Run("ethtool", "-K", "eth0", "tx", "off", "gso", "off")
+	if tb.offloadsOff {
+		h.Run("ethtool", "-K", "eth0", "tx", "off", "gso", "off")
+	}
 	tb.hosts = append(tb.hosts, h)
 	return h
 }

@@ -76,7 +76,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	sys, err := newSystem(journal)
+	sys, err := newSystem(journal, log)
 	if err != nil {
 		return err
 	}

@@ -249,7 +249,9 @@ func (e *engine) attach(b *bridgeObj, po *portObj, p *config.Port) (err error) {
 		e.log.Info("port absent", "bridge", b.name, "port", po.name)
 		return nil
 	}
-	port, err := e.sys.OpenPort(po.name)
+	// Bridge ports carry offload metadata: TCP from hosts with default
+	// offloads (partial checksums, GSO) crosses the bridge intact.
+	port, err := e.sys.OpenPort(po.name, true)
 	if err != nil {
 		return fmt.Errorf("add %s: %w", po.name, err)
 	}

@@ -67,7 +67,7 @@ func (p *trackedPort) Close() error {
 func (p *trackedPort) SetPromisc(on bool) error { p.promisc = on; return nil }
 func (p *trackedPort) Promisc() bool            { return p.promisc }
 
-func (s *fakeSystem) OpenPort(name string) (platform.Port, error) {
+func (s *fakeSystem) OpenPort(name string, _ bool) (platform.Port, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if name == s.failOpen {

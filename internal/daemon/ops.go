@@ -178,7 +178,7 @@ func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, e
 			Addresses: len(b.br.Addrs()),
 			Exceeded:  st.Exceeded, Forwarded: st.Forwarded, Flooded: st.Flooded,
 			Dropped: st.DroppedRunt + st.DroppedLinkLocal + st.DroppedBadSource + st.DroppedBlockNonIP +
-				st.DroppedSamePort + st.DroppedBlockNonIPOut + st.DroppedOversize + st.DroppedLinkDown,
+				st.DroppedSamePort + st.DroppedBlockNonIPOut + st.DroppedOversize + st.DroppedLinkDown + st.DroppedOffload,
 		}
 		if c.Local {
 			info.Local, info.LocalMAC = c.Name, c.LocalMAC.String()

@@ -12,8 +12,10 @@ import (
 // off bridged frames, and knowing which interfaces exist. The Linux one
 // uses AF_PACKET, /dev/net/tun, tcx and netlink; tests use in-memory ports.
 type system interface {
-	// OpenPort opens the frame port of an existing interface.
-	OpenPort(name string) (platform.Port, error)
+	// OpenPort opens the frame port of an existing interface; with
+	// offload, GSO and checksum metadata (virtio_net_hdr) travel with its
+	// frames (platform.OffloadPort).
+	OpenPort(name string, offload bool) (platform.Port, error)
 	// CreateTap makes a non-persistent TAP interface, up, with the given
 	// MAC and MTU.
 	CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 
 	"github.com/vishvananda/netlink"
@@ -27,14 +28,16 @@ type linuxSystem struct {
 	done chan struct{}
 	// journal records every MAC change before it is made.
 	journal *promisc.Journal
+	// log receives the ports' rare warnings.
+	log *slog.Logger
 }
 
-func newSystem(journal *promisc.Journal) (system, error) {
+func newSystem(journal *promisc.Journal, log *slog.Logger) (system, error) {
 	w, err := linkwatch.New()
 	if err != nil {
 		return nil, fmt.Errorf("link events: %w", err)
 	}
-	return &linuxSystem{watcher: w, done: make(chan struct{}), journal: journal}, nil
+	return &linuxSystem{watcher: w, done: make(chan struct{}), journal: journal, log: log}, nil
 }
 
 func (s *linuxSystem) HardwareAddr(name string) (net.HardwareAddr, error) {
@@ -71,8 +74,8 @@ func (s *linuxSystem) RestoreLLAddr(name string) error {
 	return s.journal.RestoreLLAddr(name)
 }
 
-func (s *linuxSystem) OpenPort(name string) (platform.Port, error) {
-	p, err := afpacket.Open(name, afpacket.Options{})
+func (s *linuxSystem) OpenPort(name string, offload bool) (platform.Port, error) {
+	p, err := afpacket.Open(name, afpacket.Options{Offload: offload, Logger: s.log})
 	if err != nil {
 		return nil, err
 	}

@@ -283,7 +283,9 @@ func (e *engine) attachTrunkPort(to *trunkObj, c *config.Trunk, tpo *trunkPortOb
 		}
 		set = true
 	}
-	if port, err = e.sys.OpenPort(tpo.name); err != nil {
+	// Trunks read their members as plain ports (no offload metadata
+	// yet), so members keep the small-slot ring.
+	if port, err = e.sys.OpenPort(tpo.name, false); err != nil {
 		return fmt.Errorf("add %s: %w", tpo.name, err)
 	}
 	if c.Promisc {

@@ -34,11 +34,23 @@
 // crash. The descriptors are opened close-on-exec so a child process never
 // keeps them alive.
 //
+// # Offloads
+//
+// With Options.Offload the socket has PACKET_VNET_HDR (set before the ring,
+// which the kernel requires) and the Port implements platform.OffloadPort:
+// the kernel writes a virtio_net_hdr right in front of each frame in its
+// slot, ReadBatchOffload returns it (offsets moved by a restored tag), and
+// WriteBatchOffload passes one in front of each frame as the first iovec
+// of its sendmmsg message, so GSO super-frames and partial checksums cross
+// userspace untouched. The ring then has Options.OffloadSlots (default
+// 256) slots of 64 KiB and more, four per block: about 16.3 MiB. Plain
+// ReadBatch on such a port finishes partial checksums in place and drops
+// super-frames; plain WriteBatch sends a zero header.
+//
 // # Limits
 //
-// The ring slot is sized for the interface MTU at Open, plus two tags.
-// Larger frames (GSO super-frames from a local stack with offloads on, or
-// frames after an MTU increase) arrive truncated and are dropped and
-// counted in RxDropped. Partial checksums are passed through untouched:
-// testbeds disable tx offloads until virtio-net headers are supported.
+// The ring slot is sized for the interface MTU at Open, plus two tags (or
+// for a 64 KiB super-frame with Offload). Larger frames (GSO super-frames
+// without Offload, BIG TCP, frames after an MTU increase) arrive truncated
+// and are dropped, counted in RxDropped and logged once per port.
 package afpacket

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,13 @@ type Port struct {
 	headroom int
 	// batch is the most frames one ReadBatch returns or one sendmmsg sends.
 	batch int
+	// offload is set when the socket has PACKET_VNET_HDR: every frame in
+	// the ring and every frame sent carries a virtio_net_hdr. Immutable.
+	offload bool
+	// log receives the rare warnings; immutable.
+	log *slog.Logger
+	// truncLogged is set once a truncated frame has been logged.
+	truncLogged atomic.Bool
 	// mtu is the L2 payload limit WriteBatch enforces (one tag allowed).
 	mtu atomic.Int64
 	// link is the platform.LinkState, set at Open and by SetLink.
@@ -57,8 +65,11 @@ type Port struct {
 	txmu sync.Mutex
 	// msgs is the preallocated sendmmsg array; msgs[i] points at iovs[i].
 	msgs []unix.Mmsghdr
-	// iovs is the preallocated iovec array, one per message.
+	// iovs is the preallocated iovec array: one per message, or two (the
+	// vnet header, the frame) with offload.
 	iovs []unix.Iovec
+	// vhdrs holds the virtio_net_hdr of each message with offload.
+	vhdrs [][vnetHdrLen]byte
 
 	// ctlmu serialises membership changes and statistics reads, and keeps
 	// Close from closing fd under them.
@@ -88,6 +99,7 @@ type Port struct {
 // Compile-time checks of the interfaces Port implements.
 var (
 	_ platform.Port        = (*Port)(nil)
+	_ platform.OffloadPort = (*Port)(nil)
 	_ platform.LinkSetter  = (*Port)(nil)
 	_ platform.Promiscuous = (*Port)(nil)
 )
@@ -112,16 +124,25 @@ func Open(name string, opts Options) (*Port, error) {
 	if len(ifi.HardwareAddr) != 6 {
 		return nil, fmt.Errorf("afpacket %s: not an Ethernet interface (hardware address %q)", name, ifi.HardwareAddr)
 	}
+	iovPerMsg := 1
+	if opts.Offload {
+		iovPerMsg = 2
+	}
 	p := &Port{
 		name:     name,
 		ifindex:  ifi.Index,
 		mac:      ifi.HardwareAddr,
 		headroom: opts.Headroom,
 		batch:    opts.BatchSize,
+		offload:  opts.Offload,
+		log:      opts.Logger,
 		fd:       -1,
 		efd:      -1,
 		msgs:     make([]unix.Mmsghdr, opts.BatchSize),
-		iovs:     make([]unix.Iovec, opts.BatchSize),
+		iovs:     make([]unix.Iovec, iovPerMsg*opts.BatchSize),
+	}
+	if opts.Offload {
+		p.vhdrs = make([][vnetHdrLen]byte, opts.BatchSize)
 	}
 	p.mtu.Store(int64(ifi.MTU))
 	link := platform.LinkDown
@@ -130,8 +151,12 @@ func Open(name string, opts Options) (*Port, error) {
 	}
 	p.link.Store(uint32(link))
 	for i := range p.msgs {
-		p.msgs[i].Hdr.Iov = &p.iovs[i]
-		p.msgs[i].Hdr.SetIovlen(1)
+		p.msgs[i].Hdr.Iov = &p.iovs[iovPerMsg*i]
+		p.msgs[i].Hdr.SetIovlen(iovPerMsg)
+		if opts.Offload {
+			p.iovs[2*i].Base = &p.vhdrs[i][0]
+			p.iovs[2*i].SetLen(vnetHdrLen)
+		}
 	}
 	if err := p.open(ifi.MTU, opts); err != nil {
 		p.closeFDs()
@@ -148,14 +173,23 @@ func (p *Port) open(mtu int, opts Options) error {
 		return fmt.Errorf("socket: %w", err)
 	}
 	p.fd = fd
-	for _, o := range []struct {
+	sockopts := []struct {
 		name     string
 		opt, val int
 	}{
 		{"PACKET_VERSION", unix.PACKET_VERSION, unix.TPACKET_V2},
 		{"PACKET_RESERVE", unix.PACKET_RESERVE, opts.Headroom},
 		{"PACKET_IGNORE_OUTGOING", unix.PACKET_IGNORE_OUTGOING, 1},
-	} {
+	}
+	if opts.Offload {
+		// Before the ring: the kernel refuses it (EBUSY) once a ring
+		// exists.
+		sockopts = append(sockopts, struct {
+			name     string
+			opt, val int
+		}{"PACKET_VNET_HDR", unix.PACKET_VNET_HDR, 1})
+	}
+	for _, o := range sockopts {
 		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, o.opt, o.val); err != nil {
 			return fmt.Errorf("setsockopt %s: %w", o.name, err)
 		}
@@ -164,23 +198,31 @@ func (p *Port) open(mtu int, opts Options) error {
 	page := unix.Getpagesize()
 	frameSize := frameSizeFor(mtu, opts.Headroom)
 	blockSize := (max(opts.BlockSize, frameSize) + page - 1) / page * page
+	blocks := opts.BlockCount
+	if opts.Offload {
+		// Slots for whole super-frames: a few per block, the block
+		// rounded up to pages.
+		frameSize = offloadFrameSize(mtu, opts.Headroom)
+		blockSize = (offloadSlotsPerBlock*frameSize + page - 1) / page * page
+		blocks = opts.OffloadSlots / offloadSlotsPerBlock
+	}
 	perBlock := blockSize / frameSize
 	req := unix.TpacketReq{
 		Block_size: uint32(blockSize),
-		Block_nr:   uint32(opts.BlockCount),
+		Block_nr:   uint32(blocks),
 		Frame_size: uint32(frameSize),
-		Frame_nr:   uint32(perBlock * opts.BlockCount),
+		Frame_nr:   uint32(perBlock * blocks),
 	}
 	if int(req.Frame_nr) < opts.BatchSize {
 		return fmt.Errorf("ring of %d slots is smaller than the batch size %d", req.Frame_nr, opts.BatchSize)
 	}
 	if err := unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
 		return fmt.Errorf("setsockopt PACKET_RX_RING (%d blocks of %d bytes, %d-byte slots): %w",
-			opts.BlockCount, blockSize, frameSize, err)
+			blocks, blockSize, frameSize, err)
 	}
-	mem, err := unix.Mmap(fd, 0, blockSize*opts.BlockCount, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := unix.Mmap(fd, 0, blockSize*blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return fmt.Errorf("mmap ring of %d bytes: %w", blockSize*opts.BlockCount, err)
+		return fmt.Errorf("mmap ring of %d bytes: %w", blockSize*blocks, err)
 	}
 	p.ring = ring{
 		mem:            mem,
@@ -189,6 +231,7 @@ func (p *Port) open(mtu int, opts Options) error {
 		framesPerBlock: perBlock,
 		frames:         int(req.Frame_nr),
 		held:           make([]int, 0, opts.BatchSize),
+		vnet:           opts.Offload,
 	}
 
 	sa := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: p.ifindex}
@@ -264,7 +307,26 @@ func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 // the ring is empty. The views point into the ring and are valid until the
 // next ReadBatch or Close; a tag the kernel stripped is back in place.
 // Only one goroutine at a time may call ReadBatch.
-func (p *Port) ReadBatch(frames [][]byte) (int, error) {
+//
+// On a port opened with Offload, ReadBatch returns plain frames only: it
+// finishes partial checksums in place and drops GSO super-frames
+// (counted in RxDropped). Read such a port with ReadBatchOffload.
+func (p *Port) ReadBatch(frames [][]byte) (int, error) { return p.read(frames, nil) }
+
+// ReadBatchOffload implements platform.OffloadPort: ReadBatch that also
+// fills offs[i] with the virtio_net_hdr of frames[i] (zero without
+// Offload), its offsets counted from the restored tag. Ownership is that
+// of ReadBatch. len(offs) must be at least len(frames).
+func (p *Port) ReadBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
+	return p.read(frames[:min(len(frames), len(offs))], offs)
+}
+
+// OffloadEnabled implements platform.OffloadPort: whether the port was
+// opened with Offload.
+func (p *Port) OffloadEnabled() bool { return p.offload }
+
+// read is ReadBatch (offs nil) and ReadBatchOffload.
+func (p *Port) read(frames [][]byte, offs []platform.Offload) (int, error) {
 	p.rmu.Lock()
 	defer p.rmu.Unlock()
 	if p.closed.Load() {
@@ -276,9 +338,12 @@ func (p *Port) ReadBatch(frames [][]byte) (int, error) {
 		return 0, nil
 	}
 	for {
-		n, bytes, dropped := p.ring.collect(frames)
+		n, bytes, dropped := p.ring.collect(frames, offs)
 		if dropped > 0 {
 			p.rxDropped.Add(uint64(dropped))
+			if p.ring.truncLen > 0 {
+				p.noteTruncated()
+			}
 		}
 		if n > 0 {
 			p.rxPackets.Add(uint64(n))
@@ -288,6 +353,18 @@ func (p *Port) ReadBatch(frames [][]byte) (int, error) {
 		if err := p.wait(); err != nil {
 			return 0, err
 		}
+	}
+}
+
+// noteTruncated logs, once per port, that a frame did not fit its ring
+// slot and was dropped. rmu is held.
+func (p *Port) noteTruncated() {
+	n := p.ring.truncLen
+	p.ring.truncLen = 0
+	if p.truncLogged.CompareAndSwap(false, true) {
+		p.log.Warn("afpacket: received frame larger than the ring slot dropped (counted in rx_dropped; logged once per port)",
+			"port", p.name, "len", n, "slot", p.ring.frameSize, "offload", p.offload,
+			"hint", "a GSO super-frame without offload, BIG TCP (gso_max_size > 65536), or an MTU raised after the port opened")
 	}
 }
 
@@ -319,7 +396,24 @@ func (p *Port) wait() error {
 // and every frame while the link is down or the kernel's queue is full
 // (EAGAIN, ENOBUFS) is dropped and counted in TxDropped. The kernel has
 // copied every sent frame when WriteBatch returns. Safe for concurrent use.
-func (p *Port) WriteBatch(frames [][]byte) (int, error) {
+// On a port opened with Offload each frame goes with a zero virtio_net_hdr.
+func (p *Port) WriteBatch(frames [][]byte) (int, error) { return p.write(frames, nil) }
+
+// WriteBatchOffload implements platform.OffloadPort: WriteBatch with
+// offs[i] passed to the kernel as the virtio_net_hdr of frames[i], so that
+// it segments super-frames and finishes partial checksums on the way out.
+// A super-frame is checked against the MTU by its segments. On a port
+// without Offload, a frame whose Offload is not plain is dropped and
+// counted. len(offs) must be at least len(frames).
+func (p *Port) WriteBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
+	if len(offs) < len(frames) {
+		return 0, fmt.Errorf("afpacket %s: WriteBatchOffload: %d offloads for %d frames", p.name, len(offs), len(frames))
+	}
+	return p.write(frames, offs)
+}
+
+// write is WriteBatch (offs nil) and WriteBatchOffload.
+func (p *Port) write(frames [][]byte, offs []platform.Offload) (int, error) {
 	p.txmu.Lock()
 	defer p.txmu.Unlock()
 	if p.closed.Load() {
@@ -333,7 +427,11 @@ func (p *Port) WriteBatch(frames [][]byte) (int, error) {
 	var err error
 	for len(frames) > 0 {
 		k := min(len(frames), p.batch)
-		n, e := p.send(frames[:k])
+		var o []platform.Offload
+		if offs != nil {
+			o, offs = offs[:k], offs[k:]
+		}
+		n, e := p.send(frames[:k], o)
 		sent += n
 		if err == nil {
 			err = e
@@ -343,17 +441,34 @@ func (p *Port) WriteBatch(frames [][]byte) (int, error) {
 	return sent, err
 }
 
-// send sends at most BatchSize frames. txmu is held.
-func (p *Port) send(frames [][]byte) (int, error) {
+// send sends at most BatchSize frames, with their offloads when offs is
+// not nil. txmu is held.
+func (p *Port) send(frames [][]byte, offs []platform.Offload) (int, error) {
 	mtu := p.MTU()
 	k, dropped := 0, 0
-	for _, f := range frames {
-		if len(f) < frame.HeaderLen || frame.Ethernet(f).PayloadLen() > mtu {
+	// fi is the index of the frame's iovec: behind the vnet header's
+	// with offload.
+	stride, fi := 1, 0
+	if p.offload {
+		stride, fi = 2, 1
+	}
+	for i, f := range frames {
+		var o platform.Offload
+		if offs != nil {
+			o = offs[i]
+		}
+		switch {
+		case len(f) < frame.HeaderLen,
+			!p.offload && !o.IsPlain(),
+			platform.SegmentPayloadLen(f, o) > mtu:
 			dropped++
 			continue
 		}
-		p.iovs[k].Base = &f[0]
-		p.iovs[k].SetLen(len(f))
+		if p.offload {
+			putVnetHdr(p.vhdrs[k][:], o)
+		}
+		p.iovs[stride*k+fi].Base = &f[0]
+		p.iovs[stride*k+fi].SetLen(len(f))
 		k++
 	}
 	sent, bytes := 0, 0
@@ -362,7 +477,7 @@ func (p *Port) send(frames [][]byte) (int, error) {
 		n, errno := sendmmsg(p.fd, p.msgs[i:k], unix.MSG_DONTWAIT)
 		if errno == 0 && n > 0 {
 			for j := i; j < i+n; j++ {
-				bytes += int(p.iovs[j].Len)
+				bytes += int(p.iovs[stride*j+fi].Len)
 			}
 			sent += n
 			i += n
@@ -380,9 +495,10 @@ func (p *Port) send(frames [][]byte) (int, error) {
 			p.errs.Add(1)
 			dropped += k - i
 			i = k
-		case unix.EMSGSIZE:
+		case unix.EMSGSIZE, unix.EINVAL:
 			// Too large for the kernel's rule (a full-size frame with an
-			// 802.1ad tag gets no allowance): drop this one, go on.
+			// 802.1ad tag gets no allowance), or a virtio_net_hdr the
+			// kernel refuses: drop this one, go on.
 			p.errs.Add(1)
 			dropped++
 			i++
@@ -396,7 +512,7 @@ func (p *Port) send(frames [][]byte) (int, error) {
 		}
 	}
 	for j := 0; j < k; j++ {
-		p.iovs[j].Base = nil // keep no caller memory alive
+		p.iovs[stride*j+fi].Base = nil // keep no caller memory alive
 	}
 	if sent > 0 {
 		p.txPackets.Add(uint64(sent))

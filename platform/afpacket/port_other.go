@@ -43,6 +43,19 @@ func (p *Port) ReadBatch([][]byte) (int, error) { return 0, platform.ErrClosed }
 // WriteBatch implements platform.Port.
 func (p *Port) WriteBatch([][]byte) (int, error) { return 0, platform.ErrClosed }
 
+// OffloadEnabled implements platform.OffloadPort.
+func (p *Port) OffloadEnabled() bool { return false }
+
+// ReadBatchOffload implements platform.OffloadPort.
+func (p *Port) ReadBatchOffload([][]byte, []platform.Offload) (int, error) {
+	return 0, platform.ErrClosed
+}
+
+// WriteBatchOffload implements platform.OffloadPort.
+func (p *Port) WriteBatchOffload([][]byte, []platform.Offload) (int, error) {
+	return 0, platform.ErrClosed
+}
+
 // Link implements platform.Port.
 func (p *Port) Link() platform.LinkState { return platform.LinkAbsent }
 

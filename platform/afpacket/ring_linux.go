@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,6 +33,47 @@ func frameSizeFor(mtu, reserve int) int {
 	return tpacketAlign(netOffset(reserve) + maxTags + mtu)
 }
 
+// vnetHdrLen is the size of struct virtio_net_hdr
+// (include/uapi/linux/virtio_net.h), which the kernel writes right in
+// front of the MAC header of every frame in the slot when PACKET_VNET_HDR
+// is on (net/packet/af_packet.c, tpacket_rcv: netoff grows by it).
+const vnetHdrLen = 10
+
+// maxSuperFrame is the largest frame a GSO super-frame can be without BIG
+// TCP: a 64 KiB IP packet (gso_max_size, GSO_LEGACY_MAX_SIZE) and its
+// Ethernet header. Tags are counted apart (maxTags).
+const maxSuperFrame = 65536 + frame.HeaderLen
+
+// offloadFrameSize returns the ring slot size of a port with vnet headers:
+// header, reserve, vnet header, Ethernet header, two tags, a 64 KiB IP
+// packet (or the MTU, if larger).
+func offloadFrameSize(mtu, reserve int) int {
+	return tpacketAlign(netOffset(reserve) + vnetHdrLen + maxTags + max(maxSuperFrame, frame.HeaderLen+mtu))
+}
+
+// readVnetHdr decodes a struct virtio_net_hdr. Its 16-bit fields are in
+// the host's byte order (the kernel writes them with vio_le(), little
+// endian on little-endian hosts: the legacy virtio rule).
+func readVnetHdr(b []byte) platform.Offload {
+	return platform.Offload{
+		Flags:      b[0],
+		GSOType:    b[1],
+		HdrLen:     binary.NativeEndian.Uint16(b[2:]),
+		GSOSize:    binary.NativeEndian.Uint16(b[4:]),
+		CsumStart:  binary.NativeEndian.Uint16(b[6:]),
+		CsumOffset: binary.NativeEndian.Uint16(b[8:]),
+	}
+}
+
+// putVnetHdr encodes o as a struct virtio_net_hdr into b.
+func putVnetHdr(b []byte, o platform.Offload) {
+	b[0], b[1] = o.Flags, o.GSOType
+	binary.NativeEndian.PutUint16(b[2:], o.HdrLen)
+	binary.NativeEndian.PutUint16(b[4:], o.GSOSize)
+	binary.NativeEndian.PutUint16(b[6:], o.CsumStart)
+	binary.NativeEndian.PutUint16(b[8:], o.CsumOffset)
+}
+
 // ring is a TPACKET_V2 receive ring shared with the kernel. Slot i lives
 // in block i/framesPerBlock at offset (i%framesPerBlock)*frameSize. Only
 // the goroutine in ReadBatch (or Close, once that has returned) touches it.
@@ -51,6 +93,12 @@ type ring struct {
 	// held lists the slots lent out by the last collect, to give back to
 	// the kernel before the next one.
 	held []int
+	// vnet is set when the socket has PACKET_VNET_HDR: a virtio_net_hdr
+	// precedes the MAC header in every slot.
+	vnet bool
+	// truncLen is the length of the last frame refused because it did not
+	// fit its slot; collect sets it, ReadBatch reads and clears it.
+	truncLen int
 }
 
 // Reasons collect refuses a slot.
@@ -60,6 +108,9 @@ const (
 	slotRunt
 	// slotTruncated is a frame larger than the slot (snaplen < len).
 	slotTruncated
+	// slotSuperFrame is a GSO super-frame read by a caller that takes no
+	// offload metadata (ReadBatch on a port with vnet headers).
+	slotSuperFrame
 )
 
 // offset returns the byte offset of slot i in mem.
@@ -75,9 +126,12 @@ func (r *ring) slot(i int) []byte {
 
 // collect fills frames with views of ready slots from head on, in arrival
 // order, restores stripped VLAN tags in place, gives refused slots straight
-// back to the kernel, and records the lent slots in held. It returns the
-// number of frames, their total length and the number refused.
-func (r *ring) collect(frames [][]byte) (n, bytes, dropped int) {
+// back to the kernel, and records the lent slots in held. With vnet
+// headers, offs[i] receives the metadata of frames[i]; a nil offs means the
+// caller takes plain frames only: partial checksums are finished in place
+// and super-frames refused. It returns the number of frames, their total
+// length and the number refused.
+func (r *ring) collect(frames [][]byte, offs []platform.Offload) (n, bytes, dropped int) {
 	for scanned := 0; n < len(frames) && scanned < r.frames; scanned++ {
 		i := r.head
 		if r.status(i)&unix.TP_STATUS_USER == 0 {
@@ -86,11 +140,22 @@ func (r *ring) collect(frames [][]byte) (n, bytes, dropped int) {
 		if r.head++; r.head == r.frames {
 			r.head = 0
 		}
-		f, why := r.frame(i)
+		f, o, why := r.frame(i)
+		if why == slotOK && offs == nil && !o.IsPlain() {
+			if o.GSOType != platform.GSONone || platform.FinishChecksum(f, o) != nil {
+				why = slotSuperFrame
+			}
+		}
 		if why != slotOK {
+			if why == slotTruncated {
+				r.truncLen = int(r.hdr(i).Len)
+			}
 			r.give(i)
 			dropped++
 			continue
+		}
+		if offs != nil {
+			offs[n] = o
 		}
 		frames[n] = f
 		n++
@@ -101,20 +166,37 @@ func (r *ring) collect(frames [][]byte) (n, bytes, dropped int) {
 }
 
 // frame returns the frame in user-owned slot i, with the tag the kernel
-// stripped put back in front of the ethertype.
-func (r *ring) frame(i int) ([]byte, int) {
+// stripped put back in front of the ethertype, and its offload metadata
+// (zero without vnet headers), offsets adjusted for the restored tag.
+func (r *ring) frame(i int) ([]byte, platform.Offload, int) {
 	h := r.hdr(i)
 	s := r.slot(i)
 	mac, snap := int(h.Mac), int(h.Snaplen)
+	var o platform.Offload
 	switch {
 	case snap != int(h.Len) || mac+snap > len(s):
-		return nil, slotTruncated
+		return nil, o, slotTruncated
 	case snap < frame.HeaderLen:
-		return nil, slotRunt
+		return nil, o, slotRunt
+	}
+	if r.vnet {
+		// The header sits right in front of the MAC header; read it
+		// before a restored tag overwrites it.
+		if mac-vnetHdrLen < tpacket2HdrLen {
+			return nil, o, slotTruncated
+		}
+		o = readVnetHdr(s[mac-vnetHdrLen : mac])
 	}
 	end := mac + snap
 	if h.Status&unix.TP_STATUS_VLAN_VALID == 0 {
-		return s[mac:end:end], slotOK
+		return s[mac:end:end], o, slotOK
+	}
+	// The kernel's offsets count from the untagged MAC header.
+	if o.Flags&platform.OffloadNeedsCsum != 0 {
+		o.CsumStart += frame.TagLen
+	}
+	if o.HdrLen != 0 {
+		o.HdrLen += frame.TagLen
 	}
 	tpid := uint16(frame.TypeVLAN)
 	if h.Status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
@@ -123,13 +205,13 @@ func (r *ring) frame(i int) ([]byte, int) {
 	// The slot's header and sockaddr_ll end at tpacket2HdrLen; the
 	// headroom starts there, and at least 14+reserve bytes of it are free.
 	if mac-frame.TagLen < tpacket2HdrLen {
-		return nil, slotTruncated
+		return nil, o, slotTruncated
 	}
 	start := mac - frame.TagLen
 	copy(s[start:start+12], s[mac:mac+12])
 	binary.BigEndian.PutUint16(s[start+12:], tpid)
 	binary.BigEndian.PutUint16(s[start+14:], h.Vlan_tci)
-	return s[start:end:end], slotOK
+	return s[start:end:end], o, slotOK
 }
 
 // release gives the slots lent by the last collect back to the kernel.

@@ -82,7 +82,7 @@ func TestRingCollect(t *testing.T) {
 			want := bytes.Clone(c.wire)
 			deliver(r, 0, c.wire, c.status, c.tci, c.tpid, c.snapCut)
 			frames := make([][]byte, 4)
-			n, nbytes, dropped := r.collect(frames)
+			n, nbytes, dropped := r.collect(frames, nil)
 			if c.wantDropped {
 				if n != 0 || dropped != 1 {
 					t.Fatalf("collect = %d frames, %d dropped; want 0, 1", n, dropped)
@@ -126,11 +126,11 @@ func TestRingOrderWrapAndLimit(t *testing.T) {
 			sent = append(sent, bytes.Clone(f))
 			deliver(r, i, f, 0, 0, 0, 0)
 		}
-		n, _, _ := r.collect(frames[:2])
+		n, _, _ := r.collect(frames[:2], nil)
 		if n != 2 {
 			t.Fatalf("round %d: collect with room for 2 = %d", round, n)
 		}
-		m, _, _ := r.collect(frames[2:])
+		m, _, _ := r.collect(frames[2:], nil)
 		if m != 1 {
 			t.Fatalf("round %d: second collect = %d, want 1", round, m)
 		}
@@ -139,7 +139,7 @@ func TestRingOrderWrapAndLimit(t *testing.T) {
 				t.Fatalf("round %d frame %d out of order or damaged", round, k)
 			}
 		}
-		if got, _, _ := r.collect(frames); got != 0 {
+		if got, _, _ := r.collect(frames, nil); got != 0 {
 			t.Fatalf("round %d: collect on an empty ring = %d", round, got)
 		}
 		r.release()

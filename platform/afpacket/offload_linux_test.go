@@ -1,0 +1,255 @@
+package afpacket_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+
+	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/afpacket"
+	"github.com/swctl/swctl/platform/platformtest"
+)
+
+func TestIntegrationContractOffload(t *testing.T) {
+	platformtest.Run(t, func(t *testing.T) (platform.Port, platform.Port) {
+		ns, a, b := cable(t)
+		// The default 256 slots: the suite sends up to 197 frames
+		// before it reads.
+		p := openIn(t, ns, afpacket.Options{Offload: true}, a, b)
+		return p[0], p[1]
+	})
+}
+
+// superFrame builds a TCP/IPv4 frame from src to dst with n payload bytes
+// (behind an 802.1Q tag when vlan is not 0), its checksum left partial as
+// a local stack with offloads hands it to a device, and its Offload.
+func superFrame(t *testing.T, dst, src net.HardwareAddr, vlan uint16, n, mss int) ([]byte, platform.Offload) {
+	t.Helper()
+	eth := &layers.Ethernet{SrcMAC: src, DstMAC: dst, EthernetType: layers.EthernetTypeIPv4}
+	ls := []gopacket.SerializableLayer{eth}
+	l4 := 14 + 20
+	if vlan != 0 {
+		eth.EthernetType = layers.EthernetTypeDot1Q
+		ls = append(ls, &layers.Dot1Q{VLANIdentifier: vlan, Type: layers.EthernetTypeIPv4})
+		l4 += 4
+	}
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, Flags: layers.IPv4DontFragment,
+		SrcIP: net.IP{10, 9, 0, 1}, DstIP: net.IP{10, 9, 0, 2}}
+	tcp := &layers.TCP{SrcPort: 40000, DstPort: 9, Seq: 1, Ack: 1, ACK: true, Window: 100}
+	tcp.SetNetworkLayerForChecksum(ip)
+	pl := make([]byte, n)
+	for i := range pl {
+		pl[i] = byte(i * 7)
+	}
+	ls = append(ls, ip, tcp, gopacket.Payload(pl))
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
+		t.Fatal(err)
+	}
+	f := buf.Bytes()
+	// The partial checksum: the folded pseudo-header sum.
+	var s uint32
+	for i := l4 - 8; i < l4; i += 2 {
+		s += uint32(binary.BigEndian.Uint16(f[i:]))
+	}
+	s += 6 + uint32(len(f)-l4)
+	for s>>16 != 0 {
+		s = s&0xffff + s>>16
+	}
+	binary.BigEndian.PutUint16(f[l4+16:], uint16(s))
+	return f, platform.Offload{Flags: platform.OffloadNeedsCsum, GSOType: platform.GSOTCPv4, GSOSize: uint16(mss),
+		CsumStart: uint16(l4), CsumOffset: 16, HdrLen: uint16(l4 + 20)}
+}
+
+// readTCP reads p until a TCP/IPv4 frame (tagged or not) arrives, and
+// returns a copy of it and its Offload.
+func readTCP(t *testing.T, p *afpacket.Port) ([]byte, platform.Offload) {
+	t.Helper()
+	watchdog := time.AfterFunc(platformtest.Timeout, func() { _ = p.Close() })
+	defer watchdog.Stop()
+	frames := make([][]byte, p.BatchSize())
+	offs := make([]platform.Offload, p.BatchSize())
+	for {
+		n, err := p.ReadBatchOffload(frames, offs)
+		if err != nil {
+			t.Fatalf("%s: ReadBatchOffload: %v (no TCP frame within %v)", p.Name(), err, platformtest.Timeout)
+		}
+		for i, f := range frames[:n] {
+			if e := frame.Ethernet(f); e.InnerType() == frame.TypeIPv4 {
+				return bytes.Clone(f), offs[i]
+			}
+		}
+	}
+}
+
+// TestIntegrationOffloadSuperFrame sends a 20 KB TCP super-frame with a
+// partial checksum through WriteBatchOffload over veth (which keeps it
+// whole), and checks that the peer's ReadBatchOffload returns it whole
+// with its metadata, tagged and untagged. A port without Offload on the
+// same interface gets it truncated: dropped, counted, logged once.
+func TestIntegrationOffloadSuperFrame(t *testing.T) {
+	ns, a, b := cable(t)
+	p := openIn(t, ns, afpacket.Options{Offload: true}, a, b)
+	src, dst := p[0], p[1]
+	var logBuf syncBuffer
+	plainLog := slog.New(slog.NewTextHandler(&logBuf, nil))
+	plain := openIn(t, ns, afpacket.Options{Logger: plainLog}, b)[0]
+
+	for _, vlan := range []uint16{0, 100} {
+		t.Run(fmt.Sprintf("vlan %d", vlan), func(t *testing.T) {
+			f, o := superFrame(t, dst.HardwareAddr(), src.HardwareAddr(), vlan, 20000, 1448)
+			if n, err := src.WriteBatchOffload([][]byte{f}, []platform.Offload{o}); n != 1 || err != nil {
+				t.Fatalf("WriteBatchOffload of a %d-byte super-frame = %d, %v; want 1, nil (counters %+v)", len(f), n, err, src.Counters())
+			}
+			got, gotO := readTCP(t, dst)
+			if !bytes.Equal(got, f) {
+				t.Fatalf("received %d bytes, want the %d sent unchanged\ngot  % x\nwant % x", len(got), len(f), got[:48], f[:48])
+			}
+			if gotO.GSOType != platform.GSOTCPv4 || gotO.GSOSize != 1448 || gotO.Flags&platform.OffloadNeedsCsum == 0 ||
+				gotO.CsumStart != o.CsumStart || gotO.CsumOffset != 16 {
+				t.Fatalf("received offload %+v, want TCPv4 GSO 1448, NEEDS_CSUM at %d+16", gotO, o.CsumStart)
+			}
+		})
+	}
+
+	// The plain port saw both super-frames, too large for its slots.
+	netnstest_eventually(t, func() bool { return plain.Counters().RxDropped >= 2 }, func() string {
+		return fmt.Sprintf("plain port RxDropped = %d, want >= 2", plain.Counters().RxDropped)
+	}, func() {
+		frames := make([][]byte, 8)
+		go func() { time.Sleep(time.Second); _ = plain.Close() }()
+		_, _ = plain.ReadBatch(frames)
+	})
+	log := logBuf.String()
+	if strings.Count(log, "larger than the ring slot") != 1 || !strings.Contains(log, "port="+b) {
+		t.Fatalf("want one warning naming %s about a frame larger than the ring slot, got:\n%s", b, log)
+	}
+}
+
+// netnstest_eventually runs read (which may block up to a second) until
+// cond holds, at most a few times.
+func netnstest_eventually(t *testing.T, cond func() bool, what func() string, read func()) {
+	t.Helper()
+	for i := 0; i < 3 && !cond(); i++ {
+		read()
+	}
+	if !cond() {
+		t.Fatal(what())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and the test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestIntegrationOffloadPlainReadWrite checks the plain methods of a port
+// with Offload: WriteBatch sends with a zero vnet header, ReadBatch
+// finishes partial checksums and drops super-frames.
+func TestIntegrationOffloadPlainReadWrite(t *testing.T) {
+	ns, a, b := cable(t)
+	p := openIn(t, ns, afpacket.Options{Offload: true}, a, b)
+	src, dst := p[0], p[1]
+	// One segment's worth with a partial checksum, then a super-frame.
+	small, so := superFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 1000, 1448)
+	so.GSOType, so.GSOSize = platform.GSONone, 0
+	big, bo := superFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 20000, 1448)
+	if n, err := src.WriteBatchOffload([][]byte{big, small}, []platform.Offload{bo, so}); n != 2 || err != nil {
+		t.Fatalf("WriteBatchOffload = %d, %v; want 2, nil", n, err)
+	}
+	before := dst.Counters().RxDropped
+	frames := make([][]byte, dst.BatchSize())
+	var got []byte
+	watchdog := time.AfterFunc(platformtest.Timeout, func() { _ = dst.Close() })
+	defer watchdog.Stop()
+	for got == nil {
+		n, err := dst.ReadBatch(frames)
+		if err != nil {
+			t.Fatalf("ReadBatch: %v", err)
+		}
+		for _, f := range frames[:n] {
+			if frame.Ethernet(f).Type() == frame.TypeIPv4 {
+				got = bytes.Clone(f)
+			}
+		}
+	}
+	if len(got) != len(small) {
+		t.Fatalf("ReadBatch returned a %d-byte TCP frame first, want the %d-byte one (the super-frame dropped)", len(got), len(small))
+	}
+	if d := dst.Counters().RxDropped - before; d != 1 {
+		t.Errorf("RxDropped moved by %d, want 1 (the super-frame)", d)
+	}
+	// The checksum was finished: the one's complement sum over the
+	// pseudo-header and the segment is 0xffff.
+	var s uint32
+	for i := 26; i < 34; i += 2 {
+		s += uint32(binary.BigEndian.Uint16(got[i:]))
+	}
+	s += 6 + uint32(len(got)-34)
+	for i := 34; i+1 < len(got); i += 2 {
+		s += uint32(binary.BigEndian.Uint16(got[i:]))
+	}
+	for s>>16 != 0 {
+		s = s&0xffff + s>>16
+	}
+	if s != 0xffff {
+		t.Fatalf("TCP checksum of the received frame does not verify (sum %#04x)", s)
+	}
+}
+
+func TestIntegrationOffloadZeroAllocs(t *testing.T) {
+	ns, a, b := cable(t)
+	p := openIn(t, ns, afpacket.Options{Offload: true, OffloadSlots: 64}, a, b)
+	src, dst := p[0], p[1]
+	f, o := superFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 20000, 1448)
+	batch, offs := [][]byte{f, f}, []platform.Offload{o, o}
+	rx, rxo := make([][]byte, dst.BatchSize()), make([]platform.Offload, dst.BatchSize())
+	watchdog := time.AfterFunc(30*time.Second, func() { _ = dst.Close() })
+	defer watchdog.Stop()
+	var err error
+	allocs := testing.AllocsPerRun(100, func() {
+		if n, e := src.WriteBatchOffload(batch, offs); (n != 2 || e != nil) && err == nil {
+			err = fmt.Errorf("WriteBatchOffload = %d, %v", n, e)
+		}
+		for got := 0; got < 2 && err == nil; {
+			n, e := dst.ReadBatchOffload(rx, rxo)
+			if e != nil {
+				err = e
+			}
+			for i := range n {
+				if rxo[i].GSOType == platform.GSOTCPv4 {
+					got++
+				}
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if allocs != 0 {
+		t.Errorf("%v allocations per WriteBatchOffload+ReadBatchOffload, want 0", allocs)
+	}
+}
