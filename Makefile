@@ -1,7 +1,8 @@
 # swctl: a userspace L2 switching engine.
 #   make demo    build, make a three-host netns testbed on a swctl bridge, show it, tear it down
 #   make test    vet, unit and netns integration tests, BSD cross-builds
-#   make bench   forwarding benchmarks (go test -bench and the netns frame-rate comparison)
+#   make bench   forwarding benchmarks (go test -bench, the netns frame-rate comparison, bench-trunk)
+#   make bench-trunk  trunk throughput over shaped links, failover loss, LACP negotiation time
 
 GO       ?= go
 BIN      := bin/swctl
@@ -9,7 +10,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X github.com/swctl/swctl/internal/api.Version=$(VERSION)
 CROSS    := openbsd/amd64 openbsd/arm64 freebsd/amd64 freebsd/arm64
 
-.PHONY: all build test unit demo bench lint cross deps clean
+.PHONY: all build test unit demo bench bench-trunk lint cross deps clean
 
 all: build
 
@@ -48,6 +49,30 @@ demo: deps build
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchmem ./bridge/ ./platform/...
 	bash scripts/bench.sh $(BIN)
+	bash scripts/bench-trunk.sh $(BIN)
+
+# Two swctl daemons in namespaces, links shaped with tbf: iperf3 over one
+# link and over roundrobin, loadbalance and lacp trunks; failover loss at
+# a 1 ms ping; LACP time to collecting+distributing.
+bench-trunk: deps build
+	bash scripts/bench-trunk.sh $(BIN)
+
+# The regress suite (regress/, cmd/swctl-regress): iperf3 through veth,
+# a swctl trunk and a swctl bridge, PROMISC and -PROMISC, "patch" and
+# "no patch" interleaved; tables on stdout, report in regress-out/<time>/.
+#   QUICK=1        1 run of 3 s per cell and role (a few minutes at most)
+#   PATCH=f.diff   patch = the tree + f.diff (temporary worktree); no patch = the tree
+#   BASE=rev       no patch = rev (temporary worktree); patch = the tree
+#   RUNS=n         runs per cell and role (default 6; 4 = the seed's form)
+#   SECONDS=n ALPHA=a SETUPS=veth,trunk0,bridge0
+#   FULL=1         the RFC 2544/2889 long forms: not implemented yet
+REGRESS_FLAGS = $(if $(QUICK),-quick) $(if $(FULL),-full) $(if $(PATCH),-patch '$(PATCH)') \
+	$(if $(BASE),-base '$(BASE)') $(if $(RUNS),-runs $(RUNS)) $(if $(SECONDS),-seconds $(SECONDS)) \
+	$(if $(ALPHA),-alpha $(ALPHA)) $(if $(SETUPS),-setups $(SETUPS))
+
+regress: deps
+	CGO_ENABLED=0 $(GO) build -o bin/swctl-regress ./cmd/swctl-regress
+	bin/swctl-regress $(REGRESS_FLAGS)
 
 clean:
 	rm -rf bin

@@ -3,10 +3,15 @@
 # Safe to run again: it installs only what is missing. Needs root (or sudo).
 set -euo pipefail
 
-pkgs=(iproute2 iputils-ping ethtool tcpdump tshark iperf3 netsniff-ng arping kmod)
-if [[ "${1:-}" == "--bench" ]]; then
-	pkgs+=(openvswitch-switch)
-fi
+# openvswitch-switch: the LACP interop test runs its own ovsdb-server and
+# ovs-vswitchd (userspace datapath) inside a test namespace, with private
+# database, sockets and pidfiles, so it neither needs nor touches the
+# host's Open vSwitch. On a machine where installing the package starts the
+# host's openvswitch-switch service (systemd without a policy-rc.d that
+# forbids it), that service keeps running on its own files
+# (/etc/openvswitch, /var/run/openvswitch) and does not disturb the test.
+pkgs=(iproute2 iputils-ping ethtool tcpdump tshark iperf3 netsniff-ng arping kmod openvswitch-switch)
+# --bench is accepted for old callers; everything is in the default list.
 
 missing=()
 for p in "${pkgs[@]}"; do

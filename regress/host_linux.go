@@ -1,0 +1,61 @@
+package regress
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// checkHost says what is missing to build the netns testbed here.
+func checkHost() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("regress: needs root (network namespaces)")
+	}
+	for _, tool := range []string{"ip", "iperf3", "ethtool", "taskset", "ping", "git", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("regress: needs %s (scripts/install-deps.sh installs the Debian packages): %w", tool, err)
+		}
+	}
+	if runtime.NumCPU() < 2 {
+		return fmt.Errorf("regress: needs 2 CPUs for its pinning (client on CPU 1), have %d", runtime.NumCPU())
+	}
+	return nil
+}
+
+// environment describes this machine.
+func environment() Environment {
+	e := Environment{OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		e.Kernel = string(bytes.TrimRight(u.Release[:], "\x00"))
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for l := range strings.Lines(string(b)) {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				e.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if out, err := exec.Command("iperf3", "--version").Output(); err == nil {
+		e.Iperf3, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	}
+	e.Hostname, _ = os.Hostname()
+	e.LoadStart = loadavg()
+	return e
+}
+
+// loadavg returns the first three fields of /proc/loadavg.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}

@@ -1,0 +1,98 @@
+package regress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// ETA estimates the time left when work of weight done out of total has
+// taken elapsed. Weights are planned seconds: before anything is done the
+// plan itself is the estimate; after, the plan is scaled by how fast the
+// done part went compared with its plan.
+func ETA(elapsed time.Duration, done, total float64) time.Duration {
+	if total <= done {
+		return 0
+	}
+	left := total - done
+	if done <= 0 || elapsed <= 0 {
+		return time.Duration(left * float64(time.Second))
+	}
+	return time.Duration(float64(elapsed) / done * left)
+}
+
+// Progress prints one status line per step on a writer (stderr): step
+// number, what runs, elapsed time and the estimated time left. On a
+// terminal the line is rewritten in place with '\r'; otherwise every
+// update is a plain line, for logs.
+type Progress struct {
+	// w receives the lines.
+	w io.Writer
+	// tty selects '\r' rewriting.
+	tty bool
+	// start is when the run began.
+	start time.Time
+	// now is the clock, injectable for tests.
+	now func() time.Time
+	// steps is the number of steps in the plan.
+	steps int
+	// total is the planned weight of all steps, in seconds.
+	total float64
+	// done is the planned weight of the finished steps, in seconds.
+	done float64
+	// width is the length of the last '\r' line, to blank its rest.
+	width int
+}
+
+// NewProgress starts a progress line for steps steps of total planned
+// seconds. tty selects in-place rewriting; see IsTerminal.
+func NewProgress(w io.Writer, tty bool, steps int, total float64) *Progress {
+	return &Progress{w: w, tty: tty, start: time.Now(), now: time.Now, steps: steps, total: total}
+}
+
+// IsTerminal reports whether f is a character device (a terminal).
+func IsTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// Step shows that step i (1-based), described by what, starts.
+func (p *Progress) Step(i int, what string) {
+	el := p.now().Sub(p.start)
+	line := fmt.Sprintf("regress: [%d/%d] %s  elapsed %s  left ~%s", i, p.steps, what, fmtDur(el), fmtDur(ETA(el, p.done, p.total)))
+	if p.tty {
+		pad := ""
+		if p.width > len(line) {
+			pad = strings.Repeat(" ", p.width-len(line))
+		}
+		p.width = len(line)
+		fmt.Fprintf(p.w, "\r%s%s", line, pad)
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// Done records that a step of planned weight w seconds has finished.
+func (p *Progress) Done(w float64) { p.done += w }
+
+// Finish ends the line (a newline on a terminal) with the total time.
+func (p *Progress) Finish() {
+	if p.tty {
+		fmt.Fprintln(p.w)
+	}
+	fmt.Fprintf(p.w, "regress: done in %s\n", fmtDur(p.now().Sub(p.start)))
+}
+
+// fmtDur formats d as 1h02m03s, 2m05s or 7s.
+func fmtDur(d time.Duration) string {
+	s := int(d.Round(time.Second) / time.Second)
+	switch {
+	case s >= 3600:
+		return fmt.Sprintf("%dh%02dm%02ds", s/3600, s/60%60, s%60)
+	case s >= 60:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	}
+	return fmt.Sprintf("%ds", s)
+}

@@ -1,0 +1,201 @@
+package regress
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Environment describes the machine and tools of a run.
+type Environment struct {
+	// Kernel is the kernel's release (uname -r).
+	Kernel string `json:"kernel"`
+	// OS is GOOS/GOARCH of the harness.
+	OS string `json:"os"`
+	// CPUModel is the processor's model name.
+	CPUModel string `json:"cpu_model"`
+	// CPUs is the number of logical CPUs.
+	CPUs int `json:"cpus"`
+	// GoVersion is the Go toolchain that built the harness and binaries.
+	GoVersion string `json:"go_version"`
+	// Iperf3 is iperf3's version line.
+	Iperf3 string `json:"iperf3"`
+	// Hostname is the machine's name.
+	Hostname string `json:"hostname"`
+	// LoadStart is /proc/loadavg at the start: other work on the
+	// machine makes the figures noisy.
+	LoadStart string `json:"load_start,omitempty"`
+	// LoadEnd is /proc/loadavg at the end.
+	LoadEnd string `json:"load_end,omitempty"`
+}
+
+// Results is everything a run produced: results.json.
+type Results struct {
+	// Version is the format's version, 1.
+	Version int `json:"version"`
+	// Started is when the suite began.
+	Started time.Time `json:"started"`
+	// Finished is when it ended.
+	Finished time.Time `json:"finished"`
+	// Mode is "A/A", "patch" or "base".
+	Mode string `json:"mode"`
+	// Quick says the short form ran.
+	Quick bool `json:"quick"`
+	// Runs is the number of runs per cell and role.
+	Runs int `json:"runs"`
+	// Seconds is the length of one iperf3 test.
+	Seconds int `json:"seconds"`
+	// Alpha is the significance level.
+	Alpha float64 `json:"alpha"`
+	// MinP is the smallest p-value Runs runs a side can give.
+	MinP float64 `json:"min_p"`
+	// Environment describes the machine.
+	Environment Environment `json:"environment"`
+	// Trees are the sources and binaries of both roles.
+	Trees *Trees `json:"trees"`
+	// Setups are the setups that ran.
+	Setups []SetupSpec `json:"setups"`
+	// Method describes pinning, offloads and CPU accounting in words.
+	Method []string `json:"method"`
+	// Instances are the daemon starts in the order they ran, with the
+	// kernel's promiscuity counts seen on the links of each.
+	Instances []InstanceRecord `json:"instances"`
+	// Samples are every iperf3 test in the order they ran.
+	Samples []Sample `json:"samples"`
+	// Cells are the summaries per setup, metric, row, column and role.
+	Cells []CellStat `json:"cells"`
+	// Commands are every command the harness ran, in order.
+	Commands []string `json:"commands"`
+}
+
+// InstanceRecord is one Instance as it ran.
+type InstanceRecord struct {
+	Instance
+	// Promiscuity is the kernel's promiscuity count of the device under
+	// test's links while the instance ran (ip -d link show).
+	Promiscuity map[string]int `json:"promiscuity"`
+}
+
+// WriteReport writes results.json, report.md and the SVG charts into dir.
+func WriteReport(dir string, r *Results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report %s: %w", dir, err)
+	}
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report %s: results.json: %w", dir, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("report %s: %w", dir, err)
+	}
+	charts, err := WriteCharts(dir, r)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(Markdown(r, charts)), 0o644); err != nil {
+		return fmt.Errorf("report %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Header is the lines printed above the tables and at the top of
+// report.md: what was compared, and how often.
+func Header(r *Results) []string {
+	var h []string
+	switch r.Mode {
+	case "A/A":
+		h = append(h, "A/A run: \"patch\" and \"no patch\" are the same binary (no PATCH= or BASE= given); differences are noise.")
+	default:
+		h = append(h, fmt.Sprintf("patch: %s", r.Trees.Patch.Desc), fmt.Sprintf("no patch: %s", r.Trees.NoPatch.Desc))
+	}
+	h = append(h, fmt.Sprintf("%d run(s) of %d s per cell and role, interleaved A B B A; cells are means; * = Mann-Whitney U p < %.3g (smallest p possible with %d runs a side: %.3g).",
+		r.Runs, r.Seconds, r.Alpha, r.Runs, r.MinP))
+	return h
+}
+
+// Markdown renders report.md.
+func Markdown(r *Results, charts []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# swctl regress report, %s\n\n", r.Started.Format(time.RFC3339))
+	for _, l := range Header(r) {
+		fmt.Fprintf(&b, "%s\n\n", l)
+	}
+	if r.Runs <= 4 {
+		fmt.Fprintf(&b, "With %d runs a side a Mann-Whitney two-sided p-value cannot go below %.3f; RUNS=6 (the default) can reach 0.002.\n\n", r.Runs, r.MinP)
+	}
+	e := r.Environment
+	fmt.Fprintf(&b, "## Environment\n\n| | |\n|---|---|\n| kernel | %s |\n| OS | %s |\n| CPU | %s, %d logical CPUs |\n| Go | %s |\n| iperf3 | %s |\n| host | %s |\n| load average (start; end) | %s; %s |\n| mode | %s%s |\n",
+		e.Kernel, e.OS, e.CPUModel, e.CPUs, e.GoVersion, e.Iperf3, e.Hostname, e.LoadStart, e.LoadEnd, r.Mode, map[bool]string{true: " (QUICK)", false: ""}[r.Quick])
+	if r.Trees != nil {
+		for _, t := range []Tree{r.Trees.Patch, r.Trees.NoPatch} {
+			fmt.Fprintf(&b, "| %s | %s, revision %s, built from %s |\n", t.Role, t.Desc, t.Revision, t.Dir)
+		}
+	}
+	b.WriteString("\n## Method\n\n")
+	for _, m := range r.Method {
+		fmt.Fprintf(&b, "- %s\n", m)
+	}
+	for _, s := range r.Setups {
+		fmt.Fprintf(&b, "- `%s`: %s.", s.Name, s.Desc)
+		if s.NoPromiscNA != "" {
+			fmt.Fprintf(&b, " -PROMISC: n/a, %s.", s.NoPromiscNA)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Tables\n\n```\n")
+	PrintTables(&b, r.Setups, r.Cells)
+	b.WriteString("```\n")
+	for _, c := range charts {
+		fmt.Fprintf(&b, "\n![%s](%s)\n", c, c)
+	}
+	b.WriteString("\n## Every cell\n\nIRQ and softirq are the two parts of \"interrupts\"; engine is the swctl daemon's own user+system CPU (percent of the whole machine).\n")
+	for _, s := range r.Setups {
+		fmt.Fprintf(&b, "\n### %s\n\n| metric | row | column | role | n | mean | median | min | max | stddev | p (patch vs no patch) |\n|---|---|---|---|---|---|---|---|---|---|---|\n", s.Name)
+		for _, c := range r.Cells {
+			if c.Setup != s.Name {
+				continue
+			}
+			if c.NA {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | n/a | | | | | | |\n", c.Metric, c.Row, colName(c.Promisc), c.Role)
+				continue
+			}
+			sig := ""
+			if c.Significant {
+				sig = " *"
+			}
+			m := c.Summary
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g%s |\n",
+				c.Metric, c.Row, colName(c.Promisc), c.Role, m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
+		}
+	}
+	if len(r.Instances) > 0 {
+		b.WriteString("\n## Promiscuity seen by the kernel\n\nThe `promiscuity` count of the device under test's links (ip -d link show), per instance:\n\n")
+		for _, in := range r.Instances {
+			var parts []string
+			for _, k := range sortedKeys(in.Promiscuity) {
+				parts = append(parts, fmt.Sprintf("%s=%d", k, in.Promiscuity[k]))
+			}
+			fmt.Fprintf(&b, "- %s: %s\n", in.Instance, strings.Join(parts, " "))
+		}
+	}
+	fmt.Fprintf(&b, "\n## Commands\n\n%d commands ran; all of them are in results.json (`commands`).\n", len(r.Commands))
+	return b.String()
+}
+
+func sortedKeys(m map[string]int) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	for i := range k {
+		for j := i + 1; j < len(k); j++ {
+			if k[j] < k[i] {
+				k[i], k[j] = k[j], k[i]
+			}
+		}
+	}
+	return k
+}

@@ -1,0 +1,119 @@
+package regress
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swctl/swctl/internal/netnstest"
+)
+
+// TestIntegrationRegressSmoke runs the suite in its shortest form (one run
+// of 1 s per cell and role, the veth and bridge0 setups) as a PATCH run
+// with a trivial patch, so that two binaries are built from two trees,
+// and checks that every table, results.json and the charts come out well
+// formed and that nothing is left behind.
+func TestIntegrationRegressSmoke(t *testing.T) {
+	netnstest.Require(t)
+	if testing.Short() {
+		t.Skip("-short: the smoke run takes about a minute")
+	}
+	patch := filepath.Join(t.TempDir(), "smoke.diff")
+	os.WriteFile(patch, []byte("--- /dev/null\n+++ b/REGRESS_SMOKE_PATCH\n@@ -0,0 +1 @@\n+a trivial patch\n"), 0o644)
+	out := t.TempDir()
+	var stdout, stderr strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	start := time.Now()
+	res, dir, err := Run(ctx, Config{
+		AB: ABSpec{Repo: "..", Patch: patch}, Runs: 1, Seconds: 1, Alpha: 0.05,
+		Setups: []string{"veth", "bridge0"}, OutRoot: out, Stdout: &stdout, Stderr: io.MultiWriter(&stderr),
+	})
+	t.Logf("smoke run took %v\nstderr:\n%s", time.Since(start).Round(time.Second), stderr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Trees.Patch.Binary == res.Trees.NoPatch.Binary || res.Mode != "patch" {
+		t.Errorf("PATCH run: want two binaries, got patch %s, no patch %s (mode %s)", res.Trees.Patch.Binary, res.Trees.NoPatch.Binary, res.Mode)
+	}
+	text := stdout.String()
+	for _, setup := range []string{"veth", "bridge0"} {
+		if !strings.Contains(text, "== "+setup+" ==") {
+			t.Errorf("stdout lacks the %s tables:\n%s", setup, text)
+		}
+	}
+	for _, title := range []string{"Throughput (Mb/s)", "CPU (system %)", "CPU (interrupts %)"} {
+		if n := strings.Count(text, title+"\n         PROMISC   PROMISC   -PROMISC  -PROMISC\n         patch     no patch  patch     no patch\nReceive  "); n != 2 {
+			t.Errorf("table %q appears %d times in the shape wanted, want 2 (one per setup):\n%s", title, n, text)
+		}
+	}
+	if !strings.Contains(text, "Forward  ") || !strings.Contains(text, "n/a") {
+		t.Errorf("bridge0 tables lack the Forward row or the n/a -PROMISC column:\n%s", text)
+	}
+	for _, s := range res.Samples {
+		if s.Mbps <= 0 || s.CPU.Ticks == 0 {
+			t.Errorf("sample without throughput or CPU: %+v", s)
+		}
+		if s.Setup == "bridge0" && s.EngineCPU == nil {
+			t.Errorf("bridge0 sample without the engine's CPU: %+v", s)
+		}
+	}
+
+	// results.json: valid JSON with the expected keys.
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js map[string]any
+	if err := json.Unmarshal(b, &js); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	for _, k := range []string{"environment", "trees", "samples", "cells", "commands", "instances", "method", "runs", "alpha"} {
+		if _, ok := js[k]; !ok {
+			t.Errorf("results.json lacks %q", k)
+		}
+	}
+	if n := len(js["samples"].([]any)); n != 2*2*2+2*3 {
+		t.Errorf("results.json has %d samples, want 14", n)
+	}
+	if md, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || !strings.Contains(string(md), "```\n== veth ==") {
+		t.Errorf("report.md missing or without the tables: %v", err)
+	}
+	// Charts: well-formed SVG.
+	for _, name := range []string{"veth-throughput.svg", "veth-cpu.svg", "bridge0-throughput.svg", "bridge0-cpu.svg"} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		d := xml.NewDecoder(f)
+		root := ""
+		for {
+			tok, err := d.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Errorf("%s: not well-formed XML: %v", name, err)
+				break
+			}
+			if se, ok := tok.(xml.StartElement); ok && root == "" {
+				root = se.Name.Local
+			}
+		}
+		f.Close()
+		if root != "svg" {
+			t.Errorf("%s: root element %q, want svg", name, root)
+		}
+	}
+	// Nothing left behind: no worktree, no temporary tree.
+	if _, err := os.Stat(res.Trees.Patch.Dir); !os.IsNotExist(err) {
+		t.Errorf("the patch worktree %s is still there (%v)", res.Trees.Patch.Dir, err)
+	}
+}

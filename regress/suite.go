@@ -1,0 +1,310 @@
+package regress
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Rows of the promisc tables.
+const (
+	// RowReceive is traffic into the device under test's own stack.
+	RowReceive = "Receive"
+	// RowTransmit is traffic out of the device under test's own stack.
+	RowTransmit = "Transmit"
+	// RowForward is traffic from peer to peer across the device under
+	// test (bridge only).
+	RowForward = "Forward"
+)
+
+// SetupSpec is one setup of the promisc suite: one device under test and
+// the rows measured through it.
+type SetupSpec struct {
+	// Name is the setup's name in the tables: veth, trunk0, bridge0.
+	Name string `json:"name"`
+	// Desc says what the device under test is and what PROMISC and
+	// -PROMISC mean for it.
+	Desc string `json:"desc"`
+	// Rows are the table rows measured.
+	Rows []string `json:"rows"`
+	// Engine says whether a swctl daemon is the device under test (its
+	// own CPU is then reported); veth has none.
+	Engine bool `json:"engine"`
+	// NoPromiscNA, when set, is why the -PROMISC column is not measured.
+	NoPromiscNA string `json:"no_promisc_na,omitempty"`
+}
+
+// Setups are the promisc suite's setups, in table order.
+var Setups = []SetupSpec{
+	{
+		Name: "veth", Rows: []string{RowReceive, RowTransmit},
+		Desc: "plain veth interface, no engine (the baseline); PROMISC = a PACKET_MR_PROMISC membership held by the harness on an AF_PACKET socket bound to no protocol (it receives no frames), -PROMISC = none",
+	},
+	{
+		Name: "trunk0", Rows: []string{RowReceive, RowTransmit}, Engine: true,
+		Desc: "swctl trunk (failover) over two veth links to a peer whose two ends sit in a Linux bridge; host address on the trunk's TAP; PROMISC = trunk create --promisc, -PROMISC = the lladdr policy",
+	},
+	{
+		Name: "bridge0", Rows: []string{RowReceive, RowTransmit, RowForward}, Engine: true,
+		Desc:        "swctl bridge over two veth links to two peers, host address on its --local TAP; Forward = peer to peer across the bridge",
+		NoPromiscNA: "swctl has no way yet to add bridge members without a promiscuous membership (internal/daemon always acquires it on bridge add); adding a daemon option was outside this slice's files",
+	},
+}
+
+// FindSetups returns the setups named in names (all when names is
+// empty), in table order.
+func FindSetups(names []string) ([]SetupSpec, error) {
+	if len(names) == 0 {
+		return slices.Clone(Setups), nil
+	}
+	var out []SetupSpec
+	for _, s := range Setups {
+		if slices.Contains(names, s.Name) {
+			out = append(out, s)
+		}
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(Setups, func(s SetupSpec) bool { return s.Name == n }) {
+			return nil, fmt.Errorf("regress: setup %q: no such setup (have veth, trunk0, bridge0)", n)
+		}
+	}
+	return out, nil
+}
+
+// Config is one run of the suite.
+type Config struct {
+	// AB says what "patch" and "no patch" are.
+	AB ABSpec
+	// Runs is the number of runs per cell and role.
+	Runs int
+	// Seconds is the length of one iperf3 test.
+	Seconds int
+	// Alpha is the significance level of the Mann-Whitney test.
+	Alpha float64
+	// Setups names the setups to run; empty means all.
+	Setups []string
+	// Quick marks the short form in the report.
+	Quick bool
+	// OutRoot is the directory that receives <timestamp>/ (regress-out).
+	OutRoot string
+	// Stdout receives the tables.
+	Stdout io.Writer
+	// Stderr receives the progress line and warnings.
+	Stderr io.Writer
+	// TTY redraws the progress line in place with '\r' (Stderr is a
+	// terminal); otherwise it prints plain lines.
+	TTY bool
+}
+
+// Instance is one start of the device under test with one binary: all
+// rows of one setup, one column and one run.
+type Instance struct {
+	// Setup is the setup's name.
+	Setup string `json:"setup"`
+	// Promisc is the column: PROMISC or -PROMISC.
+	Promisc bool `json:"promisc"`
+	// Role is RolePatch or RoleNoPatch.
+	Role string `json:"role"`
+	// Run counts from 1 within the cell.
+	Run int `json:"run"`
+	// Rows are the rows measured.
+	Rows []string `json:"rows"`
+}
+
+// Plan orders the instances of a suite: per setup and column, runs
+// alternate A B, B A, A B ... so that drift over time hits both roles
+// alike.
+func Plan(setups []SetupSpec, runs int) []Instance {
+	var out []Instance
+	for _, s := range setups {
+		for _, promisc := range []bool{true, false} {
+			if !promisc && s.NoPromiscNA != "" {
+				continue
+			}
+			for r := 1; r <= runs; r++ {
+				roles := []string{RolePatch, RoleNoPatch}
+				if r%2 == 0 {
+					roles = []string{RoleNoPatch, RolePatch}
+				}
+				for _, role := range roles {
+					out = append(out, Instance{Setup: s.Name, Promisc: promisc, Role: role, Run: r, Rows: s.Rows})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// colName is the table's column name for promisc.
+func colName(promisc bool) string {
+	if promisc {
+		return "PROMISC"
+	}
+	return "-PROMISC"
+}
+
+// String describes the instance for the progress line.
+func (in Instance) String() string {
+	return fmt.Sprintf("%s %s %s run %d", in.Setup, colName(in.Promisc), in.Role, in.Run)
+}
+
+// Sample is one iperf3 test.
+type Sample struct {
+	// Setup is the setup's name.
+	Setup string `json:"setup"`
+	// Row is Receive, Transmit or Forward.
+	Row string `json:"row"`
+	// Promisc is the column.
+	Promisc bool `json:"promisc"`
+	// Role is RolePatch or RoleNoPatch.
+	Role string `json:"role"`
+	// Run counts from 1 within the cell.
+	Run int `json:"run"`
+	// Seq is the sample's place in the whole suite, from 1.
+	Seq int `json:"seq"`
+	// Start is when the test began.
+	Start time.Time `json:"start"`
+	// Mbps is iperf3's received throughput, megabits per second.
+	Mbps float64 `json:"mbps"`
+	// Retransmits is iperf3's TCP retransmit count.
+	Retransmits int `json:"retransmits"`
+	// CPU is the whole machine's CPU between just before the client
+	// started and just after it ended.
+	CPU CPUPercent `json:"cpu"`
+	// EngineCPU is the swctl daemon's own CPU over the same span, percent
+	// of the whole machine; nil without an engine.
+	EngineCPU *float64 `json:"engine_cpu,omitempty"`
+	// Command is the iperf3 client's command line.
+	Command string `json:"command"`
+}
+
+// Metrics are the figures summarised per cell; the first three are the
+// printed tables.
+var Metrics = []struct {
+	// Key names the metric in results.json.
+	Key string
+	// Title is the table's title.
+	Title string
+	// Value extracts the metric from a sample (ok false: not measured).
+	Value func(s Sample) (float64, bool)
+}{
+	{"throughput", "Throughput (Mb/s)", func(s Sample) (float64, bool) { return s.Mbps, true }},
+	{"system", "CPU (system %)", func(s Sample) (float64, bool) { return s.CPU.System, true }},
+	{"interrupts", "CPU (interrupts %)", func(s Sample) (float64, bool) { return s.CPU.Interrupts, true }},
+	{"irq", "CPU (irq %)", func(s Sample) (float64, bool) { return s.CPU.IRQ, true }},
+	{"softirq", "CPU (softirq %)", func(s Sample) (float64, bool) { return s.CPU.SoftIRQ, true }},
+	{"engine", "Engine process CPU (% of machine)", func(s Sample) (float64, bool) {
+		if s.EngineCPU == nil {
+			return 0, false
+		}
+		return *s.EngineCPU, true
+	}},
+}
+
+// CellStat is the summary of one cell of one metric.
+type CellStat struct {
+	// Setup is the setup's name.
+	Setup string `json:"setup"`
+	// Metric is a Metrics key.
+	Metric string `json:"metric"`
+	// Row is Receive, Transmit or Forward.
+	Row string `json:"row"`
+	// Promisc is the column.
+	Promisc bool `json:"promisc"`
+	// Role is RolePatch or RoleNoPatch.
+	Role string `json:"role"`
+	// NA is set when the cell was not measured.
+	NA bool `json:"na,omitempty"`
+	// Summary describes the samples.
+	Summary Summary `json:"summary"`
+	// Values are the samples in run order.
+	Values []float64 `json:"values"`
+	// P is the Mann-Whitney p-value of patch against no patch (on both
+	// cells of the pair).
+	P float64 `json:"p"`
+	// Significant says P < alpha.
+	Significant bool `json:"significant"`
+}
+
+// Analyze summarises samples per setup, metric, row, column and role and
+// compares patch with no patch.
+func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []CellStat {
+	var out []CellStat
+	for _, s := range setups {
+		for _, m := range Metrics {
+			if m.Key == "engine" && !s.Engine {
+				continue
+			}
+			for _, row := range s.Rows {
+				for _, promisc := range []bool{true, false} {
+					vals := map[string][]float64{}
+					for _, x := range samples {
+						if x.Setup == s.Name && x.Row == row && x.Promisc == promisc {
+							if v, ok := m.Value(x); ok {
+								vals[x.Role] = append(vals[x.Role], v)
+							}
+						}
+					}
+					p, sig := Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
+					for _, role := range []string{RolePatch, RoleNoPatch} {
+						out = append(out, CellStat{
+							Setup: s.Name, Metric: m.Key, Row: row, Promisc: promisc, Role: role,
+							NA: len(vals[role]) == 0, Summary: Summarize(vals[role]), Values: vals[role], P: p, Significant: sig,
+						})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Tables builds the printed tables of setup s (throughput, system,
+// interrupts) from cells.
+func Tables(s SetupSpec, cells []CellStat) []Table {
+	var out []Table
+	for _, m := range Metrics[:3] {
+		t := Table{Title: m.Title}
+		for _, row := range s.Rows {
+			tr := TableRow{Label: row}
+			for i, c := range cells {
+				if c.Setup != s.Name || c.Metric != m.Key || c.Row != row {
+					continue
+				}
+				k := 0
+				if !c.Promisc {
+					k = 2
+				}
+				if c.Role == RoleNoPatch {
+					k++
+				}
+				tr.Cells[k] = Cell{Value: cells[i].Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
+			}
+			t.Rows = append(t.Rows, tr)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// PrintTables writes the three tables of every setup, a header line
+// naming each setup.
+func PrintTables(w io.Writer, setups []SetupSpec, cells []CellStat) error {
+	var b strings.Builder
+	for i, s := range setups {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "== %s ==\n", s.Name)
+		for j, t := range Tables(s, cells) {
+			if j > 0 {
+				b.WriteString("\n")
+			}
+			RenderTable(&b, t)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,446 @@
+package regress
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// iperfPort is the TCP port of the testbed's iperf3 servers.
+const iperfPort = "5201"
+
+// CPU pinning of the iperf3 ends, the same in every row.
+const (
+	// peerCPU runs the receiving peer's iperf3 server.
+	peerCPU = "0"
+	// clientCPU runs the iperf3 client (the device under test's own, or
+	// the sending peer's for Forward).
+	clientCPU = "1"
+)
+
+// bed is the network-namespace testbed of one setup: a device-under-test
+// namespace and one or two peers, their cables, addresses and iperf3
+// servers. Instances (daemon starts) come and go on it.
+type bed struct {
+	// spec is the setup built.
+	spec SetupSpec
+	// cmds runs and records commands.
+	cmds *Commands
+	// dir holds daemon sockets, configurations, state and logs.
+	dir string
+	// dut, peer and peer2 are namespace names (peer2 only for bridge0).
+	dut, peer, peer2 string
+	// namespaces are those made so far, deleted by close.
+	namespaces []string
+	// dutIP, peerIP and peer2IP are the IPv4 addresses, no prefix.
+	dutIP, peerIP, peer2IP string
+	// peerMAC and peer2MAC are the peers' fixed MACs.
+	peerMAC, peer2MAC string
+	// dutDev is the interface holding dutIP (p1, trunk0 or bridge0).
+	dutDev string
+	// links are the device under test's links whose promiscuity counts.
+	links []string
+	// servers are the running iperf3 servers.
+	servers []*exec.Cmd
+	// daemon is the running swctl daemon, nil when none.
+	daemon *exec.Cmd
+	// daemonDone is closed when daemon has been reaped.
+	daemonDone chan struct{}
+	// daemonLog is the current daemon's log file.
+	daemonLog string
+	// bin is the current instance's swctl binary.
+	bin string
+	// sock is the current daemon's control socket.
+	sock string
+	// hold is the veth setup's promiscuous membership, nil when none.
+	hold *promiscHold
+	// starts counts instances, for file names.
+	starts int
+}
+
+// newBed builds the testbed of spec; idx (1-254) picks its subnet and
+// MACs. On error what was made is removed.
+func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Commands) (_ *bed, err error) {
+	tag := fmt.Sprintf("swr%d%c", os.Getpid()%100000, 'a'+idx)
+	b := &bed{spec: spec, cmds: cmds, dir: dir,
+		dut: tag + "dut", peer: tag + "h1", peer2: tag + "h2",
+		dutIP: fmt.Sprintf("10.78.%d.2", idx), peerIP: fmt.Sprintf("10.78.%d.1", idx), peer2IP: fmt.Sprintf("10.78.%d.3", idx),
+		peerMAC: fmt.Sprintf("02:52:%02x:00:00:01", idx), peer2MAC: fmt.Sprintf("02:52:%02x:00:00:03", idx),
+	}
+	defer func() {
+		if err != nil {
+			b.close()
+			err = fmt.Errorf("testbed %s: %w", spec.Name, err)
+		}
+	}()
+	nss := []string{b.dut, b.peer}
+	if spec.Name == "bridge0" {
+		nss = append(nss, b.peer2)
+	}
+	for _, ns := range nss {
+		if _, err := b.cmd(ctx, "ip", "netns", "add", ns); err != nil {
+			return nil, err
+		}
+		b.namespaces = append(b.namespaces, ns)
+		if _, err := b.in(ctx, ns, "ip", "link", "set", "lo", "up"); err != nil {
+			return nil, err
+		}
+		if _, err := b.in(ctx, ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"); err != nil {
+			return nil, err
+		}
+	}
+	var steps [][]string
+	switch spec.Name {
+	case "veth":
+		b.dutDev, b.links = "p1", []string{"p1"}
+		steps = [][]string{
+			{"ip", "-n", b.dut, "link", "add", "p1", "address", fmt.Sprintf("02:52:%02x:00:00:02", idx), "type", "veth", "peer", "name", "eth0", "address", b.peerMAC, "netns", b.peer},
+			{"ip", "-n", b.dut, "addr", "add", b.dutIP + "/24", "dev", "p1"},
+			{"ip", "-n", b.dut, "link", "set", "p1", "up"},
+			{"ip", "netns", "exec", b.dut, "ethtool", "-K", "p1", "tx", "off", "gso", "off"},
+			{"ip", "-n", b.peer, "addr", "add", b.peerIP + "/24", "dev", "eth0"},
+			{"ip", "-n", b.peer, "link", "set", "eth0", "up"},
+			{"ip", "netns", "exec", b.peer, "ethtool", "-K", "eth0", "tx", "off", "gso", "off"},
+			{"ip", "-n", b.dut, "neigh", "replace", b.peerIP, "lladdr", b.peerMAC, "nud", "permanent", "dev", "p1"},
+			{"ip", "-n", b.peer, "neigh", "replace", b.dutIP, "lladdr", fmt.Sprintf("02:52:%02x:00:00:02", idx), "nud", "permanent", "dev", "eth0"},
+		}
+	case "trunk0":
+		b.dutDev, b.links = "trunk0", []string{"a1", "a2"}
+		steps = [][]string{
+			{"ip", "-n", b.peer, "link", "add", "br0", "address", b.peerMAC, "type", "bridge"},
+		}
+		for i := 1; i <= 2; i++ {
+			a, q := fmt.Sprintf("a%d", i), fmt.Sprintf("q%d", i)
+			steps = append(steps,
+				[]string{"ip", "-n", b.dut, "link", "add", a, "address", fmt.Sprintf("02:52:%02x:00:a0:%02x", idx, i), "type", "veth", "peer", "name", q, "address", fmt.Sprintf("02:52:%02x:00:b0:%02x", idx, i), "netns", b.peer},
+				[]string{"ip", "-n", b.dut, "link", "set", a, "up"},
+				[]string{"ip", "-n", b.peer, "link", "set", q, "master", "br0", "up"},
+				[]string{"ip", "netns", "exec", b.peer, "ethtool", "-K", q, "tx", "off", "gso", "off"},
+			)
+		}
+		steps = append(steps,
+			[]string{"ip", "-n", b.peer, "addr", "add", b.peerIP + "/24", "dev", "br0"},
+			[]string{"ip", "-n", b.peer, "link", "set", "br0", "up"},
+			[]string{"ip", "netns", "exec", b.peer, "ethtool", "-K", "br0", "tx", "off", "gso", "off"},
+		)
+	case "bridge0":
+		b.dutDev, b.links = "bridge0", []string{"p1", "p2"}
+		for i, h := range []struct{ ns, ip, mac string }{{b.peer, b.peerIP, b.peerMAC}, {b.peer2, b.peer2IP, b.peer2MAC}} {
+			p := fmt.Sprintf("p%d", i+1)
+			steps = append(steps,
+				[]string{"ip", "-n", b.dut, "link", "add", p, "address", fmt.Sprintf("02:52:%02x:00:d0:%02x", idx, i+1), "type", "veth", "peer", "name", "eth0", "address", h.mac, "netns", h.ns},
+				[]string{"ip", "-n", b.dut, "link", "set", p, "up"},
+				[]string{"ip", "-n", h.ns, "addr", "add", h.ip + "/24", "dev", "eth0"},
+				[]string{"ip", "-n", h.ns, "link", "set", "eth0", "up"},
+				[]string{"ip", "netns", "exec", h.ns, "ethtool", "-K", "eth0", "tx", "off", "gso", "off"},
+			)
+		}
+		steps = append(steps,
+			[]string{"ip", "-n", b.peer, "neigh", "replace", b.peer2IP, "lladdr", b.peer2MAC, "nud", "permanent", "dev", "eth0"},
+			[]string{"ip", "-n", b.peer2, "neigh", "replace", b.peerIP, "lladdr", b.peerMAC, "nud", "permanent", "dev", "eth0"},
+		)
+	default:
+		return nil, fmt.Errorf("no such setup")
+	}
+	for _, s := range steps {
+		if _, err := b.cmd(ctx, s...); err != nil {
+			return nil, err
+		}
+	}
+	servers := []string{b.peer}
+	if spec.Name == "bridge0" {
+		servers = append(servers, b.peer2)
+	}
+	for _, ns := range servers {
+		args := []string{"ip", "netns", "exec", ns, "taskset", "-c", peerCPU, "iperf3", "-s", "-p", iperfPort}
+		b.cmds.Log = append(b.cmds.Log, strings.Join(args, " ")+" &")
+		srv := exec.Command(args[0], args[1:]...)
+		srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := srv.Start(); err != nil {
+			return nil, fmt.Errorf("iperf3 server in %s: %w", ns, err)
+		}
+		b.servers = append(b.servers, srv)
+	}
+	return b, nil
+}
+
+// cmd runs args and returns stdout.
+func (b *bed) cmd(ctx context.Context, args ...string) (string, error) {
+	out, err := b.cmds.Output(ctx, "", nil, args...)
+	return string(out), err
+}
+
+// in runs args in namespace ns.
+func (b *bed) in(ctx context.Context, ns string, args ...string) (string, error) {
+	return b.cmd(ctx, append([]string{"ip", "netns", "exec", ns}, args...)...)
+}
+
+// swctl runs the current instance's CLI against its daemon.
+func (b *bed) swctl(ctx context.Context, args ...string) error {
+	_, err := b.in(ctx, b.dut, append([]string{b.bin, "--socket", b.sock}, args...)...)
+	return err
+}
+
+// start brings the device under test up for one instance with binary bin
+// (unused for veth) and waits until the peer answers.
+func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
+	defer func() {
+		if err != nil {
+			b.stop()
+			err = fmt.Errorf("%s: start: %w", in, err)
+		}
+	}()
+	if b.spec.Name == "veth" {
+		if in.Promisc {
+			b.cmds.Log = append(b.cmds.Log, "(harness) PACKET_ADD_MEMBERSHIP PACKET_MR_PROMISC on p1 in "+b.dut)
+			if b.hold, err = holdPromisc(b.dut, "p1"); err != nil {
+				return err
+			}
+		}
+		return b.waitPing(ctx, b.peerIP)
+	}
+	b.starts++
+	b.bin = bin
+	base := filepath.Join(b.dir, fmt.Sprintf("%s-%d", b.spec.Name, b.starts))
+	b.sock = base + ".sock"
+	b.daemonLog = base + ".log"
+	logf, err := os.Create(b.daemonLog)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	args := []string{"ip", "netns", "exec", b.dut, bin, "daemon", "--socket", b.sock, "--config", base + ".conf", "--state-dir", base + ".state"}
+	b.cmds.Log = append(b.cmds.Log, strings.Join(args, " ")+" &")
+	d := exec.Command(args[0], args[1:]...)
+	d.Stdout, d.Stderr = logf, logf
+	d.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := d.Start(); err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	b.daemon = d
+	done := make(chan struct{})
+	b.daemonDone = done
+	go func() { d.Wait(); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := b.cmds.Output(ctx, "", nil, "ip", "netns", "exec", b.dut, bin, "--socket", b.sock, "bridge", "show"); err == nil {
+			break
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("daemon exited at start: %s", tail(b.daemonLog))
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("daemon did not answer within 10s: %s", tail(b.daemonLog))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	switch b.spec.Name {
+	case "trunk0":
+		args := []string{"trunk", "create", "trunk0", "--port", "a1", "--port", "a2"}
+		if in.Promisc {
+			args = append(args, "--promisc")
+		}
+		if err := b.swctl(ctx, args...); err != nil {
+			return err
+		}
+	case "bridge0":
+		if err := b.swctl(ctx, "bridge", "create", "bridge0", "--local"); err != nil {
+			return err
+		}
+		if err := b.swctl(ctx, "bridge", "add", "bridge0", "p1", "p2"); err != nil {
+			return err
+		}
+	}
+	mac, err := b.in(ctx, b.dut, "cat", "/sys/class/net/"+b.dutDev+"/address")
+	if err != nil {
+		return err
+	}
+	mac = strings.TrimSpace(mac)
+	for _, s := range [][]string{
+		{"ip", "-n", b.dut, "addr", "add", b.dutIP + "/24", "dev", b.dutDev},
+		{"ip", "-n", b.dut, "link", "set", b.dutDev, "up"},
+		{"ip", "netns", "exec", b.dut, "ethtool", "-K", b.dutDev, "tx", "off", "gso", "off"},
+		{"ip", "-n", b.dut, "neigh", "replace", b.peerIP, "lladdr", b.peerMAC, "nud", "permanent", "dev", b.dutDev},
+		{"ip", "-n", b.peer, "neigh", "replace", b.dutIP, "lladdr", mac, "nud", "permanent", "dev", map[bool]string{true: "br0", false: "eth0"}[b.spec.Name == "trunk0"]},
+	} {
+		if _, err := b.cmd(ctx, s...); err != nil {
+			return err
+		}
+	}
+	if b.spec.Name == "bridge0" {
+		if _, err := b.cmd(ctx, "ip", "-n", b.peer2, "neigh", "replace", b.dutIP, "lladdr", mac, "nud", "permanent", "dev", "eth0"); err != nil {
+			return err
+		}
+		if err := b.waitPing(ctx, b.peer2IP); err != nil {
+			return err
+		}
+	}
+	return b.waitPing(ctx, b.peerIP)
+}
+
+// waitPing waits up to 15 s until ip answers a ping from the device
+// under test.
+func (b *bed) waitPing(ctx context.Context, ip string) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, err := b.in(ctx, b.dut, "ping", "-c", "1", "-W", "1", ip)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s does not answer ping from %s: %v", ip, b.dut, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// promiscuity reads the kernel's promiscuity count of the links.
+func (b *bed) promiscuity(ctx context.Context) map[string]int {
+	m := map[string]int{}
+	re := regexp.MustCompile(`promiscuity (\d+)`)
+	for _, l := range b.links {
+		out, err := b.cmd(ctx, "ip", "-n", b.dut, "-d", "link", "show", l)
+		if sm := re.FindStringSubmatch(out); err == nil && sm != nil {
+			m[l], _ = strconv.Atoi(sm[1])
+		}
+	}
+	return m
+}
+
+// measure runs one iperf3 test of row.
+func (b *bed) measure(ctx context.Context, row string, seconds int) (Sample, error) {
+	ns, ip, extra := b.dut, b.peerIP, []string(nil)
+	switch row {
+	case RowReceive:
+		extra = []string{"-R"}
+	case RowForward:
+		ns, ip = b.peer, b.peer2IP
+	}
+	args := append([]string{"ip", "netns", "exec", ns, "taskset", "-c", clientCPU, "iperf3", "-c", ip, "-p", iperfPort, "-t", strconv.Itoa(seconds), "-J", "--connect-timeout", "3000"}, extra...)
+	s := Sample{Row: row, Command: strings.Join(args, " "), Start: time.Now()}
+	var lastErr error
+	for attempt := 0; attempt < 2; attempt++ {
+		tctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
+		c0, err := readCPU()
+		if err != nil {
+			cancel()
+			return s, err
+		}
+		e0, eerr := uint64(0), error(nil)
+		if b.daemon != nil {
+			e0, eerr = readProcCPU(b.daemon.Process.Pid)
+		}
+		out, err := b.cmds.Output(tctx, "", nil, args...)
+		c1, cerr := readCPU()
+		var e1 uint64
+		if b.daemon != nil && eerr == nil {
+			e1, eerr = readProcCPU(b.daemon.Process.Pid)
+		}
+		cancel()
+		mbps, retr, perr := parseIperf(out)
+		if err == nil && perr == nil && cerr == nil {
+			s.Mbps, s.Retransmits, s.CPU = mbps, retr, CPUDelta(c0, c1)
+			if b.daemon != nil && eerr == nil && s.CPU.Ticks > 0 {
+				v := 100 * float64(e1-e0) / float64(s.CPU.Ticks)
+				s.EngineCPU = &v
+			}
+			return s, nil
+		}
+		lastErr = err
+		if perr != nil {
+			lastErr = perr
+		}
+		if ctx.Err() != nil {
+			return s, ctx.Err()
+		}
+		time.Sleep(time.Second)
+	}
+	return s, fmt.Errorf("%s %s: iperf3 failed twice: %v", b.spec.Name, row, lastErr)
+}
+
+// parseIperf reads iperf3 -J output: received bits/s and retransmits.
+func parseIperf(out []byte) (mbps float64, retransmits int, err error) {
+	var r struct {
+		Error string `json:"error"`
+		End   struct {
+			SumReceived struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+			SumSent struct {
+				Retransmits int `json:"retransmits"`
+			} `json:"sum_sent"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		return 0, 0, fmt.Errorf("iperf3 output: %w", err)
+	}
+	if r.Error != "" {
+		return 0, 0, fmt.Errorf("iperf3: %s", r.Error)
+	}
+	return r.End.SumReceived.BitsPerSecond / 1e6, r.End.SumSent.Retransmits, nil
+}
+
+// stop ends the current instance: the daemon (SIGTERM, then SIGKILL
+// after 10 s) or the promiscuous membership.
+func (b *bed) stop() error {
+	var err error
+	if b.hold != nil {
+		err = b.hold.Close()
+		b.hold = nil
+	}
+	if b.daemon != nil {
+		b.daemon.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-b.daemonDone:
+		case <-time.After(10 * time.Second):
+			b.daemon.Process.Kill()
+			<-b.daemonDone
+			err = fmt.Errorf("%s: daemon did not stop on SIGTERM within 10s; killed", b.spec.Name)
+		}
+		b.daemon = nil
+	}
+	return err
+}
+
+// close stops everything and deletes the namespaces (and with them every
+// veth end and bridge in them).
+func (b *bed) close() {
+	b.stop()
+	for _, s := range b.servers {
+		s.Process.Kill()
+		s.Wait()
+	}
+	b.servers = nil
+	for _, ns := range b.namespaces {
+		b.cmds.Output(context.Background(), "", nil, "ip", "netns", "del", ns)
+	}
+	b.namespaces = nil
+}
+
+// tail returns the last lines of a log file, for errors.
+func tail(path string) string {
+	bs, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	s := strings.TrimSpace(string(bs))
+	if len(s) > 600 {
+		s = "..." + s[len(s)-600:]
+	}
+	return s
+}

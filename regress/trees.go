@@ -1,0 +1,298 @@
+package regress
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Roles of the two binaries a comparison drives.
+const (
+	// RolePatch is the binary with the change under test.
+	RolePatch = "patch"
+	// RoleNoPatch is the binary without it.
+	RoleNoPatch = "no patch"
+)
+
+// ABSpec says what "patch" and "no patch" are.
+type ABSpec struct {
+	// Repo is a directory inside the swctl git repository.
+	Repo string
+	// Patch, when set, is a diff file: "no patch" is the tree as checked
+	// out, "patch" the same tree with the diff applied in a temporary
+	// git worktree.
+	Patch string
+	// Base, when set, is a git revision: "no patch" is that revision
+	// built in a temporary worktree, "patch" the tree as checked out.
+	Base string
+}
+
+// Mode names the comparison: "A/A" (both roles the same binary: the
+// noise floor), "patch" or "base".
+func (s ABSpec) Mode() string {
+	switch {
+	case s.Patch != "":
+		return "patch"
+	case s.Base != "":
+		return "base"
+	}
+	return "A/A"
+}
+
+// Tree is the source of one role's binary.
+type Tree struct {
+	// Role is RolePatch or RoleNoPatch.
+	Role string `json:"role"`
+	// Dir is the source tree the binary is built from.
+	Dir string `json:"dir"`
+	// Desc says in words what the tree is.
+	Desc string `json:"desc"`
+	// Revision is the commit the tree starts from.
+	Revision string `json:"revision"`
+	// Dirty says whether uncommitted changes of the checked-out tree
+	// are part of it.
+	Dirty bool `json:"dirty"`
+	// Binary is the built swctl, set by Build.
+	Binary string `json:"binary"`
+}
+
+// Trees are the two sources of a comparison and the temporary worktree
+// they may need; Close removes it.
+type Trees struct {
+	// Mode is ABSpec.Mode.
+	Mode string `json:"mode"`
+	// Patch is the "patch" tree.
+	Patch Tree `json:"patch"`
+	// NoPatch is the "no patch" tree.
+	NoPatch Tree `json:"no_patch"`
+	// top is the repository's top directory.
+	top string
+	// tmp is the temporary directory holding the worktree and binaries.
+	tmp string
+	// worktree is the temporary worktree's directory, "" when none.
+	worktree string
+	// run runs and records commands.
+	run *Commands
+}
+
+// Commands runs external commands and keeps a record of them for
+// results.json.
+type Commands struct {
+	// Log holds every command run, as one shell-like line each.
+	Log []string
+	// Stderr, when set, receives each command's stderr as well.
+	Stderr io.Writer
+}
+
+// Output runs args in dir (or the current directory when dir is "") and
+// returns its stdout; the error names the command and carries stderr.
+func (c *Commands) Output(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	line := strings.Join(args, " ")
+	if dir != "" {
+		line = "(cd " + dir + " && " + line + ")"
+	}
+	c.Log = append(c.Log, line)
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if c.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(&errb, c.Stderr)
+	}
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return out.Bytes(), nil
+}
+
+// PrepareTrees makes the trees spec asks for, with a temporary worktree
+// under a new directory in tmpRoot ("" = the system's) when needed. On
+// error nothing temporary is left behind.
+func PrepareTrees(ctx context.Context, spec ABSpec, tmpRoot string, run *Commands) (_ *Trees, err error) {
+	if spec.Patch != "" && spec.Base != "" {
+		return nil, fmt.Errorf("regress: PATCH and BASE together: give one of them")
+	}
+	out, err := run.Output(ctx, spec.Repo, nil, "git", "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("regress: %s is not in a git repository: %w", spec.Repo, err)
+	}
+	t := &Trees{Mode: spec.Mode(), top: strings.TrimSpace(string(out)), run: run}
+	if t.tmp, err = os.MkdirTemp(tmpRoot, "swctl-regress-"); err != nil {
+		return nil, fmt.Errorf("regress: temporary directory: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			t.Close()
+		}
+	}()
+	head, err := t.git(ctx, t.top, "rev-parse", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	status, err := t.git(ctx, t.top, "status", "--porcelain")
+	if err != nil {
+		return nil, err
+	}
+	dirty := status != ""
+	current := Tree{Dir: t.top, Revision: head, Dirty: dirty, Desc: "the tree as checked out (" + short(head) + dirtyWord(dirty) + ")"}
+	switch t.Mode {
+	case "A/A":
+		t.Patch, t.NoPatch = current, current
+	case "patch":
+		abs, err := filepath.Abs(spec.Patch)
+		if err != nil {
+			return nil, fmt.Errorf("regress: patch %s: %w", spec.Patch, err)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return nil, fmt.Errorf("regress: patch %s: %w", spec.Patch, err)
+		}
+		if err := t.addWorktree(ctx, head); err != nil {
+			return nil, err
+		}
+		if err := t.copyWorkingChanges(ctx); err != nil {
+			return nil, err
+		}
+		if _, err := t.git(ctx, t.worktree, "apply", "--binary", abs); err != nil {
+			return nil, fmt.Errorf("regress: patch %s does not apply to the tree as checked out: %w", spec.Patch, err)
+		}
+		t.NoPatch = current
+		t.Patch = Tree{Dir: t.worktree, Revision: head, Dirty: dirty, Desc: current.Desc + " + " + filepath.Base(spec.Patch)}
+	case "base":
+		rev, err := t.git(ctx, t.top, "rev-parse", "--verify", "--quiet", spec.Base+"^{commit}")
+		if err != nil {
+			return nil, fmt.Errorf("regress: base %s: no such revision", spec.Base)
+		}
+		if err := t.addWorktree(ctx, rev); err != nil {
+			return nil, err
+		}
+		t.Patch = current
+		t.NoPatch = Tree{Dir: t.worktree, Revision: rev, Desc: "base " + spec.Base + " (" + short(rev) + ")"}
+	}
+	t.Patch.Role, t.NoPatch.Role = RolePatch, RoleNoPatch
+	return t, nil
+}
+
+func short(rev string) string { return rev[:min(12, len(rev))] }
+
+func dirtyWord(d bool) string {
+	if d {
+		return " + uncommitted changes"
+	}
+	return ""
+}
+
+// git runs git in dir and returns its trimmed stdout.
+func (t *Trees) git(ctx context.Context, dir string, args ...string) (string, error) {
+	out, err := t.run.Output(ctx, "", nil, append([]string{"git", "-C", dir}, args...)...)
+	return strings.TrimSpace(string(out)), err
+}
+
+// addWorktree checks rev out, detached, in a temporary worktree.
+func (t *Trees) addWorktree(ctx context.Context, rev string) error {
+	dir := filepath.Join(t.tmp, "tree")
+	if _, err := t.git(ctx, t.top, "worktree", "add", "--detach", dir, rev); err != nil {
+		return fmt.Errorf("regress: temporary worktree at %s: %w", short(rev), err)
+	}
+	t.worktree = dir
+	return nil
+}
+
+// copyWorkingChanges makes the worktree (at HEAD) equal to the tree as
+// checked out: the diff of tracked files against HEAD, then the
+// untracked files that are not ignored.
+func (t *Trees) copyWorkingChanges(ctx context.Context) error {
+	diff, err := t.run.Output(ctx, "", nil, "git", "-C", t.top, "diff", "--binary", "HEAD")
+	if err != nil {
+		return fmt.Errorf("regress: diff of the working tree: %w", err)
+	}
+	if len(diff) > 0 {
+		f := filepath.Join(t.tmp, "working-tree.diff")
+		if err := os.WriteFile(f, diff, 0o600); err != nil {
+			return fmt.Errorf("regress: working tree diff: %w", err)
+		}
+		if _, err := t.git(ctx, t.worktree, "apply", "--binary", f); err != nil {
+			return fmt.Errorf("regress: working tree diff does not apply to HEAD: %w", err)
+		}
+	}
+	out, err := t.run.Output(ctx, "", nil, "git", "-C", t.top, "ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return fmt.Errorf("regress: untracked files: %w", err)
+	}
+	for _, name := range strings.Split(string(out), "\x00") {
+		if name == "" {
+			continue
+		}
+		if err := copyFile(filepath.Join(t.top, name), filepath.Join(t.worktree, name)); err != nil {
+			return fmt.Errorf("regress: copy untracked %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	st, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return nil
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, st.Mode().Perm())
+}
+
+// Build builds swctl from each tree into the temporary directory, once
+// when both roles share a tree, and sets the trees' Binary.
+func (t *Trees) Build(ctx context.Context) error {
+	build := func(tr *Tree, name string) error {
+		out := filepath.Join(t.tmp, name)
+		if _, err := t.run.Output(ctx, tr.Dir, []string{"CGO_ENABLED=0"}, "go", "build", "-trimpath", "-o", out, "./cmd/swctl"); err != nil {
+			return fmt.Errorf("regress: build %s swctl in %s: %w", tr.Role, tr.Dir, err)
+		}
+		tr.Binary = out
+		return nil
+	}
+	if err := build(&t.NoPatch, "swctl-nopatch"); err != nil {
+		return err
+	}
+	if t.Patch.Dir == t.NoPatch.Dir {
+		t.Patch.Binary = t.NoPatch.Binary
+		return nil
+	}
+	return build(&t.Patch, "swctl-patch")
+}
+
+// Close removes the temporary worktree (also from git's list) and the
+// temporary directory. It is safe to call more than once.
+func (t *Trees) Close() error {
+	var first error
+	if t.worktree != "" {
+		// Not under the run's context: cleanup must happen after Ctrl-C.
+		if _, err := t.git(context.Background(), t.top, "worktree", "remove", "--force", t.worktree); err != nil {
+			first = err
+		}
+		t.git(context.Background(), t.top, "worktree", "prune")
+		t.worktree = ""
+	}
+	if t.tmp != "" {
+		if err := os.RemoveAll(t.tmp); err != nil && first == nil {
+			first = err
+		}
+		t.tmp = ""
+	}
+	return first
+}

@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# make bench-trunk: what a two-port swctl trunk gives over one link, and
+# what a failover and an LACP negotiation cost. Two systems, A and B, each a
+# network namespace running its own swctl daemon:
+#
+#   A: s0 ------------------------------ s0 :B    plain veth, addresses, no swctl
+#   A: trunk0 [swctl] a1 ---------- b1 [swctl] trunk0 :B
+#                     a2 ---------- b2
+#
+# veth has no line rate, so every link is shaped on both ends with
+# `tc qdisc add dev X root tbf rate 500mbit burst 64kb latency 50ms`.
+# Throughput: iperf3 -P 8 (TCP, 8 flows) for 10 s from A's address to B's,
+# over the single shaped link, then over a roundrobin, a loadbalance and an
+# lacp (fast) trunk, rows interleaved run by run so drift hits all alike;
+# median and min-max of the receiver's rate, ratio to the single link, and
+# the whole machine's CPU from /proc/stat over each run.
+# Offloads: tx checksumming and GSO (and so TSO) are off on both trunk0 TAPs
+# and on both ends of s0: swctl's trunk TAP does not carry vnet headers
+# yet, so partial checksums and GSO frames would not survive the crossing.
+# Failover: a failover trunk, `ping -i 0.001` (one every ms) for 3 s, the
+# active link (a1, so its peer b1 too: a pulled cable) goes down at 1 s;
+# lost = sent - answered; and the same when it comes back. LACP: time from
+# `trunk create` on A (B follows at once) until all four ports are
+# collecting and distributing, with fast timers.
+#
+# Environment: RUNS (default 3), SECONDS_PER_RUN (default 10), RATE
+# (default 500mbit), LOSS_RUNS (default 5), PROTOS (default
+# "roundrobin loadbalance lacp").
+set -euo pipefail
+
+SWCTL=$(readlink -f "${1:-bin/swctl}")
+RUNS=${RUNS:-3}
+DUR=${SECONDS_PER_RUN:-10}
+RATE=${RATE:-500mbit}
+LOSS_RUNS=${LOSS_RUNS:-5}
+PROTOS=${PROTOS:-"roundrobin loadbalance lacp"}
+[[ $(id -u) -eq 0 ]] || { echo "bench-trunk: needs root (network namespaces)" >&2; exit 1; }
+for tool in iperf3 ethtool tc ping; do
+	command -v "$tool" >/dev/null || { echo "bench-trunk: needs $tool: make deps" >&2; exit 1; }
+done
+[[ -x "$SWCTL" ]] || { echo "bench-trunk: no swctl binary at $SWCTL: make build" >&2; exit 1; }
+
+tag="t$$"
+A="swbtA$tag"; B="swbtB$tag"
+work=$(mktemp -d /tmp/swctl-bench-trunk.XXXXXX)
+declare -A daemon_pid=()
+IP_S_A=10.98.0.1; IP_S_B=10.98.0.2   # single link
+IP_T_A=10.98.1.1; IP_T_B=10.98.1.2   # trunk0 TAPs
+
+nsx() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+ns_of() { if [[ $1 == A ]]; then echo "$A"; else echo "$B"; fi; }
+sw() { local side=$1; shift; "$SWCTL" --socket "$work/$side.sock" "$@"; }
+
+stop_daemon() { # side
+	local pid=${daemon_pid[$1]:-}
+	if [[ -n "$pid" ]]; then
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		daemon_pid[$1]=""
+	fi
+}
+cleanup() {
+	set +e
+	[[ -f "$work/iperf3.pid" ]] && kill "$(cat "$work/iperf3.pid")" 2>/dev/null
+	stop_daemon A; stop_daemon B
+	ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+for ns in "$A" "$B"; do
+	ip netns add "$ns"
+	nsx "$ns" ip link set lo up
+	nsx "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+done
+shape() { nsx "$1" tc qdisc replace dev "$2" root tbf rate "$RATE" burst 64kb latency 50ms; }
+cable() { # nameA macA nameB macB
+	ip link add "x$tag" type veth peer name "y$tag"
+	ip link set "x$tag" netns "$A"; ip link set "y$tag" netns "$B"
+	nsx "$A" ip link set "x$tag" name "$1" address "$2"
+	nsx "$B" ip link set "y$tag" name "$3" address "$4"
+	nsx "$A" ip link set "$1" up; nsx "$B" ip link set "$3" up
+	shape "$A" "$1"; shape "$B" "$3"
+}
+cable s0 02:5a:00:00:00:01 s0 02:5b:00:00:00:01
+cable a1 02:a0:00:00:00:01 b1 02:b0:00:00:00:01
+cable a2 02:a0:00:00:00:02 b2 02:b0:00:00:00:02
+nsx "$A" ip addr add $IP_S_A/24 dev s0
+nsx "$B" ip addr add $IP_S_B/24 dev s0
+for ns in "$A" "$B"; do nsx "$ns" ethtool -K s0 tx off gso off >/dev/null 2>&1; done
+nsx "$A" ip neigh replace $IP_S_B lladdr 02:5b:00:00:00:01 nud permanent dev s0
+nsx "$B" ip neigh replace $IP_S_A lladdr 02:5a:00:00:00:01 nud permanent dev s0
+
+start_daemon() { # side
+	local side=$1
+	rm -f "$work/$side.sock" "$work/$side.conf"
+	ip netns exec "$(ns_of "$side")" "$SWCTL" daemon --socket "$work/$side.sock" --config "$work/$side.conf" \
+		--state-dir "$work/$side.state" 2>>"$work/$side.log" &
+	daemon_pid[$side]=$!
+	for _ in $(seq 200); do sw "$side" trunk show >/dev/null 2>&1 && return 0; sleep 0.05; done
+	echo "bench-trunk: daemon $side did not start:" >&2; cat "$work/$side.log" >&2; exit 1
+}
+start_daemon A
+start_daemon B
+
+# Trunk rows: create trunk0 on both sides with args, address the TAPs
+# (offloads off), pin the neighbours, wait for traffic.
+make_trunks() { # args...
+	sw A trunk create trunk0 --port a1 --port a2 "$@" >/dev/null
+	sw B trunk create trunk0 --port b1 --port b2 "$@" >/dev/null
+	setup_taps
+}
+setup_taps() {
+	local side ns ip
+	for side in A B; do
+		ns=$(ns_of $side); ip=$IP_T_A; [[ $side == B ]] && ip=$IP_T_B
+		for _ in $(seq 100); do nsx "$ns" ip link show trunk0 >/dev/null 2>&1 && break; sleep 0.05; done
+		nsx "$ns" ip addr add "$ip/24" dev trunk0
+		nsx "$ns" ethtool -K trunk0 tx off gso off >/dev/null 2>&1
+	done
+	nsx "$A" ip neigh replace $IP_T_B lladdr "$(nsx "$B" cat /sys/class/net/trunk0/address)" nud permanent dev trunk0
+	nsx "$B" ip neigh replace $IP_T_A lladdr "$(nsx "$A" cat /sys/class/net/trunk0/address)" nud permanent dev trunk0
+}
+destroy_trunks() { sw A trunk destroy trunk0 >/dev/null; sw B trunk destroy trunk0 >/dev/null; }
+# count_flag SIDE WORD: how many trunk0 ports show WORD in their FLAGS column.
+count_flags() {
+	sw "$1" trunk show trunk0 | awk -v w="$2" '$1 ~ /^[ab][0-9]+$/ { n = split($4, f, ","); for (i = 1; i <= n; i++) if (f[i] == w) { c++; break } } END { print c + 0 }'
+}
+distributing_both() { [[ $(count_flags A distributing) -eq 2 && $(count_flags B distributing) -eq 2 ]]; }
+wait_for() { # seconds cmd...: poll every 20 ms
+	local deadline=$(($(date +%s%N) + $1 * 1000000000)); shift
+	until "$@"; do
+		(($(date +%s%N) < deadline)) || return 1
+		sleep 0.02
+	done
+}
+reachable() { nsx "$A" ping -c 1 -W 1 "$1" >/dev/null 2>&1; }
+
+cpu() { head -1 /proc/stat; }
+# iperf DST -> "mbps user% sys% softirq% irq%"
+iperf() {
+	local c0 c1 out mbps
+	c0=$(cpu)
+	out=$(nsx "$A" iperf3 -c "$1" -P 8 -t "$DUR" -f m 2>&1) || { echo "bench-trunk: iperf3 to $1 failed: $out" >&2; echo "0 0 0 0 0"; return; }
+	c1=$(cpu)
+	mbps=$(awk '/\[SUM\]/ && / receiver$/ { v = $(NF - 2) } END { print v + 0 }' <<<"$out")
+	awk -v m="$mbps" -v a="$c0" -v b="$c1" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); tot = 0
+		for (i = 2; i <= 11; i++) { dd[i] = y[i] - x[i]; tot += dd[i] }
+		printf "%s %.1f %.1f %.1f %.1f\n", m, 100*dd[2]/tot, 100*dd[4]/tot, 100*dd[8]/tot, 100*dd[7]/tot
+	}'
+}
+nsx "$B" iperf3 -s -D --pidfile "$work/iperf3.pid" >/dev/null
+for _ in $(seq 100); do [[ -s "$work/iperf3.pid" ]] && break; sleep 0.05; done
+
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+: >"$work/tput"
+echo "bench-trunk: $RUNS runs of ${DUR}s per row (iperf3 -P 8), links shaped to $RATE (tbf, both ends); offloads off (tx, gso) on the TAPs and s0" >&2
+for run in $(seq "$RUNS"); do
+	wait_for 5 reachable $IP_S_B || { echo "bench-trunk: single link does not answer" >&2; exit 1; }
+	echo "single $(iperf $IP_S_B)" >>"$work/tput"
+	printf '  run %d %-12s %s\n' "$run" single "$(tail -1 "$work/tput" | cut -d' ' -f2-)" >&2
+	for proto in $PROTOS; do
+		args=(--proto "$proto")
+		[[ $proto == lacp ]] && args+=(--lacp-timeout fast)
+		make_trunks "${args[@]}"
+		if [[ $proto == lacp ]]; then
+			wait_for 15 distributing_both || { echo "bench-trunk: LACP did not reach distributing" >&2; sw A trunk show >&2; exit 1; }
+		fi
+		wait_for 10 reachable $IP_T_B || { echo "bench-trunk: trunk0 ($proto) does not answer" >&2; exit 1; }
+		echo "$proto $(iperf $IP_T_B)" >>"$work/tput"
+		printf '  run %d %-12s %s\n' "$run" "$proto" "$(tail -1 "$work/tput" | cut -d' ' -f2-)" >&2
+		destroy_trunks
+	done
+done
+
+# Failover: lost replies of a 1 ms ping across the active link going down
+# at 1 s, then across it coming back (the primary takes over again).
+: >"$work/loss"
+make_trunks --proto failover
+a_active() { sw A trunk show trunk0 | awk '$1 == "a1" && $4 ~ /(^|,)active(,|$)/ { f = 1 } END { exit !f }'; }
+b_active() { sw B trunk show trunk0 | awk '$1 == "b1" && $4 ~ /(^|,)active(,|$)/ { f = 1 } END { exit !f }'; }
+primaries_active() { a_active && b_active; }
+# ping3 -> lost frames of a 3 s, 1 ms ping (3000 requests)
+ping3() {
+	local out
+	out=$(nsx "$A" ping -q -c 3000 -i 0.001 -W 1 $IP_T_B 2>&1 || true)
+	awk '/packets transmitted/ { print $1 - $4 }' <<<"$out"
+}
+echo "bench-trunk: failover, $LOSS_RUNS runs: ping every 1 ms for 3 s, a1 down (then up) at 1 s" >&2
+for run in $(seq "$LOSS_RUNS"); do
+	wait_for 10 primaries_active || { echo "bench-trunk: a1/b1 not active" >&2; exit 1; }
+	wait_for 10 reachable $IP_T_B || { echo "bench-trunk: failover trunk does not answer" >&2; exit 1; }
+	ping3 >"$work/p" & pp=$!
+	sleep 1; nsx "$A" ip link set a1 down
+	wait $pp; echo "down $(cat "$work/p")" >>"$work/loss"
+	ping3 >"$work/p" & pp=$!
+	sleep 1; nsx "$A" ip link set a1 up
+	wait $pp; echo "up $(cat "$work/p")" >>"$work/loss"
+	printf '  run %d: lost %s on link down, %s on link up\n' "$run" "$(grep '^down' "$work/loss" | tail -1 | cut -d' ' -f2)" "$(grep '^up' "$work/loss" | tail -1 | cut -d' ' -f2)" >&2
+done
+destroy_trunks
+
+# LACP: time from trunk create until collecting+distributing on all four ports.
+echo "bench-trunk: LACP (fast) negotiation, $LOSS_RUNS runs" >&2
+for run in $(seq "$LOSS_RUNS"); do
+	t0=$(date +%s%N)
+	sw A trunk create trunk0 --port a1 --port a2 --proto lacp --lacp-timeout fast >/dev/null
+	sw B trunk create trunk0 --port b1 --port b2 --proto lacp --lacp-timeout fast >/dev/null
+	wait_for 30 distributing_both || { echo "bench-trunk: LACP did not reach distributing in 30 s" >&2; exit 1; }
+	t1=$(date +%s%N)
+	echo "nego $(((t1 - t0) / 1000000))" >>"$work/loss"
+	printf '  run %d: %d ms\n' "$run" $(((t1 - t0) / 1000000)) >&2
+	destroy_trunks
+done
+
+echo
+echo "swctl trunks between two namespaces, 2 veth links each shaped to $RATE (tbf on both ends); $(nproc) cores"
+echo "Throughput: iperf3 -P 8 TCP, ${DUR}s, A -> B, median of $RUNS (min-max); receiver's rate"
+echo "Offloads: tx checksumming and GSO/TSO off on both trunk0 TAPs and on the single link's ends"
+echo "Load average (1, 5, 15 min) at the start: $load0; at the end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews every row)"
+echo "CPU: whole machine over the run ($((100 / $(nproc)))% = one core busy); interrupts = irq + softirq (veth: softirq only)"
+awk -v runs="$RUNS" -v lruns="$LOSS_RUNS" -v protos="$PROTOS" -v ncpu="$(nproc)" '
+function median(key,   i, j, t, m, a) {
+	m = n[key]; for (i = 1; i <= m; i++) a[i] = v[key, i]
+	for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	lo[key] = a[1]; hi[key] = a[m]
+	return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+}
+FILENAME ~ /tput$/ { k = $1; n[k]++; v[k, n[k]] = $2; u[k] += $3; sy[k] += $4; si[k] += $5; ir[k] += $6; next }
+{ k = $1; n[k]++; v[k, n[k]] = $2 }
+END {
+	printf "%-26s %10s %17s %7s %6s %6s %9s %6s\n", "row", "Mb/s", "min-max", "ratio", "user%", "sys%", "softirq%", "irq%"
+	single = median("single")
+	np = split("single " protos, rows, " ")
+	for (r = 1; r <= np; r++) {
+		k = rows[r]; if (!(k in n)) continue
+		m = median(k)
+		label = (k == "single") ? "single shaped link" : "swctl " k (k == "lacp" ? " (fast)" : "") " trunk"
+		printf "%-26s %10.0f %8.0f-%-8.0f %6.2fx %6.1f %6.1f %9.1f %6.1f\n", label, m, lo[k], hi[k], (single > 0 ? m / single : 0), u[k]/n[k], sy[k]/n[k], si[k]/n[k], ir[k]/n[k]
+	}
+	printf "%-26s %10s %17s\n", "", "median", "min-max"
+	if ("down" in n) { m = median("down"); printf "%-26s %10d %8d-%-8d frames lost, ping every 1 ms, %d runs\n", "failover: active link down", m, lo["down"], hi["down"], n["down"] }
+	if ("up" in n)   { m = median("up");   printf "%-26s %10d %8d-%-8d frames lost, ping every 1 ms, %d runs\n", "failover: link back up", m, lo["up"], hi["up"], n["up"] }
+	if ("nego" in n) { m = median("nego"); printf "%-26s %10d %8d-%-8d ms to collecting+distributing on both ends, %d runs\n", "LACP (fast) negotiation", m, lo["nego"], hi["nego"], n["nego"] }
+}' "$work/tput" "$work/loss"
