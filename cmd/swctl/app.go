@@ -278,6 +278,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			portCommand(),
 			recoverCommand(),
 			versionCommand(),
+			benchCommand(),
 		},
 		Action: unknownCommand,
 	}

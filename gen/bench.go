@@ -1,0 +1,241 @@
+package gen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
+)
+
+// DefaultDrain is how long Bench.Run waits, after the sender stops, for
+// frames still on their way.
+const DefaultDrain = 500 * time.Millisecond
+
+// Result is one measured run: what was sent on one port and what arrived
+// at the other.
+type Result struct {
+	// Size is the frame length without FCS.
+	Size int `json:"size"`
+	// Flows is the number of flows.
+	Flows int `json:"flows"`
+	// Rate is the paced rate asked for in frames/s; 0 = unpaced.
+	Rate float64 `json:"rate,omitempty"`
+	// Window is the most frames in flight asked for; 0 = no window.
+	Window int `json:"window,omitempty"`
+	// Seconds is the time the sender ran.
+	Seconds float64 `json:"seconds"`
+	// Sent is the number of frames the sending port accepted.
+	Sent uint64 `json:"sent"`
+	// Received is the number of distinct frames that arrived.
+	Received uint64 `json:"received"`
+	// Lost is Sent - Received.
+	Lost uint64 `json:"lost"`
+	// LossPercent is Lost as a percentage of Sent.
+	LossPercent float64 `json:"loss_percent"`
+	// Duplicates counts extra copies that arrived.
+	Duplicates uint64 `json:"duplicates"`
+	// Reordered counts frames that arrived behind a later frame of their
+	// flow.
+	Reordered uint64 `json:"reordered"`
+	// TxDropped counts frames the sending port refused (its queue was
+	// full): offered but not sent, so not lost either.
+	TxDropped uint64 `json:"tx_dropped"`
+	// RxRingDropped counts frames the receiving port's kernel ring
+	// dropped during the run: lost at this receiver, not on the path.
+	RxRingDropped uint64 `json:"rx_ring_dropped"`
+	// Slipped counts frames the pacer left out when it fell behind.
+	Slipped uint64 `json:"slipped,omitempty"`
+	// Bursts is the number of WriteBatch calls the sender made.
+	Bursts uint64 `json:"bursts"`
+	// Stalls counts windows that timed out waiting for a frame.
+	Stalls uint64 `json:"stalls,omitempty"`
+	// SentPerSecond is Sent / Seconds: the offered load.
+	SentPerSecond float64 `json:"sent_per_second"`
+	// PacketsPerSecond is Received / Seconds.
+	PacketsPerSecond float64 `json:"packets_per_second"`
+	// BytesPerSecond is the received bytes (without FCS) / Seconds.
+	BytesPerSecond float64 `json:"bytes_per_second"`
+	// Mbps is BytesPerSecond in megabits per second.
+	Mbps float64 `json:"mbps"`
+	// Latency summarises one-way delays; nil when nothing arrived.
+	Latency *Latency `json:"latency,omitempty"`
+}
+
+// Progress is a snapshot of a run in progress.
+type Progress struct {
+	// Elapsed is the time since the run started.
+	Elapsed time.Duration
+	// Sent is the number of frames sent so far.
+	Sent uint64
+	// Received is the number of distinct frames that arrived so far.
+	Received uint64
+}
+
+// Bench runs measured runs from one port to another: a Sender on tx, a
+// Receiver on rx reading in its own goroutine from NewBench to Close. Run
+// and Close are for one goroutine; Progress is safe for concurrent use.
+type Bench struct {
+	// tx is the port the frames leave by.
+	tx platform.Port
+	// rx is the port the frames arrive at.
+	rx platform.Port
+	// stream describes the frames, with its defaults.
+	stream Stream
+	// sender sends on tx.
+	sender *Sender
+	// receiver counts on rx.
+	receiver *Receiver
+	// recvErr receives the receiver goroutine's result when it ends.
+	recvErr chan error
+	// drain is how long Run waits for late frames.
+	drain time.Duration
+	// learned is set once the learning frames went out.
+	learned bool
+	// mu guards start.
+	mu sync.Mutex
+	// start is when the current run began; zero between runs.
+	start time.Time
+	// closeOnce runs Close's teardown once.
+	closeOnce sync.Once
+}
+
+// NewBench prepares runs of s's frames from tx to rx; zero MAC addresses
+// in s default to tx's (source) and rx's (destination). It starts
+// reading rx. The Bench owns both ports from now on: Close closes them.
+func NewBench(tx, rx platform.Port, s Stream) (*Bench, error) {
+	if tx == rx {
+		return nil, fmt.Errorf("bench %s: sending and receiving port must differ", tx.Name())
+	}
+	if s.Src.IsZero() {
+		s.Src = frame.MACOf(tx.HardwareAddr())
+	}
+	if s.Dst.IsZero() {
+		s.Dst = frame.MACOf(rx.HardwareAddr())
+	}
+	s, err := s.WithDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("bench %s -> %s: %w", tx.Name(), rx.Name(), err)
+	}
+	r, err := NewReceiver(rx, s)
+	if err != nil {
+		return nil, err
+	}
+	snd, err := NewSender(tx, s, r)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bench{tx: tx, rx: rx, stream: s, sender: snd, receiver: r, recvErr: make(chan error, 1), drain: DefaultDrain}
+	go func() { b.recvErr <- r.Run() }()
+	return b, nil
+}
+
+// SetDrain changes how long Run waits, once the sender stopped, for frames
+// still on their way (it returns as soon as every sent frame arrived).
+func (b *Bench) SetDrain(d time.Duration) { b.drain = d }
+
+// Stream returns the stream the runs send, with its defaults.
+func (b *Bench) Stream() Stream { return b.stream }
+
+// Run sends one run with load l under a fresh run ID, waits for the
+// frames still in flight, and returns the result. A run stopped by ctx
+// still returns its result, with ctx's error.
+func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
+	if !b.learned {
+		b.learn()
+		b.learned = true
+	}
+	id := rand.Uint32() | 1 // never 0
+	b.sender.SetRunID(id)
+	b.receiver.Begin(id)
+	ring0 := b.rx.Counters().RingDropped
+	b.mu.Lock()
+	b.start = time.Now()
+	b.mu.Unlock()
+	st, err := b.sender.Run(ctx, l)
+	b.waitDrain(ctx, st.Sent)
+	b.mu.Lock()
+	b.start = time.Time{}
+	b.mu.Unlock()
+	rs := b.receiver.Stats()
+	res := Result{
+		Size: b.stream.Size, Flows: b.stream.Flows, Rate: l.Rate, Window: l.Window,
+		Seconds: st.Elapsed.Seconds(), Sent: st.Sent, Received: rs.Received,
+		Duplicates: rs.Duplicates, Reordered: rs.Reordered,
+		TxDropped: st.TxDropped, RxRingDropped: b.rx.Counters().RingDropped - ring0,
+		Slipped: st.Slipped, Bursts: st.Bursts, Stalls: st.Stalls, Latency: rs.Latency,
+	}
+	if res.Sent > res.Received {
+		res.Lost = res.Sent - res.Received
+	}
+	if res.Sent > 0 {
+		res.LossPercent = 100 * float64(res.Lost) / float64(res.Sent)
+	}
+	if s := res.Seconds; s > 0 {
+		res.SentPerSecond = float64(res.Sent) / s
+		res.PacketsPerSecond = float64(res.Received) / s
+		res.BytesPerSecond = float64(rs.Bytes) / s
+		res.Mbps = res.BytesPerSecond * 8 / 1e6
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return res, err
+}
+
+// waitDrain waits until sent frames arrived, or the drain time passed
+// without the count moving, or ctx ends.
+func (b *Bench) waitDrain(ctx context.Context, sent uint64) {
+	last, since := b.receiver.Received(), time.Now()
+	for last < sent && time.Since(since) < b.drain && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+		if n := b.receiver.Received(); n != last {
+			last, since = n, time.Now()
+		}
+	}
+}
+
+// learn sends a few frames from rx to tx, so that a learning bridge
+// between them knows where rx's address is before the first run and
+// forwards instead of flooding. They carry run ID 0, which no run uses.
+func (b *Bench) learn() {
+	back := b.stream
+	back.Src, back.Dst = b.stream.Dst, b.stream.Src
+	back.SrcIP, back.DstIP = b.stream.DstIP, b.stream.SrcIP
+	back.Size, back.RunID = MinSize, 0
+	f, err := back.Frame(0, 0)
+	if err != nil {
+		return
+	}
+	for range 3 {
+		_, _ = b.rx.WriteBatch([][]byte{f})
+	}
+	time.Sleep(50 * time.Millisecond)
+}
+
+// Progress returns a snapshot of the run in progress (zero between runs).
+func (b *Bench) Progress() Progress {
+	b.mu.Lock()
+	start := b.start
+	b.mu.Unlock()
+	if start.IsZero() {
+		return Progress{}
+	}
+	// Received first: a frame is sent before it arrives, so Sent >= Received.
+	received := b.receiver.Received()
+	return Progress{Elapsed: time.Since(start), Sent: b.sender.Sent(), Received: received}
+}
+
+// Close closes both ports, waits for the receiver to stop and returns
+// the first error of the ports' Close or of the receiver.
+func (b *Bench) Close() error {
+	var err error
+	b.closeOnce.Do(func() {
+		err = errors.Join(b.rx.Close(), b.tx.Close(), <-b.recvErr)
+	})
+	return err
+}

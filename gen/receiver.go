@@ -1,0 +1,338 @@
+package gen
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/swctl/swctl/platform"
+)
+
+// dupWindow is how many sequence numbers behind the highest one seen the
+// Receiver still tells a duplicate from a late frame: 64 Ki frames, an
+// 8 KiB bitmap.
+const dupWindow = 1 << 16
+
+// Acks is the feedback a window-mode Sender needs: how many frames of the
+// current run have arrived. Receiver implements it.
+type Acks interface {
+	// Received returns the number of distinct frames of the current run
+	// that have arrived.
+	Received() uint64
+	// WaitReceived returns once Received exceeds n, or after about
+	// timeout, or earlier without progress; it returns Received. One
+	// goroutine at a time may call it.
+	WaitReceived(n uint64, timeout time.Duration) uint64
+}
+
+// RecvStats counts one run's frames at the receiving port.
+type RecvStats struct {
+	// Received is the number of distinct frames of the run that arrived.
+	Received uint64 `json:"received"`
+	// Bytes is the length of those frames, without FCS.
+	Bytes uint64 `json:"bytes"`
+	// Duplicates counts frames that arrived again after their first copy.
+	Duplicates uint64 `json:"duplicates"`
+	// Reordered counts frames that arrived after a frame of the same flow
+	// with a higher sequence number (RFC 4737's reordered packets).
+	Reordered uint64 `json:"reordered"`
+	// Late counts frames more than 65536 sequence numbers behind the
+	// highest one seen: counted as received, but a duplicate among them
+	// goes unnoticed.
+	Late uint64 `json:"late"`
+	// Ignored counts frames on the port that were not the run's own.
+	Ignored uint64 `json:"ignored"`
+	// Latency is measured from the frames' send time stamps; nil when no
+	// frame was stamped.
+	Latency *Latency `json:"latency,omitempty"`
+}
+
+// Latency summarises one-way delays, sender's clock to receiver's clock.
+type Latency struct {
+	// Samples is the number of frames measured.
+	Samples uint64 `json:"samples"`
+	// Min is the shortest delay.
+	Min time.Duration `json:"min_ns"`
+	// Avg is the mean delay.
+	Avg time.Duration `json:"avg_ns"`
+	// Max is the longest delay.
+	Max time.Duration `json:"max_ns"`
+}
+
+// tally is one run's state in a Receiver. Its atomics may be read by any
+// goroutine; the other fields belong to the goroutine in Receiver.Run.
+type tally struct {
+	// runID is the run whose frames this tally counts.
+	runID uint32
+	// flows is the run's number of flows: frame seq is in flow seq % flows.
+	flows uint64
+
+	// received counts distinct frames of the run.
+	received atomic.Uint64
+	// bytes counts the bytes of those frames.
+	bytes atomic.Uint64
+	// duplicates counts second and later copies.
+	duplicates atomic.Uint64
+	// reordered counts frames behind their flow's highest sequence number.
+	reordered atomic.Uint64
+	// late counts frames too far behind to check for duplicates.
+	late atomic.Uint64
+	// latSamples, latSum, latMin and latMax summarise the delays in ns.
+	latSamples, latSum atomic.Uint64
+	// latMin is the shortest delay in ns, math.MaxInt64 before the first.
+	latMin atomic.Int64
+	// latMax is the longest delay in ns.
+	latMax atomic.Int64
+
+	// next is the highest sequence number seen plus one.
+	next uint64
+	// seen has a bit for each of the dupWindow sequence numbers below
+	// next: set when that frame has arrived. Bit seq%dupWindow.
+	seen []uint64
+	// flowNext holds, per flow, the highest sequence number seen plus one.
+	flowNext []uint64
+}
+
+func newTally(runID uint32, flows int) *tally {
+	t := &tally{
+		runID:    runID,
+		flows:    uint64(flows),
+		seen:     make([]uint64, dupWindow/64),
+		flowNext: make([]uint64, flows),
+	}
+	t.latMin.Store(math.MaxInt64)
+	return t
+}
+
+// Receiver counts the frames of the current run arriving on a port:
+// distinct frames, bytes, duplicates, reordering and latency. Run reads
+// the port; every other method is safe for concurrent use.
+type Receiver struct {
+	// port is where the frames arrive; Run is its only reader.
+	port platform.Port
+	// dstPort is the UDP destination port of the stream.
+	dstPort uint16
+	// flows is the stream's number of flows.
+	flows int
+	// frames is the batch ReadBatch fills, made once.
+	frames [][]byte
+	// run is the current run's tally; nil before the first Begin.
+	run atomic.Pointer[tally]
+	// ignored counts frames that were not the current run's.
+	ignored atomic.Uint64
+	// waiting is set while WaitReceived sleeps on wake.
+	waiting atomic.Bool
+	// wake carries one token from Run to a sleeping WaitReceived.
+	wake chan struct{}
+	// timer bounds a WaitReceived sleep; used only by WaitReceived.
+	timer *time.Timer
+}
+
+// Compile-time check that Receiver gives the feedback a window needs.
+var _ Acks = (*Receiver)(nil)
+
+// NewReceiver returns a receiver of s's frames on port. It counts nothing
+// until Begin names a run, and reads nothing until Run.
+func NewReceiver(port platform.Port, s Stream) (*Receiver, error) {
+	s, err := s.WithDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("receiver on %s: %w", port.Name(), err)
+	}
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	r := &Receiver{
+		port:    port,
+		dstPort: s.DstPort,
+		flows:   s.Flows,
+		frames:  make([][]byte, port.BatchSize()),
+		wake:    make(chan struct{}, 1),
+		timer:   t,
+	}
+	if s.RunID != 0 {
+		r.Begin(s.RunID)
+	}
+	return r, nil
+}
+
+// Begin starts counting the run runID from zero; frames of any other run
+// are ignored from the next batch on. It allocates the run's state.
+func (r *Receiver) Begin(runID uint32) {
+	r.run.Store(newTally(runID, r.flows))
+	r.ignored.Store(0)
+}
+
+// Run reads the port until it is closed, counting frames; then it returns
+// nil. It returns any other error of ReadBatch. It allocates nothing.
+func (r *Receiver) Run() error {
+	for {
+		n, err := r.port.ReadBatch(r.frames)
+		if errors.Is(err, platform.ErrClosed) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("receiver on %s: %w", r.port.Name(), err)
+		}
+		r.count(r.frames[:n], Now())
+	}
+}
+
+// count tallies one batch that arrived at now.
+func (r *Receiver) count(frames [][]byte, now int64) {
+	t := r.run.Load()
+	if t == nil {
+		r.ignored.Add(uint64(len(frames)))
+		return
+	}
+	var got, bytes, dups, reord, late, ignored, samples, sum uint64
+	lmin, lmax := int64(math.MaxInt64), int64(0)
+	for _, f := range frames {
+		m, ok := Decode(f)
+		if !ok || m.RunID != t.runID || m.DstPort != r.dstPort {
+			ignored++
+			continue
+		}
+		seq := m.Seq
+		switch {
+		case seq >= t.next:
+			t.advance(seq)
+		case t.next-seq > dupWindow:
+			late++
+		default:
+			w, bit := seq/64%(dupWindow/64), uint64(1)<<(seq%64)
+			if t.seen[w]&bit != 0 {
+				dups++
+				continue
+			}
+			t.seen[w] |= bit
+		}
+		got++
+		bytes += uint64(len(f))
+		flow := seq % t.flows
+		if seq < t.flowNext[flow] {
+			reord++
+		} else {
+			t.flowNext[flow] = seq + 1
+		}
+		if m.Time != 0 {
+			d := now - m.Time
+			samples++
+			sum += uint64(max(d, 0))
+			lmin, lmax = min(lmin, d), max(lmax, d)
+		}
+	}
+	if ignored > 0 {
+		r.ignored.Add(ignored)
+	}
+	if dups > 0 {
+		t.duplicates.Add(dups)
+	}
+	if late > 0 {
+		t.late.Add(late)
+	}
+	if reord > 0 {
+		t.reordered.Add(reord)
+	}
+	if samples > 0 {
+		t.latSamples.Add(samples)
+		t.latSum.Add(sum)
+		if lmin < t.latMin.Load() {
+			t.latMin.Store(lmin)
+		}
+		if lmax > t.latMax.Load() {
+			t.latMax.Store(lmax)
+		}
+	}
+	if got > 0 {
+		t.bytes.Add(bytes)
+		t.received.Add(got)
+		if r.waiting.Load() {
+			select {
+			case r.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// advance records the arrival of seq >= t.next: the bits of the numbers
+// skipped in between are cleared (those frames have not arrived), seq's
+// is set.
+func (t *tally) advance(seq uint64) {
+	if seq-t.next >= dupWindow {
+		clear(t.seen)
+	} else {
+		for s := t.next; s < seq; {
+			w := s / 64 % (dupWindow / 64)
+			if s%64 == 0 && seq-s >= 64 {
+				t.seen[w] = 0
+				s += 64
+				continue
+			}
+			t.seen[w] &^= 1 << (s % 64)
+			s++
+		}
+	}
+	t.seen[seq/64%(dupWindow/64)] |= 1 << (seq % 64)
+	t.next = seq + 1
+}
+
+// Received implements Acks: the distinct frames of the current run so far.
+func (r *Receiver) Received() uint64 {
+	if t := r.run.Load(); t != nil {
+		return t.received.Load()
+	}
+	return 0
+}
+
+// spinChecks is how many times WaitReceived looks at the counter, yielding
+// in between, before it sleeps until Run wakes it.
+const spinChecks = 32
+
+// WaitReceived implements Acks: it yields a few times, then sleeps until
+// Run counts frames or timeout passes. It allocates nothing.
+func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
+	for range spinChecks {
+		if v := r.Received(); v > n {
+			return v
+		}
+		runtime.Gosched()
+	}
+	r.waiting.Store(true)
+	defer r.waiting.Store(false)
+	if v := r.Received(); v > n {
+		return v
+	}
+	r.timer.Reset(timeout)
+	select {
+	case <-r.wake:
+	case <-r.timer.C:
+	}
+	r.timer.Stop()
+	return r.Received()
+}
+
+// Stats returns the current run's counts so far.
+func (r *Receiver) Stats() RecvStats {
+	st := RecvStats{Ignored: r.ignored.Load()}
+	t := r.run.Load()
+	if t == nil {
+		return st
+	}
+	st.Received = t.received.Load()
+	st.Bytes = t.bytes.Load()
+	st.Duplicates = t.duplicates.Load()
+	st.Reordered = t.reordered.Load()
+	st.Late = t.late.Load()
+	if n := t.latSamples.Load(); n > 0 {
+		st.Latency = &Latency{
+			Samples: n,
+			Min:     time.Duration(t.latMin.Load()),
+			Avg:     time.Duration(t.latSum.Load() / n),
+			Max:     time.Duration(t.latMax.Load()),
+		}
+	}
+	return st
+}

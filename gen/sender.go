@@ -1,0 +1,278 @@
+package gen
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/swctl/swctl/platform"
+)
+
+// Pacing and window defaults.
+const (
+	// BurstInterval is the time a paced burst covers when Load.Burst is
+	// 0: at 1 M frames/s, bursts of 20 frames every 20 µs.
+	BurstInterval = 20 * time.Microsecond
+	// MaxLag is how far a paced sender may fall behind its schedule (when
+	// the machine takes its CPU away) and still send the frames it owes,
+	// in bursts of up to a batch; frames owed beyond it are skipped and
+	// counted in SendStats.Slipped.
+	MaxLag = 2 * time.Millisecond
+	// DefaultWindowTimeout is how long a full window waits for any frame
+	// to arrive before it writes its frames off as lost and goes on.
+	DefaultWindowTimeout = 50 * time.Millisecond
+	// sleepAbove is the gap to the next paced frame above which the
+	// sender sleeps (for the gap less sleepMargin) instead of spinning.
+	sleepAbove = 2 * time.Millisecond
+	// sleepMargin is how long before a paced frame is due a sleep ends.
+	sleepMargin = time.Millisecond
+	// maxSleep bounds one sleep, so that a slow run still sees its
+	// context end soon.
+	maxSleep = 10 * time.Millisecond
+)
+
+// Load is how a Sender offers frames in one run. The zero Load sends as
+// fast as the port takes frames until the context ends.
+type Load struct {
+	// Rate is the offered load in frames per second, paced by
+	// busy-waiting on the monotonic clock and sending bursts of Burst
+	// frames; 0 means as fast as the port accepts them.
+	Rate float64
+	// Window is the most frames in flight (sent and not yet received,
+	// as the Sender's Acks tell); 0 means no window. With Rate, both
+	// limits apply.
+	Window int
+	// Duration ends the run after this long; 0 means no time limit.
+	Duration time.Duration
+	// Count ends the run after this many frames were offered; 0 means no
+	// count limit.
+	Count uint64
+	// Burst is the number of frames a paced sender sends back to back
+	// once they are due; 0 means Rate*BurstInterval, at least 1. It never
+	// exceeds the port's batch size. A sender behind its schedule sends
+	// up to a batch at once to catch up (see MaxLag).
+	Burst int
+	// WindowTimeout is how long a full window waits for a frame before
+	// it counts its frames as lost and goes on; 0 means
+	// DefaultWindowTimeout.
+	WindowTimeout time.Duration
+}
+
+// SendStats counts what a Sender did in one run.
+type SendStats struct {
+	// Offered is the number of frames handed to WriteBatch.
+	Offered uint64 `json:"offered"`
+	// Sent is the number of frames the port accepted.
+	Sent uint64 `json:"sent"`
+	// Bytes is the length of the frames sent, without FCS.
+	Bytes uint64 `json:"bytes"`
+	// TxDropped is Offered - Sent: frames the port refused (full queue).
+	TxDropped uint64 `json:"tx_dropped"`
+	// Slipped counts frames a paced sender left out because it had
+	// fallen more than MaxLag behind its schedule: the rate it offered
+	// is Offered/Elapsed, below Rate.
+	Slipped uint64 `json:"slipped"`
+	// Stalls counts full windows that waited WindowTimeout without any
+	// frame arriving; their frames were written off as lost.
+	Stalls uint64 `json:"stalls"`
+	// Bursts is the number of WriteBatch calls.
+	Bursts uint64 `json:"bursts"`
+	// MaxBurst is the largest number of frames passed to one WriteBatch.
+	MaxBurst int `json:"max_burst"`
+	// Elapsed is the time from the run's start to its last send.
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// Sender sends a Stream's frames on a port. One goroutine at a time may
+// call Run and SetRunID; Sent is safe for concurrent use.
+type Sender struct {
+	// port is where frames go.
+	port platform.Port
+	// stream is the frames' description, with its defaults.
+	stream Stream
+	// acks tells a window how many frames arrived; nil without a window.
+	acks Acks
+	// bufs holds one batch of frames, made once, written in place.
+	bufs [][]byte
+	// base is the IPv4 header's partial checksum (see Stream.template).
+	base uint32
+	// srcIP is flow 0's source address as a number.
+	srcIP uint32
+	// seq is the next sequence number of the run.
+	seq uint64
+	// sent counts the frames the port accepted in the current run.
+	sent atomic.Uint64
+}
+
+// NewSender returns a sender of s's frames on port. acks is needed only
+// for Load.Window (pass the Receiver at the other end), else it may be
+// nil. The frame size must fit the port's MTU.
+func NewSender(port platform.Port, s Stream, acks Acks) (*Sender, error) {
+	s, err := s.WithDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("sender on %s: %w", port.Name(), err)
+	}
+	if mtu := port.MTU(); s.Size-offIP > mtu {
+		return nil, fmt.Errorf("sender on %s: frame size %d exceeds the MTU %d (at most %d bytes without FCS)",
+			port.Name(), s.Size, mtu, mtu+offIP)
+	}
+	n := max(1, port.BatchSize())
+	snd := &Sender{port: port, stream: s, acks: acks, bufs: make([][]byte, n)}
+	mem := make([]byte, n*s.Size)
+	for i := range snd.bufs {
+		snd.bufs[i] = mem[i*s.Size : (i+1)*s.Size : (i+1)*s.Size]
+	}
+	src := s.SrcIP.As4()
+	snd.srcIP = binary.BigEndian.Uint32(src[:])
+	snd.SetRunID(s.RunID)
+	return snd, nil
+}
+
+// SetRunID makes the next Run send frames of run id, from sequence number 0.
+func (s *Sender) SetRunID(id uint32) {
+	s.stream.RunID = id
+	for _, b := range s.bufs {
+		s.base = s.stream.template(b)
+	}
+	s.seq = 0
+}
+
+// Sent returns the number of frames the port accepted in the current (or
+// last) run.
+func (s *Sender) Sent() uint64 { return s.sent.Load() }
+
+// Run sends frames as l says until its Duration or Count is reached or ctx
+// ends, and returns what it did. The end of ctx is no error. It returns
+// early with the port's error (platform.ErrClosed after Close). It
+// allocates nothing per frame.
+func (s *Sender) Run(ctx context.Context, l Load) (SendStats, error) {
+	switch {
+	case l.Rate < 0 || math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0):
+		return SendStats{}, fmt.Errorf("sender on %s: rate %v frames/s: want a finite number >= 0", s.port.Name(), l.Rate)
+	case l.Window < 0:
+		return SendStats{}, fmt.Errorf("sender on %s: window %d: want >= 0", s.port.Name(), l.Window)
+	case l.Window > 0 && s.acks == nil:
+		return SendStats{}, fmt.Errorf("sender on %s: window %d needs a receiver's feedback", s.port.Name(), l.Window)
+	case l.Burst < 0:
+		return SendStats{}, fmt.Errorf("sender on %s: burst %d: want >= 0", s.port.Name(), l.Burst)
+	}
+	batch := len(s.bufs)
+	burst := batch
+	if l.Rate > 0 {
+		burst = max(1, int(l.Rate*BurstInterval.Seconds()))
+	}
+	if l.Burst > 0 {
+		burst = l.Burst
+	}
+	burst = min(burst, batch)
+	timeout := int64(l.WindowTimeout)
+	if timeout <= 0 {
+		timeout = int64(DefaultWindowTimeout)
+	}
+	// A paced sender more than maxLag frames behind skips ahead.
+	maxLag := uint64(max(l.Rate*MaxLag.Seconds(), float64(2*burst), 4))
+
+	var st SendStats
+	s.sent.Store(0)
+	done := ctx.Done()
+	start := Now()
+	deadline := int64(math.MaxInt64)
+	if l.Duration > 0 {
+		deadline = start + int64(l.Duration)
+	}
+	var skipped uint64    // paced frames left out of the schedule
+	var writtenOff uint64 // window frames given up as lost
+	var acked uint64      // last Received seen by the window
+	ackedAt := start      // when acked last changed
+	now := start
+	var err error
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		default:
+		}
+		now = Now()
+		if now >= deadline {
+			break loop
+		}
+		k := uint64(batch)
+		if l.Count > 0 {
+			if st.Offered >= l.Count {
+				break loop
+			}
+			k = min(k, l.Count-st.Offered)
+		}
+		if l.Rate > 0 {
+			due := uint64(float64(now-start)*l.Rate/1e9) + 1 // frames scheduled by now
+			had := st.Offered + skipped
+			var owed uint64
+			if due > had {
+				owed = due - had
+			}
+			if owed > maxLag {
+				skipped += owed - uint64(burst)
+				st.Slipped += owed - uint64(burst)
+				owed = uint64(burst)
+			}
+			// Wait for a whole burst to be due (or the last frames of
+			// a Count); behind schedule, catch up a batch at a time.
+			if want := min(uint64(burst), k); owed < want {
+				next := start + int64(float64(had+want-1)*1e9/l.Rate)
+				if gap := time.Duration(next - now); gap > sleepAbove {
+					time.Sleep(min(gap-sleepMargin, time.Duration(deadline-now), maxSleep))
+				}
+				continue
+			}
+			k = min(k, owed)
+		}
+		if l.Window > 0 {
+			recv := s.acks.Received()
+			if recv != acked {
+				acked, ackedAt = recv, now
+			}
+			inflight := int64(st.Sent) - int64(recv) - int64(writtenOff)
+			free := int64(l.Window) - max(inflight, 0)
+			if free <= 0 {
+				if now-ackedAt >= timeout {
+					writtenOff += uint64(inflight)
+					st.Stalls++
+					ackedAt = now
+				} else {
+					s.acks.WaitReceived(recv, time.Duration(timeout-(now-ackedAt)))
+				}
+				continue
+			}
+			k = min(k, uint64(free))
+		}
+		n, bytes, e := s.send(int(k), now)
+		st.Offered += k
+		st.Sent += uint64(n)
+		st.Bytes += uint64(bytes)
+		st.Bursts++
+		st.MaxBurst = max(st.MaxBurst, int(k))
+		s.sent.Store(st.Sent)
+		if e != nil {
+			err = fmt.Errorf("sender on %s: %w", s.port.Name(), e)
+			break loop
+		}
+	}
+	st.TxDropped = st.Offered - st.Sent
+	st.Elapsed = time.Duration(Now() - start)
+	return st, err
+}
+
+// send stamps k frames with sequence numbers and the time now and writes
+// them; it returns the number the port accepted and their bytes.
+func (s *Sender) send(k int, now int64) (int, int, error) {
+	for _, b := range s.bufs[:k] {
+		s.stream.stamp(b, s.base, s.srcIP, s.seq, now)
+		s.seq++
+	}
+	n, err := s.port.WriteBatch(s.bufs[:k])
+	return n, n * s.stream.Size, err
+}
