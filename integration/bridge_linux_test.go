@@ -416,3 +416,26 @@ func TestIntegrationDaemonRefusesABadConfig(t *testing.T) {
 		t.Errorf("a refused configuration left a control socket")
 	}
 }
+
+func TestIntegrationBridgePromiscOffForMeasurements(t *testing.T) {
+	tb := bridged(t, 2)
+	tb.swctl("bridge", "port", "bridge0", "p1", "--promisc", "off")
+	if got := promiscuity(t, tb.dut, "p1"); got != 0 {
+		t.Errorf("p1 with --promisc off: promiscuity %d, want 0", got)
+	}
+	if tb.port("p1").Promisc {
+		t.Errorf("port show p1: promisc true after --promisc off")
+	}
+	mustPing(t, tb.hosts[0], tb.hosts[1].ip) // veth delivers every frame anyway
+	tb.swctl("bridge", "port", "bridge0", "p1", "--promisc", "on")
+	if got := promiscuity(t, tb.dut, "p1"); got != 1 {
+		t.Errorf("p1 with --promisc on again: promiscuity %d, want 1", got)
+	}
+	// The setting is kept across restarts.
+	tb.swctl("bridge", "port", "bridge0", "p2", "--promisc", "off")
+	tb.stop(syscall.SIGTERM)
+	tb.start()
+	if got := promiscuity(t, tb.dut, "p2"); got != 0 {
+		t.Errorf("p2 after restart: promiscuity %d, want 0 (-promisc kept in the configuration)", got)
+	}
+}

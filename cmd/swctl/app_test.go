@@ -184,7 +184,7 @@ func TestCLI(t *testing.T) {
 		{name: "bad on|off", args: []string{"bridge", "port", "b0", "eth1", "--learning", "yes"}, wantCode: 2,
 			wantStderr: "swctl: --learning: want on or off, got \"yes\"\n"},
 		{name: "port without flags", args: []string{"bridge", "port", "b0", "eth1"}, wantCode: 2,
-			wantStderr: "swctl: b0: port eth1: no flag to change (give learning, discover, blocknonip or stack)\n"},
+			wantStderr: "swctl: b0: port eth1: no flag to change (give learning, discover, blocknonip, stack or promisc)\n"},
 		{name: "set without settings", args: []string{"bridge", "set", "b0"}, wantCode: 2,
 			wantStderr: "swctl: b0: set: nothing to set (give timeout or maxaddr)\n"},
 		{name: "negative timeout", args: []string{"bridge", "set", "b0", "--timeout", "-1"}, wantCode: 2,

@@ -201,6 +201,7 @@ func bridgeCommand() *cli.Command {
 					&cli.StringFlag{Name: "discover", Usage: "`on|off`: flood unknown unicast to this port"},
 					&cli.StringFlag{Name: "blocknonip", Usage: "`on|off`: drop frames that are not IPv4, IPv6, ARP or RARP"},
 					&cli.StringFlag{Name: "stack", Usage: "`on|off`: let frames reach the host's own stack on this interface"},
+					&cli.StringFlag{Name: "promisc", Usage: "`on|off`: hold the member in promiscuous mode (default on; off only for measurements on links that deliver every frame, such as veth)"},
 					outputFlag(),
 				},
 				Action: func(c *cli.Context) error {
@@ -210,7 +211,7 @@ func bridgeCommand() *cli.Command {
 						field **bool
 					}{
 						{"learning", &req.Learning}, {"discover", &req.Discover},
-						{"blocknonip", &req.BlockNonIP}, {"stack", &req.Stack},
+						{"blocknonip", &req.BlockNonIP}, {"stack", &req.Stack}, {"promisc", &req.Promisc},
 					} {
 						if !c.IsSet(f.name) {
 							continue

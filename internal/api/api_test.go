@@ -263,7 +263,7 @@ func TestBadRequests(t *testing.T) {
 		{"vlan overflows uint16", `{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"02:00:00:00:00:01","iface":"e1","vlan":70000}}`, `{"error":"bridge.static: malformed args: json: cannot unmarshal number 70000 into Go struct field StaticRequest.vlan of type uint16"}`},
 		{"set nothing", `{"version":1,"op":"bridge.set","args":{"name":"b0"}}`, `{"error":"bridge.set: b0: set: nothing to set (give timeout or maxaddr)"}`},
 		{"set negative timeout", `{"version":1,"op":"bridge.set","args":{"name":"b0","timeout":-1}}`, `{"error":"bridge.set: b0: set: timeout -1 out of range (0 to 1000000 seconds, 0 = never age)"}`},
-		{"port without flags", `{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"e1"}}`, `{"error":"bridge.port: b0: port e1: no flag to change (give learning, discover, blocknonip or stack)"}`},
+		{"port without flags", `{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"e1"}}`, `{"error":"bridge.port: b0: port e1: no flag to change (give learning, discover, blocknonip, stack or promisc)"}`},
 		{"args for version", `{"version":1,"op":"version","args":{"x":1}}`, `{"error":"version: malformed args: json: unknown field \"x\""}`},
 		{"trunk create without name", `{"version":1,"op":"trunk.create","args":{}}`, `{"error":"trunk.create: trunk name is empty"}`},
 		{"trunk name too long", `{"version":1,"op":"trunk.destroy","args":{"name":"abcdefghijklmnop"}}`, `{"error":"trunk.destroy: trunk name \"abcdefghijklmnop\" is 16 bytes long (at most 15)"}`},

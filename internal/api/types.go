@@ -165,6 +165,9 @@ type BridgePortRequest struct {
 	BlockNonIP *bool `json:"blocknonip,omitempty"`
 	// Stack turns delivery to the host's own stack on the member on or off.
 	Stack *bool `json:"stack,omitempty"`
+	// Promisc turns the member's promiscuous membership on (the default)
+	// or off (for measurements on links that deliver every frame).
+	Promisc *bool `json:"promisc,omitempty"`
 }
 
 // SpanRequest adds or removes a span port (swctl bridge addspan, delspan).
@@ -445,8 +448,8 @@ func (r BridgePortRequest) Validate() error {
 	if err := checkIface(r.Name, "port", r.Iface); err != nil {
 		return err
 	}
-	if r.Learning == nil && r.Discover == nil && r.BlockNonIP == nil && r.Stack == nil {
-		return fmt.Errorf("%s: port %s: no flag to change (give learning, discover, blocknonip or stack)", r.Name, r.Iface)
+	if r.Learning == nil && r.Discover == nil && r.BlockNonIP == nil && r.Stack == nil && r.Promisc == nil {
+		return fmt.Errorf("%s: port %s: no flag to change (give learning, discover, blocknonip, stack or promisc)", r.Name, r.Iface)
 	}
 	return nil
 }

@@ -90,6 +90,11 @@ type Port struct {
 	// Stack lets frames received on this port also reach the host's own IP
 	// stack on this interface (default off: the daemon hides them).
 	Stack bool
+	// NoPromisc keeps the member out of promiscuous mode ("-promisc";
+	// default: promiscuous while a member). Only for measurements on
+	// links that deliver every frame anyway (veth): a member on a real
+	// NIC then sees only frames for its own MAC.
+	NoPromisc bool
 }
 
 // Static is a static address-table entry: it never ages, never moves and

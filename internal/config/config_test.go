@@ -129,7 +129,7 @@ func TestParseErrors(t *testing.T) {
 		{"bridge name with slash", "bridge a/b {\n}", `swctl.conf:1: bridge name "a/b" contains '/'`},
 		{"bridge twice", "bridge b0 {\n}\nbridge b0 {\n}", `swctl.conf:3: bridge b0: declared twice (line 1)`},
 		{"unknown setting", "bridge b0 {\n learn eth1\n}", `swctl.conf:2: unknown setting "learn" in bridge b0 (want local, timeout, maxaddr, port, span or static)`},
-		{"unknown flag", "bridge b0 {\n port eth1\n port eth2 -learning blocknonipp\n}", `swctl.conf:3: port eth2: unknown flag "blocknonipp" (want learning, discover, blocknonip, stack, each optionally prefixed by "-")`},
+		{"unknown flag", "bridge b0 {\n port eth1\n port eth2 -learning blocknonipp\n}", `swctl.conf:3: port eth2: unknown flag "blocknonipp" (want learning, discover, blocknonip, stack, promisc, each optionally prefixed by "-")`},
 		{"flag twice", "bridge b0 {\n port eth1 learning -learning\n}", `swctl.conf:2: port eth1: flag learning given twice`},
 		{"port without name", "bridge b0 {\n port\n}", `swctl.conf:2: want "port IFACE [FLAG...]"`},
 		{"port name too long", "bridge b0 {\n port eth0123456789abc\n}", `swctl.conf:2: port: interface name "eth0123456789abc" is 16 bytes long (at most 15)`},

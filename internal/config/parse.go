@@ -494,7 +494,7 @@ func parseTrunkPort(args []string) (TrunkPort, error) {
 }
 
 // portFlags are the flag words of a port statement; "-flag" turns a flag off.
-var portFlags = []string{"learning", "discover", "blocknonip", "stack"}
+var portFlags = []string{"learning", "discover", "blocknonip", "stack", "promisc"}
 
 func parsePort(args []string) (Port, error) {
 	p := NewPort(args[0])
@@ -505,7 +505,10 @@ func parsePort(args []string) (Port, error) {
 	for _, w := range args[1:] {
 		name, on := strings.CutPrefix(w, "-")
 		var field *bool
+		var promisc bool
 		switch name {
+		case "promisc":
+			field, promisc = &p.NoPromisc, true
 		case "learning":
 			field = &p.Learning
 		case "discover":
@@ -522,6 +525,9 @@ func parsePort(args []string) (Port, error) {
 		}
 		given[name] = true
 		*field = !on
+		if promisc {
+			*field = on
+		}
 	}
 	return p, nil
 }

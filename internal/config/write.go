@@ -46,6 +46,9 @@ func (c *Config) Format() []byte {
 			if p.BlockNonIP {
 				b.WriteString(" blocknonip")
 			}
+			if p.NoPromisc {
+				b.WriteString(" -promisc")
+			}
 			if p.Stack {
 				b.WriteString(" stack")
 			}

@@ -275,7 +275,7 @@ func (e *engine) attach(b *bridgeObj, po *portObj, p *config.Port) (err error) {
 			port.Close()
 		}
 	}()
-	if pp, ok := port.(promisc.Port); ok {
+	if pp, ok := port.(promisc.Port); ok && !p.NoPromisc {
 		if err := e.promisc.Acquire(pp); err != nil {
 			return fmt.Errorf("add %s: promiscuous mode: %w", po.name, err)
 		}

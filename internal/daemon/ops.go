@@ -11,6 +11,7 @@ import (
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/config"
 	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/promisc"
 )
 
 // The methods below are the daemon's side of the control protocol, one per
@@ -351,7 +352,7 @@ func (e *engine) BridgeSet(_ context.Context, r api.BridgeSetRequest) error {
 
 // BridgePort changes a member's flags.
 func (e *engine) BridgePort(_ context.Context, r api.BridgePortRequest) error {
-	if r.Learning == nil && r.Discover == nil && r.BlockNonIP == nil && r.Stack == nil {
+	if r.Learning == nil && r.Discover == nil && r.BlockNonIP == nil && r.Stack == nil && r.Promisc == nil {
 		return fmt.Errorf("%s: port %s: %w", r.Name, r.Iface, errNothing)
 	}
 	var old config.Port
@@ -374,6 +375,9 @@ func (e *engine) BridgePort(_ context.Context, r api.BridgePortRequest) error {
 		set(&p.Discover, r.Discover)
 		set(&p.BlockNonIP, r.BlockNonIP)
 		set(&p.Stack, r.Stack)
+		if r.Promisc != nil {
+			p.NoPromisc = !*r.Promisc
+		}
 		return nil
 	}, func(c *config.Config) (func(), error) {
 		b := e.bridges[r.Name]
@@ -382,18 +386,51 @@ func (e *engine) BridgePort(_ context.Context, r api.BridgePortRequest) error {
 		if po.port == nil {
 			return nil, nil // absent: applied when it appears
 		}
+		if po.trunk != nil {
+			// A trunk has no stack guard or promiscuity of its own.
+			if err := b.br.SetPortFlags(r.Iface, portFlags(np)); err != nil {
+				return nil, fmt.Errorf("%s: port %s: %w", r.Name, r.Iface, err)
+			}
+			return func() { _ = b.br.SetPortFlags(r.Iface, portFlags(&old)) }, nil
+		}
 		if err := e.setStack(b, po, np.Stack); err != nil {
+			return nil, err
+		}
+		if err := e.setPromisc(b, po, !np.NoPromisc); err != nil {
+			_ = e.setStack(b, po, old.Stack)
 			return nil, err
 		}
 		if err := b.br.SetPortFlags(r.Iface, portFlags(np)); err != nil {
 			_ = e.setStack(b, po, old.Stack)
+			_ = e.setPromisc(b, po, !old.NoPromisc)
 			return nil, fmt.Errorf("%s: port %s: %w", r.Name, r.Iface, err)
 		}
 		return func() {
 			_ = e.setStack(b, po, old.Stack)
+			_ = e.setPromisc(b, po, !old.NoPromisc)
 			_ = b.br.SetPortFlags(r.Iface, portFlags(&old))
 		}, nil
 	})
+}
+
+// setPromisc takes or releases the member's promiscuous membership.
+func (e *engine) setPromisc(b *bridgeObj, po *portObj, on bool) error {
+	pp, ok := po.port.(promisc.Port)
+	if !ok {
+		return nil
+	}
+	held := e.promisc.Users(pp) > 0
+	switch {
+	case on && !held:
+		if err := e.promisc.Acquire(pp); err != nil {
+			return fmt.Errorf("%s: port %s: promisc on: %w", b.name, po.name, err)
+		}
+	case !on && held:
+		if err := e.promisc.Release(pp); err != nil {
+			return fmt.Errorf("%s: port %s: promisc off: %w", b.name, po.name, err)
+		}
+	}
+	return nil
 }
 
 // setStack attaches or removes the member's stack guard.
