@@ -30,7 +30,14 @@ type linuxSystem struct {
 	journal *promisc.Journal
 	// log receives the ports' rare warnings.
 	log *slog.Logger
+	// workers is the number of receive queues of a port opened with
+	// offloads (a bridge member); 0 or 1 means one.
+	workers int
 }
+
+// setWorkers sets the receive queues of the bridge members opened from
+// now on (daemon Options.Workers).
+func (s *linuxSystem) setWorkers(n int) { s.workers = n }
 
 func newSystem(journal *promisc.Journal, log *slog.Logger) (system, error) {
 	w, err := linkwatch.New()
@@ -75,7 +82,13 @@ func (s *linuxSystem) RestoreLLAddr(name string) error {
 }
 
 func (s *linuxSystem) OpenPort(name string, offload bool) (platform.Port, error) {
-	p, err := afpacket.Open(name, afpacket.Options{Offload: offload, Logger: s.log})
+	opts := afpacket.Options{Offload: offload, Logger: s.log}
+	if offload {
+		// Bridge members: a trunk's links (no offloads) keep one
+		// reader, which the trunk's receive path expects.
+		opts.Workers = s.workers
+	}
+	p, err := afpacket.Open(name, opts)
 	if err != nil {
 		return nil, err
 	}
