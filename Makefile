@@ -58,17 +58,22 @@ bench-trunk: deps build
 	bash scripts/bench-trunk.sh $(BIN)
 
 # The regress suite (regress/, cmd/swctl-regress): iperf3 through veth,
-# a swctl trunk and a swctl bridge, PROMISC and -PROMISC, "patch" and
-# "no patch" interleaved; tables on stdout, report in regress-out/<time>/.
-#   QUICK=1        1 run of 3 s per cell and role (a few minutes at most)
+# a swctl trunk and a swctl bridge, PROMISC and -PROMISC, then the
+# forwarding rate (frames/s, RFC 2544 zero-loss rate, loss) through a
+# swctl bridge and a roundrobin swctl trunk; "patch" and "no patch"
+# interleaved; tables on stdout, report in regress-out/<time>/.
+#   QUICK=1        1 run of 3 s per cell and role, 0.5 s rate trials (a few minutes at most)
 #   PATCH=f.diff   patch = the tree + f.diff (temporary worktree); no patch = the tree
 #   BASE=rev       no patch = rev (temporary worktree); patch = the tree
 #   RUNS=n         runs per cell and role (default 6; 4 = the seed's form)
-#   SECONDS=n ALPHA=a SETUPS=veth,trunk0,bridge0
-#   FULL=1         the RFC 2544/2889 long forms: not implemented yet
+#   FULL=1         forwarding rate at every RFC 2544 size, 10 s trials, latency
+#   HOSTS=f.conf   real test hosts (docs/REGRESS.md) instead of the netns testbed
+#   SECONDS=n ALPHA=a SETUPS=veth,trunk0,bridge0 SUITES=promisc,rate
+#   RATE_SETUPS=bridge0,trunk0 TRIAL=duration
 REGRESS_FLAGS = $(if $(QUICK),-quick) $(if $(FULL),-full) $(if $(PATCH),-patch '$(PATCH)') \
 	$(if $(BASE),-base '$(BASE)') $(if $(RUNS),-runs $(RUNS)) $(if $(SECONDS),-seconds $(SECONDS)) \
-	$(if $(ALPHA),-alpha $(ALPHA)) $(if $(SETUPS),-setups $(SETUPS))
+	$(if $(ALPHA),-alpha $(ALPHA)) $(if $(SETUPS),-setups $(SETUPS)) $(if $(SUITES),-suites $(SUITES)) \
+	$(if $(RATE_SETUPS),-rate-setups $(RATE_SETUPS)) $(if $(TRIAL),-trial $(TRIAL)) $(if $(HOSTS),-hosts '$(HOSTS)')
 
 regress: deps
 	CGO_ENABLED=0 $(GO) build -o bin/swctl-regress ./cmd/swctl-regress

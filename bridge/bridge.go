@@ -229,7 +229,7 @@ type Member struct {
 	// gone is set when the member leaves the bridge; Forward then ignores
 	// it as ingress and as egress. Atomic.
 	gone atomic.Bool
-	// done is closed when the member's reader goroutine has returned.
+	// done is closed when the member's reader goroutines have returned.
 	done chan struct{}
 }
 
@@ -396,13 +396,34 @@ func (b *Bridge) add(p platform.Port, f PortFlags, span bool) error {
 		nt.members = append(slices.Clip(t.members), m)
 	}
 	b.table.Store(nt)
-	b.readers.Go(func() { b.read(m) })
+	b.startReaders(m)
 	if span {
 		b.log.Info("span port added", "port", name)
 	} else {
 		b.log.Info("port added", "port", name, "learning", f.Learning, "discover", f.Discover, "blocknonip", f.BlockNonIP)
 	}
 	return nil
+}
+
+// startReaders starts the member's reader goroutines, one per receive
+// queue, and closes m.done when all have returned.
+func (b *Bridge) startReaders(m *Member) {
+	mq, ok := m.port.(MultiQueuePort)
+	if !ok || mq.RxQueues() <= 1 {
+		b.readers.Go(func() {
+			defer close(m.done)
+			b.read(m, nil, 0)
+		})
+		return
+	}
+	var wg sync.WaitGroup
+	for q := range mq.RxQueues() {
+		wg.Go(func() { b.read(m, mq, q) })
+	}
+	b.readers.Go(func() {
+		wg.Wait()
+		close(m.done)
+	})
 }
 
 // allocSlot returns a free Worker slot. Call with mu held.
@@ -490,7 +511,8 @@ func (b *Bridge) SetPortFlags(name string, f PortFlags) error {
 // SetLinkLocalHandler sets the function a member's reader calls with each
 // frame to 01:80:c2:00:00:00-0f that the member receives (nil: drop them).
 // The frame is valid only during the call; the handler must copy what it
-// keeps, must not block for long, and runs on the reader's goroutine.
+// keeps, must not block for long, and runs on a reader's goroutine (one per
+// receive queue of a MultiQueuePort: then possibly several calls at once).
 func (b *Bridge) SetLinkLocalHandler(name string, h func(frame []byte)) error {
 	m, err := b.member("set link-local handler of", name)
 	if err != nil {

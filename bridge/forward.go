@@ -380,11 +380,24 @@ func (b *Bridge) sendSoftware(w *Worker, m *Member, frames [][]byte, offs []plat
 	out()
 }
 
-// read is the goroutine of a member or span port: it reads batches until
+// MultiQueuePort is a port that receives on several queues, each read by
+// its own goroutine (afpacket with Options.Workers: the sockets of a
+// PACKET_FANOUT group in hash mode, so each flow stays on one queue, in
+// order). The bridge starts one reader, with its own Worker, per queue.
+type MultiQueuePort interface {
+	platform.Port
+	// RxQueues is the number of receive queues, fixed for the port's life.
+	RxQueues() int
+	// ReadQueue is ReadBatchOffload (offs not nil) or ReadBatch (offs
+	// nil) for queue q only.
+	ReadQueue(q int, frames [][]byte, offs []platform.Offload) (int, error)
+}
+
+// read is a goroutine of a member or span port, reading queue q of a
+// MultiQueuePort (mq) or the port itself (mq nil): it reads batches until
 // the port is closed, and forwards them (a member) or discards them (a
 // span port).
-func (b *Bridge) read(m *Member) {
-	defer close(m.done)
+func (b *Bridge) read(m *Member, mq MultiQueuePort, q int) {
 	bs := m.port.BatchSize()
 	if bs <= 0 {
 		bs = platform.DefaultBatchSize
@@ -399,9 +412,12 @@ func (b *Bridge) read(m *Member) {
 	for {
 		var n int
 		var err error
-		if offs != nil {
+		switch {
+		case mq != nil:
+			n, err = mq.ReadQueue(q, buf, offs)
+		case offs != nil:
 			n, err = m.offload.ReadBatchOffload(buf, offs)
-		} else {
+		default:
 			n, err = m.port.ReadBatch(buf)
 		}
 		if n > 0 && !m.span {

@@ -75,6 +75,63 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 			names = append(names, ch.file)
 		}
 	}
+	rn, err := writeRateCharts(dir, r)
+	if err != nil {
+		return nil, err
+	}
+	return append(names, rn...), nil
+}
+
+// writeRateCharts writes, per forwarding-rate setup, rate-<setup>.svg:
+// throughput by frame size (Mb/s of the frames as carried, without FCS),
+// max rate and zero-loss rate, patch and no patch; it returns the file
+// names.
+func writeRateCharts(dir string, r *Results) ([]string, error) {
+	if r.Rate == nil {
+		return nil, nil
+	}
+	var names []string
+	for _, s := range r.RateSetups {
+		p := plot.New()
+		p.Title.Text = "forwarding rate through " + s.Name + ", patch vs no patch"
+		p.X.Label.Text = "frame size, bytes (RFC 2544, FCS included)"
+		p.Y.Label.Text = "Mb/s (frames without FCS)"
+		p.Y.Min = 0
+		for i, se := range []struct{ label, metric, role string }{
+			{"max rate, patch", "max_rate", RolePatch}, {"max rate, no patch", "max_rate", RoleNoPatch},
+			{"zero loss, patch", "zero_loss", RolePatch}, {"zero loss, no patch", "zero_loss", RoleNoPatch},
+		} {
+			var xy plotter.XYs
+			for _, size := range r.Rate.Sizes {
+				for _, c := range r.RateCells {
+					if c.Setup == s.Name && c.Metric == se.metric && c.Role == se.role && c.Size == size && !c.NA {
+						xy = append(xy, plotter.XY{X: float64(size), Y: c.Summary.Mean * float64(size-4) * 8 / 1e6})
+					}
+				}
+			}
+			if len(xy) == 0 {
+				continue
+			}
+			l, pts, err := plotter.NewLinePoints(xy)
+			if err != nil {
+				return nil, fmt.Errorf("chart rate-%s.svg: %w", s.Name, err)
+			}
+			l.Color, pts.Color = palette[i%len(palette)], palette[i%len(palette)]
+			if i%2 == 1 {
+				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			}
+			p.Add(l, pts)
+			p.Legend.Add(se.label, l, pts)
+		}
+		p.Legend.Top = true
+		p.Legend.Left = true
+		file := "rate-" + s.Name + ".svg"
+		path := filepath.Join(dir, file)
+		if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
+			return nil, fmt.Errorf("chart %s: %w", path, err)
+		}
+		names = append(names, file)
+	}
 	return names, nil
 }
 

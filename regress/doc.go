@@ -14,6 +14,17 @@
 // RenderTable prints the tables; WriteReport writes results.json,
 // report.md and SVG charts.
 //
-// The runner is Linux-only (network namespaces); everything else is
-// portable and unit-tested without root.
+// The forwarding-rate suite (RateSetups, AnalyzeRates, RenderRateTable)
+// drives package gen in-process: tester ports opened with AF_PACKET in a
+// tester namespace, a max-rate run and an RFC 2544 zero-loss search
+// (gen/rfc2544) per frame size, through a swctl bridge and a swctl trunk.
+//
+// Real test hosts (ParseHostsConfig, a regress.conf) are reached through
+// a Transport (SSH, or Netns for `ip netns exec`); Host records every
+// change the suite makes there and puts it back (Undo), also on Ctrl-C or
+// failure. CPU is read there too: /proc/stat, or kern.cp_time on the BSDs
+// (ParseCPTime).
+//
+// The netns testbed is Linux-only; the real-host path and everything else
+// are portable, and unit-tested without root.
 package regress

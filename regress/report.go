@@ -34,7 +34,7 @@ type Environment struct {
 
 // Results is everything a run produced: results.json.
 type Results struct {
-	// Version is the format's version, 1.
+	// Version is the format's version: 2 (1 had no forwarding rate).
 	Version int `json:"version"`
 	// Started is when the suite began.
 	Started time.Time `json:"started"`
@@ -56,6 +56,9 @@ type Results struct {
 	Environment Environment `json:"environment"`
 	// Trees are the sources and binaries of both roles.
 	Trees *Trees `json:"trees"`
+	// Hosts is the real test hosts' configuration; nil on the netns
+	// testbed.
+	Hosts *HostsConfig `json:"hosts,omitempty"`
 	// Setups are the setups that ran.
 	Setups []SetupSpec `json:"setups"`
 	// Method describes pinning, offloads and CPU accounting in words.
@@ -67,6 +70,17 @@ type Results struct {
 	Samples []Sample `json:"samples"`
 	// Cells are the summaries per setup, metric, row, column and role.
 	Cells []CellStat `json:"cells"`
+	// Rate is the forwarding-rate configuration; nil when that suite did
+	// not run.
+	Rate *RateConfig `json:"rate,omitempty"`
+	// RateSetups are the forwarding-rate setups that ran.
+	RateSetups []RateSpec `json:"rate_setups,omitempty"`
+	// RateSamples are every forwarding-rate measurement (one per frame
+	// size and instance) in the order they ran.
+	RateSamples []RateSample `json:"rate_samples,omitempty"`
+	// RateCells are the forwarding-rate summaries per setup, metric,
+	// frame size and role.
+	RateCells []RateCell `json:"rate_cells,omitempty"`
 	// Commands are every command the harness ran, in order.
 	Commands []string `json:"commands"`
 }
@@ -111,8 +125,15 @@ func Header(r *Results) []string {
 	default:
 		h = append(h, fmt.Sprintf("patch: %s", r.Trees.Patch.Desc), fmt.Sprintf("no patch: %s", r.Trees.NoPatch.Desc))
 	}
-	h = append(h, fmt.Sprintf("%d run(s) of %d s per cell and role, interleaved A B B A; cells are means; * = Mann-Whitney U p < %.3g (smallest p possible with %d runs a side: %.3g).",
-		r.Runs, r.Seconds, r.Alpha, r.Runs, r.MinP))
+	length := fmt.Sprintf(" of %d s", r.Seconds)
+	if len(r.Setups) == 0 {
+		length = "" // no iperf3 test ran
+	}
+	h = append(h, fmt.Sprintf("%d run(s)%s per cell and role, interleaved A B B A; cells are means; * = Mann-Whitney U p < %.3g (smallest p possible with %d runs a side: %.3g).",
+		r.Runs, length, r.Alpha, r.Runs, r.MinP))
+	if r.Rate != nil {
+		h = append(h, fmt.Sprintf("Forwarding rate: %v runs and trials, sizes %v (FCS included; veth carries 4 bytes less); max fps = frames delivered per second at maximum offered rate, 0-loss fps = RFC 2544 throughput.", r.Rate.Trial, r.Rate.Sizes))
+	}
 	return h
 }
 
@@ -147,6 +168,12 @@ func Markdown(r *Results, charts []string) string {
 	}
 	b.WriteString("\n## Tables\n\n```\n")
 	PrintTables(&b, r.Setups, r.Cells)
+	if r.Rate != nil && len(r.RateSetups) > 0 {
+		if len(r.Setups) > 0 {
+			b.WriteString("\n")
+		}
+		PrintRateTables(&b, r.RateSetups, r.Rate.Sizes, r.RateCells)
+	}
 	b.WriteString("```\n")
 	for _, c := range charts {
 		fmt.Fprintf(&b, "\n![%s](%s)\n", c, c)
@@ -169,6 +196,27 @@ func Markdown(r *Results, charts []string) string {
 			m := c.Summary
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g%s |\n",
 				c.Metric, c.Row, colName(c.Promisc), c.Role, m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
+		}
+	}
+	if r.Rate != nil {
+		for _, s := range r.RateSetups {
+			fmt.Fprintf(&b, "\n### forwarding rate: %s\n\n%s.\n\n| metric | size | role | n | mean | median | min | max | stddev | p (patch vs no patch) |\n|---|---|---|---|---|---|---|---|---|---|\n", s.Name, s.Desc)
+			for _, c := range r.RateCells {
+				if c.Setup != s.Name {
+					continue
+				}
+				if c.NA {
+					fmt.Fprintf(&b, "| %s | %d | %s | n/a | | | | | | |\n", c.Metric, c.Size, c.Role)
+					continue
+				}
+				sig := ""
+				if c.Significant {
+					sig = " *"
+				}
+				m := c.Summary
+				fmt.Fprintf(&b, "| %s | %d | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g%s |\n",
+					c.Metric, c.Size, c.Role, m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
+			}
 		}
 	}
 	if len(r.Instances) > 0 {

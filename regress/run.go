@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -25,12 +27,48 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if err := checkHost(); err != nil {
+	if cfg.Hosts != nil {
+		setups = hostSetups(cfg.Hosts.Tests)
+		if len(cfg.Setups) > 0 {
+			for _, n := range cfg.Setups {
+				if !slices.Contains(HostTests, n) {
+					return nil, "", fmt.Errorf("regress: setup %q: not a real-host test (have %s)", n, strings.Join(HostTests, ", "))
+				}
+			}
+			setups = hostSetups(cfg.Setups)
+		}
+		if cfg.Rate != nil {
+			fmt.Fprintln(cfg.Stderr, "regress: forwarding rate on real test hosts is not implemented yet; running the promisc tables only")
+			cfg.Rate = nil
+		}
+	}
+	if cfg.NoPromisc {
+		setups = nil
+	}
+	var rateSetups []RateSpec
+	if cfg.Rate != nil {
+		if err := cfg.Rate.check(); err != nil {
+			return nil, "", err
+		}
+		if rateSetups, err = FindRateSetups(cfg.Rate.Setups); err != nil {
+			return nil, "", err
+		}
+	}
+	if len(setups) == 0 && len(rateSetups) == 0 {
+		return nil, "", fmt.Errorf("regress: nothing to run: no promisc setup and no forwarding-rate setup")
+	}
+	if cfg.Hosts == nil {
+		err = checkHost()
+	} else {
+		err = checkHarness(cfg.Hosts)
+	}
+	if err != nil {
 		return nil, "", err
 	}
 	res := &Results{
-		Version: 1, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
+		Version: 2, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
 		Alpha: cfg.Alpha, MinP: MinP(cfg.Runs, cfg.Runs), Environment: environment(), Setups: setups,
+		Rate: cfg.Rate, RateSetups: rateSetups,
 	}
 	res.Method = []string{
 		fmt.Sprintf("iperf3 TCP, one stream, %d s per test. Receive: the device under test's iperf3 client with -R (the peer sends into its stack); Transmit: the same without -R; Forward: peer 1's client to peer 2's server across the bridge.", cfg.Seconds),
@@ -40,6 +78,9 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		fmt.Sprintf("CPU: whole-machine /proc/stat deltas from just before each iperf3 client starts to just after it ends (%d CPUs: %.0f%% = one core busy); interrupts = irq + softirq (veth has no hardware interrupts: packet work shows as system and softirq); engine = the swctl daemon's utime+stime (/proc/PID/stat) over the same span, percent of the whole machine.", runtime.NumCPU(), 100/float64(runtime.NumCPU())),
 		"Runs are interleaved per cell: patch, no patch, no patch, patch, ... (A B B A), so drift on a shared machine hits both alike.",
 	}
+	if cfg.Rate != nil {
+		res.Method = append(res.Method, cfg.Rate.describe()...)
+	}
 	cmds := &Commands{}
 	defer func() { res.Commands = cmds.Log }()
 	trees, err := PrepareTrees(ctx, cfg.AB, "", cmds)
@@ -48,6 +89,21 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	defer trees.Close()
 	res.Trees = trees
+	if cfg.Hosts != nil {
+		res.Hosts = cfg.Hosts
+		if cfg.Hosts.DUT.OS != runtime.GOOS {
+			trees.GOOS = cfg.Hosts.DUT.OS
+		}
+		trees.GOARCH = cfg.Hosts.DUT.Arch
+		res.Method = []string{
+			fmt.Sprintf("Real test hosts (%s): device under test %s over %s, interfaces %s, address %s; peer %s over %s, interfaces %s, address %s.",
+				cfg.Hosts.Path, cfg.Hosts.DUT.Host, cfg.Hosts.DUT.Transport, strings.Join(cfg.Hosts.DUT.Interfaces, " "), cfg.Hosts.DUT.Addr,
+				cfg.Hosts.Peer.Host, cfg.Hosts.Peer.Transport, strings.Join(cfg.Hosts.Peer.Interfaces, " "), cfg.Hosts.Peer.Addr),
+			fmt.Sprintf("iperf3 TCP, one stream, %d s per test, the device under test's client (Receive: with -R) to the peer's server; no CPU pinning; offloads as the hosts have them (off on the bridge's TAP on Linux).", cfg.Seconds),
+			"CPU: the device under test's whole machine (/proc/stat on Linux, kern.cp_time on the BSDs) from just before to just after each iperf3 client, read through the transport; engine = the swctl daemon's user+system time (/proc/PID/stat on Linux, ps cputime on the BSDs), percent of the whole machine.",
+			"Runs are interleaved per cell: patch, no patch, no patch, patch, ... (A B B A). Every change on a host (temporary directory, binaries, addresses, promiscuous mode, daemons, iperf3 server) is recorded and put back at the end, also on Ctrl-C or failure.",
+		}
+	}
 	fmt.Fprintf(cfg.Stderr, "regress: building swctl (%s)\n", trees.Mode)
 	if err := trees.Build(ctx); err != nil {
 		return nil, "", err
@@ -59,14 +115,30 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	defer os.RemoveAll(work)
 
 	plan := Plan(setups, cfg.Runs)
+	ratePlan := RatePlan(rateSetups, cfg.Runs)
 	weight := func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 }
 	total := 0.0
 	for _, in := range plan {
 		total += weight(in)
 	}
-	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan), total)
+	if cfg.Rate != nil {
+		total += float64(len(ratePlan)) * cfg.Rate.weight()
+	}
+	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan)+len(ratePlan), total)
 	seq, step := 0, 0
-	for si, s := range setups {
+	if cfg.Hosts != nil {
+		if err := runHosts(ctx, cfg, cfg.Hosts, setups, plan, trees, res, cmds, prog, &step); err != nil {
+			if cfg.TTY {
+				fmt.Fprintln(cfg.Stderr)
+			}
+			return nil, "", err
+		}
+	}
+	bedSetups := setups
+	if cfg.Hosts != nil {
+		bedSetups = nil // ran on the hosts
+	}
+	for si, s := range bedSetups {
 		b, err := newBed(ctx, s, si+1, work, cmds)
 		if err != nil {
 			return nil, "", err
@@ -111,10 +183,58 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			return nil, "", err
 		}
 	}
+	rateSeq := 0
+	for si, s := range rateSetups {
+		b, err := newRateBed(ctx, s, *cfg.Rate, si+1, work, cmds)
+		if err != nil {
+			return nil, "", err
+		}
+		err = func() error {
+			defer b.close()
+			for _, in := range ratePlan {
+				if in.Setup != s.Name {
+					continue
+				}
+				step++
+				prog.Step(step, in.String())
+				bin := trees.NoPatch.Binary
+				if in.Role == RolePatch {
+					bin = trees.Patch.Binary
+				}
+				if err := b.start(ctx, in, bin); err != nil {
+					return err
+				}
+				for _, size := range cfg.Rate.Sizes {
+					smp, err := b.measure(ctx, size)
+					if err != nil {
+						b.stop()
+						return fmt.Errorf("%s: %w", in, err)
+					}
+					rateSeq++
+					smp.Setup, smp.Role, smp.Run, smp.Seq = in.Setup, in.Role, in.Run, rateSeq
+					res.RateSamples = append(res.RateSamples, smp)
+				}
+				if err := b.stop(); err != nil {
+					return err
+				}
+				prog.Done(cfg.Rate.weight())
+			}
+			return nil
+		}()
+		if err != nil {
+			if cfg.TTY {
+				fmt.Fprintln(cfg.Stderr)
+			}
+			return nil, "", err
+		}
+	}
 	prog.Finish()
 	res.Finished = time.Now()
 	res.Environment.LoadEnd = loadavg()
 	res.Cells = Analyze(setups, res.Samples, cfg.Alpha)
+	if cfg.Rate != nil {
+		res.RateCells = AnalyzeRates(rateSetups, cfg.Rate.Sizes, res.RateSamples, cfg.Alpha)
+	}
 	res.Commands = cmds.Log
 	dir := filepath.Join(cfg.OutRoot, res.Started.Format("20060102-150405"))
 	if err := WriteReport(dir, res); err != nil {
@@ -125,6 +245,12 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	fmt.Fprintln(cfg.Stdout)
 	PrintTables(cfg.Stdout, setups, res.Cells)
+	if len(rateSetups) > 0 {
+		if len(setups) > 0 {
+			fmt.Fprintln(cfg.Stdout)
+		}
+		PrintRateTables(cfg.Stdout, rateSetups, cfg.Rate.Sizes, res.RateCells)
+	}
 	fmt.Fprintf(cfg.Stdout, "\nreport: %s (report.md, results.json, charts)\n", dir)
 	return res, dir, nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,5 +117,112 @@ func TestIntegrationRegressSmoke(t *testing.T) {
 	// Nothing left behind: no worktree, no temporary tree.
 	if _, err := os.Stat(res.Trees.Patch.Dir); !os.IsNotExist(err) {
 		t.Errorf("the patch worktree %s is still there (%v)", res.Trees.Patch.Dir, err)
+	}
+}
+
+// TestIntegrationRegressRateSmoke runs the forwarding-rate suite alone
+// in a short form (one run, 200 ms trials, at most 3 search trials, both
+// setups, FULL's latency trial) and checks its tables, results.json,
+// charts and that no namespace is left behind.
+func TestIntegrationRegressRateSmoke(t *testing.T) {
+	netnstest.Require(t)
+	if testing.Short() {
+		t.Skip("-short: the rate smoke run takes about 40 s")
+	}
+	rc := DefaultRateConfig(true, false)
+	rc.Trial, rc.MaxTrials, rc.Latency = 200*time.Millisecond, 3, true // latency: FULL's extra trial
+	out := t.TempDir()
+	var stdout, stderr strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	res, dir, err := Run(ctx, Config{
+		AB: ABSpec{Repo: ".."}, Runs: 1, Seconds: 1, Alpha: 0.05, NoPromisc: true, Rate: &rc,
+		OutRoot: out, Stdout: &stdout, Stderr: &stderr,
+	})
+	t.Logf("rate smoke run took %v\nstderr:\n%s\nstdout:\n%s", time.Since(start).Round(time.Second), stderr.String(), stdout.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := stdout.String()
+	for _, setup := range []string{"bridge0", "trunk0"} {
+		want := "== forwarding rate: " + setup + " ==\nForwarding rate (frames/s, loss %)\nbytes     max fps     max fps     0-loss fps  0-loss fps  loss %      loss %\n          patch       no patch    patch       no patch    patch       no patch\n64/60     "
+		if !strings.Contains(text, want) {
+			t.Errorf("stdout lacks the %s forwarding-rate table in the shape wanted:\n%s", setup, text)
+		}
+	}
+	if strings.Contains(text, "Throughput (Mb/s)") {
+		t.Errorf("NoPromisc run printed promisc tables:\n%s", text)
+	}
+	if n := len(res.RateSamples); n != 2*2*2 {
+		t.Errorf("%d forwarding-rate samples, want 8 (2 setups x 2 roles x 2 sizes)", n)
+	}
+	for _, s := range res.RateSamples {
+		if s.Max.Received == 0 || s.Max.CPU.Ticks == 0 || s.Max.EngineCPU == nil || len(s.Trials) == 0 {
+			t.Errorf("%s %s %d: max run without frames, CPU or engine CPU, or no trials: %+v", s.Setup, s.Role, s.Size, s)
+		}
+		// With 3 trials on a busy machine no trial may pass: the rate is
+		// then 0, and must agree with the trials either way.
+		passed := false
+		for _, tr := range s.Trials {
+			passed = passed || (tr.Sent > 0 && tr.Received >= tr.Sent)
+		}
+		if s.ZeroLoss > 0 && (s.Latency == nil || s.Latency.Result.Latency == nil) {
+			t.Errorf("%s %s %d: zero-loss rate %v but no latency trial", s.Setup, s.Role, s.Size, s.ZeroLoss)
+		}
+		if (s.ZeroLoss > 0) != passed {
+			t.Errorf("%s %s %d: zero-loss rate %v, but a trial without loss: %v", s.Setup, s.Role, s.Size, s.ZeroLoss, passed)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js map[string]any
+	if err := json.Unmarshal(b, &js); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	for _, k := range []string{"rate", "rate_setups", "rate_samples", "rate_cells"} {
+		if _, ok := js[k]; !ok {
+			t.Errorf("results.json lacks %q", k)
+		}
+	}
+	if md, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || !strings.Contains(string(md), "```\n== forwarding rate: bridge0 ==") {
+		t.Errorf("report.md missing or without the forwarding-rate tables: %v", err)
+	}
+	for _, name := range []string{"rate-bridge0.svg", "rate-trunk0.svg"} {
+		checkSVG(t, filepath.Join(dir, name))
+	}
+	if nss, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(nss), fmt.Sprintf("swf%d", os.Getpid()%100000)) {
+		t.Errorf("namespaces left behind:\n%s", nss)
+	}
+}
+
+// checkSVG fails t unless path is well-formed XML with an svg root.
+func checkSVG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer f.Close()
+	d := xml.NewDecoder(f)
+	root := ""
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Errorf("%s: not well-formed XML: %v", path, err)
+			return
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	if root != "svg" {
+		t.Errorf("%s: root element %q, want svg", path, root)
 	}
 }

@@ -48,8 +48,7 @@ var Setups = []SetupSpec{
 	},
 	{
 		Name: "bridge0", Rows: []string{RowReceive, RowTransmit, RowForward}, Engine: true,
-		Desc:        "swctl bridge over two veth links to two peers, host address on its --local TAP; Forward = peer to peer across the bridge",
-		NoPromiscNA: "swctl has no way yet to add bridge members without a promiscuous membership (internal/daemon always acquires it on bridge add); adding a daemon option was outside this slice's files",
+		Desc: "swctl bridge over two veth links to two peers, host address on its --local TAP; Forward = peer to peer across the bridge; PROMISC = members promiscuous (the default), -PROMISC = `bridge port --promisc off` on both members (valid on veth, which delivers every frame anyway)",
 	},
 }
 
@@ -83,8 +82,16 @@ type Config struct {
 	Seconds int
 	// Alpha is the significance level of the Mann-Whitney test.
 	Alpha float64
-	// Setups names the setups to run; empty means all.
+	// Setups names the promisc setups to run; empty means all.
 	Setups []string
+	// Hosts, when set, runs the promisc tests on the real test hosts it
+	// names, through their transports, instead of a netns testbed.
+	Hosts *HostsConfig
+	// NoPromisc skips the promisc tables (suite item 1).
+	NoPromisc bool
+	// Rate, when set, runs the forwarding-rate suite (suite item 2) after
+	// the promisc tables, as it says; nil skips it.
+	Rate *RateConfig
 	// Quick marks the short form in the report.
 	Quick bool
 	// OutRoot is the directory that receives <timestamp>/ (regress-out).

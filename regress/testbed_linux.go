@@ -2,7 +2,6 @@ package regress
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,9 +12,6 @@ import (
 	"syscall"
 	"time"
 )
-
-// iperfPort is the TCP port of the testbed's iperf3 servers.
-const iperfPort = "5201"
 
 // CPU pinning of the iperf3 ends, the same in every row.
 const (
@@ -51,15 +47,7 @@ type bed struct {
 	// servers are the running iperf3 servers.
 	servers []*exec.Cmd
 	// daemon is the running swctl daemon, nil when none.
-	daemon *exec.Cmd
-	// daemonDone is closed when daemon has been reaped.
-	daemonDone chan struct{}
-	// daemonLog is the current daemon's log file.
-	daemonLog string
-	// bin is the current instance's swctl binary.
-	bin string
-	// sock is the current daemon's control socket.
-	sock string
+	daemon *daemonProc
 	// hold is the veth setup's promiscuous membership, nil when none.
 	hold *promiscHold
 	// starts counts instances, for file names.
@@ -185,8 +173,7 @@ func (b *bed) in(ctx context.Context, ns string, args ...string) (string, error)
 
 // swctl runs the current instance's CLI against its daemon.
 func (b *bed) swctl(ctx context.Context, args ...string) error {
-	_, err := b.in(ctx, b.dut, append([]string{b.bin, "--socket", b.sock}, args...)...)
-	return err
+	return b.daemon.swctl(ctx, args...)
 }
 
 // start brings the device under test up for one instance with binary bin
@@ -208,43 +195,9 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 		return b.waitPing(ctx, b.peerIP)
 	}
 	b.starts++
-	b.bin = bin
 	base := filepath.Join(b.dir, fmt.Sprintf("%s-%d", b.spec.Name, b.starts))
-	b.sock = base + ".sock"
-	b.daemonLog = base + ".log"
-	logf, err := os.Create(b.daemonLog)
-	if err != nil {
+	if b.daemon, err = startDaemon(ctx, b.cmds, b.dut, bin, base); err != nil {
 		return err
-	}
-	defer logf.Close()
-	args := []string{"ip", "netns", "exec", b.dut, bin, "daemon", "--socket", b.sock, "--config", base + ".conf", "--state-dir", base + ".state"}
-	b.cmds.Log = append(b.cmds.Log, strings.Join(args, " ")+" &")
-	d := exec.Command(args[0], args[1:]...)
-	d.Stdout, d.Stderr = logf, logf
-	d.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := d.Start(); err != nil {
-		return fmt.Errorf("daemon: %w", err)
-	}
-	b.daemon = d
-	done := make(chan struct{})
-	b.daemonDone = done
-	go func() { d.Wait(); close(done) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := b.cmds.Output(ctx, "", nil, "ip", "netns", "exec", b.dut, bin, "--socket", b.sock, "bridge", "show"); err == nil {
-			break
-		}
-		select {
-		case <-done:
-			return fmt.Errorf("daemon exited at start: %s", tail(b.daemonLog))
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("daemon did not answer within 10s: %s", tail(b.daemonLog))
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	switch b.spec.Name {
 	case "trunk0":
@@ -261,6 +214,13 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 		}
 		if err := b.swctl(ctx, "bridge", "add", "bridge0", "p1", "p2"); err != nil {
 			return err
+		}
+		if !in.Promisc {
+			for _, p := range []string{"p1", "p2"} {
+				if err := b.swctl(ctx, "bridge", "port", "bridge0", p, "--promisc", "off"); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	mac, err := b.in(ctx, b.dut, "cat", "/sys/class/net/"+b.dutDev+"/address")
@@ -343,13 +303,13 @@ func (b *bed) measure(ctx context.Context, row string, seconds int) (Sample, err
 		}
 		e0, eerr := uint64(0), error(nil)
 		if b.daemon != nil {
-			e0, eerr = readProcCPU(b.daemon.Process.Pid)
+			e0, eerr = readProcCPU(b.daemon.pid())
 		}
 		out, err := b.cmds.Output(tctx, "", nil, args...)
 		c1, cerr := readCPU()
 		var e1 uint64
 		if b.daemon != nil && eerr == nil {
-			e1, eerr = readProcCPU(b.daemon.Process.Pid)
+			e1, eerr = readProcCPU(b.daemon.pid())
 		}
 		cancel()
 		mbps, retr, perr := parseIperf(out)
@@ -373,28 +333,6 @@ func (b *bed) measure(ctx context.Context, row string, seconds int) (Sample, err
 	return s, fmt.Errorf("%s %s: iperf3 failed twice: %v", b.spec.Name, row, lastErr)
 }
 
-// parseIperf reads iperf3 -J output: received bits/s and retransmits.
-func parseIperf(out []byte) (mbps float64, retransmits int, err error) {
-	var r struct {
-		Error string `json:"error"`
-		End   struct {
-			SumReceived struct {
-				BitsPerSecond float64 `json:"bits_per_second"`
-			} `json:"sum_received"`
-			SumSent struct {
-				Retransmits int `json:"retransmits"`
-			} `json:"sum_sent"`
-		} `json:"end"`
-	}
-	if err := json.Unmarshal(out, &r); err != nil {
-		return 0, 0, fmt.Errorf("iperf3 output: %w", err)
-	}
-	if r.Error != "" {
-		return 0, 0, fmt.Errorf("iperf3: %s", r.Error)
-	}
-	return r.End.SumReceived.BitsPerSecond / 1e6, r.End.SumSent.Retransmits, nil
-}
-
 // stop ends the current instance: the daemon (SIGTERM, then SIGKILL
 // after 10 s) or the promiscuous membership.
 func (b *bed) stop() error {
@@ -404,13 +342,8 @@ func (b *bed) stop() error {
 		b.hold = nil
 	}
 	if b.daemon != nil {
-		b.daemon.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-b.daemonDone:
-		case <-time.After(10 * time.Second):
-			b.daemon.Process.Kill()
-			<-b.daemonDone
-			err = fmt.Errorf("%s: daemon did not stop on SIGTERM within 10s; killed", b.spec.Name)
+		if derr := b.daemon.stop(); derr != nil {
+			err = fmt.Errorf("%s: %w", b.spec.Name, derr)
 		}
 		b.daemon = nil
 	}

@@ -70,6 +70,11 @@ type Trees struct {
 	Patch Tree `json:"patch"`
 	// NoPatch is the "no patch" tree.
 	NoPatch Tree `json:"no_patch"`
+	// GOOS and GOARCH, when set, are the system the binaries are built
+	// for (a real device under test); empty means the harness's own.
+	GOOS string `json:"goos,omitempty"`
+	// GOARCH is the architecture the binaries are built for.
+	GOARCH string `json:"goarch,omitempty"`
 	// top is the repository's top directory.
 	top string
 	// tmp is the temporary directory holding the worktree and binaries.
@@ -260,7 +265,14 @@ func copyFile(src, dst string) error {
 func (t *Trees) Build(ctx context.Context) error {
 	build := func(tr *Tree, name string) error {
 		out := filepath.Join(t.tmp, name)
-		if _, err := t.run.Output(ctx, tr.Dir, []string{"CGO_ENABLED=0"}, "go", "build", "-trimpath", "-o", out, "./cmd/swctl"); err != nil {
+		env := []string{"CGO_ENABLED=0"}
+		if t.GOOS != "" {
+			env = append(env, "GOOS="+t.GOOS)
+		}
+		if t.GOARCH != "" {
+			env = append(env, "GOARCH="+t.GOARCH)
+		}
+		if _, err := t.run.Output(ctx, tr.Dir, env, "go", "build", "-trimpath", "-o", out, "./cmd/swctl"); err != nil {
 			return fmt.Errorf("regress: build %s swctl in %s: %w", tr.Role, tr.Dir, err)
 		}
 		tr.Binary = out

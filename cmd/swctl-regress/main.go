@@ -1,7 +1,10 @@
 // Command swctl-regress runs swctl's regress suite (make regress): the
-// promisc A/B tables for veth, trunk0 and bridge0, comparing a "patch"
-// and a "no patch" build of swctl on a self-built netns testbed. The work
-// is done by package regress; this file only parses flags.
+// promisc A/B tables for veth, trunk0 and bridge0 and the forwarding-rate
+// tables (frames/s, RFC 2544 zero-loss rate, loss) through a swctl bridge
+// and a swctl trunk, comparing a "patch" and a "no patch" build of swctl
+// on a self-built netns testbed, or on real test hosts named by a
+// regress.conf (-hosts, docs/REGRESS.md). The work is done by package
+// regress; this file only parses flags.
 package main
 
 import (
@@ -19,21 +22,21 @@ import (
 func main() {
 	var (
 		quick   = flag.Bool("quick", false, "the shortest form: 1 run of 3 s per cell and role (overrides -runs and -seconds unless they are given)")
-		full    = flag.Bool("full", false, "the long form (RFC 2544/2889): not implemented yet")
+		full    = flag.Bool("full", false, "the long form: forwarding rate at every RFC 2544 frame size with 10 s trials and latency at the zero-loss rate")
 		runs    = flag.Int("runs", 6, "runs per cell and role")
 		seconds = flag.Int("seconds", 10, "length of one iperf3 test in seconds")
 		alpha   = flag.Float64("alpha", 0.05, "significance level of the Mann-Whitney U test")
 		patch   = flag.String("patch", "", "diff file: \"patch\" = the tree with it applied in a temporary worktree, \"no patch\" = the tree")
 		base    = flag.String("base", "", "git revision: \"no patch\" = it, built in a temporary worktree, \"patch\" = the tree")
-		setups  = flag.String("setups", "", "comma-separated setups to run (veth,trunk0,bridge0; default all)")
+		setups  = flag.String("setups", "", "comma-separated promisc setups to run (veth,trunk0,bridge0; default all)")
+		suites  = flag.String("suites", "promisc,rate", "comma-separated suites to run: promisc (iperf3 A/B tables), rate (forwarding rate)")
+		rateSet = flag.String("rate-setups", "", "comma-separated forwarding-rate setups to run (bridge0,trunk0; default all)")
+		trial   = flag.Duration("trial", 0, "length of a forwarding-rate run and search trial (default 500ms QUICK, 1s, 10s FULL)")
 		out     = flag.String("out", "regress-out", "directory that receives the <timestamp>/ report directory")
 		repo    = flag.String("repo", ".", "a directory in the swctl git repository")
+		hosts   = flag.String("hosts", "", "regress.conf naming real test hosts (docs/REGRESS.md) instead of the netns testbed")
 	)
 	flag.Parse()
-	if *full {
-		fmt.Fprintln(os.Stderr, "swctl-regress: not implemented yet: RFC 2544/2889 long forms (FULL=1)")
-		os.Exit(2)
-	}
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *quick {
@@ -48,6 +51,33 @@ func main() {
 	if *setups != "" {
 		names = strings.Split(*setups, ",")
 	}
+	run := map[string]bool{}
+	for _, s := range strings.Split(*suites, ",") {
+		if s != "promisc" && s != "rate" {
+			fmt.Fprintf(os.Stderr, "swctl-regress: -suites: %q: no such suite (have promisc, rate)\n", s)
+			os.Exit(2)
+		}
+		run[s] = true
+	}
+	var rate *regress.RateConfig
+	if run["rate"] {
+		rc := regress.DefaultRateConfig(*quick, *full)
+		if *rateSet != "" {
+			rc.Setups = strings.Split(*rateSet, ",")
+		}
+		if *trial != 0 {
+			rc.Trial = *trial
+		}
+		rate = &rc
+	}
+	var hc *regress.HostsConfig
+	if *hosts != "" {
+		var err error
+		if hc, err = regress.LoadHostsConfig(*hosts); err != nil {
+			fmt.Fprintf(os.Stderr, "swctl-regress: -hosts: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// After the first signal, a second one kills at once.
@@ -56,12 +86,12 @@ func main() {
 	}()
 	_, _, err := regress.Run(ctx, regress.Config{
 		AB:   regress.ABSpec{Repo: *repo, Patch: *patch, Base: *base},
-		Runs: *runs, Seconds: *seconds, Alpha: *alpha, Setups: names, Quick: *quick,
+		Runs: *runs, Seconds: *seconds, Alpha: *alpha, Setups: names, NoPromisc: !run["promisc"], Rate: rate, Hosts: hc, Quick: *quick,
 		OutRoot: *out, Stdout: os.Stdout, Stderr: os.Stderr, TTY: regress.IsTerminal(os.Stderr),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintln(os.Stderr, "swctl-regress: interrupted; the testbed and temporary worktrees were removed")
+			fmt.Fprintln(os.Stderr, "swctl-regress: interrupted; the testbed (or what it changed on the test hosts) and temporary worktrees were removed")
 		}
 		fmt.Fprintf(os.Stderr, "swctl-regress: %v\n", err)
 		os.Exit(1)

@@ -30,6 +30,7 @@ func daemonCommand() *cli.Command {
 			&cli.StringFlag{Name: "socket-group", Usage: "`GROUP` whose members may use the control socket (mode 0660)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "text or json"},
+			&cli.IntFlag{Name: "workers", Value: 1, Usage: "forwarding goroutines per bridge member, `N` sockets in a PACKET_FANOUT group (1-64)"},
 		},
 		Action: runDaemon,
 	}
@@ -38,6 +39,9 @@ func daemonCommand() *cli.Command {
 func runDaemon(c *cli.Context) error {
 	if err := wantArgs(c, 0, 0); err != nil {
 		return err
+	}
+	if w := c.Int("workers"); w < 1 || w > 64 {
+		return usagef("--workers: want 1-64, got %d", w)
 	}
 	var level slog.Level
 	switch l := c.String("log-level"); l {
@@ -73,6 +77,7 @@ func runDaemon(c *cli.Context) error {
 		SocketPath:  socket,
 		StateDir:    c.String("state-dir"),
 		SocketGroup: c.String("socket-group"),
+		Workers:     c.Int("workers"),
 		Version:     api.Build(),
 		Logger:      slog.New(h),
 	})

@@ -38,6 +38,10 @@ type Options struct {
 	Version api.VersionInfo
 	// Logger receives one line per state change.
 	Logger *slog.Logger
+	// Workers is the number of receive queues, each with its own
+	// forwarding goroutine, of every bridge member (PACKET_FANOUT in hash
+	// mode); 0 means 1.
+	Workers int
 }
 
 // Run starts the daemon and serves until ctx is done; then it stops every
@@ -77,6 +81,9 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	sys, err := newSystem(journal, log)
+	if ws, ok := sys.(interface{ setWorkers(int) }); ok && err == nil {
+		ws.setWorkers(opts.Workers)
+	}
 	if err != nil {
 		return err
 	}

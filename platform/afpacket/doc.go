@@ -42,15 +42,32 @@
 // slot, ReadBatchOffload returns it (offsets moved by a restored tag), and
 // WriteBatchOffload passes one in front of each frame as the first iovec
 // of its sendmmsg message, so GSO super-frames and partial checksums cross
-// userspace untouched. The ring then has Options.OffloadSlots (default
-// 256) slots of 64 KiB and more, four per block: about 16.3 MiB. Plain
+// userspace untouched. The ring keeps slots sized for the MTU, and
+// PACKET_COPY_THRESH is on: a frame too large for a slot (a super-frame)
+// gets only its head in the slot, marked TP_STATUS_COPY, and the kernel
+// queues the whole frame on the socket's receive queue (in ring order,
+// bounded by Options.CopyQueue); ReadBatch reads it with read(2) into one
+// of Options.CopyBuffers preallocated 64 KiB buffers, where it stays valid
+// until the next ReadBatch like a slot. Options.OffloadSlots gives instead
+// a ring of 64 KiB slots (about 64.1 KiB of kernel memory each). Plain
 // ReadBatch on such a port finishes partial checksums in place and drops
 // super-frames; plain WriteBatch sends a zero header.
+//
+// # Fanout
+//
+// With Options.Workers N > 1 the port opens N receive sockets, each with
+// its own ring, in one PACKET_FANOUT group in hash mode: the kernel picks
+// the socket by flow hash, so a flow stays in order on one socket.
+// ReadQueue(q) reads socket q only, for one reader goroutine per socket;
+// ReadBatch takes every socket in turn. Sending and memberships use the
+// first socket.
 //
 // # Limits
 //
 // The ring slot is sized for the interface MTU at Open, plus two tags (or
-// for a 64 KiB super-frame with Offload). Larger frames (GSO super-frames
-// without Offload, BIG TCP, frames after an MTU increase) arrive truncated
-// and are dropped, counted in RxDropped and logged once per port.
+// for a 64 KiB super-frame with OffloadSlots). Larger frames (GSO
+// super-frames without Offload, frames after an MTU increase) arrive
+// truncated and are dropped, counted in RxDropped and logged once per port;
+// with Offload they are copied instead, up to 64 KiB (BIG TCP frames are
+// dropped) and while the copy queue has room.
 package afpacket

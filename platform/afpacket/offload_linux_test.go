@@ -20,13 +20,32 @@ import (
 	"github.com/swctl/swctl/platform/platformtest"
 )
 
+// offloadModes are the receive rings a port with Offload can have: the
+// default small slots with copies of super-frames, and 64 KiB slots
+// (OffloadSlots; 256 of them: the contract suite sends up to 197 frames
+// before it reads).
+var offloadModes = []struct {
+	name string
+	opts afpacket.Options
+}{
+	{"small slots", afpacket.Options{Offload: true}},
+	{"64KiB slots", afpacket.Options{Offload: true, OffloadSlots: 256}},
+}
+
+// forOffloadModes runs f as a subtest for every offload ring mode.
+func forOffloadModes(t *testing.T, f func(t *testing.T, opts afpacket.Options)) {
+	for _, m := range offloadModes {
+		t.Run(m.name, func(t *testing.T) { f(t, m.opts) })
+	}
+}
+
 func TestIntegrationContractOffload(t *testing.T) {
-	platformtest.Run(t, func(t *testing.T) (platform.Port, platform.Port) {
-		ns, a, b := cable(t)
-		// The default 256 slots: the suite sends up to 197 frames
-		// before it reads.
-		p := openIn(t, ns, afpacket.Options{Offload: true}, a, b)
-		return p[0], p[1]
+	forOffloadModes(t, func(t *testing.T, opts afpacket.Options) {
+		platformtest.Run(t, func(t *testing.T) (platform.Port, platform.Port) {
+			ns, a, b := cable(t)
+			p := openIn(t, ns, opts, a, b)
+			return p[0], p[1]
+		})
 	})
 }
 
@@ -98,8 +117,12 @@ func readTCP(t *testing.T, p *afpacket.Port) ([]byte, platform.Offload) {
 // with its metadata, tagged and untagged. A port without Offload on the
 // same interface gets it truncated: dropped, counted, logged once.
 func TestIntegrationOffloadSuperFrame(t *testing.T) {
+	forOffloadModes(t, testOffloadSuperFrame)
+}
+
+func testOffloadSuperFrame(t *testing.T, opts afpacket.Options) {
 	ns, a, b := cable(t)
-	p := openIn(t, ns, afpacket.Options{Offload: true}, a, b)
+	p := openIn(t, ns, opts, a, b)
 	src, dst := p[0], p[1]
 	var logBuf syncBuffer
 	plainLog := slog.New(slog.NewTextHandler(&logBuf, nil))
@@ -170,8 +193,12 @@ func (s *syncBuffer) String() string {
 // with Offload: WriteBatch sends with a zero vnet header, ReadBatch
 // finishes partial checksums and drops super-frames.
 func TestIntegrationOffloadPlainReadWrite(t *testing.T) {
+	forOffloadModes(t, testOffloadPlainReadWrite)
+}
+
+func testOffloadPlainReadWrite(t *testing.T, opts afpacket.Options) {
 	ns, a, b := cable(t)
-	p := openIn(t, ns, afpacket.Options{Offload: true}, a, b)
+	p := openIn(t, ns, opts, a, b)
 	src, dst := p[0], p[1]
 	// One segment's worth with a partial checksum, then a super-frame.
 	small, so := superFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 1000, 1448)
@@ -221,8 +248,12 @@ func TestIntegrationOffloadPlainReadWrite(t *testing.T) {
 }
 
 func TestIntegrationOffloadZeroAllocs(t *testing.T) {
+	forOffloadModes(t, testOffloadZeroAllocs)
+}
+
+func testOffloadZeroAllocs(t *testing.T, opts afpacket.Options) {
 	ns, a, b := cable(t)
-	p := openIn(t, ns, afpacket.Options{Offload: true, OffloadSlots: 64}, a, b)
+	p := openIn(t, ns, opts, a, b)
 	src, dst := p[0], p[1]
 	f, o := superFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 20000, 1448)
 	batch, offs := [][]byte{f, f}, []platform.Offload{o, o}
@@ -251,5 +282,110 @@ func TestIntegrationOffloadZeroAllocs(t *testing.T) {
 	}
 	if allocs != 0 {
 		t.Errorf("%v allocations per WriteBatchOffload+ReadBatchOffload, want 0", allocs)
+	}
+}
+
+// TestIntegrationOffloadSmallBurst is the reason for small slots: a burst
+// of 1,000 small frames that nobody reads yet fits the default ring of a
+// port with Offload (a ring of 256 64 KiB slots dropped most of it).
+func TestIntegrationOffloadSmallBurst(t *testing.T) {
+	ns, a, b := cable(t)
+	p := openIn(t, ns, afpacket.Options{Offload: true}, a, b)
+	src, dst := p[0], p[1]
+	const burst = 1000
+	var sent [][]byte
+	for i := range burst {
+		sent = append(sent, platformtest.Frame(frame.MACOf(dst.HardwareAddr()), frame.MACOf(src.HardwareAddr()), uint32(i), 60))
+	}
+	if n, err := src.WriteBatch(sent); n != burst || err != nil {
+		t.Fatalf("WriteBatch = %d, %v; want %d, nil", n, err, burst)
+	}
+	watchdog := time.AfterFunc(platformtest.Timeout, func() { _ = dst.Close() })
+	defer watchdog.Stop()
+	frames := make([][]byte, dst.BatchSize())
+	next := uint32(0)
+	for next < burst {
+		n, err := dst.ReadBatch(frames)
+		if err != nil {
+			t.Fatalf("ReadBatch after %d of %d frames: %v (counters %+v)", next, burst, err, dst.Counters())
+		}
+		for _, f := range frames[:n] {
+			seq, ok := platformtest.IsSuiteFrame(f)
+			if !ok {
+				continue
+			}
+			if seq != next {
+				t.Fatalf("frame %d arrived when %d was due (counters %+v)", seq, next, dst.Counters())
+			}
+			next++
+		}
+	}
+	if c := dst.Counters(); c.RingDropped != 0 || c.RxDropped != 0 {
+		t.Fatalf("ring dropped %d, rx dropped %d; want 0", c.RingDropped, c.RxDropped)
+	}
+}
+
+// TestIntegrationOffloadCopyOrder interleaves small frames and
+// super-frames, tagged and untagged, more super-frames than copy buffers,
+// in one burst: with small slots the super-frames come through the
+// socket's receive queue, and every frame must arrive whole, with its tag
+// and metadata, in the order sent.
+func TestIntegrationOffloadCopyOrder(t *testing.T) {
+	ns, a, b := cable(t)
+	p := openIn(t, ns, afpacket.Options{Offload: true, CopyBuffers: 3}, a, b)
+	src, dst := p[0], p[1]
+	var sent [][]byte
+	var offs []platform.Offload
+	for i := range 40 {
+		switch i % 4 {
+		case 0, 2:
+			sent = append(sent, platformtest.Frame(frame.MACOf(dst.HardwareAddr()), frame.MACOf(src.HardwareAddr()), uint32(i), 60+i))
+			offs = append(offs, platform.Offload{})
+		case 1, 3:
+			vlan := uint16(0)
+			if i%4 == 3 {
+				vlan = 100 + uint16(i)
+			}
+			f, o := superFrame(t, dst.HardwareAddr(), src.HardwareAddr(), vlan, 10000+i, 1448)
+			sent = append(sent, f)
+			offs = append(offs, o)
+		}
+	}
+	if n, err := src.WriteBatchOffload(sent, offs); n != len(sent) || err != nil {
+		t.Fatalf("WriteBatchOffload = %d, %v; want %d, nil", n, err, len(sent))
+	}
+	watchdog := time.AfterFunc(platformtest.Timeout, func() { _ = dst.Close() })
+	defer watchdog.Stop()
+	frames := make([][]byte, dst.BatchSize())
+	rxo := make([]platform.Offload, dst.BatchSize())
+	next := 0
+	for next < len(sent) {
+		n, err := dst.ReadBatchOffload(frames, rxo)
+		if err != nil {
+			t.Fatalf("ReadBatchOffload after %d of %d frames: %v (counters %+v)", next, len(sent), err, dst.Counters())
+		}
+		supers := 0
+		for i, f := range frames[:n] {
+			if _, ok := platformtest.IsSuiteFrame(f); !ok && frame.Ethernet(f).InnerType() != frame.TypeIPv4 {
+				continue // not ours
+			}
+			if !bytes.Equal(f, sent[next]) {
+				t.Fatalf("frame %d: got %d bytes, want the %d sent unchanged\ngot  % x\nwant % x",
+					next, len(f), len(sent[next]), f[:min(len(f), 48)], sent[next][:48])
+			}
+			if rxo[i] != offs[next] {
+				t.Fatalf("frame %d: offload %+v, want %+v", next, rxo[i], offs[next])
+			}
+			if offs[next].GSOType != platform.GSONone {
+				supers++
+			}
+			next++
+		}
+		if supers > 3 {
+			t.Fatalf("one ReadBatchOffload returned %d super-frames, more than the 3 copy buffers", supers)
+		}
+	}
+	if c := dst.Counters(); c.RingDropped != 0 || c.RxDropped != 0 {
+		t.Fatalf("ring dropped %d, rx dropped %d; want 0", c.RingDropped, c.RxDropped)
 	}
 }

@@ -17,12 +17,16 @@ const (
 	// DefaultBlockCount is the number of ring blocks: a 4 MiB ring,
 	// about 2,000 standard frames.
 	DefaultBlockCount = 32
-	// DefaultOffloadSlots is the number of receive ring slots of a port
-	// with Offload: each slot holds a 64 KiB super-frame (about 64.1 KiB
-	// with the headers), so the ring takes about 16.3 MiB of kernel memory,
-	// the same bytes as 256 full-size TSO frames in flight towards the
-	// engine (a 4 MiB TCP send window is 64 of them).
-	DefaultOffloadSlots = 256
+	// DefaultCopyQueue is the receive buffer in bytes of a port with
+	// Offload and small slots: the kernel queues the copies of
+	// super-frames there (counted by their truesize, about 70 KiB for a
+	// 64 KiB TSO frame), so about 200 super-frames can wait for the
+	// engine. The memory is taken only while they wait.
+	DefaultCopyQueue = 16 << 20
+	// DefaultCopyBuffers is the number of 64 KiB copy buffers of a port
+	// with Offload and small slots: the most super-frames one ReadBatch
+	// returns.
+	DefaultCopyBuffers = 8
 	// offloadSlotsPerBlock is how many super-frame slots share one ring
 	// block (a block is a whole number of pages; slots never cross
 	// blocks): 4 slots waste 3.5 KiB per block, 1.4%, where one slot per
@@ -49,12 +53,34 @@ type Options struct {
 	// platform.OffloadPort, receives GSO super-frames and partial
 	// checksums with their metadata (ReadBatchOffload) and hands them to
 	// the kernel, which segments and checksums them on the way out
-	// (WriteBatchOffload). The receive ring then has OffloadSlots slots
-	// of 64 KiB and more (BlockSize and BlockCount are ignored).
+	// (WriteBatchOffload). The receive ring keeps slots for the MTU
+	// (BlockSize, BlockCount) and PACKET_COPY_THRESH is on: a frame too
+	// large for a slot, a super-frame, waits as a full copy on the
+	// socket's receive queue (CopyQueue bytes) and ReadBatch reads it into
+	// one of CopyBuffers buffers, so small frames keep the thousands of
+	// slots of a plain port.
 	Offload bool
-	// OffloadSlots is the number of receive ring slots with Offload, a
-	// multiple of 4; 0 means DefaultOffloadSlots.
+	// OffloadSlots, when not 0, gives a port with Offload a receive ring
+	// of that many 64 KiB slots instead (a multiple of 4; about 64.1 KiB
+	// of kernel memory each, BlockSize and BlockCount ignored): no copies,
+	// but few slots for small frames or much memory.
 	OffloadSlots int
+	// CopyQueue is the receive buffer in bytes for the copies of
+	// super-frames with Offload and small slots; 0 means
+	// DefaultCopyQueue. Raising it beyond net.core.rmem_max needs
+	// CAP_NET_ADMIN.
+	CopyQueue int
+	// CopyBuffers is the number of copy buffers with Offload and small
+	// slots, the most super-frames one ReadBatch returns; 0 means
+	// DefaultCopyBuffers.
+	CopyBuffers int
+	// Workers, when more than 1, opens that many receive sockets, each
+	// with its own ring, in a PACKET_FANOUT group in hash mode: the
+	// kernel spreads the frames by flow hash, so each flow stays in order
+	// on one socket, and one reader goroutine per socket (ReadQueue) can
+	// forward on its own core. 0 or 1 means one socket. Sending and
+	// memberships use the first socket.
+	Workers int
 	// Logger receives the port's rare warnings (a frame too large for its
 	// ring slot, logged once per port); nil means slog.Default().
 	Logger *slog.Logger
@@ -74,8 +100,11 @@ func (o Options) withDefaults(name string) (Options, error) {
 	if o.BlockCount == 0 {
 		o.BlockCount = DefaultBlockCount
 	}
-	if o.OffloadSlots == 0 {
-		o.OffloadSlots = DefaultOffloadSlots
+	if o.CopyQueue == 0 {
+		o.CopyQueue = DefaultCopyQueue
+	}
+	if o.CopyBuffers == 0 {
+		o.CopyBuffers = DefaultCopyBuffers
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -89,6 +118,12 @@ func (o Options) withDefaults(name string) (Options, error) {
 		return o, fmt.Errorf("afpacket %s: block size %d is negative", name, o.BlockSize)
 	case o.BlockCount < 0:
 		return o, fmt.Errorf("afpacket %s: block count %d is negative", name, o.BlockCount)
+	case o.Workers < 0 || o.Workers > 64:
+		return o, fmt.Errorf("afpacket %s: workers %d out of range 1-64", name, o.Workers)
+	case o.CopyQueue < 0:
+		return o, fmt.Errorf("afpacket %s: copy queue %d is negative", name, o.CopyQueue)
+	case o.CopyBuffers < 0 || o.CopyBuffers > 1024:
+		return o, fmt.Errorf("afpacket %s: copy buffers %d out of range 1-1024", name, o.CopyBuffers)
 	case o.OffloadSlots < 0 || o.OffloadSlots%offloadSlotsPerBlock != 0:
 		return o, fmt.Errorf("afpacket %s: offload slots %d is not a positive multiple of %d", name, o.OffloadSlots, offloadSlotsPerBlock)
 	}

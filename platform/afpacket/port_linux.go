@@ -16,8 +16,9 @@ import (
 
 // Port is an AF_PACKET port on one interface. It implements
 // platform.Port, platform.LinkSetter and platform.Promiscuous. One
-// goroutine at a time may call ReadBatch; every other method is safe for
-// concurrent use, Close included.
+// goroutine at a time may call ReadBatch (or, with Workers, one per queue
+// ReadQueue); every other method is safe for concurrent use, Close
+// included.
 type Port struct {
 	// name is the interface name.
 	name string
@@ -51,14 +52,15 @@ type Port struct {
 	// closeOnce runs the teardown once.
 	closeOnce sync.Once
 
-	// rmu is held by ReadBatch for its whole call, wait included, and by
-	// Close while it unmaps the ring: Close waits for the reader to leave.
-	rmu sync.Mutex
-	// ring is the receive ring, guarded by rmu.
-	ring ring
-	// pfds are the descriptors ReadBatch polls (socket, eventfd), guarded
-	// by rmu.
-	pfds [2]unix.PollFd
+	// rx are the receive queues: the socket fd and, with Workers, the
+	// other sockets of its fanout group. Immutable after Open.
+	rx []*rxQueue
+	// allPfds are the descriptors ReadBatch polls on a port with several
+	// queues (every socket, then the eventfd), guarded by every rx[i].mu.
+	allPfds []unix.PollFd
+	// next is the queue ReadBatch collects from first on a port with
+	// several queues, guarded by every rx[i].mu.
+	next int
 
 	// txmu guards msgs and iovs, and keeps Close from closing fd under a
 	// sendmmsg.
@@ -94,6 +96,20 @@ type Port struct {
 	ringDropped atomic.Uint64
 	// errs counts failed system calls.
 	errs atomic.Uint64
+}
+
+// rxQueue is one receive socket with its ring.
+type rxQueue struct {
+	// mu is held by a reader for its whole call, wait included, and by
+	// Close while it unmaps the ring: Close waits for the reader to leave.
+	mu sync.Mutex
+	// fd is the socket (for queue 0 the port's fd, which also sends).
+	fd int
+	// ring is the receive ring, guarded by mu.
+	ring ring
+	// pfds are the descriptors ReadQueue polls (socket, eventfd), guarded
+	// by mu.
+	pfds [2]unix.PollFd
 }
 
 // Compile-time checks of the interfaces Port implements.
@@ -165,14 +181,88 @@ func Open(name string, opts Options) (*Port, error) {
 	return p, nil
 }
 
-// open makes the socket, ring and eventfd. The socket is created for no
-// protocol, so nothing queues on it until bind, after the ring exists.
+// open makes the sockets, their rings and the eventfd. Each socket is
+// created for no protocol, so nothing queues on it until bind, after its
+// ring exists. With Workers, every socket binds behind a filter that drops
+// everything, joins the fanout group, and only then loses the filter: no
+// socket ever sees a frame that another one of the group also gets.
 func (p *Port) open(mtu int, opts Options) error {
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return fmt.Errorf("eventfd: %w", err)
+	}
+	p.efd = efd
+	n := max(opts.Workers, 1)
+	for i := range n {
+		q := &rxQueue{fd: -1}
+		p.rx = append(p.rx, q)
+		if err := p.openQueue(q, mtu, opts); err != nil {
+			return err
+		}
+		if i == 0 {
+			p.fd = q.fd
+		}
+		if n > 1 {
+			if err := attachDropAll(q.fd); err != nil {
+				return fmt.Errorf("setsockopt SO_ATTACH_FILTER: %w", err)
+			}
+		}
+		sa := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: p.ifindex}
+		if err := unix.Bind(q.fd, sa); err != nil {
+			return fmt.Errorf("bind: %w", err)
+		}
+		q.pfds = [2]unix.PollFd{
+			{Fd: int32(q.fd), Events: unix.POLLIN},
+			{Fd: int32(efd), Events: unix.POLLIN},
+		}
+		p.allPfds = append(p.allPfds, unix.PollFd{Fd: int32(q.fd), Events: unix.POLLIN})
+	}
+	p.allPfds = append(p.allPfds, unix.PollFd{Fd: int32(efd), Events: unix.POLLIN})
+	if n == 1 {
+		return nil
+	}
+	// Hash mode keeps a flow on one socket, so in order; DEFRAG hashes
+	// the fragments of a datagram as a whole; the group, not each
+	// socket, ignores outgoing frames (PACKET_IGNORE_OUTGOING does not
+	// apply to a fanout member); the kernel picks an unused group id.
+	flags := unix.PACKET_FANOUT_FLAG_DEFRAG | unix.PACKET_FANOUT_FLAG_IGNORE_OUTGOING
+	if err := unix.SetsockoptInt(p.rx[0].fd, unix.SOL_PACKET, unix.PACKET_FANOUT,
+		(unix.PACKET_FANOUT_HASH|flags|unix.PACKET_FANOUT_FLAG_UNIQUEID)<<16); err != nil {
+		return fmt.Errorf("setsockopt PACKET_FANOUT: %w", err)
+	}
+	arg, err := unix.GetsockoptInt(p.rx[0].fd, unix.SOL_PACKET, unix.PACKET_FANOUT)
+	if err != nil {
+		return fmt.Errorf("getsockopt PACKET_FANOUT: %w", err)
+	}
+	for _, q := range p.rx[1:] {
+		if err := unix.SetsockoptInt(q.fd, unix.SOL_PACKET, unix.PACKET_FANOUT,
+			arg&0xffff|(unix.PACKET_FANOUT_HASH|flags)<<16); err != nil {
+			return fmt.Errorf("setsockopt PACKET_FANOUT (join group %d): %w", arg&0xffff, err)
+		}
+	}
+	for _, q := range p.rx {
+		if err := unix.SetsockoptInt(q.fd, unix.SOL_SOCKET, unix.SO_DETACH_FILTER, 0); err != nil {
+			return fmt.Errorf("setsockopt SO_DETACH_FILTER: %w", err)
+		}
+	}
+	return nil
+}
+
+// attachDropAll gives the socket a classic BPF filter that accepts
+// nothing (a single "ret #0").
+func attachDropAll(fd int) error {
+	filter := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: 0}}
+	return unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER,
+		&unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]})
+}
+
+// openQueue makes one receive socket and its ring, not bound yet.
+func (p *Port) openQueue(q *rxQueue, mtu int, opts Options) error {
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
 		return fmt.Errorf("socket: %w", err)
 	}
-	p.fd = fd
+	q.fd = fd
 	sockopts := []struct {
 		name     string
 		opt, val int
@@ -199,12 +289,32 @@ func (p *Port) open(mtu int, opts Options) error {
 	frameSize := frameSizeFor(mtu, opts.Headroom)
 	blockSize := (max(opts.BlockSize, frameSize) + page - 1) / page * page
 	blocks := opts.BlockCount
-	if opts.Offload {
+	copies := false
+	switch {
+	case opts.Offload && opts.OffloadSlots > 0:
 		// Slots for whole super-frames: a few per block, the block
 		// rounded up to pages.
 		frameSize = offloadFrameSize(mtu, opts.Headroom)
 		blockSize = (offloadSlotsPerBlock*frameSize + page - 1) / page * page
 		blocks = opts.OffloadSlots / offloadSlotsPerBlock
+	case opts.Offload:
+		// Small slots; a frame that does not fit (a super-frame) gets
+		// its head in the slot, marked TP_STATUS_COPY, and a full copy
+		// on the socket's receive queue, bounded by the receive buffer.
+		frameSize = smallOffloadFrameSize(mtu, opts.Headroom)
+		blockSize = (max(opts.BlockSize, frameSize) + page - 1) / page * page
+		copies = true
+		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_COPY_THRESH, 1); err != nil {
+			return fmt.Errorf("setsockopt PACKET_COPY_THRESH: %w", err)
+		}
+		// The kernel doubles the value. SO_RCVBUFFORCE needs
+		// CAP_NET_ADMIN; without it SO_RCVBUF is capped by
+		// net.core.rmem_max.
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, opts.CopyQueue/2); err != nil {
+			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, opts.CopyQueue/2); err != nil {
+				return fmt.Errorf("setsockopt SO_RCVBUF: %w", err)
+			}
+		}
 	}
 	perBlock := blockSize / frameSize
 	req := unix.TpacketReq{
@@ -224,7 +334,7 @@ func (p *Port) open(mtu int, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("mmap ring of %d bytes: %w", blockSize*blocks, err)
 	}
-	p.ring = ring{
+	q.ring = ring{
 		mem:            mem,
 		blockSize:      blockSize,
 		frameSize:      frameSize,
@@ -232,21 +342,17 @@ func (p *Port) open(mtu int, opts Options) error {
 		frames:         int(req.Frame_nr),
 		held:           make([]int, 0, opts.BatchSize),
 		vnet:           opts.Offload,
+		fd:             fd,
+	}
+	if copies {
+		q.ring.copyOff = copyOffset(opts.Headroom)
+		q.ring.bufs = make([][]byte, opts.CopyBuffers)
+		size := copyBufSize(mtu, opts.Headroom)
+		for i := range q.ring.bufs {
+			q.ring.bufs[i] = make([]byte, size)
+		}
 	}
 
-	sa := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: p.ifindex}
-	if err := unix.Bind(fd, sa); err != nil {
-		return fmt.Errorf("bind: %w", err)
-	}
-	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		return fmt.Errorf("eventfd: %w", err)
-	}
-	p.efd = efd
-	p.pfds = [2]unix.PollFd{
-		{Fd: int32(fd), Events: unix.POLLIN},
-		{Fd: int32(efd), Events: unix.POLLIN},
-	}
 	return nil
 }
 
@@ -256,13 +362,22 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 // closeFDs unmaps the ring and closes the descriptors that are open.
 func (p *Port) closeFDs() error {
 	var errs []error
-	if p.ring.mem != nil {
-		if err := unix.Munmap(p.ring.mem); err != nil {
-			errs = append(errs, fmt.Errorf("munmap: %w", err))
+	for _, q := range p.rx {
+		if q.ring.mem != nil {
+			if err := unix.Munmap(q.ring.mem); err != nil {
+				errs = append(errs, fmt.Errorf("munmap: %w", err))
+			}
+			q.ring.mem = nil
 		}
-		p.ring.mem = nil
+		if q.fd >= 0 {
+			if err := unix.Close(q.fd); err != nil {
+				errs = append(errs, fmt.Errorf("close: %w", err))
+			}
+			q.fd = -1
+		}
 	}
-	for _, fd := range []*int{&p.fd, &p.efd} {
+	p.fd = -1 // rx[0]'s
+	for _, fd := range []*int{&p.efd} {
 		if *fd >= 0 {
 			if err := unix.Close(*fd); err != nil {
 				errs = append(errs, fmt.Errorf("close: %w", err))
@@ -325,53 +440,138 @@ func (p *Port) ReadBatchOffload(frames [][]byte, offs []platform.Offload) (int, 
 // opened with Offload.
 func (p *Port) OffloadEnabled() bool { return p.offload }
 
+// RxQueues returns the number of receive queues: Options.Workers sockets
+// in a PACKET_FANOUT group, or 1.
+func (p *Port) RxQueues() int { return len(p.rx) }
+
+// ReadQueue reads receive queue q only, one of RxQueues(): ReadBatchOffload
+// when offs is not nil, else ReadBatch. Each queue may have its own reader
+// goroutine; the frames of a flow (by the kernel's flow hash) all arrive on
+// one queue, in order. A port is read either with ReadQueue, one goroutine
+// per queue, or with ReadBatch and ReadBatchOffload, which take every queue
+// in turn, never both.
+func (p *Port) ReadQueue(q int, frames [][]byte, offs []platform.Offload) (int, error) {
+	if q < 0 || q >= len(p.rx) {
+		return 0, fmt.Errorf("afpacket %s: ReadQueue: queue %d of %d", p.name, q, len(p.rx))
+	}
+	if offs != nil {
+		frames = frames[:min(len(frames), len(offs))]
+	}
+	return p.readQueue(p.rx[q], frames, offs)
+}
+
 // read is ReadBatch (offs nil) and ReadBatchOffload.
 func (p *Port) read(frames [][]byte, offs []platform.Offload) (int, error) {
-	p.rmu.Lock()
-	defer p.rmu.Unlock()
+	if len(p.rx) == 1 {
+		return p.readQueue(p.rx[0], frames, offs)
+	}
+	return p.readAll(frames, offs)
+}
+
+// readQueue reads one queue, blocking in ppoll while its ring is empty.
+func (p *Port) readQueue(q *rxQueue, frames [][]byte, offs []platform.Offload) (int, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if p.closed.Load() {
 		return 0, platform.ErrClosed
 	}
-	p.ring.release()
+	q.ring.release()
 	frames = frames[:min(len(frames), p.batch)]
 	if len(frames) == 0 {
 		return 0, nil
 	}
 	for {
-		n, bytes, dropped := p.ring.collect(frames, offs)
-		if dropped > 0 {
-			p.rxDropped.Add(uint64(dropped))
-			if p.ring.truncLen > 0 {
-				p.noteTruncated()
-			}
-		}
-		if n > 0 {
-			p.rxPackets.Add(uint64(n))
-			p.rxBytes.Add(uint64(bytes))
+		if n := p.collect(q, frames, offs); n > 0 {
 			return n, nil
 		}
-		if err := p.wait(); err != nil {
+		if err := p.wait(q.pfds[:]); err != nil {
 			return 0, err
 		}
 	}
 }
 
-// noteTruncated logs, once per port, that a frame did not fit its ring
-// slot and was dropped. rmu is held.
-func (p *Port) noteTruncated() {
-	n := p.ring.truncLen
-	p.ring.truncLen = 0
-	if p.truncLogged.CompareAndSwap(false, true) {
-		p.log.Warn("afpacket: received frame larger than the ring slot dropped (counted in rx_dropped; logged once per port)",
-			"port", p.name, "len", n, "slot", p.ring.frameSize, "offload", p.offload,
-			"hint", "a GSO super-frame without offload, BIG TCP (gso_max_size > 65536), or an MTU raised after the port opened")
+// readAll reads every queue of a port with several, starting with a
+// different one each call, blocking in ppoll while all are empty.
+func (p *Port) readAll(frames [][]byte, offs []platform.Offload) (int, error) {
+	for _, q := range p.rx {
+		q.mu.Lock()
+	}
+	defer p.unlockAll()
+	if p.closed.Load() {
+		return 0, platform.ErrClosed
+	}
+	for _, q := range p.rx {
+		q.ring.release()
+	}
+	frames = frames[:min(len(frames), p.batch)]
+	if len(frames) == 0 {
+		return 0, nil
+	}
+	for {
+		n := 0
+		for i := range p.rx {
+			var o []platform.Offload
+			if offs != nil {
+				o = offs[n:]
+			}
+			n += p.collect(p.rx[(p.next+i)%len(p.rx)], frames[n:], o)
+			if n == len(frames) {
+				break
+			}
+		}
+		p.next = (p.next + 1) % len(p.rx)
+		if n > 0 {
+			return n, nil
+		}
+		if err := p.wait(p.allPfds); err != nil {
+			return 0, err
+		}
 	}
 }
 
-// wait blocks until the socket is readable or Close signals the eventfd.
-func (p *Port) wait() error {
-	p.pfds[0].Revents, p.pfds[1].Revents = 0, 0
-	_, errno := ppoll(p.pfds[:])
+// unlockAll releases every queue's mutex.
+func (p *Port) unlockAll() {
+	for _, q := range p.rx {
+		q.mu.Unlock()
+	}
+}
+
+// collect takes ready frames from q's ring into frames and counts them.
+// q.mu is held.
+func (p *Port) collect(q *rxQueue, frames [][]byte, offs []platform.Offload) int {
+	n, bytes, dropped := q.ring.collect(frames, offs)
+	if dropped > 0 {
+		p.rxDropped.Add(uint64(dropped))
+		if q.ring.truncLen > 0 {
+			p.noteTruncated(&q.ring)
+		}
+	}
+	if n > 0 {
+		p.rxPackets.Add(uint64(n))
+		p.rxBytes.Add(uint64(bytes))
+	}
+	return n
+}
+
+// noteTruncated logs, once per port, that a frame did not fit its ring
+// slot and was dropped. The ring's queue mutex is held.
+func (p *Port) noteTruncated(r *ring) {
+	n := r.truncLen
+	r.truncLen = 0
+	if p.truncLogged.CompareAndSwap(false, true) {
+		p.log.Warn("afpacket: received frame larger than the ring slot dropped (counted in rx_dropped; logged once per port)",
+			"port", p.name, "len", n, "slot", r.frameSize, "offload", p.offload,
+			"hint", "a GSO super-frame without offload, BIG TCP (gso_max_size > 65536), an MTU raised after the port opened, or (offload) a full copy queue")
+	}
+}
+
+// wait blocks until one of the sockets in pfds (every entry but the last)
+// is readable or Close signals the eventfd (the last entry).
+func (p *Port) wait(pfds []unix.PollFd) error {
+	for i := range pfds {
+		pfds[i].Revents = 0
+	}
+	_, errno := ppoll(pfds)
 	if p.closed.Load() {
 		return platform.ErrClosed
 	}
@@ -381,11 +581,13 @@ func (p *Port) wait() error {
 		p.errs.Add(1)
 		return fmt.Errorf("afpacket %s: ppoll: %w", p.name, errno)
 	}
-	if p.pfds[0].Revents&unix.POLLERR != 0 {
-		// The interface went down (ENETDOWN): reading SO_ERROR clears
-		// the error, or ppoll would return at once forever.
-		_, _ = unix.GetsockoptInt(p.fd, unix.SOL_SOCKET, unix.SO_ERROR)
-		p.errs.Add(1)
+	for _, pfd := range pfds[:len(pfds)-1] {
+		if pfd.Revents&unix.POLLERR != 0 {
+			// The interface went down (ENETDOWN): reading SO_ERROR
+			// clears the error, or ppoll would return at once forever.
+			_, _ = unix.GetsockoptInt(int(pfd.Fd), unix.SOL_SOCKET, unix.SO_ERROR)
+			p.errs.Add(1)
+		}
 	}
 	return nil
 }
@@ -543,12 +745,14 @@ func (p *Port) Counters() platform.Counters {
 // readStats adds the kernel's ring drops since the last read. ctlmu is
 // held and fd open.
 func (p *Port) readStats() {
-	st, err := unix.GetsockoptTpacketStats(p.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
-	if err != nil {
-		p.errs.Add(1)
-		return
+	for _, q := range p.rx {
+		st, err := unix.GetsockoptTpacketStats(q.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
+		if err != nil {
+			p.errs.Add(1)
+			continue
+		}
+		p.ringDropped.Add(uint64(st.Drops))
 	}
-	p.ringDropped.Add(uint64(st.Drops))
 }
 
 // SetPromisc implements platform.Promiscuous with a PACKET_MR_PROMISC
@@ -663,14 +867,18 @@ func (p *Port) Close() error {
 		if _, e := unix.Write(p.efd, one[:]); e != nil {
 			err = fmt.Errorf("wake reader: %w", e)
 		}
-		p.rmu.Lock()
-		defer p.rmu.Unlock()
+		for _, q := range p.rx {
+			q.mu.Lock()
+		}
+		defer p.unlockAll()
 		p.txmu.Lock()
 		defer p.txmu.Unlock()
 		p.ctlmu.Lock()
 		defer p.ctlmu.Unlock()
 		p.readStats()
-		p.ring.release()
+		for _, q := range p.rx {
+			q.ring.release()
+		}
 		err = errors.Join(err, p.closeFDs())
 		p.promisc.Store(false)
 		p.allmulti.Store(false)

@@ -51,6 +51,25 @@ func offloadFrameSize(mtu, reserve int) int {
 	return tpacketAlign(netOffset(reserve) + vnetHdrLen + maxTags + max(maxSuperFrame, frame.HeaderLen+mtu))
 }
 
+// smallOffloadFrameSize returns the ring slot size of a port with vnet
+// headers and small slots: header, reserve, vnet header, Ethernet header,
+// two tags, the MTU. Larger frames (super-frames) reach the socket's
+// receive queue as copies (PACKET_COPY_THRESH).
+func smallOffloadFrameSize(mtu, reserve int) int {
+	return tpacketAlign(netOffset(reserve) + vnetHdrLen + maxTags + mtu)
+}
+
+// copyBufSize returns the size of one copy buffer: room in front of the
+// frame (the headroom and a restored tag), the vnet header, a 64 KiB
+// super-frame or a frame of the MTU, two tags.
+func copyBufSize(mtu, reserve int) int {
+	return copyOffset(reserve) + vnetHdrLen + maxTags + max(maxSuperFrame, frame.HeaderLen+mtu)
+}
+
+// copyOffset is where a copy is read into its buffer: the frame, once its
+// tag is restored, still has reserve bytes free in front of it.
+func copyOffset(reserve int) int { return reserve + frame.TagLen }
+
 // readVnetHdr decodes a struct virtio_net_hdr. Its 16-bit fields are in
 // the host's byte order (the kernel writes them with vio_le(), little
 // endian on little-endian hosts: the legacy virtio rule).
@@ -96,6 +115,17 @@ type ring struct {
 	// vnet is set when the socket has PACKET_VNET_HDR: a virtio_net_hdr
 	// precedes the MAC header in every slot.
 	vnet bool
+	// fd is the socket, read for the copies of TP_STATUS_COPY slots.
+	fd int
+	// bufs are the copy buffers (nil without copies): a slot marked
+	// TP_STATUS_COPY holds only the head of a frame larger than a slot,
+	// and the whole frame waits on the socket's receive queue, in ring
+	// order; collect reads it into the next free buffer.
+	bufs [][]byte
+	// used is how many of bufs the last collect lent out.
+	used int
+	// copyOff is where a copy starts in its buffer (copyOffset).
+	copyOff int
 	// truncLen is the length of the last frame refused because it did not
 	// fit its slot; collect sets it, ReadBatch reads and clears it.
 	truncLen int
@@ -134,13 +164,27 @@ func (r *ring) slot(i int) []byte {
 func (r *ring) collect(frames [][]byte, offs []platform.Offload) (n, bytes, dropped int) {
 	for scanned := 0; n < len(frames) && scanned < r.frames; scanned++ {
 		i := r.head
-		if r.status(i)&unix.TP_STATUS_USER == 0 {
+		st := r.status(i)
+		if st&unix.TP_STATUS_USER == 0 {
+			break
+		}
+		if st&unix.TP_STATUS_COPY != 0 && r.used == len(r.bufs) && n > 0 {
+			// Every copy buffer is lent: the frame waits for the
+			// next call.
 			break
 		}
 		if r.head++; r.head == r.frames {
 			r.head = 0
 		}
-		f, o, why := r.frame(i)
+		var f []byte
+		var o platform.Offload
+		var why int
+		copied := st&unix.TP_STATUS_COPY != 0
+		if copied {
+			f, o, why = r.copy(i)
+		} else {
+			f, o, why = r.frame(i)
+		}
 		if why == slotOK && offs == nil && !o.IsPlain() {
 			if o.GSOType != platform.GSONone || platform.FinishChecksum(f, o) != nil {
 				why = slotSuperFrame
@@ -152,6 +196,19 @@ func (r *ring) collect(frames [][]byte, offs []platform.Offload) (n, bytes, drop
 			}
 			r.give(i)
 			dropped++
+			continue
+		}
+		if copied {
+			// The slot holds only the head: give it back now; the
+			// frame lives in a copy buffer until the next collect.
+			r.give(i)
+			r.used++
+			frames[n] = f
+			if offs != nil {
+				offs[n] = o
+			}
+			n++
+			bytes += len(f)
 			continue
 		}
 		if offs != nil {
@@ -187,7 +244,51 @@ func (r *ring) frame(i int) ([]byte, platform.Offload, int) {
 		}
 		o = readVnetHdr(s[mac-vnetHdrLen : mac])
 	}
-	end := mac + snap
+	// The slot's header and sockaddr_ll end at tpacket2HdrLen; the
+	// headroom starts there, and at least 14+reserve bytes of it are free.
+	return restoreTag(s, mac, mac+snap, tpacket2HdrLen, h, o)
+}
+
+// copy reads the whole frame of TP_STATUS_COPY slot i from the socket's
+// receive queue into the next free copy buffer: the vnet header, then the
+// frame (the kernel puts the header first, as in the slot). The tag the
+// kernel stripped, which only the slot's header tells, is put back in
+// front of the ethertype. The caller gives the slot back.
+func (r *ring) copy(i int) ([]byte, platform.Offload, int) {
+	h := r.hdr(i)
+	var o platform.Offload
+	if r.used == len(r.bufs) {
+		// No buffer at all (collect stops at a copy slot while it has
+		// frames to return, so this is a ring without copies, where
+		// the kernel marks none): consume the queued frame anyway, to
+		// keep the queue in step with the ring.
+		_, _ = unix.Read(r.fd, nil)
+		return nil, o, slotTruncated
+	}
+	b := r.bufs[r.used]
+	k, err := unix.Read(r.fd, b[r.copyOff:])
+	switch {
+	case err != nil || k < vnetHdrLen:
+		// EAGAIN: nothing queued for a slot marked as copied. Cannot
+		// happen (the kernel queues the copy before it marks the
+		// slot); count it as truncated rather than stall.
+		return nil, o, slotTruncated
+	case k-vnetHdrLen != int(h.Len):
+		// The buffer was too small (read(2) truncates silently).
+		return nil, o, slotTruncated
+	case k-vnetHdrLen < frame.HeaderLen:
+		return nil, o, slotRunt
+	}
+	o = readVnetHdr(b[r.copyOff:])
+	mac := r.copyOff + vnetHdrLen
+	return restoreTag(b, mac, r.copyOff+k, 0, h, o)
+}
+
+// restoreTag returns s[mac:end] with the tag the kernel stripped (slot
+// header h) put back in front of the ethertype, moving the MAC addresses
+// left by 4 bytes (no lower than floor), and o with its offsets moved by
+// the tag.
+func restoreTag(s []byte, mac, end, floor int, h *unix.Tpacket2Hdr, o platform.Offload) ([]byte, platform.Offload, int) {
 	if h.Status&unix.TP_STATUS_VLAN_VALID == 0 {
 		return s[mac:end:end], o, slotOK
 	}
@@ -202,9 +303,7 @@ func (r *ring) frame(i int) ([]byte, platform.Offload, int) {
 	if h.Status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
 		tpid = h.Vlan_tpid
 	}
-	// The slot's header and sockaddr_ll end at tpacket2HdrLen; the
-	// headroom starts there, and at least 14+reserve bytes of it are free.
-	if mac-frame.TagLen < tpacket2HdrLen {
+	if mac-frame.TagLen < floor {
 		return nil, o, slotTruncated
 	}
 	start := mac - frame.TagLen
@@ -220,4 +319,5 @@ func (r *ring) release() {
 		r.give(i)
 	}
 	r.held = r.held[:0]
+	r.used = 0
 }

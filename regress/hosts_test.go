@@ -1,0 +1,164 @@
+package regress
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseHostsConfigExample(t *testing.T) {
+	c, err := LoadHostsConfig(filepath.Join("testdata", "example.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		what, got, want string
+	}{
+		{"dut transport", c.DUT.Transport, "ssh"},
+		{"dut host", c.DUT.Host, "root@dut1"},
+		{"dut os", c.DUT.OS, "openbsd"},
+		{"dut arch", c.DUT.Arch, "amd64"},
+		{"dut interfaces", strings.Join(c.DUT.Interfaces, ","), "em1,em2"},
+		{"dut addr", c.DUT.Addr.String(), "10.99.0.2/24"},
+		{"peer os", c.Peer.OS, "linux"},
+		{"peer interfaces", strings.Join(c.Peer.Interfaces, ","), "ix0"},
+		{"peer workdir (default)", c.Peer.Workdir, "/tmp"},
+		{"tests", strings.Join(c.Tests, ","), "plain,bridge0"},
+	}
+	for _, x := range cases {
+		if x.got != x.want {
+			t.Errorf("example.conf: %s = %q, want %q", x.what, x.got, x.want)
+		}
+	}
+}
+
+func TestParseHostsConfigErrors(t *testing.T) {
+	const ok = "[dut]\ntransport = netns\nhost = d\ninterfaces = d0\naddr = 10.0.0.2/24\n[peer]\ntransport = netns\nhost = p\ninterfaces = p0\naddr = 10.0.0.1/24\n"
+	cases := []struct {
+		name, text string
+		wantErr    string // substring; "" = valid
+	}{
+		{"minimal", ok, ""},
+		{"tests order", ok + "[tests]\nrun = bridge0 plain\n", ""},
+		{"unknown section", ok + "[switch]\n", "x.conf:11: section [switch]: unknown"},
+		{"bad header", "[dut\n", "x.conf:1: section header \"[dut\": missing ']'"},
+		{"outside section", "host = d\n", "x.conf:1: key \"host\" outside a section"},
+		{"no equals", "[dut]\nhost d\n", "x.conf:2: \"host d\": want key = value"},
+		{"unknown key", "[dut]\nuser = root\n", "x.conf:2: [dut] user: unknown key"},
+		{"duplicate key", "[dut]\nhost = a\nhost = b\n", "x.conf:3: [dut] host: already given on line 2"},
+		{"duplicate section", ok + "[dut]\n", "x.conf:11: section [dut]: already given on line 1"},
+		{"bad transport", "[dut]\ntransport = telnet\n", "x.conf:2: [dut] transport \"telnet\": unknown (have ssh, netns)"},
+		{"bad os", "[dut]\nos = plan9\n", "x.conf:2: [dut] os \"plan9\": unknown"},
+		{"bad addr", "[dut]\naddr = 10.0.0.2\n", "x.conf:2: [dut] addr \"10.0.0.2\": want an IPv4 address with prefix"},
+		{"relative workdir", "[dut]\nworkdir = tmp\n", "x.conf:2: [dut] workdir \"tmp\": want an absolute path"},
+		{"empty value", "[dut]\nhost =\n", "x.conf:2: [dut] host: empty value"},
+		{"unknown test", ok + "[tests]\nrun = plain lacp\n", "x.conf:12: [tests] run: test \"lacp\": unknown (have plain, bridge0)"},
+		{"missing peer", strings.Split(ok, "[peer]")[0], "x.conf: section [peer] missing"},
+		{"missing key", strings.Replace(ok, "host = p\n", "", 1), "x.conf: [peer] host: missing"},
+		{"other subnets", strings.Replace(ok, "10.0.0.1/24", "10.0.1.1/24", 1), "want two addresses in one subnet"},
+		{"same address", strings.Replace(ok, "10.0.0.1/24", "10.0.0.2/24", 1), "want two addresses in one subnet"},
+	}
+	for _, c := range cases {
+		_, err := ParseHostsConfig("x.conf", strings.NewReader(c.text))
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: error %v, want none", c.name, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.wantErr)
+		}
+	}
+}
+
+func TestParseCPTime(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	cases := []struct {
+		goos, file string
+		want       CPUTimes
+	}{
+		// sysctl kern.cp_time on OpenBSD: user,nice,sys,spin,intr,idle.
+		{"openbsd", "kern_cp_time_openbsd.txt", CPUTimes{User: 2134118, Nice: 1523, System: 876544 + 12301, IRQ: 45612, Idle: 98765432}},
+		// sysctl -n kern.cp_time on OpenBSD: no name.
+		{"openbsd", "kern_cp_time_openbsd_n.txt", CPUTimes{User: 2134200, Nice: 1523, System: 876610 + 12305, IRQ: 45620, Idle: 98765690}},
+		// sysctl kern.cp_time on FreeBSD: user nice sys intr idle.
+		{"freebsd", "kern_cp_time_freebsd.txt", CPUTimes{User: 1188417, Nice: 427, System: 1096440, IRQ: 28427, Idle: 183093592}},
+	}
+	for _, c := range cases {
+		got, err := ParseCPTime(c.goos, read(c.file))
+		if err != nil || got != c.want {
+			t.Errorf("ParseCPTime(%s, %s) = %+v, %v; want %+v", c.goos, c.file, got, err, c.want)
+		}
+	}
+	// Two OpenBSD readings give percentages like /proc/stat's.
+	a, _ := ParseCPTime("openbsd", read("kern_cp_time_openbsd.txt"))
+	b, _ := ParseCPTime("openbsd", read("kern_cp_time_openbsd_n.txt"))
+	d := CPUDelta(a, b)
+	if d.Ticks != 82+66+4+8+258 || d.Interrupts == 0 || d.System == 0 {
+		t.Errorf("CPUDelta of two kern.cp_time readings = %+v, want 418 ticks with system and interrupt time", d)
+	}
+	for _, bad := range []struct{ goos, text, wantErr string }{
+		{"openbsd", "1,2,3,4,5", "5 fields"},
+		{"freebsd", "1 2 3 4 5 6", "6 fields"},
+		{"openbsd", "1,2,x,4,5,6", `field 3 "x"`},
+	} {
+		if _, err := ParseCPTime(bad.goos, bad.text); err == nil || !strings.Contains(err.Error(), bad.wantErr) {
+			t.Errorf("ParseCPTime(%s, %q): error %v, want one containing %q", bad.goos, bad.text, err, bad.wantErr)
+		}
+	}
+}
+
+func TestParsePsCputime(t *testing.T) {
+	cases := []struct {
+		text    string
+		want    uint64
+		wantErr bool
+	}{
+		{"0:00.00\n", 0, false},
+		{"  0:01.23", 123, false},
+		{"12:34.5", (12*60+34)*100 + 50, false},
+		{"1:02:03", (3600 + 2*60 + 3) * 100, false},
+		{"2-01:00:00.01", (2*86400+3600)*100 + 1, false},
+		{"17", 0, true},
+		{"a:b", 0, true},
+	}
+	for _, c := range cases {
+		got, err := ParsePsCputime(c.text)
+		if (err != nil) != c.wantErr || got != c.want {
+			t.Errorf("ParsePsCputime(%q) = %d, %v; want %d (error %v)", c.text, got, err, c.want, c.wantErr)
+		}
+	}
+}
+
+func TestTransportCommands(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		kind, host string
+		args       []string
+		want       string
+	}{
+		{"netns", "swr1dut", []string{"cat", "/proc/stat"}, "ip netns exec swr1dut cat /proc/stat"},
+		{"ssh", "root@dut1", []string{"cat", "/proc/stat"}, "ssh -o BatchMode=yes -T root@dut1 -- cat /proc/stat"},
+		{"ssh", "dut1", []string{"sh", "-c", `echo $$; exec "$@"`, "it's"}, `ssh -o BatchMode=yes -T dut1 -- sh -c 'echo $$; exec "$@"' 'it'\''s'`},
+	}
+	for _, c := range cases {
+		tr, err := NewTransport(c.kind, c.host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := tr.Command(ctx, c.args...)
+		got := strings.Join(append([]string{filepath.Base(cmd.Path)}, cmd.Args[1:]...), " ")
+		if got != c.want {
+			t.Errorf("%s %s: command\ngot  %s\nwant %s", c.kind, c.host, got, c.want)
+		}
+	}
+	if _, err := NewTransport("rsh", "h"); err == nil || !strings.Contains(err.Error(), `"rsh"`) {
+		t.Errorf("NewTransport(rsh): error %v, want one naming rsh", err)
+	}
+}

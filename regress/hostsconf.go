@@ -1,0 +1,197 @@
+package regress
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"slices"
+	"strings"
+)
+
+// HostTests are the tests a regress.conf may name in [tests] run.
+var HostTests = []string{"plain", "bridge0"}
+
+// HostsConfig is a parsed regress.conf: the real test hosts and the tests
+// to run on them (docs/REGRESS.md).
+type HostsConfig struct {
+	// Path is the file it was read from, for messages.
+	Path string `json:"path"`
+	// DUT is the device under test: the swctl daemon runs there.
+	DUT HostConfig `json:"dut"`
+	// Peer is the host at the other end of the DUT's test interfaces: it
+	// runs the iperf3 servers.
+	Peer HostConfig `json:"peer"`
+	// Tests are the tests to run, in HostTests order.
+	Tests []string `json:"tests"`
+}
+
+// HostConfig is one host's section of regress.conf.
+type HostConfig struct {
+	// Role is "dut" or "peer".
+	Role string `json:"role"`
+	// Transport is how commands reach the host: "ssh" or "netns".
+	Transport string `json:"transport"`
+	// Host is the ssh destination (user@host, or a Host of ~/.ssh/config)
+	// or the network namespace's name.
+	Host string `json:"host"`
+	// OS is the host's system: linux, openbsd or freebsd. It picks the
+	// commands that set addresses and promiscuous mode and read CPU time.
+	OS string `json:"os"`
+	// Arch is the host's GOARCH, for the swctl binaries built for it
+	// (DUT only); default the harness's.
+	Arch string `json:"arch,omitempty"`
+	// Interfaces are the host's test interfaces, in cabling order: the
+	// DUT's first one is cabled to the peer's first one.
+	Interfaces []string `json:"interfaces"`
+	// Addr is the address with prefix the suite puts on the host's test
+	// interface (the DUT's on its first interface or on the bridge's TAP).
+	Addr netip.Prefix `json:"addr"`
+	// Workdir is the directory under which the suite makes its own
+	// temporary directory on the host (binaries, sockets, logs); default
+	// /tmp.
+	Workdir string `json:"workdir"`
+}
+
+// hostKeys are the keys a host section may hold.
+var hostKeys = []string{"transport", "host", "os", "arch", "interfaces", "addr", "workdir"}
+
+// LoadHostsConfig reads and parses the file at path.
+func LoadHostsConfig(path string) (*HostsConfig, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("regress.conf: %w", err)
+	}
+	defer f.Close()
+	return ParseHostsConfig(path, f)
+}
+
+// ParseHostsConfig parses a regress.conf text; name is used in errors,
+// which say the line and what is wrong with it.
+func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
+	c := &HostsConfig{Path: name, DUT: HostConfig{Role: "dut"}, Peer: HostConfig{Role: "peer"}}
+	errf := func(line int, format string, a ...any) error {
+		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
+	}
+	section, n := "", 0
+	seen := map[string]int{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "[") {
+			if !strings.HasSuffix(line, "]") {
+				return nil, errf(n, "section header %q: missing ']'", line)
+			}
+			section = strings.TrimSpace(line[1 : len(line)-1])
+			if section != "dut" && section != "peer" && section != "tests" {
+				return nil, errf(n, "section [%s]: unknown (have [dut], [peer], [tests])", section)
+			}
+			if l, ok := seen["["+section+"]"]; ok {
+				return nil, errf(n, "section [%s]: already given on line %d", section, l)
+			}
+			seen["["+section+"]"] = n
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, errf(n, "%q: want key = value", line)
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if section == "" {
+			return nil, errf(n, "key %q outside a section ([dut], [peer] or [tests])", k)
+		}
+		if l, ok := seen[section+"."+k]; ok {
+			return nil, errf(n, "[%s] %s: already given on line %d", section, k, l)
+		}
+		seen[section+"."+k] = n
+		if v == "" {
+			return nil, errf(n, "[%s] %s: empty value", section, k)
+		}
+		if section == "tests" {
+			if k != "run" {
+				return nil, errf(n, "[tests] %s: unknown key (have run)", k)
+			}
+			for _, t := range strings.Fields(v) {
+				if !slices.Contains(HostTests, t) {
+					return nil, errf(n, "[tests] run: test %q: unknown (have %s)", t, strings.Join(HostTests, ", "))
+				}
+			}
+			for _, t := range HostTests {
+				if slices.Contains(strings.Fields(v), t) {
+					c.Tests = append(c.Tests, t)
+				}
+			}
+			continue
+		}
+		h := &c.DUT
+		if section == "peer" {
+			h = &c.Peer
+		}
+		switch k {
+		case "transport":
+			if v != "ssh" && v != "netns" {
+				return nil, errf(n, "[%s] transport %q: unknown (have ssh, netns)", section, v)
+			}
+			h.Transport = v
+		case "host":
+			h.Host = v
+		case "os":
+			if v != "linux" && v != "openbsd" && v != "freebsd" {
+				return nil, errf(n, "[%s] os %q: unknown (have linux, openbsd, freebsd)", section, v)
+			}
+			h.OS = v
+		case "arch":
+			h.Arch = v
+		case "interfaces":
+			h.Interfaces = strings.Fields(v)
+		case "addr":
+			p, err := netip.ParsePrefix(v)
+			if err != nil || !p.Addr().Is4() {
+				return nil, errf(n, "[%s] addr %q: want an IPv4 address with prefix, like 10.0.0.1/24", section, v)
+			}
+			h.Addr = p
+		case "workdir":
+			if !strings.HasPrefix(v, "/") {
+				return nil, errf(n, "[%s] workdir %q: want an absolute path", section, v)
+			}
+			h.Workdir = v
+		default:
+			return nil, errf(n, "[%s] %s: unknown key (have %s)", section, k, strings.Join(hostKeys, ", "))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, h := range []*HostConfig{&c.DUT, &c.Peer} {
+		if _, ok := seen["["+h.Role+"]"]; !ok {
+			return nil, fmt.Errorf("%s: section [%s] missing", name, h.Role)
+		}
+		for _, k := range []string{"transport", "host", "interfaces", "addr"} {
+			if _, ok := seen[h.Role+"."+k]; !ok {
+				return nil, fmt.Errorf("%s: [%s] %s: missing", name, h.Role, k)
+			}
+		}
+		if h.OS == "" {
+			h.OS = "linux"
+		}
+		if h.Workdir == "" {
+			h.Workdir = "/tmp"
+		}
+	}
+	if c.DUT.Addr.Masked() != c.Peer.Addr.Masked() || c.DUT.Addr.Addr() == c.Peer.Addr.Addr() {
+		return nil, fmt.Errorf("%s: [dut] addr %s and [peer] addr %s: want two addresses in one subnet", name, c.DUT.Addr, c.Peer.Addr)
+	}
+	if len(c.Tests) == 0 {
+		c.Tests = slices.Clone(HostTests)
+	}
+	return c, nil
+}

@@ -1,0 +1,276 @@
+package regress
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/swctl/swctl/gen"
+	"github.com/swctl/swctl/gen/rfc2544"
+	"github.com/swctl/swctl/platform/afpacket"
+)
+
+// rateBed is the network-namespace testbed of one forwarding-rate setup:
+// a device-under-test namespace where the swctl daemon runs, and one
+// tester namespace holding both tester ends, which the harness opens
+// with AF_PACKET in-process (package gen measures latency against one
+// process clock).
+type rateBed struct {
+	// spec is the setup built.
+	spec RateSpec
+	// cfg is the forwarding-rate configuration.
+	cfg RateConfig
+	// cmds runs and records commands.
+	cmds *Commands
+	// dir holds daemon sockets, configurations, state and logs.
+	dir string
+	// dut and tester are the namespace names.
+	dut, tester string
+	// namespaces are those made so far, deleted by close.
+	namespaces []string
+	// tx and rx are the tester's sending and counting interfaces.
+	tx, rx string
+	// txMAC and rxMAC are their MACs.
+	txMAC, rxMAC string
+	// rxPort is the bridge member the rx side is reached by (p2 or trunk0).
+	rxPort string
+	// daemon is the running daemon, nil between instances.
+	daemon *daemonProc
+	// starts counts instances, for file names.
+	starts int
+}
+
+// newRateBed builds the testbed of spec; idx (1-254) picks its names and
+// MACs. On error what was made is removed.
+func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir string, cmds *Commands) (_ *rateBed, err error) {
+	tag := fmt.Sprintf("swf%d%c", os.Getpid()%100000, 'a'+idx)
+	b := &rateBed{spec: spec, cfg: cfg, cmds: cmds, dir: dir, dut: tag + "dut", tester: tag + "tst", tx: "t1",
+		txMAC: fmt.Sprintf("02:53:%02x:00:00:01", idx), rxMAC: fmt.Sprintf("02:53:%02x:00:00:02", idx)}
+	defer func() {
+		if err != nil {
+			b.close()
+			err = fmt.Errorf("forwarding-rate testbed %s: %w", spec.Name, err)
+		}
+	}()
+	for _, ns := range []string{b.dut, b.tester} {
+		if _, err := b.cmds.Output(ctx, "", nil, "ip", "netns", "add", ns); err != nil {
+			return nil, err
+		}
+		b.namespaces = append(b.namespaces, ns)
+		for _, s := range [][]string{
+			{"ip", "-n", ns, "link", "set", "lo", "up"},
+			{"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"},
+		} {
+			if _, err := b.cmds.Output(ctx, "", nil, s...); err != nil {
+				return nil, err
+			}
+		}
+	}
+	veth := func(dutEnd, dutMAC, tstEnd, tstMAC string) [][]string {
+		return [][]string{
+			{"ip", "-n", b.dut, "link", "add", dutEnd, "address", dutMAC, "type", "veth", "peer", "name", tstEnd, "address", tstMAC, "netns", b.tester},
+			{"ip", "-n", b.dut, "link", "set", dutEnd, "up"},
+			{"ip", "-n", b.tester, "link", "set", tstEnd, "up"},
+		}
+	}
+	steps := veth("p1", fmt.Sprintf("02:53:%02x:00:d0:01", idx), "t1", b.txMAC)
+	switch spec.Name {
+	case "bridge0":
+		b.rx, b.rxPort = "t2", "p2"
+		steps = append(steps, veth("p2", fmt.Sprintf("02:53:%02x:00:d0:02", idx), "t2", b.rxMAC)...)
+	case "trunk0":
+		b.rx, b.rxPort = "br0", "trunk0"
+		steps = append(steps, []string{"ip", "-n", b.tester, "link", "add", "br0", "address", b.rxMAC, "type", "bridge"})
+		for i := 1; i <= 2; i++ {
+			a, t := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
+			steps = append(steps, veth(a, fmt.Sprintf("02:53:%02x:00:a0:%02x", idx, i), t, fmt.Sprintf("02:53:%02x:00:b0:%02x", idx, i))...)
+			steps = append(steps, []string{"ip", "-n", b.tester, "link", "set", t, "master", "br0"})
+		}
+		steps = append(steps, []string{"ip", "-n", b.tester, "link", "set", "br0", "up"})
+	default:
+		return nil, fmt.Errorf("no such setup")
+	}
+	for _, s := range steps {
+		if _, err := b.cmds.Output(ctx, "", nil, s...); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// start brings the device under test up with binary bin and checks that
+// frames cross it.
+func (b *rateBed) start(ctx context.Context, in RateInstance, bin string) (err error) {
+	defer func() {
+		if err != nil {
+			b.stop()
+			err = fmt.Errorf("%s: start: %w", in, err)
+		}
+	}()
+	b.starts++
+	base := filepath.Join(b.dir, fmt.Sprintf("rate-%s-%d", b.spec.Name, b.starts))
+	if b.daemon, err = startDaemon(ctx, b.cmds, b.dut, bin, base); err != nil {
+		return err
+	}
+	var steps [][]string
+	if b.spec.Name == "trunk0" {
+		steps = append(steps, []string{"trunk", "create", "trunk0", "--proto", "roundrobin", "--port", "a1", "--port", "a2", "--promisc"})
+	}
+	steps = append(steps,
+		[]string{"bridge", "create", "bridge0"},
+		[]string{"bridge", "add", "bridge0", "p1", b.rxPort},
+		[]string{"bridge", "static", "bridge0", b.txMAC, "p1"},
+		[]string{"bridge", "static", "bridge0", b.rxMAC, b.rxPort},
+	)
+	for _, s := range steps {
+		if err := b.daemon.swctl(ctx, s...); err != nil {
+			return err
+		}
+	}
+	return b.waitForward(ctx)
+}
+
+// waitForward waits up to 10 s until a short paced run of 64-byte frames
+// crosses the device under test. The ports are opened again for every
+// try: a port takes its link state from the interface at open, and a
+// veth end just set up may not be running yet.
+func (b *rateBed) waitForward(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		bench, err := b.open(gen.Stream{Size: gen.MinSize})
+		if err != nil {
+			return err
+		}
+		bench.SetDrain(100 * time.Millisecond)
+		r, err := bench.Run(ctx, gen.Load{Rate: 10000, Count: 100})
+		bench.Close()
+		if err != nil {
+			return err
+		}
+		if r.Received > 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no frame from %s crossed %s to %s within 10s (last try: %d offered, %d sent, %d refused by %s)",
+				b.tx, b.spec.Name, b.rx, r.Sent+r.TxDropped, r.Sent, r.TxDropped, b.tx)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// open opens the tester's ports in the tester namespace and prepares
+// runs of s from tx to rx.
+func (b *rateBed) open(s gen.Stream) (bench *gen.Bench, err error) {
+	err = inNetns(b.tester, func() error {
+		tx, err := afpacket.Open(b.tx, afpacket.Options{})
+		if err != nil {
+			return fmt.Errorf("tester port %s: %w", b.tx, err)
+		}
+		rx, err := afpacket.Open(b.rx, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
+		if err != nil {
+			tx.Close()
+			return fmt.Errorf("tester port %s: %w", b.rx, err)
+		}
+		if bench, err = gen.NewBench(tx, rx, s); err != nil {
+			tx.Close()
+			rx.Close()
+			return fmt.Errorf("tester %s -> %s: %w", b.tx, b.rx, err)
+		}
+		return nil
+	})
+	return bench, err
+}
+
+// run runs one generator run and the CPU readings around it.
+func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRun, error) {
+	var rr RateRun
+	c0, err := readCPU()
+	if err != nil {
+		return rr, err
+	}
+	e0, eerr := readProcCPU(b.daemon.pid())
+	res, err := bench.Run(ctx, l)
+	c1, cerr := readCPU()
+	e1, eerr1 := readProcCPU(b.daemon.pid())
+	rr.Result = res
+	if err != nil {
+		return rr, fmt.Errorf("%s -> %s: %w", b.tx, b.rx, err)
+	}
+	if cerr != nil {
+		return rr, cerr
+	}
+	rr.CPU = CPUDelta(c0, c1)
+	if eerr == nil && eerr1 == nil && rr.CPU.Ticks > 0 {
+		v := 100 * float64(e1-e0) / float64(rr.CPU.Ticks)
+		rr.EngineCPU = &v
+	}
+	return rr, nil
+}
+
+// measure measures one frame size: the max-rate run, the zero-loss
+// search below its sent rate, and (cfg.Latency) a latency trial at the
+// zero-loss rate.
+func (b *rateBed) measure(ctx context.Context, size int) (RateSample, error) {
+	smp := RateSample{Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}}
+	bench, err := b.open(gen.Stream{Size: smp.FrameLen, Flows: b.cfg.Flows})
+	if err != nil {
+		return smp, err
+	}
+	defer bench.Close()
+	bench.SetDrain(rateDrain)
+	if smp.Max, err = b.run(ctx, bench, gen.Load{Duration: b.cfg.Trial}); err != nil {
+		return smp, fmt.Errorf("%s size %d: max rate: %w", b.spec.Name, size, err)
+	}
+	hi := smp.Max.SentPerSecond
+	if hi <= 0 {
+		return smp, fmt.Errorf("%s size %d: max rate: nothing sent on %s", b.spec.Name, size, b.tx)
+	}
+	trial := func(rate float64) (uint64, uint64, error) {
+		rr, err := b.run(ctx, bench, gen.Load{Rate: rate, Duration: b.cfg.Trial})
+		smp.Trials = append(smp.Trials, rr)
+		return rr.Sent, rr.Received, err
+	}
+	sr, err := rfc2544.Search(ctx, trial, 0, hi, hi*b.cfg.Resolution, b.cfg.MaxTrials)
+	if err != nil {
+		return smp, fmt.Errorf("%s size %d: zero-loss search: %w", b.spec.Name, size, err)
+	}
+	smp.ZeroLoss, smp.Converged = sr.Rate, sr.Converged
+	for _, t := range smp.Trials {
+		if t.Rate == sr.Rate && t.Sent > 0 && t.Received >= t.Sent && t.SentPerSecond < 0.99*t.Rate {
+			smp.ZeroLoss, smp.SenderBound = t.SentPerSecond, true
+		}
+	}
+	if b.cfg.Latency && sr.Rate > 0 {
+		rr, err := b.run(ctx, bench, gen.Load{Rate: sr.Rate, Duration: b.cfg.Trial})
+		if err != nil {
+			return smp, fmt.Errorf("%s size %d: latency trial: %w", b.spec.Name, size, err)
+		}
+		smp.Latency = &rr
+	}
+	return smp, nil
+}
+
+// stop ends the current instance's daemon.
+func (b *rateBed) stop() error {
+	if b.daemon == nil {
+		return nil
+	}
+	err := b.daemon.stop()
+	b.daemon = nil
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.spec.Name, err)
+	}
+	return nil
+}
+
+// close stops the daemon and deletes the namespaces (and every veth end
+// and bridge in them).
+func (b *rateBed) close() {
+	b.stop()
+	for _, ns := range b.namespaces {
+		b.cmds.Output(context.Background(), "", nil, "ip", "netns", "del", ns)
+	}
+	b.namespaces = nil
+}

@@ -1,0 +1,182 @@
+package regress
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swctl/swctl/gen"
+)
+
+func TestRenderRateTableGolden(t *testing.T) {
+	cases := []struct {
+		file  string
+		table RateTable
+	}{
+		// The default sizes on veth: both lengths in the label, a
+		// significant difference, an unmeasured zero-loss pair.
+		{"rate_table_veth.golden", RateTable{Title: "Forwarding rate (frames/s, loss %)", Veth: true, Rows: []RateRow{
+			{64, [6]Cell{{Value: 273867.4}, {Value: 225086}, {Value: 159945, Marked: true}, {Value: 219611}, {Value: 46.371}, {Value: 67.82}}},
+			{1518, [6]Cell{{Value: 81234}, {Value: 81000}, {NA: true}, {NA: true}, {Value: 0}, {Value: 0.004}}},
+		}}},
+		// A real NIC: sizes as RFC 2544 counts them, a figure wider than
+		// its column.
+		{"rate_table_nic.golden", RateTable{Title: "Forwarding rate (frames/s, loss %)", Rows: []RateRow{
+			{128, [6]Cell{{Value: 123456789012}, {Value: 1}, {Value: 2}, {Value: 3}, {Value: 100}, {Value: 99.999}}},
+		}}},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			var b strings.Builder
+			if err := RenderRateTable(&b, c.table); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.file, b.String())
+		})
+	}
+}
+
+func TestRatePlanInterleavesABBA(t *testing.T) {
+	plan := RatePlan(RateSetups, 4)
+	if n := len(plan); n != 2*4*2 {
+		t.Fatalf("plan has %d instances, want 16 (2 setups x 4 runs x 2 roles)", n)
+	}
+	var got []string
+	for _, in := range plan {
+		if in.Setup == "trunk0" {
+			got = append(got, in.Role)
+		}
+	}
+	want := []string{RolePatch, RoleNoPatch, RoleNoPatch, RolePatch, RolePatch, RoleNoPatch, RoleNoPatch, RolePatch}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("trunk0 order:\ngot  %v\nwant %v", got, want)
+	}
+}
+
+func TestFindRateSetups(t *testing.T) {
+	cases := []struct {
+		names   []string
+		want    string // names in order, comma-separated
+		wantErr string // substring of the error; "" = none
+	}{
+		{nil, "bridge0,trunk0", ""},
+		{[]string{"trunk0", "bridge0"}, "bridge0,trunk0", ""},
+		{[]string{"trunk0"}, "trunk0", ""},
+		{[]string{"veth"}, "", `"veth"`},
+	}
+	for _, c := range cases {
+		s, err := FindRateSetups(c.names)
+		var got []string
+		for _, x := range s {
+			got = append(got, x.Name)
+		}
+		switch {
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("FindRateSetups(%v): err = %v, want one containing %s", c.names, err, c.wantErr)
+		case c.wantErr == "" && (err != nil || strings.Join(got, ",") != c.want):
+			t.Errorf("FindRateSetups(%v) = %v, %v; want %s", c.names, got, err, c.want)
+		}
+	}
+}
+
+func TestRateConfigCheck(t *testing.T) {
+	ok := DefaultRateConfig(false, false)
+	cases := []struct {
+		name    string
+		change  func(c *RateConfig)
+		wantErr string // substring; "" = valid
+	}{
+		{"default", func(c *RateConfig) {}, ""},
+		{"quick", func(c *RateConfig) { *c = DefaultRateConfig(true, false) }, ""},
+		{"full", func(c *RateConfig) { *c = DefaultRateConfig(false, true) }, ""},
+		{"no sizes", func(c *RateConfig) { c.Sizes = nil }, "no frame sizes"},
+		{"size too small", func(c *RateConfig) { c.Sizes = []int{60} }, "frame size 60"},
+		{"short trial", func(c *RateConfig) { c.Trial = time.Millisecond }, "trial 1ms"},
+		{"no trials", func(c *RateConfig) { c.MaxTrials = 0 }, "max trials 0"},
+		{"resolution", func(c *RateConfig) { c.Resolution = 1 }, "resolution 1"},
+		{"flows", func(c *RateConfig) { c.Flows = 0 }, "flows 0"},
+	}
+	for _, c := range cases {
+		cfg := ok
+		cfg.Sizes = append([]int(nil), ok.Sizes...)
+		c.change(&cfg)
+		err := cfg.check()
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: check() = %v, want nil", c.name, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%s: check() = %v, want an error containing %q", c.name, err, c.wantErr)
+		}
+	}
+	if full := DefaultRateConfig(false, true); len(full.Sizes) != len(gen.RFC2544Sizes) || !full.Latency {
+		t.Errorf("FULL config = %+v, want every RFC 2544 size and latency", full)
+	}
+}
+
+func TestAnalyzeRatesAndTable(t *testing.T) {
+	mk := func(setup, role string, size int, max, zero, loss float64, lat time.Duration) RateSample {
+		s := RateSample{Setup: setup, Role: role, Size: size, ZeroLoss: zero}
+		s.Max.PacketsPerSecond, s.Max.LossPercent = max, loss
+		if lat > 0 {
+			s.Latency = &RateRun{Result: gen.Result{Latency: &gen.Latency{Samples: 1, Avg: lat, Max: lat}}}
+		}
+		return s
+	}
+	var samples []RateSample
+	for i := 0; i < 4; i++ {
+		f := float64(i)
+		// Patch is clearly faster at 64 bytes: 4 runs a side give p = 0.029.
+		samples = append(samples,
+			mk("bridge0", RolePatch, 64, 1000+f, 900+f, 10, 0), mk("bridge0", RoleNoPatch, 64, 500+f, 400+f, 20, 0),
+			mk("bridge0", RolePatch, 1518, 80+f, 70, 0, 0), mk("bridge0", RoleNoPatch, 1518, 81-f, 70, 0, 0))
+	}
+	cells := AnalyzeRates(RateSetups[:1], []int{64, 1518}, samples, 0.05)
+	get := func(metric string, size int, role string) *RateCell {
+		for i, c := range cells {
+			if c.Metric == metric && c.Size == size && c.Role == role {
+				return &cells[i]
+			}
+		}
+		return nil
+	}
+	cases := []struct {
+		metric   string
+		size     int
+		role     string
+		wantMean float64
+		wantSig  bool
+	}{
+		{"max_rate", 64, RolePatch, 1001.5, true},
+		{"max_rate", 64, RoleNoPatch, 501.5, true},
+		{"zero_loss", 64, RolePatch, 901.5, true},
+		{"loss", 64, RoleNoPatch, 20, true},
+		{"max_rate", 1518, RolePatch, 81.5, false},
+		{"zero_loss", 1518, RoleNoPatch, 70, false},
+	}
+	for _, c := range cases {
+		cell := get(c.metric, c.size, c.role)
+		if cell == nil {
+			t.Errorf("no cell %s %d %s", c.metric, c.size, c.role)
+			continue
+		}
+		if cell.Summary.Mean != c.wantMean || cell.Significant != c.wantSig {
+			t.Errorf("cell %s %d %s: mean %v significant %v, want %v %v (p %v)", c.metric, c.size, c.role, cell.Summary.Mean, cell.Significant, c.wantMean, c.wantSig, cell.P)
+		}
+	}
+	if get("latency_avg_us", 64, RolePatch) != nil {
+		t.Errorf("latency cells without any latency sample: want them left out")
+	}
+	tab := RateTables(RateSetups[0], []int{64, 1518}, cells)
+	if len(tab.Rows) != 2 || !tab.Rows[0].Cells[0].Marked || tab.Rows[0].Cells[1].Marked || tab.Rows[1].Cells[0].Marked {
+		t.Errorf("table marks: %+v; want only 64-byte patch cells marked", tab.Rows)
+	}
+	if got := tab.Rows[1].Cells[2].Value; got != 70 {
+		t.Errorf("table 1518 zero-loss patch = %v, want 70", got)
+	}
+	// With latency samples the latency metric appears.
+	samples[0] = mk("bridge0", RolePatch, 64, 1000, 900, 10, 42*time.Microsecond)
+	cells = AnalyzeRates(RateSetups[:1], []int{64, 1518}, samples, 0.05)
+	if c := get("latency_avg_us", 64, RolePatch); c == nil || c.Summary.Mean != 42 {
+		t.Errorf("latency_avg_us 64 patch = %+v, want mean 42", c)
+	}
+}

@@ -1,0 +1,379 @@
+package regress
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Transport is how the harness runs commands on a test host.
+type Transport interface {
+	// String names the transport and host for messages: "ssh dut1",
+	// "netns swr1dut".
+	String() string
+	// Command returns an unstarted local command that runs args on the
+	// host, with its stdin, stdout and stderr connected through.
+	Command(ctx context.Context, args ...string) *exec.Cmd
+}
+
+// NewTransport returns the transport named kind ("ssh" or "netns") to
+// host (an ssh destination or a namespace name).
+func NewTransport(kind, host string) (Transport, error) {
+	switch kind {
+	case "ssh":
+		return SSH{Dest: host}, nil
+	case "netns":
+		return Netns{Name: host}, nil
+	}
+	return nil, fmt.Errorf("transport %q to %s: unknown (have ssh, netns)", kind, host)
+}
+
+// SSH runs commands with the ssh client, which reads the user's
+// ~/.ssh/config (keys, user, port, jump hosts). BatchMode keeps it from
+// asking for a password in the middle of a suite.
+type SSH struct {
+	// Dest is the ssh destination: host, user@host or a Host alias.
+	Dest string
+}
+
+func (s SSH) String() string { return "ssh " + s.Dest }
+
+// Command quotes args for the remote shell, which ssh hands its command
+// line to.
+func (s SSH) Command(ctx context.Context, args ...string) *exec.Cmd {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return exec.CommandContext(ctx, "ssh", "-o", "BatchMode=yes", "-T", s.Dest, "--", strings.Join(q, " "))
+}
+
+// Netns runs commands in a local network namespace (ip netns exec): the
+// real-host code path, exercised without real hosts.
+type Netns struct {
+	// Name is the namespace's name under /run/netns.
+	Name string
+}
+
+func (n Netns) String() string { return "netns " + n.Name }
+
+func (n Netns) Command(ctx context.Context, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", n.Name}, args...)...)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but safe
+// characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,@+%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Host is a test host reached through a transport, with the commands of
+// its OS and a list of what the suite changed on it, put back by Undo.
+type Host struct {
+	// Conf is the host's section of regress.conf.
+	Conf HostConfig
+	// T runs commands there.
+	T Transport
+	// cmds records every command run.
+	cmds *Commands
+	// undo are the commands that put back what the suite changed, in
+	// the order the changes were made; Undo runs them backwards.
+	undo []undoStep
+}
+
+// undoStep is one change to put back.
+type undoStep struct {
+	// what describes the change, for errors.
+	what string
+	// fn puts it back.
+	fn func(ctx context.Context) error
+}
+
+// NewHost returns the host of c, recording commands in cmds.
+func NewHost(c HostConfig, cmds *Commands) (*Host, error) {
+	t, err := NewTransport(c.Transport, c.Host)
+	if err != nil {
+		return nil, fmt.Errorf("[%s]: %w", c.Role, err)
+	}
+	return &Host{Conf: c, T: t, cmds: cmds}, nil
+}
+
+// String names the host: "dut (ssh dut1)".
+func (h *Host) String() string { return fmt.Sprintf("%s (%s)", h.Conf.Role, h.T) }
+
+// Run runs args on the host with stdin (may be nil) and returns stdout;
+// the error names the host, the command and carries stderr.
+func (h *Host) Run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
+	h.cmds.Log = append(h.cmds.Log, fmt.Sprintf("[%s] %s", h.T, strings.Join(args, " ")))
+	cmd := h.T.Command(ctx, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), fmt.Errorf("%s: %s: %v: %s", h, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return out.Bytes(), nil
+}
+
+// Change runs args, and once it succeeded records undo (a command to run
+// on the host) to put the change back.
+func (h *Host) Change(ctx context.Context, args []string, undo []string) error {
+	if _, err := h.Run(ctx, nil, args...); err != nil {
+		return err
+	}
+	h.OnUndo(strings.Join(undo, " "), func(ctx context.Context) error {
+		_, err := h.Run(ctx, nil, undo...)
+		return err
+	})
+	return nil
+}
+
+// OnUndo records fn to put back the change what.
+func (h *Host) OnUndo(what string, fn func(ctx context.Context) error) {
+	h.undo = append(h.undo, undoStep{what, fn})
+}
+
+// Undo puts back every recorded change, newest first, with its own
+// context (the run's may be cancelled by Ctrl-C), and returns the first
+// error; it goes on after errors.
+func (h *Host) Undo() error {
+	var first error
+	for i := len(h.undo) - 1; i >= 0; i-- {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if err := h.undo[i].fn(ctx); err != nil && first == nil {
+			first = fmt.Errorf("%s: putting back %s: %w", h, h.undo[i].what, err)
+		}
+		cancel()
+	}
+	h.undo = nil
+	return first
+}
+
+// UndoDepth returns how many changes are recorded; UndoTo(n) puts back
+// those made after that point (one setup's changes).
+func (h *Host) UndoDepth() int { return len(h.undo) }
+
+// UndoTo puts back the changes recorded after depth n, newest first.
+func (h *Host) UndoTo(n int) error {
+	rest := h.undo[:n]
+	h.undo = h.undo[n:]
+	err := h.Undo()
+	h.undo = rest
+	return err
+}
+
+// Proc is a long-running command on a host: a daemon or an iperf3 server.
+type Proc struct {
+	// PID is the process's ID on the host.
+	PID int
+	// cmd is the local command (ssh or ip netns exec) carrying it.
+	cmd *exec.Cmd
+	// done is closed when cmd has been reaped.
+	done chan struct{}
+	// host is where it runs.
+	host *Host
+	// desc is its command line, for errors.
+	desc string
+}
+
+// Start starts args on the host in the background with stdout and stderr
+// going to log on the host, learns its PID there and records a kill of
+// it as a change to put back.
+func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, error) {
+	// The shell prints its PID and execs the command: the PID is the
+	// command's, on the host, whatever the transport.
+	full := append([]string{"sh", "-c", `echo $$; exec "$@" >"$0" 2>&1`, log}, args...)
+	h.cmds.Log = append(h.cmds.Log, fmt.Sprintf("[%s] %s > %s &", h.T, strings.Join(args, " "), log))
+	cmd := h.T.Command(context.WithoutCancel(ctx), full...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%s: start %s: %w", h, args[0], err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: start %s: %w", h, args[0], err)
+	}
+	p := &Proc{cmd: cmd, done: make(chan struct{}), host: h, desc: strings.Join(args, " ")}
+	line, rerr := bufio.NewReader(out).ReadString('\n')
+	go func() { cmd.Wait(); close(p.done) }()
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if rerr != nil || err != nil {
+		cmd.Process.Kill()
+		<-p.done
+		return nil, fmt.Errorf("%s: start %s: no PID from the host (%q): %v", h, p.desc, line, rerr)
+	}
+	p.PID = pid
+	h.OnUndo("process "+p.desc, func(ctx context.Context) error { return p.Stop(ctx) })
+	return p, nil
+}
+
+// Exited reports whether the process has ended.
+func (p *Proc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop sends SIGTERM on the host, then SIGKILL after 10 s, and waits for
+// the local carrier command to end. Stopping a stopped process is no
+// error.
+func (p *Proc) Stop(ctx context.Context) error {
+	if p.Exited() {
+		return nil
+	}
+	p.host.Run(ctx, nil, "kill", "-TERM", strconv.Itoa(p.PID))
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(10 * time.Second):
+	}
+	p.host.Run(ctx, nil, "kill", "-KILL", strconv.Itoa(p.PID))
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		p.cmd.Process.Kill()
+	}
+	return fmt.Errorf("%s: %s (pid %d) did not stop on SIGTERM within 10s; killed", p.host, p.desc, p.PID)
+}
+
+// CPU reads the host's whole-machine CPU times: /proc/stat on Linux,
+// kern.cp_time on the BSDs.
+func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
+	if h.Conf.OS == "linux" {
+		out, err := h.Run(ctx, nil, "cat", "/proc/stat")
+		if err != nil {
+			return CPUTimes{}, err
+		}
+		c, err := ParseProcStat(string(out))
+		if err != nil {
+			return c, fmt.Errorf("%s: %w", h, err)
+		}
+		return c, nil
+	}
+	out, err := h.Run(ctx, nil, "sysctl", "-n", "kern.cp_time")
+	if err != nil {
+		return CPUTimes{}, err
+	}
+	c, err := ParseCPTime(h.Conf.OS, string(out))
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", h, err)
+	}
+	return c, nil
+}
+
+// ProcCPU reads the user+system CPU time of process pid on the host: in
+// USER_HZ ticks on Linux (/proc/PID/stat, the unit of /proc/stat), in
+// hundredths of a second on the BSDs (ps cputime; kern.cp_time counts at
+// stathz, so there the engine's share is taken against wall time).
+func (h *Host) ProcCPU(ctx context.Context, pid int) (uint64, error) {
+	if h.Conf.OS == "linux" {
+		out, err := h.Run(ctx, nil, "cat", fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0, err
+		}
+		return ParseProcPidStat(string(out))
+	}
+	out, err := h.Run(ctx, nil, "ps", "-o", "cputime=", "-p", strconv.Itoa(pid))
+	if err != nil {
+		return 0, err
+	}
+	return ParsePsCputime(string(out))
+}
+
+// NCPU returns the host's number of online CPUs.
+func (h *Host) NCPU(ctx context.Context) (int, error) {
+	args := []string{"getconf", "_NPROCESSORS_ONLN"}
+	if h.Conf.OS != "linux" {
+		args = []string{"sysctl", "-n", "hw.ncpu"}
+	}
+	out, err := h.Run(ctx, nil, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s: %s: %q is not a CPU count", h, strings.Join(args, " "), out)
+	}
+	return n, nil
+}
+
+// ParseCPTime reads `sysctl -n kern.cp_time` (a "kern.cp_time=" or
+// "kern.cp_time:" prefix is allowed): OpenBSD prints user, nice, sys,
+// spin, intr, idle separated by commas; FreeBSD user, nice, sys, intr,
+// idle separated by blanks. Spinning is kernel time and counts as System.
+func ParseCPTime(goos, text string) (CPUTimes, error) {
+	s := strings.TrimSpace(text)
+	if i := strings.IndexAny(s, "=:"); i >= 0 {
+		s = s[i+1:]
+	}
+	f := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+	v := make([]uint64, len(f))
+	for i, x := range f {
+		n, err := strconv.ParseUint(x, 10, 64)
+		if err != nil {
+			return CPUTimes{}, fmt.Errorf("kern.cp_time: field %d %q: not a count", i+1, x)
+		}
+		v[i] = n
+	}
+	switch {
+	case goos == "openbsd" && len(v) == 6:
+		return CPUTimes{User: v[0], Nice: v[1], System: v[2] + v[3], IRQ: v[4], Idle: v[5]}, nil
+	case goos == "freebsd" && len(v) == 5:
+		return CPUTimes{User: v[0], Nice: v[1], System: v[2], IRQ: v[3], Idle: v[4]}, nil
+	}
+	return CPUTimes{}, fmt.Errorf("kern.cp_time on %s: %d fields %q, want 6 on openbsd (user,nice,sys,spin,intr,idle) or 5 on freebsd (user nice sys intr idle)", goos, len(v), strings.TrimSpace(text))
+}
+
+// ParsePsCputime reads ps's cputime ([[dd-]hh:]mm:ss[.hh]) in hundredths
+// of a second.
+func ParsePsCputime(text string) (uint64, error) {
+	s := strings.TrimSpace(text)
+	var days uint64
+	if d, rest, ok := strings.Cut(s, "-"); ok {
+		n, err := strconv.ParseUint(d, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("ps cputime %q: days: %w", s, err)
+		}
+		days, s = n, rest
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0, fmt.Errorf("ps cputime %q: want [[dd-]hh:]mm:ss[.hh]", text)
+	}
+	secPart := parts[len(parts)-1]
+	sec, frac, _ := strings.Cut(secPart, ".")
+	total := days * 86400 * 100
+	mult := []uint64{3600, 60}[3-len(parts):]
+	for i, p := range parts[:len(parts)-1] {
+		n, err := strconv.ParseUint(p, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("ps cputime %q: %w", text, err)
+		}
+		total += n * mult[i] * 100
+	}
+	n, err := strconv.ParseUint(sec, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("ps cputime %q: seconds: %w", text, err)
+	}
+	total += n * 100
+	if frac != "" {
+		f, err := strconv.ParseUint((frac + "00")[:2], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("ps cputime %q: fraction: %w", text, err)
+		}
+		total += f
+	}
+	return total, nil
+}
