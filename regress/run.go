@@ -151,10 +151,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 				}
 				step++
 				prog.Step(step, in.String())
-				bin := trees.NoPatch.Binary
-				if in.Role == RolePatch {
-					bin = trees.Patch.Binary
-				}
+				bin := trees.binaryFor(in.Role)
 				if err := b.start(ctx, in, bin); err != nil {
 					return err
 				}
@@ -197,10 +194,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 				}
 				step++
 				prog.Step(step, in.String())
-				bin := trees.NoPatch.Binary
-				if in.Role == RolePatch {
-					bin = trees.Patch.Binary
-				}
+				bin := trees.binaryFor(in.Role)
 				if err := b.start(ctx, in, bin); err != nil {
 					return err
 				}

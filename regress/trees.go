@@ -195,6 +195,15 @@ func dirtyWord(d bool) string {
 }
 
 // git runs git in dir and returns its trimmed stdout.
+// binaryFor returns the swctl binary that plays role (RolePatch or
+// RoleNoPatch).
+func (t *Trees) binaryFor(role string) string {
+	if role == RolePatch {
+		return t.Patch.Binary
+	}
+	return t.NoPatch.Binary
+}
+
 func (t *Trees) git(ctx context.Context, dir string, args ...string) (string, error) {
 	out, err := t.run.Output(ctx, "", nil, append([]string{"git", "-C", dir}, args...)...)
 	return strings.TrimSpace(string(out)), err
