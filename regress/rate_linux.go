@@ -173,6 +173,13 @@ func (b *rateBed) open(s gen.Stream) (bench *gen.Bench, err error) {
 			tx.Close()
 			return fmt.Errorf("tester port %s: %w", b.rx, err)
 		}
+		for _, p := range []*afpacket.Port{tx, rx} {
+			if err := gen.WaitLinkUp(p, 5*time.Second); err != nil {
+				tx.Close()
+				rx.Close()
+				return fmt.Errorf("tester port %w", err)
+			}
+		}
 		if bench, err = gen.NewBench(tx, rx, s); err != nil {
 			tx.Close()
 			rx.Close()

@@ -221,6 +221,10 @@ func runBench(c *cli.Context) error {
 	return formatBench(c.App.Writer, out)
 }
 
+// linkWait is how long bench waits for an interface that is down (a veth
+// whose peer just came up reports its carrier a moment later).
+const linkWait = 5 * time.Second
+
 // openBench opens both interfaces and prepares the runs.
 func openBench(p benchParams) (*gen.Bench, error) {
 	tx, err := afpacket.Open(p.tx, afpacket.Options{})
@@ -231,6 +235,13 @@ func openBench(p benchParams) (*gen.Bench, error) {
 	if err != nil {
 		tx.Close()
 		return nil, fmt.Errorf("bench: %w", err)
+	}
+	for _, port := range []*afpacket.Port{tx, rx} {
+		if err := gen.WaitLinkUp(port, linkWait); err != nil {
+			tx.Close()
+			rx.Close()
+			return nil, fmt.Errorf("bench: %w", err)
+		}
 	}
 	b, err := gen.NewBench(tx, rx, p.stream)
 	if err != nil {
