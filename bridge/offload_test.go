@@ -9,11 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/platformtest"
 )
 
 // offloadPort is a testPort that carries offloads: WriteBatchOffload
@@ -72,41 +70,7 @@ func (fx *fixture) addOffload(name string, record bool) *offloadPort {
 // 0 it has a partial checksum and NEEDS_CSUM only.
 func tcpFrame(t testing.TB, dst, src frame.MAC, vlan uint16, n, gso int) ([]byte, platform.Offload) {
 	t.Helper()
-	eth := &layers.Ethernet{SrcMAC: net.HardwareAddr(src[:]), DstMAC: net.HardwareAddr(dst[:]), EthernetType: layers.EthernetTypeIPv4}
-	ls := []gopacket.SerializableLayer{eth}
-	l4 := 34
-	if vlan != 0 {
-		eth.EthernetType = layers.EthernetTypeDot1Q
-		ls = append(ls, &layers.Dot1Q{VLANIdentifier: vlan, Type: layers.EthernetTypeIPv4})
-		l4 += 4
-	}
-	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: net.IP{10, 0, 0, 1}, DstIP: net.IP{10, 0, 0, 2}}
-	tcp := &layers.TCP{SrcPort: 1, DstPort: 2, Seq: 100, ACK: true, PSH: true, Window: 9}
-	tcp.SetNetworkLayerForChecksum(ip)
-	pl := make([]byte, n)
-	for i := range pl {
-		pl[i] = byte(i*13 + 1)
-	}
-	ls = append(ls, ip, tcp, gopacket.Payload(pl))
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
-		t.Fatal(err)
-	}
-	f := buf.Bytes()
-	var s uint32
-	for i := l4 - 8; i < l4; i += 2 {
-		s += uint32(binary.BigEndian.Uint16(f[i:]))
-	}
-	s += 6 + uint32(len(f)-l4)
-	for s>>16 != 0 {
-		s = s&0xffff + s>>16
-	}
-	binary.BigEndian.PutUint16(f[l4+16:], uint16(s))
-	o := platform.Offload{Flags: platform.OffloadNeedsCsum, CsumStart: uint16(l4), CsumOffset: 16}
-	if gso > 0 {
-		o.GSOType, o.GSOSize = platform.GSOTCPv4, uint16(gso)
-	}
-	return f, o
+	return platformtest.TCPFrame(t, net.HardwareAddr(dst[:]), net.HardwareAddr(src[:]), vlan, n, gso)
 }
 
 // tcpChecksumOK reports whether f's TCP/IPv4 checksum verifies (f may

@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,12 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-
 	"github.com/swctl/swctl/internal/netnstest"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
+	"github.com/swctl/swctl/platform/platformtest"
 )
 
 // transferSize is how much each TCP test sends: enough for thousands of
@@ -163,7 +160,7 @@ func TestIntegrationBridgeTaggedSuperFrame(t *testing.T) {
 	defer rx.Close()
 	mac := func(s string) net.HardwareAddr { m, _ := net.ParseMAC(s); return m }
 	for i, vlan := range []uint16{100, 0} {
-		f, o := tcpSuperFrame(t, mac(h2.mac), mac(h1.mac), vlan, 30000, 1448)
+		f, o := platformtest.TCPFrame(t, mac(h2.mac), mac(h1.mac), vlan, 30000, 1448)
 		// The first frame to h2 may flood: either way h2 gets it.
 		if n, err := tx.WriteBatchOffload([][]byte{f}, []platform.Offload{o}); n != 1 || err != nil {
 			t.Fatalf("vlan %d: h1 WriteBatchOffload = %d, %v", vlan, n, err)
@@ -176,45 +173,6 @@ func TestIntegrationBridgeTaggedSuperFrame(t *testing.T) {
 			t.Fatalf("vlan %d: h2 got offload %+v, want %+v", vlan, gotO, o)
 		}
 	}
-}
-
-// tcpSuperFrame builds a TCP/IPv4 super-frame of n payload bytes with a
-// partial checksum (behind an 802.1Q tag unless vlan is 0), and its
-// Offload.
-func tcpSuperFrame(t *testing.T, dst, src net.HardwareAddr, vlan uint16, n, mss int) ([]byte, platform.Offload) {
-	t.Helper()
-	eth := &layers.Ethernet{SrcMAC: src, DstMAC: dst, EthernetType: layers.EthernetTypeIPv4}
-	ls := []gopacket.SerializableLayer{eth}
-	l4 := 34
-	if vlan != 0 {
-		eth.EthernetType = layers.EthernetTypeDot1Q
-		ls = append(ls, &layers.Dot1Q{VLANIdentifier: vlan, Type: layers.EthernetTypeIPv4})
-		l4 += 4
-	}
-	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: net.IP{10, 99, 0, 1}, DstIP: net.IP{10, 99, 0, 2}}
-	tcp := &layers.TCP{SrcPort: 1, DstPort: 9, Seq: 1, ACK: true, Window: 9}
-	tcp.SetNetworkLayerForChecksum(ip)
-	pl := make([]byte, n)
-	for i := range pl {
-		pl[i] = byte(i)
-	}
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
-		append(ls, ip, tcp, gopacket.Payload(pl))...); err != nil {
-		t.Fatal(err)
-	}
-	f := buf.Bytes()
-	var s uint32
-	for i := l4 - 8; i < l4; i += 2 {
-		s += uint32(binary.BigEndian.Uint16(f[i:]))
-	}
-	s += 6 + uint32(len(f)-l4)
-	for s>>16 != 0 {
-		s = s&0xffff + s>>16
-	}
-	binary.BigEndian.PutUint16(f[l4+16:], uint16(s))
-	return f, platform.Offload{Flags: platform.OffloadNeedsCsum, GSOType: platform.GSOTCPv4, GSOSize: uint16(mss),
-		CsumStart: uint16(l4), CsumOffset: 16, HdrLen: uint16(l4 + 20)}
 }
 
 // readSuper reads p until a frame longer than 10000 bytes arrives and

@@ -5,14 +5,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
 
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
@@ -47,47 +43,6 @@ func TestIntegrationContractOffload(t *testing.T) {
 			return p[0], p[1]
 		})
 	})
-}
-
-// superFrame builds a TCP/IPv4 frame from src to dst with n payload bytes
-// (behind an 802.1Q tag when vlan is not 0), its checksum left partial as
-// a local stack with offloads hands it to a device, and its Offload.
-func superFrame(t *testing.T, dst, src net.HardwareAddr, vlan uint16, n, mss int) ([]byte, platform.Offload) {
-	t.Helper()
-	eth := &layers.Ethernet{SrcMAC: src, DstMAC: dst, EthernetType: layers.EthernetTypeIPv4}
-	ls := []gopacket.SerializableLayer{eth}
-	l4 := 14 + 20
-	if vlan != 0 {
-		eth.EthernetType = layers.EthernetTypeDot1Q
-		ls = append(ls, &layers.Dot1Q{VLANIdentifier: vlan, Type: layers.EthernetTypeIPv4})
-		l4 += 4
-	}
-	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, Flags: layers.IPv4DontFragment,
-		SrcIP: net.IP{10, 9, 0, 1}, DstIP: net.IP{10, 9, 0, 2}}
-	tcp := &layers.TCP{SrcPort: 40000, DstPort: 9, Seq: 1, Ack: 1, ACK: true, Window: 100}
-	tcp.SetNetworkLayerForChecksum(ip)
-	pl := make([]byte, n)
-	for i := range pl {
-		pl[i] = byte(i * 7)
-	}
-	ls = append(ls, ip, tcp, gopacket.Payload(pl))
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
-		t.Fatal(err)
-	}
-	f := buf.Bytes()
-	// The partial checksum: the folded pseudo-header sum.
-	var s uint32
-	for i := l4 - 8; i < l4; i += 2 {
-		s += uint32(binary.BigEndian.Uint16(f[i:]))
-	}
-	s += 6 + uint32(len(f)-l4)
-	for s>>16 != 0 {
-		s = s&0xffff + s>>16
-	}
-	binary.BigEndian.PutUint16(f[l4+16:], uint16(s))
-	return f, platform.Offload{Flags: platform.OffloadNeedsCsum, GSOType: platform.GSOTCPv4, GSOSize: uint16(mss),
-		CsumStart: uint16(l4), CsumOffset: 16, HdrLen: uint16(l4 + 20)}
 }
 
 // readTCP reads p until a TCP/IPv4 frame (tagged or not) arrives, and
@@ -130,7 +85,7 @@ func testOffloadSuperFrame(t *testing.T, opts afpacket.Options) {
 
 	for _, vlan := range []uint16{0, 100} {
 		t.Run(fmt.Sprintf("vlan %d", vlan), func(t *testing.T) {
-			f, o := superFrame(t, dst.HardwareAddr(), src.HardwareAddr(), vlan, 20000, 1448)
+			f, o := platformtest.TCPFrame(t, dst.HardwareAddr(), src.HardwareAddr(), vlan, 20000, 1448)
 			if n, err := src.WriteBatchOffload([][]byte{f}, []platform.Offload{o}); n != 1 || err != nil {
 				t.Fatalf("WriteBatchOffload of a %d-byte super-frame = %d, %v; want 1, nil (counters %+v)", len(f), n, err, src.Counters())
 			}
@@ -201,9 +156,9 @@ func testOffloadPlainReadWrite(t *testing.T, opts afpacket.Options) {
 	p := openIn(t, ns, opts, a, b)
 	src, dst := p[0], p[1]
 	// One segment's worth with a partial checksum, then a super-frame.
-	small, so := superFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 1000, 1448)
+	small, so := platformtest.TCPFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 1000, 1448)
 	so.GSOType, so.GSOSize = platform.GSONone, 0
-	big, bo := superFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 20000, 1448)
+	big, bo := platformtest.TCPFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 20000, 1448)
 	if n, err := src.WriteBatchOffload([][]byte{big, small}, []platform.Offload{bo, so}); n != 2 || err != nil {
 		t.Fatalf("WriteBatchOffload = %d, %v; want 2, nil", n, err)
 	}
@@ -255,7 +210,7 @@ func testOffloadZeroAllocs(t *testing.T, opts afpacket.Options) {
 	ns, a, b := cable(t)
 	p := openIn(t, ns, opts, a, b)
 	src, dst := p[0], p[1]
-	f, o := superFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 20000, 1448)
+	f, o := platformtest.TCPFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 20000, 1448)
 	batch, offs := [][]byte{f, f}, []platform.Offload{o, o}
 	rx, rxo := make([][]byte, dst.BatchSize()), make([]platform.Offload, dst.BatchSize())
 	watchdog := time.AfterFunc(30*time.Second, func() { _ = dst.Close() })
@@ -346,7 +301,7 @@ func TestIntegrationOffloadCopyOrder(t *testing.T) {
 			if i%4 == 3 {
 				vlan = 100 + uint16(i)
 			}
-			f, o := superFrame(t, dst.HardwareAddr(), src.HardwareAddr(), vlan, 10000+i, 1448)
+			f, o := platformtest.TCPFrame(t, dst.HardwareAddr(), src.HardwareAddr(), vlan, 10000+i, 1448)
 			sent = append(sent, f)
 			offs = append(offs, o)
 		}
