@@ -36,21 +36,7 @@ var RateSetups = []RateSpec{
 // FindRateSetups returns the forwarding-rate setups named in names (all
 // when names is empty), in table order.
 func FindRateSetups(names []string) ([]RateSpec, error) {
-	if len(names) == 0 {
-		return slices.Clone(RateSetups), nil
-	}
-	var out []RateSpec
-	for _, s := range RateSetups {
-		if slices.Contains(names, s.Name) {
-			out = append(out, s)
-		}
-	}
-	for _, n := range names {
-		if !slices.ContainsFunc(RateSetups, func(s RateSpec) bool { return s.Name == n }) {
-			return nil, fmt.Errorf("regress: forwarding-rate setup %q: no such setup (have bridge0, trunk0)", n)
-		}
-	}
-	return out, nil
+	return findNamed(RateSetups, names, "forwarding-rate setup", func(s RateSpec) string { return s.Name })
 }
 
 // RateConfig configures the forwarding-rate suite.

@@ -55,18 +55,27 @@ var Setups = []SetupSpec{
 // FindSetups returns the setups named in names (all when names is
 // empty), in table order.
 func FindSetups(names []string) ([]SetupSpec, error) {
+	return findNamed(Setups, names, "setup", func(s SetupSpec) string { return s.Name })
+}
+
+// findNamed returns the entries of all whose names are in names (all of
+// them when names is empty), in table order; a name no entry has is an
+// error naming it, the kind and the names there are.
+func findNamed[T any](all []T, names []string, kind string, name func(T) string) ([]T, error) {
 	if len(names) == 0 {
-		return slices.Clone(Setups), nil
+		return slices.Clone(all), nil
 	}
-	var out []SetupSpec
-	for _, s := range Setups {
-		if slices.Contains(names, s.Name) {
+	var have []string
+	var out []T
+	for _, s := range all {
+		have = append(have, name(s))
+		if slices.Contains(names, name(s)) {
 			out = append(out, s)
 		}
 	}
 	for _, n := range names {
-		if !slices.ContainsFunc(Setups, func(s SetupSpec) bool { return s.Name == n }) {
-			return nil, fmt.Errorf("regress: setup %q: no such setup (have veth, trunk0, bridge0)", n)
+		if !slices.Contains(have, n) {
+			return nil, fmt.Errorf("regress: %s %q: no such setup (have %s)", kind, n, strings.Join(have, ", "))
 		}
 	}
 	return out, nil
