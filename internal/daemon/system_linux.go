@@ -100,23 +100,8 @@ func (s *linuxSystem) OpenPort(name string, offload bool) (platform.Port, error)
 	return p, nil
 }
 
-// tapQueueLen is the length of a TAP's queue of frames the host sent and
-// the engine has not read yet. The kernel drops what does not fit (a TAP
-// applies no backpressure), and the default of 1000 frames overflows under
-// one TCP stream's bursts, so the TAP gets a longer one.
-const tapQueueLen = 10000
-
 func (s *linuxSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, error) {
-	p, err := tap.Create(name, tap.Options{MAC: mac, MTU: mtu, Up: true})
-	if err != nil {
-		return nil, err
-	}
-	if l, err := netlink.LinkByName(name); err == nil {
-		if err := netlink.LinkSetTxQLen(l, tapQueueLen); err != nil {
-			s.log.Warn("cannot lengthen the TAP's queue", "tap", name, "err", err)
-		}
-	}
-	return p, nil
+	return tap.Create(name, tap.Options{MAC: mac, MTU: mtu, Up: true})
 }
 
 func (s *linuxSystem) SetTapMTU(name string, mtu int) error {

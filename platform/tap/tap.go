@@ -29,7 +29,16 @@ type Options struct {
 	// BatchSize is the number of receive slots, the most frames one
 	// ReadBatch returns; 0 means platform.DefaultBatchSize.
 	BatchSize int
+	// QueueLen is the length of the queue of frames the host sent and
+	// ReadBatch has not read yet; 0 means DefaultQueueLen. The kernel drops
+	// what does not fit (a TAP has no backpressure), and its own default of
+	// 1000 frames overflows under one TCP stream's bursts.
+	QueueLen int
 }
+
+// DefaultQueueLen is the TAP queue length Create sets unless told
+// otherwise.
+const DefaultQueueLen = 10000
 
 // Port is a TAP interface as a platform.Port. Make one with Create.
 type Port struct {

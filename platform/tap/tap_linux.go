@@ -115,6 +115,13 @@ func (p *Port) configure(opts Options) error {
 			return fmt.Errorf("tap %s: set MTU %d: %w", p.name, opts.MTU, err)
 		}
 	}
+	qlen := opts.QueueLen
+	if qlen == 0 {
+		qlen = DefaultQueueLen
+	}
+	if err := h.LinkSetTxQLen(l, qlen); err != nil {
+		return fmt.Errorf("tap %s: set queue length %d: %w", p.name, qlen, err)
+	}
 	if opts.Up {
 		if err := h.LinkSetUp(l); err != nil {
 			return fmt.Errorf("tap %s: set up: %w", p.name, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -159,9 +160,9 @@ var peerMAC = net.HardwareAddr{0x02, 0, 0, 0, 0, 0x99}
 
 func TestIntegrationCreateSetsMACMTUAndUp(t *testing.T) {
 	mac := net.HardwareAddr{0x02, 0x5a, 0, 0, 0, 0x01}
-	ns, p := newTap(t, tap.Options{MAC: mac, MTU: 1400, Up: true})
+	ns, p := newTap(t, tap.Options{MAC: mac, MTU: 1400, Up: true, QueueLen: 2345})
 	out := ns.Run("ip", "-o", "link", "show", p.Name())
-	for _, want := range []string{"mtu 1400", "link/ether " + mac.String(), "<BROADCAST,MULTICAST,UP,LOWER_UP>"} {
+	for _, want := range []string{"mtu 1400", "link/ether " + mac.String(), "<BROADCAST,MULTICAST,UP,LOWER_UP>", "qlen 2345"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("ip link show %s: want %q in:\n%s", p.Name(), want, out)
 		}
@@ -180,8 +181,8 @@ func TestIntegrationCreateSetsMACMTUAndUp(t *testing.T) {
 func TestIntegrationCreateDefaults(t *testing.T) {
 	ns, p := newTap(t, tap.Options{BatchSize: 7})
 	out := ns.Run("ip", "-o", "link", "show", p.Name())
-	if !strings.Contains(out, "mtu 1500") || strings.Contains(out, ",UP") {
-		t.Errorf("ip link show %s: want mtu 1500 and admin down, got:\n%s", p.Name(), out)
+	if !strings.Contains(out, "mtu 1500") || strings.Contains(out, ",UP") || !strings.Contains(out, fmt.Sprintf("qlen %d", tap.DefaultQueueLen)) {
+		t.Errorf("ip link show %s: want mtu 1500, admin down and qlen %d, got:\n%s", p.Name(), tap.DefaultQueueLen, out)
 	}
 	if len(p.HardwareAddr()) != 6 || p.MTU() != 1500 || p.Link() != platform.LinkDown || p.BatchSize() != 7 {
 		t.Errorf("got MAC %s MTU %d link %v batch %d, want a MAC, 1500, down, 7", p.HardwareAddr(), p.MTU(), p.Link(), p.BatchSize())
