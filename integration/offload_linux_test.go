@@ -24,15 +24,23 @@ const transferSize = 32 << 20
 
 // transfer sends transferSize pseudo-random bytes over TCP from a socket
 // opened in from to a listener opened in to on addr (ip:port), and fails
-// unless the receiver's SHA-256 matches the sender's. Sockets opened in
-// NS.Do stay in their namespace; the copying runs on ordinary goroutines.
+// unless the receiver's SHA-256 matches the sender's.
 func transfer(t *testing.T, from, to *netnstest.NS, addr string) {
 	t.Helper()
+	if err := sendOver(from, to, addr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sendOver is transfer's work, safe to call from any goroutine: it
+// returns the error instead of failing a test. Sockets opened in NS.Do
+// stay in their namespace; the copying runs on ordinary goroutines.
+func sendOver(from, to *netnstest.NS, addr string) error {
 	var ln net.Listener
 	var err error
 	to.Do(func() { ln, err = net.Listen("tcp", addr) })
 	if err != nil {
-		t.Fatalf("listen %s in %s: %v", addr, to.Name, err)
+		return fmt.Errorf("listen %s in %s: %v", addr, to.Name, err)
 	}
 	defer ln.Close()
 	type result struct {
@@ -60,7 +68,7 @@ func transfer(t *testing.T, from, to *netnstest.NS, addr string) {
 	var c net.Conn
 	from.Do(func() { c, err = net.DialTimeout("tcp", addr, 10*time.Second) })
 	if err != nil {
-		t.Fatalf("connect to %s from %s: %v", addr, from.Name, err)
+		return fmt.Errorf("connect to %s from %s: %v", addr, from.Name, err)
 	}
 	c.SetDeadline(time.Now().Add(60 * time.Second))
 	data := make([]byte, transferSize)
@@ -69,16 +77,17 @@ func transfer(t *testing.T, from, to *netnstest.NS, addr string) {
 	want := sha256.Sum256(data)
 	if _, err := c.Write(data); err != nil {
 		c.Close()
-		t.Fatalf("send %d bytes to %s: %v", len(data), addr, err)
+		return fmt.Errorf("send %d bytes to %s: %v", len(data), addr, err)
 	}
 	c.Close()
 	select {
 	case r := <-got:
 		if r.err != nil || r.n != transferSize || r.sum != want {
-			t.Fatalf("%s received %d of %d bytes (err %v), SHA-256 %x, want %x", addr, r.n, transferSize, r.err, r.sum[:8], want[:8])
+			return fmt.Errorf("%s received %d of %d bytes (err %v), SHA-256 %x, want %x", addr, r.n, transferSize, r.err, r.sum[:8], want[:8])
 		}
+		return nil
 	case <-time.After(90 * time.Second):
-		t.Fatalf("receiver on %s did not finish in 90s", addr)
+		return fmt.Errorf("receiver on %s did not finish in 90s", addr)
 	}
 }
 

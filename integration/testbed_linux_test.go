@@ -70,6 +70,8 @@ type testbed struct {
 	// offloadsOff turns checksum and segmentation offloads off on the
 	// hosts' eth0 (ethtool -K eth0 tx off gso off).
 	offloadsOff bool
+	// daemonArgs are extra arguments of swctl daemon (--workers 2).
+	daemonArgs []string
 }
 
 var subnetCounter = os.Getpid() % 200
@@ -121,8 +123,9 @@ func (tb *testbed) configPath() string { return filepath.Join(tb.dir, "swctl.con
 func (tb *testbed) start() {
 	tb.t.Helper()
 	os.Remove(tb.socket())
-	cmd := tb.dut.Command(context.Background(), swctlBin, "daemon", "--socket", tb.socket(),
-		"--config", tb.configPath(), "--state-dir", filepath.Join(tb.dir, "state"), "--log-level", "debug")
+	args := []string{swctlBin, "daemon", "--socket", tb.socket(),
+		"--config", tb.configPath(), "--state-dir", filepath.Join(tb.dir, "state"), "--log-level", "debug"}
+	cmd := tb.dut.Command(context.Background(), append(args, tb.daemonArgs...)...)
 	cmd.Stdout, cmd.Stderr = tb.log, tb.log
 	if err := cmd.Start(); err != nil {
 		tb.t.Fatalf("start daemon: %v", err)
