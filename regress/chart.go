@@ -79,7 +79,11 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(names, rn...), nil
+	mn, err := writeMsgSizeChart(dir, r)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(names, rn...), mn...), nil
 }
 
 // writeRateCharts writes, per forwarding-rate setup, rate-<setup>.svg:

@@ -17,7 +17,20 @@
 // The forwarding-rate suite (RateSetups, AnalyzeRates, RenderRateTable)
 // drives package gen in-process: tester ports opened with AF_PACKET in a
 // tester namespace, a max-rate run and an RFC 2544 zero-loss search
-// (gen/rfc2544) per frame size, through a swctl bridge and a swctl trunk.
+// (gen/rfc2544) per frame size, through a swctl bridge and a swctl trunk;
+// in FULL mode also RFC 2544's frame-loss-rate steps (LossRateSteps), and
+// per instance the window benchmark (BalanceNG's form, WindowTable).
+//
+// The message-size suite (MsgSizePlan, AnalyzeMsgSize, MsgSizeTable) runs
+// iperf3 TCP with write sizes from 1 byte to 64 KiB (the netperf form)
+// across a swctl bridge. Its tables and those of the loss-rate and window
+// tests share one renderer, RenderPairTable.
+//
+// The address-caching suite (RFC 2889 5.7 and 5.8: SearchCapacity,
+// SearchLearningRate, RFC2889Table) sends learning frames from many
+// source MACs (gen.AddressSender) into a swctl bridge and test frames back
+// to them, and counts flooded copies at a monitor port: the capacity of
+// the address table and the rate at which it learns.
 //
 // Real test hosts (ParseHostsConfig, a regress.conf) are reached through
 // a Transport (SSH, or Netns for `ip netns exec`); Host records every

@@ -58,7 +58,8 @@ func hostSetups(names []string) []SetupSpec {
 }
 
 // hostBed is the real-host testbed: the device under test and its peer,
-// the swctl binaries uploaded to the DUT and the peer's iperf3 server.
+// the swctl binaries uploaded to the DUT, and on the peer the iperf3
+// server (promisc tests) or swctl bench (rate test).
 type hostBed struct {
 	// conf is the parsed regress.conf.
 	conf *HostsConfig
@@ -68,6 +69,12 @@ type hostBed struct {
 	dutDir, peerDir string
 	// bins maps a local binary to its path on the DUT.
 	bins map[string]string
+	// bench is the swctl binary on the peer that runs swctl bench; ""
+	// when the rate test does not run.
+	bench string
+	// peerMACs are the MACs of the peer's first two interfaces, the
+	// rate test's sender and receiver; set by newHostBed with bench.
+	peerMACs [2]string
 	// ncpu is the DUT's CPU count (for the BSD engine figure).
 	ncpu int
 	// daemon is the running swctl daemon, nil when none.
@@ -78,10 +85,12 @@ type hostBed struct {
 	starts int
 }
 
-// newHostBed checks both hosts, makes the temporary directories, uploads
-// the binaries and starts the peer's iperf3 server. Every change is
-// recorded on its host; close puts them back.
-func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, cmds *Commands) (_ *hostBed, err error) {
+// newHostBed checks both hosts, makes the temporary directories and
+// uploads the binaries: those for the DUT, and bench (a local swctl built
+// for the peer, "" for none) to the peer. With iperf (promisc tests) it
+// puts the peer's address on and starts its iperf3 server. Every change
+// is recorded on its host; close puts them back.
+func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench string, iperf bool, cmds *Commands) (_ *hostBed, err error) {
 	b := &hostBed{conf: hc, bins: map[string]string{}}
 	if b.dut, err = NewHost(hc.DUT, cmds); err != nil {
 		return nil, err
@@ -97,9 +106,14 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, cmds *C
 		}
 	}()
 	for _, h := range []*Host{b.dut, b.peer} {
+		if !iperf {
+			continue
+		}
 		if _, err := h.Run(ctx, nil, "iperf3", "--version"); err != nil {
 			return nil, fmt.Errorf("%s: iperf3 is needed there: %w", h, err)
 		}
+	}
+	for _, h := range []*Host{b.dut, b.peer} {
 		out, err := h.Run(ctx, nil, "mktemp", "-d", path.Join(h.Conf.Workdir, "swctl-regress.XXXXXX"))
 		if err != nil {
 			return nil, err
@@ -122,17 +136,25 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, cmds *C
 		if _, ok := b.bins[bin]; ok {
 			continue
 		}
-		f, err := os.Open(bin)
-		if err != nil {
-			return nil, fmt.Errorf("upload %s: %w", bin, err)
-		}
 		dst := path.Join(b.dutDir, fmt.Sprintf("swctl-%d", i+1))
-		_, err = b.dut.Run(ctx, f, "sh", "-c", `cat >"$0" && chmod 755 "$0"`, dst)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("upload %s: %w", bin, err)
+		if err := upload(ctx, b.dut, bin, dst); err != nil {
+			return nil, err
 		}
 		b.bins[bin] = dst
+	}
+	if bench != "" {
+		b.bench = path.Join(b.peerDir, "swctl")
+		if err := upload(ctx, b.peer, bench, b.bench); err != nil {
+			return nil, err
+		}
+		for i := range b.peerMACs {
+			if b.peerMACs[i], err = b.peer.MAC(ctx, b.peer.Conf.Interfaces[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !iperf {
+		return b, nil
 	}
 	if err := b.addr(ctx, b.peer, b.peer.Conf.Interfaces[0], b.peer.Conf.Addr); err != nil {
 		return nil, err
@@ -141,6 +163,20 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, cmds *C
 		return nil, err
 	}
 	return b, nil
+}
+
+// upload copies the local file src to dst on h (in its temporary
+// directory, removed with it) and makes it executable.
+func upload(ctx context.Context, h *Host, src, dst string) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", src, err)
+	}
+	defer f.Close()
+	if _, err := h.Run(ctx, f, "sh", "-c", `cat >"$0" && chmod 755 "$0"`, dst); err != nil {
+		return fmt.Errorf("upload %s: %w", src, err)
+	}
+	return nil
 }
 
 // addr puts address a on interface ifname of h, and records its removal.
@@ -178,24 +214,8 @@ func (b *hostBed) start(ctx context.Context, in Instance, bin string) error {
 		}
 		return b.waitPing(ctx)
 	}
-	b.starts++
-	b.bin = b.bins[bin]
-	base := path.Join(b.dutDir, fmt.Sprintf("%s-%d", in.Setup, b.starts))
-	b.sock = base + ".sock"
-	d, err := b.dut.Start(ctx, base+".log", b.bin, "daemon", "--socket", b.sock, "--config", base+".conf", "--state-dir", base+".state")
-	if err != nil {
+	if err := b.daemonUp(ctx, in.Setup, bin); err != nil {
 		return err
-	}
-	b.daemon = d
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := b.dut.Run(ctx, nil, b.bin, "--socket", b.sock, "bridge", "show"); err == nil {
-			break
-		} else if d.Exited() || time.Now().After(deadline) || ctx.Err() != nil {
-			log, _ := b.dut.Run(context.WithoutCancel(ctx), nil, "tail", "-5", base+".log")
-			return fmt.Errorf("%s: daemon did not answer within 10s: %v; log: %s", b.dut, err, strings.TrimSpace(string(log)))
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	steps := [][]string{
 		{b.bin, "--socket", b.sock, "bridge", "create", "bridge0", "--local"},
@@ -220,6 +240,30 @@ func (b *hostBed) start(ctx context.Context, in Instance, bin string) error {
 		return err
 	}
 	return b.waitPing(ctx)
+}
+
+// daemonUp starts the DUT's daemon with the upload of the local binary
+// bin, its files named after name, and waits up to 10 s until it answers.
+func (b *hostBed) daemonUp(ctx context.Context, name, bin string) error {
+	b.starts++
+	b.bin = b.bins[bin]
+	base := path.Join(b.dutDir, fmt.Sprintf("%s-%d", name, b.starts))
+	b.sock = base + ".sock"
+	d, err := b.dut.Start(ctx, base+".log", b.bin, "daemon", "--socket", b.sock, "--config", base+".conf", "--state-dir", base+".state")
+	if err != nil {
+		return err
+	}
+	b.daemon = d
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := b.dut.Run(ctx, nil, b.bin, "--socket", b.sock, "bridge", "show"); err == nil {
+			return nil
+		} else if d.Exited() || time.Now().After(deadline) || ctx.Err() != nil {
+			log, _ := b.dut.Run(context.WithoutCancel(ctx), nil, "tail", "-5", base+".log")
+			return fmt.Errorf("%s: daemon did not answer within 10s: %v; log: %s", b.dut, err, strings.TrimSpace(string(log)))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // waitPing waits up to 15 s until the peer answers a ping from the DUT.
@@ -254,42 +298,24 @@ func (b *hostBed) measure(ctx context.Context, row string, seconds int) (Sample,
 	var lastErr error
 	for attempt := 0; attempt < 2; attempt++ {
 		tctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
-		c0, err := b.dut.CPU(tctx)
-		if err != nil {
-			cancel()
-			return s, err
-		}
-		var e0, e1 uint64
-		var eerr error
-		w0 := time.Now()
-		if b.daemon != nil {
-			e0, eerr = b.dut.ProcCPU(tctx, b.daemon.PID)
-		}
-		out, err := b.dut.Run(tctx, nil, args...)
-		c1, cerr := b.dut.CPU(tctx)
-		if b.daemon != nil && eerr == nil {
-			e1, eerr = b.dut.ProcCPU(tctx, b.daemon.PID)
-		}
-		wall := time.Since(w0)
+		var out []byte
+		var perr error
+		cpu, engine, err := b.span(tctx, func() (err error) {
+			out, err = b.dut.Run(tctx, nil, args...)
+			return err
+		})
 		cancel()
-		mbps, retr, perr := parseIperf(out)
-		if err == nil && perr == nil && cerr == nil {
-			s.Mbps, s.Retransmits, s.CPU = mbps, retr, CPUDelta(c0, c1)
-			if b.daemon != nil && eerr == nil && s.CPU.Ticks > 0 {
-				v := 100 * float64(e1-e0) / float64(s.CPU.Ticks)
-				if b.dut.Conf.OS != "linux" {
-					v = float64(e1-e0) / 100 / (wall.Seconds() * float64(b.ncpu)) * 100
-				}
-				s.EngineCPU = &v
+		if err == nil {
+			var mbps float64
+			var retr int
+			if mbps, retr, perr = parseIperf(out); perr == nil {
+				s.Mbps, s.Retransmits, s.CPU, s.EngineCPU = mbps, retr, cpu, engine
+				return s, nil
 			}
-			return s, nil
 		}
 		lastErr = err
 		if perr != nil {
 			lastErr = perr
-		}
-		if cerr != nil {
-			lastErr = cerr
 		}
 		if ctx.Err() != nil {
 			return s, ctx.Err()
@@ -297,6 +323,42 @@ func (b *hostBed) measure(ctx context.Context, row string, seconds int) (Sample,
 		time.Sleep(time.Second)
 	}
 	return s, fmt.Errorf("%s: iperf3 failed twice: %v", row, lastErr)
+}
+
+// span runs fn and reads the DUT's whole-machine CPU and the daemon's
+// (when one runs) just before and after it, through the DUT's transport.
+// The engine figure is nil when the daemon's time could not be read.
+func (b *hostBed) span(ctx context.Context, fn func() error) (CPUPercent, *float64, error) {
+	c0, err := b.dut.CPU(ctx)
+	if err != nil {
+		return CPUPercent{}, nil, err
+	}
+	var e0, e1 uint64
+	var eerr error
+	w0 := time.Now()
+	if b.daemon != nil {
+		e0, eerr = b.dut.ProcCPU(ctx, b.daemon.PID)
+	}
+	if err := fn(); err != nil {
+		return CPUPercent{}, nil, err
+	}
+	c1, err := b.dut.CPU(ctx)
+	if err != nil {
+		return CPUPercent{}, nil, err
+	}
+	if b.daemon != nil && eerr == nil {
+		e1, eerr = b.dut.ProcCPU(ctx, b.daemon.PID)
+	}
+	wall := time.Since(w0)
+	cpu := CPUDelta(c0, c1)
+	if b.daemon == nil || eerr != nil || cpu.Ticks == 0 {
+		return cpu, nil, nil
+	}
+	v := 100 * float64(e1-e0) / float64(cpu.Ticks)
+	if b.dut.Conf.OS != "linux" {
+		v = float64(e1-e0) / 100 / (wall.Seconds() * float64(b.ncpu)) * 100
+	}
+	return cpu, &v, nil
 }
 
 // promiscuity reads the promiscuity count of the DUT's test interfaces
@@ -345,10 +407,17 @@ func (b *hostBed) close() error {
 	return first
 }
 
-// runHosts runs the promisc plan on the real test hosts of hc and
-// appends instances and samples to res.
-func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSpec, plan []Instance, trees *Trees, res *Results, cmds *Commands, prog *Progress, step *int) (err error) {
-	b, err := newHostBed(ctx, hc, []string{trees.NoPatch.Binary, trees.Patch.Binary}, cmds)
+// runHosts runs the promisc plan, then the forwarding-rate plan (with
+// cfg.Rate), on the real test hosts of hc and appends instances and
+// samples to res.
+func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSpec, plan []Instance, ratePlan []RateInstance, trees *Trees, res *Results, cmds *Commands, prog *Progress, step *int) (err error) {
+	bench := ""
+	if len(ratePlan) > 0 {
+		if bench, err = trees.benchBinary(ctx, hc.Peer); err != nil {
+			return err
+		}
+	}
+	b, err := newHostBed(ctx, hc, []string{trees.NoPatch.Binary, trees.Patch.Binary}, bench, len(plan) > 0, cmds)
 	if err != nil {
 		return err
 	}
@@ -403,5 +472,29 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 			return err
 		}
 	}
-	return nil
+	return b.runRate(ctx, cfg.Rate, ratePlan, trees, res, prog, step)
+}
+
+// hostsMethod is report.md's method text for a run on the real test
+// hosts of hc: the promisc tests' (iperf3 tests of seconds) when
+// promisc, the forwarding rate's when rc is set.
+func hostsMethod(hc *HostsConfig, seconds int, promisc bool, rc *RateConfig) []string {
+	host := func(h HostConfig) string {
+		s := fmt.Sprintf("%s over %s, interfaces %s", h.Host, h.Transport, strings.Join(h.Interfaces, " "))
+		if h.Addr.IsValid() {
+			s += ", address " + h.Addr.String()
+		}
+		return s
+	}
+	m := []string{fmt.Sprintf("Real test hosts (%s): device under test %s; peer %s.", hc.Path, host(hc.DUT), host(hc.Peer))}
+	if promisc {
+		m = append(m,
+			fmt.Sprintf("iperf3 TCP, one stream, %d s per test, the device under test's client (Receive: with -R) to the peer's server; no CPU pinning; offloads as the hosts have them (off on the bridge's TAP on Linux).", seconds),
+			"CPU: the device under test's whole machine (/proc/stat on Linux, kern.cp_time on the BSDs) from just before to just after each iperf3 client, read through the transport; engine = the swctl daemon's user+system time (/proc/PID/stat on Linux, ps cputime on the BSDs), percent of the whole machine.",
+		)
+	}
+	if rc != nil {
+		m = append(m, hostRateDescribe(hc, *rc)...)
+	}
+	return append(m, "Runs are interleaved per cell: patch, no patch, no patch, patch, ... (A B B A). Every change on a host (temporary directory, binaries, addresses, promiscuous mode, daemons, iperf3 server) is recorded and put back at the end, also on Ctrl-C or failure.")
 }

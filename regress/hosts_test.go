@@ -2,6 +2,7 @@ package regress
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,9 +24,10 @@ func TestParseHostsConfigExample(t *testing.T) {
 		{"dut interfaces", strings.Join(c.DUT.Interfaces, ","), "em1,em2"},
 		{"dut addr", c.DUT.Addr.String(), "10.99.0.2/24"},
 		{"peer os", c.Peer.OS, "linux"},
-		{"peer interfaces", strings.Join(c.Peer.Interfaces, ","), "ix0"},
 		{"peer workdir (default)", c.Peer.Workdir, "/tmp"},
-		{"tests", strings.Join(c.Tests, ","), "plain,bridge0"},
+		{"peer interfaces", strings.Join(c.Peer.Interfaces, ","), "ix0,ix1"},
+		{"peer arch", c.Peer.Arch, "amd64"},
+		{"tests", strings.Join(c.Tests, ","), "plain,bridge0,rate"},
 	}
 	for _, x := range cases {
 		if x.got != x.want {
@@ -36,6 +38,8 @@ func TestParseHostsConfigExample(t *testing.T) {
 
 func TestParseHostsConfigErrors(t *testing.T) {
 	const ok = "[dut]\ntransport = netns\nhost = d\ninterfaces = d0\naddr = 10.0.0.2/24\n[peer]\ntransport = netns\nhost = p\ninterfaces = p0\naddr = 10.0.0.1/24\n"
+	// two: two test interfaces on each host, as the rate test needs.
+	const two = "[dut]\ntransport = netns\nhost = d\ninterfaces = d0 d1\naddr = 10.0.0.2/24\n[peer]\ntransport = netns\nhost = p\ninterfaces = p0 p1\naddr = 10.0.0.1/24\n"
 	cases := []struct {
 		name, text string
 		wantErr    string // substring; "" = valid
@@ -54,7 +58,13 @@ func TestParseHostsConfigErrors(t *testing.T) {
 		{"bad addr", "[dut]\naddr = 10.0.0.2\n", "x.conf:2: [dut] addr \"10.0.0.2\": want an IPv4 address with prefix"},
 		{"relative workdir", "[dut]\nworkdir = tmp\n", "x.conf:2: [dut] workdir \"tmp\": want an absolute path"},
 		{"empty value", "[dut]\nhost =\n", "x.conf:2: [dut] host: empty value"},
-		{"unknown test", ok + "[tests]\nrun = plain lacp\n", "x.conf:12: [tests] run: test \"lacp\": unknown (have plain, bridge0)"},
+		{"unknown test", ok + "[tests]\nrun = plain lacp\n", "x.conf:12: [tests] run: test \"lacp\": unknown (have plain, bridge0, rate)"},
+		{"rate", two + "[tests]\nrun = rate\n", ""},
+		{"rate without addresses", strings.NewReplacer("addr = 10.0.0.2/24\n", "", "addr = 10.0.0.1/24\n", "").Replace(two) + "[tests]\nrun = rate\n", ""},
+		{"rate, one peer interface", strings.Replace(two, "p0 p1", "p0", 1) + "\n[tests]\nrun = plain rate\n", "x.conf:13: [tests] run: test rate: needs two test interfaces on each host"},
+		{"rate, one dut interface", ok + "[tests]\nrun = rate\n", "([dut] has 1, [peer] has 1)"},
+		{"rate, no peer", strings.Split(two, "[peer]")[0] + "[tests]\nrun = rate\n", "x.conf: section [peer] missing"},
+		{"promisc needs addr", strings.Replace(two, "addr = 10.0.0.1/24\n", "", 1) + "[tests]\nrun = rate bridge0\n", "x.conf: [peer] addr: missing"},
 		{"missing peer", strings.Split(ok, "[peer]")[0], "x.conf: section [peer] missing"},
 		{"missing key", strings.Replace(ok, "host = p\n", "", 1), "x.conf: [peer] host: missing"},
 		{"other subnets", strings.Replace(ok, "10.0.0.1/24", "10.0.1.1/24", 1), "want two addresses in one subnet"},
@@ -67,6 +77,26 @@ func TestParseHostsConfigErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want none", c.name, err)
 		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.wantErr)
+		}
+	}
+}
+
+func TestParseHostsConfigDefaultTests(t *testing.T) {
+	const conf = "[dut]\ntransport = netns\nhost = d\ninterfaces = %s\naddr = 10.0.0.2/24\n[peer]\ntransport = netns\nhost = p\ninterfaces = %s\naddr = 10.0.0.1/24\n"
+	cases := []struct {
+		dut, peer, want string
+	}{
+		{"d0", "p0", "plain,bridge0"},
+		{"d0 d1", "p0", "plain,bridge0"},
+		{"d0 d1", "p0 p1", "plain,bridge0,rate"},
+	}
+	for _, c := range cases {
+		hc, err := ParseHostsConfig("x.conf", strings.NewReader(fmt.Sprintf(conf, c.dut, c.peer)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(hc.Tests, ","); got != c.want {
+			t.Errorf("no [tests], dut interfaces %q, peer interfaces %q: tests %s, want %s", c.dut, c.peer, got, c.want)
 		}
 	}
 }

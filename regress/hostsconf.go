@@ -10,8 +10,13 @@ import (
 	"strings"
 )
 
-// HostTests are the tests a regress.conf may name in [tests] run.
-var HostTests = []string{"plain", "bridge0"}
+// HostTests are the tests a regress.conf may name in [tests] run: the
+// promisc setups plain and bridge0, and rate, the forwarding rate through
+// a bridge with swctl bench on the peer.
+var HostTests = []string{"plain", "bridge0", "rate"}
+
+// hostRateTest names the forwarding-rate test in [tests] run.
+const hostRateTest = "rate"
 
 // HostsConfig is a parsed regress.conf: the real test hosts and the tests
 // to run on them (docs/REGRESS.md).
@@ -21,7 +26,7 @@ type HostsConfig struct {
 	// DUT is the device under test: the swctl daemon runs there.
 	DUT HostConfig `json:"dut"`
 	// Peer is the host at the other end of the DUT's test interfaces: it
-	// runs the iperf3 servers.
+	// runs the iperf3 server, and swctl bench for the rate test.
 	Peer HostConfig `json:"peer"`
 	// Tests are the tests to run, in HostTests order.
 	Tests []string `json:"tests"`
@@ -40,13 +45,15 @@ type HostConfig struct {
 	// commands that set addresses and promiscuous mode and read CPU time.
 	OS string `json:"os"`
 	// Arch is the host's GOARCH, for the swctl binaries built for it
-	// (DUT only); default the harness's.
+	// (the DUT's daemons, the peer's swctl bench); default the harness's.
 	Arch string `json:"arch,omitempty"`
 	// Interfaces are the host's test interfaces, in cabling order: the
-	// DUT's first one is cabled to the peer's first one.
+	// DUT's first one is cabled to the peer's first one, the second (the
+	// rate test) to the peer's second.
 	Interfaces []string `json:"interfaces"`
 	// Addr is the address with prefix the suite puts on the host's test
-	// interface (the DUT's on its first interface or on the bridge's TAP).
+	// interface (the DUT's on its first interface or on the bridge's TAP)
+	// for the promisc tests; the rate test uses none.
 	Addr netip.Prefix `json:"addr"`
 	// Workdir is the directory under which the suite makes its own
 	// temporary directory on the host (binaries, sockets, logs); default
@@ -171,11 +178,24 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	twoEach := len(c.DUT.Interfaces) >= 2 && len(c.Peer.Interfaces) >= 2
+	if _, ok := seen["tests.run"]; !ok {
+		// The default: every test the hosts are cabled for.
+		for _, t := range HostTests {
+			if t != hostRateTest || twoEach {
+				c.Tests = append(c.Tests, t)
+			}
+		}
+	}
+	needAddr := slices.Contains(c.Tests, "plain") || slices.Contains(c.Tests, "bridge0")
 	for _, h := range []*HostConfig{&c.DUT, &c.Peer} {
 		if _, ok := seen["["+h.Role+"]"]; !ok {
 			return nil, fmt.Errorf("%s: section [%s] missing", name, h.Role)
 		}
 		for _, k := range []string{"transport", "host", "interfaces", "addr"} {
+			if k == "addr" && !needAddr {
+				continue
+			}
 			if _, ok := seen[h.Role+"."+k]; !ok {
 				return nil, fmt.Errorf("%s: [%s] %s: missing", name, h.Role, k)
 			}
@@ -187,11 +207,12 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 			h.Workdir = "/tmp"
 		}
 	}
-	if c.DUT.Addr.Masked() != c.Peer.Addr.Masked() || c.DUT.Addr.Addr() == c.Peer.Addr.Addr() {
-		return nil, fmt.Errorf("%s: [dut] addr %s and [peer] addr %s: want two addresses in one subnet", name, c.DUT.Addr, c.Peer.Addr)
+	if slices.Contains(c.Tests, hostRateTest) && !twoEach {
+		return nil, errf(seen["tests.run"], "[tests] run: test rate: needs two test interfaces on each host, the peer's first and second cabled to the DUT's first and second ([dut] has %d, [peer] has %d)", len(c.DUT.Interfaces), len(c.Peer.Interfaces))
 	}
-	if len(c.Tests) == 0 {
-		c.Tests = slices.Clone(HostTests)
+	if (needAddr || c.DUT.Addr.IsValid() && c.Peer.Addr.IsValid()) &&
+		(c.DUT.Addr.Masked() != c.Peer.Addr.Masked() || c.DUT.Addr.Addr() == c.Peer.Addr.Addr()) {
+		return nil, fmt.Errorf("%s: [dut] addr %s and [peer] addr %s: want two addresses in one subnet", name, c.DUT.Addr, c.Peer.Addr)
 	}
 	return c, nil
 }

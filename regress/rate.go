@@ -59,6 +59,18 @@ type RateConfig struct {
 	// Flows is the number of flows the generator sends (source address
 	// and UDP port vary, so the trunk's hash has something to spread).
 	Flows int `json:"flows"`
+	// LossRate adds RFC 2544's frame-loss-rate test (section 26.3) per
+	// size: paced trials of Trial at 100%, 90%, ... of the max-rate run's
+	// sent rate until two successive trials lose nothing (FULL mode).
+	LossRate bool `json:"loss_rate,omitempty"`
+	// WindowDuration is the length of the window benchmark (BalanceNG's:
+	// WindowSize-byte frames, at most Window in flight) run once per
+	// instance after the sizes; 0 skips it.
+	WindowDuration time.Duration `json:"window_duration_ns,omitempty"`
+	// WindowSize is the window benchmark's frame length without FCS.
+	WindowSize int `json:"window_size,omitempty"`
+	// Window is the window benchmark's most frames in flight.
+	Window int `json:"window,omitempty"`
 }
 
 // DefaultRateConfig returns the forwarding-rate settings of a mode:
@@ -67,11 +79,14 @@ type RateConfig struct {
 func DefaultRateConfig(quick, full bool) RateConfig {
 	switch {
 	case full:
-		return RateConfig{Sizes: slices.Clone(gen.RFC2544Sizes), Trial: 10 * time.Second, MaxTrials: 12, Resolution: 0.002, Latency: true, Flows: 16}
+		return RateConfig{Sizes: slices.Clone(gen.RFC2544Sizes), Trial: 10 * time.Second, MaxTrials: 12, Resolution: 0.002, Latency: true, Flows: 16,
+			LossRate: true, WindowDuration: 300 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow}
 	case quick:
-		return RateConfig{Sizes: []int{64, 1518}, Trial: 500 * time.Millisecond, MaxTrials: 6, Resolution: 0.02, Flows: 16}
+		return RateConfig{Sizes: []int{64, 1518}, Trial: 500 * time.Millisecond, MaxTrials: 6, Resolution: 0.02, Flows: 16,
+			WindowDuration: time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow}
 	}
-	return RateConfig{Sizes: []int{64, 1518}, Trial: time.Second, MaxTrials: 8, Resolution: 0.01, Flows: 16}
+	return RateConfig{Sizes: []int{64, 1518}, Trial: time.Second, MaxTrials: 8, Resolution: 0.01, Flows: 16,
+		WindowDuration: 10 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow}
 }
 
 // check says what is wrong with c.
@@ -94,7 +109,7 @@ func (c RateConfig) check() error {
 	case c.Flows < 1 || c.Flows > gen.MaxFlows:
 		return fmt.Errorf("regress: forwarding rate: flows %d: want 1-%d", c.Flows, gen.MaxFlows)
 	}
-	return nil
+	return c.checkWindow()
 }
 
 // drain is how long a run waits for frames still in flight.
@@ -110,7 +125,10 @@ func (c RateConfig) weight() float64 {
 	if c.Latency {
 		n++
 	}
-	return float64(len(c.Sizes))*n*per + 1.5
+	if c.LossRate {
+		n += 100 / LossRateStep / 2 // typically half the steps
+	}
+	return float64(len(c.Sizes))*n*per + c.windowWeight() + 1.5
 }
 
 // RateInstance is one start of the device under test with one binary:
@@ -190,6 +208,9 @@ type RateSample struct {
 	Trials []RateRun `json:"trials"`
 	// Latency is the latency trial at ZeroLoss (FULL mode); nil otherwise.
 	Latency *RateRun `json:"latency,omitempty"`
+	// LossRate are the frame-loss-rate test's trials (RFC 2544 26.3;
+	// FULL mode) in the order run; nil otherwise.
+	LossRate []LossStep `json:"loss_rate,omitempty"`
 }
 
 // RateMetrics are the figures summarised per forwarding-rate cell; the
@@ -416,5 +437,5 @@ func (c RateConfig) describe() []string {
 	if c.Latency {
 		m = append(m, fmt.Sprintf("Latency: one more trial of %v at the zero-loss rate; one-way delay from the sender's to the receiver's clock (one process), min/avg/max.", c.Trial))
 	}
-	return m
+	return append(m, c.describeExtra()...)
 }

@@ -217,8 +217,8 @@ func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRu
 }
 
 // measure measures one frame size: the max-rate run, the zero-loss
-// search below its sent rate, and (cfg.Latency) a latency trial at the
-// zero-loss rate.
+// search below its sent rate, (cfg.Latency) a latency trial at the
+// zero-loss rate, and (cfg.LossRate) the frame-loss-rate steps.
 func (b *rateBed) measure(ctx context.Context, size int) (RateSample, error) {
 	smp := RateSample{Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}}
 	bench, err := b.open(gen.Stream{Size: smp.FrameLen, Flows: b.cfg.Flows})
@@ -255,6 +255,11 @@ func (b *rateBed) measure(ctx context.Context, size int) (RateSample, error) {
 			return smp, fmt.Errorf("%s size %d: latency trial: %w", b.spec.Name, size, err)
 		}
 		smp.Latency = &rr
+	}
+	if b.cfg.LossRate {
+		if smp.LossRate, err = b.lossRate(ctx, bench, hi); err != nil {
+			return smp, err
+		}
 	}
 	return smp, nil
 }

@@ -81,6 +81,31 @@ type Results struct {
 	// RateCells are the forwarding-rate summaries per setup, metric,
 	// frame size and role.
 	RateCells []RateCell `json:"rate_cells,omitempty"`
+	// LossRateCells are the frame-loss-rate summaries (Rate.LossRate)
+	// per setup, metric, frame size, load and role; the trials are in
+	// RateSamples (loss_rate).
+	LossRateCells []RoleCell `json:"loss_rate_cells,omitempty"`
+	// WindowSamples are every window-benchmark run in the order they ran.
+	WindowSamples []WindowSample `json:"window_samples,omitempty"`
+	// WindowCells are the window-benchmark summaries per setup, metric
+	// and role.
+	WindowCells []RoleCell `json:"window_cells,omitempty"`
+	// MsgSize is the TCP-stream-by-message-size configuration; nil when
+	// that suite did not run.
+	MsgSize *MsgSizeConfig `json:"msgsize,omitempty"`
+	// MsgSizeSamples are every message-size test in the order they ran.
+	MsgSizeSamples []MsgSizeSample `json:"msgsize_samples,omitempty"`
+	// MsgSizeCells are the message-size summaries per metric, size and
+	// role.
+	MsgSizeCells []RoleCell `json:"msgsize_cells,omitempty"`
+	// RFC2889 is the address-caching configuration; nil when that suite
+	// did not run.
+	RFC2889 *RFC2889Config `json:"rfc2889,omitempty"`
+	// RFC2889Samples are every address-caching instance's searches, in
+	// the order they ran.
+	RFC2889Samples []RFC2889Sample `json:"rfc2889_samples,omitempty"`
+	// RFC2889Cells are the address-caching summaries per metric and role.
+	RFC2889Cells []RoleCell `json:"rfc2889_cells,omitempty"`
 	// Commands are every command the harness ran, in order.
 	Commands []string `json:"commands"`
 }
@@ -134,6 +159,10 @@ func Header(r *Results) []string {
 	if r.Rate != nil {
 		h = append(h, fmt.Sprintf("Forwarding rate: %v runs and trials, sizes %v (FCS included; veth carries 4 bytes less); max fps = frames delivered per second at maximum offered rate, 0-loss fps = RFC 2544 throughput.", r.Rate.Trial, r.Rate.Sizes))
 	}
+	h = append(h, extraHeader(r)...)
+	if r.RFC2889 != nil {
+		h = append(h, rfc2889Header(r.RFC2889))
+	}
 	return h
 }
 
@@ -174,6 +203,8 @@ func Markdown(r *Results, charts []string) string {
 		}
 		PrintRateTables(&b, r.RateSetups, r.Rate.Sizes, r.RateCells)
 	}
+	PrintExtraTables(&b, r, len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0))
+	printRFC2889(&b, r)
 	b.WriteString("```\n")
 	for _, c := range charts {
 		fmt.Fprintf(&b, "\n![%s](%s)\n", c, c)
@@ -218,6 +249,10 @@ func Markdown(r *Results, charts []string) string {
 					c.Metric, c.Size, c.Role, m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
 			}
 		}
+	}
+	extraMarkdown(&b, r)
+	if r.RFC2889 != nil {
+		rfc2889Markdown(&b, r)
 	}
 	if len(r.Instances) > 0 {
 		b.WriteString("\n## Promiscuity seen by the kernel\n\nThe `promiscuity` count of the device under test's links (ip -d link show), per instance:\n\n")

@@ -37,9 +37,16 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			}
 			setups = hostSetups(cfg.Setups)
 		}
-		if cfg.Rate != nil {
-			fmt.Fprintln(cfg.Stderr, "regress: forwarding rate on real test hosts is not implemented yet; running the promisc tables only")
-			cfg.Rate = nil
+		if cfg.Rate != nil && !slices.Contains(cfg.Hosts.Tests, hostRateTest) {
+			cfg.Rate = nil // regress.conf's [tests] run leaves it out
+		}
+		if cfg.MsgSize != nil {
+			fmt.Fprintln(cfg.Stderr, msgSizeHostsNote)
+			cfg.MsgSize = nil
+		}
+		if cfg.RFC2889 != nil {
+			fmt.Fprintln(cfg.Stderr, rfc2889HostsNote)
+			cfg.RFC2889 = nil
 		}
 	}
 	if cfg.NoPromisc {
@@ -50,12 +57,26 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		if err := cfg.Rate.check(); err != nil {
 			return nil, "", err
 		}
-		if rateSetups, err = FindRateSetups(cfg.Rate.Setups); err != nil {
+		find := FindRateSetups
+		if cfg.Hosts != nil {
+			find = findHostRateSetups
+		}
+		if rateSetups, err = find(cfg.Rate.Setups); err != nil {
 			return nil, "", err
 		}
 	}
-	if len(setups) == 0 && len(rateSetups) == 0 {
-		return nil, "", fmt.Errorf("regress: nothing to run: no promisc setup and no forwarding-rate setup")
+	if cfg.MsgSize != nil {
+		if err := cfg.MsgSize.check(); err != nil {
+			return nil, "", err
+		}
+	}
+	if cfg.RFC2889 != nil {
+		if err := cfg.RFC2889.check(); err != nil {
+			return nil, "", err
+		}
+	}
+	if len(setups) == 0 && len(rateSetups) == 0 && cfg.MsgSize == nil && cfg.RFC2889 == nil {
+		return nil, "", fmt.Errorf("regress: nothing to run: no promisc setup, no forwarding-rate setup, no message sizes, no address caching")
 	}
 	if cfg.Hosts == nil {
 		err = checkHost()
@@ -68,7 +89,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	res := &Results{
 		Version: 2, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
 		Alpha: cfg.Alpha, MinP: MinP(cfg.Runs, cfg.Runs), Environment: environment(), Setups: setups,
-		Rate: cfg.Rate, RateSetups: rateSetups,
+		Rate: cfg.Rate, RateSetups: rateSetups, MsgSize: cfg.MsgSize,
 	}
 	res.Method = []string{
 		fmt.Sprintf("iperf3 TCP, one stream, %d s per test. Receive: the device under test's iperf3 client with -R (the peer sends into its stack); Transmit: the same without -R; Forward: peer 1's client to peer 2's server across the bridge.", cfg.Seconds),
@@ -80,6 +101,13 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	if cfg.Rate != nil {
 		res.Method = append(res.Method, cfg.Rate.describe()...)
+	}
+	if cfg.MsgSize != nil {
+		res.Method = append(res.Method, cfg.MsgSize.describe())
+	}
+	if cfg.RFC2889 != nil {
+		res.RFC2889 = cfg.RFC2889
+		res.Method = append(res.Method, cfg.RFC2889.describe()...)
 	}
 	cmds := &Commands{}
 	defer func() { res.Commands = cmds.Log }()
@@ -95,14 +123,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			trees.GOOS = cfg.Hosts.DUT.OS
 		}
 		trees.GOARCH = cfg.Hosts.DUT.Arch
-		res.Method = []string{
-			fmt.Sprintf("Real test hosts (%s): device under test %s over %s, interfaces %s, address %s; peer %s over %s, interfaces %s, address %s.",
-				cfg.Hosts.Path, cfg.Hosts.DUT.Host, cfg.Hosts.DUT.Transport, strings.Join(cfg.Hosts.DUT.Interfaces, " "), cfg.Hosts.DUT.Addr,
-				cfg.Hosts.Peer.Host, cfg.Hosts.Peer.Transport, strings.Join(cfg.Hosts.Peer.Interfaces, " "), cfg.Hosts.Peer.Addr),
-			fmt.Sprintf("iperf3 TCP, one stream, %d s per test, the device under test's client (Receive: with -R) to the peer's server; no CPU pinning; offloads as the hosts have them (off on the bridge's TAP on Linux).", cfg.Seconds),
-			"CPU: the device under test's whole machine (/proc/stat on Linux, kern.cp_time on the BSDs) from just before to just after each iperf3 client, read through the transport; engine = the swctl daemon's user+system time (/proc/PID/stat on Linux, ps cputime on the BSDs), percent of the whole machine.",
-			"Runs are interleaved per cell: patch, no patch, no patch, patch, ... (A B B A). Every change on a host (temporary directory, binaries, addresses, promiscuous mode, daemons, iperf3 server) is recorded and put back at the end, also on Ctrl-C or failure.",
-		}
+		res.Method = hostsMethod(cfg.Hosts, cfg.Seconds, len(setups) > 0, cfg.Rate)
 	}
 	fmt.Fprintf(cfg.Stderr, "regress: building swctl (%s)\n", trees.Mode)
 	if err := trees.Build(ctx); err != nil {
@@ -124,19 +145,29 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	if cfg.Rate != nil {
 		total += float64(len(ratePlan)) * cfg.Rate.weight()
 	}
-	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan)+len(ratePlan), total)
+	var msgPlan []MsgSizeInstance
+	if cfg.MsgSize != nil {
+		msgPlan = MsgSizePlan(*cfg.MsgSize, cfg.Runs)
+		total += float64(len(msgPlan)) * cfg.MsgSize.weight()
+	}
+	var addrPlan []RFC2889Instance
+	if cfg.RFC2889 != nil {
+		addrPlan = RFC2889Plan(cfg.Runs)
+		total += float64(len(addrPlan)) * cfg.RFC2889.weight()
+	}
+	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan)+len(ratePlan)+len(msgPlan)+len(addrPlan), total)
 	seq, step := 0, 0
 	if cfg.Hosts != nil {
-		if err := runHosts(ctx, cfg, cfg.Hosts, setups, plan, trees, res, cmds, prog, &step); err != nil {
+		if err := runHosts(ctx, cfg, cfg.Hosts, setups, plan, ratePlan, trees, res, cmds, prog, &step); err != nil {
 			if cfg.TTY {
 				fmt.Fprintln(cfg.Stderr)
 			}
 			return nil, "", err
 		}
 	}
-	bedSetups := setups
+	bedSetups, bedRate := setups, rateSetups
 	if cfg.Hosts != nil {
-		bedSetups = nil // ran on the hosts
+		bedSetups, bedRate = nil, nil // ran on the hosts
 	}
 	for si, s := range bedSetups {
 		b, err := newBed(ctx, s, si+1, work, cmds)
@@ -181,7 +212,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		}
 	}
 	rateSeq := 0
-	for si, s := range rateSetups {
+	for si, s := range bedRate {
 		b, err := newRateBed(ctx, s, *cfg.Rate, si+1, work, cmds)
 		if err != nil {
 			return nil, "", err
@@ -208,6 +239,15 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 					smp.Setup, smp.Role, smp.Run, smp.Seq = in.Setup, in.Role, in.Run, rateSeq
 					res.RateSamples = append(res.RateSamples, smp)
 				}
+				if cfg.Rate.WindowDuration > 0 {
+					ws, err := b.window(ctx)
+					if err != nil {
+						b.stop()
+						return fmt.Errorf("%s: %w", in, err)
+					}
+					ws.Role, ws.Run, ws.Seq = in.Role, in.Run, len(res.WindowSamples)+1
+					res.WindowSamples = append(res.WindowSamples, ws)
+				}
 				if err := b.stop(); err != nil {
 					return err
 				}
@@ -222,6 +262,23 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			return nil, "", err
 		}
 	}
+	if cfg.MsgSize != nil {
+		if err := runMsgSize(ctx, cfg, msgPlan, trees, work, cmds, prog, &step, res); err != nil {
+			if cfg.TTY {
+				fmt.Fprintln(cfg.Stderr)
+			}
+			return nil, "", err
+		}
+	}
+	if cfg.RFC2889 != nil {
+		if err := runRFC2889(ctx, *cfg.RFC2889, addrPlan, trees, work, cmds, prog, &step, res); err != nil {
+			if cfg.TTY {
+				fmt.Fprintln(cfg.Stderr)
+			}
+			return nil, "", err
+		}
+		res.RFC2889Cells = AnalyzeRFC2889(res.RFC2889Samples, cfg.Alpha)
+	}
 	prog.Finish()
 	res.Finished = time.Now()
 	res.Environment.LoadEnd = loadavg()
@@ -229,6 +286,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	if cfg.Rate != nil {
 		res.RateCells = AnalyzeRates(rateSetups, cfg.Rate.Sizes, res.RateSamples, cfg.Alpha)
 	}
+	analyzeExtra(res, cfg.Alpha)
 	res.Commands = cmds.Log
 	dir := filepath.Join(cfg.OutRoot, res.Started.Format("20060102-150405"))
 	if err := WriteReport(dir, res); err != nil {
@@ -245,6 +303,8 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		}
 		PrintRateTables(cfg.Stdout, rateSetups, cfg.Rate.Sizes, res.RateCells)
 	}
+	PrintExtraTables(cfg.Stdout, res, len(setups) == 0 && len(rateSetups) == 0)
+	printRFC2889(cfg.Stdout, res)
 	fmt.Fprintf(cfg.Stdout, "\nreport: %s (report.md, results.json, charts)\n", dir)
 	return res, dir, nil
 }

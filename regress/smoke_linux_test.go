@@ -17,10 +17,10 @@ import (
 )
 
 // TestIntegrationRegressSmoke runs the suite in its shortest form (one run
-// of 1 s per cell and role, the veth and bridge0 setups) as a PATCH run
-// with a trivial patch, so that two binaries are built from two trees,
-// and checks that every table, results.json and the charts come out well
-// formed and that nothing is left behind.
+// of 1 s per cell and role, the veth and bridge0 setups, three message
+// sizes) as a PATCH run with a trivial patch, so that two binaries are
+// built from two trees, and checks that every table, results.json and the
+// charts come out well formed and that nothing is left behind.
 func TestIntegrationRegressSmoke(t *testing.T) {
 	netnstest.Require(t)
 	if testing.Short() {
@@ -36,6 +36,7 @@ func TestIntegrationRegressSmoke(t *testing.T) {
 	res, dir, err := Run(ctx, Config{
 		AB: ABSpec{Repo: "..", Patch: patch}, Runs: 1, Seconds: 1, Alpha: 0.05,
 		Setups: []string{"veth", "bridge0"}, OutRoot: out, Stdout: &stdout, Stderr: io.MultiWriter(&stderr),
+		MsgSize: &MsgSizeConfig{Sizes: []int{1, 1024, 65536}, Seconds: 1},
 	})
 	t.Logf("smoke run took %v\nstderr:\n%s", time.Since(start).Round(time.Second), stderr.String())
 	if err != nil {
@@ -79,7 +80,7 @@ func TestIntegrationRegressSmoke(t *testing.T) {
 	if err := json.Unmarshal(b, &js); err != nil {
 		t.Fatalf("results.json: %v", err)
 	}
-	for _, k := range []string{"environment", "trees", "samples", "cells", "commands", "instances", "method", "runs", "alpha"} {
+	for _, k := range []string{"environment", "trees", "samples", "cells", "commands", "instances", "method", "runs", "alpha", "msgsize", "msgsize_samples", "msgsize_cells"} {
 		if _, ok := js[k]; !ok {
 			t.Errorf("results.json lacks %q", k)
 		}
@@ -90,7 +91,11 @@ func TestIntegrationRegressSmoke(t *testing.T) {
 	}
 	if md, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || !strings.Contains(string(md), "```\n== veth ==") {
 		t.Errorf("report.md missing or without the tables: %v", err)
+	} else if !strings.Contains(string(md), "== TCP stream by message size: bridge0 Forward ==") || !strings.Contains(string(md), "### TCP stream by message size") {
+		t.Errorf("report.md lacks the message-size table or its every-cell section")
 	}
+	checkMsgSize(t, text, res)
+	checkSVG(t, filepath.Join(dir, "msgsize-bridge0.svg"))
 	// Charts: well-formed SVG.
 	for _, name := range []string{"veth-throughput.svg", "veth-cpu.svg", "bridge0-throughput.svg", "bridge0-cpu.svg"} {
 		f, err := os.Open(filepath.Join(dir, name))
@@ -126,18 +131,21 @@ func TestIntegrationRegressSmoke(t *testing.T) {
 
 // TestIntegrationRegressRateSmoke runs the forwarding-rate suite alone
 // in a short form (one run, 200 ms trials, at most 3 search trials, both
-// setups, FULL's latency trial) and checks its tables, results.json,
-// charts and that no namespace is left behind.
+// setups, FULL's latency trial and frame-loss-rate steps, a 500 ms window
+// benchmark) and checks its tables, results.json, charts and that no
+// namespace is left behind.
 func TestIntegrationRegressRateSmoke(t *testing.T) {
 	netnstest.Require(t)
 	if testing.Short() {
-		t.Skip("-short: the rate smoke run takes about 40 s")
+		t.Skip("-short: the rate smoke run takes about a minute")
 	}
 	rc := DefaultRateConfig(true, false)
 	rc.Trial, rc.MaxTrials, rc.Latency = 200*time.Millisecond, 3, true // latency: FULL's extra trial
+	rc.Sizes = []int{64, 1518}
+	rc.LossRate, rc.WindowDuration = true, 500*time.Millisecond // FULL's frame loss rate; the window benchmark
 	out := t.TempDir()
 	var stdout, stderr strings.Builder
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
 	res, dir, err := Run(ctx, Config{
@@ -186,7 +194,7 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 	if err := json.Unmarshal(b, &js); err != nil {
 		t.Fatalf("results.json: %v", err)
 	}
-	for _, k := range []string{"rate", "rate_setups", "rate_samples", "rate_cells"} {
+	for _, k := range []string{"rate", "rate_setups", "rate_samples", "rate_cells", "loss_rate_cells", "window_samples", "window_cells"} {
 		if _, ok := js[k]; !ok {
 			t.Errorf("results.json lacks %q", k)
 		}
@@ -197,6 +205,7 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 	for _, name := range []string{"rate-bridge0.svg", "rate-trunk0.svg"} {
 		checkSVG(t, filepath.Join(dir, name))
 	}
+	checkLossRateAndWindow(t, text, res)
 	if nss, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(nss), fmt.Sprintf("swf%d", os.Getpid()%100000)) {
 		t.Errorf("namespaces left behind:\n%s", nss)
 	}
@@ -228,5 +237,67 @@ func checkSVG(t *testing.T, path string) {
 	}
 	if root != "svg" {
 		t.Errorf("%s: root element %q, want svg", path, root)
+	}
+}
+
+// checkMsgSize checks the message-size table on stdout and the samples
+// behind it: one per size and role, each with throughput and CPU.
+func checkMsgSize(t *testing.T, text string, res *Results) {
+	t.Helper()
+	want := "== TCP stream by message size: bridge0 Forward ==\nTCP stream by message size (Mb/s, CPU system %)\nbytes     Mb/s        Mb/s        system %    system %\n          patch       no patch    patch       no patch\n1         "
+	if !strings.Contains(text, want) {
+		t.Errorf("stdout lacks the message-size table in the shape wanted:\n%s", text)
+	}
+	for _, size := range []string{"\n1024      ", "\n65536     "} {
+		if !strings.Contains(text, size) {
+			t.Errorf("message-size table lacks the row %q:\n%s", strings.TrimSpace(size), text)
+		}
+	}
+	if n := len(res.MsgSizeSamples); n != 3*2 {
+		t.Errorf("%d message-size samples, want 6 (3 sizes x 2 roles)", n)
+	}
+	for _, s := range res.MsgSizeSamples {
+		if s.Mbps <= 0 || s.CPU.Ticks == 0 || s.EngineCPU == nil || !strings.Contains(s.Command, fmt.Sprintf(" -l %d", s.Size)) {
+			t.Errorf("message size %d %s: no throughput, CPU or engine CPU, or a command without -l: %+v", s.Size, s.Role, s)
+		}
+	}
+	if len(res.MsgSizeCells) == 0 {
+		t.Errorf("no message-size cells")
+	}
+}
+
+// checkLossRateAndWindow checks the frame-loss-rate and window-benchmark
+// tables on stdout and the samples behind them.
+func checkLossRateAndWindow(t *testing.T, text string, res *Results) {
+	t.Helper()
+	for _, setup := range []string{"bridge0", "trunk0"} {
+		want := "== frame loss rate: " + setup + " ==\nFrame loss rate (RFC 2544 26.3: offered frames/s, loss %)\nbytes     load offered fps offered fps loss %      loss %\n               patch       no patch    patch       no patch\n64/60     100% "
+		if !strings.Contains(text, want) {
+			t.Errorf("stdout lacks the %s frame-loss-rate table in the shape wanted:\n%s", setup, text)
+		}
+		want = "== window benchmark: " + setup + " ==\nWindow benchmark (BalanceNG: 1514-byte frames, 1518 with FCS, window 16, 500ms)\n          patch       no patch\nsent      "
+		if !strings.Contains(text, want) {
+			t.Errorf("stdout lacks the %s window-benchmark table in the shape wanted:\n%s", setup, text)
+		}
+	}
+	for _, s := range res.RateSamples {
+		n := len(s.LossRate)
+		if n == 0 || s.LossRate[0].Percent != 100 {
+			t.Errorf("%s %s %d: frame loss rate does not start at 100%%: %+v", s.Setup, s.Role, s.Size, s.LossRate)
+			continue
+		}
+		// It ends after two lossless trials, or at 10%.
+		last2 := n >= 2 && s.LossRate[n-1].Sent > 0 && s.LossRate[n-1].Lost == 0 && s.LossRate[n-2].Sent > 0 && s.LossRate[n-2].Lost == 0
+		if !last2 && s.LossRate[n-1].Percent != LossRateStep {
+			t.Errorf("%s %s %d: frame loss rate stopped at %d%% without two lossless trials: %+v", s.Setup, s.Role, s.Size, s.LossRate[n-1].Percent, s.LossRate)
+		}
+	}
+	if n := len(res.WindowSamples); n != 2*2 {
+		t.Errorf("%d window samples, want 4 (2 setups x 2 roles)", n)
+	}
+	for _, w := range res.WindowSamples {
+		if w.Sent == 0 || w.Received == 0 || w.Window != DefaultWindow || w.Size != DefaultWindowSize || w.CPU.Ticks == 0 {
+			t.Errorf("%s %s: window run without frames or CPU, or not window 16 of 1514 bytes: %+v", w.Setup, w.Role, w.Result)
+		}
 	}
 }

@@ -101,6 +101,12 @@ type Config struct {
 	// Rate, when set, runs the forwarding-rate suite (suite item 2) after
 	// the promisc tables, as it says; nil skips it.
 	Rate *RateConfig
+	// MsgSize, when set, runs the TCP-stream-by-message-size suite
+	// (suite item 4) after the forwarding rate; nil skips it.
+	MsgSize *MsgSizeConfig
+	// RFC2889, when set, runs the address-caching suite (suite item 5:
+	// RFC 2889 capacity and learning rate) as it says; nil skips it.
+	RFC2889 *RFC2889Config
 	// Quick marks the short form in the report.
 	Quick bool
 	// OutRoot is the directory that receives <timestamp>/ (regress-out).

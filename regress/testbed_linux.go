@@ -282,8 +282,9 @@ func (b *bed) promiscuity(ctx context.Context) map[string]int {
 	return m
 }
 
-// measure runs one iperf3 test of row.
-func (b *bed) measure(ctx context.Context, row string, seconds int) (Sample, error) {
+// measure runs one iperf3 test of row; more are extra iperf3 client
+// options (-l SIZE for the message-size suite).
+func (b *bed) measure(ctx context.Context, row string, seconds int, more ...string) (Sample, error) {
 	ns, ip, extra := b.dut, b.peerIP, []string(nil)
 	switch row {
 	case RowReceive:
@@ -292,6 +293,7 @@ func (b *bed) measure(ctx context.Context, row string, seconds int) (Sample, err
 		ns, ip = b.peer, b.peer2IP
 	}
 	args := append([]string{"ip", "netns", "exec", ns, "taskset", "-c", clientCPU, "iperf3", "-c", ip, "-p", iperfPort, "-t", strconv.Itoa(seconds), "-J", "--connect-timeout", "3000"}, extra...)
+	args = append(args, more...)
 	s := Sample{Row: row, Command: strings.Join(args, " "), Start: time.Now()}
 	var lastErr error
 	for attempt := 0; attempt < 2; attempt++ {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -216,6 +217,59 @@ func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, er
 	return p, nil
 }
 
+// RunStoppable runs args on the host in the foreground like Run, as a
+// process whose PID on the host is learnt first: when ctx ends before it
+// does, it is sent SIGTERM there and given 10 s, for an ssh client that
+// goes away leaves its remote command running. It returns stdout.
+func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error) {
+	h.cmds.Log = append(h.cmds.Log, fmt.Sprintf("[%s] %s", h.T, strings.Join(args, " ")))
+	cmd := h.T.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", `echo $$; exec "$@"`, "sh"}, args...)...)
+	// Its own process group: a Ctrl-C at the terminal reaches the
+	// harness, which stops the command on the host.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", h, args[0], err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", h, args[0], err)
+	}
+	r := bufio.NewReader(pipe)
+	line, _ := r.ReadString('\n')
+	pid, perr := strconv.Atoi(strings.TrimSpace(line))
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		io.Copy(&out, r) // until the command's stdout closes, before Wait
+		done <- cmd.Wait()
+	}()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		if perr == nil {
+			kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			h.Run(kctx, nil, "kill", "-TERM", strconv.Itoa(pid))
+			cancel()
+		}
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		return out.Bytes(), fmt.Errorf("%s: %s: %w", h, strings.Join(args, " "), ctx.Err())
+	}
+	if err != nil {
+		return out.Bytes(), fmt.Errorf("%s: %s: %v: %s", h, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	if perr != nil {
+		return out.Bytes(), fmt.Errorf("%s: %s: no PID from the host (%q)", h, strings.Join(args, " "), line)
+	}
+	return out.Bytes(), nil
+}
+
 // Exited reports whether the process has ended.
 func (p *Proc) Exited() bool {
 	select {
@@ -290,6 +344,47 @@ func (h *Host) ProcCPU(ctx context.Context, pid int) (uint64, error) {
 		return 0, err
 	}
 	return ParsePsCputime(string(out))
+}
+
+// MAC returns the hardware address of interface ifname on the host:
+// /sys/class/net/IF/address on Linux, ifconfig's ether or lladdr line on
+// the BSDs.
+func (h *Host) MAC(ctx context.Context, ifname string) (string, error) {
+	args := []string{"ifconfig", ifname}
+	if h.Conf.OS == "linux" {
+		args = []string{"cat", "/sys/class/net/" + ifname + "/address"}
+	}
+	out, err := h.Run(ctx, nil, args...)
+	if err != nil {
+		return "", err
+	}
+	mac, err := ParseMAC(h.Conf.OS, string(out))
+	if err != nil {
+		return "", fmt.Errorf("%s: %s: %w", h, ifname, err)
+	}
+	return mac, nil
+}
+
+// ParseMAC reads an interface's hardware address from the output of
+// `cat /sys/class/net/IF/address` (linux) or `ifconfig IF` (FreeBSD's
+// "ether" line, OpenBSD's "lladdr").
+func ParseMAC(goos, text string) (string, error) {
+	var s string
+	if goos == "linux" {
+		s = strings.TrimSpace(text)
+	} else {
+		for line := range strings.Lines(text) {
+			if f := strings.Fields(line); len(f) >= 2 && (f[0] == "ether" || f[0] == "lladdr") {
+				s = f[1]
+				break
+			}
+		}
+	}
+	hw, err := net.ParseMAC(s)
+	if err != nil || len(hw) != 6 {
+		return "", fmt.Errorf("no Ethernet address in %q", trimOutput([]byte(text)))
+	}
+	return hw.String(), nil
 }
 
 // NCPU returns the host's number of online CPUs.

@@ -1,7 +1,10 @@
 // Command swctl-regress runs swctl's regress suite (make regress): the
-// promisc A/B tables for veth, trunk0 and bridge0 and the forwarding-rate
-// tables (frames/s, RFC 2544 zero-loss rate, loss) through a swctl bridge
-// and a swctl trunk, comparing a "patch" and a "no patch" build of swctl
+// promisc A/B tables for veth, trunk0 and bridge0, the forwarding-rate
+// tables (frames/s, RFC 2544 zero-loss rate, loss; the frame-loss-rate
+// steps in FULL mode; the window benchmark) through a swctl bridge and a
+// swctl trunk, TCP stream throughput by message size across the bridge,
+// and the bridge's RFC 2889 address caching capacity and learning rate,
+// comparing a "patch" and a "no patch" build of swctl
 // on a self-built netns testbed, or on real test hosts named by a
 // regress.conf (-hosts, docs/REGRESS.md). The work is done by package
 // regress; this file only parses flags.
@@ -29,12 +32,17 @@ func main() {
 		patch   = flag.String("patch", "", "diff file: \"patch\" = the tree with it applied in a temporary worktree, \"no patch\" = the tree")
 		base    = flag.String("base", "", "git revision: \"no patch\" = it, built in a temporary worktree, \"patch\" = the tree")
 		setups  = flag.String("setups", "", "comma-separated promisc setups to run (veth,trunk0,bridge0; default all)")
-		suites  = flag.String("suites", "promisc,rate", "comma-separated suites to run: promisc (iperf3 A/B tables), rate (forwarding rate)")
+		suites  = flag.String("suites", "promisc,rate,msgsize,rfc2889", "comma-separated suites to run: promisc (iperf3 A/B tables), rate (forwarding rate), msgsize (TCP stream by message size), rfc2889 (address caching capacity and learning rate)")
 		rateSet = flag.String("rate-setups", "", "comma-separated forwarding-rate setups to run (bridge0,trunk0; default all)")
 		trial   = flag.Duration("trial", 0, "length of a forwarding-rate run and search trial (default 500ms QUICK, 1s, 10s FULL)")
 		out     = flag.String("out", "regress-out", "directory that receives the <timestamp>/ report directory")
 		repo    = flag.String("repo", ".", "a directory in the swctl git repository")
 		hosts   = flag.String("hosts", "", "regress.conf naming real test hosts (docs/REGRESS.md) instead of the netns testbed")
+		msgSize = flag.String("msg-sizes", "", "comma-separated TCP message sizes in bytes for the msgsize suite (default 1,4,16,...,65536; QUICK 1,16,256,4096,65536)")
+		msgSecs = flag.Int("msg-seconds", 0, "length of one msgsize iperf3 test in seconds (default 1 QUICK, 5, 10 FULL)")
+		window  = flag.Duration("window-duration", 0, "length of the window benchmark (1514-byte frames, window 16) per forwarding-rate instance (default 1s QUICK, 10s, 300s FULL; 0 = none)")
+		lossRt  = flag.Bool("loss-rate", false, "run RFC 2544's frame-loss-rate steps also outside FULL")
+		maxAddr = flag.Int("maxaddr", 0, "address-table size set on the rfc2889 suite's bridge, the capacity search's upper bound (default 16384 QUICK, 65536, 262144 FULL; swctl's own default is 8192)")
 	)
 	flag.Parse()
 	set := map[string]bool{}
@@ -53,8 +61,8 @@ func main() {
 	}
 	run := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
-		if s != "promisc" && s != "rate" {
-			fmt.Fprintf(os.Stderr, "swctl-regress: -suites: %q: no such suite (have promisc, rate)\n", s)
+		if s != "promisc" && s != "rate" && s != "msgsize" && s != "rfc2889" {
+			fmt.Fprintf(os.Stderr, "swctl-regress: -suites: %q: no such suite (have promisc, rate, msgsize, rfc2889)\n", s)
 			os.Exit(2)
 		}
 		run[s] = true
@@ -68,7 +76,34 @@ func main() {
 		if *trial != 0 {
 			rc.Trial = *trial
 		}
+		if set["window-duration"] {
+			rc.WindowDuration = *window
+		}
+		rc.LossRate = rc.LossRate || *lossRt
 		rate = &rc
+	}
+	var msg *regress.MsgSizeConfig
+	if run["msgsize"] {
+		mc := regress.DefaultMsgSizeConfig(*quick, *full)
+		if *msgSize != "" {
+			var err error
+			if mc.Sizes, err = regress.ParseMsgSizes(*msgSize); err != nil {
+				fmt.Fprintf(os.Stderr, "swctl-regress: -msg-sizes: %v\n", err)
+				os.Exit(2)
+			}
+		}
+		if *msgSecs != 0 {
+			mc.Seconds = *msgSecs
+		}
+		msg = &mc
+	}
+	var addr *regress.RFC2889Config
+	if run["rfc2889"] {
+		ac := regress.DefaultRFC2889Config(*quick, *full)
+		if *maxAddr != 0 {
+			ac.MaxAddr = *maxAddr
+		}
+		addr = &ac
 	}
 	var hc *regress.HostsConfig
 	if *hosts != "" {
@@ -86,7 +121,7 @@ func main() {
 	}()
 	_, _, err := regress.Run(ctx, regress.Config{
 		AB:   regress.ABSpec{Repo: *repo, Patch: *patch, Base: *base},
-		Runs: *runs, Seconds: *seconds, Alpha: *alpha, Setups: names, NoPromisc: !run["promisc"], Rate: rate, Hosts: hc, Quick: *quick,
+		Runs: *runs, Seconds: *seconds, Alpha: *alpha, Setups: names, NoPromisc: !run["promisc"], Rate: rate, MsgSize: msg, RFC2889: addr, Hosts: hc, Quick: *quick,
 		OutRoot: *out, Stdout: os.Stdout, Stderr: os.Stderr, TTY: regress.IsTerminal(os.Stderr),
 	})
 	if err != nil {

@@ -1,0 +1,282 @@
+package gen
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+
+	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
+)
+
+// RefuseTimeout is how long an AddressSender goes on offering a frame its
+// port keeps refusing (a full queue drains in microseconds; a port whose
+// link is down refuses for ever) before Run gives up with an error.
+const RefuseTimeout = time.Second
+
+// AddressBlock is Count consecutive unicast MAC addresses from First,
+// counted as 48-bit numbers (MAC i is First+i): the stations of an
+// address-table test, RFC 2889 sections 5.7 (address caching capacity)
+// and 5.8 (address learning rate).
+type AddressBlock struct {
+	// First is the block's first address: unicast, not zero.
+	First frame.MAC
+	// Count is the number of addresses, 1 to MaxFlows.
+	Count int
+}
+
+// MAC returns address i of the block, 0 <= i < Count.
+func (a AddressBlock) MAC(i int) frame.MAC { return frame.MACFromKey(a.First.Key() + uint64(i)) }
+
+// Index returns the place of m in the block, or false when m is not in it.
+func (a AddressBlock) Index(m frame.MAC) (int, bool) {
+	k, f := m.Key(), a.First.Key()
+	if k < f || k-f >= uint64(a.Count) {
+		return 0, false
+	}
+	return int(k - f), true
+}
+
+// Check says what makes the block unusable: a count out of range, a
+// first address that is zero or multicast, or a block that runs into the
+// next first octet (where the group bit of the later addresses could be
+// set).
+func (a AddressBlock) Check() error {
+	switch {
+	case a.Count < 1 || a.Count > MaxFlows:
+		return fmt.Errorf("address block of %d: want 1-%d addresses", a.Count, MaxFlows)
+	case a.First.IsZero() || a.First.IsMulticast():
+		return fmt.Errorf("address block from %v: want a unicast, non-zero first address", a.First)
+	case a.First.Key()+uint64(a.Count-1) > a.First.Key()|(1<<40-1):
+		return fmt.Errorf("address block from %v: %d addresses run past the first octet", a.First, a.Count)
+	}
+	return nil
+}
+
+// AddressField says which MAC of an AddressSender's frames walks the
+// block.
+type AddressField uint8
+
+const (
+	// VarySource makes learning frames: frame i comes from address i of
+	// the block and goes to the Stream's Dst.
+	VarySource AddressField = iota
+	// VaryDestination makes test frames: frame i comes from the Stream's
+	// Src and goes to address i of the block.
+	VaryDestination
+)
+
+// String names the field.
+func (f AddressField) String() string {
+	if f == VarySource {
+		return "source"
+	}
+	return "destination"
+}
+
+// AddressStats counts what an AddressSender did in one run.
+type AddressStats struct {
+	// Sent is the number of frames the port accepted: one per address of
+	// the run unless the context ended first.
+	Sent uint64 `json:"sent"`
+	// Refused counts frames the port refused (its queue was full); each
+	// was offered again.
+	Refused uint64 `json:"refused,omitempty"`
+	// Bursts is the number of WriteBatch calls.
+	Bursts uint64 `json:"bursts"`
+	// Rebased counts the times a paced run fell more than MaxLag behind
+	// its schedule and started the schedule again from then, rather than
+	// catch up in a burst: the rate it offered is then below the rate
+	// asked for (see PerSecond).
+	Rebased uint64 `json:"rebased,omitempty"`
+	// FirstSend is the time from the run's start to its first send.
+	FirstSend time.Duration `json:"first_send_ns"`
+	// Elapsed is the time from the run's start to its last send.
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// PerSecond is the rate the run offered: the frames after the first over
+// the time from the first send to the last (a paced run of n frames at
+// rate r takes (n-1)/r), or 0 for fewer than two frames.
+func (st AddressStats) PerSecond() float64 {
+	d := st.Elapsed - st.FirstSend
+	if st.Sent < 2 || d <= 0 {
+		return 0
+	}
+	return float64(st.Sent-1) / d.Seconds()
+}
+
+// AddressSender sends one frame per address of an AddressBlock on a port:
+// frame i is the Stream's frame with sequence number i (the Receiver
+// counts it as such) whose source (VarySource) or destination
+// (VaryDestination) MAC is address i of the block; it carries no send
+// time. Frames the port refuses are offered again, so every address of a
+// run is sent exactly once, in order. Buffers are one batch, made at
+// NewAddressSender; Run allocates nothing. One goroutine at a time may use
+// an AddressSender.
+type AddressSender struct {
+	// port is where frames go.
+	port platform.Port
+	// stream is the frames' description, with its defaults.
+	stream Stream
+	// block is the addresses walked.
+	block AddressBlock
+	// field is the MAC that walks the block.
+	field AddressField
+	// first is the packed first address of the block.
+	first uint64
+	// bufs holds one batch of frames, made once, written in place.
+	bufs [][]byte
+	// base is the IPv4 header's partial checksum (see Stream.template).
+	base uint32
+	// srcIP is the source address as a number.
+	srcIP uint32
+}
+
+// NewAddressSender returns a sender of s's frames on port, one per
+// address of block, the address in field. s.Flows must be 1 (the default):
+// the addresses are the flows. The frame size must fit the port's MTU.
+func NewAddressSender(port platform.Port, s Stream, block AddressBlock, field AddressField) (*AddressSender, error) {
+	s, err := s.WithDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("address sender on %s: %w", port.Name(), err)
+	}
+	switch {
+	case s.Flows != 1:
+		return nil, fmt.Errorf("address sender on %s: flows %d: the block's addresses are the flows, want 1", port.Name(), s.Flows)
+	case field != VarySource && field != VaryDestination:
+		return nil, fmt.Errorf("address sender on %s: address field %d: want VarySource or VaryDestination", port.Name(), field)
+	case s.Size-offIP > port.MTU():
+		return nil, fmt.Errorf("address sender on %s: frame size %d exceeds the MTU %d", port.Name(), s.Size, port.MTU())
+	}
+	if err := block.Check(); err != nil {
+		return nil, fmt.Errorf("address sender on %s: %w", port.Name(), err)
+	}
+	n := max(1, port.BatchSize())
+	a := &AddressSender{port: port, stream: s, block: block, field: field, first: block.First.Key(), bufs: make([][]byte, n)}
+	mem := make([]byte, n*s.Size)
+	for i := range a.bufs {
+		a.bufs[i] = mem[i*s.Size : (i+1)*s.Size : (i+1)*s.Size]
+	}
+	src := s.SrcIP.As4()
+	a.srcIP = binary.BigEndian.Uint32(src[:])
+	a.SetRunID(s.RunID)
+	return a, nil
+}
+
+// SetRunID makes the next Run send frames of run id.
+func (a *AddressSender) SetRunID(id uint32) {
+	a.stream.RunID = id
+	for _, b := range a.bufs {
+		a.base = a.stream.template(b)
+	}
+}
+
+// Block returns the sender's addresses.
+func (a *AddressSender) Block() AddressBlock { return a.block }
+
+// Put writes frame i of the block into b, which must be as long as the
+// Stream's frames. It does not allocate.
+func (a *AddressSender) Put(b []byte, i int) {
+	a.stream.stamp(b, a.base, a.srcIP, uint64(i), 0)
+	k := a.first + uint64(i)
+	off := 0 // destination
+	if a.field == VarySource {
+		off = 6
+	}
+	b[off], b[off+1], b[off+2], b[off+3], b[off+4], b[off+5] = byte(k>>40), byte(k>>32), byte(k>>24), byte(k>>16), byte(k>>8), byte(k)
+}
+
+// Frame returns a new copy of frame i, for tests and tools; Run does not
+// use it.
+func (a *AddressSender) Frame(i int) []byte {
+	b := make([]byte, a.stream.Size)
+	a.stream.template(b)
+	a.Put(b, i)
+	return b
+}
+
+// Run sends the frames of addresses first to first+n-1 (of the block) in
+// order, paced at rate frames/s (bursts of rate*BurstInterval frames, as
+// Sender does), or as fast as the port takes them for rate 0, and returns
+// what it did. A paced run more than MaxLag behind its schedule does not
+// catch up: it starts its schedule again (AddressStats.Rebased). The end
+// of ctx stops it early, without error; a port that refuses every frame
+// for RefuseTimeout (its link is down, say) is an error.
+func (a *AddressSender) Run(ctx context.Context, first, n int, rate float64) (AddressStats, error) {
+	var st AddressStats
+	switch {
+	case first < 0 || n < 0 || first+n > a.block.Count:
+		return st, fmt.Errorf("address sender on %s: addresses %d-%d: the block has %d", a.port.Name(), first, first+n-1, a.block.Count)
+	case rate < 0 || math.IsNaN(rate) || math.IsInf(rate, 0):
+		return st, fmt.Errorf("address sender on %s: rate %v frames/s: want a finite number >= 0", a.port.Name(), rate)
+	}
+	batch := len(a.bufs)
+	burst := batch
+	if rate > 0 {
+		burst = min(batch, max(1, int(rate*BurstInterval.Seconds())))
+	}
+	lag := int(max(rate*MaxLag.Seconds(), float64(2*burst)))
+	done := ctx.Done()
+	start := Now()
+	sched, based := start, 0 // the schedule: frame based+j is due at sched + j/rate
+	refusedSince := int64(0) // when the port began refusing everything, 0 = it is not
+	sent := 0
+	for sent < n {
+		select {
+		case <-done:
+			st.Elapsed = time.Duration(Now() - start)
+			return st, nil
+		default:
+		}
+		k := min(batch, n-sent)
+		if rate > 0 {
+			now := Now()
+			due := based + int(float64(now-sched)*rate/1e9) + 1
+			if due-sent > lag {
+				sched, based, due = now, sent, sent+1
+				st.Rebased++
+			}
+			owed := due - sent
+			if want := min(burst, k); owed < want {
+				next := sched + int64(float64(sent+want-1-based)*1e9/rate)
+				if gap := time.Duration(next - now); gap > sleepAbove {
+					time.Sleep(min(gap-sleepMargin, maxSleep))
+				}
+				continue
+			}
+			k = min(k, owed)
+		}
+		for j, b := range a.bufs[:k] {
+			a.Put(b, first+sent+j)
+		}
+		m, err := a.port.WriteBatch(a.bufs[:k])
+		now := Now()
+		if sent == 0 && m > 0 {
+			st.FirstSend = time.Duration(now - start)
+		}
+		sent += m
+		st.Sent += uint64(m)
+		st.Refused += uint64(k - m)
+		st.Bursts++
+		st.Elapsed = time.Duration(now - start)
+		if err != nil {
+			return st, fmt.Errorf("address sender on %s: %w", a.port.Name(), err)
+		}
+		switch {
+		case m > 0:
+			refusedSince = 0
+		case refusedSince == 0:
+			refusedSince = now
+		case time.Duration(now-refusedSince) > RefuseTimeout:
+			return st, fmt.Errorf("address sender on %s: the port refused every frame for %v (link down?)", a.port.Name(), RefuseTimeout)
+		}
+		if m < k {
+			runtime.Gosched() // let the queue drain
+		}
+	}
+	return st, nil
+}

@@ -1,0 +1,352 @@
+package regress
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/swctl/swctl/gen"
+)
+
+// HostRateSetups are the forwarding-rate setups on real test hosts
+// (regress.conf's [tests] run = rate): the peer's swctl bench is the
+// tester.
+var HostRateSetups = []RateSpec{
+	{
+		Name: "bridge0",
+		Desc: "swctl bridge (no TAP) over the device under test's test interfaces; the peer's swctl bench sends on its first interface and counts on its second, cabled to the DUT's first and second; static bridge entries for both of the peer's MACs, so every frame is a known unicast",
+	},
+}
+
+// findHostRateSetups returns the real-host forwarding-rate setups named
+// in names (all when empty).
+func findHostRateSetups(names []string) ([]RateSpec, error) {
+	return findNamed(HostRateSetups, names, "real-host forwarding-rate setup", func(s RateSpec) string { return s.Name })
+}
+
+// benchBinary returns a local swctl built for the peer's system, to run
+// swctl bench there. The tester is the same for both roles: the tree as
+// checked out, whose DUT binary serves when the DUT and the peer share
+// os and arch; otherwise it is built once more.
+func (t *Trees) benchBinary(ctx context.Context, peer HostConfig) (string, error) {
+	cur := t.NoPatch
+	if cur.Dir != t.top {
+		cur = t.Patch // BASE: the tree as checked out is "patch"
+	}
+	or := func(s, def string) string {
+		if s == "" {
+			return def
+		}
+		return s
+	}
+	goos, goarch := or(peer.OS, runtime.GOOS), or(peer.Arch, runtime.GOARCH)
+	if goos == or(t.GOOS, runtime.GOOS) && goarch == or(t.GOARCH, runtime.GOARCH) && cur.Binary != "" {
+		return cur.Binary, nil
+	}
+	out := filepath.Join(t.tmp, "swctl-peer-"+goos+"-"+goarch)
+	env := []string{"CGO_ENABLED=0", "GOOS=" + goos, "GOARCH=" + goarch}
+	if _, err := t.run.Output(ctx, cur.Dir, env, "go", "build", "-trimpath", "-o", out, "./cmd/swctl"); err != nil {
+		return "", fmt.Errorf("regress: build swctl bench for the peer (%s/%s) in %s: %w", goos, goarch, cur.Dir, err)
+	}
+	return out, nil
+}
+
+// benchJSON is what `swctl bench -o json` prints (benchOutput in
+// cmd/swctl/bench.go), as far as the suite reads it.
+type benchJSON struct {
+	// TX and RX are the interfaces sent on and counted at.
+	TX string `json:"tx"`
+	// RX is the interface the frames were counted at.
+	RX string `json:"rx"`
+	// Mode is "window", "rate", "max" or "search".
+	Mode string `json:"mode"`
+	// RFC2544Size is the frame size with the FCS.
+	RFC2544Size int `json:"rfc2544_size"`
+	// Interrupted is set when a signal cut the run short.
+	Interrupted bool `json:"interrupted"`
+	// Result is the run's result (not in search mode).
+	*gen.Result
+	// Search is the search's result (search mode only).
+	Search *benchSearchJSON `json:"search"`
+}
+
+// benchSearchJSON is the "search" object of benchJSON.
+type benchSearchJSON struct {
+	// Max is the search's own max-rate run, its upper bound.
+	Max gen.Result `json:"max"`
+	// Rate is the zero-loss rate in frames/s: the best passing trial's
+	// paced rate, or what the sender reached in it (SenderBound).
+	Rate float64 `json:"zero_loss_rate"`
+	// TrialRate is the paced rate of the best passing trial.
+	TrialRate float64 `json:"zero_loss_trial_rate"`
+	// SenderBound says Rate is what the sender reached, a lower bound.
+	SenderBound bool `json:"sender_bound"`
+	// Resolution is the search's resolution in frames/s.
+	Resolution float64 `json:"resolution"`
+	// Converged says the search came within its resolution.
+	Converged bool `json:"converged"`
+	// Trials are the paced trials in the order run.
+	Trials []gen.Result `json:"trials"`
+}
+
+// parseBenchJSON reads the output of `swctl bench -o json` and checks it
+// is a complete run of mode for frames of size bytes with FCS.
+func parseBenchJSON(out []byte, mode string, size int) (benchJSON, error) {
+	var b benchJSON
+	d := json.NewDecoder(bytes.NewReader(out))
+	if err := d.Decode(&b); err != nil {
+		return b, fmt.Errorf("swctl bench -o json: %w (output %q)", err, trimOutput(out))
+	}
+	switch {
+	case b.Mode != mode:
+		return b, fmt.Errorf("swctl bench -o json: mode %q, want %q", b.Mode, mode)
+	case b.RFC2544Size != size:
+		return b, fmt.Errorf("swctl bench -o json: rfc2544_size %d, want %d", b.RFC2544Size, size)
+	case b.Interrupted:
+		return b, fmt.Errorf("swctl bench %s -> %s: interrupted", b.TX, b.RX)
+	case mode == "search" && b.Search == nil:
+		return b, fmt.Errorf("swctl bench -o json: search mode without a \"search\" object")
+	case mode != "search" && b.Result == nil:
+		return b, fmt.Errorf("swctl bench -o json: no result")
+	}
+	return b, nil
+}
+
+// trimOutput shortens a command's output for an error message.
+func trimOutput(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+// benchArgs is the peer's swctl bench command line for frames of the
+// RFC 2544 size size; extra selects the mode.
+func (b *hostBed) benchArgs(rc RateConfig, size int, extra ...string) []string {
+	p := b.peer.Conf.Interfaces
+	args := []string{b.bench, "bench", p[0], p[1], "--size", strconv.Itoa(gen.FrameSize(size)), "--flows", strconv.Itoa(rc.Flows)}
+	return append(append(args, extra...), "-o", "json", "--quiet")
+}
+
+// runBench runs swctl bench on the peer with args (runs runs of trial
+// each) and parses its output as a run of mode for size. The timeout is
+// generous: the runs, their drains, the transport's round trips.
+func (b *hostBed) runBench(ctx context.Context, args []string, mode string, size int, runs int, trial time.Duration) (benchJSON, error) {
+	tctx, cancel := context.WithTimeout(ctx, time.Duration(runs)*(trial+time.Second)+30*time.Second)
+	defer cancel()
+	out, err := b.peer.RunStoppable(tctx, args...)
+	if err != nil {
+		return benchJSON{}, err
+	}
+	return parseBenchJSON(out, mode, size)
+}
+
+// runRate runs the forwarding-rate plan: per instance a fresh daemon
+// bridging the DUT's interfaces, then every frame size.
+func (b *hostBed) runRate(ctx context.Context, rc *RateConfig, plan []RateInstance, trees *Trees, res *Results, prog *Progress, step *int) error {
+	for _, in := range plan {
+		*step++
+		prog.Step(*step, in.String())
+		depth := b.dut.UndoDepth()
+		if err := b.startRate(ctx, trees.binaryFor(in.Role)); err != nil {
+			return fmt.Errorf("%s: start: %w", in, err)
+		}
+		for _, size := range rc.Sizes {
+			smp, err := b.measureRate(ctx, *rc, size)
+			if err != nil {
+				return fmt.Errorf("%s: %w", in, err)
+			}
+			smp.Setup, smp.Role, smp.Run, smp.Seq = in.Setup, in.Role, in.Run, len(res.RateSamples)+1
+			res.RateSamples = append(res.RateSamples, smp)
+		}
+		if rc.WindowDuration > 0 {
+			ws, err := b.window(ctx, *rc)
+			if err != nil {
+				return fmt.Errorf("%s: %w", in, err)
+			}
+			ws.Role, ws.Run, ws.Seq = in.Role, in.Run, len(res.WindowSamples)+1
+			res.WindowSamples = append(res.WindowSamples, ws)
+		}
+		if err := b.stop(ctx); err != nil {
+			return err
+		}
+		if err := b.dut.UndoTo(depth); err != nil {
+			return err
+		}
+		prog.Done(rc.weight())
+	}
+	return nil
+}
+
+// startRate starts the daemon with the local binary bin, bridges the
+// DUT's test interfaces with static entries for the peer's two MACs,
+// and waits until frames cross.
+func (b *hostBed) startRate(ctx context.Context, bin string) error {
+	if err := b.daemonUp(ctx, "rate", bin); err != nil {
+		return err
+	}
+	d := b.dut.Conf.Interfaces
+	cli := []string{b.bin, "--socket", b.sock}
+	for _, s := range [][]string{
+		slices.Concat(cli, []string{"bridge", "create", "bridge0"}),
+		slices.Concat(cli, []string{"bridge", "add", "bridge0"}, d),
+		slices.Concat(cli, []string{"bridge", "static", "bridge0", b.peerMACs[0], d[0]}),
+		slices.Concat(cli, []string{"bridge", "static", "bridge0", b.peerMACs[1], d[1]}),
+	} {
+		if _, err := b.dut.Run(ctx, nil, s...); err != nil {
+			return err
+		}
+	}
+	return b.waitForward(ctx)
+}
+
+// waitForward waits up to 10 s until a short paced run of 64-byte
+// frames from the peer's first interface reaches its second across the
+// DUT.
+func (b *hostBed) waitForward(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		args := b.benchArgs(RateConfig{Flows: 1}, 64, "--rate", "10000", "--duration", "20ms")
+		out, err := b.runBench(ctx, args, "rate", 64, 1, 20*time.Millisecond)
+		if err == nil && out.Received > 0 {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = fmt.Errorf("%d sent, %d received", out.Sent, out.Received)
+			}
+			p := b.peer.Conf.Interfaces
+			return fmt.Errorf("no frame from %s's %s crossed bridge0 to %s within 10s: %v", b.peer, p[0], p[1], err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// measureRate measures one frame size through the peer's swctl bench:
+// the max-rate run with the DUT's CPU around it, the zero-loss search
+// (bench --search), and in FULL mode a latency run at the zero-loss rate
+// and the frame-loss-rate steps (paced runs at 100%, 90%, ... of the
+// max-rate run's sent rate).
+func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (RateSample, error) {
+	smp := RateSample{Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}}
+	trial := rc.Trial.String()
+	var top benchJSON
+	var err error
+	smp.Max.CPU, smp.Max.EngineCPU, err = b.span(ctx, func() (err error) {
+		top, err = b.runBench(ctx, b.benchArgs(rc, size, "--window", "0", "--duration", trial), "max", size, 1, rc.Trial)
+		return err
+	})
+	if err != nil {
+		return smp, fmt.Errorf("bridge0 size %d: max rate: %w", size, err)
+	}
+	smp.Max.Result = *top.Result
+	hi := smp.Max.SentPerSecond
+	if hi <= 0 {
+		return smp, fmt.Errorf("bridge0 size %d: max rate: nothing sent on %s's %s", size, b.peer, b.peer.Conf.Interfaces[0])
+	}
+	args := b.benchArgs(rc, size, "--search", "--trial", trial, "--max-trials", strconv.Itoa(rc.MaxTrials),
+		"--resolution", strconv.FormatFloat(hi*rc.Resolution, 'f', 0, 64))
+	s, err := b.runBench(ctx, args, "search", size, 1+rc.MaxTrials, rc.Trial)
+	if err != nil {
+		return smp, fmt.Errorf("bridge0 size %d: zero-loss search: %w", size, err)
+	}
+	for _, t := range s.Search.Trials {
+		smp.Trials = append(smp.Trials, RateRun{Result: t})
+	}
+	smp.ZeroLoss, smp.SenderBound, smp.Converged = s.Search.Rate, s.Search.SenderBound, s.Search.Converged
+	if rc.Latency && s.Search.TrialRate > 0 {
+		rr, err := b.paced(ctx, rc, size, s.Search.TrialRate)
+		if err != nil {
+			return smp, fmt.Errorf("bridge0 size %d: latency run: %w", size, err)
+		}
+		smp.Latency = &rr
+	}
+	if rc.LossRate {
+		_, err := LossRateSteps(ctx, hi, LossRateStep, func(rate float64) (uint64, uint64, error) {
+			rr, err := b.paced(ctx, rc, size, rate)
+			if err == nil {
+				smp.LossRate = append(smp.LossRate, LossStep{Percent: int(100*rate/hi + 0.5), RateRun: rr})
+			}
+			return rr.Sent, rr.Received, err
+		})
+		if err != nil {
+			return smp, fmt.Errorf("bridge0 size %d: %w", size, err)
+		}
+	}
+	return smp, nil
+}
+
+// paced runs one swctl bench run of rc.Trial paced at rate frames/s, with
+// the DUT's CPU around it.
+func (b *hostBed) paced(ctx context.Context, rc RateConfig, size int, rate float64) (RateRun, error) {
+	var rr RateRun
+	var out benchJSON
+	var err error
+	args := b.benchArgs(rc, size, "--rate", strconv.FormatFloat(rate, 'f', 0, 64), "--duration", rc.Trial.String())
+	rr.CPU, rr.EngineCPU, err = b.span(ctx, func() (err error) {
+		out, err = b.runBench(ctx, args, "rate", size, 1, rc.Trial)
+		return err
+	})
+	if err != nil {
+		return rr, err
+	}
+	rr.Result = *out.Result
+	return rr, nil
+}
+
+// window runs the window benchmark (BalanceNG's, swctl bench's default
+// mode) from the peer across the DUT: one flow of rc.WindowSize-byte
+// frames, at most rc.Window in flight, for rc.WindowDuration.
+func (b *hostBed) window(ctx context.Context, rc RateConfig) (WindowSample, error) {
+	smp := WindowSample{Setup: "bridge0", Start: time.Now()}
+	size := rc.WindowSize + gen.FCSLen
+	args := b.benchArgs(RateConfig{Flows: 1}, size, "--window", strconv.Itoa(rc.Window), "--duration", rc.WindowDuration.String())
+	var out benchJSON
+	var err error
+	smp.CPU, smp.EngineCPU, err = b.span(ctx, func() (err error) {
+		out, err = b.runBench(ctx, args, "window", size, 1, rc.WindowDuration)
+		return err
+	})
+	if err != nil {
+		return smp, fmt.Errorf("bridge0 window benchmark: %w", err)
+	}
+	smp.Result = *out.Result
+	return smp, nil
+}
+
+// hostRateDescribe is the method text of the forwarding-rate test on
+// real hosts, for report.md.
+func hostRateDescribe(hc *HostsConfig, rc RateConfig) []string {
+	d, p := hc.DUT.Interfaces, hc.Peer.Interfaces
+	sizes := make([]string, len(rc.Sizes))
+	for i, s := range rc.Sizes {
+		sizes[i] = fmt.Sprintf("%d (--size %d)", s, gen.FrameSize(s))
+	}
+	m := []string{
+		fmt.Sprintf("Forwarding rate on real test hosts: a swctl bridge over the device under test's %s, static entries for the peer's %s and %s; the peer's swctl bench (built from the tree as checked out, the same for both roles) sends on %s and counts on %s, %d UDP flows; frame sizes %s, RFC 2544's sizes with the FCS (swctl bench's --size counts without it).",
+			strings.Join(d, " "), p[0], p[1], p[0], p[1], rc.Flows, strings.Join(sizes, ", ")),
+		fmt.Sprintf("Per size and instance: a max-rate run (swctl bench --window 0 --duration %v: \"max fps\" is frames delivered per second, \"loss %%\" its loss), then swctl bench --search (RFC 2544 throughput, \"0-loss fps\": its own max-rate run as the upper bound, then paced trials of %v, to within %.1f%% of the first run's sent rate, at most %d trials; 0 = no trial passed).", rc.Trial, rc.Trial, 100*rc.Resolution, rc.MaxTrials),
+		"Forwarding-rate CPU: the device under test's whole machine (/proc/stat, kern.cp_time) and the daemon's own time, read through the transport just before and after the peer's max-rate bench command: the span holds the transports' round trips and bench's start, so with short trials the percentages understate the load during the run. The search's trials carry no CPU figures.",
+	}
+	if rc.Latency {
+		m = append(m, fmt.Sprintf("Latency: one more swctl bench run of %v paced at the zero-loss trial's rate; one-way delay measured by the peer's one process, min/avg/max.", rc.Trial))
+	}
+	if rc.LossRate {
+		m = append(m, fmt.Sprintf("Frame loss rate (RFC 2544 26.3): swctl bench runs of %v paced at 100%%, %d%%, ... of the max-rate run's sent rate until two successive runs lose nothing, each with the DUT's CPU around it.", rc.Trial, 100-LossRateStep))
+	}
+	if rc.WindowDuration > 0 {
+		m = append(m, fmt.Sprintf("Window benchmark (BalanceNG's): per instance one swctl bench run of %v, --size %d --window %d, one flow, with the DUT's CPU around it.", rc.WindowDuration, rc.WindowSize, rc.Window))
+	}
+	return m
+}

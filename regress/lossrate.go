@@ -1,0 +1,179 @@
+package regress
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/swctl/swctl/gen"
+)
+
+// LossRateStep is the frame-loss-rate test's step, in percent of the
+// maximum rate: RFC 2544 section 26.3's coarsest granularity.
+const LossRateStep = 10
+
+// LossTrial is one trial of the frame-loss-rate test as the step logic
+// sees it.
+type LossTrial struct {
+	// Percent is the offered load, percent of the maximum rate.
+	Percent int `json:"percent"`
+	// Rate is the offered load in frames/s.
+	Rate float64 `json:"rate"`
+	// Sent is the number of frames sent.
+	Sent uint64 `json:"sent"`
+	// Received is the number of frames that arrived.
+	Received uint64 `json:"received"`
+	// LossPercent is (Sent - Received) / Sent in percent; 100 when
+	// nothing was sent.
+	LossPercent float64 `json:"loss_percent"`
+}
+
+// lossless says the trial sent frames and lost none.
+func (t LossTrial) lossless() bool { return t.Sent > 0 && t.Received >= t.Sent }
+
+// LossRateSteps runs the frame loss rate test of RFC 2544 section 26.3:
+// a trial at 100% of maxRate, then at 90%, 80% ... (step percentage
+// points less each time) until two successive trials lose no frame, or
+// the load would reach 0%. trial offers frames at rate frames/s and says
+// how many were sent and how many arrived. It returns the trials in the
+// order run; a trial's error (or ctx's) ends the test with the trials so
+// far.
+func LossRateSteps(ctx context.Context, maxRate float64, step int, trial func(rate float64) (sent, received uint64, err error)) ([]LossTrial, error) {
+	if math.IsNaN(maxRate) || math.IsInf(maxRate, 0) || maxRate <= 0 {
+		return nil, fmt.Errorf("frame loss rate: maximum rate %v: want > 0 frames/s", maxRate)
+	}
+	if step < 1 || step > 100 {
+		return nil, fmt.Errorf("frame loss rate: step %d%%: want 1-100", step)
+	}
+	var out []LossTrial
+	clean := 0
+	for pct := 100; pct > 0 && clean < 2; pct -= step {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		rate := maxRate * float64(pct) / 100
+		sent, received, err := trial(rate)
+		t := LossTrial{Percent: pct, Rate: rate, Sent: sent, Received: received, LossPercent: 100}
+		if sent > 0 {
+			t.LossPercent = 0
+			if received < sent {
+				t.LossPercent = 100 * float64(sent-received) / float64(sent)
+			}
+		}
+		out = append(out, t)
+		if err != nil {
+			return out, fmt.Errorf("frame loss rate: trial at %d%% (%.0f frames/s): %w", pct, rate, err)
+		}
+		if t.lossless() {
+			clean++
+		} else {
+			clean = 0
+		}
+	}
+	return out, nil
+}
+
+// LossStep is one trial of the frame-loss-rate test as it ran: the load
+// in percent of the max-rate run's sent rate and the run itself.
+type LossStep struct {
+	// Percent is the offered load, percent of the max-rate run's sent
+	// rate (RateRun.Rate is the load in frames/s).
+	Percent int `json:"percent"`
+	RateRun
+}
+
+// lossRatePercents are the loads (percent) any sample of setup s at size
+// reached, highest first.
+func lossRatePercents(samples []RateSample, setup string, size int) []int {
+	var out []int
+	for _, x := range samples {
+		if x.Setup != setup || x.Size != size {
+			continue
+		}
+		for _, st := range x.LossRate {
+			if !slices.Contains(out, st.Percent) {
+				out = append(out, st.Percent)
+			}
+		}
+	}
+	slices.Sort(out)
+	slices.Reverse(out)
+	return out
+}
+
+// AnalyzeLossRate summarises the frame-loss-rate trials of samples per
+// setup, frame size, load and role: metric "loss" (percent of frames
+// lost) and "offered" (frames/s offered). A load a run did not reach
+// (it had two successive lossless trials above it) has no value there;
+// RFC 2544 counts such loads as lossless.
+func AnalyzeLossRate(setups []RateSpec, sizes []int, samples []RateSample, alpha float64) []RoleCell {
+	var out []RoleCell
+	for _, s := range setups {
+		for _, size := range sizes {
+			for _, pct := range lossRatePercents(samples, s.Name, size) {
+				for _, m := range []struct {
+					key   string
+					value func(st LossStep) float64
+				}{
+					{"loss", func(st LossStep) float64 { return st.LossPercent }},
+					{"offered", func(st LossStep) float64 { return st.Rate }},
+				} {
+					vals := map[string][]float64{}
+					for _, x := range samples {
+						if x.Setup != s.Name || x.Size != size {
+							continue
+						}
+						for _, st := range x.LossRate {
+							if st.Percent == pct {
+								vals[x.Role] = append(vals[x.Role], m.value(st))
+							}
+						}
+					}
+					out = append(out, roleCells(RoleCell{Setup: s.Name, Metric: m.key, Size: size, Percent: pct}, vals, alpha)...)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// LossRateTable builds the frame-loss-rate table of setup s: a row per
+// frame size and load, offered frames/s and loss %, patch beside no
+// patch. Frame sizes show both lengths (64/60): veth carries no FCS.
+func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) PairTable {
+	t := PairTable{Title: "Frame loss rate (RFC 2544 26.3: offered frames/s, loss %)", Label: "bytes     load",
+		Cols: []string{"offered fps", "loss %"}, Formats: []string{"%.0f", "%.2f"}}
+	for _, size := range sizes {
+		var pcts []int
+		for _, c := range cells {
+			if c.Setup == s.Name && c.Size == size && c.Metric == "loss" && !slices.Contains(pcts, c.Percent) {
+				pcts = append(pcts, c.Percent)
+			}
+		}
+		slices.Sort(pcts)
+		slices.Reverse(pcts)
+		for _, pct := range pcts {
+			off := pairCells(cells, s.Name, "offered", size, pct)
+			loss := pairCells(cells, s.Name, "loss", size, pct)
+			label := fmt.Sprintf("%-9s %d%%", strconv.Itoa(size)+"/"+strconv.Itoa(gen.FrameSize(size)), pct)
+			t.Rows = append(t.Rows, PairRow{Label: label, Cells: []Cell{off[0], off[1], loss[0], loss[1]}})
+		}
+	}
+	return t
+}
+
+// printLossRateTables writes the frame-loss-rate table of every setup
+// that has one.
+func printLossRateTables(b *strings.Builder, r *Results) {
+	for _, s := range r.RateSetups {
+		t := LossRateTable(s, r.Rate.Sizes, r.LossRateCells)
+		if len(t.Rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "\n== frame loss rate: %s ==\n", s.Name)
+		RenderPairTable(b, t)
+	}
+}

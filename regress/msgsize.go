@@ -1,0 +1,286 @@
+package regress
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// MsgSizes are the message (write) sizes of the TCP stream suite, the
+// netperf form: 1 byte to 64 KiB in powers of four.
+var MsgSizes = []int{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536}
+
+// MsgSizeConfig configures the TCP-stream-by-message-size suite (suite
+// item 4): iperf3 TCP with -l SIZE from peer to peer across a swctl
+// bridge, the bridge0 Forward path.
+type MsgSizeConfig struct {
+	// Sizes are the message sizes in bytes, iperf3's -l.
+	Sizes []int `json:"sizes"`
+	// Seconds is the length of one iperf3 test.
+	Seconds int `json:"seconds"`
+}
+
+// QuickMsgSizes are the message sizes of the quick form: every other
+// one, 1 byte to 64 KiB in powers of sixteen, to stay within the quick
+// suite's three minutes.
+var QuickMsgSizes = []int{1, 16, 256, 4096, 65536}
+
+// DefaultMsgSizeConfig returns the message-size settings of a mode:
+// QuickMsgSizes at 1 s per test (quick), every size at 5 s (default) or
+// 10 s (full).
+func DefaultMsgSizeConfig(quick, full bool) MsgSizeConfig {
+	switch {
+	case full:
+		return MsgSizeConfig{Sizes: slices.Clone(MsgSizes), Seconds: 10}
+	case quick:
+		return MsgSizeConfig{Sizes: slices.Clone(QuickMsgSizes), Seconds: 1}
+	}
+	return MsgSizeConfig{Sizes: slices.Clone(MsgSizes), Seconds: 5}
+}
+
+// ParseMsgSizes reads a comma-separated list of message sizes.
+func ParseMsgSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("message size %q: not a number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// msgSizeMax is iperf3's largest TCP block (-l) in bytes.
+const msgSizeMax = 128 << 20
+
+// check says what is wrong with c.
+func (c MsgSizeConfig) check() error {
+	if len(c.Sizes) == 0 {
+		return fmt.Errorf("regress: message sizes: none given")
+	}
+	for i, s := range c.Sizes {
+		if s < 1 || s > msgSizeMax {
+			return fmt.Errorf("regress: message size %d: out of range 1-%d bytes", s, msgSizeMax)
+		}
+		if slices.Contains(c.Sizes[:i], s) {
+			return fmt.Errorf("regress: message size %d: given twice", s)
+		}
+	}
+	if c.Seconds < 1 {
+		return fmt.Errorf("regress: message sizes: seconds %d: want at least 1", c.Seconds)
+	}
+	return nil
+}
+
+// weight is the planned seconds of one instance, for the progress line.
+func (c MsgSizeConfig) weight() float64 {
+	return float64(len(c.Sizes))*(float64(c.Seconds)+0.5) + 1.5
+}
+
+// describe is the suite's method text for report.md.
+func (c MsgSizeConfig) describe() string {
+	return fmt.Sprintf("TCP stream by message size (the netperf form): iperf3 TCP, one stream, -l SIZE for SIZE in %v bytes, %d s per test, peer 1's client (CPU %s) to peer 2's server (CPU %s) across a swctl bridge (the bridge0 testbed's Forward path, members promiscuous); each instance (a daemon start) runs every size in order; CPU as in the promisc tables.",
+		c.Sizes, c.Seconds, clientCPU, peerCPU)
+}
+
+// MsgSizeSetup is the promisc setup whose Forward path the message-size
+// suite runs over.
+const MsgSizeSetup = "bridge0"
+
+// MsgSizeInstance is one start of the bridge with one binary: every
+// message size, one run.
+type MsgSizeInstance struct {
+	// Role is RolePatch or RoleNoPatch.
+	Role string `json:"role"`
+	// Run counts from 1.
+	Run int `json:"run"`
+	// Sizes are the message sizes measured, in order.
+	Sizes []int `json:"sizes"`
+}
+
+// String describes the instance for the progress line.
+func (in MsgSizeInstance) String() string {
+	return fmt.Sprintf("message sizes %s %s run %d", MsgSizeSetup, in.Role, in.Run)
+}
+
+// MsgSizePlan orders the message-size instances: runs alternate A B, B A,
+// ... like Plan, every instance measuring all of c.Sizes.
+func MsgSizePlan(c MsgSizeConfig, runs int) []MsgSizeInstance {
+	var out []MsgSizeInstance
+	for r := 1; r <= runs; r++ {
+		roles := []string{RolePatch, RoleNoPatch}
+		if r%2 == 0 {
+			roles = []string{RoleNoPatch, RolePatch}
+		}
+		for _, role := range roles {
+			out = append(out, MsgSizeInstance{Role: role, Run: r, Sizes: slices.Clone(c.Sizes)})
+		}
+	}
+	return out
+}
+
+// MsgSizeSample is one iperf3 test of one message size.
+type MsgSizeSample struct {
+	// Size is the message size, iperf3's -l.
+	Size int `json:"size"`
+	// Sample is the test (Setup bridge0, Row Forward, Seq counting the
+	// message-size samples).
+	Sample
+}
+
+// msgSizeMetrics are the figures summarised per message size; the first
+// two are the printed table's column pairs.
+var msgSizeMetrics = []struct {
+	// Key names the metric in results.json.
+	Key string
+	// Value extracts the metric from a sample (ok false: not measured).
+	Value func(s MsgSizeSample) (float64, bool)
+}{
+	{"throughput", func(s MsgSizeSample) (float64, bool) { return s.Mbps, true }},
+	{"system", func(s MsgSizeSample) (float64, bool) { return s.CPU.System, true }},
+	{"interrupts", func(s MsgSizeSample) (float64, bool) { return s.CPU.Interrupts, true }},
+	{"engine", func(s MsgSizeSample) (float64, bool) {
+		if s.EngineCPU == nil {
+			return 0, false
+		}
+		return *s.EngineCPU, true
+	}},
+	{"retransmits", func(s MsgSizeSample) (float64, bool) { return float64(s.Retransmits), true }},
+}
+
+// AnalyzeMsgSize summarises message-size samples per metric, size and
+// role and compares patch with no patch.
+func AnalyzeMsgSize(sizes []int, samples []MsgSizeSample, alpha float64) []RoleCell {
+	var out []RoleCell
+	for _, m := range msgSizeMetrics {
+		for _, size := range sizes {
+			vals := map[string][]float64{}
+			for _, x := range samples {
+				if x.Size == size {
+					if v, ok := m.Value(x); ok {
+						vals[x.Role] = append(vals[x.Role], v)
+					}
+				}
+			}
+			out = append(out, roleCells(RoleCell{Setup: MsgSizeSetup, Metric: m.Key, Size: size}, vals, alpha)...)
+		}
+	}
+	return out
+}
+
+// MsgSizeTable builds the message-size table: a row per size, Mb/s and
+// CPU system %, patch beside no patch.
+func MsgSizeTable(sizes []int, cells []RoleCell) PairTable {
+	t := PairTable{Title: "TCP stream by message size (Mb/s, CPU system %)", Label: "bytes",
+		Cols: []string{"Mb/s", "system %"}, Formats: []string{"%.2f", "%.2f"}}
+	for _, size := range sizes {
+		mb := pairCells(cells, MsgSizeSetup, "throughput", size, 0)
+		sys := pairCells(cells, MsgSizeSetup, "system", size, 0)
+		t.Rows = append(t.Rows, PairRow{Label: strconv.Itoa(size), Cells: []Cell{mb[0], mb[1], sys[0], sys[1]}})
+	}
+	return t
+}
+
+// runMsgSize runs the message-size suite on a bridge0 testbed of its own
+// and appends its samples to res.
+func runMsgSize(ctx context.Context, cfg Config, plan []MsgSizeInstance, trees *Trees, work string, cmds *Commands, prog *Progress, step *int, res *Results) error {
+	spec, err := FindSetups([]string{MsgSizeSetup})
+	if err != nil {
+		return err
+	}
+	// A directory of its own keeps the daemons' sockets and
+	// configurations apart from the promisc bridge0's (same names), and an
+	// index after the promisc setups' (1-3) the namespaces, subnet and MACs.
+	dir := filepath.Join(work, "msgsize")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("message sizes: %w", err)
+	}
+	b, err := newBed(ctx, spec[0], len(Setups)+1, dir, cmds)
+	if err != nil {
+		return fmt.Errorf("message sizes: %w", err)
+	}
+	defer b.close()
+	seq := 0
+	for _, in := range plan {
+		*step++
+		prog.Step(*step, in.String())
+		if err := b.start(ctx, Instance{Setup: MsgSizeSetup, Promisc: true, Role: in.Role, Run: in.Run, Rows: []string{RowForward}}, trees.binaryFor(in.Role)); err != nil {
+			return fmt.Errorf("%s: %w", in, err)
+		}
+		for _, size := range in.Sizes {
+			smp, err := measureMsgSize(ctx, b, size, cfg.MsgSize.Seconds)
+			if err != nil {
+				b.stop()
+				return fmt.Errorf("%s: message size %d: %w", in, size, err)
+			}
+			seq++
+			smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = MsgSizeSetup, true, in.Role, in.Run, seq
+			res.MsgSizeSamples = append(res.MsgSizeSamples, MsgSizeSample{Size: size, Sample: smp})
+		}
+		if err := b.stop(); err != nil {
+			return err
+		}
+		prog.Done(cfg.MsgSize.weight())
+	}
+	return nil
+}
+
+// writeMsgSizeChart writes msgsize-bridge0.svg: Mb/s by message size (log
+// scale), patch and no patch; it returns the file name, or none when the
+// suite did not run.
+func writeMsgSizeChart(dir string, r *Results) ([]string, error) {
+	if r.MsgSize == nil || len(r.MsgSizeCells) == 0 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = "TCP stream by message size through " + MsgSizeSetup + ", patch vs no patch"
+	p.X.Label.Text = "message size, bytes (iperf3 -l)"
+	p.Y.Label.Text = "Mb/s"
+	p.X.Scale = plot.LogScale{}
+	var ticks []plot.Tick
+	for _, size := range r.MsgSize.Sizes {
+		ticks = append(ticks, plot.Tick{Value: float64(size), Label: strconv.Itoa(size)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Min = 0
+	for i, se := range []struct{ label, role string }{{"patch", RolePatch}, {"no patch", RoleNoPatch}} {
+		var xy plotter.XYs
+		for _, size := range r.MsgSize.Sizes {
+			for _, c := range r.MsgSizeCells {
+				if c.Metric == "throughput" && c.Role == se.role && c.Size == size && !c.NA {
+					xy = append(xy, plotter.XY{X: float64(size), Y: c.Summary.Mean})
+				}
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, pts, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return nil, fmt.Errorf("chart msgsize-%s.svg: %w", MsgSizeSetup, err)
+		}
+		l.Color, pts.Color = palette[i], palette[i]
+		if i == 1 {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		p.Add(l, pts)
+		p.Legend.Add(se.label, l, pts)
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	file := "msgsize-" + MsgSizeSetup + ".svg"
+	path := filepath.Join(dir, file)
+	if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
+		return nil, fmt.Errorf("chart %s: %w", path, err)
+	}
+	return []string{file}, nil
+}

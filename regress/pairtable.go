@@ -1,0 +1,172 @@
+package regress
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// PairTable is a table whose value columns come in pairs, patch beside no
+// patch: the message-size, frame-loss-rate and window-benchmark tables.
+type PairTable struct {
+	// Title is the first line.
+	Title string
+	// Label heads the label column ("" = blank).
+	Label string
+	// Cols title the pairs on the first header line; nil leaves that line
+	// out (the table then has one header line, "patch  no patch ...").
+	Cols []string
+	// Formats format each pair's values (fmt verbs such as "%.2f"); its
+	// length is the number of pairs.
+	Formats []string
+	// Rows are the lines after the header.
+	Rows []PairRow
+}
+
+// PairRow is one line of a PairTable.
+type PairRow struct {
+	// Label is the row's name.
+	Label string
+	// Format, when set, formats every value of the row instead of the
+	// table's Formats.
+	Format string
+	// Cells are 2 per pair: patch, then no patch.
+	Cells []Cell
+}
+
+// RenderPairTable writes t: a label column as wide as the longest label
+// plus one blank (at least 10 characters), 12-character value columns,
+// no trailing blanks; "n/a" for a cell not measured, '*' after a patch
+// value that differs significantly from no patch.
+func RenderPairTable(w io.Writer, t PairTable) error {
+	width := max(10, len(t.Label)+1)
+	for _, r := range t.Rows {
+		width = max(width, len(r.Label)+1)
+	}
+	var b strings.Builder
+	line := func(label string, cols []string) {
+		s := fmt.Sprintf("%-*s", width, label)
+		for _, c := range cols {
+			// A figure wider than its column still gets one blank.
+			s += fmt.Sprintf("%-12s", c+" ")
+		}
+		b.WriteString(strings.TrimRight(s, " "))
+		b.WriteByte('\n')
+	}
+	b.WriteString(t.Title)
+	b.WriteByte('\n')
+	roles := make([]string, 0, 2*len(t.Formats))
+	for range t.Formats {
+		roles = append(roles, "patch", "no patch")
+	}
+	if t.Cols != nil {
+		var top []string
+		for _, c := range t.Cols {
+			top = append(top, c, c)
+		}
+		line(t.Label, top)
+		line("", roles)
+	} else {
+		line(t.Label, roles)
+	}
+	for _, r := range t.Rows {
+		cols := make([]string, len(r.Cells))
+		for i, c := range r.Cells {
+			f := "%.2f"
+			switch {
+			case r.Format != "":
+				f = r.Format
+			case i/2 < len(t.Formats):
+				f = t.Formats[i/2]
+			}
+			switch {
+			case c.NA:
+				cols[i] = "n/a"
+			case c.Marked:
+				cols[i] = fmt.Sprintf(f+"*", c.Value)
+			default:
+				cols[i] = fmt.Sprintf(f, c.Value)
+			}
+		}
+		line(r.Label, cols)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// RoleCell is the summary of one cell of the message-size,
+// frame-loss-rate and window-benchmark suites: one metric of one row
+// (message size, frame size and load, or none) for one role.
+type RoleCell struct {
+	// Setup is the setup's name (bridge0, trunk0).
+	Setup string `json:"setup"`
+	// Metric names the figure (throughput, loss, packets_per_second ...).
+	Metric string `json:"metric"`
+	// Size is the row's message size (TCP) or RFC 2544 frame size; 0 for
+	// the window benchmark.
+	Size int `json:"size,omitempty"`
+	// Percent is the frame-loss-rate row's offered load, percent of the
+	// max-rate run's sent rate; 0 elsewhere.
+	Percent int `json:"percent,omitempty"`
+	// Role is RolePatch or RoleNoPatch.
+	Role string `json:"role"`
+	// NA is set when the cell was not measured.
+	NA bool `json:"na,omitempty"`
+	// Summary describes the samples.
+	Summary Summary `json:"summary"`
+	// Values are the samples in run order.
+	Values []float64 `json:"values"`
+	// P is the Mann-Whitney p-value of patch against no patch.
+	P float64 `json:"p"`
+	// Significant says P < alpha.
+	Significant bool `json:"significant"`
+}
+
+// roleCells summarises vals (by role) into a patch and a no-patch cell
+// that share template's setup, metric, size and percent.
+func roleCells(template RoleCell, vals map[string][]float64, alpha float64) []RoleCell {
+	p, sig := Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
+	var out []RoleCell
+	for _, role := range []string{RolePatch, RoleNoPatch} {
+		c := template
+		c.Role, c.NA, c.Summary, c.Values, c.P, c.Significant = role, len(vals[role]) == 0, Summarize(vals[role]), vals[role], p, sig
+		out = append(out, c)
+	}
+	return out
+}
+
+// pairCells returns the two table cells (patch, no patch) of metric at
+// size and percent of setup in cells; cells not there are n/a.
+func pairCells(cells []RoleCell, setup, metric string, size, percent int) [2]Cell {
+	out := [2]Cell{{NA: true}, {NA: true}}
+	for _, c := range cells {
+		if c.Setup != setup || c.Metric != metric || c.Size != size || c.Percent != percent {
+			continue
+		}
+		k := 0
+		if c.Role == RoleNoPatch {
+			k = 1
+		}
+		out[k] = Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
+	}
+	return out
+}
+
+// roleCellsMarkdown writes cells as report.md's every-cell table; row
+// names each cell's row.
+func roleCellsMarkdown(b *strings.Builder, cells []RoleCell, row func(c RoleCell) string) {
+	b.WriteString("| metric | row | role | n | mean | median | min | max | stddev | p (patch vs no patch) |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, c := range cells {
+		if c.NA {
+			fmt.Fprintf(b, "| %s | %s | %s | n/a | | | | | | |\n", c.Metric, row(c), c.Role)
+			continue
+		}
+		sig := ""
+		if c.Significant {
+			sig = " *"
+		}
+		m := c.Summary
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g%s |\n",
+			c.Metric, row(c), c.Role, m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
+	}
+}

@@ -1,0 +1,113 @@
+package regress
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// This file reports the frame-loss-rate test and the window benchmark
+// (suite item 2's FULL forms) and the TCP-stream-by-message-size suite
+// (item 4): header lines, tables, report.md sections and charts, called
+// from the promisc and forwarding-rate report code.
+
+// describeExtra is the method text of the forwarding-rate suite's
+// frame-loss-rate test and window benchmark.
+func (c RateConfig) describeExtra() []string {
+	var m []string
+	if c.LossRate {
+		m = append(m, fmt.Sprintf("Frame loss rate (RFC 2544 section 26.3): per size and instance, paced trials of %v at 100%%, 90%%, 80%% ... of the max-rate run's sent rate (steps of %d%%, RFC 2544's coarsest) until two successive trials lose no frame; loads below those two are lossless by RFC 2544's rule and not run.", c.Trial, LossRateStep))
+	}
+	if c.WindowDuration > 0 {
+		m = append(m, fmt.Sprintf("Window benchmark (BalanceNG's benchmark, swctl bench's default mode): per instance, one flow of %d-byte frames (%d with FCS) from the tester's sending port to its counting port, at most %d frames in flight, for %v: packets sent, received, lost, packets/s, bytes/s (received, frames without FCS).", c.WindowSize, c.WindowSize+4, c.Window, c.WindowDuration))
+	}
+	return m
+}
+
+// extraHeader is the header lines of the message-size suite and the
+// forwarding-rate suite's FULL forms.
+func extraHeader(r *Results) []string {
+	var h []string
+	if r.MsgSize != nil {
+		h = append(h, fmt.Sprintf("TCP stream by message size: iperf3 -l SIZE, %d s per test, across bridge0 (peer to peer); Mb/s and CPU system %% by message size.", r.MsgSize.Seconds))
+	}
+	if r.Rate != nil && r.Rate.LossRate && len(r.LossRateCells) > 0 {
+		h = append(h, fmt.Sprintf("Frame loss rate (RFC 2544 26.3): %v trials at 100%%, 90%%, ... of the max-rate run's sent rate until two successive trials lose nothing; n/a = a load that run did not reach (lossless by RFC 2544's rule).", r.Rate.Trial))
+	}
+	if r.Rate != nil && len(r.WindowSamples) > 0 {
+		h = append(h, fmt.Sprintf("Window benchmark: %d-byte frames, window %d, %v per instance (BalanceNG's form).", r.Rate.WindowSize, r.Rate.Window, r.Rate.WindowDuration))
+	}
+	return h
+}
+
+// analyzeExtra fills the frame-loss-rate, window and message-size cells
+// of r from its samples.
+func analyzeExtra(r *Results, alpha float64) {
+	if r.Rate != nil {
+		r.LossRateCells = AnalyzeLossRate(r.RateSetups, r.Rate.Sizes, r.RateSamples, alpha)
+		r.WindowCells = AnalyzeWindow(r.RateSetups, r.WindowSamples, alpha)
+	}
+	if r.MsgSize != nil {
+		r.MsgSizeCells = AnalyzeMsgSize(r.MsgSize.Sizes, r.MsgSizeSamples, alpha)
+	}
+}
+
+// PrintExtraTables writes the frame-loss-rate, window-benchmark and
+// message-size tables of r, those that ran, each after a blank line
+// (none before the first when first is set).
+func PrintExtraTables(w io.Writer, r *Results, first bool) error {
+	var b strings.Builder
+	if r.Rate != nil {
+		printLossRateTables(&b, r)
+		printWindowTables(&b, r)
+	}
+	if r.MsgSize != nil && len(r.MsgSizeCells) > 0 {
+		fmt.Fprintf(&b, "\n== TCP stream by message size: %s Forward ==\n", MsgSizeSetup)
+		RenderPairTable(&b, MsgSizeTable(r.MsgSize.Sizes, r.MsgSizeCells))
+	}
+	s := b.String()
+	if first {
+		s = strings.TrimPrefix(s, "\n")
+	}
+	_, err := io.WriteString(w, s)
+	return err
+}
+
+// extraMarkdown writes report.md's every-cell sections of the
+// frame-loss-rate test, the window benchmark and the message-size suite.
+func extraMarkdown(b *strings.Builder, r *Results) {
+	if r.Rate != nil {
+		for _, s := range r.RateSetups {
+			var cells []RoleCell
+			for _, c := range r.LossRateCells {
+				if c.Setup == s.Name {
+					cells = append(cells, c)
+				}
+			}
+			if len(cells) > 0 {
+				fmt.Fprintf(b, "\n### frame loss rate: %s\n\nRows are frame size (FCS included) and offered load in percent of the max-rate run's sent rate; a load a run did not reach (two lossless trials above it) has no value there.\n\n", s.Name)
+				roleCellsMarkdown(b, cells, func(c RoleCell) string { return fmt.Sprintf("%d %d%%", c.Size, c.Percent) })
+			}
+		}
+		for _, s := range r.RateSetups {
+			var cells []RoleCell
+			for _, c := range r.WindowCells {
+				if c.Setup == s.Name {
+					cells = append(cells, c)
+				}
+			}
+			if len(cells) > 0 {
+				fmt.Fprintf(b, "\n### window benchmark: %s\n\n", s.Name)
+				roleCellsMarkdown(b, cells, func(RoleCell) string { return "" })
+			}
+		}
+	}
+	if r.MsgSize != nil && len(r.MsgSizeCells) > 0 {
+		fmt.Fprintf(b, "\n### TCP stream by message size: %s Forward\n\nRows are iperf3's -l in bytes; throughput Mb/s, CPU %% of the whole machine, engine = the swctl daemon's own CPU, retransmits per test.\n\n", MsgSizeSetup)
+		roleCellsMarkdown(b, r.MsgSizeCells, func(c RoleCell) string { return fmt.Sprint(c.Size) })
+	}
+}
+
+// msgSizeHostsNote is printed when the message-size suite is skipped on
+// real test hosts.
+const msgSizeHostsNote = "regress: TCP stream by message size on real test hosts is not implemented yet; skipping it"

@@ -1,0 +1,345 @@
+package regress
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/gen"
+	"github.com/swctl/swctl/platform/afpacket"
+)
+
+// UDP destination ports of the address-caching frames: the receivers
+// count only their own kind (and only the trial's run ID).
+const (
+	// learnDstPort marks learning frames.
+	learnDstPort = 2889
+	// testDstPort marks test frames.
+	testDstPort = 2890
+	// barrierDstPort marks the barrier frames, which no receiver counts.
+	barrierDstPort = 2891
+)
+
+// addrBlockFirst is the first of the learning port's addresses: locally
+// administered, unicast, with room for gen.MaxFlows after it.
+var addrBlockFirst = frame.MAC{0x02, 0x89, 0x10, 0, 0, 0}
+
+// addrBed is the address-caching testbed: a device-under-test namespace
+// where the swctl daemon runs a bridge over p1, p2, p3, and a tester
+// namespace holding their peers t1 (learning port), t2 (test port) and t3
+// (monitor port), which the harness opens with AF_PACKET in-process.
+type addrBed struct {
+	// cfg is the suite's configuration.
+	cfg RFC2889Config
+	// cmds runs and records commands.
+	cmds *Commands
+	// dir holds daemon sockets, configurations, state and logs.
+	dir string
+	// dut and tester are the namespace names.
+	dut, tester string
+	// namespaces are those made so far, deleted by close.
+	namespaces []string
+	// testMAC is t2's MAC, static on p2.
+	testMAC frame.MAC
+	// daemon is the running daemon, nil between instances.
+	daemon *daemonProc
+	// ports are t1, t2, t3 while an instance runs.
+	ports []*afpacket.Port
+	// learn sends learning frames on t1; test sends test frames on t2.
+	learn, test *gen.AddressSender
+	// learnBarrier follows the learning frames from t1 to t2;
+	// testBarrier, a broadcast, follows the test frames from t2 to t1 and
+	// t3 (see barrier).
+	learnBarrier, testBarrier []byte
+	// atTest counts learning frames at t2; atLearn and atMonitor count
+	// test frames at t1 and t3.
+	atTest, atLearn, atMonitor *gen.Receiver
+	// recvDone receives each running receiver's end.
+	recvDone chan error
+	// receiving is the number of receivers running.
+	receiving int
+	// runID is the last trial's run ID.
+	runID uint32
+	// starts counts instances, for file names.
+	starts int
+}
+
+// newAddrBed builds the testbed; on error what was made is removed.
+func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Commands) (_ *addrBed, err error) {
+	tag := fmt.Sprintf("swa%d", os.Getpid()%100000)
+	b := &addrBed{cfg: cfg, cmds: cmds, dir: dir, dut: tag + "dut", tester: tag + "tst", testMAC: frame.MAC{0x02, 0x89, 0, 0, 0, 0x02}, runID: rand.Uint32()}
+	defer func() {
+		if err != nil {
+			b.close()
+			err = fmt.Errorf("address-caching testbed: %w", err)
+		}
+	}()
+	for _, ns := range []string{b.dut, b.tester} {
+		if _, err := b.cmds.Output(ctx, "", nil, "ip", "netns", "add", ns); err != nil {
+			return nil, err
+		}
+		b.namespaces = append(b.namespaces, ns)
+		for _, s := range [][]string{
+			{"ip", "-n", ns, "link", "set", "lo", "up"},
+			{"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"},
+		} {
+			if _, err := b.cmds.Output(ctx, "", nil, s...); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i := 1; i <= 3; i++ {
+		p, t := fmt.Sprintf("p%d", i), fmt.Sprintf("t%d", i)
+		for _, s := range [][]string{
+			{"ip", "-n", b.dut, "link", "add", p, "address", fmt.Sprintf("02:89:00:00:d0:%02x", i), "type", "veth",
+				"peer", "name", t, "address", fmt.Sprintf("02:89:00:00:00:%02x", i), "netns", b.tester},
+			{"ip", "-n", b.dut, "link", "set", p, "up"},
+			{"ip", "-n", b.tester, "link", "set", t, "up"},
+		} {
+			if _, err := b.cmds.Output(ctx, "", nil, s...); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b, nil
+}
+
+// swctl runs the daemon's CLI with args and returns its output.
+func (b *addrBed) swctl(ctx context.Context, args ...string) ([]byte, error) {
+	d := b.daemon
+	return b.cmds.Output(ctx, "", nil, append([]string{"ip", "netns", "exec", d.ns, d.bin, "--socket", d.sock}, args...)...)
+}
+
+// start brings the bridge up with binary bin, opens the tester's ports
+// and checks that a small trial passes.
+func (b *addrBed) start(ctx context.Context, in RFC2889Instance, bin string) (err error) {
+	defer func() {
+		if err != nil {
+			b.stop()
+			err = fmt.Errorf("%s: start: %w", in, err)
+		}
+	}()
+	b.starts++
+	base := filepath.Join(b.dir, fmt.Sprintf("rfc2889-%d", b.starts))
+	if b.daemon, err = startDaemon(ctx, b.cmds, b.dut, bin, base); err != nil {
+		return err
+	}
+	for _, s := range [][]string{
+		{"bridge", "create", RFC2889Setup},
+		{"bridge", "add", RFC2889Setup, "p1", "p2", "p3"},
+		{"bridge", "set", RFC2889Setup, "--maxaddr", strconv.Itoa(b.cfg.MaxAddr), "--timeout", strconv.Itoa(b.cfg.Timeout)},
+		{"bridge", "static", RFC2889Setup, b.testMAC.String(), "p2"},
+	} {
+		if _, err := b.swctl(ctx, s...); err != nil {
+			return err
+		}
+	}
+	if err := b.open(); err != nil {
+		return err
+	}
+	return b.waitReady(ctx)
+}
+
+// open opens t1, t2 and t3 in the tester namespace, the senders and the
+// receivers, and starts the receivers.
+func (b *addrBed) open() error {
+	err := inNetns(b.tester, func() error {
+		for _, name := range []string{"t1", "t2", "t3"} {
+			p, err := afpacket.Open(name, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
+			if err != nil {
+				return fmt.Errorf("tester port %s: %w", name, err)
+			}
+			b.ports = append(b.ports, p)
+			if err := gen.WaitLinkUp(p, 5*time.Second); err != nil {
+				return fmt.Errorf("tester port %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	t1, t2, t3 := b.ports[0], b.ports[1], b.ports[2]
+	block := gen.AddressBlock{First: addrBlockFirst, Count: b.cfg.MaxAddr}
+	if b.learn, err = gen.NewAddressSender(t1, gen.Stream{Dst: b.testMAC, DstPort: learnDstPort}, block, gen.VarySource); err != nil {
+		return err
+	}
+	if b.test, err = gen.NewAddressSender(t2, gen.Stream{Src: b.testMAC, DstPort: testDstPort}, block, gen.VaryDestination); err != nil {
+		return err
+	}
+	if b.learnBarrier, err = (gen.Stream{Src: block.MAC(0), Dst: b.testMAC, DstPort: barrierDstPort}).Frame(0, 0); err != nil {
+		return err
+	}
+	if b.testBarrier, err = (gen.Stream{Src: b.testMAC, Dst: frame.Broadcast, DstPort: barrierDstPort}).Frame(0, 0); err != nil {
+		return err
+	}
+	b.recvDone = make(chan error, 3)
+	for _, r := range []struct {
+		to   **gen.Receiver
+		port *afpacket.Port
+		dst  uint16
+	}{{&b.atTest, t2, learnDstPort}, {&b.atLearn, t1, testDstPort}, {&b.atMonitor, t3, testDstPort}} {
+		rc, err := gen.NewReceiver(r.port, gen.Stream{DstPort: r.dst})
+		if err != nil {
+			return err
+		}
+		*r.to = rc
+		b.receiving++
+		go func() { b.recvDone <- rc.Run() }()
+	}
+	return nil
+}
+
+// waitReady runs trials of 16 addresses until one passes, for up to
+// 10 s: the daemon takes its members' link state a moment after they are
+// added.
+func (b *addrBed) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		t, err := b.trial(ctx, 16, b.cfg.LearnRate)
+		if err != nil {
+			return err
+		}
+		t.judge(true)
+		if t.Pass {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("a trial of 16 addresses did not pass within 10s (last: %d learning frames sent, %d reached t2; %d test frames sent, %d reached t1, %d the monitor t3)",
+				t.LearnSent, t.LearnForwarded, t.TestSent, t.Received, t.Flooded)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// barrier sends frame f on port p after a trial's frames, and waits until
+// every receiver in rs has seen it (each ignores one more frame: it is
+// not of their kind), or the drain passed. The bridge forwards a
+// member's frames in order (one worker per member), so once the barrier
+// is through, so is every frame sent before it on p, flooded copies
+// included: a daemon that the machine holds up between writing a frame
+// to one member and its flooded copy to another cannot make a trial pass
+// early. It reports whether the barrier arrived everywhere.
+func (b *addrBed) barrier(ctx context.Context, p *afpacket.Port, f []byte, rs ...*gen.Receiver) bool {
+	before := make([]uint64, len(rs))
+	for i, r := range rs {
+		before[i] = r.Stats().Ignored
+	}
+	deadline := time.Now().Add(b.cfg.Drain)
+	for sent := false; !sent; {
+		n, err := p.WriteBatch([][]byte{f})
+		if sent = n == 1; err != nil || time.Now().After(deadline) {
+			return false
+		}
+	}
+	for ctx.Err() == nil {
+		all := true
+		for i, r := range rs {
+			all = all && r.Stats().Ignored > before[i]
+		}
+		if all {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	return false
+}
+
+// trial flushes the bridge's learned addresses, sends n learning frames
+// from t1 at rate, then n test frames from t2 to those addresses, and
+// counts them at t1 and at the monitor t3.
+func (b *addrBed) trial(ctx context.Context, n int, rate float64) (AddrTrial, error) {
+	t := AddrTrial{Addresses: n, Rate: rate, Table: -1}
+	if _, err := b.swctl(ctx, "bridge", "flush", RFC2889Setup); err != nil {
+		return t, err
+	}
+	b.runID++
+	for _, r := range []*gen.Receiver{b.atTest, b.atLearn, b.atMonitor} {
+		r.Begin(b.runID)
+	}
+	b.learn.SetRunID(b.runID)
+	b.test.SetRunID(b.runID)
+	ls, err := b.learn.Run(ctx, 0, n, rate)
+	t.LearnSent, t.LearnPerSecond, t.LearnRebased = ls.Sent, ls.PerSecond(), ls.Rebased
+	if err != nil {
+		return t, fmt.Errorf("learning frames on t1: %w", err)
+	}
+	b.barrier(ctx, b.ports[0], b.learnBarrier, b.atTest)
+	t.LearnForwarded = b.atTest.Received()
+	ts, err := b.test.Run(ctx, 0, n, b.cfg.TestRate)
+	t.TestSent = ts.Sent
+	if err != nil {
+		return t, fmt.Errorf("test frames on t2: %w", err)
+	}
+	t.Barrier = b.barrier(ctx, b.ports[1], b.testBarrier, b.atLearn, b.atMonitor)
+	t.Received, t.Flooded = b.atLearn.Received(), b.atMonitor.Received()
+	if out, err := b.swctl(ctx, "bridge", "show", "-o", "json", RFC2889Setup); err == nil {
+		var info []struct {
+			Addresses int `json:"addresses"`
+		}
+		if json.Unmarshal(out, &info) == nil && len(info) == 1 {
+			t.Table = info[0].Addresses
+		}
+	}
+	return t, ctx.Err()
+}
+
+// measure runs the capacity search, then the learning-rate search with
+// min(capacity, RateAddrs) addresses.
+func (b *addrBed) measure(ctx context.Context) (RFC2889Sample, error) {
+	smp := RFC2889Sample{Start: time.Now(), MaxAddr: b.cfg.MaxAddr}
+	trial := func(n int, rate float64) (AddrTrial, error) { return b.trial(ctx, n, rate) }
+	var err error
+	smp.Capacity, err = SearchCapacity(ctx, trial, b.cfg.MaxAddr, b.cfg.LearnRate, b.cfg.CapacityTrials)
+	if err != nil {
+		return smp, err
+	}
+	n := min(b.cfg.RateAddrs, smp.Capacity.Capacity)
+	if n < 1 {
+		smp.LearningRate.Trials = []AddrTrial{}
+		return smp, nil // no capacity, no rate
+	}
+	smp.LearningRate, err = SearchLearningRate(ctx, trial, n, b.cfg.RateMax, b.cfg.RateMax*b.cfg.Resolution, b.cfg.RateTrials)
+	return smp, err
+}
+
+// stop closes the tester's ports (ending the receivers) and the daemon.
+func (b *addrBed) stop() error {
+	var errs []error
+	for _, p := range b.ports {
+		p.Close()
+	}
+	for ; b.receiving > 0; b.receiving-- {
+		if err := <-b.recvDone; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	b.ports, b.learn, b.test, b.atTest, b.atLearn, b.atMonitor = nil, nil, nil, nil, nil, nil
+	if b.daemon != nil {
+		if err := b.daemon.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", RFC2889Setup, err))
+		}
+		b.daemon = nil
+	}
+	return errors.Join(errs...)
+}
+
+// close stops the instance and deletes the namespaces (and every veth
+// end in them).
+func (b *addrBed) close() {
+	b.stop()
+	for _, ns := range b.namespaces {
+		b.cmds.Output(context.Background(), "", nil, "ip", "netns", "del", ns)
+	}
+	b.namespaces = nil
+}

@@ -1,0 +1,97 @@
+package regress
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swctl/swctl/internal/netnstest"
+)
+
+// TestIntegrationRegressRFC2889Smoke runs the address-caching suite alone
+// in its QUICK form (one run a role) and checks its table, results.json
+// and report.md, that the capacity found is what the bridge's maxaddr
+// leaves for the learning port (the test measures the table), and that
+// no namespace is left behind.
+func TestIntegrationRegressRFC2889Smoke(t *testing.T) {
+	netnstest.Require(t)
+	if testing.Short() {
+		t.Skip("-short: the address-caching smoke run takes about 20 s")
+	}
+	c := DefaultRFC2889Config(true, false)
+	out := t.TempDir()
+	var stdout, stderr strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	res, dir, err := Run(ctx, Config{
+		AB: ABSpec{Repo: ".."}, Runs: 1, Seconds: 1, Alpha: 0.05, NoPromisc: true, RFC2889: &c, Quick: true,
+		OutRoot: out, Stdout: &stdout, Stderr: &stderr,
+	})
+	t.Logf("address-caching smoke run took %v\nstderr:\n%s\nstdout:\n%s", time.Since(start).Round(time.Second), stderr.String(), stdout.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := stdout.String()
+	want := "\n== address caching: bridge0 ==\nAddress caching, RFC 2889 (capacity: addresses; learn/s: addresses/s)\n          patch       no patch\ncapacity  "
+	if !strings.Contains(text, want) || !strings.Contains(text, "\nlearn/s   ") || !strings.Contains(text, "\ntrials    ") {
+		t.Errorf("stdout lacks the address-caching table in the shape wanted:\n%s", text)
+	}
+	if strings.Contains(text, "n/a") || strings.Contains(text, "Throughput (Mb/s)") {
+		t.Errorf("a cell is n/a, or a promisc table ran:\n%s", text)
+	}
+	if n := len(res.RFC2889Samples); n != 2 {
+		t.Fatalf("%d address-caching samples, want 2 (one per role)", n)
+	}
+	for _, s := range res.RFC2889Samples {
+		if s.Capacity.Capacity != c.MaxAddr-1 || !s.Capacity.Converged {
+			t.Errorf("%s: capacity %d (converged %v), want %d: maxaddr %d less the test port's static entry; trials %+v",
+				s.Role, s.Capacity.Capacity, s.Capacity.Converged, c.MaxAddr-1, c.MaxAddr, s.Capacity.Trials)
+		}
+		for _, tr := range append(append([]AddrTrial{}, s.Capacity.Trials...), s.LearningRate.Trials...) {
+			if tr.Table < 0 || tr.Table > c.MaxAddr {
+				t.Errorf("%s: trial of %d addresses: table %d, want 0-%d (read with bridge show)", s.Role, tr.Addresses, tr.Table, c.MaxAddr)
+			}
+			// The black-box verdict agrees with the bridge's own count: a
+			// pass means the table held every address and the static one.
+			if tr.Pass && (tr.Table != tr.Addresses+1 || !tr.Barrier) {
+				t.Errorf("%s: trial of %d addresses passed, but the bridge had %d addresses (want %d), barrier %v: %+v", s.Role, tr.Addresses, tr.Table, tr.Addresses+1, tr.Barrier, tr)
+			}
+		}
+		if s.LearningRate.Rate <= 0 || s.LearningRate.Addresses != c.RateAddrs || len(s.LearningRate.Trials) == 0 {
+			t.Errorf("%s: learning rate %v for %d addresses in %d trials, want a rate above 0 for %d", s.Role, s.LearningRate.Rate, s.LearningRate.Addresses, len(s.LearningRate.Trials), c.RateAddrs)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js struct {
+		RFC2889 *RFC2889Config  `json:"rfc2889"`
+		Samples []RFC2889Sample `json:"rfc2889_samples"`
+		Cells   []RoleCell      `json:"rfc2889_cells"`
+	}
+	if err := json.Unmarshal(b, &js); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	if js.RFC2889 == nil || js.RFC2889.MaxAddr != c.MaxAddr || len(js.Samples) != 2 || len(js.Cells) != 2*len(RFC2889Metrics) {
+		t.Errorf("results.json: config %+v, %d samples, %d cells; want maxaddr %d, 2 samples, %d cells", js.RFC2889, len(js.Samples), len(js.Cells), c.MaxAddr, 2*len(RFC2889Metrics))
+	}
+	for _, s := range js.Samples {
+		if len(s.Capacity.Trials) == 0 || s.Capacity.Trials[0].Addresses != c.MaxAddr {
+			t.Errorf("results.json: %s's capacity trials do not start at maxaddr: %+v", s.Role, s.Capacity.Trials)
+		}
+	}
+	if md, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || !strings.Contains(string(md), "```\n== address caching: bridge0 ==") || !strings.Contains(string(md), "### address caching: bridge0") {
+		t.Errorf("report.md missing or without the address-caching table and cells: %v", err)
+	}
+	if nss, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(nss), fmt.Sprintf("swa%d", os.Getpid()%100000)) {
+		t.Errorf("namespaces left behind:\n%s", nss)
+	}
+}

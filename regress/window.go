@@ -1,0 +1,144 @@
+package regress
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/swctl/swctl/gen"
+)
+
+// Defaults of the window benchmark: BalanceNG's benchmark, as swctl bench
+// runs it by default.
+const (
+	// DefaultWindowSize is the frame length without FCS (1518 with it).
+	DefaultWindowSize = 1514
+	// DefaultWindow is the most frames in flight.
+	DefaultWindow = 16
+)
+
+// WindowSample is one window-benchmark run (BalanceNG's benchmark, swctl
+// bench's window mode) through one forwarding-rate setup, one instance.
+type WindowSample struct {
+	// Setup is the setup's name.
+	Setup string `json:"setup"`
+	// Role is RolePatch or RoleNoPatch.
+	Role string `json:"role"`
+	// Run counts from 1 within the setup.
+	Run int `json:"run"`
+	// Seq is the sample's place among the window samples, from 1.
+	Seq int `json:"seq"`
+	// Start is when the run began.
+	Start time.Time `json:"start"`
+	// RateRun is the generator's result and the CPU spent during it.
+	RateRun
+}
+
+// WindowMetrics are the figures of the window-benchmark table, in row
+// order: BalanceNG's packets sent, received, lost, packets/s and bytes/s,
+// then the CPU.
+var WindowMetrics = []struct {
+	// Key names the metric in results.json.
+	Key string
+	// Label is the table row's name.
+	Label string
+	// Format formats the table's values.
+	Format string
+	// Value extracts the metric from a sample (ok false: not measured).
+	Value func(s WindowSample) (float64, bool)
+}{
+	{"sent", "sent", "%.0f", func(s WindowSample) (float64, bool) { return float64(s.Sent), true }},
+	{"received", "received", "%.0f", func(s WindowSample) (float64, bool) { return float64(s.Received), true }},
+	{"lost", "lost", "%.0f", func(s WindowSample) (float64, bool) { return float64(s.Lost), true }},
+	{"packets_per_second", "packets/s", "%.0f", func(s WindowSample) (float64, bool) { return s.PacketsPerSecond, true }},
+	{"bytes_per_second", "bytes/s", "%.0f", func(s WindowSample) (float64, bool) { return s.BytesPerSecond, true }},
+	{"system", "system %", "%.2f", func(s WindowSample) (float64, bool) { return s.CPU.System, true }},
+	{"engine", "engine %", "%.2f", func(s WindowSample) (float64, bool) {
+		if s.EngineCPU == nil {
+			return 0, false
+		}
+		return *s.EngineCPU, true
+	}},
+}
+
+// AnalyzeWindow summarises window-benchmark samples per setup, metric and
+// role and compares patch with no patch.
+func AnalyzeWindow(setups []RateSpec, samples []WindowSample, alpha float64) []RoleCell {
+	var out []RoleCell
+	for _, s := range setups {
+		any := false
+		var cells []RoleCell
+		for _, m := range WindowMetrics {
+			vals := map[string][]float64{}
+			for _, x := range samples {
+				if x.Setup == s.Name {
+					if v, ok := m.Value(x); ok {
+						vals[x.Role] = append(vals[x.Role], v)
+						any = true
+					}
+				}
+			}
+			cells = append(cells, roleCells(RoleCell{Setup: s.Name, Metric: m.Key}, vals, alpha)...)
+		}
+		if any {
+			out = append(out, cells...)
+		}
+	}
+	return out
+}
+
+// WindowTable builds the window-benchmark table of setup s: a row per
+// figure, patch beside no patch.
+func WindowTable(s RateSpec, c RateConfig, cells []RoleCell) PairTable {
+	t := PairTable{
+		Title: fmt.Sprintf("Window benchmark (BalanceNG: %d-byte frames, %d with FCS, window %d, %v)",
+			c.WindowSize, c.WindowSize+gen.FCSLen, c.Window, c.WindowDuration),
+		Formats: []string{"%.0f"},
+	}
+	for _, m := range WindowMetrics {
+		pc := pairCells(cells, s.Name, m.Key, 0, 0)
+		t.Rows = append(t.Rows, PairRow{Label: m.Label, Format: m.Format, Cells: []Cell{pc[0], pc[1]}})
+	}
+	return t
+}
+
+// printWindowTables writes the window-benchmark table of every setup that
+// has samples.
+func printWindowTables(b *strings.Builder, r *Results) {
+	for _, s := range r.RateSetups {
+		has := false
+		for _, c := range r.WindowCells {
+			has = has || c.Setup == s.Name
+		}
+		if !has {
+			continue
+		}
+		fmt.Fprintf(b, "\n== window benchmark: %s ==\n", s.Name)
+		RenderPairTable(b, WindowTable(s, *r.Rate, r.WindowCells))
+	}
+}
+
+// checkWindow says what is wrong with c's window-benchmark settings.
+func (c RateConfig) checkWindow() error {
+	if c.WindowDuration == 0 {
+		return nil
+	}
+	switch {
+	case c.WindowDuration < 10*time.Millisecond:
+		return fmt.Errorf("regress: window benchmark: duration %v: want at least 10ms (or 0: none)", c.WindowDuration)
+	case c.WindowSize < gen.MinSize || c.WindowSize > gen.MaxSize:
+		return fmt.Errorf("regress: window benchmark: frame size %d: out of range %d-%d (without FCS)", c.WindowSize, gen.MinSize, gen.MaxSize)
+	case c.Window < 1:
+		return fmt.Errorf("regress: window benchmark: window %d: want at least 1", c.Window)
+	}
+	return nil
+}
+
+// windowWeight is the planned seconds of one window benchmark, for the
+// progress line.
+func (c RateConfig) windowWeight() float64 {
+	if c.WindowDuration == 0 {
+		return 0
+	}
+	return c.WindowDuration.Seconds() + rateDrain.Seconds() + 0.2
+}
