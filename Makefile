@@ -1,7 +1,7 @@
 # swctl: a userspace L2 switching engine.
 #   make demo    build, make a three-host netns testbed on a swctl bridge, show it, tear it down
 #   make test    vet, unit and netns integration tests, BSD cross-builds
-#   make bench   forwarding benchmarks (go test -bench, the netns frame-rate comparison, bench-trunk)
+#   make bench   forwarding benchmarks (go test -bench, the netns comparison table, bench-trunk)
 #   make bench-trunk  trunk throughput over shaped links, failover loss, LACP negotiation time
 
 GO       ?= go
@@ -46,9 +46,19 @@ cross:
 demo: deps build
 	bash scripts/demo.sh $(BIN)
 
+# The netns comparison (cmd/swctl-bench, docs/BENCH.md): direct veth, the
+# kernel bridge, swctl (1 and 2 workers, roundrobin trunk) and OVS userspace
+# with and without TSO, rows interleaved; one table on stdout, raw samples
+# in bench-out/<time>/bench.json.
+#   RUNS=n    runs (default 3; about 15 minutes)
+#   QUICK=1   short trials (RUNS=1 QUICK=1: about 3 minutes)
+#   ROWS=direct,kernel,swctl-w1,swctl-w2,swctl-trunk,ovs,ovs-tso
+BENCH_FLAGS = $(if $(QUICK),-quick) $(if $(RUNS),-runs $(RUNS)) $(if $(ROWS),-rows '$(ROWS)')
+
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchmem ./bridge/ ./platform/...
-	bash scripts/bench.sh $(BIN)
+	CGO_ENABLED=0 $(GO) build -o bin/swctl-bench ./cmd/swctl-bench
+	bin/swctl-bench -swctl $(BIN) $(BENCH_FLAGS)
 	bash scripts/bench-trunk.sh $(BIN)
 
 # Two swctl daemons in namespaces, links shaped with tbf: iperf3 over one
@@ -59,21 +69,27 @@ bench-trunk: deps build
 
 # The regress suite (regress/, cmd/swctl-regress): iperf3 through veth,
 # a swctl trunk and a swctl bridge, PROMISC and -PROMISC, then the
-# forwarding rate (frames/s, RFC 2544 zero-loss rate, loss) through a
-# swctl bridge and a roundrobin swctl trunk; "patch" and "no patch"
-# interleaved; tables on stdout, report in regress-out/<time>/.
-#   QUICK=1        1 run of 3 s per cell and role, 0.5 s rate trials (a few minutes at most)
+# forwarding rate (frames/s, RFC 2544 zero-loss rate, loss; window
+# benchmark) through a swctl bridge and a roundrobin swctl trunk, then
+# TCP stream by message size (1 to 65536 bytes) across the bridge, then
+# RFC 2889 address caching capacity and learning rate of the bridge;
+# "patch" and "no patch" interleaved; tables on stdout, report in
+# regress-out/<time>/.
+#   QUICK=1        1 run of 3 s per cell and role, 0.5 s rate trials, 1 s window benchmark, 5 message sizes of 1 s (under 3 minutes)
 #   PATCH=f.diff   patch = the tree + f.diff (temporary worktree); no patch = the tree
 #   BASE=rev       no patch = rev (temporary worktree); patch = the tree
 #   RUNS=n         runs per cell and role (default 6; 4 = the seed's form)
-#   FULL=1         forwarding rate at every RFC 2544 size, 10 s trials, latency
+#   FULL=1         forwarding rate at every RFC 2544 size, 10 s trials, latency, frame loss rate steps, 300 s window benchmark
 #   HOSTS=f.conf   real test hosts (docs/REGRESS.md) instead of the netns testbed
-#   SECONDS=n ALPHA=a SETUPS=veth,trunk0,bridge0 SUITES=promisc,rate
-#   RATE_SETUPS=bridge0,trunk0 TRIAL=duration
+#   SECONDS=n ALPHA=a SETUPS=veth,trunk0,bridge0 SUITES=promisc,rate,msgsize,rfc2889
+#   RATE_SETUPS=bridge0,trunk0 TRIAL=duration WINDOW=duration (0 = none) MSG_SIZES=1,64,65536
+#   MAXADDR=n      the rfc2889 bridge's table size, the capacity search's bound (default 65536; QUICK 16384)
 REGRESS_FLAGS = $(if $(QUICK),-quick) $(if $(FULL),-full) $(if $(PATCH),-patch '$(PATCH)') \
 	$(if $(BASE),-base '$(BASE)') $(if $(RUNS),-runs $(RUNS)) $(if $(SECONDS),-seconds $(SECONDS)) \
 	$(if $(ALPHA),-alpha $(ALPHA)) $(if $(SETUPS),-setups $(SETUPS)) $(if $(SUITES),-suites $(SUITES)) \
-	$(if $(RATE_SETUPS),-rate-setups $(RATE_SETUPS)) $(if $(TRIAL),-trial $(TRIAL)) $(if $(HOSTS),-hosts '$(HOSTS)')
+	$(if $(RATE_SETUPS),-rate-setups $(RATE_SETUPS)) $(if $(TRIAL),-trial $(TRIAL)) $(if $(HOSTS),-hosts '$(HOSTS)') \
+	$(if $(WINDOW),-window-duration $(WINDOW)) $(if $(MSG_SIZES),-msg-sizes $(MSG_SIZES)) \
+	$(if $(MAXADDR),-maxaddr $(MAXADDR))
 
 regress: deps
 	CGO_ENABLED=0 $(GO) build -o bin/swctl-regress ./cmd/swctl-regress

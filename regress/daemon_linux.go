@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/vishvananda/netns"
 )
 
 // daemonProc is a swctl daemon started by the harness in a namespace.
@@ -96,26 +93,4 @@ func (d *daemonProc) stop() error {
 		<-d.done
 		return fmt.Errorf("daemon in %s did not stop on SIGTERM within 10s; killed", d.ns)
 	}
-}
-
-// inNetns runs fn on an OS thread switched into namespace name; sockets
-// fn opens stay in that namespace. The thread is never unlocked, so it
-// ends with its goroutine and no other goroutine runs in the namespace.
-func inNetns(name string, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		h, err := netns.GetFromName(name)
-		if err != nil {
-			errc <- fmt.Errorf("netns %s: %w", name, err)
-			return
-		}
-		defer h.Close()
-		if err := netns.Set(h); err != nil {
-			errc <- fmt.Errorf("netns %s: enter: %w", name, err)
-			return
-		}
-		errc <- fn()
-	}()
-	return <-errc
 }

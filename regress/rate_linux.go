@@ -9,6 +9,7 @@ import (
 
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/gen/rfc2544"
+	"github.com/swctl/swctl/internal/nsenter"
 	"github.com/swctl/swctl/platform/afpacket"
 )
 
@@ -163,7 +164,7 @@ func (b *rateBed) waitForward(ctx context.Context) error {
 // open opens the tester's ports in the tester namespace and prepares
 // runs of s from tx to rx.
 func (b *rateBed) open(s gen.Stream) (bench *gen.Bench, err error) {
-	err = inNetns(b.tester, func() error {
+	err = nsenter.Run(b.tester, func() error {
 		tx, err := afpacket.Open(b.tx, afpacket.Options{})
 		if err != nil {
 			return fmt.Errorf("tester port %s: %w", b.tx, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/gen"
+	"github.com/swctl/swctl/internal/nsenter"
 	"github.com/swctl/swctl/platform/afpacket"
 )
 
@@ -150,7 +151,7 @@ func (b *addrBed) start(ctx context.Context, in RFC2889Instance, bin string) (er
 // open opens t1, t2 and t3 in the tester namespace, the senders and the
 // receivers, and starts the receivers.
 func (b *addrBed) open() error {
-	err := inNetns(b.tester, func() error {
+	err := nsenter.Run(b.tester, func() error {
 		for _, name := range []string{"t1", "t2", "t3"} {
 			p, err := afpacket.Open(name, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
 			if err != nil {

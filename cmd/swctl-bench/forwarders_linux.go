@@ -1,0 +1,353 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// kernelBridge is a Linux bridge br0 over p1 and p2 in the dut namespace.
+// It forwards in the sending host's softirq: no process to pin.
+type kernelBridge struct {
+	// ns is the dut namespace while the bridge exists.
+	ns string
+}
+
+func (k *kernelBridge) start(ctx context.Context, b *bed, _ string) error {
+	k.ns = b.dut
+	for _, s := range [][]string{
+		{"ip", "-n", b.dut, "link", "add", "br0", "type", "bridge"},
+		{"ip", "-n", b.dut, "link", "set", "p1", "master", "br0"},
+		{"ip", "-n", b.dut, "link", "set", "p2", "master", "br0"},
+		{"ip", "-n", b.dut, "link", "set", "br0", "up"},
+	} {
+		if _, err := sh(ctx, s...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *kernelBridge) stop() error {
+	if k.ns == "" {
+		return nil
+	}
+	ns := k.ns
+	k.ns = ""
+	_, err := sh(context.Background(), "ip", "-n", ns, "link", "del", "br0")
+	return err
+}
+
+// proc is a daemon process the bench started and reaps.
+type proc struct {
+	// cmd is the process (ip netns exec and taskset exec it, so its PID
+	// is the daemon's).
+	cmd *exec.Cmd
+	// done is closed when cmd has been reaped.
+	done chan struct{}
+	// name says what it is, for errors.
+	name string
+	// log is its log file.
+	log string
+}
+
+// startProc starts args with stdout and stderr to log, in its own process
+// group.
+func startProc(name, log string, args ...string) (*proc, error) {
+	f, err := os.Create(log)
+	if err != nil {
+		return nil, fmt.Errorf("%s: log: %w", name, err)
+	}
+	defer f.Close()
+	p := &proc{name: name, log: log, done: make(chan struct{})}
+	p.cmd = exec.Command(args[0], args[1:]...)
+	p.cmd.Stdout, p.cmd.Stderr = f, f
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", name, strings.Join(args, " "), err)
+	}
+	go func() { p.cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+// exited reports whether the process has ended.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM and, after 10 s, SIGKILL.
+func (p *proc) stop() error {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("%s (pid %d) did not stop on SIGTERM within 10s; killed", p.name, p.cmd.Process.Pid)
+	}
+}
+
+// logTail returns the end of a log file, for errors.
+func logTail(path string) string {
+	bs, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	s := strings.TrimSpace(string(bs))
+	if len(s) > 400 {
+		s = "..." + s[len(s)-400:]
+	}
+	if s == "" {
+		return "(empty log)"
+	}
+	return s
+}
+
+// swctlDaemon is swctl's daemon in the dut namespace, pinned to the
+// forwarder CPU: a bridge0 over p1 and p2, or over p1 and a roundrobin
+// trunk0 of a1 and a2.
+type swctlDaemon struct {
+	// workers is the daemon's --workers.
+	workers int
+	// trunk selects the trunk setup.
+	trunk bool
+	// p is the running daemon, nil when stopped.
+	p *proc
+}
+
+func (s *swctlDaemon) start(ctx context.Context, b *bed, base string) error {
+	bin := b.cfg.bin
+	sock := base + ".sock"
+	args := inNS(b.dut, pinned(b.cfg.forwarderCPU, bin, "daemon", "--workers", strconv.Itoa(s.workers),
+		"--socket", sock, "--config", base+".conf", "--state-dir", base+".state")...)
+	p, err := startProc("swctl daemon in "+b.dut, base+".log", args...)
+	if err != nil {
+		return err
+	}
+	s.p = p
+	cli := func(a ...string) error {
+		_, err := sh(ctx, inNS(b.dut, append([]string{bin, "--socket", sock}, a...)...)...)
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := cli("bridge", "show")
+		if err == nil {
+			break
+		}
+		if p.exited() {
+			return fmt.Errorf("swctl daemon exited at start: %s", logTail(p.log))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("swctl daemon: control socket %s did not answer within 10s: %v; log: %s", sock, err, logTail(p.log))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	far := "p2"
+	var steps [][]string
+	if s.trunk {
+		far = "trunk0"
+		steps = append(steps, []string{"trunk", "create", "trunk0", "--proto", "roundrobin", "--port", "a1", "--port", "a2", "--promisc"})
+	}
+	steps = append(steps,
+		[]string{"bridge", "create", "bridge0"},
+		[]string{"bridge", "add", "bridge0", "p1", far},
+		[]string{"bridge", "static", "bridge0", b.h1MAC, "p1"},
+		[]string{"bridge", "static", "bridge0", b.h2MAC, far},
+	)
+	for _, st := range steps {
+		if err := cli(st...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *swctlDaemon) stop() error {
+	if s.p == nil {
+		return nil
+	}
+	p := s.p
+	s.p = nil
+	return p.stop()
+}
+
+// ovsTools are the Open vSwitch programs the OVS rows run (Debian package
+// openvswitch-switch).
+var ovsTools = []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl"}
+
+// ovsMissing returns why the OVS rows cannot run, or "".
+func ovsMissing() string {
+	for _, t := range ovsTools {
+		if _, err := exec.LookPath(t); err != nil {
+			return "not installed"
+		}
+	}
+	return ""
+}
+
+// ovsSwitch is a private Open vSwitch with the userspace datapath
+// (datapath_type=netdev) in the dut namespace: ovsdb-server and
+// ovs-vswitchd started by hand with their database, sockets, pidfiles
+// and logs in their own directory, so they neither see nor disturb a
+// host's Open vSwitch and need no kernel module. ovs-vswitchd is pinned
+// to the forwarder CPU.
+type ovsSwitch struct {
+	// tso sets other_config:userspace-tso-enable=true before
+	// ovs-vswitchd starts (it reads it once, at start).
+	tso bool
+	// dir holds run/, db/, log/ and etc/ while running; "" when stopped.
+	dir string
+	// ns is the dut namespace.
+	ns string
+}
+
+func (o *ovsSwitch) path(elem ...string) string {
+	return filepath.Join(append([]string{o.dir}, elem...)...)
+}
+
+// env points every OVS program at the private directories.
+func (o *ovsSwitch) env() []string {
+	return append(os.Environ(),
+		"OVS_RUNDIR="+o.path("run"), "OVS_DBDIR="+o.path("db"),
+		"OVS_LOGDIR="+o.path("log"), "OVS_SYSCONFDIR="+o.path("etc"))
+}
+
+// run runs an OVS program in the namespace with the private environment.
+// Daemons that detach get a log file, not a pipe, for their output, so
+// nothing waits on them.
+func (o *ovsSwitch) run(ctx context.Context, args ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := os.CreateTemp(o.path("log"), "cmd-*.out")
+	if err != nil {
+		return fmt.Errorf("OVS: %w", err)
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
+	cmd := exec.CommandContext(ctx, "ip", inNS(o.ns, args...)[1:]...)
+	cmd.Env = o.env()
+	cmd.Stdout, cmd.Stderr = out, out
+	err = cmd.Run()
+	if err != nil {
+		b, _ := os.ReadFile(out.Name())
+		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, clipOut(string(b)))
+	}
+	return nil
+}
+
+func (o *ovsSwitch) vsctl(ctx context.Context, args ...string) error {
+	return o.run(ctx, append([]string{"ovs-vsctl", "--db=unix:" + o.path("run", "db.sock"), "--timeout=20"}, args...)...)
+}
+
+func (o *ovsSwitch) start(ctx context.Context, b *bed, base string) error {
+	o.dir, o.ns = base+".ovs", b.dut
+	for _, d := range []string{"run", "db", "log", "etc"} {
+		if err := os.MkdirAll(o.path(d), 0o755); err != nil {
+			return fmt.Errorf("OVS: %w", err)
+		}
+	}
+	if n := len(o.path("run", "ovs-vswitchd.ctl")); n > 100 {
+		return fmt.Errorf("OVS: socket path %s is %d bytes, too long for a unix socket", o.path("run", "ovs-vswitchd.ctl"), n)
+	}
+	pkgdata := os.Getenv("OVS_PKGDATADIR")
+	if pkgdata == "" {
+		pkgdata = "/usr/share/openvswitch"
+	}
+	db := o.path("db", "conf.db")
+	cpu := b.cfg.forwarderCPU
+	steps := [][]string{
+		{"ovsdb-tool", "create", db, filepath.Join(pkgdata, "vswitch.ovsschema")},
+		pinned(cpu, "ovsdb-server", db, "--remote=punix:"+o.path("run", "db.sock"),
+			"--pidfile="+o.path("run", "ovsdb-server.pid"), "--unixctl="+o.path("run", "ovsdb-server.ctl"),
+			"--log-file="+o.path("log", "ovsdb-server.log"), "-vconsole:off", "--detach", "--no-chdir"),
+		{"ovs-vsctl", "--db=unix:" + o.path("run", "db.sock"), "--timeout=20", "--no-wait", "init"},
+	}
+	if o.tso {
+		steps = append(steps, []string{"ovs-vsctl", "--db=unix:" + o.path("run", "db.sock"), "--timeout=20", "--no-wait",
+			"set", "Open_vSwitch", ".", "other_config:userspace-tso-enable=true"})
+	}
+	steps = append(steps, pinned(cpu, "ovs-vswitchd", "unix:"+o.path("run", "db.sock"),
+		"--pidfile="+o.path("run", "ovs-vswitchd.pid"), "--unixctl="+o.path("run", "ovs-vswitchd.ctl"),
+		"--log-file="+o.path("log", "ovs-vswitchd.log"), "-vconsole:off", "--detach", "--no-chdir"))
+	for _, s := range steps {
+		if err := o.run(ctx, s...); err != nil {
+			return fmt.Errorf("OVS: %w", err)
+		}
+	}
+	// Without --no-wait, ovs-vsctl waits until ovs-vswitchd applied the
+	// change: the bridge and its ports exist when it returns.
+	if err := o.vsctl(ctx, "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev",
+		"--", "add-port", "br0", "p1", "--", "add-port", "br0", "p2"); err != nil {
+		return fmt.Errorf("OVS: %w; ovs-vswitchd.log: %s", err, logTail(o.path("log", "ovs-vswitchd.log")))
+	}
+	return nil
+}
+
+// stop ends ovs-vswitchd, then ovsdb-server, each by the pid in its
+// pidfile: SIGTERM, and SIGKILL if it is still there after 5 s.
+func (o *ovsSwitch) stop() error {
+	if o.dir == "" {
+		return nil
+	}
+	var errs []error
+	for _, d := range []string{"ovs-vswitchd", "ovsdb-server"} {
+		b, err := os.ReadFile(o.path("run", d+".pid"))
+		if err != nil {
+			continue // never started
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 1 {
+			errs = append(errs, fmt.Errorf("%s pidfile %s: %q", d, o.path("run", d+".pid"), b))
+			continue
+		}
+		if !processAlive(pid) {
+			continue
+		}
+		syscall.Kill(pid, syscall.SIGTERM)
+		deadline := time.Now().Add(5 * time.Second)
+		for processAlive(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if processAlive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			errs = append(errs, fmt.Errorf("%s (pid %d) did not stop on SIGTERM within 5s; killed", d, pid))
+		}
+	}
+	o.dir = ""
+	return errors.Join(errs...)
+}
+
+// processAlive reports whether pid is a process that has not exited (a
+// zombie counts as exited).
+func processAlive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swctl/swctl/internal/benchtable"
+	"github.com/swctl/swctl/internal/netnstest"
+)
+
+// TestIntegrationBenchShortest runs the harness in its shortest form
+// (one run, trials of a few hundred ms) over the direct veth, the kernel
+// bridge and a swctl bridge, and checks the report and the cleanup.
+func TestIntegrationBenchShortest(t *testing.T) {
+	netnstest.Require(t)
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			reason := "needs " + tool + " (make deps)"
+			if os.Getenv("SWCTL_REQUIRE_NETNS") == "1" {
+				t.Fatalf("SWCTL_REQUIRE_NETNS=1 but %s", reason)
+			}
+			t.Skip(reason)
+		}
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "swctl")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/swctl/swctl/cmd/swctl").CombinedOutput(); err != nil {
+		t.Fatalf("go build swctl: %v\n%s", err, out)
+	}
+	cfg := config{
+		bin: bin, runs: 1, out: filepath.Join(dir, "out"), flows: 16,
+		rows:     []string{benchtable.RowDirect, benchtable.RowKernel, benchtable.RowSwctl1},
+		maxTrial: 300 * time.Millisecond, searchTrial: 200 * time.Millisecond, searchTrials: 3, resolution: 0.1,
+		cpuRate: 20000, cpuTrial: 500 * time.Millisecond, tcpSeconds: 1, pings: 3,
+	}
+	start := time.Now()
+	if err := run(cfg); err != nil {
+		t.Fatalf("bench: %v", err)
+	}
+	t.Logf("shortest bench took %v", time.Since(start).Round(time.Second))
+
+	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), fmt.Sprintf("swb%d", os.Getpid()%100000)) {
+		t.Errorf("namespaces left after the bench:\n%s", out)
+	}
+	files, _ := filepath.Glob(filepath.Join(cfg.out, "*", "bench.json"))
+	if len(files) != 1 {
+		t.Fatalf("bench.json files: %q, want one", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("bench.json: %v", err)
+	}
+	if len(rep.Runs) != len(cfg.rows) {
+		t.Errorf("%d row runs in bench.json, want %d", len(rep.Runs), len(cfg.rows))
+	}
+	cells := benchtable.Summarize(rep.Samples)
+	for _, row := range cfg.rows {
+		for _, m := range []string{benchtable.Max64, benchtable.Max1518, benchtable.ZeroLoss64, benchtable.RTT, benchtable.TCPOff} {
+			if c := cells[benchtable.Key{Row: row, Metric: m}]; c.N != 1 || c.Median <= 0 {
+				t.Errorf("%s %s: %+v, want one positive value", row, m, c)
+			}
+		}
+		if c := cells[benchtable.Key{Row: row, Metric: benchtable.CPUNet}]; c.N != 1 {
+			t.Errorf("%s %s: %+v, want one value", row, benchtable.CPUNet, c)
+		}
+	}
+	for _, r := range benchtable.Rows()[:3] {
+		if !strings.Contains(rep.Table, r.Label) {
+			t.Errorf("table lacks row %q:\n%s", r.Label, rep.Table)
+		}
+	}
+}

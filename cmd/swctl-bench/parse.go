@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// pingStats is what ping -q printed.
+type pingStats struct {
+	// Sent and Received count the echo requests and replies.
+	Sent int `json:"sent"`
+	// Received counts the replies.
+	Received int `json:"received"`
+	// Min, Avg and Max are round-trip times in ms.
+	Min float64 `json:"min_ms"`
+	// Avg is the mean round-trip time in ms.
+	Avg float64 `json:"avg_ms"`
+	// Max is the longest round-trip time in ms.
+	Max float64 `json:"max_ms"`
+}
+
+var (
+	pingCounts = regexp.MustCompile(`(\d+) packets transmitted, (\d+) (?:packets )?received`)
+	pingRTT    = regexp.MustCompile(`= ([0-9.]+)/([0-9.]+)/([0-9.]+)/[0-9.]+ ms`)
+)
+
+// parsePing reads the summary of iputils ping:
+//
+//	20 packets transmitted, 20 received, 0% packet loss, time 3803ms
+//	rtt min/avg/max/mdev = 0.041/0.061/0.092/0.011 ms
+func parsePing(out string) (pingStats, error) {
+	var p pingStats
+	m := pingCounts.FindStringSubmatch(out)
+	if m == nil {
+		return p, fmt.Errorf("ping: no \"packets transmitted\" line in %q", clipOut(out))
+	}
+	p.Sent, _ = strconv.Atoi(m[1])
+	p.Received, _ = strconv.Atoi(m[2])
+	if p.Received == 0 {
+		return p, fmt.Errorf("ping: none of %d echo requests answered", p.Sent)
+	}
+	r := pingRTT.FindStringSubmatch(out)
+	if r == nil {
+		return p, fmt.Errorf("ping: no rtt line in %q", clipOut(out))
+	}
+	p.Min, _ = strconv.ParseFloat(r[1], 64)
+	p.Avg, _ = strconv.ParseFloat(r[2], 64)
+	p.Max, _ = strconv.ParseFloat(r[3], 64)
+	return p, nil
+}
+
+// iperfStats is what iperf3 -J reported.
+type iperfStats struct {
+	// Gbps is the receiver's throughput, Gb/s.
+	Gbps float64 `json:"gbps"`
+	// Retransmits is the sender's count.
+	Retransmits int `json:"retransmits"`
+}
+
+// parseIperf reads iperf3 -J output: .end.sum_received.bits_per_second
+// and .end.sum_sent.retransmits, or iperf3's .error.
+func parseIperf(out []byte) (iperfStats, error) {
+	var j struct {
+		Error string `json:"error"`
+		End   struct {
+			SumSent struct {
+				Retransmits int `json:"retransmits"`
+			} `json:"sum_sent"`
+			SumReceived *struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal(out, &j); err != nil {
+		return iperfStats{}, fmt.Errorf("iperf3 -J: %v in %q", err, clipOut(string(out)))
+	}
+	if j.Error != "" {
+		return iperfStats{}, fmt.Errorf("iperf3: %s", j.Error)
+	}
+	if j.End.SumReceived == nil {
+		return iperfStats{}, fmt.Errorf("iperf3 -J: no end.sum_received")
+	}
+	return iperfStats{Gbps: j.End.SumReceived.BitsPerSecond / 1e9, Retransmits: j.End.SumSent.Retransmits}, nil
+}
+
+// offloadFeatures maps the ethtool -k names of the offloads the bench
+// turns off and back on to their ethtool -K keywords.
+var offloadFeatures = []struct{ long, short string }{
+	{"tx-checksumming", "tx"},
+	{"scatter-gather", "sg"},
+	{"tcp-segmentation-offload", "tso"},
+	{"generic-segmentation-offload", "gso"},
+}
+
+// parseOffloads reads ethtool -k output and returns the ethtool -K
+// arguments that set those offloads back as they are ("tx on sg on ...").
+// Features ethtool marks [fixed] are left out.
+func parseOffloads(out string) ([]string, error) {
+	state := map[string]string{}
+	for line := range strings.Lines(out) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		state[k] = strings.TrimSpace(v)
+	}
+	var args []string
+	for _, f := range offloadFeatures {
+		v, ok := state[f.long]
+		if !ok {
+			return nil, fmt.Errorf("ethtool -k: no %s line", f.long)
+		}
+		if strings.Contains(v, "[fixed]") {
+			continue
+		}
+		onoff, _, _ := strings.Cut(v, " ")
+		if onoff != "on" && onoff != "off" {
+			return nil, fmt.Errorf("ethtool -k: %s: %q, want on or off", f.long, v)
+		}
+		args = append(args, f.short, onoff)
+	}
+	return args, nil
+}
+
+// parseUtime returns utime, in clock ticks, from a /proc/PID/stat text
+// (field 14; fields are counted from the last ')', since the command
+// name may hold spaces and parentheses).
+func parseUtime(text string) (uint64, error) {
+	i := strings.LastIndexByte(text, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/PID/stat: no ')' after the command name")
+	}
+	f := strings.Fields(text[i+1:])
+	if len(f) < 12 {
+		return 0, fmt.Errorf("/proc/PID/stat: %d fields after the command name, want at least 12", len(f))
+	}
+	n, err := strconv.ParseUint(f[11], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/PID/stat: utime: %w", err)
+	}
+	return n, nil
+}
+
+// clipOut shortens command output for an error message.
+func clipOut(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// cpuTimes is the first line of /proc/stat, in clock ticks summed over
+// all CPUs.
+type cpuTimes struct {
+	// User, Nice, System, Idle, IOWait, IRQ, SoftIRQ and Steal are the
+	// line's first eight fields (guest time is already in User and Nice).
+	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal uint64
+}
+
+// total is the sum of all fields.
+func (c cpuTimes) total() uint64 {
+	return c.User + c.Nice + c.System + c.Idle + c.IOWait + c.IRQ + c.SoftIRQ + c.Steal
+}
+
+// parseProcStat reads the aggregate "cpu " line of a /proc/stat text and
+// counts the per-CPU "cpuN" lines.
+func parseProcStat(text string) (cpuTimes, int, error) {
+	var c cpuTimes
+	found, cpus := false, 0
+	for line := range strings.Lines(text) {
+		f := strings.Fields(line)
+		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") {
+			continue
+		}
+		if f[0] != "cpu" {
+			cpus++
+			continue
+		}
+		if len(f) < 9 {
+			return c, 0, fmt.Errorf("/proc/stat: cpu line has %d fields, want at least 9", len(f))
+		}
+		var v [8]uint64
+		for i := range v {
+			n, err := strconv.ParseUint(f[i+1], 10, 64)
+			if err != nil {
+				return c, 0, fmt.Errorf("/proc/stat: cpu field %d: %w", i+1, err)
+			}
+			v[i] = n
+		}
+		c = cpuTimes{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]}
+		found = true
+	}
+	if !found {
+		return c, 0, fmt.Errorf("/proc/stat: no aggregate cpu line")
+	}
+	return c, cpus, nil
+}
+
+// percent returns field delta b-a as a share of the total delta.
+func percent(a, b, totalDelta uint64) float64 {
+	if totalDelta == 0 || b < a {
+		return 0
+	}
+	return 100 * float64(b-a) / float64(totalDelta)
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParsePing(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		out     string
+		want    pingStats
+		wantErr string
+	}{
+		{"all answered", "PING 10.79.1.2 (10.79.1.2) 56(84) bytes of data.\n\n--- 10.79.1.2 ping statistics ---\n" +
+			"20 packets transmitted, 20 received, 0% packet loss, time 3803ms\nrtt min/avg/max/mdev = 0.041/0.061/0.092/0.011 ms\n",
+			pingStats{Sent: 20, Received: 20, Min: 0.041, Avg: 0.061, Max: 0.092}, ""},
+		{"some lost", "10 packets transmitted, 8 received, 20% packet loss, time 1803ms\nrtt min/avg/max/mdev = 1.000/2.500/4.000/1.000 ms\n",
+			pingStats{Sent: 10, Received: 8, Min: 1, Avg: 2.5, Max: 4}, ""},
+		{"none answered", "10 packets transmitted, 0 received, 100% packet loss, time 1803ms\n", pingStats{Sent: 10}, "none of 10"},
+		{"no summary", "ping: connect: Network is unreachable\n", pingStats{}, "no \"packets transmitted\""},
+	} {
+		got, err := parsePing(c.out)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%s: error %v, want one saying %q", c.name, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+	}
+}
+
+func TestParseIperf(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		out     string
+		want    iperfStats
+		wantErr string
+	}{
+		{"transfer", `{"start":{},"end":{"sum_sent":{"bits_per_second":9.6e9,"retransmits":3},"sum_received":{"bits_per_second":9.5e9}}}`,
+			iperfStats{Gbps: 9.5, Retransmits: 3}, ""},
+		{"iperf3 error", `{"start":{},"intervals":[],"end":{},"error":"unable to connect to server: Connection timed out"}`,
+			iperfStats{}, "iperf3: unable to connect to server"},
+		{"no end summary", `{"start":{},"end":{}}`, iperfStats{}, "no end.sum_received"},
+		{"not JSON", "iperf3: error - unable to connect", iperfStats{}, "iperf3 -J"},
+	} {
+		got, err := parseIperf([]byte(c.out))
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%s: error %v, want one saying %q", c.name, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+	}
+}
+
+func TestParseOffloads(t *testing.T) {
+	veth := `Features for eth0:
+rx-checksumming: on
+tx-checksumming: on
+	tx-checksum-ipv4: off [fixed]
+	tx-checksum-ip-generic: on
+scatter-gather: on
+	tx-scatter-gather: on
+tcp-segmentation-offload: on
+	tx-tcp-segmentation: on
+generic-segmentation-offload: on
+generic-receive-offload: off
+`
+	got, err := parseOffloads(veth)
+	if want := []string{"tx", "on", "sg", "on", "tso", "on", "gso", "on"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("veth defaults: %q, %v; want %q", got, err, want)
+	}
+	fixed := strings.Replace(strings.Replace(veth, "scatter-gather: on\n", "scatter-gather: off [fixed]\n", 1), "generic-segmentation-offload: on", "generic-segmentation-offload: off", 1)
+	got, err = parseOffloads(fixed)
+	if want := []string{"tx", "on", "tso", "on", "gso", "off"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("fixed sg, gso off: %q, %v; want %q (a fixed feature is left alone)", got, err, want)
+	}
+	if _, err := parseOffloads("Features for eth0:\nrx-checksumming: on\n"); err == nil || !strings.Contains(err.Error(), "tx-checksumming") {
+		t.Errorf("missing lines: error %v, want one naming tx-checksumming", err)
+	}
+}
+
+func TestParseUtime(t *testing.T) {
+	// pid (comm) state ppid ... utime (field 14) stime (field 15)
+	stat := "4242 (swctl bench (x)) R 1 4242 4242 0 -1 4194304 100 0 0 0 777 55 0 0 20 0 3 0 100 0 0"
+	if got, err := parseUtime(stat); err != nil || got != 777 {
+		t.Errorf("parseUtime = %d, %v; want 777", got, err)
+	}
+	if _, err := parseUtime("4242 (x) R 1"); err == nil {
+		t.Errorf("short line: no error")
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	text := "cpu  100 5 200 1000 10 0 300 0 0 0\ncpu0 50 5 100 500 5 0 150 0 0 0\ncpu1 50 0 100 500 5 0 150 0 0 0\nintr 1\n"
+	c, n, err := parseProcStat(text)
+	if err != nil || n != 2 {
+		t.Fatalf("parseProcStat: %d CPUs, %v; want 2", n, err)
+	}
+	if want := (cpuTimes{User: 100, Nice: 5, System: 200, Idle: 1000, IOWait: 10, SoftIRQ: 300}); c != want {
+		t.Errorf("parseProcStat = %+v, want %+v", c, want)
+	}
+	if c.total() != 1615 {
+		t.Errorf("total = %d, want 1615", c.total())
+	}
+	if _, _, err := parseProcStat("cpu0 1 2 3\n"); err == nil {
+		t.Errorf("no aggregate line: no error")
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	c, err := parseFlags([]string{"-quick", "-runs", "1", "-rows", "ovs,direct"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"direct", "ovs"}; !slices.Equal(c.rows, want) {
+		t.Errorf("rows %q, want %q (table order)", c.rows, want)
+	}
+	if c.searchTrial >= c.maxTrial || c.pings != 10 {
+		t.Errorf("-quick: search trial %v, max trial %v, %d pings; want shorter trials and 10 pings", c.searchTrial, c.maxTrial, c.pings)
+	}
+	for _, bad := range [][]string{{"-runs", "0"}, {"-rows", "bogus"}, {"-flows", "0"}, {"extra"}} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("parseFlags(%q): no error", bad)
+		}
+	}
+}

@@ -1,0 +1,663 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/swctl/swctl/gen"
+	"github.com/swctl/swctl/gen/rfc2544"
+	"github.com/swctl/swctl/internal/benchtable"
+)
+
+// tools are the programs every run needs.
+var tools = []string{"ip", "ethtool", "iperf3", "ping", "taskset", "ss"}
+
+func run(cfg config) (err error) {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("needs root: network namespaces")
+	}
+	for _, t := range tools {
+		if _, err := exec.LookPath(t); err != nil {
+			return fmt.Errorf("needs %s (make deps installs it): %w", t, err)
+		}
+	}
+	if cfg.bin, err = filepath.Abs(cfg.bin); err != nil {
+		return err
+	}
+	if _, err := os.Stat(cfg.bin); err != nil {
+		return fmt.Errorf("swctl binary: %w (make build)", err)
+	}
+	c, err := readCPU()
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct{ flag, cpu string }{{"-tester-cpu", cfg.testerCPU}, {"-forwarder-cpu", cfg.forwarderCPU}} {
+		if n, err := strconv.Atoi(f.cpu); f.cpu != "" && (err != nil || n < 0 || n >= c.cpus) {
+			return fmt.Errorf("%s %q: want a CPU number below %d (the CPUs here), or \"\" for no pinning", f.flag, f.cpu, c.cpus)
+		}
+	}
+	if cfg.testerCPU != "" {
+		if err := pinProcess(cfg.testerCPU); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	// After the first signal the bench cleans up; a second one kills it.
+	context.AfterFunc(ctx, stop)
+
+	start := time.Now()
+	work, err := os.MkdirTemp("", "swctl-bench-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cfg.keep {
+			fmt.Fprintf(os.Stderr, "bench: logs kept in %s\n", work)
+			return
+		}
+		os.RemoveAll(work)
+	}()
+
+	var rows []benchtable.Row
+	want := map[string]bool{}
+	for _, id := range cfg.rows {
+		want[id] = true
+	}
+	for _, r := range benchtable.Rows() {
+		if !want[r.ID] {
+			continue
+		}
+		if r.ID == benchtable.RowOVS || r.ID == benchtable.RowOVSTSO {
+			r.Skip = ovsMissing()
+		}
+		rows = append(rows, r)
+	}
+
+	var beds []*bed
+	defer func() {
+		for _, b := range beds {
+			b.close()
+		}
+	}()
+	for i, r := range rows {
+		if r.Skip != "" {
+			continue
+		}
+		b, err := newBed(ctx, r, i, work, cfg)
+		if err != nil {
+			return err
+		}
+		beds = append(beds, b)
+	}
+
+	rep := report{Start: start, Rows: rows, Env: environment(cfg), Config: reportConfig{
+		Runs: cfg.runs, Quick: cfg.quick, Flows: cfg.flows, MaxTrialS: cfg.maxTrial.Seconds(),
+		SearchTrialS: cfg.searchTrial.Seconds(), SearchTrials: cfg.searchTrials, Resolution: cfg.resolution,
+		CPURate: cfg.cpuRate, CPUTrialS: cfg.cpuTrial.Seconds(), TCPSeconds: cfg.tcpSeconds, Pings: cfg.pings,
+		TesterCPU: cfg.testerCPU, ForwarderCPU: cfg.forwarderCPU, Swctl: cfg.bin,
+	}}
+	fmt.Fprintf(os.Stderr, "bench: %d runs of %d rows, rows interleaved; work directory %s\n", cfg.runs, len(beds), work)
+	var samples []benchtable.Sample
+	failed := 0
+	for run := 1; run <= cfg.runs; run++ {
+		for _, b := range beds {
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted: %w", ctx.Err())
+			}
+			rec, ss := measureRow(ctx, b, run, cfg)
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted during %s, run %d: %w", b.row.Label, run, ctx.Err())
+			}
+			rep.Runs = append(rep.Runs, rec)
+			samples = append(samples, ss...)
+			if rec.Error != "" || len(rec.Errors) > 0 {
+				failed++
+			}
+			fmt.Fprintf(os.Stderr, "bench: run %d/%d %-26s %s\n", run, cfg.runs, b.row.Label, summaryLine(rec))
+		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	rep.Samples = benchtable.NetCPU(samples)
+	var tb strings.Builder
+	if err := benchtable.Render(&tb, benchtable.Table{
+		Header: header(cfg, rep.Env), Rows: rows, Metrics: benchtable.Metrics(cfg.cpuRate, cfg.pings), Samples: rep.Samples,
+	}); err != nil {
+		return err
+	}
+	rep.Table = tb.String()
+	rep.Seconds = time.Since(start).Seconds()
+	fmt.Print("\n" + rep.Table)
+
+	dir := filepath.Join(cfg.out, start.UTC().Format("20060102-150405"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bench.json"), append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "table.txt"), []byte(rep.Table), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	fmt.Printf("\nraw samples: %s (%.0f s)\n", filepath.Join(dir, "bench.json"), rep.Seconds)
+	if failed > 0 {
+		return fmt.Errorf("%d row runs had errors (see the notes and %s)", failed, filepath.Join(dir, "bench.json"))
+	}
+	return nil
+}
+
+// header is the table's heading.
+func header(cfg config, env map[string]string) []string {
+	pin := "no CPU pinning"
+	if cfg.testerCPU != "" || cfg.forwarderCPU != "" {
+		pin = fmt.Sprintf("pinning, the same in every row: tester (generator, receiver, iperf3 client and server, ping) on CPU %s; "+
+			"forwarder (swctl daemon, ovs-vswitchd) on CPU %s; the kernel bridge forwards in the sender's softirq",
+			orNone(cfg.testerCPU), orNone(cfg.forwarderCPU))
+	}
+	mode := ""
+	if cfg.quick {
+		mode = " (QUICK: short trials)"
+	}
+	return []string{
+		fmt.Sprintf("make bench%s: h1 -> dut -> h2 over veth; %d run(s), rows interleaved in each run; median (min–max) over runs", mode, cfg.runs),
+		fmt.Sprintf("%s, %s CPUs; %s; %s", env["kernel"], env["cpus"], env["swctl"], env["ovs"]),
+		pin,
+		fmt.Sprintf("frames: 64 B = 60 on veth, 1518 B = 1514, %d flows; max load %v per size; zero-loss: the max-load rate if it lost nothing, else RFC 2544 binary search, %v trials, resolution %.0f%% of the max-load rate, at most %d trials",
+			cfg.flows, cfg.maxTrial, cfg.searchTrial, 100*cfg.resolution, cfg.searchTrials),
+		fmt.Sprintf("CPU: whole machine (/proc/stat) less the tester's user time (its pacer spins), per delivered frame, at %s frames/s paced for %v; net = less the direct-veth row's (same run)",
+			benchtable.FormatRate(cfg.cpuRate), cfg.cpuTrial),
+		fmt.Sprintf("TCP: iperf3 h1 -> h2 %d s, offloads off = ethtool -K tx off gso off on the hosts' ends; RTT: ping every 200 ms; vs = ratio of medians to the kernel bridge / OVS userspace (no TSO)", cfg.tcpSeconds),
+		"",
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "any"
+	}
+	return s
+}
+
+// environment describes the machine and the programs measured.
+func environment(cfg config) map[string]string {
+	env := map[string]string{"kernel": "Linux", "swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		env["kernel"] = "Linux " + unix.ByteSliceToString(u.Release[:])
+	}
+	if t, err := readCPU(); err == nil {
+		env["cpus"] = strconv.Itoa(t.cpus)
+	}
+	if out, err := command(context.Background(), 5*time.Second, cfg.bin, "version"); err == nil {
+		env["swctl"] = strings.Join(strings.Fields(firstLine(out)), " ")
+	}
+	if ovsMissing() == "" {
+		if out, err := command(context.Background(), 5*time.Second, "ovs-vswitchd", "--version"); err == nil {
+			env["ovs"] = strings.TrimSpace(firstLine(out))
+		}
+	}
+	if h, err := os.Hostname(); err == nil {
+		env["hostname"] = h
+	}
+	return env
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+// pinProcess sets the CPU affinity of every thread of this process to
+// cpu; threads made later inherit it from the thread that makes them.
+// Children inherit it too: the forwarders are started under taskset.
+func pinProcess(cpu string) error {
+	n, err := strconv.Atoi(cpu)
+	if err != nil || n < 0 {
+		return fmt.Errorf("-tester-cpu %q: want a CPU number", cpu)
+	}
+	var set unix.CPUSet
+	set.Set(n)
+	for range 2 { // again for threads made meanwhile
+		ents, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			return fmt.Errorf("pin to CPU %d: %w", n, err)
+		}
+		for _, e := range ents {
+			tid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if err := unix.SchedSetaffinity(tid, &set); err != nil {
+				return fmt.Errorf("pin thread %d to CPU %d: %w", tid, n, err)
+			}
+		}
+	}
+	return nil
+}
+
+// cpuReading is one reading for the CPU cost.
+type cpuReading struct {
+	// at is when it was taken.
+	at time.Time
+	// times are the whole machine's ticks.
+	times cpuTimes
+	// cpus is the number of cpuN lines.
+	cpus int
+	// selfUser is this process's utime in ticks.
+	selfUser uint64
+}
+
+func readCPU() (cpuReading, error) {
+	r := cpuReading{at: time.Now()}
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return r, err
+	}
+	if r.times, r.cpus, err = parseProcStat(string(b)); err != nil {
+		return r, err
+	}
+	s, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return r, err
+	}
+	r.selfUser, err = parseUtime(string(s))
+	return r, err
+}
+
+// summaryLine is a row run's progress line.
+func summaryLine(r runRecord) string {
+	if r.Error != "" {
+		return "FAILED: " + r.Error
+	}
+	var parts []string
+	if r.Max64 != nil {
+		fps, loss := r.Max64.delivered()
+		parts = append(parts, fmt.Sprintf("64B max %s (loss %.1f%%)", benchtable.FormatRate(fps), loss))
+	}
+	if r.Search != nil {
+		parts = append(parts, "zero-loss "+benchtable.FormatRate(r.Search.Rate))
+	}
+	if r.CPU != nil {
+		parts = append(parts, fmt.Sprintf("cpu %.0f ns/frame", r.CPU.NsPerFrame))
+	}
+	if r.Max1518 != nil {
+		fps, _ := r.Max1518.delivered()
+		parts = append(parts, "1518B max "+benchtable.FormatRate(fps))
+	}
+	if r.Ping != nil {
+		parts = append(parts, fmt.Sprintf("rtt %.3f ms", r.Ping.Avg))
+	}
+	for _, t := range r.TCP {
+		parts = append(parts, fmt.Sprintf("tcp %s %.2f Gb/s", t.Offloads, t.Gbps))
+	}
+	s := strings.Join(parts, ", ")
+	if len(r.Errors) > 0 {
+		s += "; errors: " + strings.Join(r.Errors, "; ")
+	}
+	return fmt.Sprintf("%s (%.0f s)", s, r.Seconds)
+}
+
+// measureRow starts row b's forwarder, measures every metric once, and
+// stops it.
+func measureRow(ctx context.Context, b *bed, run int, cfg config) (rec runRecord, samples []benchtable.Sample) {
+	rec = runRecord{Row: b.row.ID, Run: run, Start: time.Now()}
+	add := func(metric string, v float64, note string) {
+		samples = append(samples, benchtable.Sample{Row: b.row.ID, Run: run, Metric: metric, Value: v, Note: note})
+	}
+	fail := func(err error, metrics ...string) {
+		rec.Errors = append(rec.Errors, err.Error())
+		for _, m := range metrics {
+			samples = append(samples, benchtable.Sample{Row: b.row.ID, Run: run, Metric: m, Err: err.Error()})
+		}
+	}
+	defer func() { rec.Seconds = time.Since(rec.Start).Seconds() }()
+	if err := b.start(ctx); err != nil {
+		rec.Error = err.Error()
+		for _, m := range []string{benchtable.Max64, benchtable.Max64Loss, benchtable.ZeroLoss64, benchtable.CPUGross,
+			benchtable.Max1518, benchtable.Max1518Loss, benchtable.TCPOff, benchtable.TCPOn, benchtable.RTT} {
+			samples = append(samples, benchtable.Sample{Row: b.row.ID, Run: run, Metric: m, Err: "start: " + err.Error()})
+		}
+		return rec, samples
+	}
+	defer func() {
+		if err := b.stop(); err != nil {
+			rec.Errors = append(rec.Errors, err.Error())
+		}
+	}()
+
+	// 64-byte frames: max load, zero-loss search, CPU at the paced load.
+	if err := measure64(ctx, b, cfg, &rec, add); err != nil {
+		fail(err, missing(samples, b.row.ID, run, benchtable.Max64, benchtable.Max64Loss, benchtable.ZeroLoss64, benchtable.CPUGross)...)
+	}
+	if ctx.Err() != nil {
+		return rec, samples
+	}
+	// 1518-byte frames: max load.
+	if r, err := maxLoad(ctx, b, cfg, gen.FrameSize(1518)); err != nil {
+		fail(fmt.Errorf("1518 B max load: %w", err), benchtable.Max1518, benchtable.Max1518Loss)
+	} else {
+		rec.Max1518 = &r
+		fps, loss := r.delivered()
+		add(benchtable.Max1518, fps, r.note())
+		add(benchtable.Max1518Loss, loss, "")
+	}
+	if ctx.Err() != nil {
+		return rec, samples
+	}
+	if p, err := ping(ctx, b, cfg.pings); err != nil {
+		fail(err, benchtable.RTT)
+	} else {
+		rec.Ping = &p
+		add(benchtable.RTT, p.Avg, lossNote(p))
+	}
+	for _, off := range []bool{true, false} {
+		if ctx.Err() != nil {
+			return rec, samples
+		}
+		metric, label := benchtable.TCPOn, "default"
+		if off {
+			metric, label = benchtable.TCPOff, "off"
+		}
+		if err := b.setOffloads(ctx, off); err != nil {
+			fail(fmt.Errorf("offloads %s: %w", label, err), metric)
+			continue
+		}
+		t := tcp(ctx, b, cfg, label)
+		rec.TCP = append(rec.TCP, t)
+		note := ""
+		if t.Error != "" {
+			note = "no transfer: " + t.Error
+		}
+		add(metric, t.Gbps, note)
+	}
+	return rec, samples
+}
+
+// missing returns those of metrics without a sample of row and run yet.
+func missing(samples []benchtable.Sample, row string, run int, metrics ...string) []string {
+	have := map[string]bool{}
+	for _, s := range samples {
+		if s.Row == row && s.Run == run {
+			have[s.Metric] = true
+		}
+	}
+	var out []string
+	for _, m := range metrics {
+		if !have[m] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// delivered returns the frames/s that reached h2's interface and the
+// loss in percent of the frames sent.
+func (m maxRecord) delivered() (float64, float64) {
+	if m.Result.Seconds <= 0 || m.Result.Sent == 0 {
+		return 0, 100
+	}
+	loss := 0.0
+	if m.RxPackets < m.Result.Sent {
+		loss = 100 * float64(m.Result.Sent-m.RxPackets) / float64(m.Result.Sent)
+	}
+	return float64(m.RxPackets) / m.Result.Seconds, loss
+}
+
+// note flags frames the tester's own receive ring dropped: they reached
+// h2's interface, so they count as delivered, but the tester did not see
+// them.
+func (m maxRecord) note() string {
+	if m.Result.RxRingDropped > 0 {
+		return "tester's rx ring dropped frames"
+	}
+	return ""
+}
+
+func lossNote(p pingStats) string {
+	if p.Received < p.Sent {
+		return fmt.Sprintf("%d of %d pings lost", p.Sent-p.Received, p.Sent)
+	}
+	return ""
+}
+
+// maxLoad opens a tester bench of size-byte frames and runs it unpaced.
+func maxLoad(ctx context.Context, b *bed, cfg config, size int) (maxRecord, error) {
+	bench, err := b.open(gen.Stream{Size: size, Flows: cfg.flows})
+	if err != nil {
+		return maxRecord{}, err
+	}
+	defer bench.Close()
+	return maxRun(ctx, b, cfg, bench)
+}
+
+// maxRun runs bench unpaced and counts what reached h2's interface.
+func maxRun(ctx context.Context, b *bed, cfg config, bench *gen.Bench) (maxRecord, error) {
+	var m maxRecord
+	rx0, err := b.rxPackets(ctx)
+	if err != nil {
+		return m, err
+	}
+	m.Result, err = bench.Run(ctx, gen.Load{Duration: cfg.maxTrial})
+	if err != nil {
+		return m, err
+	}
+	rx1, err := b.rxPackets(ctx)
+	if err != nil {
+		return m, err
+	}
+	m.RxPackets = rx1 - rx0
+	if m.Result.Sent == 0 {
+		return m, fmt.Errorf("nothing sent on h1:eth0")
+	}
+	return m, nil
+}
+
+// measure64 runs the 64-byte measurements on one tester bench.
+func measure64(ctx context.Context, b *bed, cfg config, rec *runRecord, add func(string, float64, string)) error {
+	bench, err := b.open(gen.Stream{Size: gen.FrameSize(64), Flows: cfg.flows})
+	if err != nil {
+		return fmt.Errorf("64 B: %w", err)
+	}
+	defer bench.Close()
+	m, err := maxRun(ctx, b, cfg, bench)
+	if err != nil {
+		return fmt.Errorf("64 B max load: %w", err)
+	}
+	rec.Max64 = &m
+	fps, loss := m.delivered()
+	add(benchtable.Max64, fps, m.note())
+	add(benchtable.Max64Loss, loss, "")
+	r := m.Result
+
+	// A max-load run without loss is a passing trial at the highest rate
+	// the sender reaches: that is the zero-loss rate (RFC 2544 26.1), no
+	// search needed.
+	if m.RxPackets >= r.Sent {
+		rec.Search = &searchRecord{Rate: r.SentPerSecond, NoLossAtMax: true}
+		add(benchtable.ZeroLoss64, r.SentPerSecond, "no loss at max load")
+	} else if err := search64(ctx, b, cfg, bench, r.SentPerSecond, rec, add); err != nil {
+		return err
+	}
+	return cpu64(ctx, b, cfg, bench, rec, add)
+}
+
+// search64 runs the RFC 2544 zero-loss search below hi on bench.
+func search64(ctx context.Context, b *bed, cfg config, bench *gen.Bench, hi float64, rec *runRecord, add func(string, float64, string)) error {
+	sr := &searchRecord{Trials: []gen.Result{}}
+	// A trial's frames count as received when they reach h2's interface
+	// (rx_packets), as a hardware tester's port counts them: the
+	// harness's receiver shares the tester's core and may fall behind.
+	trial := func(rate float64) (uint64, uint64, error) {
+		rx0, err := b.rxPackets(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		t, err := bench.Run(ctx, gen.Load{Rate: rate, Duration: cfg.searchTrial})
+		if err != nil {
+			return t.Sent, t.Received, err
+		}
+		rx1, err := b.rxPackets(ctx)
+		sr.Trials = append(sr.Trials, t)
+		sr.RxPackets = append(sr.RxPackets, rx1-rx0)
+		return t.Sent, rx1 - rx0, err
+	}
+	res, err := rfc2544.Search(ctx, trial, 0, hi, hi*cfg.resolution, cfg.searchTrials)
+	sr.Search, sr.Rate = &res, res.Rate
+	for i, t := range sr.Trials {
+		if t.Rate == res.Rate && t.Sent > 0 && sr.RxPackets[i] >= t.Sent && t.SentPerSecond < 0.99*t.Rate {
+			sr.Rate, sr.SenderBound = t.SentPerSecond, true
+		}
+	}
+	rec.Search = sr
+	if err != nil {
+		return fmt.Errorf("64 B zero-loss search: %w", err)
+	}
+	note := ""
+	switch {
+	case sr.SenderBound:
+		note = "sender-bound"
+	case !res.Converged:
+		note = "search not converged"
+	case res.Rate == hi:
+		note = "no loss paced at the max-load rate"
+	}
+	add(benchtable.ZeroLoss64, sr.Rate, note)
+	return nil
+}
+
+// cpu64 measures the CPU cost per frame at the paced load on bench.
+func cpu64(ctx context.Context, b *bed, cfg config, bench *gen.Bench, rec *runRecord, add func(string, float64, string)) error {
+	rx0, err := b.rxPackets(ctx)
+	if err != nil {
+		return fmt.Errorf("CPU: %w", err)
+	}
+	c0, err := readCPU()
+	if err != nil {
+		return fmt.Errorf("CPU: %w", err)
+	}
+	load, err := bench.Run(ctx, gen.Load{Rate: cfg.cpuRate, Duration: cfg.cpuTrial})
+	c1, cerr := readCPU()
+	if err != nil {
+		return fmt.Errorf("CPU at %.0f frames/s: %w", cfg.cpuRate, err)
+	}
+	if cerr != nil {
+		return fmt.Errorf("CPU: %w", cerr)
+	}
+	rx1, err := b.rxPackets(ctx)
+	if err != nil {
+		return fmt.Errorf("CPU: %w", err)
+	}
+	cr := cpuRecord{Load: load, RxPackets: rx1 - rx0, WallSeconds: c1.at.Sub(c0.at).Seconds(), CPUs: c1.cpus,
+		TotalTicks: c1.times.total() - c0.times.total(), TesterUserTicks: c1.selfUser - c0.selfUser}
+	idle := (c1.times.Idle + c1.times.IOWait) - (c0.times.Idle + c0.times.IOWait)
+	cr.BusyTicks = cr.TotalTicks - min(idle, cr.TotalTicks)
+	a, z, tot := c0.times, c1.times, cr.TotalTicks
+	cr.User = percent(a.User+a.Nice, z.User+z.Nice, tot)
+	cr.System, cr.SoftIRQ, cr.IRQ = percent(a.System, z.System, tot), percent(a.SoftIRQ, z.SoftIRQ, tot), percent(a.IRQ, z.IRQ, tot)
+	net := cr.BusyTicks - min(cr.TesterUserTicks, cr.BusyTicks)
+	if cr.NsPerFrame, err = benchtable.NsPerFrame(net, cr.TotalTicks, cr.CPUs, cr.WallSeconds, cr.RxPackets); err != nil {
+		return fmt.Errorf("CPU at %.0f frames/s: %w", cfg.cpuRate, err)
+	}
+	cr.WholeNsPerFrame, _ = benchtable.NsPerFrame(cr.BusyTicks, cr.TotalTicks, cr.CPUs, cr.WallSeconds, cr.RxPackets)
+	rec.CPU = &cr
+	var notes []string
+	if load.SentPerSecond < 0.95*cfg.cpuRate {
+		notes = append(notes, "sender fell short of the CPU load")
+	}
+	if load.Sent > 0 && float64(cr.RxPackets) < 0.999*float64(load.Sent) {
+		notes = append(notes, "loss at the CPU load")
+	}
+	add(benchtable.CPUGross, cr.NsPerFrame, strings.Join(notes, ", "))
+	add(benchtable.CPUUser, cr.User, "")
+	add(benchtable.CPUSys, cr.System, "")
+	add(benchtable.CPUSoftirq, cr.SoftIRQ, "")
+	return nil
+}
+
+// ping pings h2 from h1, every 200 ms, pinned to the tester CPU.
+func ping(ctx context.Context, b *bed, n int) (pingStats, error) {
+	args := inNS(b.h1, pinned(b.cfg.testerCPU, "ping", "-q", "-c", strconv.Itoa(n), "-i", "0.2", "-W", "1", b.h2IP)...)
+	out, err := command(ctx, time.Duration(n)*200*time.Millisecond+10*time.Second, args...)
+	p, perr := parsePing(out)
+	if perr != nil {
+		if err != nil {
+			return p, fmt.Errorf("ping h1 -> h2: %w", err)
+		}
+		return p, fmt.Errorf("ping h1 -> h2: %w", perr)
+	}
+	return p, nil
+}
+
+// iperfPort is the iperf3 server's port.
+const iperfPort = "5201"
+
+// tcp runs one iperf3 test h1 -> h2 against a one-off server started for
+// it (a server left waiting by a broken test would refuse the next).
+func tcp(ctx context.Context, b *bed, cfg config, offloads string) tcpRecord {
+	args := inNS(b.h1, pinned(cfg.testerCPU, "iperf3", "-c", b.h2IP, "-p", iperfPort, "-t", strconv.Itoa(cfg.tcpSeconds), "-J", "--connect-timeout", "3000")...)
+	t := tcpRecord{Offloads: offloads, Command: strings.Join(args, " ")}
+	srv, err := startProc("iperf3 server in "+b.h2, filepath.Join(b.dir, fmt.Sprintf("%s-iperf3-%d.log", b.row.ID, b.starts)),
+		inNS(b.h2, pinned(cfg.testerCPU, "iperf3", "-s", "-1", "-p", iperfPort)...)...)
+	if err != nil {
+		t.Error = err.Error()
+		return t
+	}
+	defer func() {
+		srv.cmd.Process.Kill()
+		<-srv.done
+	}()
+	if err := waitListen(ctx, b.h2, iperfPort, srv); err != nil {
+		t.Error = err.Error()
+		return t
+	}
+	out, err := command(ctx, time.Duration(cfg.tcpSeconds)*time.Second+15*time.Second, args...)
+	st, perr := parseIperf([]byte(out))
+	switch {
+	case perr == nil:
+		t.Gbps, t.Retransmits = st.Gbps, st.Retransmits
+	case err != nil && !strings.HasPrefix(strings.TrimSpace(out), "{"):
+		t.Error = err.Error()
+	default:
+		t.Error = perr.Error()
+	}
+	return t
+}
+
+// waitListen waits up to 5 s until something listens on TCP port in ns.
+func waitListen(ctx context.Context, ns, port string, p *proc) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out, err := sh(ctx, inNS(ns, "ss", "-Hltn", "sport = :"+port)...)
+		if err == nil && strings.TrimSpace(out) != "" {
+			return nil
+		}
+		if p.exited() {
+			return fmt.Errorf("%s exited: %s", p.name, logTail(p.log))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: nothing listens on port %s after 5s", p.name, port)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/swctl/swctl/gen"
+	"github.com/swctl/swctl/internal/benchtable"
+	"github.com/swctl/swctl/internal/nsenter"
+	"github.com/swctl/swctl/platform/afpacket"
+)
+
+// command runs args with a deadline and returns stdout; the error names
+// the command and carries its stderr.
+func command(ctx context.Context, timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = strings.TrimSpace(out.String())
+		}
+		if ctx.Err() == context.DeadlineExceeded {
+			err = fmt.Errorf("no answer within %v", timeout)
+		}
+		return out.String(), fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, clipOut(msg))
+	}
+	return out.String(), nil
+}
+
+// sh runs a setup command (10 s at most).
+func sh(ctx context.Context, args ...string) (string, error) {
+	return command(ctx, 10*time.Second, args...)
+}
+
+// inNS prefixes args with ip netns exec ns.
+func inNS(ns string, args ...string) []string {
+	return append([]string{"ip", "netns", "exec", ns}, args...)
+}
+
+// pinned prefixes args with taskset -c cpu, unless cpu is empty.
+func pinned(cpu string, args ...string) []string {
+	if cpu == "" {
+		return args
+	}
+	return append([]string{"taskset", "-c", cpu}, args...)
+}
+
+// forwarder is what runs in the dut namespace for one row: started and
+// stopped once per run, so only the measured row's forwarder is alive.
+type forwarder interface {
+	// start brings it up on the bed's dut ports.
+	start(ctx context.Context, b *bed, base string) error
+	// stop takes it down; it is safe to call when not started.
+	stop() error
+}
+
+// bed is one row's testbed: h1 — dut — h2 (or h1 — h2 for the direct
+// row), built once and kept for every run.
+type bed struct {
+	// row is the row measured on it.
+	row benchtable.Row
+	// cfg is the bench configuration.
+	cfg config
+	// dir holds sockets, configurations and logs.
+	dir string
+	// h1, dut and h2 are namespace names; dut is empty for the direct row.
+	h1, dut, h2 string
+	// namespaces are those made so far, deleted by close.
+	namespaces []string
+	// h1IP and h2IP are the hosts' IPv4 addresses, no prefix.
+	h1IP, h2IP string
+	// h1MAC and h2MAC are the hosts' MACs (h2's is br0's on the trunk
+	// row).
+	h1MAC, h2MAC string
+	// rx is the interface in h2 the tester counts frames on.
+	rx string
+	// hostDevs are the host-side devices whose offloads iperf3 "offloads
+	// off" turns off, per namespace.
+	hostDevs map[string][]string
+	// offloads are ethtool -K arguments restoring each host device's
+	// offloads as they were built, keyed by namespace and device.
+	offloads map[[2]string][]string
+	// fwd is the row's forwarder; nil for the direct row.
+	fwd forwarder
+	// starts counts forwarder starts, for file names.
+	starts int
+}
+
+// newBed builds the testbed of row; idx (0-25) makes its names and
+// addresses unique. On error what was made is removed.
+func newBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg config) (_ *bed, err error) {
+	tag := fmt.Sprintf("swb%d%c", os.Getpid()%100000, 'a'+idx)
+	b := &bed{row: row, cfg: cfg, dir: dir, h1: tag + "h1", h2: tag + "h2",
+		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx),
+		h1MAC: fmt.Sprintf("02:62:%02x:00:00:01", idx), h2MAC: fmt.Sprintf("02:62:%02x:00:00:02", idx),
+		rx: "eth0", offloads: map[[2]string][]string{}}
+	defer func() {
+		if err != nil {
+			b.close()
+			err = fmt.Errorf("testbed %s: %w", row.ID, err)
+		}
+	}()
+	nss := []string{b.h1, b.h2}
+	if row.ID != benchtable.RowDirect {
+		b.dut = tag + "dut"
+		nss = append(nss, b.dut)
+	}
+	for _, ns := range nss {
+		if _, err := sh(ctx, "ip", "netns", "add", ns); err != nil {
+			return nil, err
+		}
+		b.namespaces = append(b.namespaces, ns)
+		for _, s := range [][]string{
+			{"ip", "-n", ns, "link", "set", "lo", "up"},
+			inNS(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"),
+		} {
+			if _, err := sh(ctx, s...); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// veth makes a cable from aEnd in namespace a to bEnd in b, both up.
+	veth := func(a, aEnd, aMAC, b, bEnd, bMAC string) [][]string {
+		return [][]string{
+			{"ip", "-n", a, "link", "add", aEnd, "address", aMAC, "type", "veth", "peer", "name", bEnd, "address", bMAC, "netns", b},
+			{"ip", "-n", a, "link", "set", aEnd, "up"},
+			{"ip", "-n", b, "link", "set", bEnd, "up"},
+		}
+	}
+	var steps [][]string
+	b.hostDevs = map[string][]string{b.h1: {"eth0"}, b.h2: {"eth0"}}
+	h2Dev := "eth0"
+	switch row.ID {
+	case benchtable.RowDirect:
+		steps = veth(b.h1, "eth0", b.h1MAC, b.h2, "eth0", b.h2MAC)
+	case benchtable.RowTrunk:
+		h2Dev, b.rx = "br0", "br0"
+		b.hostDevs[b.h2] = []string{"b1", "b2", "br0"}
+		steps = veth(b.dut, "p1", fmt.Sprintf("02:62:%02x:00:d0:01", idx), b.h1, "eth0", b.h1MAC)
+		steps = append(steps, []string{"ip", "-n", b.h2, "link", "add", "br0", "address", b.h2MAC, "type", "bridge"})
+		for i := 1; i <= 2; i++ {
+			steps = append(steps, veth(b.dut, fmt.Sprintf("a%d", i), fmt.Sprintf("02:62:%02x:00:a0:%02x", idx, i),
+				b.h2, fmt.Sprintf("b%d", i), fmt.Sprintf("02:62:%02x:00:b0:%02x", idx, i))...)
+			steps = append(steps, []string{"ip", "-n", b.h2, "link", "set", fmt.Sprintf("b%d", i), "master", "br0"})
+		}
+		steps = append(steps, []string{"ip", "-n", b.h2, "link", "set", "br0", "up"})
+	default:
+		steps = veth(b.dut, "p1", fmt.Sprintf("02:62:%02x:00:d0:01", idx), b.h1, "eth0", b.h1MAC)
+		steps = append(steps, veth(b.dut, "p2", fmt.Sprintf("02:62:%02x:00:d0:02", idx), b.h2, "eth0", b.h2MAC)...)
+	}
+	steps = append(steps,
+		[]string{"ip", "-n", b.h1, "addr", "add", b.h1IP + "/24", "dev", "eth0"},
+		[]string{"ip", "-n", b.h2, "addr", "add", b.h2IP + "/24", "dev", h2Dev},
+		[]string{"ip", "-n", b.h1, "neigh", "replace", b.h2IP, "lladdr", b.h2MAC, "nud", "permanent", "dev", "eth0"},
+		[]string{"ip", "-n", b.h2, "neigh", "replace", b.h1IP, "lladdr", b.h1MAC, "nud", "permanent", "dev", h2Dev},
+	)
+	for _, s := range steps {
+		if _, err := sh(ctx, s...); err != nil {
+			return nil, err
+		}
+	}
+	for ns, devs := range b.hostDevs {
+		for _, d := range devs {
+			out, err := sh(ctx, inNS(ns, "ethtool", "-k", d)...)
+			if err != nil {
+				return nil, err
+			}
+			args, err := parseOffloads(out)
+			if err != nil {
+				return nil, fmt.Errorf("%s in %s: %w", d, ns, err)
+			}
+			b.offloads[[2]string{ns, d}] = args
+		}
+	}
+	switch row.ID {
+	case benchtable.RowKernel:
+		b.fwd = &kernelBridge{}
+	case benchtable.RowSwctl1:
+		b.fwd = &swctlDaemon{workers: 1}
+	case benchtable.RowSwctl2:
+		b.fwd = &swctlDaemon{workers: 2}
+	case benchtable.RowTrunk:
+		b.fwd = &swctlDaemon{workers: 1, trunk: true}
+	case benchtable.RowOVS:
+		b.fwd = &ovsSwitch{}
+	case benchtable.RowOVSTSO:
+		b.fwd = &ovsSwitch{tso: true}
+	}
+	return b, nil
+}
+
+// start starts the row's forwarder (if any) and waits until frames cross.
+func (b *bed) start(ctx context.Context) error {
+	if b.fwd != nil {
+		b.starts++
+		base := fmt.Sprintf("%s/%s-%d", b.dir, b.row.ID, b.starts)
+		if err := b.fwd.start(ctx, b, base); err != nil {
+			b.fwd.stop()
+			return fmt.Errorf("%s: start: %w", b.row.Label, err)
+		}
+	}
+	if err := b.waitForward(ctx); err != nil {
+		b.stop()
+		return fmt.Errorf("%s: %w", b.row.Label, err)
+	}
+	return nil
+}
+
+// stop stops the row's forwarder.
+func (b *bed) stop() error {
+	if b.fwd == nil {
+		return nil
+	}
+	if err := b.fwd.stop(); err != nil {
+		return fmt.Errorf("%s: stop: %w", b.row.Label, err)
+	}
+	return nil
+}
+
+// close stops the forwarder and deletes the namespaces (and every veth
+// end and bridge in them).
+func (b *bed) close() {
+	b.stop()
+	for _, ns := range b.namespaces {
+		command(context.Background(), 10*time.Second, "ip", "netns", "del", ns)
+	}
+	b.namespaces = nil
+}
+
+// forwardWait bounds waitForward; Open vSwitch takes a moment to open its
+// ports after add-port returns.
+const forwardWait = 15 * time.Second
+
+// waitForward waits until a short paced run of 64-byte frames crosses
+// the dut. The tester's ports are opened again for every try: a port
+// takes its link state from the interface at open.
+func (b *bed) waitForward(ctx context.Context) error {
+	deadline := time.Now().Add(forwardWait)
+	for {
+		bench, err := b.open(gen.Stream{Size: gen.MinSize})
+		if err != nil {
+			return err
+		}
+		bench.SetDrain(100 * time.Millisecond)
+		r, err := bench.Run(ctx, gen.Load{Rate: 10000, Count: 100})
+		bench.Close()
+		if err != nil {
+			return err
+		}
+		if r.Received > 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no frame from h1:eth0 reached h2:%s within %v (last try: %d sent, %d refused by eth0)",
+				b.rx, forwardWait, r.Sent, r.TxDropped)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// open opens the tester's ports, h1:eth0 and h2's rx interface, from this
+// process and prepares runs of s between them.
+func (b *bed) open(s gen.Stream) (*gen.Bench, error) {
+	var tx, rx *afpacket.Port
+	err := nsenter.Run(b.h1, func() error {
+		p, err := afpacket.Open("eth0", afpacket.Options{})
+		if err != nil {
+			return fmt.Errorf("tester port eth0 in %s: %w", b.h1, err)
+		}
+		if err := gen.WaitLinkUp(p, 5*time.Second); err != nil {
+			p.Close()
+			return fmt.Errorf("tester port in %s: %w", b.h1, err)
+		}
+		tx = p
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = nsenter.Run(b.h2, func() error {
+		p, err := afpacket.Open(b.rx, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
+		if err != nil {
+			return fmt.Errorf("tester port %s in %s: %w", b.rx, b.h2, err)
+		}
+		if err := gen.WaitLinkUp(p, 5*time.Second); err != nil {
+			p.Close()
+			return fmt.Errorf("tester port in %s: %w", b.h2, err)
+		}
+		rx = p
+		return nil
+	})
+	if err != nil {
+		tx.Close()
+		return nil, err
+	}
+	bench, err := gen.NewBench(tx, rx, s)
+	if err != nil {
+		tx.Close()
+		rx.Close()
+		return nil, fmt.Errorf("tester h1:eth0 -> h2:%s: %w", b.rx, err)
+	}
+	return bench, nil
+}
+
+// setOffloads turns the host devices' tx checksumming and GSO off
+// (off=true), or puts every saved offload back.
+func (b *bed) setOffloads(ctx context.Context, off bool) error {
+	for ns, devs := range b.hostDevs {
+		for _, d := range devs {
+			args := []string{"tx", "off", "gso", "off"}
+			if !off {
+				args = b.offloads[[2]string{ns, d}]
+			}
+			if _, err := sh(ctx, inNS(ns, append([]string{"ethtool", "-K", d}, args...)...)...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rxPackets reads the rx_packets counter of h2's tester interface.
+func (b *bed) rxPackets(ctx context.Context) (uint64, error) {
+	out, err := sh(ctx, inNS(b.h2, "cat", "/sys/class/net/"+b.rx+"/statistics/rx_packets")...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s in %s: rx_packets: %w", b.rx, b.h2, err)
+	}
+	return n, nil
+}
