@@ -31,10 +31,8 @@ type Worker struct {
 	// txOffs the offloads of its frames.
 	tx     [][]byte
 	txOffs []platform.Offload
-	// soft is the batch of finished frames and segments being built for
-	// a port without offloads; arena holds their bytes.
-	soft  [][]byte
-	arena []byte
+	// soft finishes offloads in software for ports without them.
+	soft platform.SoftwareFinisher
 	// ctrs counts in plain integers during one Forward call.
 	ctrs [numCounters]uint64
 }
@@ -331,53 +329,21 @@ func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, offs []platform.Off
 	w.txOffs = w.txOffs[:0]
 }
 
-// minArena is the first size of a Worker's software-offload scratch: a
-// few super-frames' worth.
-const minArena = 256 << 10
-
 // sendSoftware writes frames to m, a port without offloads, finishing
-// partial checksums and segmenting super-frames into w.arena first; plain
-// frames go as they are. A frame the software cannot finish (an offload
-// it does not know) is dropped, counted in DroppedOffload and logged once.
-// Each segment counts as one frame sent.
+// partial checksums and segmenting super-frames in software first
+// (platform.SoftwareFinisher); plain frames go as they are. A frame the
+// software cannot finish (an offload it does not know) is dropped, counted
+// in DroppedOffload and logged once. Each segment counts as one frame
+// sent.
 func (b *Bridge) sendSoftware(w *Worker, m *Member, frames [][]byte, offs []platform.Offload, bs int, sent counter) {
-	used := 0
-	out := func() {
-		for i := 0; i < len(w.soft); i += bs {
-			n, _ := m.port.WriteBatch(w.soft[i:min(i+bs, len(w.soft))])
-			w.ctrs[sent] += uint64(n)
-		}
-		clear(w.soft)
-		w.soft = w.soft[:0]
-		used = 0
+	st := w.soft.WriteTo(m.port, bs, frames, offs)
+	w.ctrs[sent] += uint64(st.Sent)
+	w.ctrs[cSoftOffload] += uint64(st.Finished)
+	w.ctrs[cSegments] += uint64(st.Segments)
+	if st.Dropped > 0 {
+		w.ctrs[cOffloadDropped] += uint64(st.Dropped)
+		b.noteOffloadDropped(m, st.ErrOffload, st.Err)
 	}
-	w.soft = w.soft[:0]
-	for i, f := range frames {
-		o := offs[i]
-		if o.IsPlain() {
-			w.soft = append(w.soft, f)
-			continue
-		}
-		need, err := platform.SegmentedLen(f, o)
-		if err == nil && used+need > len(w.arena) {
-			out()
-			if need > len(w.arena) {
-				w.arena = make([]byte, max(need, minArena))
-			}
-		}
-		if err == nil {
-			n := len(w.soft)
-			w.soft, err = platform.Segment(f, o, w.arena[used:used+need], w.soft)
-			w.ctrs[cSoftOffload]++
-			w.ctrs[cSegments] += uint64(len(w.soft) - n)
-			used += need
-		}
-		if err != nil {
-			w.ctrs[cOffloadDropped]++
-			b.noteOffloadDropped(m, o, err)
-		}
-	}
-	out()
 }
 
 // MultiQueuePort is a port that receives on several queues, each read by

@@ -146,3 +146,55 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*2*len(batch)), "ns/frame")
 }
+
+// TestOffloadSteadyPathAllocs checks that the offload paths allocate
+// nothing per call once warm: WriteBatchOffload to members with offloads
+// and to members without (software finishing, super-frames segmented),
+// ReadBatchOffload, and ReadBatch finishing a received super-frame.
+func TestOffloadSteadyPathAllocs(t *testing.T) {
+	frames, offs := offFrames(t)
+	for _, proto := range []Proto{ProtoFailover, ProtoRoundRobin, ProtoLoadBalance, ProtoBroadcast} {
+		t.Run(string(proto)+"/offload members", func(t *testing.T) {
+			m0, m1 := newOffPort("eth0", false), newOffPort("eth1", false)
+			tr := offTrunk(t, proto, m0, m1)
+			rd := make([][]byte, 64)
+			rdOffs := make([]platform.Offload, 64)
+			got := testing.AllocsPerRun(200, func() {
+				if n, _ := tr.WriteBatchOffload(frames, offs); n != len(frames) {
+					t.Fatalf("WriteBatchOffload sent %d of %d", n, len(frames))
+				}
+				m0.in <- offBatch{frames, offs}
+				if n, err := tr.ReadBatchOffload(rd, rdOffs); err != nil || n != len(frames) {
+					t.Fatalf("ReadBatchOffload = %d, %v; want %d, nil", n, err, len(frames))
+				}
+				m0.in <- offBatch{frames, offs}
+				for got := 0; got < 9; {
+					n, err := tr.ReadBatch(rd)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got += n
+				}
+			})
+			if got != 0 {
+				t.Errorf("%v allocations per round, want 0", got)
+			}
+		})
+		t.Run(string(proto)+"/plain members", func(t *testing.T) {
+			fx := newFixture(t, proto, PortConfig{}, PortConfig{})
+			buf := make([][]byte, 64)
+			got := testing.AllocsPerRun(200, func() {
+				if n, _ := fx.tr.WriteBatchOffload(frames, offs); n != len(frames) {
+					t.Fatalf("WriteBatchOffload sent %d of %d", n, len(frames))
+				}
+				for _, f := range fx.far {
+					for n, _ := f.TryReadBatch(buf); n > 0; n, _ = f.TryReadBatch(buf) {
+					}
+				}
+			})
+			if got != 0 {
+				t.Errorf("%v allocations per WriteBatchOffload, want 0", got)
+			}
+		})
+	}
+}

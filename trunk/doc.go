@@ -51,6 +51,25 @@
 // use and allocation-free: scratch slots are preallocated, each with its
 // own lock.
 //
+// # Offloads
+//
+// A Trunk is a platform.OffloadPort: frames may carry checksum and
+// segmentation metadata (platform.Offload, the virtio_net_hdr fields), as
+// frames from hosts with the default veth offloads do (partial checksums,
+// GSO super-frames). A member that carries offloads (an AF_PACKET port
+// with PACKET_VNET_HDR) is read with ReadBatchOffload, and its offloads
+// stay with the batch; ReadBatchOffload hands them out with the frames,
+// as views. WriteBatchOffload spreads frames as WriteBatch does and gives
+// each its offload at the chosen member's WriteBatchOffload; for a member
+// without offloads the trunk finishes checksums and cuts super-frames
+// into segments in software first (platform.SoftwareFinisher, the code
+// the bridge uses too). Plain ReadBatch, for a consumer without offloads
+// (the daemon's TAP pump), does the same for received frames, into an
+// arena of the trunk's, so that it never returns a frame the far end
+// would drop for a bad checksum. Slow-protocol frames are sent plain. A
+// frame whose offload the software cannot do is dropped and counted
+// (Stats.OffloadDropped).
+//
 // # Ownership of ports
 //
 // AddPort takes ownership of the port: the trunk reads it and closes it.

@@ -42,7 +42,25 @@ func (h *Handle) Counters() platform.Counters    { return h.tr.Counters() }
 
 // ReadBatch implements platform.Port, as Trunk.ReadBatch, until Close.
 func (h *Handle) ReadBatch(frames [][]byte) (int, error) {
-	return h.tr.readBatch(frames, h.closing)
+	return h.tr.readBatch(frames, nil, h.closing)
+}
+
+// OffloadEnabled implements platform.OffloadPort, as Trunk.OffloadEnabled.
+func (h *Handle) OffloadEnabled() bool { return h.tr.OffloadEnabled() }
+
+// ReadBatchOffload implements platform.OffloadPort, as
+// Trunk.ReadBatchOffload, until Close.
+func (h *Handle) ReadBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
+	return h.tr.readBatch(frames[:min(len(frames), len(offs))], offs, h.closing)
+}
+
+// WriteBatchOffload implements platform.OffloadPort, as
+// Trunk.WriteBatchOffload, until Close.
+func (h *Handle) WriteBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
+	if h.closed.Load() {
+		return 0, platform.ErrClosed
+	}
+	return h.tr.WriteBatchOffload(frames, offs)
 }
 
 // WriteBatch implements platform.Port, as Trunk.WriteBatch, until Close.
@@ -61,3 +79,5 @@ func (h *Handle) Close() error {
 	})
 	return nil
 }
+
+var _ platform.OffloadPort = (*Handle)(nil)

@@ -36,41 +36,77 @@ func isSlowProtocol(f []byte) bool {
 // batch larger than frames is returned over several calls. Slow-protocol
 // frames never come out of ReadBatch: they go to the protocol. It returns
 // ErrClosed after Close.
+//
+// ReadBatch returns plain frames only: a frame a member received with an
+// offload that is not plain (a partial checksum, a super-frame) is
+// finished in software first, into an arena the trunk owns and reuses
+// (platform.SoftwareFinisher): a super-frame comes out as its segments. A
+// frame whose offload the software cannot do is dropped and counted
+// (Stats.OffloadDropped). A consumer that carries offloads itself calls
+// ReadBatchOffload instead.
 func (tr *Trunk) ReadBatch(frames [][]byte) (int, error) {
-	return tr.readBatch(frames, nil)
+	return tr.readBatch(frames, nil, nil)
 }
 
-// readBatch is ReadBatch for a consumer that may also be stopped by stop
-// (a Handle's Close). When stop is closed, the batch the consumer holds is
-// given back to its member and ErrClosed returned.
-func (tr *Trunk) readBatch(frames [][]byte, stop <-chan struct{}) (int, error) {
-	if b := tr.cur; b != nil && tr.off >= len(b.frames) {
-		tr.releaseCur()
-	}
-	if tr.closed.Load() {
-		return 0, platform.ErrClosed
-	}
-	if stopped(stop) {
-		tr.releaseCur()
-		return 0, platform.ErrClosed
-	}
-	if len(frames) == 0 {
-		return 0, nil
-	}
-	if tr.cur == nil {
-		select {
-		case b := <-tr.rxq:
-			tr.cur, tr.off = b, 0
-		case <-tr.closing:
-			return 0, platform.ErrClosed
-		case <-stop:
-			return 0, platform.ErrClosed
+// ReadBatchOffload implements platform.OffloadPort: ReadBatch that also
+// fills offs[i] with the offload of frames[i] as its member received it
+// (zero from a member without offloads); nothing is finished in software.
+// Ownership is that of ReadBatch. len(offs) must be at least len(frames).
+func (tr *Trunk) ReadBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
+	return tr.readBatch(frames[:min(len(frames), len(offs))], offs, nil)
+}
+
+// readBatch is ReadBatch (offs nil) or ReadBatchOffload for a consumer
+// that may also be stopped by stop (a Handle's Close). When stop is
+// closed, the batch the consumer holds is given back to its member and
+// ErrClosed returned.
+func (tr *Trunk) readBatch(frames [][]byte, offs []platform.Offload, stop <-chan struct{}) (int, error) {
+	for {
+		if tr.cur != nil && tr.off >= len(tr.curFrames) {
+			tr.releaseCur()
 		}
 		if tr.closed.Load() {
 			return 0, platform.ErrClosed
 		}
+		if stopped(stop) {
+			tr.releaseCur()
+			return 0, platform.ErrClosed
+		}
+		if len(frames) == 0 {
+			return 0, nil
+		}
+		if tr.cur == nil {
+			select {
+			case b := <-tr.rxq:
+				tr.cur, tr.off = b, 0
+				tr.curFrames, tr.curOffs = b.frames, nil
+				if len(b.offs) > 0 {
+					tr.curOffs = b.offs
+				}
+			case <-tr.closing:
+				return 0, platform.ErrClosed
+			case <-stop:
+				return 0, platform.ErrClosed
+			}
+			if tr.closed.Load() {
+				return 0, platform.ErrClosed
+			}
+		}
+		if offs == nil && tr.curOffs != nil && tr.cur.soft {
+			tr.finishCur()
+		}
+		if tr.off < len(tr.curFrames) {
+			break
+		}
 	}
-	n := copy(frames, tr.cur.frames[tr.off:])
+	n := copy(frames, tr.curFrames[tr.off:])
+	if offs != nil {
+		if tr.curOffs != nil {
+			copy(offs[:n], tr.curOffs[tr.off:])
+		} else {
+			clear(offs[:n])
+		}
+	}
 	tr.off += n
 	var bytes uint64
 	for _, f := range frames[:n] {
@@ -81,6 +117,34 @@ func (tr *Trunk) readBatch(frames [][]byte, stop <-chan struct{}) (int, error) {
 	return n, nil
 }
 
+// finishCur replaces what is left of the current batch by plain frames:
+// offloads finished in software into tr.rdSoft, super-frames segmented.
+// Called by the ReadBatch caller.
+func (tr *Trunk) finishCur() {
+	tr.rdSoft.Reset()
+	var finished, dropped uint64
+	for i, f := range tr.curFrames[tr.off:] {
+		o := tr.curOffs[tr.off+i]
+		if _, err := tr.rdSoft.Add(f, o); err != nil {
+			if dropped == 0 {
+				tr.noteOffloadDropped(tr.cur.m.name, o, err)
+			}
+			dropped++
+			continue
+		}
+		if !o.IsPlain() {
+			finished++
+		}
+	}
+	tr.curFrames, tr.curOffs, tr.off = tr.rdSoft.Frames(), nil, 0
+	if finished > 0 {
+		tr.softOffload.Add(finished)
+	}
+	if dropped > 0 {
+		tr.offloadDropped.Add(dropped)
+	}
+}
+
 // releaseCur gives the batch the consumer holds back to its member's
 // reader, which may then read its member again.
 func (tr *Trunk) releaseCur() {
@@ -88,7 +152,7 @@ func (tr *Trunk) releaseCur() {
 	if b == nil {
 		return
 	}
-	tr.cur = nil
+	tr.cur, tr.curFrames, tr.curOffs = nil, nil, nil
 	select {
 	case b.ack <- struct{}{}:
 	default:
@@ -122,18 +186,29 @@ func (tr *Trunk) read(m *Member) {
 	}
 	buf := make([][]byte, bs)
 	m.rx.frames = make([][]byte, 0, bs)
+	var offs []platform.Offload
+	if m.offload != nil {
+		offs = make([]platform.Offload, bs)
+		m.rx.offs = make([]platform.Offload, 0, bs)
+	}
 	failing := false
 	for {
 		if !m.enter(stateRead) {
 			return
 		}
-		n, err := m.port.ReadBatch(buf)
+		var n int
+		var err error
+		if offs != nil {
+			n, err = m.offload.ReadBatchOffload(buf, offs)
+		} else {
+			n, err = m.port.ReadBatch(buf)
+		}
 		// Leaving while in ReadBatch: the port may be closed already and
 		// the frames gone. Do not look at them.
 		if !m.enter(stateBusy) {
 			return
 		}
-		if n > 0 && !tr.receive(m, buf[:n]) {
+		if n > 0 && !tr.receive(m, buf[:n], offs) {
 			return
 		}
 		clear(buf[:n])
@@ -159,13 +234,16 @@ func (tr *Trunk) read(m *Member) {
 	}
 }
 
-// receive sorts frames m read and offers the accepted ones to ReadBatch.
-// It returns false when the reader must stop.
-func (tr *Trunk) receive(m *Member, frames [][]byte) bool {
+// receive sorts frames m read (with their offloads offs[i] when offs is
+// not nil) and offers the accepted ones to ReadBatch. It returns false
+// when the reader must stop.
+func (tr *Trunk) receive(m *Member, frames [][]byte, offs []platform.Offload) bool {
 	collecting := tr.table.Load().collecting.Has(m.id) && !m.gone.Load()
 	acc := m.rx.frames[:0]
+	accOffs := m.rx.offs[:0]
+	soft := false
 	var refused uint64
-	for _, f := range frames {
+	for i, f := range frames {
 		switch {
 		case isSlowProtocol(f):
 			tr.control(m, f)
@@ -174,6 +252,10 @@ func (tr *Trunk) receive(m *Member, frames [][]byte) bool {
 			collecting = tr.table.Load().collecting.Has(m.id) && !m.gone.Load()
 		case collecting:
 			acc = append(acc, f)
+			if offs != nil {
+				accOffs = append(accOffs, offs[i])
+				soft = soft || !offs[i].IsPlain()
+			}
 		default:
 			refused++
 		}
@@ -185,7 +267,7 @@ func (tr *Trunk) receive(m *Member, frames [][]byte) bool {
 	if len(acc) == 0 {
 		return true
 	}
-	m.rx.frames = acc
+	m.rx.frames, m.rx.offs, m.rx.soft = acc, accOffs, soft
 	if !m.enter(stateLent) {
 		return false
 	}

@@ -101,6 +101,14 @@ type Stats struct {
 	// (full ring, link down), for protocols that send a frame by one
 	// member; for broadcast the members' own counters tell.
 	TxMemberDropped uint64
+	// SoftOffload counts frames whose offload (a partial checksum, a
+	// super-frame) the trunk did in software: received frames ReadBatch
+	// returned plain, frames sent by a member without offloads.
+	SoftOffload uint64
+	// OffloadDropped counts frames dropped, either way, because their
+	// offload cannot be done in software (platform.ErrOffloadUnsupported
+	// or platform.ErrOffloadBadFrame).
+	OffloadDropped uint64
 }
 
 // table is an immutable snapshot of what the data path needs. It is
@@ -130,8 +138,16 @@ type txSlot struct {
 	mu sync.Mutex
 	// out holds the frames for each member ID.
 	out [lb.MaxPorts][][]byte
+	// offs holds the offloads of out's frames, parallel to them, for
+	// WriteBatchOffload (else empty).
+	offs [lb.MaxPorts][]platform.Offload
 	// used is the set of IDs whose out holds frames.
 	used lb.Set
+	// soft is the set of IDs whose out holds a frame with an offload
+	// that is not plain.
+	soft lb.Set
+	// fin finishes offloads in software for members without them.
+	fin platform.SoftwareFinisher
 }
 
 // Trunk aggregates member Ports into one platform.Port. See the package
@@ -165,13 +181,27 @@ type Trunk struct {
 	// rxPackets ... txMemberDropped are the Stats counters. Atomic.
 	rxPackets, rxBytes, rxRefused, rxControl       atomic.Uint64
 	txPackets, txBytes, txNoPort, txInvalid, txMem atomic.Uint64
+	// softOffload and offloadDropped are the Stats counters of the same
+	// names. Atomic.
+	softOffload, offloadDropped atomic.Uint64
+	// offloadLogged is set once a frame dropped for its offload has been
+	// logged. Atomic.
+	offloadLogged atomic.Bool
 
-	// cur is the batch ReadBatch is returning frames from, and off the
-	// index of the next one. Owned by the ReadBatch caller (one at a
-	// time, by the Port contract); no lock.
+	// cur is the batch ReadBatch is returning frames from; curFrames
+	// and curOffs are what ReadBatch returns of it: its frames and
+	// offloads (curOffs nil when they are all zero), or the plain frames
+	// rdSoft made of them for ReadBatch (curOffs nil); off is the index
+	// of the next one. Owned by the ReadBatch caller (one at a time, by
+	// the Port contract); no lock.
 	cur *rxBatch
-	// off: see cur.
-	off int
+	// curFrames, curOffs, off: see cur.
+	curFrames [][]byte
+	curOffs   []platform.Offload
+	off       int
+	// rdSoft finishes received offloads in software for ReadBatch.
+	// Owned by the ReadBatch caller.
+	rdSoft platform.SoftwareFinisher
 
 	// mu serialises configuration, link events, protocol calls and
 	// control frames. It guards the fields below and the storing of
@@ -332,6 +362,22 @@ func (tr *Trunk) Stats() Stats {
 		TxPackets: tr.txPackets.Load(), TxBytes: tr.txBytes.Load(),
 		TxNoPort: tr.txNoPort.Load(), TxInvalid: tr.txInvalid.Load(),
 		TxMemberDropped: tr.txMem.Load(),
+		SoftOffload:     tr.softOffload.Load(), OffloadDropped: tr.offloadDropped.Load(),
+	}
+}
+
+// OffloadEnabled implements platform.OffloadPort. A trunk always carries
+// offloads: its members that carry them get them with each frame, and for
+// the others the trunk does them in software (see WriteBatchOffload and
+// ReadBatch), so the answer does not change as members come and go.
+func (tr *Trunk) OffloadEnabled() bool { return true }
+
+// noteOffloadDropped logs, once per trunk, a frame dropped on port
+// because its offload o cannot be done in software.
+func (tr *Trunk) noteOffloadDropped(port string, o platform.Offload, err error) {
+	if tr.offloadLogged.CompareAndSwap(false, true) {
+		tr.log.Warn("frame dropped: its offload cannot be done in software (counted in offload_dropped; logged once)",
+			"port", port, "gso_type", o.GSOType, "flags", o.Flags, "err", err)
 	}
 }
 

@@ -63,6 +63,11 @@ type carrier interface {
 }
 
 // pump moves frames between a trunk and its TAP, one goroutine each way.
+// The TAP has no IFF_VNET_HDR: the pump reads the trunk with plain
+// ReadBatch, which finishes the offloads of frames the members received
+// (partial checksums, super-frames) in software (trunk.Trunk.ReadBatch,
+// platform.SoftwareFinisher) before they are written to the TAP; what the
+// TAP gives is plain already.
 type pump struct {
 	// h is the pump's consumer view of the trunk.
 	h *trunk.Handle
@@ -283,9 +288,10 @@ func (e *engine) attachTrunkPort(to *trunkObj, c *config.Trunk, tpo *trunkPortOb
 		}
 		set = true
 	}
-	// Trunks read their members as plain ports (no offload metadata
-	// yet), so members keep the small-slot ring.
-	if port, err = e.sys.OpenPort(tpo.name, false); err != nil {
+	// Members carry offloads (virtio_net_hdr), as bridge members do:
+	// the trunk passes them on to a bridge, or finishes them in
+	// software for its TAP (see pump).
+	if port, err = e.sys.OpenPort(tpo.name, true); err != nil {
 		return fmt.Errorf("add %s: %w", tpo.name, err)
 	}
 	if c.Promisc {
