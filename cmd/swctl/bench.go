@@ -16,7 +16,6 @@ import (
 
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/gen/rfc2544"
-	"github.com/swctl/swctl/platform/afpacket"
 )
 
 // Defaults of the bench command: BalanceNG's benchmark.
@@ -34,7 +33,7 @@ func benchCommand() *cli.Command {
 		Usage:     "send test frames on IFA and count them on IFB (no daemon needed)",
 		ArgsUsage: "IFA IFB",
 		Description: "Sends UDP test frames out of IFA and counts them as they arrive on IFB, from\n" +
-			"this process (AF_PACKET): packets sent, received, lost, duplicated and reordered,\n" +
+			"this process (AF_PACKET on Linux, /dev/bpf on the BSDs): packets sent, received, lost, duplicated and reordered,\n" +
 			"rates and latency. By default at most 16 frames are in flight (BalanceNG's\n" +
 			"benchmark); --rate paces the sender instead, --window 0 sends as fast as it can.\n" +
 			"--search finds the highest rate without loss (RFC 2544 throughput): a first run\n" +
@@ -227,16 +226,16 @@ const linkWait = 5 * time.Second
 
 // openBench opens both interfaces and prepares the runs.
 func openBench(p benchParams) (*gen.Bench, error) {
-	tx, err := afpacket.Open(p.tx, afpacket.Options{})
+	tx, err := openBenchPort(p.tx, false)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	rx, err := afpacket.Open(p.rx, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
+	rx, err := openBenchPort(p.rx, true)
 	if err != nil {
 		tx.Close()
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	for _, port := range []*afpacket.Port{tx, rx} {
+	for _, port := range []benchPort{tx, rx} {
 		if err := gen.WaitLinkUp(port, linkWait); err != nil {
 			tx.Close()
 			rx.Close()

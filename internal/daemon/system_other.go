@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !openbsd && !freebsd
 
 package daemon
 
@@ -11,5 +11,5 @@ import (
 )
 
 func newSystem(*promisc.Journal, *slog.Logger) (system, error) {
-	return nil, fmt.Errorf("swctl daemon: not implemented on %s yet (the bpf backend comes with the BSD work)", runtime.GOOS)
+	return nil, fmt.Errorf("swctl daemon: not implemented on %s (swctl runs on Linux, OpenBSD and FreeBSD)", runtime.GOOS)
 }

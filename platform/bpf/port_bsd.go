@@ -1,0 +1,315 @@
+//go:build openbsd || freebsd
+
+package bpf
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/swctl/swctl/platform"
+	"golang.org/x/sys/unix"
+)
+
+// Port is a bpf(4) port on one interface. It implements platform.Port,
+// platform.LinkSetter and platform.Promiscuous. One goroutine at a time
+// may call ReadBatch; every other method is safe for concurrent use,
+// Close included.
+type Port struct {
+	// device does the reading, writing and counting.
+	device
+	// mac is the interface's hardware address at Open.
+	mac net.HardwareAddr
+	// bufSize is the buffer size the kernel granted (BIOCGBLEN).
+	bufSize int
+	// closeOnce runs the teardown once.
+	closeOnce sync.Once
+
+	// ctlmu serialises SetPromisc and statistics reads, and keeps Close
+	// from closing descriptors under them.
+	ctlmu sync.Mutex
+	// promiscFD is the descriptor holding the promiscuous membership, -1
+	// without one; guarded by ctlmu.
+	promiscFD int
+	// promisc is set while promiscFD is open; written under ctlmu.
+	promisc atomic.Bool
+}
+
+// Compile-time checks of the interfaces Port implements.
+var (
+	_ platform.Port        = (*Port)(nil)
+	_ platform.LinkSetter  = (*Port)(nil)
+	_ platform.Promiscuous = (*Port)(nil)
+)
+
+// maxDevices bounds the search of /dev/bpfN when the cloning /dev/bpf is
+// missing or busy.
+const maxDevices = 256
+
+// Open opens a bpf port on the interface name: a /dev/bpf descriptor with
+// a buffer of Options.BufferSize bytes (or what the kernel grants),
+// attached to the interface, in immediate mode, with complete headers on
+// send (the source MAC of every frame is the caller's) and without the
+// frames the interface sends. The MTU, MAC address and initial link
+// state (up when the interface is up and running) come from the
+// interface.
+func Open(name string, opts Options) (*Port, error) {
+	opts, err := opts.withDefaults(name)
+	if err != nil {
+		return nil, err
+	}
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) {
+			err = op.Err
+		}
+		return nil, fmt.Errorf("bpf %s: %w", name, err)
+	}
+	if len(ifi.HardwareAddr) != 6 {
+		return nil, fmt.Errorf("bpf %s: not an Ethernet interface (hardware address %q)", name, ifi.HardwareAddr)
+	}
+	p := &Port{
+		device:    device{name: name, batch: opts.BatchSize, log: opts.Logger, fd: -1, wake: [2]int{-1, -1}},
+		mac:       ifi.HardwareAddr,
+		promiscFD: -1,
+	}
+	p.mtu.Store(int64(ifi.MTU))
+	link := platform.LinkDown
+	if ifi.Flags&net.FlagUp != 0 && ifi.Flags&net.FlagRunning != 0 {
+		link = platform.LinkUp
+	}
+	p.link.Store(uint32(link))
+	if err := p.open(opts); err != nil {
+		p.closeFDs()
+		return nil, fmt.Errorf("bpf %s: %w", name, err)
+	}
+	if opts.Promisc {
+		if err := p.SetPromisc(true); err != nil {
+			p.closeFDs()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// open makes the descriptor and the wake-up pipe. Everything is set
+// before BIOCSETIF: the buffer size can only be set before it, and no
+// frame is captured before the direction filter is in place.
+func (p *Port) open(opts Options) error {
+	fd, err := openDevice()
+	if err != nil {
+		return err
+	}
+	p.fd = fd // closed by closeFDs if anything fails
+	if _, err := ioctlUint(fd, unix.BIOCSBLEN, uint32(opts.BufferSize)); err != nil {
+		return fmt.Errorf("BIOCSBLEN %d: %w", opts.BufferSize, err)
+	}
+	if _, err := ioctlUint(fd, unix.BIOCIMMEDIATE, 1); err != nil {
+		return fmt.Errorf("BIOCIMMEDIATE: %w", err)
+	}
+	if _, err := ioctlUint(fd, unix.BIOCSHDRCMPLT, 1); err != nil {
+		return fmt.Errorf("BIOCSHDRCMPLT: %w", err)
+	}
+	if err := ignoreOutgoing(fd); err != nil {
+		return fmt.Errorf("%s: %w", directionIoctl, err)
+	}
+	if err := setInterface(fd, p.name); err != nil {
+		return fmt.Errorf("BIOCSETIF: %w", err)
+	}
+	dlt, err := ioctlUint(fd, unix.BIOCGDLT, 0)
+	if err != nil {
+		return fmt.Errorf("BIOCGDLT: %w", err)
+	}
+	if dlt != unix.DLT_EN10MB {
+		return fmt.Errorf("not an Ethernet interface (data link type %d)", dlt)
+	}
+	blen, err := ioctlUint(fd, unix.BIOCGBLEN, 0)
+	if err != nil {
+		return fmt.Errorf("BIOCGBLEN: %w", err)
+	}
+	if blen < minBufferSize || blen > 1<<30 {
+		return fmt.Errorf("BIOCGBLEN: implausible buffer size %d", blen)
+	}
+	p.bufSize = int(blen)
+	// Non-blocking reads: F_SETFL sets O_NONBLOCK, which FreeBSD's
+	// bpfread looks at, and makes the kernel send the device FIONBIO,
+	// which is what OpenBSD's looks at. (The descriptor was opened
+	// blocking, or SetNonblock would see O_NONBLOCK and do nothing.)
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return fmt.Errorf("non-blocking: %w", err)
+	}
+	return p.init(fd, hostLayout(), int(blen))
+}
+
+// openDevice opens a free bpf device, close-on-exec: the cloning /dev/bpf
+// (OpenBSD since 5.7, FreeBSD), else the first free /dev/bpfN.
+func openDevice() (int, error) {
+	const flags = unix.O_RDWR | unix.O_CLOEXEC
+	fd, err := unix.Open("/dev/bpf", flags, 0)
+	if err == nil {
+		return fd, nil
+	}
+	if err != unix.ENOENT && err != unix.EBUSY {
+		return -1, fmt.Errorf("open /dev/bpf: %w", err)
+	}
+	first := err
+	for i := range maxDevices {
+		dev := "/dev/bpf" + strconv.Itoa(i)
+		fd, err := unix.Open(dev, flags, 0)
+		if err == nil {
+			return fd, nil
+		}
+		if err == unix.ENOENT {
+			break
+		}
+		if err != unix.EBUSY {
+			return -1, fmt.Errorf("open %s: %w", dev, err)
+		}
+	}
+	return -1, fmt.Errorf("open /dev/bpf: %w (and no free /dev/bpfN)", first)
+}
+
+// openPromisc opens a second descriptor on the interface that only holds
+// a promiscuous membership: a filter that keeps nothing, the smallest
+// buffer, then BIOCSETIF and BIOCPROMISC. The kernel drops the membership
+// when the descriptor closes (there is no ioctl to leave promiscuous
+// mode), even if the process is killed.
+func openPromisc(name string) (int, error) {
+	fd, err := openDevice()
+	if err != nil {
+		return -1, err
+	}
+	fail := func(what string, err error) (int, error) {
+		unix.Close(fd)
+		return -1, fmt.Errorf("%s: %w", what, err)
+	}
+	if _, err := ioctlUint(fd, unix.BIOCSBLEN, minBufferSize); err != nil {
+		return fail("BIOCSBLEN", err)
+	}
+	if err := setDropAll(fd); err != nil {
+		return fail("BIOCSETF", err)
+	}
+	if err := setInterface(fd, name); err != nil {
+		return fail("BIOCSETIF", err)
+	}
+	if err := ioctl(fd, unix.BIOCPROMISC, nil); err != nil {
+		return fail("BIOCPROMISC", err)
+	}
+	return fd, nil
+}
+
+// closeFDs closes the descriptors that are open.
+func (p *Port) closeFDs() error {
+	err := p.device.closeFDs()
+	if p.promiscFD >= 0 {
+		if e := unix.Close(p.promiscFD); e != nil {
+			err = errors.Join(err, fmt.Errorf("close: %w", e))
+		}
+		p.promiscFD = -1
+	}
+	return err
+}
+
+// Name implements platform.Port.
+func (p *Port) Name() string { return p.name }
+
+// HardwareAddr implements platform.Port. The caller must not modify it.
+func (p *Port) HardwareAddr() net.HardwareAddr { return p.mac }
+
+// Headroom implements platform.Port: 0, bpf puts its header, not free
+// space, in front of a frame.
+func (p *Port) Headroom() int { return 0 }
+
+// BufferSize is the size of the descriptor's buffer as the kernel granted
+// it: the most bytes of records one read(2) returns.
+func (p *Port) BufferSize() int { return p.bufSize }
+
+// Counters implements platform.Port. RingDropped is the kernel's bs_drop
+// (BIOCGSTATS): frames lost because the port did not read fast enough.
+func (p *Port) Counters() platform.Counters {
+	p.ctlmu.Lock()
+	if !p.closed.Load() {
+		p.readStats()
+	}
+	p.ctlmu.Unlock()
+	return p.counters()
+}
+
+// readStats stores the kernel's drop count. ctlmu is held and fd open.
+func (p *Port) readStats() {
+	s, err := stats(p.fd)
+	if err != nil {
+		p.errs.Add(1)
+		return
+	}
+	p.ringDropped.Store(uint64(s.Drop))
+}
+
+// SetPromisc implements platform.Promiscuous. bpf can put an interface in
+// promiscuous mode (BIOCPROMISC) but not take it out: the kernel drops
+// the membership only when the descriptor closes. So the membership lives
+// on a second descriptor that captures nothing; SetPromisc(false) closes
+// it, and so does the kernel if the process dies. Setting the state the
+// port is already in does nothing. After Close, SetPromisc(false)
+// succeeds (nothing is held).
+func (p *Port) SetPromisc(on bool) error {
+	p.ctlmu.Lock()
+	defer p.ctlmu.Unlock()
+	if p.closed.Load() {
+		if !on {
+			return nil
+		}
+		return fmt.Errorf("bpf %s: promiscuous on: %w", p.name, platform.ErrClosed)
+	}
+	if p.promisc.Load() == on {
+		return nil
+	}
+	if on {
+		fd, err := openPromisc(p.name)
+		if err != nil {
+			p.errs.Add(1)
+			return fmt.Errorf("bpf %s: promiscuous on: %w", p.name, err)
+		}
+		p.promiscFD = fd
+		p.promisc.Store(true)
+		return nil
+	}
+	err := unix.Close(p.promiscFD)
+	p.promiscFD = -1
+	p.promisc.Store(false)
+	if err != nil {
+		p.errs.Add(1)
+		return fmt.Errorf("bpf %s: promiscuous off: %w", p.name, err)
+	}
+	return nil
+}
+
+// Promisc implements platform.Promiscuous.
+func (p *Port) Promisc() bool { return p.promisc.Load() }
+
+// Close implements platform.Port. It wakes a ReadBatch blocked in poll and
+// waits for it to leave, waits for the writes in progress, and closes the
+// descriptors, which drops the promiscuous membership. Frames from the
+// last ReadBatch are invalid once Close has begun. Safe to call from any
+// goroutine, more than once: later calls wait for the first and return
+// nil.
+func (p *Port) Close() error {
+	var err error
+	p.closeOnce.Do(func() {
+		err = p.shutdown()
+		defer p.unlock()
+		p.ctlmu.Lock()
+		defer p.ctlmu.Unlock()
+		p.readStats()
+		err = errors.Join(err, p.closeFDs())
+		p.promisc.Store(false)
+		if err != nil {
+			err = fmt.Errorf("bpf %s: close: %w", p.name, err)
+		}
+	})
+	return err
+}
