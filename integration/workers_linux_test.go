@@ -7,15 +7,17 @@ import (
 	"testing"
 )
 
-// packetSocketsOn counts the AF_PACKET sockets bound to dev in ns, from
-// /proc/net/packet (columns: sk RefCnt Type Proto Iface R Rmem User Inode).
+// packetSocketsOn counts the receiving AF_PACKET sockets bound to dev in
+// ns, from /proc/net/packet (columns: sk RefCnt Type Proto Iface R Rmem
+// User Inode): those bound to a protocol, not a TX ring's send-only
+// socket (protocol 0).
 func packetSocketsOn(t *testing.T, tb *testbed, dev string) int {
 	t.Helper()
 	ifindex := strings.TrimSpace(tb.dut.Run("cat", "/sys/class/net/"+dev+"/ifindex"))
 	n := 0
 	for _, line := range strings.Split(tb.dut.Run("cat", "/proc/net/packet"), "\n")[1:] {
 		f := strings.Fields(line)
-		if len(f) >= 5 && f[4] == ifindex {
+		if len(f) >= 5 && f[4] == ifindex && f[3] != "0000" {
 			n++
 		}
 	}
@@ -37,7 +39,7 @@ func TestIntegrationBridgeWorkersFanout(t *testing.T) {
 	tb.swctl("bridge", "add", "bridge0", "p1", "p2")
 	for _, dev := range []string{"p1", "p2"} {
 		if n := packetSocketsOn(t, tb, dev); n != 2 {
-			t.Errorf("%s has %d packet sockets with --workers 2, want 2 (one fanout group of two)", dev, n)
+			t.Errorf("%s has %d packet sockets with --workers 2, want 2 receive sockets (one fanout group of two)", dev, n)
 		}
 	}
 	h1, h2 := tb.hosts[0], tb.hosts[1]

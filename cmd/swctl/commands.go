@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os/signal"
+	"runtime"
 	"slices"
 	"syscall"
 
@@ -30,7 +31,9 @@ func daemonCommand() *cli.Command {
 			&cli.StringFlag{Name: "socket-group", Usage: "`GROUP` whose members may use the control socket (mode 0660)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "text or json"},
-			&cli.IntFlag{Name: "workers", Value: 1, Usage: "forwarding goroutines per bridge member, `N` sockets in a PACKET_FANOUT group (1-64)"},
+			&cli.IntFlag{Name: "workers", Value: min(runtime.NumCPU(), 64), DefaultText: "the number of CPUs", Usage: "forwarding goroutines per bridge member, `N` sockets in a PACKET_FANOUT group (1-64)"},
+			&cli.StringFlag{Name: "tx", Value: daemon.TXRing, Usage: "how ports send: `MODE` ring (an mmap TX ring, one kick per batch) or mmsg (one sendmmsg per batch)"},
+			&cli.IntFlag{Name: "rx-ring", Value: daemon.DefaultRXRingMiB, Usage: "receive ring of each member socket in `MiB` (1-1024; pinned kernel memory)"},
 		},
 		Action: runDaemon,
 	}
@@ -42,6 +45,13 @@ func runDaemon(c *cli.Context) error {
 	}
 	if w := c.Int("workers"); w < 1 || w > 64 {
 		return usagef("--workers: want 1-64, got %d", w)
+	}
+	if r := c.Int("rx-ring"); r < 1 || r > 1024 {
+		return usagef("--rx-ring: want 1-1024 MiB, got %d", r)
+	}
+	tx := c.String("tx")
+	if tx != daemon.TXRing && tx != daemon.TXMmsg {
+		return usagef("--tx: want ring or mmsg, got %q", tx)
 	}
 	var level slog.Level
 	switch l := c.String("log-level"); l {
@@ -78,6 +88,8 @@ func runDaemon(c *cli.Context) error {
 		StateDir:    c.String("state-dir"),
 		SocketGroup: c.String("socket-group"),
 		Workers:     c.Int("workers"),
+		TXMode:      tx,
+		RXRingMiB:   c.Int("rx-ring"),
 		Version:     api.Build(),
 		Logger:      slog.New(h),
 	})

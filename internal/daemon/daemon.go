@@ -6,6 +6,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
@@ -42,7 +43,31 @@ type Options struct {
 	// forwarding goroutine, of every bridge member (PACKET_FANOUT in hash
 	// mode); 0 means 1.
 	Workers int
+	// TXMode is how AF_PACKET ports send: TXRing (the default when
+	// empty), an mmap TX ring with one kick per batch
+	// (afpacket.Options.TXRing), or TXMmsg, one sendmmsg per batch.
+	TXMode string
+	// RXRingMiB is the size in MiB of the receive ring of every AF_PACKET
+	// socket (each worker's, each member's); 0 means DefaultRXRingMiB.
+	// A larger ring rides out longer stalls of the forwarder (a
+	// descheduled reader) without dropping; it is pinned kernel memory.
+	RXRingMiB int
 }
+
+// DefaultRXRingMiB is the receive ring of a member socket: 16 MiB, about
+// 8,000 slots of a 1500-byte MTU (four times afpacket's default). On the
+// 2-core test machine it raised the zero-loss rate of 60-byte frames
+// 1.7x over 4 MiB: losses there come from the ring overflowing while the
+// forwarder is descheduled.
+const DefaultRXRingMiB = 16
+
+// TX modes (Options.TXMode).
+const (
+	// TXRing sends through an mmap TPACKET_V2 TX ring.
+	TXRing = "ring"
+	// TXMmsg sends with sendmmsg.
+	TXMmsg = "mmsg"
+)
 
 // Run starts the daemon and serves until ctx is done; then it stops every
 // bridge, which gives every interface back as it was.
@@ -55,6 +80,17 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if opts.StateDir == "" {
 		opts.StateDir = DefaultStateDir
+	}
+	switch opts.TXMode {
+	case "", TXRing, TXMmsg:
+	default:
+		return fmt.Errorf("daemon: TX mode %q: want %q or %q", opts.TXMode, TXRing, TXMmsg)
+	}
+	if opts.RXRingMiB == 0 {
+		opts.RXRingMiB = DefaultRXRingMiB
+	}
+	if opts.RXRingMiB < 1 || opts.RXRingMiB > 1024 {
+		return fmt.Errorf("daemon: receive ring %d MiB: want 1-1024", opts.RXRingMiB)
 	}
 	log := opts.Logger
 	if log == nil {
@@ -83,6 +119,12 @@ func Run(ctx context.Context, opts Options) error {
 	sys, err := newSystem(journal, log)
 	if ws, ok := sys.(interface{ setWorkers(int) }); ok && err == nil {
 		ws.setWorkers(opts.Workers)
+	}
+	if ts, ok := sys.(interface{ setTXMode(string) }); ok && err == nil {
+		ts.setTXMode(opts.TXMode)
+	}
+	if rs, ok := sys.(interface{ setRXRing(int) }); ok && err == nil {
+		rs.setRXRing(opts.RXRingMiB)
 	}
 	if err != nil {
 		return err

@@ -33,7 +33,22 @@ type linuxSystem struct {
 	// workers is the number of receive queues of a port opened with
 	// offloads (a bridge member); 0 or 1 means one.
 	workers int
+	// txRing opens every AF_PACKET port with a TX ring (daemon
+	// Options.TXMode "ring").
+	txRing bool
+	// rxBlocks is the number of receive ring blocks of every AF_PACKET
+	// receive socket (daemon Options.RXRingMiB); 0 means afpacket's
+	// default.
+	rxBlocks int
 }
+
+// setRXRing sets the receive ring of the ports opened from now on to mib
+// MiB (daemon Options.RXRingMiB), in afpacket.DefaultBlockSize blocks.
+func (s *linuxSystem) setRXRing(mib int) { s.rxBlocks = mib << 20 / afpacket.DefaultBlockSize }
+
+// setTXMode sets how the ports opened from now on send (daemon
+// Options.TXMode, checked by Run).
+func (s *linuxSystem) setTXMode(mode string) { s.txRing = mode != TXMmsg }
 
 // setWorkers sets the receive queues of the bridge members opened from
 // now on (daemon Options.Workers).
@@ -82,10 +97,10 @@ func (s *linuxSystem) RestoreLLAddr(name string) error {
 }
 
 func (s *linuxSystem) OpenPort(name string, offload bool) (platform.Port, error) {
-	opts := afpacket.Options{Offload: offload, Logger: s.log}
+	opts := afpacket.Options{Offload: offload, TXRing: s.txRing, BlockCount: s.rxBlocks, Logger: s.log}
 	if offload {
-		// Bridge members: a trunk's links (no offloads) keep one
-		// reader, which the trunk's receive path expects.
+		// Bridge members and trunk links: a bridge runs one reader per
+		// queue; a trunk's single reader per link reads all its queues.
 		opts.Workers = s.workers
 	}
 	p, err := afpacket.Open(name, opts)

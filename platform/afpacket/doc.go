@@ -11,7 +11,9 @@
 //     the wire without copying the payload;
 //   - PACKET_IGNORE_OUTGOING, so the port never reads back what it sent;
 //   - batched transmission with one sendmmsg(2) per WriteBatch
-//     (MSG_DONTWAIT: a full queue drops and counts, it never blocks);
+//     (MSG_DONTWAIT: a full queue drops and counts, it never blocks), or,
+//     with Options.TXRing, through an mmap TPACKET_V2 TX ring with one
+//     send(2) kick per batch (see TX ring below);
 //   - blocking only in ppoll(2) on the socket and an eventfd that Close
 //     signals, entered through unix.Syscall6 so the Go scheduler can run
 //     other goroutines meanwhile.
@@ -22,7 +24,7 @@
 // next ReadBatch or Close on that port: the next ReadBatch hands its slot
 // back to the kernel, and Close unmaps the ring, so touching a frame after
 // Close is a memory fault, not just stale data. WriteBatch copies every
-// frame into the kernel before it returns.
+// frame into the kernel (or its TX ring) before it returns.
 //
 // # Receive filter and crash safety
 //
@@ -52,6 +54,36 @@
 // a ring of 64 KiB slots (about 64.1 KiB of kernel memory each). Plain
 // ReadBatch on such a port finishes partial checksums in place and drops
 // super-frames; plain WriteBatch sends a zero header.
+//
+// # TX ring
+//
+// With Options.TXRing the port sends from a TPACKET_V2 TX ring that
+// belongs to a second socket, bound to the interface for no protocol so
+// that it receives nothing (the receive sockets ignore outgoing frames
+// whoever sent them), and which has PACKET_VNET_HDR whether the port has
+// Offload or not. WriteBatch copies each frame into the next slot the
+// kernel has given back (TP_STATUS_AVAILABLE, maybe with timestamp bits),
+// behind a virtio_net_hdr: the frame's Offload, or none, with hdr_len
+// asking the kernel to copy the whole frame into the socket buffer (on
+// veth that costs less than leaving it in the ring as page fragments,
+// which every receiver then pulls its headers out of). It marks the slot
+// TP_STATUS_SEND_REQUEST and, once per batch, kicks the kernel with
+// send(fd, NULL, 0, MSG_DONTWAIT), which sends every requested slot in
+// ring order; a slot stays TP_STATUS_SENDING until the kernel frees the
+// frame. The kernel stops at the first slot it cannot send: it leaves it
+// TP_STATUS_SEND_REQUEST (send buffer full, transmit dropped, link down)
+// or marks it TP_STATUS_WRONG_FORMAT (a virtio_net_hdr it refuses, such as
+// an unknown GSO type; WriteBatch's own checks make that rare). Such slots
+// are always the last ones filled, so WriteBatch takes them back and moves
+// its position back to the kernel's: they are dropped and counted, a
+// refusal also in Errors and logged once per port, and nothing waits in
+// the ring when WriteBatch returns. When the next slot is still in flight,
+// WriteBatch kicks what it has filled and looks once more; if the ring is
+// still full, the frame is dropped and counted (it never waits). Slots are
+// sized for the MTU: a larger frame (a super-frame with Offload) goes with
+// sendmmsg on the receive socket, after a kick for the frames before it,
+// so the order holds. Options.QdiscBypass sets PACKET_QDISC_BYPASS on the
+// sending sockets.
 //
 // # Fanout
 //

@@ -19,13 +19,15 @@ import (
 // offloadModes are the receive rings a port with Offload can have: the
 // default small slots with copies of super-frames, and 64 KiB slots
 // (OffloadSlots; 256 of them: the contract suite sends up to 197 frames
-// before it reads).
+// before it reads); and the TX ring, whose slots hold frames of the MTU
+// (super-frames go with sendmmsg).
 var offloadModes = []struct {
 	name string
 	opts afpacket.Options
 }{
 	{"small slots", afpacket.Options{Offload: true}},
 	{"64KiB slots", afpacket.Options{Offload: true, OffloadSlots: 256}},
+	{"small slots, TX ring", afpacket.Options{Offload: true, TXRing: true}},
 }
 
 // forOffloadModes runs f as a subtest for every offload ring mode.

@@ -32,6 +32,9 @@ const (
 	// blocks): 4 slots waste 3.5 KiB per block, 1.4%, where one slot per
 	// block would waste 6%.
 	offloadSlotsPerBlock = 4
+	// DefaultTXRingFrames is the number of slots of a TX ring: about
+	// 1 MiB for a 1500-byte MTU, eight batches of 64 frames in flight.
+	DefaultTXRingFrames = 512
 )
 
 // Options tune a port. The zero value gives the defaults.
@@ -81,6 +84,23 @@ type Options struct {
 	// forward on its own core. 0 or 1 means one socket. Sending and
 	// memberships use the first socket.
 	Workers int
+	// TXRing sends through an mmap TPACKET_V2 TX ring instead of
+	// sendmmsg: WriteBatch copies each frame (behind a virtio_net_hdr,
+	// with Offload or not) into a ring slot and kicks the kernel with one
+	// send(2) per batch. The ring belongs to a second socket, bound to
+	// the interface for no protocol, so it receives nothing; a frame
+	// larger than a slot (a super-frame with Offload) still goes with
+	// sendmmsg on the receive socket, after the ring has been kicked so
+	// the order holds. A full ring drops and counts, it never waits.
+	TXRing bool
+	// TXRingFrames is the number of TX ring slots, each sized for the
+	// MTU; 0 means DefaultTXRingFrames. It is rounded up to whole ring
+	// blocks.
+	TXRingFrames int
+	// QdiscBypass sets PACKET_QDISC_BYPASS on the sending sockets: frames
+	// go straight to the driver, skipping the interface's qdisc (and its
+	// queueing, shaping and tc egress hooks); a full driver queue drops.
+	QdiscBypass bool
 	// Logger receives the port's rare warnings (a frame too large for its
 	// ring slot, logged once per port); nil means slog.Default().
 	Logger *slog.Logger
@@ -106,6 +126,9 @@ func (o Options) withDefaults(name string) (Options, error) {
 	if o.CopyBuffers == 0 {
 		o.CopyBuffers = DefaultCopyBuffers
 	}
+	if o.TXRingFrames == 0 {
+		o.TXRingFrames = DefaultTXRingFrames
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -124,6 +147,8 @@ func (o Options) withDefaults(name string) (Options, error) {
 		return o, fmt.Errorf("afpacket %s: copy queue %d is negative", name, o.CopyQueue)
 	case o.CopyBuffers < 0 || o.CopyBuffers > 1024:
 		return o, fmt.Errorf("afpacket %s: copy buffers %d out of range 1-1024", name, o.CopyBuffers)
+	case o.TXRing && (o.TXRingFrames < o.BatchSize || o.TXRingFrames > 1<<16):
+		return o, fmt.Errorf("afpacket %s: TX ring of %d frames out of range %d (the batch size)-65536", name, o.TXRingFrames, o.BatchSize)
 	case o.OffloadSlots < 0 || o.OffloadSlots%offloadSlotsPerBlock != 0:
 		return o, fmt.Errorf("afpacket %s: offload slots %d is not a positive multiple of %d", name, o.OffloadSlots, offloadSlotsPerBlock)
 	}

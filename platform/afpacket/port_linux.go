@@ -72,6 +72,12 @@ type Port struct {
 	iovs []unix.Iovec
 	// vhdrs holds the virtio_net_hdr of each message with offload.
 	vhdrs [][vnetHdrLen]byte
+	// txr is the TX ring with Options.TXRing (else nil), guarded by
+	// txmu; frames too large for its slots go with sendmmsg.
+	txr *txRing
+	// refusedLogged is set once a frame refused by the TX ring has been
+	// logged.
+	refusedLogged atomic.Bool
 
 	// ctlmu serialises membership changes and statistics reads, and keeps
 	// Close from closing fd under them.
@@ -178,6 +184,14 @@ func Open(name string, opts Options) (*Port, error) {
 		p.closeFDs()
 		return nil, fmt.Errorf("afpacket %s: %w", name, err)
 	}
+	if opts.TXRing {
+		t, err := openTXRing(p.ifindex, ifi.MTU, opts)
+		if err != nil {
+			p.closeFDs()
+			return nil, fmt.Errorf("afpacket %s: %w", name, err)
+		}
+		p.txr = t
+	}
 	return p, nil
 }
 
@@ -218,6 +232,12 @@ func (p *Port) open(mtu int, opts Options) error {
 		p.allPfds = append(p.allPfds, unix.PollFd{Fd: int32(q.fd), Events: unix.POLLIN})
 	}
 	p.allPfds = append(p.allPfds, unix.PollFd{Fd: int32(efd), Events: unix.POLLIN})
+	if opts.QdiscBypass {
+		// The socket that sends with sendmmsg.
+		if err := unix.SetsockoptInt(p.fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1); err != nil {
+			return fmt.Errorf("setsockopt PACKET_QDISC_BYPASS: %w", err)
+		}
+	}
 	if n == 1 {
 		return nil
 	}
@@ -377,6 +397,12 @@ func (p *Port) closeFDs() error {
 		}
 	}
 	p.fd = -1 // rx[0]'s
+	if p.txr != nil {
+		if err := p.txr.close(); err != nil {
+			errs = append(errs, err)
+		}
+		p.txr = nil
+	}
 	for _, fd := range []*int{&p.efd} {
 		if *fd >= 0 {
 			if err := unix.Close(*fd); err != nil {
@@ -593,11 +619,13 @@ func (p *Port) wait(pfds []unix.PollFd) error {
 }
 
 // WriteBatch implements platform.Port. It sends frames with one sendmmsg
-// per BatchSize() frames, without blocking: a frame over the MTU (one
-// 802.1Q or 802.1ad tag allowed), a frame shorter than an Ethernet header,
-// and every frame while the link is down or the kernel's queue is full
-// (EAGAIN, ENOBUFS) is dropped and counted in TxDropped. The kernel has
-// copied every sent frame when WriteBatch returns. Safe for concurrent use.
+// (or, with Options.TXRing, one TX ring kick) per BatchSize() frames,
+// without blocking: a frame over the MTU (one 802.1Q or 802.1ad tag
+// allowed), a frame shorter than an Ethernet header, and every frame
+// while the link is down or the kernel's queue (or the TX ring) is full
+// (EAGAIN, ENOBUFS) is dropped and counted in TxDropped. The kernel (or
+// the TX ring) has a copy of every sent frame when WriteBatch returns.
+// Safe for concurrent use.
 // On a port opened with Offload each frame goes with a zero virtio_net_hdr.
 func (p *Port) WriteBatch(frames [][]byte) (int, error) { return p.write(frames, nil) }
 
@@ -644,8 +672,25 @@ func (p *Port) write(frames [][]byte, offs []platform.Offload) (int, error) {
 }
 
 // send sends at most BatchSize frames, with their offloads when offs is
-// not nil. txmu is held.
+// not nil, through the TX ring or with sendmmsg. txmu is held.
 func (p *Port) send(frames [][]byte, offs []platform.Offload) (int, error) {
+	if p.txr != nil {
+		return p.sendRing(frames, offs)
+	}
+	return p.sendMmsg(frames, offs)
+}
+
+// sendable reports whether f with offload o may be sent: at least an
+// Ethernet header, segments within the MTU, offloads only on a port that
+// has them.
+func (p *Port) sendable(f []byte, o platform.Offload, mtu int) bool {
+	return len(f) >= frame.HeaderLen && (p.offload || o.IsPlain()) &&
+		platform.SegmentPayloadLen(f, o) <= mtu
+}
+
+// sendMmsg sends at most BatchSize frames, with their offloads when offs
+// is not nil, with sendmmsg. txmu is held.
+func (p *Port) sendMmsg(frames [][]byte, offs []platform.Offload) (int, error) {
 	mtu := p.MTU()
 	k, dropped := 0, 0
 	// fi is the index of the frame's iovec: behind the vnet header's
@@ -659,10 +704,7 @@ func (p *Port) send(frames [][]byte, offs []platform.Offload) (int, error) {
 		if offs != nil {
 			o = offs[i]
 		}
-		switch {
-		case len(f) < frame.HeaderLen,
-			!p.offload && !o.IsPlain(),
-			platform.SegmentPayloadLen(f, o) > mtu:
+		if !p.sendable(f, o, mtu) {
 			dropped++
 			continue
 		}

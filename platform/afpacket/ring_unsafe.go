@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// This file holds every pointer conversion of the package: the ring slot
-// headers the kernel shares with us, and the two system calls that take
-// arrays (sendmmsg, ppoll).
+// This file holds every pointer conversion of the package: the RX and TX
+// ring slot headers the kernel shares with us, and the system calls that
+// take pointers (sendmmsg, ppoll, the TX ring's kick).
 
 // hdr returns the tpacket2_hdr at the start of slot i.
 func (r *ring) hdr(i int) *unix.Tpacket2Hdr {
@@ -46,5 +46,42 @@ func sendmmsg(fd int, msgs []unix.Mmsghdr, flags int) (int, unix.Errno) {
 func ppoll(fds []unix.PollFd) (int, unix.Errno) {
 	n, _, errno := unix.Syscall6(unix.SYS_PPOLL,
 		uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), 0, 0, 0, 0)
+	return int(n), errno
+}
+
+// status reads TX slot i's tp_status. The load orders the reads and
+// writes of the slot after it: the kernel is done with a slot it has
+// marked TP_STATUS_AVAILABLE.
+func (t *txRing) status(i int) uint32 {
+	return atomic.LoadUint32((*uint32)(unsafe.Pointer(&t.mem[t.offset(i)])))
+}
+
+// setLen sets TX slot i's tp_len, the bytes of data behind its header.
+func (t *txRing) setLen(i, n int) {
+	(*unix.Tpacket2Hdr)(unsafe.Pointer(&t.mem[t.offset(i)])).Len = uint32(n)
+}
+
+// dataLen reads TX slot i's tp_len.
+func (t *txRing) dataLen(i int) int {
+	return int((*unix.Tpacket2Hdr)(unsafe.Pointer(&t.mem[t.offset(i)])).Len)
+}
+
+// release takes TX slot i back from the kernel (TP_STATUS_AVAILABLE): only
+// for a slot it left unsent.
+func (t *txRing) release(i int) {
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&t.mem[t.offset(i)])), unix.TP_STATUS_AVAILABLE)
+}
+
+// request hands TX slot i to the kernel (TP_STATUS_SEND_REQUEST). The
+// store orders the writes of the frame and its length before it.
+func (t *txRing) request(i int) {
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&t.mem[t.offset(i)])), unix.TP_STATUS_SEND_REQUEST)
+}
+
+// kick asks the kernel to send every slot marked TP_STATUS_SEND_REQUEST:
+// send(2) with no data, MSG_DONTWAIT. It is not a raw system call, like
+// sendmmsg.
+func kick(fd int) (int, unix.Errno) {
+	n, _, errno := unix.Syscall6(unix.SYS_SENDTO, uintptr(fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
 	return int(n), errno
 }

@@ -1,0 +1,205 @@
+package afpacket_test
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/afpacket"
+	"github.com/swctl/swctl/platform/platformtest"
+	"golang.org/x/sys/unix"
+)
+
+// txRingModes are the sending modes with a TX ring the contract suite
+// covers (with Offload: offloadModes).
+var txRingModes = []struct {
+	name string
+	opts afpacket.Options
+}{
+	{"TX ring", afpacket.Options{TXRing: true}},
+	{"TX ring, qdisc bypass", afpacket.Options{TXRing: true, QdiscBypass: true}},
+	{"TX ring, small ring", afpacket.Options{TXRing: true, TXRingFrames: 64}},
+	{"TX ring, offload, fanout", afpacket.Options{TXRing: true, Offload: true, Workers: 2}},
+	{"sendmmsg, qdisc bypass", afpacket.Options{QdiscBypass: true}},
+}
+
+func TestIntegrationContractTXRing(t *testing.T) {
+	for _, m := range txRingModes {
+		t.Run(m.name, func(t *testing.T) {
+			platformtest.Run(t, func(t *testing.T) (platform.Port, platform.Port) {
+				ns, a, b := cable(t)
+				p := openIn(t, ns, m.opts, a, b)
+				return p[0], p[1]
+			})
+		})
+	}
+}
+
+func TestIntegrationTXRingZeroAllocs(t *testing.T) {
+	for _, opts := range []afpacket.Options{{TXRing: true}, {TXRing: true, Offload: true}} {
+		t.Run(fmt.Sprintf("offload %v", opts.Offload), func(t *testing.T) {
+			ns, a, b := cable(t)
+			p := openIn(t, ns, opts, a, b)
+			src, dst := p[0], p[1]
+			batch := make([][]byte, 32)
+			for i := range batch {
+				batch[i] = platformtest.Frame(frame.MACOf(dst.HardwareAddr()), frame.MACOf(src.HardwareAddr()), uint32(i), 60+i*40)
+			}
+			rx := make([][]byte, dst.BatchSize())
+			var err error
+			watchdog := time.AfterFunc(30*time.Second, func() { _ = dst.Close() })
+			defer watchdog.Stop()
+			allocs := testing.AllocsPerRun(200, func() {
+				if e := exchange(src, dst, batch, rx); e != nil && err == nil {
+					err = e
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if allocs != 0 {
+				t.Errorf("%v allocations per WriteBatch+ReadBatch, want 0", allocs)
+			}
+		})
+	}
+}
+
+// TestIntegrationTXRingRefused sends, between two good frames, one whose
+// virtio_net_hdr the kernel refuses (an unknown GSO type) through a TX
+// ring (TP_STATUS_WRONG_FORMAT): that frame and the one behind it in the
+// batch are dropped and counted, the refusal is logged once, and the
+// ring goes on sending.
+func TestIntegrationTXRingRefused(t *testing.T) {
+	ns, a, b := cable(t)
+	var logBuf syncBuffer
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
+	src := openIn(t, ns, afpacket.Options{TXRing: true, Offload: true, Logger: log}, a)[0]
+	dst := openIn(t, ns, afpacket.Options{}, b)[0]
+	d, s := frame.MACOf(dst.HardwareAddr()), frame.MACOf(src.HardwareAddr())
+	small := func(seq uint32) []byte { return platformtest.Frame(d, s, seq, 60) }
+	bad := platform.Offload{GSOType: 0x42, GSOSize: 100}
+	for round := range 2 {
+		before := src.Counters()
+		n, err := src.WriteBatchOffload([][]byte{small(1), small(99), small(2)}, []platform.Offload{{}, bad, {}})
+		if n != 1 || err != nil {
+			t.Fatalf("round %d: WriteBatchOffload(good, refused by the kernel, good) = %d, %v; want 1, nil", round, n, err)
+		}
+		after := src.Counters()
+		if got := after.TxDropped - before.TxDropped; got != 2 {
+			t.Fatalf("round %d: TxDropped moved by %d, want 2 (the refused frame and the one behind it)", round, got)
+		}
+		if after.Errors == before.Errors {
+			t.Fatalf("round %d: Errors did not move", round)
+		}
+		if n, err := src.WriteBatch([][]byte{small(3), small(4)}); n != 2 || err != nil {
+			t.Fatalf("round %d: WriteBatch after a refusal = %d, %v; want 2, nil", round, n, err)
+		}
+		got := readSuiteFrames(t, dst, 3)
+		for i, want := range []uint32{1, 3, 4} {
+			if seq, _ := platformtest.IsSuiteFrame(got[i]); seq != want {
+				t.Fatalf("round %d: frame %d received is %d, want %d", round, i, seq, want)
+			}
+		}
+	}
+	if got := strings.Count(logBuf.String(), "TX ring refused"); got != 1 {
+		t.Fatalf("want one warning about a refused frame, got %d:\n%s", got, logBuf.String())
+	}
+}
+
+// TestIntegrationTXRingWrap sends many more frames than the ring has
+// slots, in batches, and checks that every one arrives in order.
+func TestIntegrationTXRingWrap(t *testing.T) {
+	ns, a, b := cable(t)
+	src := openIn(t, ns, afpacket.Options{TXRing: true, TXRingFrames: 64, BatchSize: 16}, a)[0]
+	dst := openIn(t, ns, afpacket.Options{}, b)[0]
+	d, s := frame.MACOf(dst.HardwareAddr()), frame.MACOf(src.HardwareAddr())
+	const total = 1000
+	batch := make([][]byte, 16)
+	next := uint32(0)
+	rx := make([][]byte, dst.BatchSize())
+	watchdog := time.AfterFunc(platformtest.Timeout, func() { _ = dst.Close() })
+	defer watchdog.Stop()
+	for seq := uint32(0); seq < total; seq += uint32(len(batch)) {
+		for i := range batch {
+			batch[i] = platformtest.Frame(d, s, seq+uint32(i), 60+int(seq+uint32(i))%1400)
+		}
+		if n, err := src.WriteBatch(batch); n != len(batch) || err != nil {
+			t.Fatalf("WriteBatch at %d = %d, %v; want %d (counters %+v)", seq, n, err, len(batch), src.Counters())
+		}
+		for next < seq+uint32(len(batch)) {
+			n, err := dst.ReadBatch(rx)
+			if err != nil {
+				t.Fatalf("ReadBatch after %d frames: %v", next, err)
+			}
+			for _, f := range rx[:n] {
+				got, ok := platformtest.IsSuiteFrame(f)
+				if !ok {
+					continue
+				}
+				if got != next {
+					t.Fatalf("frame %d arrived where %d was expected", got, next)
+				}
+				next++
+			}
+		}
+	}
+}
+
+// BenchmarkWriteBatch measures the sending side alone, in every TX mode:
+// batches of frames for a MAC nobody has, out of one end of a veth cable
+// whose other end has no socket (its stack drops them as for another
+// host).
+func BenchmarkWriteBatch(b *testing.B) {
+	for _, size := range []int{60, 1514} {
+		for _, m := range []struct {
+			name string
+			opts afpacket.Options
+		}{
+			{"mmsg", afpacket.Options{}},
+			{"mmsg+vnet", afpacket.Options{Offload: true}},
+			{"ring", afpacket.Options{TXRing: true}},
+			{"ring+vnet", afpacket.Options{TXRing: true, Offload: true}},
+			{"ring+bypass", afpacket.Options{TXRing: true, QdiscBypass: true}},
+		} {
+			b.Run(fmt.Sprintf("%s/%d", m.name, size), func(b *testing.B) {
+				ns, pa, _ := cable(b)
+				src := openIn(b, ns, m.opts, pa)[0]
+				batch := make([][]byte, src.BatchSize())
+				for i := range batch {
+					batch[i] = platformtest.Frame(frame.MAC{0x02, 0, 0, 0, 0xee, 0xee}, frame.MACOf(src.HardwareAddr()), uint32(i), size)
+				}
+				// The CPU time of the sending thread counts the receiving
+				// softirq work veth does in its context, and not the time
+				// other processes on a shared machine take from it.
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				b.ReportAllocs()
+				cpu0 := threadCPU(b)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if n, err := src.WriteBatch(batch); n != len(batch) || err != nil {
+						b.Fatalf("WriteBatch = %d, %v; want %d (counters %+v)", n, err, len(batch), src.Counters())
+					}
+				}
+				b.StopTimer()
+				frames := float64(b.N * len(batch))
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/frames, "ns/frame")
+				b.ReportMetric(float64(threadCPU(b)-cpu0)/frames, "cpu-ns/frame")
+			})
+		}
+	}
+}
+
+// threadCPU returns the CPU time the calling thread has used, in ns.
+func threadCPU(b *testing.B) int64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
