@@ -207,10 +207,13 @@ func TestPacedRate(t *testing.T) {
 			if res.Slipped > 0 {
 				t.Logf("the pacer fell behind and skipped %d of %d frames (busy machine)", res.Slipped, scheduled)
 			}
-			// Bursts are small: what BurstInterval gives, except after
-			// the CPU was taken away, when at most MaxLag is caught up.
-			if avg := float64(offered) / float64(w.calls.Load()); avg < tt.wantBurst*0.9 || avg > tt.wantBurst*2+1 {
-				t.Errorf("%.2f frames per burst on average, want about %.0f", avg, tt.wantBurst)
+			// Bursts are what BurstInterval gives, never fewer frames on
+			// average; more after the CPU was taken away, when the pacer
+			// catches up (by at most MaxLag: maxBurst below). How much it
+			// caught up depends on the machine's load, so only the
+			// lower bound is checked.
+			if avg := float64(offered) / float64(w.calls.Load()); avg < tt.wantBurst*0.9 {
+				t.Errorf("%.2f frames per burst on average, want at least about %.0f", avg, tt.wantBurst)
 			}
 			if got := w.maxBatch.Load(); got > tt.maxBurst {
 				t.Errorf("a burst of %d frames, want at most %d (%v of frames)", got, tt.maxBurst, gen.MaxLag)
