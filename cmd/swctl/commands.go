@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
 	"os/signal"
 	"runtime"
 	"slices"
@@ -40,25 +39,6 @@ func daemonCommand() *cli.Command {
 	}
 }
 
-// minDaemonProcs is the least GOMAXPROCS the daemon runs with. Every
-// port reader blocks in ppoll through a system call that keeps its P
-// (entersyscall, not a netpoller park). With fewer Ps than readers, as
-// when the daemon is pinned to one CPU (GOMAXPROCS follows the affinity
-// mask), a reader woken by a frame can find its P taken by another
-// reader's system call and wait for sysmon to take it back, which sleeps
-// up to 10 ms when the daemon is idle: light-load latency of
-// milliseconds. Idle Ps cost nothing; the kernel still schedules the
-// threads on the CPUs the daemon may use.
-const minDaemonProcs = 16
-
-// raiseProcs raises GOMAXPROCS to minDaemonProcs unless the GOMAXPROCS
-// environment variable sets it.
-func raiseProcs() {
-	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < minDaemonProcs {
-		runtime.GOMAXPROCS(minDaemonProcs)
-	}
-}
-
 func runDaemon(c *cli.Context) error {
 	if err := wantArgs(c, 0, 0); err != nil {
 		return err
@@ -73,7 +53,6 @@ func runDaemon(c *cli.Context) error {
 	if tx != daemon.TXRing && tx != daemon.TXMmsg {
 		return usagef("--tx: want ring or mmsg, got %q", tx)
 	}
-	raiseProcs()
 	var level slog.Level
 	switch l := c.String("log-level"); l {
 	case "debug":
