@@ -379,3 +379,37 @@ func BenchmarkBenchMemport(b *testing.B) {
 		})
 	}
 }
+
+// WaitForward returns as soon as a try gets frames across, opening the
+// ports again for every try, and fails, naming what it offered, when no
+// frame ever crosses.
+func TestWaitForward(t *testing.T) {
+	t.Run("link starts forwarding on the third try", func(t *testing.T) {
+		opens := 0
+		open := func(s gen.Stream) (*gen.Bench, error) {
+			opens++
+			ok := opens >= 3
+			return newBench(t, s, &wirePort{drop: func(uint64) bool { return !ok }}), nil
+		}
+		r, err := gen.WaitForward(context.Background(), open, 10*time.Second)
+		if err != nil || r.Received == 0 || opens != 3 {
+			t.Fatalf("WaitForward = %d received, %v after %d opens; want frames across after 3 opens", r.Received, err, opens)
+		}
+	})
+	t.Run("nothing ever crosses", func(t *testing.T) {
+		open := func(s gen.Stream) (*gen.Bench, error) {
+			return newBench(t, s, &wirePort{drop: func(uint64) bool { return true }}), nil
+		}
+		r, err := gen.WaitForward(context.Background(), open, 300*time.Millisecond)
+		if err == nil || r.Received != 0 || !strings.Contains(err.Error(), "no frame crossed within 300ms") {
+			t.Fatalf("WaitForward = %d received, %v; want an error saying no frame crossed within 300ms", r.Received, err)
+		}
+	})
+	t.Run("open fails", func(t *testing.T) {
+		want := errors.New("tester port t1: no such interface")
+		_, err := gen.WaitForward(context.Background(), func(gen.Stream) (*gen.Bench, error) { return nil, want }, time.Second)
+		if !errors.Is(err, want) {
+			t.Fatalf("WaitForward = %v, want %v", err, want)
+		}
+	})
+}

@@ -133,32 +133,13 @@ func (b *rateBed) start(ctx context.Context, in RateInstance, bin string) (err e
 	return b.waitForward(ctx)
 }
 
-// waitForward waits up to 10 s until a short paced run of 64-byte frames
-// crosses the device under test. The ports are opened again for every
-// try: a port takes its link state from the interface at open, and a
-// veth end just set up may not be running yet.
+// waitForward waits up to 10 s until test frames cross the device
+// under test (gen.WaitForward).
 func (b *rateBed) waitForward(ctx context.Context) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		bench, err := b.open(gen.Stream{Size: gen.MinSize})
-		if err != nil {
-			return err
-		}
-		bench.SetDrain(100 * time.Millisecond)
-		r, err := bench.Run(ctx, gen.Load{Rate: 10000, Count: 100})
-		bench.Close()
-		if err != nil {
-			return err
-		}
-		if r.Received > 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no frame from %s crossed %s to %s within 10s (last try: %d offered, %d sent, %d refused by %s)",
-				b.tx, b.spec.Name, b.rx, r.Sent+r.TxDropped, r.Sent, r.TxDropped, b.tx)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if _, err := gen.WaitForward(ctx, b.open, 10*time.Second); err != nil {
+		return fmt.Errorf("from %s across %s to %s: %w", b.tx, b.spec.Name, b.rx, err)
 	}
+	return nil
 }
 
 // open opens the tester's ports in the tester namespace and prepares

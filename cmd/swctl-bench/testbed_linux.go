@@ -241,35 +241,12 @@ func (b *bed) close() {
 // ports after add-port returns.
 const forwardWait = 15 * time.Second
 
-// waitForward waits until a short paced run of 64-byte frames crosses
-// the dut. The tester's ports are opened again for every try: a port
-// takes its link state from the interface at open.
+// waitForward waits until test frames cross the dut (gen.WaitForward).
 func (b *bed) waitForward(ctx context.Context) error {
-	deadline := time.Now().Add(forwardWait)
-	for {
-		bench, err := b.open(gen.Stream{Size: gen.MinSize})
-		if err != nil {
-			return err
-		}
-		bench.SetDrain(100 * time.Millisecond)
-		r, err := bench.Run(ctx, gen.Load{Rate: 10000, Count: 100})
-		bench.Close()
-		if err != nil {
-			return err
-		}
-		if r.Received > 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no frame from h1:eth0 reached h2:%s within %v (last try: %d sent, %d refused by eth0)",
-				b.rx, forwardWait, r.Sent, r.TxDropped)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	if _, err := gen.WaitForward(ctx, b.open, forwardWait); err != nil {
+		return fmt.Errorf("from h1:eth0 to h2:%s: %w", b.rx, err)
 	}
+	return nil
 }
 
 // open opens the tester's ports, h1:eth0 and h2's rx interface, from this
