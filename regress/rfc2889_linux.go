@@ -83,17 +83,8 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 		}
 	}()
 	for _, ns := range []string{b.dut, b.tester} {
-		if _, err := b.cmds.Output(ctx, "", nil, "ip", "netns", "add", ns); err != nil {
+		if err := addQuietNetns(ctx, b.cmds, ns, &b.namespaces); err != nil {
 			return nil, err
-		}
-		b.namespaces = append(b.namespaces, ns)
-		for _, s := range [][]string{
-			{"ip", "-n", ns, "link", "set", "lo", "up"},
-			{"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"},
-		} {
-			if _, err := b.cmds.Output(ctx, "", nil, s...); err != nil {
-				return nil, err
-			}
 		}
 	}
 	for i := 1; i <= 3; i++ {

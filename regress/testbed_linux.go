@@ -54,6 +54,26 @@ type bed struct {
 	starts int
 }
 
+// addQuietNetns makes the network namespace ns for a testbed, records it
+// in made (whose owner deletes them, also when a later step fails), and
+// quiets it: lo up, IPv6 off, so no DAD, router or MLD solicitation
+// disturbs a frame count.
+func addQuietNetns(ctx context.Context, cmds *Commands, ns string, made *[]string) error {
+	if _, err := cmds.Output(ctx, "", nil, "ip", "netns", "add", ns); err != nil {
+		return err
+	}
+	*made = append(*made, ns)
+	for _, s := range [][]string{
+		{"ip", "-n", ns, "link", "set", "lo", "up"},
+		{"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"},
+	} {
+		if _, err := cmds.Output(ctx, "", nil, s...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // newBed builds the testbed of spec; idx (1-254) picks its subnet and
 // MACs. On error what was made is removed.
 func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Commands) (_ *bed, err error) {
@@ -74,14 +94,7 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 		nss = append(nss, b.peer2)
 	}
 	for _, ns := range nss {
-		if _, err := b.cmd(ctx, "ip", "netns", "add", ns); err != nil {
-			return nil, err
-		}
-		b.namespaces = append(b.namespaces, ns)
-		if _, err := b.in(ctx, ns, "ip", "link", "set", "lo", "up"); err != nil {
-			return nil, err
-		}
-		if _, err := b.in(ctx, ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"); err != nil {
+		if err := addQuietNetns(ctx, b.cmds, ns, &b.namespaces); err != nil {
 			return nil, err
 		}
 	}
