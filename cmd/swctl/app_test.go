@@ -229,6 +229,12 @@ func TestCLI(t *testing.T) {
 			wantStderr: "swctl: trunk show: too many arguments (usage: swctl trunk show [NAME])\n"},
 		{name: "trunk unknown command", args: []string{"trunk", "explode"}, wantCode: 2,
 			wantStderr: "swctl: unknown command \"swctl trunk explode\" (see \"swctl trunk --help\")\n"},
+		{name: "daemon workers out of range", args: []string{"daemon", "--workers", "0"}, wantCode: 2,
+			wantStderr: "swctl: --workers: want 1-64, got 0\n"},
+		{name: "daemon tx mode unknown", args: []string{"daemon", "--tx", "pigeon"}, wantCode: 2,
+			wantStderr: "swctl: --tx: want ring or mmsg, got \"pigeon\"\n"},
+		{name: "daemon rx ring too large", args: []string{"daemon", "--rx-ring", "2048"}, wantCode: 2,
+			wantStderr: "swctl: --rx-ring: want 1-1024 MiB, got 2048\n"},
 		{name: "unknown top-level command", args: []string{"explode", "-o", "json"}, wantCode: 2,
 			wantStderr: "{\"error\":\"unknown command \\\"swctl explode\\\" (see \\\"swctl --help\\\")\"}\n"},
 	}
