@@ -265,6 +265,7 @@ func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (Rat
 		smp.Trials = append(smp.Trials, RateRun{Result: t})
 	}
 	smp.ZeroLoss, smp.SenderBound, smp.Converged = s.Search.Rate, s.Search.SenderBound, s.Search.Converged
+	smp.SearchBound = s.Search.Max.SentPerSecond
 	if rc.Latency && s.Search.TrialRate > 0 {
 		rr, err := b.paced(ctx, rc, size, s.Search.TrialRate)
 		if err != nil {

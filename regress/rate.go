@@ -206,6 +206,11 @@ type RateSample struct {
 	Converged bool `json:"converged"`
 	// Trials are the search's paced trials in the order run.
 	Trials []RateRun `json:"trials"`
+	// SearchBound, when not 0, is the search's upper bound in frames/s:
+	// the sent rate of the search's own max-rate run (swctl bench
+	// --search on real test hosts makes one). 0 means the search's bound
+	// is Max's sent rate.
+	SearchBound float64 `json:"search_bound,omitempty"`
 	// Latency is the latency trial at ZeroLoss (FULL mode); nil otherwise.
 	Latency *RateRun `json:"latency,omitempty"`
 	// LossRate are the frame-loss-rate test's trials (RFC 2544 26.3;
