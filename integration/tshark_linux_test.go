@@ -130,13 +130,15 @@ func TestIntegrationLACPDUsDecodeCleanlyInTshark(t *testing.T) {
 	netnstest.Eventually(t, 10*time.Second, "LACP collecting+distributing on both ends", func() bool {
 		return distributing(tp.a) && distributing(tp.b)
 	})
-	// Both ends distribute: the next LACPDU each way across a1 says so.
-	// Wait for one more sent and one more received on a1 (1 s apart with
-	// fast timers), then stop the capture.
+	// Both ends distribute: the LACPDUs each way across a1 from now on
+	// say so. Wait for two more sent and two more received on a1 (1 s
+	// apart with fast timers), then stop the capture: the first may have
+	// been counted as the state changed, and the last may still be on its
+	// way into the capture file when it stops.
 	rx0, tx0 := lacpCounters(tp.a, "a1")
-	netnstest.Eventually(t, 10*time.Second, "an LACPDU each way across a1 after both ends distribute", func() bool {
+	netnstest.Eventually(t, 10*time.Second, "two LACPDUs each way across a1 after both ends distribute", func() bool {
 		rx, tx := lacpCounters(tp.a, "a1")
-		return rx > rx0 && tx > tx0
+		return rx >= rx0+2 && tx >= tx0+2
 	})
 	stopCapture()
 	stopped = true
