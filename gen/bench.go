@@ -88,9 +88,11 @@ type Bench struct {
 	stream Stream
 	// sender sends on tx.
 	sender *Sender
-	// receiver counts on rx.
-	receiver *Receiver
-	// recvErr receives the receiver goroutine's result when it ends.
+	// receiver counts the frames at the far end: a *Receiver reading
+	// rx, or a *counted.
+	receiver arrivals
+	// recvErr receives the receiver goroutine's result when it ends;
+	// nil for a counting Bench.
 	recvErr chan error
 	// drain is how long Run waits for late frames.
 	drain time.Duration
@@ -108,18 +110,9 @@ type Bench struct {
 // in s default to tx's (source) and rx's (destination). It starts
 // reading rx. The Bench owns both ports from now on: Close closes them.
 func NewBench(tx, rx platform.Port, s Stream) (*Bench, error) {
-	if tx == rx {
-		return nil, fmt.Errorf("bench %s: sending and receiving port must differ", tx.Name())
-	}
-	if s.Src.IsZero() {
-		s.Src = frame.MACOf(tx.HardwareAddr())
-	}
-	if s.Dst.IsZero() {
-		s.Dst = frame.MACOf(rx.HardwareAddr())
-	}
-	s, err := s.WithDefaults()
+	s, err := benchStream(tx, rx, s)
 	if err != nil {
-		return nil, fmt.Errorf("bench %s -> %s: %w", tx.Name(), rx.Name(), err)
+		return nil, err
 	}
 	r, err := NewReceiver(rx, s)
 	if err != nil {
@@ -132,6 +125,46 @@ func NewBench(tx, rx platform.Port, s Stream) (*Bench, error) {
 	b := &Bench{tx: tx, rx: rx, stream: s, sender: snd, receiver: r, recvErr: make(chan error, 1), drain: DefaultDrain}
 	go func() { b.recvErr <- r.Run() }()
 	return b, nil
+}
+
+// NewCountingBench is NewBench for a tester that counts arrivals with c
+// instead of reading rx, so that nothing at the far end (no receive ring,
+// no reader) takes CPU from the path being measured: open rx with nothing
+// to receive (afpacket.Options.SendOnly) and count with its interface's
+// rx_packets. rx still sends the learning frames, and gives the default
+// destination address. A run's Result then has Received (everything c
+// counted during the run and its drain) but no duplicates, reordering or
+// latency, and loads with a Window are refused: c is too slow to pace
+// one.
+func NewCountingBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
+	s, err := benchStream(tx, rx, s)
+	if err != nil {
+		return nil, err
+	}
+	snd, err := NewSender(tx, s, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Bench{tx: tx, rx: rx, stream: s, sender: snd, receiver: &counted{c: c, size: s.Size}, drain: DefaultDrain}, nil
+}
+
+// benchStream checks the ports of a Bench and fills in s's defaults:
+// addresses from tx (source) and rx (destination).
+func benchStream(tx, rx platform.Port, s Stream) (Stream, error) {
+	if tx == rx {
+		return s, fmt.Errorf("bench %s: sending and receiving port must differ", tx.Name())
+	}
+	if s.Src.IsZero() {
+		s.Src = frame.MACOf(tx.HardwareAddr())
+	}
+	if s.Dst.IsZero() {
+		s.Dst = frame.MACOf(rx.HardwareAddr())
+	}
+	s, err := s.WithDefaults()
+	if err != nil {
+		return s, fmt.Errorf("bench %s -> %s: %w", tx.Name(), rx.Name(), err)
+	}
+	return s, nil
 }
 
 // SetDrain changes how long Run waits, once the sender stopped, for frames
@@ -148,6 +181,10 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 	if !b.learned {
 		b.learn()
 		b.learned = true
+	}
+	cnt, counting := b.receiver.(*counted)
+	if counting && l.Window > 0 {
+		return Result{}, fmt.Errorf("bench %s -> %s: a window needs a receiver; this bench only counts arrivals", b.tx.Name(), b.rx.Name())
 	}
 	id := rand.Uint32() | 1 // never 0
 	b.sender.SetRunID(id)
@@ -183,6 +220,9 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 	}
 	if err == nil {
 		err = ctx.Err()
+	}
+	if err == nil && counting {
+		err = cnt.failed()
 	}
 	return res, err
 }
@@ -235,7 +275,10 @@ func (b *Bench) Progress() Progress {
 func (b *Bench) Close() error {
 	var err error
 	b.closeOnce.Do(func() {
-		err = errors.Join(b.rx.Close(), b.tx.Close(), <-b.recvErr)
+		err = errors.Join(b.rx.Close(), b.tx.Close())
+		if b.recvErr != nil {
+			err = errors.Join(err, <-b.recvErr)
+		}
 	})
 	return err
 }

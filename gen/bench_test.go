@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/memport"
@@ -410,6 +411,95 @@ func TestWaitForward(t *testing.T) {
 		_, err := gen.WaitForward(context.Background(), func(gen.Stream) (*gen.Bench, error) { return nil, want }, time.Second)
 		if !errors.Is(err, want) {
 			t.Fatalf("WaitForward = %v, want %v", err, want)
+		}
+	})
+}
+
+// newCountingBench returns a counting bench over a memport cable whose
+// sending end is w; a reader drains the far end, counting frames as an
+// interface's rx_packets would, and fail makes the counter fail.
+func newCountingBench(t *testing.T, s gen.Stream, w *wirePort, fail *atomic.Bool) *gen.Bench {
+	t.Helper()
+	a, b := memport.Pair("a", net.HardwareAddr{2, 0, 0, 0, 0, 0xa}, "b", net.HardwareAddr{2, 0, 0, 0, 0, 0xb})
+	w.Port = a
+	var arrived atomic.Uint64
+	sink, _ := memport.Pair("sink", net.HardwareAddr{2, 0, 0, 0, 0, 0xc}, "unused", net.HardwareAddr{2, 0, 0, 0, 0, 0xd})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([][]byte, 64)
+		for {
+			n, err := b.ReadBatch(buf)
+			if err != nil {
+				return
+			}
+			arrived.Add(uint64(n))
+		}
+	}()
+	count := gen.CounterFunc(func() (uint64, error) {
+		if fail.Load() {
+			return 0, errors.New("rx_packets: no such file")
+		}
+		return arrived.Load(), nil
+	})
+	// The bench's rx port only sends learning frames; the cable's far
+	// end b is read by the counting goroutine above.
+	bench, err := gen.NewCountingBench(w, sink, gen.Stream{Dst: frame.MACOf(b.HardwareAddr())}, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench.SetDrain(200 * time.Millisecond)
+	t.Cleanup(func() {
+		_ = bench.Close()
+		_ = b.Close()
+		<-done
+	})
+	return bench
+}
+
+func TestCountingBench(t *testing.T) {
+	every := func(n uint64) func(uint64) bool { return func(seq uint64) bool { return seq%n == n-1 } }
+	t.Run("counts what arrived, loss included", func(t *testing.T) {
+		w := &wirePort{drop: every(10)}
+		b := newCountingBench(t, gen.Stream{}, w, new(atomic.Bool))
+		res, err := b.Run(context.Background(), gen.Load{Rate: 200_000, Count: 5000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		overflow := w.Port.Counters().TxDropped
+		if res.Sent != 5000 || res.Lost != 500+overflow || res.Received != res.Sent-res.Lost {
+			t.Errorf("sent %d, received %d, lost %d; want 5000 sent, %d lost", res.Sent, res.Received, res.Lost, 500+overflow)
+		}
+		if res.Latency != nil || res.Duplicates != 0 {
+			t.Errorf("latency %v, duplicates %d: a counter cannot know them", res.Latency, res.Duplicates)
+		}
+	})
+	t.Run("each run counts from zero", func(t *testing.T) {
+		b := newCountingBench(t, gen.Stream{}, &wirePort{}, new(atomic.Bool))
+		for range 2 {
+			res, err := b.Run(context.Background(), gen.Load{Rate: 100_000, Count: 2000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Received != res.Sent {
+				t.Errorf("received %d of %d sent", res.Received, res.Sent)
+			}
+		}
+	})
+	t.Run("a window is refused", func(t *testing.T) {
+		b := newCountingBench(t, gen.Stream{}, &wirePort{}, new(atomic.Bool))
+		_, err := b.Run(context.Background(), gen.Load{Window: 16, Count: 100})
+		if err == nil || !strings.Contains(err.Error(), "window needs a receiver") {
+			t.Errorf("window run: error %v, want a window needs a receiver", err)
+		}
+	})
+	t.Run("a failing counter fails the run", func(t *testing.T) {
+		fail := new(atomic.Bool)
+		b := newCountingBench(t, gen.Stream{}, &wirePort{}, fail)
+		fail.Store(true)
+		_, err := b.Run(context.Background(), gen.Load{Count: 100})
+		if err == nil || !strings.Contains(err.Error(), "counting arrivals: rx_packets: no such file") {
+			t.Errorf("error %v, want the counter's", err)
 		}
 	})
 }

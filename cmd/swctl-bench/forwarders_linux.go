@@ -124,6 +124,8 @@ type swctlDaemon struct {
 	workers int
 	// trunk selects the trunk setup.
 	trunk bool
+	// busyPoll runs the daemon with --busy-poll.
+	busyPoll bool
 	// p is the running daemon, nil when stopped.
 	p *proc
 }
@@ -131,8 +133,12 @@ type swctlDaemon struct {
 func (s *swctlDaemon) start(ctx context.Context, b *bed, base string) error {
 	bin := b.cfg.bin
 	sock := base + ".sock"
-	args := inNS(b.dut, pinned(b.cfg.forwarderCPU, bin, "daemon", "--workers", strconv.Itoa(s.workers),
-		"--socket", sock, "--config", base+".conf", "--state-dir", base+".state")...)
+	daemon := []string{bin, "daemon", "--workers", strconv.Itoa(s.workers),
+		"--socket", sock, "--config", base + ".conf", "--state-dir", base + ".state"}
+	if s.busyPoll {
+		daemon = append(daemon, "--busy-poll")
+	}
+	args := inNS(b.dut, pinned(b.cfg.forwarderCPU, daemon...)...)
 	p, err := startProc("swctl daemon in "+b.dut, base+".log", args...)
 	if err != nil {
 		return err

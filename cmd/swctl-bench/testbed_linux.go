@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/internal/benchtable"
 	"github.com/swctl/swctl/internal/nsenter"
 	"github.com/swctl/swctl/platform/afpacket"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // command runs args with a deadline and returns stdout; the error names
@@ -84,6 +87,14 @@ type bed struct {
 	h1MAC, h2MAC string
 	// rx is the interface in h2 the tester counts frames on.
 	rx string
+	// sinkMAC is the test frames' destination: an address no interface
+	// has, so h2 counts them (rx's rx_packets) and drops them before its
+	// IP stack, as a hardware tester's port would; the forwarders learn
+	// it on their h2 side from the bench's learning frames (on the trunk
+	// row, h2's br0 has it as a local entry, delivering it to br0).
+	sinkMAC string
+	// h2Link is a netlink handle in h2, for rx's rx_packets.
+	h2Link *netlink.Handle
 	// hostDevs are the host-side devices whose offloads iperf3 "offloads
 	// off" turns off, per namespace.
 	hostDevs map[string][]string
@@ -103,7 +114,8 @@ func newBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg co
 	b := &bed{row: row, cfg: cfg, dir: dir, h1: tag + "h1", h2: tag + "h2",
 		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx),
 		h1MAC: fmt.Sprintf("02:62:%02x:00:00:01", idx), h2MAC: fmt.Sprintf("02:62:%02x:00:00:02", idx),
-		rx: "eth0", offloads: map[[2]string][]string{}}
+		sinkMAC: fmt.Sprintf("02:62:%02x:00:00:03", idx),
+		rx:      "eth0", offloads: map[[2]string][]string{}}
 	defer func() {
 		if err != nil {
 			b.close()
@@ -153,7 +165,8 @@ func newBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg co
 				b.h2, fmt.Sprintf("b%d", i), fmt.Sprintf("02:62:%02x:00:b0:%02x", idx, i))...)
 			steps = append(steps, []string{"ip", "-n", b.h2, "link", "set", fmt.Sprintf("b%d", i), "master", "br0"})
 		}
-		steps = append(steps, []string{"ip", "-n", b.h2, "link", "set", "br0", "up"})
+		steps = append(steps, []string{"ip", "-n", b.h2, "link", "set", "br0", "up"},
+			inNS(b.h2, "bridge", "fdb", "add", b.sinkMAC, "dev", "br0", "self", "local"))
 	default:
 		steps = veth(b.dut, "p1", fmt.Sprintf("02:62:%02x:00:d0:01", idx), b.h1, "eth0", b.h1MAC)
 		steps = append(steps, veth(b.dut, "p2", fmt.Sprintf("02:62:%02x:00:d0:02", idx), b.h2, "eth0", b.h2MAC)...)
@@ -182,6 +195,18 @@ func newBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg co
 			b.offloads[[2]string{ns, d}] = args
 		}
 	}
+	ns, err := netns.GetFromName(b.h2)
+	if err != nil {
+		return nil, fmt.Errorf("namespace %s: %w", b.h2, err)
+	}
+	b.h2Link, err = netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
+	ns.Close()
+	if err != nil {
+		return nil, fmt.Errorf("netlink in %s: %w", b.h2, err)
+	}
+	if _, err := b.rxPackets(ctx); err != nil {
+		return nil, err
+	}
 	switch row.ID {
 	case benchtable.RowKernel:
 		b.fwd = &kernelBridge{}
@@ -189,6 +214,8 @@ func newBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg co
 		b.fwd = &swctlDaemon{workers: 1}
 	case benchtable.RowSwctl2:
 		b.fwd = &swctlDaemon{workers: 2}
+	case benchtable.RowSwctlPoll:
+		b.fwd = &swctlDaemon{workers: 1, busyPoll: true}
 	case benchtable.RowTrunk:
 		b.fwd = &swctlDaemon{workers: 1, trunk: true}
 	case benchtable.RowOVS:
@@ -235,6 +262,10 @@ func (b *bed) close() {
 		command(context.Background(), 10*time.Second, "ip", "netns", "del", ns)
 	}
 	b.namespaces = nil
+	if b.h2Link != nil {
+		b.h2Link.Close()
+		b.h2Link = nil
+	}
 }
 
 // forwardWait bounds waitForward; Open vSwitch takes a moment to open its
@@ -250,11 +281,21 @@ func (b *bed) waitForward(ctx context.Context) error {
 }
 
 // open opens the tester's ports, h1:eth0 and h2's rx interface, from this
-// process and prepares runs of s between them.
+// process and prepares runs of s between them, sent to the sink address
+// unless s names another. Neither port receives anything: h1:eth0 sends
+// from a TX ring, h2's port only sends the learning frames, and
+// h2's rx_packets counts the arrivals, so the tester's receiving side
+// costs no CPU beyond the interface's own.
 func (b *bed) open(s gen.Stream) (*gen.Bench, error) {
+	if s.Dst.IsZero() {
+		var err error
+		if s.Dst, err = frame.ParseMAC(b.sinkMAC); err != nil {
+			return nil, err
+		}
+	}
 	var tx, rx *afpacket.Port
 	err := nsenter.Run(b.h1, func() error {
-		p, err := afpacket.Open("eth0", afpacket.Options{})
+		p, err := afpacket.Open("eth0", afpacket.Options{SendOnly: true, TXRing: true})
 		if err != nil {
 			return fmt.Errorf("tester port eth0 in %s: %w", b.h1, err)
 		}
@@ -269,7 +310,7 @@ func (b *bed) open(s gen.Stream) (*gen.Bench, error) {
 		return nil, err
 	}
 	err = nsenter.Run(b.h2, func() error {
-		p, err := afpacket.Open(b.rx, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
+		p, err := afpacket.Open(b.rx, afpacket.Options{SendOnly: true})
 		if err != nil {
 			return fmt.Errorf("tester port %s in %s: %w", b.rx, b.h2, err)
 		}
@@ -284,7 +325,7 @@ func (b *bed) open(s gen.Stream) (*gen.Bench, error) {
 		tx.Close()
 		return nil, err
 	}
-	bench, err := gen.NewBench(tx, rx, s)
+	bench, err := gen.NewCountingBench(tx, rx, s, gen.CounterFunc(func() (uint64, error) { return b.rxPackets(context.Background()) }))
 	if err != nil {
 		tx.Close()
 		rx.Close()
@@ -311,14 +352,14 @@ func (b *bed) setOffloads(ctx context.Context, off bool) error {
 }
 
 // rxPackets reads the rx_packets counter of h2's tester interface.
-func (b *bed) rxPackets(ctx context.Context) (uint64, error) {
-	out, err := sh(ctx, inNS(b.h2, "cat", "/sys/class/net/"+b.rx+"/statistics/rx_packets")...)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+func (b *bed) rxPackets(context.Context) (uint64, error) {
+	l, err := b.h2Link.LinkByName(b.rx)
 	if err != nil {
 		return 0, fmt.Errorf("%s in %s: rx_packets: %w", b.rx, b.h2, err)
 	}
-	return n, nil
+	st := l.Attrs().Statistics
+	if st == nil {
+		return 0, fmt.Errorf("%s in %s: rx_packets: the kernel sent no statistics", b.rx, b.h2)
+	}
+	return st.RxPackets, nil
 }

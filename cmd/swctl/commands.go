@@ -34,6 +34,7 @@ func daemonCommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: min(runtime.NumCPU(), 64), DefaultText: "the number of CPUs", Usage: "forwarding goroutines per bridge member, `N` sockets in a PACKET_FANOUT group (1-64)"},
 			&cli.StringFlag{Name: "tx", Value: daemon.TXRing, Usage: "how ports send: `MODE` ring (an mmap TX ring, one kick per batch) or mmsg (one sendmmsg per batch)"},
 			&cli.IntFlag{Name: "rx-ring", Value: daemon.DefaultRXRingMiB, Usage: "receive ring of each member socket in `MiB` (1-1024; pinned kernel memory)"},
+			&cli.BoolFlag{Name: "busy-poll", Usage: "readers poll their rings and never sleep: the lowest latency, for --workers cores at 100% all the time (Linux)"},
 		},
 		Action: runDaemon,
 	}
@@ -80,6 +81,13 @@ func runDaemon(c *cli.Context) error {
 	if !slices.Contains(c.LocalFlagNames(), "socket") && len(c.Lineage()) > 1 {
 		socket = c.Lineage()[1].String("socket") // the global --socket
 	}
+	log := slog.New(h)
+	if c.Bool("busy-poll") {
+		// The spinning readers share the scheduler's threads: as many as
+		// there are workers, so the daemon takes --workers cores.
+		runtime.GOMAXPROCS(c.Int("workers"))
+		log.Info("busy polling: readers never sleep", "threads", c.Int("workers"))
+	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	return daemon.Run(ctx, daemon.Options{
@@ -90,8 +98,9 @@ func runDaemon(c *cli.Context) error {
 		Workers:     c.Int("workers"),
 		TXMode:      tx,
 		RXRingMiB:   c.Int("rx-ring"),
+		BusyPoll:    c.Bool("busy-poll"),
 		Version:     api.Build(),
-		Logger:      slog.New(h),
+		Logger:      log,
 	})
 }
 

@@ -16,6 +16,8 @@ const (
 	RowSwctl1 = "swctl-w1"
 	// RowSwctl2 is a swctl bridge, daemon --workers 2.
 	RowSwctl2 = "swctl-w2"
+	// RowSwctlPoll is a swctl bridge, daemon --workers 1 --busy-poll.
+	RowSwctlPoll = "swctl-poll"
 	// RowTrunk is a swctl bridge between p1 and a roundrobin swctl trunk
 	// over two links, whose peers are a Linux bridge in h2.
 	RowTrunk = "swctl-trunk"
@@ -43,6 +45,7 @@ func Rows() []Row {
 		{ID: RowKernel, Label: "Linux kernel bridge"},
 		{ID: RowSwctl1, Label: "swctl bridge, 1 worker"},
 		{ID: RowSwctl2, Label: "swctl bridge, 2 workers"},
+		{ID: RowSwctlPoll, Label: "swctl bridge, busy poll"},
 		{ID: RowTrunk, Label: "swctl trunk roundrobin x2"},
 		{ID: RowOVS, Label: "OVS userspace"},
 		{ID: RowOVSTSO, Label: "OVS userspace + TSO"},

@@ -52,6 +52,12 @@ type Options struct {
 	// A larger ring rides out longer stalls of the forwarder (a
 	// descheduled reader) without dropping; it is pinned kernel memory.
 	RXRingMiB int
+	// BusyPoll makes every AF_PACKET member's readers poll their rings
+	// instead of sleeping (afpacket.Options.BusyPoll): the lowest
+	// latency, for a core spinning at 100% per running reader thread
+	// (GOMAXPROCS; `swctl daemon --busy-poll` sets it to Workers).
+	// Linux only.
+	BusyPoll bool
 }
 
 // DefaultRXRingMiB is the receive ring of a member socket: 16 MiB, about
@@ -116,16 +122,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	sys, err := newSystem(journal, log)
-	if ws, ok := sys.(interface{ setWorkers(int) }); ok && err == nil {
-		ws.setWorkers(opts.Workers)
-	}
-	if ts, ok := sys.(interface{ setTXMode(string) }); ok && err == nil {
-		ts.setTXMode(opts.TXMode)
-	}
-	if rs, ok := sys.(interface{ setRXRing(int) }); ok && err == nil {
-		rs.setRXRing(opts.RXRingMiB)
-	}
+	sys, err := newSystem(journal, log, opts)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,13 @@ type bsdSystem struct {
 	closeOnce sync.Once
 }
 
-func newSystem(journal *promisc.Journal, log *slog.Logger) (system, error) {
+// newSystem makes the BSD system. Of opts' port settings only the
+// defaults exist here: /dev/bpf has no receive workers, TX ring or busy
+// polling.
+func newSystem(journal *promisc.Journal, log *slog.Logger, opts Options) (system, error) {
+	if opts.BusyPoll {
+		return nil, fmt.Errorf("daemon: busy polling (--busy-poll) needs AF_PACKET rings: not available on %s", runtime.GOOS)
+	}
 	return &bsdSystem{journal: journal, log: log, stop: make(chan struct{})}, nil
 }
 

@@ -30,36 +30,28 @@ type linuxSystem struct {
 	journal *promisc.Journal
 	// log receives the ports' rare warnings.
 	log *slog.Logger
-	// workers is the number of receive queues of a port opened with
-	// offloads (a bridge member); 0 or 1 means one.
-	workers int
-	// txRing opens every AF_PACKET port with a TX ring (daemon
-	// Options.TXMode "ring").
-	txRing bool
-	// rxBlocks is the number of receive ring blocks of every AF_PACKET
-	// receive socket (daemon Options.RXRingMiB); 0 means afpacket's
-	// default.
-	rxBlocks int
+	// ports are the options of every AF_PACKET port, from the daemon's
+	// Options; Workers applies to ports opened with offloads only.
+	ports afpacket.Options
 }
 
-// setRXRing sets the receive ring of the ports opened from now on to mib
-// MiB (daemon Options.RXRingMiB), in afpacket.DefaultBlockSize blocks.
-func (s *linuxSystem) setRXRing(mib int) { s.rxBlocks = mib << 20 / afpacket.DefaultBlockSize }
-
-// setTXMode sets how the ports opened from now on send (daemon
-// Options.TXMode, checked by Run).
-func (s *linuxSystem) setTXMode(mode string) { s.txRing = mode != TXMmsg }
-
-// setWorkers sets the receive queues of the bridge members opened from
-// now on (daemon Options.Workers).
-func (s *linuxSystem) setWorkers(n int) { s.workers = n }
-
-func newSystem(journal *promisc.Journal, log *slog.Logger) (system, error) {
+// newSystem makes the Linux system; opts (checked by Run) gives its
+// ports' workers, TX mode, receive ring and polling.
+func newSystem(journal *promisc.Journal, log *slog.Logger, opts Options) (system, error) {
 	w, err := linkwatch.New()
 	if err != nil {
 		return nil, fmt.Errorf("link events: %w", err)
 	}
-	return &linuxSystem{watcher: w, done: make(chan struct{}), journal: journal, log: log}, nil
+	ports := afpacket.Options{
+		Workers:  opts.Workers,
+		TXRing:   opts.TXMode != TXMmsg,
+		BusyPoll: opts.BusyPoll,
+		Logger:   log,
+	}
+	if opts.RXRingMiB > 0 {
+		ports.BlockCount = opts.RXRingMiB << 20 / afpacket.DefaultBlockSize
+	}
+	return &linuxSystem{watcher: w, done: make(chan struct{}), journal: journal, log: log, ports: ports}, nil
 }
 
 func (s *linuxSystem) HardwareAddr(name string) (net.HardwareAddr, error) {
@@ -97,11 +89,13 @@ func (s *linuxSystem) RestoreLLAddr(name string) error {
 }
 
 func (s *linuxSystem) OpenPort(name string, offload bool) (platform.Port, error) {
-	opts := afpacket.Options{Offload: offload, TXRing: s.txRing, BlockCount: s.rxBlocks, Logger: s.log}
-	if offload {
-		// Bridge members and trunk links: a bridge runs one reader per
-		// queue; a trunk's single reader per link reads all its queues.
-		opts.Workers = s.workers
+	opts := s.ports
+	opts.Offload = offload
+	if !offload {
+		// Only bridge members and trunk links have workers: a bridge
+		// runs one reader per queue; a trunk's single reader per link
+		// reads all its queues.
+		opts.Workers = 0
 	}
 	p, err := afpacket.Open(name, opts)
 	if err != nil {

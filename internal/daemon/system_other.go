@@ -10,6 +10,6 @@ import (
 	"github.com/swctl/swctl/promisc"
 )
 
-func newSystem(*promisc.Journal, *slog.Logger) (system, error) {
+func newSystem(*promisc.Journal, *slog.Logger, Options) (system, error) {
 	return nil, fmt.Errorf("swctl daemon: not implemented on %s (swctl runs on Linux, OpenBSD and FreeBSD)", runtime.GOOS)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -34,6 +35,9 @@ type Port struct {
 	// offload is set when the socket has PACKET_VNET_HDR: every frame in
 	// the ring and every frame sent carries a virtio_net_hdr. Immutable.
 	offload bool
+	// busyPoll makes an empty ring yield and look again instead of
+	// sleeping in ppoll (Options.BusyPoll). Immutable.
+	busyPoll bool
 	// log receives the rare warnings; immutable.
 	log *slog.Logger
 	// truncLogged is set once a truncated frame has been logged.
@@ -157,6 +161,7 @@ func Open(name string, opts Options) (*Port, error) {
 		headroom: opts.Headroom,
 		batch:    opts.BatchSize,
 		offload:  opts.Offload,
+		busyPoll: opts.BusyPoll,
 		log:      opts.Logger,
 		fd:       -1,
 		efd:      -1,
@@ -222,6 +227,10 @@ func (p *Port) open(mtu int, opts Options) error {
 			}
 		}
 		sa := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: p.ifindex}
+		if opts.SendOnly {
+			// Protocol 0: the socket joins no receive path at all.
+			sa.Protocol = 0
+		}
 		if err := unix.Bind(q.fd, sa); err != nil {
 			return fmt.Errorf("bind: %w", err)
 		}
@@ -337,6 +346,10 @@ func (p *Port) openQueue(q *rxQueue, mtu int, opts Options) error {
 		}
 	}
 	perBlock := blockSize / frameSize
+	if opts.SendOnly {
+		// Nothing ever arrives: the smallest ring a batch fits.
+		blocks = (opts.BatchSize + perBlock - 1) / perBlock
+	}
 	req := unix.TpacketReq{
 		Block_size: uint32(blockSize),
 		Block_nr:   uint32(blocks),
@@ -510,7 +523,7 @@ func (p *Port) readQueue(q *rxQueue, frames [][]byte, offs []platform.Offload) (
 		if n := p.collect(q, frames, offs); n > 0 {
 			return n, nil
 		}
-		if err := p.wait(q.pfds[:]); err != nil {
+		if err := p.idle(q.pfds[:]); err != nil {
 			return 0, err
 		}
 	}
@@ -549,7 +562,7 @@ func (p *Port) readAll(frames [][]byte, offs []platform.Offload) (int, error) {
 		if n > 0 {
 			return n, nil
 		}
-		if err := p.wait(p.allPfds); err != nil {
+		if err := p.idle(p.allPfds); err != nil {
 			return 0, err
 		}
 	}
@@ -589,6 +602,20 @@ func (p *Port) noteTruncated(r *ring) {
 			"port", p.name, "len", n, "slot", r.frameSize, "offload", p.offload,
 			"hint", "a GSO super-frame without offload, BIG TCP (gso_max_size > 65536), an MTU raised after the port opened, or (offload) a full copy queue")
 	}
+}
+
+// idle is what a reader does when its rings are empty: with BusyPoll it
+// yields to other goroutines and returns, to look again; otherwise it
+// waits in ppoll.
+func (p *Port) idle(pfds []unix.PollFd) error {
+	if !p.busyPoll {
+		return p.wait(pfds)
+	}
+	if p.closed.Load() {
+		return platform.ErrClosed
+	}
+	runtime.Gosched()
+	return nil
 }
 
 // wait blocks until one of the sockets in pfds (every entry but the last)

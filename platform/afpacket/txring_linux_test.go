@@ -15,8 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// txRingModes are the sending modes with a TX ring the contract suite
-// covers (with Offload: offloadModes).
+// txRingModes are the sending modes with a TX ring, and the busy-polling
+// modes, the contract suite covers (with Offload: offloadModes).
 var txRingModes = []struct {
 	name string
 	opts afpacket.Options
@@ -26,6 +26,9 @@ var txRingModes = []struct {
 	{"TX ring, small ring", afpacket.Options{TXRing: true, TXRingFrames: 64}},
 	{"TX ring, offload, fanout", afpacket.Options{TXRing: true, Offload: true, Workers: 2}},
 	{"sendmmsg, qdisc bypass", afpacket.Options{QdiscBypass: true}},
+	{"busy poll", afpacket.Options{BusyPoll: true}},
+	{"busy poll, TX ring", afpacket.Options{BusyPoll: true, TXRing: true}},
+	{"busy poll, TX ring, offload, fanout", afpacket.Options{BusyPoll: true, TXRing: true, Offload: true, Workers: 2}},
 }
 
 func TestIntegrationContractTXRing(t *testing.T) {
