@@ -31,6 +31,9 @@ type wirePort struct {
 	hold func(seq uint64) bool
 	// acks, when set, is read to record the frames in flight.
 	acks gen.Acks
+	// stallAt, when not 0, is the WriteBatch call that takes 30 ms, as
+	// if the machine took the sender's core away.
+	stallAt int64
 
 	// mu serialises WriteBatch (the fault state is not concurrent).
 	mu sync.Mutex
@@ -52,7 +55,9 @@ type wirePort struct {
 func (w *wirePort) WriteBatch(frames [][]byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.calls.Add(1)
+	if w.calls.Add(1) == w.stallAt {
+		time.Sleep(30 * time.Millisecond)
+	}
 	if int64(len(frames)) > w.maxBatch.Load() {
 		w.maxBatch.Store(int64(len(frames)))
 	}
@@ -218,6 +223,35 @@ func TestPacedRate(t *testing.T) {
 			}
 			if got := w.maxBatch.Load(); got > tt.maxBurst {
 				t.Errorf("a burst of %d frames, want at most %d (%v of frames)", got, tt.maxBurst, gen.MaxLag)
+			}
+		})
+	}
+}
+
+// A paced sender stalled for 30 ms skips what it owes beyond MaxLag
+// (2 ms by default) and, with a Load.MaxLag longer than the stall, sends
+// every frame of its schedule.
+func TestPacedMaxLag(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		lag     time.Duration
+		slipped bool
+	}{
+		{"default lag: the stall's frames are skipped", 0, true},
+		{"1 s lag: the stall's frames are caught up", time.Second, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &wirePort{stallAt: 100}
+			b := newBench(t, gen.Stream{}, w)
+			res, err := b.Run(context.Background(), gen.Load{Rate: 100_000, Count: 20_000, MaxLag: tt.lag})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Slipped > 0; got != tt.slipped {
+				t.Errorf("%d frames skipped after a 30 ms stall with lag %v; want skipping %v", res.Slipped, tt.lag, tt.slipped)
+			}
+			if !tt.slipped && res.Sent+res.TxDropped != 20_000 {
+				t.Errorf("offered %d, want all 20000", res.Sent+res.TxDropped)
 			}
 		})
 	}

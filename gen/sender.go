@@ -55,6 +55,13 @@ type Load struct {
 	// exceeds the port's batch size. A sender behind its schedule sends
 	// up to a batch at once to catch up (see MaxLag).
 	Burst int
+	// MaxLag is how far a paced sender may fall behind its schedule and
+	// still send every frame it owes, catching up a batch at a time; 0
+	// means the package's MaxLag. A longer lag rides out longer stalls
+	// of a shared core (a softirq deferred to ksoftirqd runs for
+	// milliseconds) without leaving frames out, at the price of longer
+	// catch-up bursts.
+	MaxLag time.Duration
 	// WindowTimeout is how long a full window waits for a frame before
 	// it counts its frames as lost and goes on; 0 means
 	// DefaultWindowTimeout.
@@ -173,7 +180,11 @@ func (s *Sender) Run(ctx context.Context, l Load) (SendStats, error) {
 		timeout = int64(DefaultWindowTimeout)
 	}
 	// A paced sender more than maxLag frames behind skips ahead.
-	maxLag := uint64(max(l.Rate*MaxLag.Seconds(), float64(2*burst), 4))
+	lag := MaxLag
+	if l.MaxLag > 0 {
+		lag = l.MaxLag
+	}
+	maxLag := uint64(max(l.Rate*lag.Seconds(), float64(2*burst), 4))
 
 	var st SendStats
 	s.sent.Store(0)
