@@ -235,6 +235,8 @@ func TestCLI(t *testing.T) {
 			wantStderr: "swctl: --tx: want ring or mmsg, got \"pigeon\"\n"},
 		{name: "daemon rx ring too large", args: []string{"daemon", "--rx-ring", "2048"}, wantCode: 2,
 			wantStderr: "swctl: --rx-ring: want 1-1024 MiB, got 2048\n"},
+		{name: "daemon coalesce too long", args: []string{"daemon", "--coalesce", "20ms"}, wantCode: 2,
+			wantStderr: "swctl: --coalesce: want 0-10ms, got 20ms\n"},
 		{name: "unknown top-level command", args: []string{"explode", "-o", "json"}, wantCode: 2,
 			wantStderr: "{\"error\":\"unknown command \\\"swctl explode\\\" (see \\\"swctl --help\\\")\"}\n"},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/config"
 	"github.com/swctl/swctl/internal/daemon"
+	"github.com/swctl/swctl/platform/afpacket"
 )
 
 // Defaults of the daemon command.
@@ -34,6 +35,8 @@ func daemonCommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: min(runtime.NumCPU(), 64), DefaultText: "the number of CPUs", Usage: "forwarding goroutines per bridge member, `N` sockets in a PACKET_FANOUT group (1-64)"},
 			&cli.StringFlag{Name: "tx", Value: daemon.TXRing, Usage: "how ports send: `MODE` ring (an mmap TX ring, one kick per batch) or mmsg (one sendmmsg per batch)"},
 			&cli.IntFlag{Name: "rx-ring", Value: daemon.DefaultRXRingMiB, Usage: "receive ring of each member socket in `MiB` (1-1024; pinned kernel memory)"},
+			&cli.DurationFlag{Name: "coalesce", Value: daemon.DefaultCoalesce, Usage: "after a read that emptied a ring, wait `DURATION` before the next, so that the frames arriving meanwhile come in one batch (interrupt moderation; 0 = off, at most 10ms; Linux)"},
+			&cli.BoolFlag{Name: "qdisc-bypass", Usage: "send straight to the driver, skipping the interfaces' qdiscs and tc egress (PACKET_QDISC_BYPASS; Linux)"},
 			&cli.BoolFlag{Name: "busy-poll", Usage: "readers poll their rings and never sleep: the lowest latency, for --workers cores at 100% all the time (Linux)"},
 		},
 		Action: runDaemon,
@@ -49,6 +52,9 @@ func runDaemon(c *cli.Context) error {
 	}
 	if r := c.Int("rx-ring"); r < 1 || r > 1024 {
 		return usagef("--rx-ring: want 1-1024 MiB, got %d", r)
+	}
+	if d := c.Duration("coalesce"); d < 0 || d > afpacket.MaxCoalesce {
+		return usagef("--coalesce: want 0-%v, got %v", afpacket.MaxCoalesce, d)
 	}
 	tx := c.String("tx")
 	if tx != daemon.TXRing && tx != daemon.TXMmsg {
@@ -99,6 +105,8 @@ func runDaemon(c *cli.Context) error {
 		TXMode:      tx,
 		RXRingMiB:   c.Int("rx-ring"),
 		BusyPoll:    c.Bool("busy-poll"),
+		QdiscBypass: c.Bool("qdisc-bypass"),
+		Coalesce:    c.Duration("coalesce"),
 		Version:     api.Build(),
 		Logger:      log,
 	})

@@ -45,6 +45,9 @@ func newSystem(journal *promisc.Journal, log *slog.Logger, opts Options) (system
 	if opts.BusyPoll {
 		return nil, fmt.Errorf("daemon: busy polling (--busy-poll) needs AF_PACKET rings: not available on %s", runtime.GOOS)
 	}
+	if opts.QdiscBypass {
+		return nil, fmt.Errorf("daemon: qdisc bypass (--qdisc-bypass) is an AF_PACKET option: not available on %s", runtime.GOOS)
+	}
 	return &bsdSystem{journal: journal, log: log, stop: make(chan struct{})}, nil
 }
 

@@ -43,10 +43,12 @@ func newSystem(journal *promisc.Journal, log *slog.Logger, opts Options) (system
 		return nil, fmt.Errorf("link events: %w", err)
 	}
 	ports := afpacket.Options{
-		Workers:  opts.Workers,
-		TXRing:   opts.TXMode != TXMmsg,
-		BusyPoll: opts.BusyPoll,
-		Logger:   log,
+		Workers:     opts.Workers,
+		TXRing:      opts.TXMode != TXMmsg,
+		BusyPoll:    opts.BusyPoll,
+		QdiscBypass: opts.QdiscBypass,
+		Coalesce:    opts.Coalesce,
+		Logger:      log,
 	}
 	if opts.RXRingMiB > 0 {
 		ports.BlockCount = opts.RXRingMiB << 20 / afpacket.DefaultBlockSize

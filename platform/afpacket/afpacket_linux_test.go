@@ -341,8 +341,14 @@ func exchange(src, dst platform.Port, batch, rx [][]byte) error {
 }
 
 func TestIntegrationZeroAllocs(t *testing.T) {
+	for _, opts := range []afpacket.Options{{}, {Coalesce: 50 * time.Microsecond}} {
+		t.Run(fmt.Sprintf("coalesce %v", opts.Coalesce), func(t *testing.T) { testZeroAllocs(t, opts) })
+	}
+}
+
+func testZeroAllocs(t *testing.T, opts afpacket.Options) {
 	ns, a, b := cable(t)
-	p := openIn(t, ns, afpacket.Options{}, a, b)
+	p := openIn(t, ns, opts, a, b)
 	dut, peer := p[0], p[1]
 	for _, dir := range []struct {
 		name     string

@@ -3,6 +3,7 @@ package afpacket
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/swctl/swctl/platform"
 )
@@ -32,6 +33,9 @@ const (
 	// blocks): 4 slots waste 3.5 KiB per block, 1.4%, where one slot per
 	// block would waste 6%.
 	offloadSlotsPerBlock = 4
+	// MaxCoalesce bounds Options.Coalesce: a longer pause would hold
+	// frames long enough to overflow a ring at high rates.
+	MaxCoalesce = 10 * time.Millisecond
 	// DefaultTXRingFrames is the number of slots of a TX ring: about
 	// 1 MiB for a 1500-byte MTU, eight batches of 64 frames in flight.
 	DefaultTXRingFrames = 512
@@ -107,6 +111,18 @@ type Options struct {
 	// threads (GOMAXPROCS): each yields to the others when its ring is
 	// empty. Close still stops a ReadBatch.
 	BusyPoll bool
+	// Coalesce, when not 0, is how long a reader pauses (nanosleep)
+	// before it reads a ring that its previous read emptied with a short
+	// batch: frames arriving meanwhile come in one batch instead of a
+	// wakeup each. This is interrupt moderation, like a NIC's rx-usecs or
+	// NAPI's gro_flush_timeout. A frame on an idle port is still read at
+	// once, because the reader waits for it in ppoll. Only frames that
+	// follow a short batch wait, and at most Coalesce. Each wakeup costs a
+	// cross-core interrupt and an idle exit, so at a steady moderate load
+	// this divides the forwarder's CPU per frame (about 3x at 200 k
+	// frames/s of 60 bytes with 100 µs on the test VM). No effect with
+	// BusyPoll, which never sleeps. At most MaxCoalesce.
+	Coalesce time.Duration
 	// SendOnly opens a port that sends and receives nothing: its socket
 	// is bound to the interface for no protocol, so the kernel never
 	// hands it a frame (no copy into a ring, no wakeup: a traffic
@@ -150,6 +166,8 @@ func (o Options) withDefaults(name string) (Options, error) {
 		o.Logger = slog.Default()
 	}
 	switch {
+	case o.Coalesce < 0 || o.Coalesce > MaxCoalesce:
+		return o, fmt.Errorf("afpacket %s: coalesce %v out of range 0-%v", name, o.Coalesce, MaxCoalesce)
 	case o.SendOnly && o.Workers > 1:
 		return o, fmt.Errorf("afpacket %s: a send-only port has no receive workers (workers %d)", name, o.Workers)
 	case o.BatchSize < 0 || o.BatchSize > 1024:

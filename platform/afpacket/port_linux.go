@@ -38,6 +38,12 @@ type Port struct {
 	// busyPoll makes an empty ring yield and look again instead of
 	// sleeping in ppoll (Options.BusyPoll). Immutable.
 	busyPoll bool
+	// coalesce is the pause before reading a drained ring
+	// (Options.Coalesce); zero for none and with busyPoll. Immutable.
+	coalesce unix.Timespec
+	// drained is readAll's drained flag for all queues at once, guarded
+	// by every rx[i].mu.
+	drained bool
 	// log receives the rare warnings; immutable.
 	log *slog.Logger
 	// truncLogged is set once a truncated frame has been logged.
@@ -120,6 +126,9 @@ type rxQueue struct {
 	// pfds are the descriptors ReadQueue polls (socket, eventfd), guarded
 	// by mu.
 	pfds [2]unix.PollFd
+	// drained is set when the queue's last read emptied its ring with a
+	// short batch (Options.Coalesce), guarded by mu.
+	drained bool
 }
 
 // Compile-time checks of the interfaces Port implements.
@@ -170,6 +179,9 @@ func Open(name string, opts Options) (*Port, error) {
 	}
 	if opts.Offload {
 		p.vhdrs = make([][vnetHdrLen]byte, opts.BatchSize)
+	}
+	if opts.Coalesce > 0 && !opts.BusyPoll {
+		p.coalesce = unix.NsecToTimespec(int64(opts.Coalesce))
 	}
 	p.mtu.Store(int64(ifi.MTU))
 	link := platform.LinkDown
@@ -519,10 +531,15 @@ func (p *Port) readQueue(q *rxQueue, frames [][]byte, offs []platform.Offload) (
 	if len(frames) == 0 {
 		return 0, nil
 	}
+	if q.drained {
+		p.pause()
+	}
 	for {
 		if n := p.collect(q, frames, offs); n > 0 {
+			q.drained = n < len(frames)
 			return n, nil
 		}
+		q.drained = false
 		if err := p.idle(q.pfds[:]); err != nil {
 			return 0, err
 		}
@@ -546,6 +563,9 @@ func (p *Port) readAll(frames [][]byte, offs []platform.Offload) (int, error) {
 	if len(frames) == 0 {
 		return 0, nil
 	}
+	if p.drained {
+		p.pause()
+	}
 	for {
 		n := 0
 		for i := range p.rx {
@@ -560,8 +580,10 @@ func (p *Port) readAll(frames [][]byte, offs []platform.Offload) (int, error) {
 		}
 		p.next = (p.next + 1) % len(p.rx)
 		if n > 0 {
+			p.drained = n < len(frames)
 			return n, nil
 		}
+		p.drained = false
 		if err := p.idle(p.allPfds); err != nil {
 			return 0, err
 		}
@@ -601,6 +623,16 @@ func (p *Port) noteTruncated(r *ring) {
 		p.log.Warn("afpacket: received frame larger than the ring slot dropped (counted in rx_dropped; logged once per port)",
 			"port", p.name, "len", n, "slot", r.frameSize, "offload", p.offload,
 			"hint", "a GSO super-frame without offload, BIG TCP (gso_max_size > 65536), an MTU raised after the port opened, or (offload) a full copy queue")
+	}
+}
+
+// pause sleeps Options.Coalesce before a reader looks at a ring its
+// last read drained, so that the frames arriving meanwhile come in one
+// batch. nanosleep goes through Syscall: the Go scheduler runs other
+// goroutines meanwhile.
+func (p *Port) pause() {
+	if p.coalesce.Sec != 0 || p.coalesce.Nsec != 0 {
+		_ = unix.Nanosleep(&p.coalesce, nil)
 	}
 }
 

@@ -2,7 +2,6 @@ package afpacket_test
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -64,9 +63,21 @@ func TestIntegrationSendOnly(t *testing.T) {
 	}
 }
 
-func TestSendOnlyRefusesWorkers(t *testing.T) {
-	_, err := afpacket.Open("lo", afpacket.Options{SendOnly: true, Workers: 2})
-	if err == nil || !strings.Contains(err.Error(), "afpacket lo: a send-only port has no receive workers") {
-		t.Errorf("Open(lo, send-only, 2 workers) = %v, want the option refused", err)
+func TestOpenRefusesBadOptions(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts afpacket.Options
+		want string
+	}{
+		{"send-only with workers", afpacket.Options{SendOnly: true, Workers: 2}, "afpacket lo: a send-only port has no receive workers (workers 2)"},
+		{"coalesce too long", afpacket.Options{Coalesce: time.Second}, "afpacket lo: coalesce 1s out of range 0-10ms"},
+		{"coalesce negative", afpacket.Options{Coalesce: -time.Microsecond}, "afpacket lo: coalesce -1µs out of range 0-10ms"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := afpacket.Open("lo", tt.opts)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("Open(lo) = %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

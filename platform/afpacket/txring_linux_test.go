@@ -16,7 +16,8 @@ import (
 )
 
 // txRingModes are the sending modes with a TX ring, and the busy-polling
-// modes, the contract suite covers (with Offload: offloadModes).
+// and coalescing modes, the contract suite covers (with Offload:
+// offloadModes).
 var txRingModes = []struct {
 	name string
 	opts afpacket.Options
@@ -29,6 +30,8 @@ var txRingModes = []struct {
 	{"busy poll", afpacket.Options{BusyPoll: true}},
 	{"busy poll, TX ring", afpacket.Options{BusyPoll: true, TXRing: true}},
 	{"busy poll, TX ring, offload, fanout", afpacket.Options{BusyPoll: true, TXRing: true, Offload: true, Workers: 2}},
+	{"coalesce 100µs", afpacket.Options{Coalesce: 100 * time.Microsecond}},
+	{"coalesce 100µs, TX ring, offload, fanout", afpacket.Options{Coalesce: 100 * time.Microsecond, TXRing: true, Offload: true, Workers: 2}},
 }
 
 func TestIntegrationContractTXRing(t *testing.T) {
