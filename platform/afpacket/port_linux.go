@@ -535,8 +535,8 @@ func (p *Port) readQueue(q *rxQueue, frames [][]byte, offs []platform.Offload) (
 		p.pause()
 	}
 	for {
-		if n := p.collect(q, frames, offs); n > 0 {
-			q.drained = n < len(frames)
+		if n, bytes := p.collect(q, frames, offs); n > 0 {
+			q.drained = q.ring.empty && bytes < coalesceBytes
 			return n, nil
 		}
 		q.drained = false
@@ -567,20 +567,23 @@ func (p *Port) readAll(frames [][]byte, offs []platform.Offload) (int, error) {
 		p.pause()
 	}
 	for {
-		n := 0
+		n, bytes, empty := 0, 0, true
 		for i := range p.rx {
 			var o []platform.Offload
 			if offs != nil {
 				o = offs[n:]
 			}
-			n += p.collect(p.rx[(p.next+i)%len(p.rx)], frames[n:], o)
+			q := p.rx[(p.next+i)%len(p.rx)]
+			k, b := p.collect(q, frames[n:], o)
+			n, bytes, empty = n+k, bytes+b, empty && q.ring.empty
 			if n == len(frames) {
+				empty = false
 				break
 			}
 		}
 		p.next = (p.next + 1) % len(p.rx)
 		if n > 0 {
-			p.drained = n < len(frames)
+			p.drained = empty && bytes < coalesceBytes
 			return n, nil
 		}
 		p.drained = false
@@ -597,9 +600,9 @@ func (p *Port) unlockAll() {
 	}
 }
 
-// collect takes ready frames from q's ring into frames and counts them.
-// q.mu is held.
-func (p *Port) collect(q *rxQueue, frames [][]byte, offs []platform.Offload) int {
+// collect takes ready frames from q's ring into frames and counts them;
+// it returns their number and bytes. q.mu is held.
+func (p *Port) collect(q *rxQueue, frames [][]byte, offs []platform.Offload) (int, int) {
 	n, bytes, dropped := q.ring.collect(frames, offs)
 	if dropped > 0 {
 		p.rxDropped.Add(uint64(dropped))
@@ -611,7 +614,7 @@ func (p *Port) collect(q *rxQueue, frames [][]byte, offs []platform.Offload) int
 		p.rxPackets.Add(uint64(n))
 		p.rxBytes.Add(uint64(bytes))
 	}
-	return n
+	return n, bytes
 }
 
 // noteTruncated logs, once per port, that a frame did not fit its ring
@@ -625,6 +628,14 @@ func (p *Port) noteTruncated(r *ring) {
 			"hint", "a GSO super-frame without offload, BIG TCP (gso_max_size > 65536), an MTU raised after the port opened, or (offload) a full copy queue")
 	}
 }
+
+// coalesceBytes is the most a batch may hold for the next read to pause
+// (Options.Coalesce): a batch that empties the ring with less than this
+// is a short one. A bigger batch, such as one TSO super-frame of up to
+// 64 KiB, already spreads its wakeup over many segments. Pausing after
+// super-frames also delayed TCP with the hosts' default offloads: make
+// bench QUICK measured 6.1 against 6.6–6.8 Gb/s without coalescing.
+const coalesceBytes = 32 << 10
 
 // pause sleeps Options.Coalesce before a reader looks at a ring its
 // last read drained, so that the frames arriving meanwhile come in one

@@ -129,6 +129,9 @@ type ring struct {
 	// truncLen is the length of the last frame refused because it did not
 	// fit its slot; collect sets it, ReadBatch reads and clears it.
 	truncLen int
+	// empty is set when the last collect stopped at a slot the kernel
+	// had not filled: the ring had nothing more to give.
+	empty bool
 }
 
 // Reasons collect refuses a slot.
@@ -162,10 +165,12 @@ func (r *ring) slot(i int) []byte {
 // and super-frames refused. It returns the number of frames, their total
 // length and the number refused.
 func (r *ring) collect(frames [][]byte, offs []platform.Offload) (n, bytes, dropped int) {
+	r.empty = false
 	for scanned := 0; n < len(frames) && scanned < r.frames; scanned++ {
 		i := r.head
 		st := r.status(i)
 		if st&unix.TP_STATUS_USER == 0 {
+			r.empty = true
 			break
 		}
 		if st&unix.TP_STATUS_COPY != 0 && r.used == len(r.bufs) && n > 0 {
