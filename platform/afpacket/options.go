@@ -113,8 +113,8 @@ type Options struct {
 	BusyPoll bool
 	// Coalesce, when not 0, is how long a reader pauses (nanosleep)
 	// before it reads a ring that its previous read emptied with a short
-	// batch (less than 32 KiB): frames arriving meanwhile come in one
-	// batch instead of a wakeup each. This is interrupt moderation, like a NIC's rx-usecs or
+	// batch (two frames or more, less than 32 KiB): frames arriving
+	// meanwhile come in one batch instead of a wakeup each. This is interrupt moderation, like a NIC's rx-usecs or
 	// NAPI's gro_flush_timeout. A frame on an idle port is still read at
 	// once, because the reader waits for it in ppoll. Only frames that
 	// follow a short batch wait, and at most Coalesce. Each wakeup costs a
