@@ -82,7 +82,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&rows, "rows", "", "comma-separated row IDs to measure (default all: direct,kernel,swctl-w1,swctl-w2,swctl-trunk,ovs,ovs-tso)")
 	fs.IntVar(&c.flows, "flows", 64, "`N` flows in the generated frames")
 	fs.Float64Var(&c.cpuRate, "cpu-rate", 200000, "paced load of the CPU-per-frame measurement, `frames/s`")
-	fs.StringVar(&c.testerCPU, "tester-cpu", "0", "`CPU` of the generator, receiver, iperf3 and ping (empty: no pinning)")
+	fs.StringVar(&c.testerCPU, "tester-cpu", "0", "`CPU` of the generator, iperf3 and ping (empty: no pinning)")
 	fs.StringVar(&c.forwarderCPU, "forwarder-cpu", "1", "`CPU` of swctl daemon and ovs-vswitchd (empty: no pinning)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory with daemon and OVS logs")
 	if err := fs.Parse(args); err != nil {

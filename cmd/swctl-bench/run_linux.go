@@ -167,7 +167,7 @@ func run(cfg config) (err error) {
 func header(cfg config, env map[string]string) []string {
 	pin := "no CPU pinning"
 	if cfg.testerCPU != "" || cfg.forwarderCPU != "" {
-		pin = fmt.Sprintf("pinning, the same in every row: tester (generator, receiver, iperf3 client and server, ping) on CPU %s; "+
+		pin = fmt.Sprintf("pinning, the same in every row: tester (generator, iperf3 client and server, ping) on CPU %s; "+
 			"forwarder (swctl daemon, ovs-vswitchd) on CPU %s; the kernel bridge forwards in the sender's softirq",
 			orNone(cfg.testerCPU), orNone(cfg.forwarderCPU))
 	}
