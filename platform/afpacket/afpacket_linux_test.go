@@ -97,9 +97,28 @@ func openIn(t testing.TB, ns *netnstest.NS, opts afpacket.Options, names ...stri
 
 func TestIntegrationContract(t *testing.T) {
 	netnstest.Require(t)
+	runContract(t, afpacket.Options{})
+}
+
+// portMode is one way of opening a port that a test runs under.
+type portMode struct {
+	name string
+	opts afpacket.Options
+}
+
+// forModes runs f as a subtest for every mode.
+func forModes(t *testing.T, modes []portMode, f func(t *testing.T, opts afpacket.Options)) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) { f(t, m.opts) })
+	}
+}
+
+// runContract runs the Port contract suite on two ports opened with opts
+// on a fresh cable.
+func runContract(t *testing.T, opts afpacket.Options) {
 	platformtest.Run(t, func(t *testing.T) (platform.Port, platform.Port) {
 		ns, a, b := cable(t)
-		p := openIn(t, ns, afpacket.Options{}, a, b)
+		p := openIn(t, ns, opts, a, b)
 		return p[0], p[1]
 	})
 }
@@ -346,6 +365,8 @@ func TestIntegrationZeroAllocs(t *testing.T) {
 	}
 }
 
+// testZeroAllocs opens two ports with opts on a cable and checks that
+// WriteBatch+ReadBatch allocates nothing, both ways.
 func testZeroAllocs(t *testing.T, opts afpacket.Options) {
 	ns, a, b := cable(t)
 	p := openIn(t, ns, opts, a, b)
@@ -354,26 +375,34 @@ func testZeroAllocs(t *testing.T, opts afpacket.Options) {
 		name     string
 		src, dst *afpacket.Port
 	}{{"peer to dut", peer, dut}, {"dut to peer", dut, peer}} {
-		batch := make([][]byte, 32)
-		for i := range batch {
-			batch[i] = platformtest.Frame(frame.MACOf(dir.dst.HardwareAddr()), frame.MACOf(dir.src.HardwareAddr()), uint32(i), 60+i*40)
-		}
-		rx := make([][]byte, dir.dst.BatchSize())
-		var err error
-		watchdog := time.AfterFunc(30*time.Second, func() { _ = dir.dst.Close() })
-		allocs := testing.AllocsPerRun(200, func() {
-			if e := exchange(dir.src, dir.dst, batch, rx); e != nil && err == nil {
-				err = e
-			}
-		})
-		watchdog.Stop()
-		if err != nil {
-			t.Fatalf("%s: %v", dir.name, err)
-		}
-		if allocs != 0 {
+		if allocs := exchangeAllocs(t, dir.src, dir.dst, 200); allocs != 0 {
 			t.Errorf("%s: %v allocations per WriteBatch+ReadBatch, want 0", dir.name, allocs)
 		}
 	}
+}
+
+// exchangeAllocs returns the average allocations of one exchange of 32
+// frames (60 to 1300 bytes) from src to dst over runs; a watchdog closes
+// dst if a read hangs, and a failed exchange fails the test.
+func exchangeAllocs(t *testing.T, src, dst *afpacket.Port, runs int) float64 {
+	t.Helper()
+	batch := make([][]byte, 32)
+	for i := range batch {
+		batch[i] = platformtest.Frame(frame.MACOf(dst.HardwareAddr()), frame.MACOf(src.HardwareAddr()), uint32(i), 60+i*40)
+	}
+	rx := make([][]byte, dst.BatchSize())
+	var err error
+	watchdog := time.AfterFunc(30*time.Second, func() { _ = dst.Close() })
+	defer watchdog.Stop()
+	allocs := testing.AllocsPerRun(runs, func() {
+		if e := exchange(src, dst, batch, rx); e != nil && err == nil {
+			err = e
+		}
+	})
+	if err != nil {
+		t.Fatalf("%s -> %s: %v", src.Name(), dst.Name(), err)
+	}
+	return allocs
 }
 
 func BenchmarkReadWriteBatch(b *testing.B) {

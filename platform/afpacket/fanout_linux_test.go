@@ -10,23 +10,19 @@ import (
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
-	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
 	"github.com/swctl/swctl/platform/platformtest"
 )
 
-func TestIntegrationContractFanout(t *testing.T) {
-	for _, opts := range []afpacket.Options{{Workers: 2}, {Offload: true, Workers: 2}} {
-		t.Run(fmt.Sprintf("offload %v", opts.Offload), func(t *testing.T) {
-			platformtest.Run(t, func(t *testing.T) (platform.Port, platform.Port) {
-				ns, a, b := cable(t)
-				p := openIn(t, ns, opts, a, b)
-				return p[0], p[1]
-			})
-		})
-	}
+// fanoutModes are the ports with several receive queues the contract
+// suite covers.
+var fanoutModes = []portMode{
+	{"offload false", afpacket.Options{Workers: 2}},
+	{"offload true", afpacket.Options{Offload: true, Workers: 2}},
 }
+
+func TestIntegrationContractFanout(t *testing.T) { forModes(t, fanoutModes, runContract) }
 
 // udpFrame builds a UDP/IPv4 frame of flow (its source port) carrying seq.
 func udpFrame(t *testing.T, dst, src net.HardwareAddr, flow, seq int) []byte {
@@ -134,23 +130,7 @@ func TestIntegrationFanoutZeroAllocs(t *testing.T) {
 	ns, a, b := cable(t)
 	src := openIn(t, ns, afpacket.Options{}, a)[0]
 	dst := openIn(t, ns, afpacket.Options{Offload: true, Workers: 2}, b)[0]
-	batch := make([][]byte, 32)
-	for i := range batch {
-		batch[i] = platformtest.Frame(frame.MACOf(dst.HardwareAddr()), frame.MACOf(src.HardwareAddr()), uint32(i), 60+i*40)
-	}
-	rx := make([][]byte, dst.BatchSize())
-	watchdog := time.AfterFunc(30*time.Second, func() { _ = dst.Close() })
-	defer watchdog.Stop()
-	var err error
-	allocs := testing.AllocsPerRun(100, func() {
-		if e := exchange(src, dst, batch, rx); e != nil && err == nil {
-			err = e
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if allocs != 0 {
+	if allocs := exchangeAllocs(t, src, dst, 100); allocs != 0 {
 		t.Errorf("%v allocations per WriteBatch+ReadBatch, want 0", allocs)
 	}
 
@@ -176,7 +156,8 @@ func TestIntegrationFanoutZeroAllocs(t *testing.T) {
 	}
 	timeout := time.NewTimer(30 * time.Second) // time.After would allocate
 	defer timeout.Stop()
-	allocs = testing.AllocsPerRun(100, func() {
+	var err error
+	allocs := testing.AllocsPerRun(100, func() {
 		if n, e := src.WriteBatch(flows); (n != len(flows) || e != nil) && err == nil {
 			err = fmt.Errorf("WriteBatch = %d, %v", n, e)
 		}

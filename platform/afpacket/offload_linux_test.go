@@ -21,10 +21,7 @@ import (
 // (OffloadSlots; 256 of them: the contract suite sends up to 197 frames
 // before it reads); and the TX ring, whose slots hold frames of the MTU
 // (super-frames go with sendmmsg).
-var offloadModes = []struct {
-	name string
-	opts afpacket.Options
-}{
+var offloadModes = []portMode{
 	{"small slots", afpacket.Options{Offload: true}},
 	{"64KiB slots", afpacket.Options{Offload: true, OffloadSlots: 256}},
 	{"small slots, TX ring", afpacket.Options{Offload: true, TXRing: true}},
@@ -32,20 +29,10 @@ var offloadModes = []struct {
 
 // forOffloadModes runs f as a subtest for every offload ring mode.
 func forOffloadModes(t *testing.T, f func(t *testing.T, opts afpacket.Options)) {
-	for _, m := range offloadModes {
-		t.Run(m.name, func(t *testing.T) { f(t, m.opts) })
-	}
+	forModes(t, offloadModes, f)
 }
 
-func TestIntegrationContractOffload(t *testing.T) {
-	forOffloadModes(t, func(t *testing.T, opts afpacket.Options) {
-		platformtest.Run(t, func(t *testing.T) (platform.Port, platform.Port) {
-			ns, a, b := cable(t)
-			p := openIn(t, ns, opts, a, b)
-			return p[0], p[1]
-		})
-	})
-}
+func TestIntegrationContractOffload(t *testing.T) { forOffloadModes(t, runContract) }
 
 // readTCP reads p until a TCP/IPv4 frame (tagged or not) arrives, and
 // returns a copy of it and its Offload.

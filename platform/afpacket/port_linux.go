@@ -380,14 +380,11 @@ func (p *Port) openQueue(q *rxQueue, mtu int, opts Options) error {
 		return fmt.Errorf("mmap ring of %d bytes: %w", blockSize*blocks, err)
 	}
 	q.ring = ring{
-		mem:            mem,
-		blockSize:      blockSize,
-		frameSize:      frameSize,
-		framesPerBlock: perBlock,
-		frames:         int(req.Frame_nr),
-		held:           make([]int, 0, opts.BatchSize),
-		vnet:           opts.Offload,
-		fd:             fd,
+		slots: slots{mem: mem, blockSize: blockSize, frameSize: frameSize,
+			framesPerBlock: perBlock, frames: int(req.Frame_nr)},
+		held: make([]int, 0, opts.BatchSize),
+		vnet: opts.Offload,
+		fd:   fd,
 	}
 	if copies {
 		q.ring.copyOff = copyOffset(opts.Headroom)

@@ -93,10 +93,10 @@ func putVnetHdr(b []byte, o platform.Offload) {
 	binary.NativeEndian.PutUint16(b[8:], o.CsumOffset)
 }
 
-// ring is a TPACKET_V2 receive ring shared with the kernel. Slot i lives
-// in block i/framesPerBlock at offset (i%framesPerBlock)*frameSize. Only
-// the goroutine in ReadBatch (or Close, once that has returned) touches it.
-type ring struct {
+// slots is the layout of a mapped TPACKET_V2 ring, receive or transmit:
+// slot i lives in block i/framesPerBlock at offset
+// (i%framesPerBlock)*frameSize.
+type slots struct {
 	// mem is the mapped ring (nil once unmapped).
 	mem []byte
 	// blockSize is the size of one block in bytes.
@@ -107,6 +107,13 @@ type ring struct {
 	framesPerBlock int
 	// frames is the number of slots in the ring.
 	frames int
+}
+
+// ring is a TPACKET_V2 receive ring shared with the kernel (layout:
+// slots). Only the goroutine in ReadBatch (or Close, once that has
+// returned) touches it.
+type ring struct {
+	slots
 	// head is the next slot the kernel fills and the next one collect looks at.
 	head int
 	// held lists the slots lent out by the last collect, to give back to
@@ -147,8 +154,8 @@ const (
 )
 
 // offset returns the byte offset of slot i in mem.
-func (r *ring) offset(i int) int {
-	return (i/r.framesPerBlock)*r.blockSize + (i%r.framesPerBlock)*r.frameSize
+func (s *slots) offset(i int) int {
+	return (i/s.framesPerBlock)*s.blockSize + (i%s.framesPerBlock)*s.frameSize
 }
 
 // slot returns the bytes of slot i.

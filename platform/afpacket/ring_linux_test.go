@@ -14,7 +14,7 @@ func fakeRing(t *testing.T, frames int) *ring {
 	t.Helper()
 	const reserve = DefaultHeadroom
 	fs := frameSizeFor(1500, reserve)
-	r := &ring{blockSize: 2 * fs, frameSize: fs, framesPerBlock: 2, frames: frames}
+	r := &ring{slots: slots{blockSize: 2 * fs, frameSize: fs, framesPerBlock: 2, frames: frames}}
 	r.mem = make([]byte, (frames+1)/2*r.blockSize)
 	r.held = make([]int, 0, frames)
 	return r

@@ -46,16 +46,7 @@ const txLinearLen = 0xffff
 type txRing struct {
 	// fd is the sending socket.
 	fd int
-	// mem is the mapped ring (nil once unmapped).
-	mem []byte
-	// blockSize is the size of one block in bytes.
-	blockSize int
-	// frameSize is the size of one slot in bytes.
-	frameSize int
-	// framesPerBlock is how many slots one block holds.
-	framesPerBlock int
-	// frames is the number of slots in the ring.
-	frames int
+	slots
 	// head is the next slot WriteBatch fills. The kernel sends in the
 	// same order, so a slot that is not available at head means the
 	// ring is full.
@@ -154,11 +145,6 @@ func (t *txRing) close() error {
 		t.fd = -1
 	}
 	return errors.Join(errs...)
-}
-
-// offset returns the byte offset of slot i in mem.
-func (t *txRing) offset(i int) int {
-	return (i/t.framesPerBlock)*t.blockSize + (i%t.framesPerBlock)*t.frameSize
 }
 
 // fits reports whether a frame of n bytes fits a slot.

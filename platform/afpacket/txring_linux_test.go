@@ -15,13 +15,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// txRingModes are the sending modes with a TX ring, and the busy-polling
-// and coalescing modes, the contract suite covers (with Offload:
-// offloadModes).
-var txRingModes = []struct {
-	name string
-	opts afpacket.Options
-}{
+// contractModes are the sending modes with a TX ring, and the
+// busy-polling and coalescing modes, the contract suite covers (with
+// Offload: offloadModes; fanout: fanoutModes).
+var contractModes = []portMode{
 	{"TX ring", afpacket.Options{TXRing: true}},
 	{"TX ring, qdisc bypass", afpacket.Options{TXRing: true, QdiscBypass: true}},
 	{"TX ring, small ring", afpacket.Options{TXRing: true, TXRingFrames: 64}},
@@ -34,44 +31,11 @@ var txRingModes = []struct {
 	{"coalesce 100µs, TX ring, offload, fanout", afpacket.Options{Coalesce: 100 * time.Microsecond, TXRing: true, Offload: true, Workers: 2}},
 }
 
-func TestIntegrationContractTXRing(t *testing.T) {
-	for _, m := range txRingModes {
-		t.Run(m.name, func(t *testing.T) {
-			platformtest.Run(t, func(t *testing.T) (platform.Port, platform.Port) {
-				ns, a, b := cable(t)
-				p := openIn(t, ns, m.opts, a, b)
-				return p[0], p[1]
-			})
-		})
-	}
-}
+func TestIntegrationContractModes(t *testing.T) { forModes(t, contractModes, runContract) }
 
 func TestIntegrationTXRingZeroAllocs(t *testing.T) {
 	for _, opts := range []afpacket.Options{{TXRing: true}, {TXRing: true, Offload: true}} {
-		t.Run(fmt.Sprintf("offload %v", opts.Offload), func(t *testing.T) {
-			ns, a, b := cable(t)
-			p := openIn(t, ns, opts, a, b)
-			src, dst := p[0], p[1]
-			batch := make([][]byte, 32)
-			for i := range batch {
-				batch[i] = platformtest.Frame(frame.MACOf(dst.HardwareAddr()), frame.MACOf(src.HardwareAddr()), uint32(i), 60+i*40)
-			}
-			rx := make([][]byte, dst.BatchSize())
-			var err error
-			watchdog := time.AfterFunc(30*time.Second, func() { _ = dst.Close() })
-			defer watchdog.Stop()
-			allocs := testing.AllocsPerRun(200, func() {
-				if e := exchange(src, dst, batch, rx); e != nil && err == nil {
-					err = e
-				}
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if allocs != 0 {
-				t.Errorf("%v allocations per WriteBatch+ReadBatch, want 0", allocs)
-			}
-		})
+		t.Run(fmt.Sprintf("offload %v", opts.Offload), func(t *testing.T) { testZeroAllocs(t, opts) })
 	}
 }
 
