@@ -434,25 +434,18 @@ func maxLoad(ctx context.Context, b *bed, cfg config, size int) (maxRecord, erro
 		return maxRecord{}, err
 	}
 	defer bench.Close()
-	return maxRun(ctx, b, cfg, bench)
+	return maxRun(ctx, cfg, bench)
 }
 
 // maxRun runs bench unpaced and counts what reached h2's interface.
-func maxRun(ctx context.Context, b *bed, cfg config, bench *gen.Bench) (maxRecord, error) {
+func maxRun(ctx context.Context, cfg config, bench *gen.Bench) (maxRecord, error) {
 	var m maxRecord
-	rx0, err := b.rxPackets(ctx)
-	if err != nil {
-		return m, err
-	}
+	var err error
 	m.Result, err = bench.Run(ctx, gen.Load{Duration: cfg.maxTrial})
 	if err != nil {
 		return m, err
 	}
-	rx1, err := b.rxPackets(ctx)
-	if err != nil {
-		return m, err
-	}
-	m.RxPackets = rx1 - rx0
+	m.RxPackets = m.Result.Received // the bench counts h2's rx_packets
 	if m.Result.Sent == 0 {
 		return m, fmt.Errorf("nothing sent on h1:eth0")
 	}
@@ -466,7 +459,7 @@ func measure64(ctx context.Context, b *bed, cfg config, rec *runRecord, add func
 		return fmt.Errorf("64 B: %w", err)
 	}
 	defer bench.Close()
-	m, err := maxRun(ctx, b, cfg, bench)
+	m, err := maxRun(ctx, cfg, bench)
 	if err != nil {
 		return fmt.Errorf("64 B max load: %w", err)
 	}
@@ -482,31 +475,26 @@ func measure64(ctx context.Context, b *bed, cfg config, rec *runRecord, add func
 	if m.RxPackets >= r.Sent {
 		rec.Search = &searchRecord{Rate: r.SentPerSecond, NoLossAtMax: true}
 		add(benchtable.ZeroLoss64, r.SentPerSecond, "no loss at max load")
-	} else if err := search64(ctx, b, cfg, bench, r.SentPerSecond, rec, add); err != nil {
+	} else if err := search64(ctx, cfg, bench, r.SentPerSecond, rec, add); err != nil {
 		return err
 	}
-	return cpu64(ctx, b, cfg, bench, rec, add)
+	return cpu64(ctx, cfg, bench, rec, add)
 }
 
 // search64 runs the RFC 2544 zero-loss search below hi on bench.
-func search64(ctx context.Context, b *bed, cfg config, bench *gen.Bench, hi float64, rec *runRecord, add func(string, float64, string)) error {
+func search64(ctx context.Context, cfg config, bench *gen.Bench, hi float64, rec *runRecord, add func(string, float64, string)) error {
 	sr := &searchRecord{Trials: []gen.Result{}}
 	// A trial's frames count as received when they reach h2's interface
-	// (rx_packets), as a hardware tester's port counts them: the
-	// harness's receiver shares the tester's core and may fall behind.
+	// (rx_packets, the bench's counter), as a hardware tester's port
+	// counts them.
 	trial := func(rate float64) (uint64, uint64, error) {
-		rx0, err := b.rxPackets(ctx)
-		if err != nil {
-			return 0, 0, err
-		}
 		t, err := bench.Run(ctx, gen.Load{Rate: rate, Duration: cfg.searchTrial, Burst: searchBurst, MaxLag: searchMaxLag})
 		if err != nil {
 			return t.Sent, t.Received, err
 		}
-		rx1, err := b.rxPackets(ctx)
 		sr.Trials = append(sr.Trials, t)
-		sr.RxPackets = append(sr.RxPackets, rx1-rx0)
-		return t.Sent, rx1 - rx0, err
+		sr.RxPackets = append(sr.RxPackets, t.Received)
+		return t.Sent, t.Received, nil
 	}
 	res, err := rfc2544.Search(ctx, trial, 0, hi, hi*cfg.resolution, cfg.searchTrials)
 	sr.Search, sr.Rate = &res, res.Rate
@@ -533,11 +521,7 @@ func search64(ctx context.Context, b *bed, cfg config, bench *gen.Bench, hi floa
 }
 
 // cpu64 measures the CPU cost per frame at the paced load on bench.
-func cpu64(ctx context.Context, b *bed, cfg config, bench *gen.Bench, rec *runRecord, add func(string, float64, string)) error {
-	rx0, err := b.rxPackets(ctx)
-	if err != nil {
-		return fmt.Errorf("CPU: %w", err)
-	}
+func cpu64(ctx context.Context, cfg config, bench *gen.Bench, rec *runRecord, add func(string, float64, string)) error {
 	c0, err := readCPU()
 	if err != nil {
 		return fmt.Errorf("CPU: %w", err)
@@ -550,11 +534,7 @@ func cpu64(ctx context.Context, b *bed, cfg config, bench *gen.Bench, rec *runRe
 	if cerr != nil {
 		return fmt.Errorf("CPU: %w", cerr)
 	}
-	rx1, err := b.rxPackets(ctx)
-	if err != nil {
-		return fmt.Errorf("CPU: %w", err)
-	}
-	cr := cpuRecord{Load: load, RxPackets: rx1 - rx0, WallSeconds: c1.at.Sub(c0.at).Seconds(), CPUs: c1.cpus,
+	cr := cpuRecord{Load: load, RxPackets: load.Received, WallSeconds: c1.at.Sub(c0.at).Seconds(), CPUs: c1.cpus,
 		TotalTicks: c1.times.total() - c0.times.total(), TesterUserTicks: c1.selfUser - c0.selfUser}
 	idle := (c1.times.Idle + c1.times.IOWait) - (c0.times.Idle + c0.times.IOWait)
 	cr.BusyTicks = cr.TotalTicks - min(idle, cr.TotalTicks)

@@ -204,7 +204,7 @@ func newBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg co
 	if err != nil {
 		return nil, fmt.Errorf("netlink in %s: %w", b.h2, err)
 	}
-	if _, err := b.rxPackets(ctx); err != nil {
+	if _, err := b.rxPackets(); err != nil {
 		return nil, err
 	}
 	switch row.ID {
@@ -325,7 +325,7 @@ func (b *bed) open(s gen.Stream) (*gen.Bench, error) {
 		tx.Close()
 		return nil, err
 	}
-	bench, err := gen.NewCountingBench(tx, rx, s, gen.CounterFunc(func() (uint64, error) { return b.rxPackets(context.Background()) }))
+	bench, err := gen.NewCountingBench(tx, rx, s, gen.CounterFunc(b.rxPackets))
 	if err != nil {
 		tx.Close()
 		rx.Close()
@@ -352,7 +352,7 @@ func (b *bed) setOffloads(ctx context.Context, off bool) error {
 }
 
 // rxPackets reads the rx_packets counter of h2's tester interface.
-func (b *bed) rxPackets(context.Context) (uint64, error) {
+func (b *bed) rxPackets() (uint64, error) {
 	l, err := b.h2Link.LinkByName(b.rx)
 	if err != nil {
 		return 0, fmt.Errorf("%s in %s: rx_packets: %w", b.rx, b.h2, err)
