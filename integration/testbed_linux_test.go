@@ -236,6 +236,8 @@ type portEntry struct {
 	Promisc   bool   `json:"promisc"`
 	RxPackets uint64 `json:"rx_packets"`
 	TxPackets uint64 `json:"tx_packets"`
+	// RxBadOffload counts frames dropped for a bad virtio_net_hdr.
+	RxBadOffload uint64 `json:"rx_bad_offload"`
 }
 
 func (tb *testbed) port(name string) portEntry {

@@ -3,13 +3,16 @@ package platform
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 )
 
 // The software side of Offload: what a forwarder does to a frame before
 // it writes it to a port that carries no offload metadata. Both functions
 // work on caller-owned buffers and allocate nothing.
 
-// Errors of the software offload functions.
+// Errors of the software offload functions and of CheckOffload. The
+// specific ones wrap one of the first two, and name the check that
+// failed.
 var (
 	// ErrOffloadUnsupported: the frame's offload is one the software
 	// fallback does not handle (UFO, a GSO frame that is not TCP or UDP
@@ -17,7 +20,46 @@ var (
 	ErrOffloadUnsupported = errors.New("offload: unsupported frame")
 	// ErrOffloadBadFrame: the metadata points outside the frame.
 	ErrOffloadBadFrame = errors.New("offload: metadata does not match the frame")
+
+	// ErrOffloadNotIP: a partial checksum or a super-frame that is not
+	// IPv4 or IPv6 behind at most two tags.
+	ErrOffloadNotIP = fmt.Errorf("%w: not IPv4 or IPv6 behind at most two tags", ErrOffloadUnsupported)
+	// ErrOffloadIPHeader: the IP header is truncated, or its version or
+	// header length field is wrong.
+	ErrOffloadIPHeader = fmt.Errorf("%w: IP header truncated or malformed", ErrOffloadBadFrame)
+	// ErrOffloadIPLength: the IP total (or payload) length does not
+	// match the frame.
+	ErrOffloadIPLength = fmt.Errorf("%w: IP length does not match the frame", ErrOffloadBadFrame)
+	// ErrOffloadCsumStart: csum_start lies before the end of the IP
+	// header, or too near the end of the frame for the L4 header it
+	// names.
+	ErrOffloadCsumStart = fmt.Errorf("%w: csum_start inside the IP header or past the frame", ErrOffloadBadFrame)
+	// ErrOffloadCsumOffset: csum_offset is not the checksum field of
+	// TCP (16) or UDP (6).
+	ErrOffloadCsumOffset = fmt.Errorf("%w: csum_offset is not a TCP or UDP checksum field", ErrOffloadBadFrame)
+	// ErrOffloadCsumProto: csum_offset names another L4 protocol than
+	// the IP header does.
+	ErrOffloadCsumProto = fmt.Errorf("%w: csum_offset names another protocol than the IP header", ErrOffloadBadFrame)
+	// ErrOffloadL4Header: the TCP or UDP header is truncated, or the
+	// TCP data offset is below 5 or past the frame.
+	ErrOffloadL4Header = fmt.Errorf("%w: TCP or UDP header truncated or malformed", ErrOffloadBadFrame)
+	// ErrOffloadGSOType: a GSO type other than TCPv4, TCPv6 and UDP_L4
+	// (with ECN only on TCP).
+	ErrOffloadGSOType = fmt.Errorf("%w: GSO type", ErrOffloadUnsupported)
+	// ErrOffloadGSOMismatch: the GSO type does not match the frame's IP
+	// version or L4 protocol, or the L4 header is not the IP header's
+	// own (an encapsulated one).
+	ErrOffloadGSOMismatch = fmt.Errorf("%w: GSO type does not match the frame", ErrOffloadBadFrame)
+	// ErrOffloadGSOSize: gso_size is 0, or the frame would become more
+	// than MaxSegments segments.
+	ErrOffloadGSOSize = fmt.Errorf("%w: gso_size 0 or too many segments", ErrOffloadBadFrame)
 )
+
+// MaxSegments is the most segments CheckOffload lets one super-frame
+// become. A 64 KiB TCP super-frame at the smallest MSS a Linux stack
+// sends (tcp_min_snd_mss, 48 bytes) is 1,366 segments; the bound keeps
+// what a crafted gso_size of 1 makes one frame cost in software.
+const MaxSegments = 2048
 
 // Ethertypes and IP protocol numbers the parser needs.
 const (
@@ -28,9 +70,19 @@ const (
 	etherQinQv1 = 0x9100
 	protoTCP    = 6
 	protoUDP    = 17
+	// IPv6 extension headers a TCP or UDP header may follow
+	// (RFC 8200 section 4): hop-by-hop, routing, destination options,
+	// authentication. A fragment header ends the walk: fragments carry
+	// neither partial checksums nor super-frames.
+	protoHopByHop = 0
+	protoRouting  = 43
+	protoDestOpts = 60
+	protoAH       = 51
+	// maxExtHeaders bounds the IPv6 extension-header walk.
+	maxExtHeaders = 8
 )
 
-// layout is where a super-frame's headers are.
+// layout is where a checked frame's headers are.
 type layout struct {
 	// l3 is the offset of the IP header, l4 of the TCP or UDP header,
 	// end of the first payload byte.
@@ -39,19 +91,40 @@ type layout struct {
 	v6 bool
 	// proto is protoTCP or protoUDP.
 	proto uint8
+	// own is set when the L4 header at l4 is the IP header's own (not
+	// one inside an encapsulation).
+	own bool
 }
 
-// parse finds the headers of a TCP or UDP frame over IPv4 or IPv6 behind
-// at most two tags. The L4 header starts at CsumStart when
-// OffloadNeedsCsum is set, else right after the IP header (an IPv6
-// extension header is then unsupported).
-func parse(f []byte, o Offload) (layout, error) {
+// CheckOffload reports whether o describes f: the check every frame that
+// crossed a virtio_net_hdr (a packet socket with PACKET_VNET_HDR, a TAP
+// with IFF_VNET_HDR) passes before anything reads its offload fields,
+// since a TAP hands userspace whatever its writer (a VM guest) claimed.
+// A plain offload is always valid. A partial checksum needs an IP frame
+// whose csum_start is at or after the end of the IP header with a whole
+// TCP or UDP header there, csum_offset at that header's checksum field,
+// and the protocol the IP header names when the L4 header is its own. A
+// super-frame also needs a GSO type matching the IP version and protocol,
+// the L4 header to be the IP header's own, IP lengths equal to the
+// frame's, gso_size > 0 and at most MaxSegments segments. The error
+// names the first check that failed; it wraps ErrOffloadBadFrame or
+// ErrOffloadUnsupported. It allocates nothing.
+func CheckOffload(f []byte, o Offload) error {
+	if o.IsPlain() {
+		return nil
+	}
+	_, err := check(f, o)
+	return err
+}
+
+// check is CheckOffload returning the layout of a frame that passes.
+func check(f []byte, o Offload) (layout, error) {
 	var l layout
 	off := 12
 	typ := uint16(0)
 	for tags := 0; ; tags++ {
 		if len(f) < off+2 {
-			return l, ErrOffloadBadFrame
+			return l, ErrOffloadIPHeader
 		}
 		typ = binary.BigEndian.Uint16(f[off:])
 		off += 2
@@ -59,28 +132,46 @@ func parse(f []byte, o Offload) (layout, error) {
 			break
 		}
 		if tags == 2 {
-			return l, ErrOffloadUnsupported
+			return l, ErrOffloadNotIP
 		}
 		off += 2
 	}
 	l.l3 = off
+	gso := o.GSOType != GSONone
+	var ipEnd, ipLen int // the IP header's end, and the end its length field gives
+	var proto uint8      // the protocol of the IP header's own L4 header
 	switch typ {
 	case etherIPv4:
-		if len(f) < off+20 || f[off]>>4 != 4 {
-			return l, ErrOffloadBadFrame
+		if len(f) < off+20 || f[off]>>4 != 4 || f[off]&0x0f < 5 || len(f) < off+int(f[off]&0x0f)*4 {
+			return l, ErrOffloadIPHeader
 		}
-		l.l4 = off + int(f[off]&0x0f)*4
-		l.proto = f[off+9]
+		ipEnd = off + int(f[off]&0x0f)*4
+		ipLen = off + int(binary.BigEndian.Uint16(f[off+2:]))
+		if ipLen < ipEnd {
+			return l, ErrOffloadIPLength
+		}
+		proto = f[off+9]
 	case etherIPv6:
 		if len(f) < off+40 || f[off]>>4 != 6 {
-			return l, ErrOffloadBadFrame
+			return l, ErrOffloadIPHeader
 		}
 		l.v6 = true
-		l.l4 = off + 40
-		l.proto = f[off+6]
+		ipEnd = off + 40
+		ipLen = ipEnd + int(binary.BigEndian.Uint16(f[off+4:]))
+		proto = f[off+6]
 	default:
-		return l, ErrOffloadUnsupported
+		return l, ErrOffloadNotIP
 	}
+	if ipLen > len(f) || (gso && ipLen != len(f)) {
+		return l, ErrOffloadIPLength
+	}
+	// own is where the IP header's own L4 header starts, behind IPv6
+	// extension headers; -1 when there is none to find.
+	own := ipEnd
+	if l.v6 {
+		own, proto = skipExtHeaders(f, ipEnd, proto)
+	}
+	l.l4, l.proto, l.own = own, proto, own >= 0
 	if o.Flags&OffloadNeedsCsum != 0 {
 		l.l4 = int(o.CsumStart)
 		switch o.CsumOffset {
@@ -88,23 +179,90 @@ func parse(f []byte, o Offload) (layout, error) {
 			l.proto = protoTCP
 		case 6:
 			l.proto = protoUDP
+		default:
+			return l, ErrOffloadCsumOffset
 		}
+		if l.l4 < ipEnd || l.l4 >= len(f) {
+			return l, ErrOffloadCsumStart
+		}
+		l.own = l.l4 == own
+		if l.own && proto != l.proto {
+			return l, ErrOffloadCsumProto
+		}
+	}
+	if !l.own && gso {
+		return l, ErrOffloadGSOMismatch
 	}
 	switch l.proto {
 	case protoTCP:
-		if len(f) < l.l4+20 {
-			return l, ErrOffloadBadFrame
+		if len(f) < l.l4+20 || f[l.l4+12]>>4 < 5 || len(f) < l.l4+int(f[l.l4+12]>>4)*4 {
+			return l, ErrOffloadL4Header
 		}
 		l.end = l.l4 + int(f[l.l4+12]>>4)*4
 	case protoUDP:
+		if len(f) < l.l4+8 {
+			return l, ErrOffloadL4Header
+		}
 		l.end = l.l4 + 8
 	default:
-		return l, ErrOffloadUnsupported
+		if gso {
+			return l, ErrOffloadGSOMismatch
+		}
+		return l, ErrOffloadNotIP
 	}
-	if l.l4 <= l.l3 || l.end > len(f) || l.end < l.l4+8 {
-		return l, ErrOffloadBadFrame
+	if !gso {
+		return l, nil
+	}
+	switch o.GSOType &^ GSOECN {
+	case GSOTCPv4:
+		if l.v6 || l.proto != protoTCP {
+			return l, ErrOffloadGSOMismatch
+		}
+	case GSOTCPv6:
+		if !l.v6 || l.proto != protoTCP {
+			return l, ErrOffloadGSOMismatch
+		}
+	case GSOUDPL4:
+		if l.proto != protoUDP || o.GSOType&GSOECN != 0 {
+			return l, ErrOffloadGSOMismatch
+		}
+	default:
+		return l, ErrOffloadGSOType
+	}
+	if o.GSOSize == 0 || (len(f)-l.end+int(o.GSOSize)-1)/int(o.GSOSize) > MaxSegments {
+		return l, ErrOffloadGSOSize
 	}
 	return l, nil
+}
+
+// skipExtHeaders walks the IPv6 extension headers from off, where a
+// header of type nh starts, and returns where the first header that is
+// not one starts and its type; -1 when the walk leaves the frame, meets a
+// fragment header or goes on too long.
+func skipExtHeaders(f []byte, off int, nh uint8) (int, uint8) {
+	for range maxExtHeaders {
+		var n int
+		switch nh {
+		case protoHopByHop, protoRouting, protoDestOpts:
+			if len(f) < off+2 {
+				return -1, nh
+			}
+			n = (int(f[off+1]) + 1) * 8
+		case protoAH:
+			if len(f) < off+2 {
+				return -1, nh
+			}
+			n = (int(f[off+1]) + 2) * 4
+		default:
+			return off, nh
+		}
+		if len(f) < off+n {
+			return -1, nh
+		}
+		nh = f[off]
+		off += n
+	}
+	return -1, nh
 }
 
 // l2Len is the length of f's L2 header as an MTU counts it: the Ethernet
@@ -169,34 +327,13 @@ func SegmentedLen(f []byte, o Offload) (int, error) {
 	return n*l.end + payload, nil
 }
 
-// segmentable parses f and checks that Segment can cut it.
+// segmentable checks that Segment can cut f (CheckOffload) and returns
+// its layout.
 func segmentable(f []byte, o Offload) (layout, error) {
-	if o.GSOSize == 0 {
-		return layout{}, ErrOffloadBadFrame
+	if o.GSOType == GSONone {
+		return layout{}, ErrOffloadGSOType
 	}
-	l, err := parse(f, o)
-	if err != nil {
-		return l, err
-	}
-	want := uint8(protoTCP)
-	switch o.GSOType &^ GSOECN {
-	case GSOTCPv4:
-		if l.v6 {
-			return l, ErrOffloadBadFrame
-		}
-	case GSOTCPv6:
-		if !l.v6 {
-			return l, ErrOffloadBadFrame
-		}
-	case GSOUDPL4:
-		want = protoUDP
-	default:
-		return l, ErrOffloadUnsupported
-	}
-	if l.proto != want {
-		return l, ErrOffloadBadFrame
-	}
-	return l, nil
+	return check(f, o)
 }
 
 // Segment cuts the super-frame f into the frames the kernel's GSO would
@@ -228,7 +365,7 @@ func Segment(f []byte, o Offload, buf []byte, segs [][]byte) ([][]byte, error) {
 	if len(buf) < need {
 		return segs, ErrOffloadBadFrame
 	}
-	l, _ := parse(f, o)
+	l, _ := check(f, o)
 	hdr, payload := f[:l.end], f[l.end:]
 	mss := int(o.GSOSize)
 	var id uint16

@@ -65,6 +65,10 @@ type Counters struct {
 	TxPackets, TxBytes uint64
 	// RxDropped counts frames the port read but refused (runts, oversize).
 	RxDropped uint64
+	// RxBadOffload counts the frames of RxDropped refused because their
+	// offload metadata (virtio_net_hdr) does not describe them
+	// (CheckOffload): never segmented, never forwarded.
+	RxBadOffload uint64
 	// TxDropped counts frames WriteBatch dropped: full TX ring, oversize,
 	// link down.
 	TxDropped uint64

@@ -94,7 +94,7 @@ func TestCLI(t *testing.T) {
 			wantCalls: []apitest.Call{{Op: "port.show", Req: ""}}},
 		{name: "port show json", args: []string{"port", "show", "-o", "json"}, wantStdout: readGolden("port-show.json"),
 			wantCalls: []apitest.Call{{Op: "port.show", Req: ""}}},
-		{name: "port show one", args: []string{"port", "show", "gone0"}, wantStdout: "NAME   BRIDGE   LINK    PROMISC  RX-PKTS  RX-BYTES  TX-PKTS  TX-BYTES  RX-DROP  TX-DROP  RING-DROP  ERRORS\ngone0  bridge0  absent  no       0        0         0        0         0        0        0          0\n",
+		{name: "port show one", args: []string{"port", "show", "gone0"}, wantStdout: "NAME   BRIDGE   LINK    PROMISC  RX-PKTS  RX-BYTES  TX-PKTS  TX-BYTES  RX-DROP  BAD-OFFLOAD  TX-DROP  RING-DROP  ERRORS\ngone0  bridge0  absent  no       0        0         0        0         0        0            0        0          0\n",
 			wantCalls: []apitest.Call{{Op: "port.show", Req: "gone0"}}},
 
 		{name: "trunk show text", args: []string{"trunk", "show"}, wantStdout: readGolden("trunk-show.txt"),

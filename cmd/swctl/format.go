@@ -108,7 +108,7 @@ func formatAddrs(w io.Writer, as []api.AddrInfo) error {
 // formatPorts writes the port table.
 func formatPorts(w io.Writer, ps []api.PortInfo) error {
 	t := newTable(w)
-	fmt.Fprintln(t, "NAME\tBRIDGE\tLINK\tPROMISC\tRX-PKTS\tRX-BYTES\tTX-PKTS\tTX-BYTES\tRX-DROP\tTX-DROP\tRING-DROP\tERRORS")
+	fmt.Fprintln(t, "NAME\tBRIDGE\tLINK\tPROMISC\tRX-PKTS\tRX-BYTES\tTX-PKTS\tTX-BYTES\tRX-DROP\tBAD-OFFLOAD\tTX-DROP\tRING-DROP\tERRORS")
 	for _, p := range ps {
 		bridge := p.Bridge
 		if bridge == "" {
@@ -123,8 +123,8 @@ func formatPorts(w io.Writer, ps []api.PortInfo) error {
 		if p.Promisc {
 			promisc = "yes"
 		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", p.Name, bridge, p.Link, promisc,
-			p.RxPackets, p.RxBytes, p.TxPackets, p.TxBytes, p.RxDropped, p.TxDropped, p.RingDropped, p.Errors)
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", p.Name, bridge, p.Link, promisc,
+			p.RxPackets, p.RxBytes, p.TxPackets, p.TxBytes, p.RxDropped, p.RxBadOffload, p.TxDropped, p.RingDropped, p.Errors)
 	}
 	return t.Flush()
 }

@@ -52,7 +52,7 @@ var testAddrs = []api.AddrInfo{
 }
 
 var testPorts = []api.PortInfo{
-	{Name: "eth1", Bridge: "bridge0", Role: "member", Link: "up", Promisc: true, RxPackets: 1234567, RxBytes: 987654321, TxPackets: 3, TxBytes: 4, RxDropped: 5, TxDropped: 6, RingDropped: 7, Errors: 8},
+	{Name: "eth1", Bridge: "bridge0", Role: "member", Link: "up", Promisc: true, RxPackets: 1234567, RxBytes: 987654321, TxPackets: 3, TxBytes: 4, RxDropped: 5, RxBadOffload: 2, TxDropped: 6, RingDropped: 7, Errors: 8},
 	{Name: "eth3", Bridge: "bridge0", Role: "span", Link: "down"},
 	{Name: "bridge0", Bridge: "bridge0", Role: "local", Link: "up"},
 	{Name: "gone0", Bridge: "bridge0", Role: "member", Link: "absent"},

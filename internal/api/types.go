@@ -291,6 +291,9 @@ type PortInfo struct {
 	TxBytes uint64 `json:"tx_bytes"`
 	// RxDropped counts received frames the engine dropped.
 	RxDropped uint64 `json:"rx_dropped"`
+	// RxBadOffload counts the frames of RxDropped whose offload header
+	// (virtio_net_hdr) did not describe them.
+	RxBadOffload uint64 `json:"rx_bad_offload"`
 	// TxDropped counts frames the engine could not write.
 	TxDropped uint64 `json:"tx_dropped"`
 	// RingDropped counts frames the kernel dropped because the receive

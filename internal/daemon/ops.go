@@ -517,6 +517,7 @@ func (e *engine) PortShow(_ context.Context, name string) ([]api.PortInfo, error
 			pi.Promisc = e.promisc.Held(name)
 			pi.RxPackets, pi.RxBytes, pi.TxPackets, pi.TxBytes = cn.RxPackets, cn.RxBytes, cn.TxPackets, cn.TxBytes
 			pi.RxDropped, pi.TxDropped, pi.RingDropped, pi.Errors = cn.RxDropped, cn.TxDropped, cn.RingDropped, cn.Errors
+			pi.RxBadOffload = cn.RxBadOffload
 		}
 		out = append(out, pi)
 	}

@@ -48,6 +48,9 @@ type Port struct {
 	log *slog.Logger
 	// truncLogged is set once a truncated frame has been logged.
 	truncLogged atomic.Bool
+	// badOffloadLogged is set once a frame with a bad offload header
+	// has been logged.
+	badOffloadLogged atomic.Bool
 	// mtu is the L2 payload limit WriteBatch enforces (one tag allowed).
 	mtu atomic.Int64
 	// link is the platform.LinkState, set at Open and by SetLink.
@@ -105,6 +108,9 @@ type Port struct {
 	txPackets, txBytes atomic.Uint64
 	// rxDropped counts runt and truncated frames refused by ReadBatch.
 	rxDropped atomic.Uint64
+	// rxBadOffload counts the frames of rxDropped refused because their
+	// virtio_net_hdr does not describe them.
+	rxBadOffload atomic.Uint64
 	// txDropped counts frames WriteBatch dropped.
 	txDropped atomic.Uint64
 	// ringDropped accumulates tp_drops from PACKET_STATISTICS (the kernel
@@ -606,6 +612,9 @@ func (p *Port) collect(q *rxQueue, frames [][]byte, offs []platform.Offload) (in
 		if q.ring.truncLen > 0 {
 			p.noteTruncated(&q.ring)
 		}
+		if q.ring.badOffload > 0 {
+			p.noteBadOffload(&q.ring)
+		}
 	}
 	if n > 0 {
 		p.rxPackets.Add(uint64(n))
@@ -623,6 +632,20 @@ func (p *Port) noteTruncated(r *ring) {
 		p.log.Warn("afpacket: received frame larger than the ring slot dropped (counted in rx_dropped; logged once per port)",
 			"port", p.name, "len", n, "slot", r.frameSize, "offload", p.offload,
 			"hint", "a GSO super-frame without offload, BIG TCP (gso_max_size > 65536), an MTU raised after the port opened, or (offload) a full copy queue")
+	}
+}
+
+// noteBadOffload counts the frames the ring refused for a bad offload
+// header and logs, once per port, why the first was. The ring's queue
+// mutex is held.
+func (p *Port) noteBadOffload(r *ring) {
+	n, err := r.badOffload, r.badOffloadErr
+	r.badOffload, r.badOffloadErr = 0, nil
+	p.rxBadOffload.Add(uint64(n))
+	if p.badOffloadLogged.CompareAndSwap(false, true) {
+		p.log.Warn("afpacket: received frame whose offload header does not describe it dropped (counted in rx_bad_offload; logged once per port)",
+			"port", p.name, "reason", err,
+			"hint", "the interface's writer (a VM's TAP, a crafted packet) sent a bad virtio_net_hdr")
 	}
 }
 
@@ -857,8 +880,8 @@ func (p *Port) Counters() platform.Counters {
 	return platform.Counters{
 		RxPackets: p.rxPackets.Load(), RxBytes: p.rxBytes.Load(),
 		TxPackets: p.txPackets.Load(), TxBytes: p.txBytes.Load(),
-		RxDropped: p.rxDropped.Load(), TxDropped: p.txDropped.Load(),
-		RingDropped: p.ringDropped.Load(), Errors: p.errs.Load(),
+		RxDropped: p.rxDropped.Load(), RxBadOffload: p.rxBadOffload.Load(),
+		TxDropped: p.txDropped.Load(), RingDropped: p.ringDropped.Load(), Errors: p.errs.Load(),
 	}
 }
 

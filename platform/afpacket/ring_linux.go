@@ -136,6 +136,12 @@ type ring struct {
 	// truncLen is the length of the last frame refused because it did not
 	// fit its slot; collect sets it, ReadBatch reads and clears it.
 	truncLen int
+	// badOffload counts the frames the last collect refused because
+	// their virtio_net_hdr does not describe them
+	// (platform.CheckOffload), and badOffloadErr is why the first was;
+	// ReadBatch reads and clears both.
+	badOffload    int
+	badOffloadErr error
 	// empty is set when the last collect stopped at a slot the kernel
 	// had not filled: the ring had nothing more to give.
 	empty bool
@@ -151,6 +157,10 @@ const (
 	// slotSuperFrame is a GSO super-frame read by a caller that takes no
 	// offload metadata (ReadBatch on a port with vnet headers).
 	slotSuperFrame
+	// slotBadOffload is a frame whose virtio_net_hdr does not describe
+	// it (platform.CheckOffload): a TAP passes on whatever its writer
+	// claimed, and nothing may trust those offsets.
+	slotBadOffload
 )
 
 // offset returns the byte offset of slot i in mem.
@@ -169,7 +179,8 @@ func (r *ring) slot(i int) []byte {
 // back to the kernel, and records the lent slots in held. With vnet
 // headers, offs[i] receives the metadata of frames[i]; a nil offs means the
 // caller takes plain frames only: partial checksums are finished in place
-// and super-frames refused. It returns the number of frames, their total
+// and super-frames refused. A frame whose offload metadata does not
+// describe it is refused before anything reads its offsets. It returns the number of frames, their total
 // length and the number refused.
 func (r *ring) collect(frames [][]byte, offs []platform.Offload) (n, bytes, dropped int) {
 	r.empty = false
@@ -196,6 +207,15 @@ func (r *ring) collect(frames [][]byte, offs []platform.Offload) (n, bytes, drop
 			f, o, why = r.copy(i)
 		} else {
 			f, o, why = r.frame(i)
+		}
+		if why == slotOK && !o.IsPlain() {
+			if err := platform.CheckOffload(f, o); err != nil {
+				why = slotBadOffload
+				if r.badOffload == 0 {
+					r.badOffloadErr = err
+				}
+				r.badOffload++
+			}
 		}
 		if why == slotOK && offs == nil && !o.IsPlain() {
 			if o.GSOType != platform.GSONone || platform.FinishChecksum(f, o) != nil {
