@@ -30,9 +30,6 @@ type Actor struct {
 	send func(port int, frame []byte)
 	// log receives one line per state change.
 	log *slog.Logger
-	// changes is signalled (without blocking) whenever a port starts or
-	// stops collecting or distributing.
-	changes chan struct{}
 	// byID is an immutable snapshot of the ports by ID for the data path
 	// (Collecting, Distributing); replaced, under mu, when ports change.
 	byID atomic.Pointer[map[int]*port]
@@ -139,20 +136,14 @@ func New(cfg Config, clk clock.Clock, send func(port int, frame []byte), log *sl
 		log = slog.New(slog.DiscardHandler)
 	}
 	a := &Actor{
-		clk:     clk,
-		send:    send,
-		log:     log,
-		changes: make(chan struct{}, 1),
-		cfg:     cfg.withDefaults(),
+		clk:  clk,
+		send: send,
+		log:  log,
+		cfg:  cfg.withDefaults(),
 	}
 	a.byID.Store(&map[int]*port{})
 	return a
 }
-
-// Changes returns a channel that receives a value (coalesced, never
-// blocking the Actor) after any port starts or stops collecting or
-// distributing, so the trunk can update its carrier and TX set.
-func (a *Actor) Changes() <-chan struct{} { return a.changes }
 
 // AddPort adds member port id. mac is the port's MAC (the source of its
 // frames); portPriority 0 means DefaultPortPriority. The port gets the
@@ -201,7 +192,7 @@ func (a *Actor) RemovePort(id int) {
 	p := a.ports[i]
 	a.ports = slices.Delete(a.ports, i, i+1)
 	a.publish()
-	a.setFlags(p, 0)
+	p.flags.Store(0)
 	a.update(a.clk.Now())
 }
 
@@ -408,17 +399,6 @@ func (a *Actor) publish() {
 		m[p.id] = p
 	}
 	a.byID.Store(&m)
-}
-
-// setFlags sets the data-path flags of p and signals Changes when they
-// change.
-func (a *Actor) setFlags(p *port, f uint32) {
-	if p.flags.Swap(f) != f {
-		select {
-		case a.changes <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // debug logs at debug level, building the record only when enabled.

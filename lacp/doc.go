@@ -75,8 +75,8 @@
 // for every frame to send; send must not call back into the Actor.
 // Per frame, the data path asks Collecting (accept RX from this port?)
 // and Distributing (may TX use it?), which read atomics and take no lock;
-// Changes signals when either changes. Receive and Tick allocate nothing
-// in steady state.
+// the trunk reads them again after every call it makes into the Actor.
+// Receive and Tick allocate nothing in steady state.
 //
 // Our port numbers are assigned 1, 2, ... in the order ports are added
 // (lowest free number). Our key is Config.Key (default 1) for every port

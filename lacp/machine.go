@@ -316,7 +316,7 @@ func (a *Actor) runMux(p *port, now time.Time) {
 	if p.mux == MuxDistributing {
 		f |= flagDistributing
 	}
-	a.setFlags(p, f)
+	p.flags.Store(f)
 }
 
 // muxCause explains a mux transition for the log.

@@ -18,11 +18,7 @@ import (
 // at the end of the test.
 func newTestTrunk(t *testing.T, name string, proto Proto, mac byte, ports ...platform.Port) *Trunk {
 	t.Helper()
-	p, err := NewProtocol(proto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := New(name, Options{Protocol: p, Seed: 1, TickInterval: -1, Logger: quiet, MAC: net.HardwareAddr{0x02, 0x88, 0, 0, 0, mac}})
+	tr, err := New(name, Options{Protocol: builtin(t, proto), Seed: 1, TickInterval: -1, Logger: quiet, MAC: net.HardwareAddr{0x02, 0x88, 0, 0, 0, mac}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +173,7 @@ func TestTrafficWhileReconfiguring(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _ = far.WriteBatch([][]byte{udp4(9, 9), udp4(9, 10)})
-		_ = fx.tr.SetProto(protos[round%len(protos)])
+		_ = fx.tr.SetProtocol(builtin(t, protos[round%len(protos)]))
 		fx.tr.SetHash(0)
 		_ = fx.tr.Ports()
 		time.Sleep(200 * time.Microsecond)
@@ -188,7 +184,7 @@ func TestTrafficWhileReconfiguring(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
-	if err := fx.tr.SetProto(ProtoFailover); err != nil {
+	if err := fx.tr.SetProtocol(builtin(t, ProtoFailover)); err != nil {
 		t.Fatal(err)
 	}
 	fx.drainCounts()

@@ -54,16 +54,23 @@ type fixture struct {
 	actives []bool
 }
 
-// newFixture returns a trunk running proto with one member per cfg.
-func newFixture(t *testing.T, proto Proto, cfgs ...PortConfig) *fixture {
+// builtin returns a new instance of the built-in protocol name.
+func builtin(t *testing.T, name Proto) Protocol {
 	t.Helper()
-	p, err := NewProtocol(proto)
+	p, err := NewProtocol(name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// newFixture returns a trunk running proto with one member per cfg.
+func newFixture(t *testing.T, proto Proto, cfgs ...PortConfig) *fixture {
+	t.Helper()
 	fx := &fixture{t: t, clk: clock.NewFake()}
+	var err error
 	fx.tr, err = New("trunk0", Options{
-		Protocol: p, Seed: 7, Clock: fx.clk, TickInterval: -1, Logger: quiet,
+		Protocol: builtin(t, proto), Seed: 7, Clock: fx.clk, TickInterval: -1, Logger: quiet,
 		MAC: net.HardwareAddr{0x02, 0x77, 0, 0, 0, 1},
 		OnActiveChange: func(a bool) {
 			fx.mu.Lock()

@@ -124,7 +124,7 @@ func TestProtocolHook(t *testing.T) {
 		t.Errorf("ticks = %v, want one at %v", fp.ticks, fx.clk.Now())
 	}
 	// Replaced: detached, and its Control does nothing any more.
-	if err := fx.tr.SetProto(ProtoBroadcast); err != nil {
+	if err := fx.tr.SetProtocol(builtin(t, ProtoBroadcast)); err != nil {
 		t.Fatal(err)
 	}
 	if !fp.detached {

@@ -112,11 +112,7 @@ func (p *offPort) take() ([][]byte, []platform.Offload) {
 // offTrunk returns a trunk running proto over members.
 func offTrunk(t *testing.T, proto Proto, members ...platform.Port) *Trunk {
 	t.Helper()
-	p, err := NewProtocol(proto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := New("trunk0", Options{Protocol: p, Seed: 7, TickInterval: -1, Logger: quiet})
+	tr, err := New("trunk0", Options{Protocol: builtin(t, proto), Seed: 7, TickInterval: -1, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

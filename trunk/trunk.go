@@ -520,16 +520,6 @@ func (tr *Trunk) SetProtocol(p Protocol) error {
 	return nil
 }
 
-// SetProto replaces the trunk's protocol by a new instance of the
-// built-in protocol name (see NewProtocol).
-func (tr *Trunk) SetProto(name Proto) error {
-	p, err := NewProtocol(name)
-	if err != nil {
-		return fmt.Errorf("%s: set proto: %w", tr.name, err)
-	}
-	return tr.SetProtocol(p)
-}
-
 // attachLocked makes p the protocol. Call with mu held.
 func (tr *Trunk) attachLocked(p Protocol) {
 	tr.proto = p

@@ -249,10 +249,3 @@ func ctxErr(ctx context.Context, err error) error {
 	}
 	return nil
 }
-
-// IsRemote reports whether err is the daemon's refusal of a request, as
-// opposed to a failure to reach it.
-func IsRemote(err error) bool {
-	var re *RemoteError
-	return errors.As(err, &re)
-}

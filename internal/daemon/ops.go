@@ -160,15 +160,14 @@ func (e *engine) BridgeDel(_ context.Context, r api.BridgeDelRequest) error {
 
 // BridgeShow describes one bridge, or all.
 func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, error) {
-	r := api.BridgeShowRequest{Name: name}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if r.Name != "" && e.cfg.Bridge(r.Name) == nil {
-		return nil, errNoBridge(r.Name)
+	if name != "" && e.cfg.Bridge(name) == nil {
+		return nil, errNoBridge(name)
 	}
 	var out []api.BridgeInfo
 	for _, c := range e.cfg.Bridges {
-		if r.Name != "" && c.Name != r.Name {
+		if name != "" && c.Name != name {
 			continue
 		}
 		b := e.bridges[c.Name]
@@ -220,12 +219,11 @@ func (e *engine) linkOf(po *portObj) platform.LinkState {
 
 // BridgeAddr lists a bridge's address table.
 func (e *engine) BridgeAddr(_ context.Context, name string) ([]api.AddrInfo, error) {
-	r := api.BridgeAddrRequest{Name: name}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	b := e.bridges[r.Name]
+	b := e.bridges[name]
 	if b == nil {
-		return nil, errNoBridge(r.Name)
+		return nil, errNoBridge(name)
 	}
 	out := []api.AddrInfo{}
 	for _, a := range b.br.Addrs() {
@@ -502,19 +500,18 @@ func (e *engine) BridgeDelSpan(_ context.Context, r api.SpanRequest) error {
 
 // PortShow lists ports with their link, promiscuity and counters.
 func (e *engine) PortShow(_ context.Context, name string) ([]api.PortInfo, error) {
-	r := api.PortShowRequest{Name: name}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := []api.PortInfo{}
-	add := func(bridgeName, role string, name string, p platform.Port) {
-		if r.Name != "" && r.Name != name {
+	add := func(bridgeName, role, iface string, p platform.Port) {
+		if name != "" && name != iface {
 			return
 		}
-		pi := api.PortInfo{Name: name, Bridge: bridgeName, Role: role, Link: platform.LinkAbsent.String()}
+		pi := api.PortInfo{Name: iface, Bridge: bridgeName, Role: role, Link: platform.LinkAbsent.String()}
 		if p != nil {
 			cn := p.Counters()
 			pi.Link = p.Link().String()
-			pi.Promisc = e.promisc.Held(name)
+			pi.Promisc = e.promisc.Held(iface)
 			pi.RxPackets, pi.RxBytes, pi.TxPackets, pi.TxBytes = cn.RxPackets, cn.RxBytes, cn.TxPackets, cn.TxBytes
 			pi.RxDropped, pi.TxDropped, pi.RingDropped, pi.Errors = cn.RxDropped, cn.TxDropped, cn.RingDropped, cn.Errors
 			pi.RxBadOffload = cn.RxBadOffload
@@ -539,8 +536,8 @@ func (e *engine) PortShow(_ context.Context, name string) ([]api.PortInfo, error
 			add(c.Name, api.RoleTrunk, p.Name, to.ports[p.Name].port)
 		}
 	}
-	if r.Name != "" && len(out) == 0 {
-		return nil, fmt.Errorf("%s: not a port of any bridge or trunk", r.Name)
+	if name != "" && len(out) == 0 {
+		return nil, fmt.Errorf("%s: not a port of any bridge or trunk", name)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Bridge < out[j].Bridge })
 	return out, nil

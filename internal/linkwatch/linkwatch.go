@@ -155,14 +155,6 @@ func (w *Watcher) Lookup(name string) (Event, bool) {
 	return w.byIndex[i], true
 }
 
-// LookupIndex returns the current state of the interface with index i.
-func (w *Watcher) LookupIndex(i int) (Event, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	e, ok := w.byIndex[i]
-	return e, ok
-}
-
 // Err returns the failure that stopped the Watcher before Close, or nil.
 func (w *Watcher) Err() error {
 	w.mu.Lock()

@@ -83,9 +83,6 @@ func TestIntegrationSnapshotListsExistingLinks(t *testing.T) {
 		eth0.MTU != 1500 || eth0.MAC.String() != "02:00:00:00:0a:01" || eth0.Index <= 0 {
 		t.Errorf("Lookup(eth0) = %+v, %v; want up, MTU 1500, MAC 02:00:00:00:0a:01", eth0, ok)
 	}
-	if byIndex, ok := w.LookupIndex(eth0.Index); !ok || byIndex.Name != "eth0" {
-		t.Errorf("LookupIndex(%d) = %+v, %v; want eth0", eth0.Index, byIndex, ok)
-	}
 	if e, ok := w.Lookup("nope0"); ok || e.State != platform.LinkAbsent {
 		t.Errorf("Lookup(nope0) = %+v, %v; want absent, false", e, ok)
 	}

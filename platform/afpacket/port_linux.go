@@ -942,33 +942,19 @@ func (p *Port) setFlag(state *atomic.Bool, on bool, typ uint16, what string) err
 
 // JoinMulticast adds a PACKET_MR_MULTICAST membership for the group mac to
 // the port's socket (a trunk member joins 01:80:c2:00:00:02 for LACP).
-// Memberships are counted: each JoinMulticast needs one LeaveMulticast,
-// and Close drops them all.
+// The membership lasts as long as the socket: Close drops it, and so does
+// the kernel when the process dies.
 func (p *Port) JoinMulticast(mac net.HardwareAddr) error {
-	return p.group(true, mac)
-}
-
-// LeaveMulticast drops one PACKET_MR_MULTICAST membership for mac.
-func (p *Port) LeaveMulticast(mac net.HardwareAddr) error {
-	return p.group(false, mac)
-}
-
-// group joins or leaves a multicast group.
-func (p *Port) group(join bool, mac net.HardwareAddr) error {
-	verb := "leave"
-	if join {
-		verb = "join"
-	}
 	if len(mac) != 6 || mac[0]&1 == 0 {
-		return fmt.Errorf("afpacket %s: %s multicast %v: not a multicast MAC address", p.name, verb, mac)
+		return fmt.Errorf("afpacket %s: join multicast %v: not a multicast MAC address", p.name, mac)
 	}
 	p.ctlmu.Lock()
 	defer p.ctlmu.Unlock()
 	if p.closed.Load() {
-		return fmt.Errorf("afpacket %s: %s multicast %v: %w", p.name, verb, mac, platform.ErrClosed)
+		return fmt.Errorf("afpacket %s: join multicast %v: %w", p.name, mac, platform.ErrClosed)
 	}
-	if err := p.membership(join, unix.PACKET_MR_MULTICAST, mac); err != nil {
-		return fmt.Errorf("afpacket %s: %s multicast %v: %w", p.name, verb, mac, err)
+	if err := p.membership(true, unix.PACKET_MR_MULTICAST, mac); err != nil {
+		return fmt.Errorf("afpacket %s: join multicast %v: %w", p.name, mac, err)
 	}
 	return nil
 }

@@ -82,6 +82,3 @@ func (p *Port) AllMulti() bool { return false }
 
 // JoinMulticast joins a multicast group.
 func (p *Port) JoinMulticast(net.HardwareAddr) error { return platform.ErrClosed }
-
-// LeaveMulticast leaves a multicast group.
-func (p *Port) LeaveMulticast(net.HardwareAddr) error { return platform.ErrClosed }
