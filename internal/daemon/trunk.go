@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/config"
@@ -69,26 +71,61 @@ type carrier interface {
 // platform.SoftwareFinisher) before they are written to the TAP; what the
 // TAP gives is plain already.
 type pump struct {
-	// h is the pump's consumer view of the trunk.
-	h *trunk.Handle
+	// h is the pump's consumer view of the trunk (a trunk.Handle).
+	h platform.Port
 	// tap is the host side.
 	tap platform.Port
+	// log receives a line when reads start failing and when they recover.
+	log *slog.Logger
+	// done is closed by stop; it ends a wait between failed reads.
+	done chan struct{}
 	// wg counts the two goroutines.
 	wg sync.WaitGroup
 }
 
-func startPump(h *trunk.Handle, tap platform.Port) *pump {
-	p := &pump{h: h, tap: tap}
+// Bounds of the wait between two reads that failed with an error other
+// than ErrClosed.
+const (
+	retryMin = time.Millisecond
+	retryMax = time.Second
+)
+
+// backoff is a bounded exponential delay: retryMin, doubling with each
+// call up to retryMax. The zero value starts at retryMin.
+type backoff struct {
+	// d is the delay next returns; 0 means retryMin.
+	d time.Duration
+}
+
+// next returns the delay to wait now and doubles the following one.
+func (b *backoff) next() time.Duration {
+	d := max(b.d, retryMin)
+	b.d = min(2*d, retryMax)
+	return d
+}
+
+// reset makes the next delay retryMin again.
+func (b *backoff) reset() { b.d = 0 }
+
+func startPump(h, tap platform.Port, log *slog.Logger) *pump {
+	p := &pump{h: h, tap: tap, log: log, done: make(chan struct{})}
 	p.wg.Add(2)
-	go p.copy(h, tap)
-	go p.copy(tap, h)
+	go p.copy(h, tap, "trunk")
+	go p.copy(tap, h, "tap")
 	return p
 }
 
-// copy reads batches from src and writes them to dst until either closes.
-func (p *pump) copy(src, dst platform.Port) {
+// copy reads batches from src (from names it in the log) and writes them
+// to dst until either closes or the pump stops. A read that fails
+// otherwise is retried after a backoff, reset by the next good read: a
+// TAP whose host side hung up fails every read at once, and retrying at
+// once would spin on a core. The first failure of a run is logged, not
+// every retry.
+func (p *pump) copy(src, dst platform.Port, from string) {
 	defer p.wg.Done()
 	buf := make([][]byte, max(src.BatchSize(), 1))
+	var wait backoff
+	failed := 0 // reads failed in a row
 	for {
 		n, err := src.ReadBatch(buf)
 		if n > 0 {
@@ -96,14 +133,44 @@ func (p *pump) copy(src, dst platform.Port) {
 				return
 			}
 		}
-		if errors.Is(err, platform.ErrClosed) {
+		switch {
+		case err == nil:
+			if failed > 0 {
+				p.log.Info("pump: reads work again", "from", from, "failed", failed)
+				failed = 0
+				wait.reset()
+			}
+		case errors.Is(err, platform.ErrClosed):
 			return
+		default:
+			if failed == 0 {
+				p.log.Warn("pump: read failed, retrying with backoff", "from", from, "err", err)
+			}
+			failed++
+			if !p.sleep(wait.next()) {
+				return
+			}
 		}
+	}
+}
+
+// sleep waits d, or less if the pump stops; it reports whether the pump
+// still runs. The wait is on a real timer: clock.Clock only tells the
+// time.
+func (p *pump) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.done:
+		return false
 	}
 }
 
 // stop ends both goroutines and closes the TAP (which then disappears).
 func (p *pump) stop() {
+	close(p.done)
 	p.h.Close()
 	p.tap.Close()
 	p.wg.Wait()
@@ -209,7 +276,7 @@ func (e *engine) startTrunkTap(to *trunkObj, mac frame.MAC) error {
 	}
 	to.tapMu.Lock()
 	to.tap = tp
-	to.pump = startPump(to.tr.Handle(), tp)
+	to.pump = startPump(to.tr.Handle(), tp, e.log.With("trunk", to.name))
 	to.tapMu.Unlock()
 	to.setCarrier(to.tr.Active())
 	return nil
