@@ -15,8 +15,9 @@ const (
 	DefaultHeadroom = 16
 	// DefaultBlockSize is the size of one ring block in bytes.
 	DefaultBlockSize = 128 << 10
-	// DefaultBlockCount is the number of ring blocks: a 4 MiB ring,
-	// about 2,000 standard frames.
+	// DefaultBlockCount is the number of ring blocks: a 4 MiB ring; at a
+	// 1500-byte MTU and DefaultHeadroom a block holds 81 slots of 1,616
+	// bytes (frameSizeFor), 2,592 in all.
 	DefaultBlockCount = 32
 	// DefaultCopyQueue is the receive buffer in bytes of a port with
 	// Offload and small slots: the kernel queues the copies of
