@@ -286,6 +286,14 @@ type Bridge struct {
 	// full is set when the table filled up and the event was logged, and
 	// cleared (and logged) when it drains. Atomic.
 	full atomic.Bool
+	// linkLocalFwd has bit n set when frames to 01:80:c2:00:00:0n are
+	// forwarded like other multicast: the user's mask (SetForwardMask)
+	// and, while no spanning tree runs, bit 0 (BPDUs). Atomic.
+	linkLocalFwd atomic.Uint32
+	// fwdMask is the user's mask; stp is set while a spanning tree runs.
+	// Guarded by mu.
+	fwdMask uint16
+	stp     bool
 	// offloadLogged is set once a copy dropped for its offload has been
 	// logged. Atomic.
 	offloadLogged atomic.Bool
@@ -336,6 +344,7 @@ func New(name string, opts Options) *Bridge {
 		sweepDone: make(chan struct{}),
 	}
 	b.table.Store(&portTable{})
+	b.linkLocalFwd.Store(1 << groupBPDU)
 	go b.sweep()
 	return b
 }
@@ -509,7 +518,9 @@ func (b *Bridge) SetPortFlags(name string, f PortFlags) error {
 }
 
 // SetLinkLocalHandler sets the function a member's reader calls with each
-// frame to 01:80:c2:00:00:00-0f that the member receives (nil: drop them).
+// frame to 01:80:c2:00:00:00-0f that the member receives and the bridge
+// does not forward (nil: drop them; see SetForwardMask and
+// SetSpanningTree).
 // The frame is valid only during the call; the handler must copy what it
 // keeps, must not block for long, and runs on a reader's goroutine (one per
 // receive queue of a MultiQueuePort: then possibly several calls at once).
@@ -524,6 +535,75 @@ func (b *Bridge) SetLinkLocalHandler(name string, h func(frame []byte)) error {
 		m.linkLocal.Store(&h)
 	}
 	return nil
+}
+
+// Reserved group addresses 01:80:c2:00:00:0n by n (IEEE 802.1Q table
+// 8-1) that SetForwardMask refuses: BPDUs follow the spanning tree, MAC
+// control (pause) and slow protocols (LACP, marker) never cross a bridge.
+const (
+	groupBPDU      = 0x0
+	groupPause     = 0x1
+	groupSlowProto = 0x2
+	// restrictedGroups are the bits SetForwardMask refuses (Linux's
+	// BR_GROUPFWD_RESTRICTED).
+	restrictedGroups = 1<<groupBPDU | 1<<groupPause | 1<<groupSlowProto
+)
+
+// SetForwardMask chooses the reserved groups 01:80:c2:00:00:0n, by bit n,
+// that the bridge forwards like ordinary multicast instead of handing
+// them to the link-local handler (LLDP is bit 0x0e, 802.1X bit 0x03), as
+// Linux's group_fwd_mask does. Bits 0 (BPDUs: forwarded exactly while no
+// spanning tree runs, see SetSpanningTree), 1 (pause) and 2 (slow
+// protocols) are refused.
+func (b *Bridge) SetForwardMask(mask uint16) error {
+	if bad := mask & restrictedGroups; bad != 0 {
+		return fmt.Errorf("%s: fwd-mask 0x%04x: %s cannot be forwarded", b.name, mask, restrictedName(bad))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fwdMask = mask
+	b.storeLinkLocalFwd()
+	return nil
+}
+
+// ForwardMask returns the mask SetForwardMask set.
+func (b *Bridge) ForwardMask() uint16 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fwdMask
+}
+
+// SetSpanningTree says whether a spanning tree runs on the bridge. While
+// one runs, BPDUs (01:80:c2:00:00:00) go to each member's link-local
+// handler; while none runs they are forwarded like ordinary multicast, as
+// the Linux bridge does with STP off, so that an outer spanning tree still
+// sees loops through the bridge.
+func (b *Bridge) SetSpanningTree(on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stp = on
+	b.storeLinkLocalFwd()
+}
+
+// storeLinkLocalFwd publishes the groups forwarded. mu is held.
+func (b *Bridge) storeLinkLocalFwd() {
+	fwd := uint32(b.fwdMask)
+	if !b.stp {
+		fwd |= 1 << groupBPDU
+	}
+	b.linkLocalFwd.Store(fwd)
+}
+
+// restrictedName names the lowest restricted group in bits.
+func restrictedName(bits uint16) string {
+	switch {
+	case bits&(1<<groupBPDU) != 0:
+		return "bit 0 (BPDUs, 01:80:c2:00:00:00: they follow the spanning tree setting)"
+	case bits&(1<<groupPause) != 0:
+		return "bit 1 (MAC control/pause, 01:80:c2:00:00:01)"
+	default:
+		return "bit 2 (slow protocols: LACP and marker, 01:80:c2:00:00:02)"
+	}
 }
 
 // LinkChanged tells the bridge that the link state of the port called name

@@ -10,9 +10,15 @@
 //
 //  1. Shorter than an Ethernet header (14 bytes): dropped (DroppedRunt).
 //  2. Destination 01:80:c2:00:00:00 to 01:80:c2:00:00:0f (IEEE 802.1D
-//     reserved group addresses: STP, LACP, LLDP, pause): never forwarded,
-//     handed to the member's link-local handler if it has one
-//     (SetLinkLocalHandler), else dropped (DroppedLinkLocal either way).
+//     reserved group addresses: STP, LACP, LLDP, pause): handed to the
+//     member's link-local handler if it has one (SetLinkLocalHandler),
+//     else dropped (DroppedLinkLocal either way), except the groups the
+//     bridge forwards, which go on to step 3 like any multicast: BPDUs
+//     (01:80:c2:00:00:00) while no spanning tree runs (SetSpanningTree),
+//     as the Linux bridge with STP off does, so that an outer spanning
+//     tree still sees loops through the bridge; and the groups of the
+//     forward mask (SetForwardMask), which never includes pause or slow
+//     protocols.
 //  3. Source multicast, broadcast or all zeros: dropped, never learned
 //     (DroppedBadSource).
 //  4. Member flagged BlockNonIP and outer ethertype not IPv4, IPv6, ARP or

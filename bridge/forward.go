@@ -159,7 +159,7 @@ func (b *Bridge) forwardOne(w *Worker, t *portTable, in *Member, inFlags uint32,
 		return
 	}
 	dst, src := e.DestinationKey(), e.SourceKey()
-	if dst&^0x0f == linkLocalBase {
+	if dst&^0x0f == linkLocalBase && b.linkLocalFwd.Load()&(1<<(dst&0x0f)) == 0 {
 		w.ctrs[cLinkLocal]++
 		if h := in.linkLocal.Load(); h != nil {
 			(*h)(f)

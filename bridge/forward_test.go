@@ -87,8 +87,42 @@ func TestForward(t *testing.T) {
 			count:  "DroppedSamePort",
 		},
 		{
-			name:  "STP destination 01:80:c2:00:00:00 is never forwarded",
+			name:  "BPDU (01:80:c2:00:00:00) floods while no spanning tree runs, as Linux with STP off",
 			send:  tx{"a", eth(frame.MAC{0x01, 0x80, 0xc2, 0, 0, 0}, stA, 0x0026, 60)},
+			want:  []string{"b", "c", "d"},
+			count: "Flooded",
+		},
+		{
+			name:  "BPDU is not forwarded while a spanning tree runs",
+			setup: func(fx *fixture) { fx.b.SetSpanningTree(true) },
+			send:  tx{"a", eth(frame.MAC{0x01, 0x80, 0xc2, 0, 0, 0}, stA, 0x0026, 60)},
+			want:  nil,
+			count: "DroppedLinkLocal",
+		},
+		{
+			name:  "BPDU floods again once the spanning tree stops",
+			setup: func(fx *fixture) { fx.b.SetSpanningTree(true); fx.b.SetSpanningTree(false) },
+			send:  tx{"a", eth(frame.MAC{0x01, 0x80, 0xc2, 0, 0, 0}, stA, 0x0026, 60)},
+			want:  []string{"b", "c", "d"},
+			count: "Flooded",
+		},
+		{
+			name:  "LLDP floods when the forward mask has bit 0x0e",
+			setup: func(fx *fixture) { mustForwardMask(fx, 1<<0x0e) },
+			send:  tx{"a", eth(frame.MAC{0x01, 0x80, 0xc2, 0, 0, 0x0e}, stA, 0x88cc, 60)},
+			want:  []string{"b", "c", "d"},
+			count: "Flooded",
+		},
+		{
+			name:  "802.1X (0x03) stays local when the mask names only LLDP",
+			setup: func(fx *fixture) { mustForwardMask(fx, 1<<0x0e) },
+			send:  tx{"a", eth(frame.MAC{0x01, 0x80, 0xc2, 0, 0, 3}, stA, 0x888e, 60)},
+			want:  nil,
+			count: "DroppedLinkLocal",
+		},
+		{
+			name:  "LACP is not forwarded while no spanning tree runs",
+			send:  tx{"a", eth(frame.MAC{0x01, 0x80, 0xc2, 0, 0, 2}, stA, frame.TypeSlow, 124)},
 			want:  nil,
 			count: "DroppedLinkLocal",
 		},
@@ -332,5 +366,36 @@ func TestForwardSentCountsAcceptedCopies(t *testing.T) {
 	fx.send("a", ip4(stB, stA), ip4(frame.Broadcast, stA))
 	if got, want := fx.b.Stats().Sent, uint64(4); got != want {
 		t.Errorf("Sent = %d, want %d (two flooded frames to two members)", got, want)
+	}
+}
+
+// mustForwardMask sets the bridge's forward mask or fails the test.
+func mustForwardMask(fx *fixture, mask uint16) {
+	fx.t.Helper()
+	if err := fx.b.SetForwardMask(mask); err != nil {
+		fx.t.Fatal(err)
+	}
+}
+
+// TestSetForwardMaskRefusesRestrictedGroups checks that BPDUs, pause and
+// slow protocols cannot be put in the forward mask, and that a refused
+// mask changes nothing.
+func TestSetForwardMaskRefusesRestrictedGroups(t *testing.T) {
+	fx := newFixture(t, "a", "b")
+	mustForwardMask(fx, 1<<0x0e)
+	for _, c := range []struct {
+		mask uint16
+		want string
+	}{
+		{1 << 0, "bridge0: fwd-mask 0x0001: bit 0 (BPDUs, 01:80:c2:00:00:00: they follow the spanning tree setting) cannot be forwarded"},
+		{1<<1 | 1<<0x0e, "bridge0: fwd-mask 0x4002: bit 1 (MAC control/pause, 01:80:c2:00:00:01) cannot be forwarded"},
+		{1 << 2, "bridge0: fwd-mask 0x0004: bit 2 (slow protocols: LACP and marker, 01:80:c2:00:00:02) cannot be forwarded"},
+	} {
+		if err := fx.b.SetForwardMask(c.mask); err == nil || err.Error() != c.want {
+			t.Errorf("SetForwardMask(0x%04x) = %v, want %q", c.mask, err, c.want)
+		}
+	}
+	if got := fx.b.ForwardMask(); got != 1<<0x0e {
+		t.Errorf("ForwardMask after refusals = 0x%04x, want 0x4000 (unchanged)", got)
 	}
 }

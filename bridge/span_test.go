@@ -25,7 +25,8 @@ func TestSpanGetsForwardedFrames(t *testing.T) {
 		{name: "known unicast: one copy", before: []tx{{"b", ip4(stA, stB)}}, send: tx{"a", ip4(stB, stA)}, copies: 1},
 		{name: "flood blocked at every egress: still one copy", setup: blockNonIPEverywhere, send: tx{"a", eth(frame.Broadcast, stA, 0x8137, 60)}, copies: 1},
 		{name: "destination on the ingress member: none", before: []tx{{"a", ip4(stC, stB)}}, send: tx{"a", ip4(stB, stA)}, copies: 0},
-		{name: "link-local: none", send: tx{"a", eth(frame.MAC{0x01, 0x80, 0xc2, 0, 0, 0}, stA, 0x26, 60)}, copies: 0},
+		{name: "link-local (LACP): none", send: tx{"a", eth(frame.MAC{0x01, 0x80, 0xc2, 0, 0, 2}, stA, frame.TypeSlow, 124)}, copies: 0},
+		{name: "BPDU with no spanning tree: flooded, one copy", send: tx{"a", eth(frame.MAC{0x01, 0x80, 0xc2, 0, 0, 0}, stA, 0x26, 60)}, copies: 1},
 		{name: "runt: none", send: tx{"a", make([]byte, 10)}, copies: 0},
 		{name: "bad source: none", send: tx{"a", ip4(stB, frame.Broadcast)}, copies: 0},
 	}

@@ -439,3 +439,23 @@ func TestIntegrationBridgePromiscOffForMeasurements(t *testing.T) {
 		t.Errorf("p2 after restart: promiscuity %d, want 0 (-promisc kept in the configuration)", got)
 	}
 }
+
+// TestIntegrationBridgeForwardsBPDUsWithSTPOff checks that a bridge that
+// runs no spanning tree forwards BPDUs (01:80:c2:00:00:00) from one member
+// to the others, as the Linux bridge with STP off does, and still keeps
+// slow-protocol frames (01:80:c2:00:00:02) to the link.
+func TestIntegrationBridgeForwardsBPDUsWithSTPOff(t *testing.T) {
+	tb := bridged(t, 3)
+	s1, s2, s3 := openStation(t, tb.hosts[0]), openStation(t, tb.hosts[1]), openStation(t, tb.hosts[2])
+	bpdu := frame.MAC{0x01, 0x80, 0xc2, 0, 0, 0}
+	slow := frame.MAC{0x01, 0x80, 0xc2, 0, 0, 2}
+	s1.send(t, testFrame(slow, s1.mac, 501, 0), testFrame(bpdu, s1.mac, 502, 0))
+	s2.waitFor(t, 502, "BPDU from h1")
+	s3.waitFor(t, 502, "BPDU from h1")
+	s1.barrier(t, 503, s2, s3)
+	for _, s := range []*station{s2, s3} {
+		if s.has(501) {
+			t.Errorf("%s received the slow-protocols frame h1 sent: it must not cross the bridge", s.h.Name)
+		}
+	}
+}
