@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os"
 	"os/signal"
 	"runtime"
 	"slices"
@@ -94,7 +95,7 @@ func runDaemon(c *cli.Context) error {
 		runtime.GOMAXPROCS(c.Int("workers"))
 		log.Info("busy polling: readers never sleep", "threads", c.Int("workers"))
 	}
-	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+	ctx, hurry, stop := stopSignals(c.Context, log)
 	defer stop()
 	return daemon.Run(ctx, daemon.Options{
 		ConfigPath:  c.String("config"),
@@ -109,7 +110,40 @@ func runDaemon(c *cli.Context) error {
 		Coalesce:    c.Duration("coalesce"),
 		Version:     api.Build(),
 		Logger:      log,
+		Hurry:       hurry,
 	})
+}
+
+// stopSignals returns a context done at the first SIGTERM or SIGINT, and
+// a channel closed at the second, which makes the daemon stop without
+// waiting for its control connections. stop stops catching the signals.
+func stopSignals(parent context.Context, log *slog.Logger) (ctx context.Context, hurry <-chan struct{}, stop func()) {
+	// Room for both signals: the second may come before the first is
+	// taken.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	ctx, cancel := context.WithCancel(parent)
+	h, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		case <-done:
+			return
+		}
+		select {
+		case sig := <-sigs:
+			log.Warn("second signal: stopping without waiting for the control connections", "signal", sig)
+			close(h)
+		case <-done:
+		}
+	}()
+	return ctx, h, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
 }
 
 func bridgeCommand() *cli.Command {

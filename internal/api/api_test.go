@@ -2,8 +2,11 @@ package api_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"reflect"
@@ -366,15 +369,7 @@ func TestOversizeRequest(t *testing.T) {
 			}
 		})
 	}
-	// The server survived.
-	c, err := api.Dial(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Version(context.Background()); err != nil {
-		t.Errorf("after oversize requests: expected the server to answer, got %v", err)
-	}
+	wantAnswer(t, path, "after oversize requests")
 }
 
 func TestSocketMode(t *testing.T) {
@@ -480,6 +475,20 @@ func TestDialWithoutDaemon(t *testing.T) {
 	}
 }
 
+// wantAnswer checks that the server on path still answers a new
+// connection, when, for example, "after oversize requests".
+func wantAnswer(t *testing.T, path, when string) {
+	t.Helper()
+	c, err := api.Dial(path)
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	defer c.Close()
+	if _, err := c.Version(context.Background()); err != nil {
+		t.Errorf("%s: expected the server to answer on a new connection, got %v", when, err)
+	}
+}
+
 func TestPeerCredentials(t *testing.T) {
 	tests := []struct {
 		name string
@@ -563,7 +572,7 @@ func TestServeStopsOnCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- api.Serve(ctx, ln, fakeState(), nil) }()
+	go func() { done <- (&api.Server{Handler: fakeState()}).Serve(ctx, ln) }()
 	c, err := api.Dial(path)
 	if err != nil {
 		t.Fatal(err)
@@ -586,6 +595,93 @@ func TestServeStopsOnCancel(t *testing.T) {
 	}
 	if _, err := c.Version(context.Background()); err == nil {
 		t.Errorf("request after shutdown: expected an error, got none")
+	}
+}
+
+// serveInBackground serves srv on a new socket until the returned cancel
+// is called; Serve's result arrives on the returned channel.
+func serveInBackground(t *testing.T, srv *api.Server) (path string, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	path = apitest.SocketPath(t)
+	ln, err := api.Listen(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	d := make(chan error, 1)
+	go func() { d <- srv.Serve(ctx, ln) }()
+	return path, cancel, d
+}
+
+// within fails the test unless ch delivers within 5s, and returns what
+// it delivered.
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s: still waiting after 5s", what)
+		panic("unreachable")
+	}
+}
+
+// bigReplies is a handler whose version reply is larger than a unix
+// socket's send buffer can be: the server is blocked writing the first
+// reply to a peer that does not read.
+func bigReplies() *apitest.Fake {
+	f := fakeState()
+	f.VersionInfo.Version = strings.Repeat("v", 8<<20)
+	return f
+}
+
+func TestServeStopsDespiteAPeerThatDoesNotRead(t *testing.T) {
+	tests := []struct {
+		name  string
+		grace time.Duration // 0: the default
+		hurry bool
+	}{
+		{"after the grace period", 0, false},
+		{"at once when hurried", time.Hour, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hurry := make(chan struct{})
+			srv := &api.Server{Handler: bigReplies(), Hurry: hurry}
+			srv.SetTimeouts(0, tt.grace)
+			path, cancel, done := serveInBackground(t, srv)
+			_, sent := apitest.NonReader(t, path, 20000)
+			cancel()
+			if tt.hurry {
+				close(hurry)
+			}
+			if err := within(t, done, "Serve after the cancel, with a peer that does not read"); err != nil {
+				t.Errorf("Serve: expected nil, got %v", err)
+			}
+			if err := within(t, sent, "the peer's requests"); err == nil {
+				t.Errorf("the peer's requests: expected the connection closed under them, got all sent")
+			}
+		})
+	}
+}
+
+func TestServeClosesAPeerThatDoesNotRead(t *testing.T) {
+	var logged bytes.Buffer
+	srv := &api.Server{Handler: fakeState(), Log: slog.New(slog.NewTextHandler(&logged, nil))}
+	srv.SetTimeouts(100*time.Millisecond, 0)
+	path, cancel, done := serveInBackground(t, srv)
+	_, sent := apitest.NonReader(t, path, 20000)
+	if err := within(t, sent, "the peer's requests, past the reply timeout"); err == nil {
+		t.Fatalf("the peer's requests: expected the connection closed under them, got all sent")
+	}
+	wantAnswer(t, path, "after closing a peer that did not read")
+	cancel()
+	within(t, done, "Serve after the cancel") // after it, the log is the test's to read
+	lines := strings.Split(strings.TrimSpace(logged.String()), "\n")
+	want := fmt.Sprintf("peer_uid=%d peer_pid=%d", os.Geteuid(), os.Getpid())
+	if len(lines) != 1 || !strings.Contains(lines[0], "did not read") || !strings.Contains(lines[0], want) {
+		t.Errorf("log: expected one line about a peer that did not read, with %q; got:\n%s", want, logged.String())
 	}
 }
 

@@ -17,12 +17,12 @@
 // is closed. Malformed JSON, an unknown op, an unsupported version, unknown
 // or missing fields each get an error reply; the connection stays usable.
 //
-// The daemon implements Handler, one typed method per operation; Serve
+// The daemon implements Handler, one typed method per operation; a Server
 // decodes and validates requests and calls it. Client has the same method
 // set, so it is itself a Handler.
 //
 // Listen creates the socket with mode 0600 (0660 and the group's ownership
-// when a group is named), and Serve checks the credentials of every peer
+// when a group is named), and a Server checks the credentials of every peer
 // (SO_PEERCRED on Linux and OpenBSD, LOCAL_PEERCRED on FreeBSD) against an
 // Authorizer before reading its requests.
 package api

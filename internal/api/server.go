@@ -2,10 +2,12 @@ package api
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/user"
@@ -25,6 +27,15 @@ const DefaultSocket = "/run/swctl/swctl.sock"
 // refuseTimeout bounds how long a refused peer may take to send the
 // request its refusal answers.
 const refuseTimeout = 2 * time.Second
+
+// replyTimeout bounds how long a reply may wait for its peer to read it:
+// a peer that stops reading loses its connection instead of holding a
+// goroutine forever.
+const replyTimeout = 5 * time.Second
+
+// shutdownGrace is how long a stopping Serve lets the requests under way
+// be answered before it closes every connection.
+const shutdownGrace = time.Second
 
 // umaskMu serialises Listen's change of the process-wide umask.
 var umaskMu sync.Mutex
@@ -200,29 +211,69 @@ func PeerOf(c *net.UnixConn) (Peer, error) {
 	return p, nil
 }
 
-// Serve accepts connections on ln and serves their requests with h until
-// ctx is done; then it stops accepting, lets requests already read finish,
-// closes every connection and ln, and returns nil. Each connection gets a
-// goroutine; its requests are served one at a time, in order. When auth
-// is not nil, a peer it refuses gets the refusal as the reply to its first
-// request, and the connection is closed.
-func Serve(ctx context.Context, ln *net.UnixListener, h Handler, auth Authorizer) error {
+// Server serves the control protocol: each connection gets a goroutine,
+// and its requests are served one at a time, in order.
+type Server struct {
+	// Handler serves the requests.
+	Handler Handler
+	// Auth, when not nil, decides which peers may use the socket: a
+	// refused peer gets the refusal as the reply to its first request,
+	// and the connection is closed.
+	Auth Authorizer
+	// Log receives a line for every connection closed because its peer
+	// did not read a reply in time; nil means slog.Default().
+	Log *slog.Logger
+	// Hurry, when closed during a shutdown, ends its grace period at
+	// once.
+	Hurry <-chan struct{}
+
+	// replyTimeout is replyTimeout unless a test shortens it.
+	replyTimeout time.Duration
+	// grace is shutdownGrace unless a test changes it.
+	grace time.Duration
+}
+
+// Serve accepts connections on ln and serves their requests until ctx is
+// done. Then it stops accepting and reading requests, gives the requests
+// under way shutdownGrace (or until Hurry is closed) to be answered,
+// closes every connection and ln, and returns nil once the handler calls
+// under way have returned: no peer can hold it up.
+func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 	var (
 		mu    sync.Mutex
 		conns = map[*net.UnixConn]struct{}{}
 		wg    sync.WaitGroup
 	)
+	each := func(fn func(c *net.UnixConn) error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for c := range conns {
+			fn(c)
+		}
+	}
 	stop := context.AfterFunc(ctx, func() {
 		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.SetReadDeadline(time.Now())
-		}
-		mu.Unlock()
+		// Idle connections end now, busy ones after their reply.
+		each(func(c *net.UnixConn) error { return c.SetReadDeadline(time.Now()) })
 	})
 	defer stop()
-	defer wg.Wait()
-	defer ln.Close()
+	defer func() {
+		ln.Close()
+		served := make(chan struct{})
+		go func() { wg.Wait(); close(served) }()
+		grace := time.NewTimer(cmp.Or(s.grace, shutdownGrace))
+		defer grace.Stop()
+		select {
+		case <-served:
+			return
+		case <-grace.C:
+		case <-s.Hurry:
+		}
+		// Whatever a connection still waits for (a peer that does not
+		// read, a refused peer that sends nothing) ends with it.
+		each((*net.UnixConn).Close)
+		<-served
+	}()
 
 	backoff := time.Duration(0)
 	for {
@@ -256,7 +307,7 @@ func Serve(ctx context.Context, ln *net.UnixListener, h Handler, auth Authorizer
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			serveConn(ctx, c, h, auth)
+			s.serveConn(ctx, c)
 			mu.Lock()
 			delete(conns, c)
 			mu.Unlock()
@@ -268,29 +319,30 @@ func Serve(ctx context.Context, ln *net.UnixListener, h Handler, auth Authorizer
 // errTooLong reports a request line over MaxRequestSize.
 var errTooLong = fmt.Errorf("request longer than %d bytes", MaxRequestSize)
 
-// serveConn serves the requests of one connection.
-func serveConn(ctx context.Context, c *net.UnixConn, h Handler, auth Authorizer) {
+// serveConn serves the requests of one connection until the peer closes
+// it, ctx is done or a reply cannot be written.
+func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 	r := bufio.NewReaderSize(c, 64<<10)
-	if auth != nil {
+	if s.Auth != nil {
 		p, err := PeerOf(c)
 		if err == nil {
-			err = auth.Authorize(p)
+			err = s.Auth.Authorize(p)
 		}
 		if err != nil {
 			c.SetReadDeadline(time.Now().Add(refuseTimeout))
 			readLine(r, MaxRequestSize)
-			c.Write(errorReply(err))
+			s.reply(c, errorReply(err))
 			return
 		}
 	}
-	for {
+	for ctx.Err() == nil {
 		line, err := readLine(r, MaxRequestSize)
 		if errors.Is(err, errTooLong) {
-			c.Write(errorReply(err))
+			s.reply(c, errorReply(err))
 			return
 		}
 		if err == nil || len(line) > 0 {
-			if _, werr := c.Write(handleLine(ctx, h, line)); werr != nil {
+			if s.reply(c, handleLine(ctx, s.Handler, line)) != nil {
 				return
 			}
 		}
@@ -298,6 +350,22 @@ func serveConn(ctx context.Context, c *net.UnixConn, h Handler, auth Authorizer)
 			return // end of stream, shutdown or a broken connection
 		}
 	}
+}
+
+// reply writes one reply to c. A peer that has not read it within the
+// reply timeout is logged; the caller then closes the connection.
+func (s *Server) reply(c *net.UnixConn, b []byte) error {
+	timeout := cmp.Or(s.replyTimeout, replyTimeout)
+	c.SetWriteDeadline(time.Now().Add(timeout))
+	_, err := c.Write(b)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		args := []any{"timeout", timeout}
+		if p, perr := PeerOf(c); perr == nil {
+			args = append(args, "peer_uid", p.UID, "peer_pid", p.PID)
+		}
+		cmp.Or(s.Log, slog.Default()).Warn("control connection closed: the peer did not read its reply", args...)
+	}
+	return err
 }
 
 // readLine reads one line, without its newline, of at most max bytes

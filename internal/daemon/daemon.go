@@ -71,6 +71,11 @@ type Options struct {
 	// batch. 0 turns it off; `swctl daemon` defaults to DefaultCoalesce.
 	// Linux only; the BSDs' bpf buffer batches already.
 	Coalesce time.Duration
+	// Hurry, when closed after ctx is done, cuts the shutdown short: the
+	// control connections are closed at once instead of after a grace
+	// period for the requests under way. The interfaces are given back
+	// all the same.
+	Hurry <-chan struct{}
 }
 
 // DefaultCoalesce is `swctl daemon --coalesce`'s default. On the 2-core
@@ -98,8 +103,9 @@ const (
 	TXMmsg = "mmsg"
 )
 
-// Run starts the daemon and serves until ctx is done; then it stops every
-// bridge, which gives every interface back as it was.
+// Run starts the daemon and serves until ctx is done; then it closes the
+// control connections (see Options.Hurry) and stops every bridge and
+// trunk, which gives every interface back as it was.
 func Run(ctx context.Context, opts Options) error {
 	if opts.ConfigPath == "" {
 		opts.ConfigPath = config.DefaultPath
@@ -178,7 +184,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	log.Info("swctl daemon started", "socket", opts.SocketPath, "config", opts.ConfigPath,
 		"state_dir", opts.StateDir, "bridges", len(cfg.Bridges), "pid", os.Getpid())
-	err = api.Serve(ctx, ln, e, auth)
+	srv := &api.Server{Handler: e, Auth: auth, Log: log, Hurry: opts.Hurry}
+	err = srv.Serve(ctx, ln)
 	log.Info("swctl daemon stopping")
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err

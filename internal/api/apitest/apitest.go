@@ -1,15 +1,21 @@
 // Package apitest provides a fake api.Handler that records the calls it
-// gets and answers from canned state, and a helper that serves a Handler
-// on a temporary unix socket for the length of a test.
+// gets and answers from canned state, a helper that serves a Handler on a
+// temporary unix socket for the length of a test, and a peer that never
+// reads its replies.
 package apitest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/swctl/swctl/internal/api"
 )
@@ -219,12 +225,59 @@ func ServeAuth(t testing.TB, h api.Handler, auth api.Authorizer) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- api.Serve(ctx, ln, h, auth) }()
+	go func() { done <- (&api.Server{Handler: h, Auth: auth}).Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("api.Serve: expected nil after cancel, got %v", err)
+			t.Errorf("api.Server.Serve: expected nil after cancel, got %v", err)
 		}
 	})
 	return path
+}
+
+// NonReader connects to the socket at path and sends n version requests
+// without ever reading a reply: a peer that leaves the server blocked in
+// a write once the socket's buffer is full. It returns when a reply is
+// waiting unread, with the connection (closed when the test ends) and a
+// channel that gets the sending's outcome: nil once all n are sent, or
+// the error that stopped it (the connection closed).
+func NonReader(t testing.TB, path string, n int) (*net.UnixConn, <-chan error) {
+	t.Helper()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := c.(*net.UnixConn)
+	t.Cleanup(func() { conn.Close() })
+	line := fmt.Sprintf(`{"version":%d,"op":%q}`+"\n", api.ProtocolVersion, api.OpVersion)
+	sent := make(chan error, 1)
+	go func() {
+		_, err := conn.Write(bytes.Repeat([]byte(line), n))
+		sent <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !replyWaiting(t, conn) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no reply within 10s of sending %d requests", path, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return conn, sent
+}
+
+// replyWaiting reports whether c has bytes to read, without reading them.
+func replyWaiting(t testing.TB, c *net.UnixConn) bool {
+	t.Helper()
+	raw, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var b [1]byte
+	if err := raw.Control(func(fd uintptr) {
+		n, _, _ = unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
 }
