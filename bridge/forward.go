@@ -129,7 +129,7 @@ func (b *Bridge) Forward(w *Worker, in *Member, frames [][]byte, now time.Time) 
 // keeps its frame's offload: an egress port that carries offloads
 // (platform.OffloadPort) gets it with the frame; for any other port the
 // bridge finishes partial checksums and cuts super-frames into segments in
-// software first (platform.FinishChecksum, platform.Segment), into the
+// software first (frame.FinishChecksum, frame.Segment), into the
 // Worker's scratch. A super-frame is checked against an egress MTU by the
 // size of its segments. The offloads, like the frames, are the caller's.
 func (b *Bridge) ForwardOffload(w *Worker, in *Member, frames [][]byte, offs []platform.Offload, now time.Time) {
@@ -246,15 +246,6 @@ func (b *Bridge) flush(w *Worker, t *portTable) {
 	}
 }
 
-// segLen is the L2 payload length (one tag allowed) of the largest frame
-// f becomes on the wire: its own, or a segment's for a super-frame.
-func segLen(f []byte, o platform.Offload) int {
-	if o.GSOType == platform.GSONone {
-		return frame.Ethernet(f).PayloadLen()
-	}
-	return platform.SegmentPayloadLen(f, o)
-}
-
 // send writes frames (with their offloads offs, or nil) to m, in batches
 // of at most m's batch size, leaving out (and counting) what m must not
 // get: everything when its link is not up, frames whose payload (a
@@ -275,7 +266,7 @@ func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, offs []platform.Off
 		if offs != nil {
 			o = offs[i]
 		}
-		if segLen(f, o) > mtu {
+		if frame.SegmentPayloadLen(f, o) > mtu {
 			// Copy the frames that fit into scratch, so that the batch
 			// itself (maybe shared by several span ports) is unchanged.
 			w.tx = append(w.tx[:0], frames[:i]...)
@@ -286,7 +277,7 @@ func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, offs []platform.Off
 				if offs != nil {
 					o = offs[i+j]
 				}
-				if segLen(f, o) > mtu {
+				if frame.SegmentPayloadLen(f, o) > mtu {
 					w.ctrs[cOversize]++
 					continue
 				}

@@ -139,6 +139,16 @@ func (e Ethernet) PayloadLen() int {
 	return len(e) - HeaderLen
 }
 
+// slowProtocolsKey is 01:80:c2:00:00:02 packed as by MAC.Key: the
+// destination of LACPDUs and marker PDUs (IEEE 802.3 annex 57A).
+const slowProtocolsKey = 0x0180c2000002
+
+// IsSlowProtocol reports whether e is a slow-protocols frame (LACP,
+// marker): sent to 01:80:c2:00:00:02 with ethertype 0x8809, untagged.
+func (e Ethernet) IsSlowProtocol() bool {
+	return e.Valid() && e.Type() == TypeSlow && e.DestinationKey() == slowProtocolsKey
+}
+
 // Encode writes a header into b, which must hold at least HeaderLen bytes.
 func Encode(b []byte, dst, src MAC, etype uint16) {
 	copy(b[0:6], dst[:])

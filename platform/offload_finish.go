@@ -1,5 +1,7 @@
 package platform
 
+import "github.com/swctl/swctl/frame"
+
 // minFinisherArena is the first size of a SoftwareFinisher's arena: a few
 // super-frames' worth.
 const minFinisherArena = 256 << 10
@@ -34,7 +36,7 @@ type FinishStats struct {
 	// software; Segments the number of frames they became.
 	Finished, Segments int
 	// Dropped is the number of input frames whose offload the software
-	// cannot do (ErrOffloadUnsupported, ErrOffloadBadFrame); they were
+	// cannot do (frame.ErrOffloadUnsupported, frame.ErrOffloadBadFrame); they were
 	// left out.
 	Dropped int
 	// Err and ErrOffload are the cause and the offload of the first
@@ -60,7 +62,7 @@ func (s *SoftwareFinisher) Full(f []byte, o Offload) bool {
 	if o.IsPlain() || s.used == 0 {
 		return false
 	}
-	need, err := SegmentedLen(f, o)
+	need, err := frame.SegmentedLen(f, o)
 	return err == nil && s.used+need > len(s.arena)
 }
 
@@ -74,7 +76,7 @@ func (s *SoftwareFinisher) Add(f []byte, o Offload) (int, error) {
 		s.batch = append(s.batch, f)
 		return 1, nil
 	}
-	need, err := SegmentedLen(f, o)
+	need, err := frame.SegmentedLen(f, o)
 	if err != nil {
 		return 0, err
 	}
@@ -85,7 +87,7 @@ func (s *SoftwareFinisher) Add(f []byte, o Offload) (int, error) {
 		s.used = 0
 	}
 	n := len(s.batch)
-	s.batch, err = Segment(f, o, s.arena[s.used:s.used+need:s.used+need], s.batch)
+	s.batch, err = frame.Segment(f, o, s.arena[s.used:s.used+need:s.used+need], s.batch)
 	if err != nil {
 		s.batch = s.batch[:n]
 		return 0, err

@@ -6,8 +6,10 @@ import (
 	"net"
 	"testing"
 
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/memport"
+	"github.com/swctl/swctl/platform/platformtest"
 )
 
 // finisherCable returns a memport cable: frames written to the first end
@@ -35,15 +37,15 @@ func drainAll(p *memport.Port) [][]byte {
 // super-frames (as Segment makes them), and drops and reports a frame it
 // cannot finish, all in order, without changing its input.
 func TestSoftwareFinisherWriteTo(t *testing.T) {
-	plain := pkt{udp: true, id: 1, payload: payload(300)}.build(t)
-	tcp := pkt{id: 2, seq: 9, payload: payload(1000)}
-	complete := tcp.build(t)
-	part, partO := tcp.partial(complete)
-	sp := pkt{id: 3, seq: 100, payload: payload(60000)}
-	super, superO := sp.partial(sp.build(t))
+	plain := platformtest.Packet{UDP: true, ID: 1, Payload: platformtest.Payload(300)}.Build(t)
+	tcp := platformtest.Packet{ID: 2, Seq: 9, Payload: platformtest.Payload(1000)}
+	complete := tcp.Build(t)
+	part, partO := tcp.Partial(complete)
+	sp := platformtest.Packet{ID: 3, Seq: 100, Payload: platformtest.Payload(60000)}
+	super, superO := sp.Partial(sp.Build(t))
 	superO.GSOType, superO.GSOSize = platform.GSOTCPv4, 1448
-	n, _ := platform.SegmentedLen(super, superO)
-	wantSegs, err := platform.Segment(super, superO, make([]byte, n), nil)
+	n, _ := frame.SegmentedLen(super, superO)
+	wantSegs, err := frame.Segment(super, superO, make([]byte, n), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +78,11 @@ func TestSoftwareFinisherWriteTo(t *testing.T) {
 		}
 	}
 	wantSt := platform.FinishStats{Sent: len(want), Finished: 6, Segments: 1 + 5*len(wantSegs), Dropped: 1,
-		Err: platform.ErrOffloadBadFrame, ErrOffload: bad}
+		Err: frame.ErrOffloadBadFrame, ErrOffload: bad}
 	if st != wantSt {
 		t.Errorf("WriteTo = %+v, want %+v", st, wantSt)
 	}
-	if !errors.Is(st.Err, platform.ErrOffloadBadFrame) {
+	if !errors.Is(st.Err, frame.ErrOffloadBadFrame) {
 		t.Errorf("Err = %v, want ErrOffloadBadFrame", st.Err)
 	}
 	for i, f := range frames {
@@ -107,10 +109,10 @@ func TestSoftwareFinisherWriteTo(t *testing.T) {
 // before valid when its arena grows, and that plain frames are not
 // copied.
 func TestSoftwareFinisherAdd(t *testing.T) {
-	sp := pkt{id: 3, seq: 100, payload: payload(60000)}
-	super, o := sp.partial(sp.build(t))
+	sp := platformtest.Packet{ID: 3, Seq: 100, Payload: platformtest.Payload(60000)}
+	super, o := sp.Partial(sp.Build(t))
 	o.GSOType, o.GSOSize = platform.GSOTCPv4, 1448
-	plain := pkt{udp: true, payload: payload(100)}.build(t)
+	plain := platformtest.Packet{UDP: true, Payload: platformtest.Payload(100)}.Build(t)
 	var fin platform.SoftwareFinisher
 	if n, err := fin.Add(plain, platform.Offload{}); n != 1 || err != nil {
 		t.Fatalf("Add(plain) = %d, %v; want 1, nil", n, err)
@@ -133,7 +135,7 @@ func TestSoftwareFinisherAdd(t *testing.T) {
 	if len(segs) != total {
 		t.Fatalf("Frames() holds %d frames, want %d", len(segs), total)
 	}
-	want, _ := platform.Segment(super, o, make([]byte, 70000), nil)
+	want, _ := frame.Segment(super, o, make([]byte, 70000), nil)
 	for i, s := range segs[1:] {
 		if !bytes.Equal(s, want[i%42]) {
 			t.Fatalf("segment %d changed after the arena grew", i)

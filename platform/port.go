@@ -22,6 +22,8 @@ package platform
 import (
 	"errors"
 	"net"
+
+	"github.com/swctl/swctl/frame"
 )
 
 // ErrClosed is returned by ReadBatch and WriteBatch once Close has been called.
@@ -131,62 +133,21 @@ type Promiscuous interface {
 	Promisc() bool
 }
 
-// Offload is the checksum and segmentation metadata of one frame: the
-// fields of Linux's struct virtio_net_hdr (include/uapi/linux/virtio_net.h),
-// in host byte order. Offsets count from the first byte of the frame as
-// the port returns or takes it (the destination MAC), tags included. The
-// zero Offload is a plain frame: its checksums are complete and it is no
-// larger than one segment.
-type Offload struct {
-	// Flags are OffloadNeedsCsum and OffloadDataValid.
-	Flags uint8
-	// GSOType is GSONone or the kind of super-frame (GSOTCPv4, GSOTCPv6,
-	// GSOUDPL4), maybe with GSOECN.
-	GSOType uint8
-	// HdrLen is the sender's hint of the header length (Linux puts the
-	// length of the skb's linear part here); informative only.
-	HdrLen uint16
-	// GSOSize is the payload of one segment of a super-frame (the MSS
-	// for TCP); 0 when GSOType is GSONone.
-	GSOSize uint16
-	// CsumStart is where the checksummed range starts (the L4 header)
-	// when OffloadNeedsCsum is set.
-	CsumStart uint16
-	// CsumOffset is where, from CsumStart, the checksum is stored (16 for
-	// TCP, 6 for UDP) when OffloadNeedsCsum is set.
-	CsumOffset uint16
-}
+// Offload is the checksum and segmentation metadata of one frame
+// (frame.Offload: the fields of Linux's struct virtio_net_hdr).
+type Offload = frame.Offload
 
-// Offload flags and GSO types (VIRTIO_NET_HDR_F_*, VIRTIO_NET_HDR_GSO_*,
-// include/uapi/linux/virtio_net.h).
+// Offload flags and GSO types, as frame names them.
 const (
-	// OffloadNeedsCsum: the L4 checksum holds only the pseudo-header sum;
-	// the sum over [CsumStart, end) must be stored at
-	// CsumStart+CsumOffset before the frame reaches a receiver.
-	OffloadNeedsCsum = 1
-	// OffloadDataValid: the receiving kernel already verified the
-	// checksums. A hint; the frame is complete.
-	OffloadDataValid = 2
-
-	// GSONone: not a super-frame.
-	GSONone = 0
-	// GSOTCPv4: a TCP over IPv4 super-frame, cut at GSOSize.
-	GSOTCPv4 = 1
-	// GSOUDP: UDP fragmentation offload (UFO); never produced by a
-	// current kernel, refused by the software fallback.
-	GSOUDP = 3
-	// GSOTCPv6: a TCP over IPv6 super-frame, cut at GSOSize.
-	GSOTCPv6 = 4
-	// GSOUDPL4: a UDP super-frame (UDP_SEGMENT): one datagram per GSOSize.
-	GSOUDPL4 = 5
-	// GSOECN: the TCP super-frame has CWR set (on the first segment only).
-	GSOECN = 0x80
+	OffloadNeedsCsum = frame.OffloadNeedsCsum
+	OffloadDataValid = frame.OffloadDataValid
+	GSONone          = frame.GSONone
+	GSOTCPv4         = frame.GSOTCPv4
+	GSOUDP           = frame.GSOUDP
+	GSOTCPv6         = frame.GSOTCPv6
+	GSOUDPL4         = frame.GSOUDPL4
+	GSOECN           = frame.GSOECN
 )
-
-// IsPlain reports whether the frame needs nothing done to it before a
-// port that does no offloads sends it: no checksum to finish, no
-// segmentation. OffloadDataValid alone is plain.
-func (o Offload) IsPlain() bool { return o.Flags&OffloadNeedsCsum == 0 && o.GSOType == GSONone }
 
 // OffloadPort is implemented by ports that carry Offload metadata next to
 // each frame (AF_PACKET with PACKET_VNET_HDR, a TAP with IFF_VNET_HDR), so

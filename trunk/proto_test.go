@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 )
 
@@ -286,7 +287,7 @@ func TestSlowProtocolsNotDelivered(t *testing.T) {
 			}
 			fx.settled(6)
 			for _, f := range fx.received() {
-				if isSlowProtocol(f) {
+				if frame.Ethernet(f).IsSlowProtocol() {
 					t.Fatalf("ReadBatch returned a slow-protocols frame: % x", f[:16])
 				}
 			}

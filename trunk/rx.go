@@ -1,32 +1,16 @@
 package trunk
 
 import (
-	"encoding/binary"
 	"errors"
 	"time"
 
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 )
 
 // readRetry is how long a reader waits after a failed ReadBatch (other
 // than ErrClosed) before it tries again.
 const readRetry = 10 * time.Millisecond
-
-// slowProtocolsDst is 01:80:c2:00:00:02, the slow-protocols multicast
-// address (IEEE 802.3 Annex 57A), packed as frame.MAC.Key packs it.
-const slowProtocolsDst = 0x0180c2000002
-
-// typeSlow is the slow-protocols ethertype.
-const typeSlow = 0x8809
-
-// isSlowProtocol reports whether f is a slow-protocols frame (LACP, marker).
-func isSlowProtocol(f []byte) bool {
-	if len(f) < 14 || binary.BigEndian.Uint16(f[12:14]) != typeSlow {
-		return false
-	}
-	dst := uint64(binary.BigEndian.Uint16(f[0:2]))<<32 | uint64(binary.BigEndian.Uint32(f[2:6]))
-	return dst == slowProtocolsDst
-}
 
 // ReadBatch implements platform.Port. It blocks until a member has
 // received frames the protocol accepts, then fills frames[:n] with views
@@ -245,7 +229,7 @@ func (tr *Trunk) receive(m *Member, frames [][]byte, offs []platform.Offload) bo
 	var refused uint64
 	for i, f := range frames {
 		switch {
-		case isSlowProtocol(f):
+		case frame.Ethernet(f).IsSlowProtocol():
 			tr.control(m, f)
 			// The protocol may have changed m's state: the frames
 			// after this one obey the new state.

@@ -106,8 +106,8 @@ type Stats struct {
 	// returned plain, frames sent by a member without offloads.
 	SoftOffload uint64
 	// OffloadDropped counts frames dropped, either way, because their
-	// offload cannot be done in software (platform.ErrOffloadUnsupported
-	// or platform.ErrOffloadBadFrame).
+	// offload cannot be done in software (frame.ErrOffloadUnsupported
+	// or frame.ErrOffloadBadFrame).
 	OffloadDropped uint64
 }
 

@@ -1,32 +1,9 @@
 package trunk
 
 import (
-	"encoding/binary"
-
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 )
-
-// payloadLen returns the L2 payload length of f (at least 14 bytes),
-// allowing one tag: the figure checked against the MTU.
-func payloadLen(f []byte) int {
-	switch binary.BigEndian.Uint16(f[12:14]) {
-	case 0x8100, 0x88a8, 0x9100:
-		if len(f) >= 18 {
-			return len(f) - 18
-		}
-	}
-	return len(f) - 14
-}
-
-// segLen is the L2 payload length (one tag allowed) of the largest frame
-// f (at least 14 bytes) becomes on the wire: its own, or a segment's for a
-// super-frame.
-func segLen(f []byte, o platform.Offload) int {
-	if o.GSOType == platform.GSONone {
-		return payloadLen(f)
-	}
-	return platform.SegmentPayloadLen(f, o)
-}
 
 // WriteBatch implements platform.Port: each frame leaves by the member (or
 // members, for broadcast) the protocol's states and Distribution choose:
@@ -89,7 +66,7 @@ func (tr *Trunk) writeBatch(frames [][]byte, offs []platform.Offload) (int, erro
 		if withOffs {
 			o = offs[i]
 		}
-		if len(f) < 14 || segLen(f, o) > mtu {
+		if len(f) < frame.HeaderLen || frame.SegmentPayloadLen(f, o) > mtu {
 			invalid++
 			continue
 		}

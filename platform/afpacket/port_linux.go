@@ -786,7 +786,7 @@ func (p *Port) send(frames [][]byte, offs []platform.Offload) (int, error) {
 // has them.
 func (p *Port) sendable(f []byte, o platform.Offload, mtu int) bool {
 	return len(f) >= frame.HeaderLen && (p.offload || o.IsPlain()) &&
-		platform.SegmentPayloadLen(f, o) <= mtu
+		frame.SegmentPayloadLen(f, o) <= mtu
 }
 
 // sendMmsg sends at most BatchSize frames, with their offloads when offs

@@ -138,7 +138,7 @@ type ring struct {
 	truncLen int
 	// badOffload counts the frames the last collect refused because
 	// their virtio_net_hdr does not describe them
-	// (platform.CheckOffload), and badOffloadErr is why the first was;
+	// (frame.CheckOffload), and badOffloadErr is why the first was;
 	// ReadBatch reads and clears both.
 	badOffload    int
 	badOffloadErr error
@@ -158,7 +158,7 @@ const (
 	// offload metadata (ReadBatch on a port with vnet headers).
 	slotSuperFrame
 	// slotBadOffload is a frame whose virtio_net_hdr does not describe
-	// it (platform.CheckOffload): a TAP passes on whatever its writer
+	// it (frame.CheckOffload): a TAP passes on whatever its writer
 	// claimed, and nothing may trust those offsets.
 	slotBadOffload
 )
@@ -209,7 +209,7 @@ func (r *ring) collect(frames [][]byte, offs []platform.Offload) (n, bytes, drop
 			f, o, why = r.frame(i)
 		}
 		if why == slotOK && !o.IsPlain() {
-			if err := platform.CheckOffload(f, o); err != nil {
+			if err := frame.CheckOffload(f, o); err != nil {
 				why = slotBadOffload
 				if r.badOffload == 0 {
 					r.badOffloadErr = err
@@ -218,7 +218,7 @@ func (r *ring) collect(frames [][]byte, offs []platform.Offload) (n, bytes, drop
 			}
 		}
 		if why == slotOK && offs == nil && !o.IsPlain() {
-			if o.GSOType != platform.GSONone || platform.FinishChecksum(f, o) != nil {
+			if o.GSOType != platform.GSONone || frame.FinishChecksum(f, o) != nil {
 				why = slotSuperFrame
 			}
 		}

@@ -1,4 +1,4 @@
-package platform
+package frame
 
 import (
 	"encoding/binary"
@@ -9,6 +9,63 @@ import (
 // The software side of Offload: what a forwarder does to a frame before
 // it writes it to a port that carries no offload metadata. Both functions
 // work on caller-owned buffers and allocate nothing.
+
+// Offload is the checksum and segmentation metadata of one frame: the
+// fields of Linux's struct virtio_net_hdr (include/uapi/linux/virtio_net.h),
+// in host byte order. Offsets count from the first byte of the frame as
+// the port returns or takes it (the destination MAC), tags included. The
+// zero Offload is a plain frame: its checksums are complete and it is no
+// larger than one segment.
+type Offload struct {
+	// Flags are OffloadNeedsCsum and OffloadDataValid.
+	Flags uint8
+	// GSOType is GSONone or the kind of super-frame (GSOTCPv4, GSOTCPv6,
+	// GSOUDPL4), maybe with GSOECN.
+	GSOType uint8
+	// HdrLen is the sender's hint of the header length (Linux puts the
+	// length of the skb's linear part here); informative only.
+	HdrLen uint16
+	// GSOSize is the payload of one segment of a super-frame (the MSS
+	// for TCP); 0 when GSOType is GSONone.
+	GSOSize uint16
+	// CsumStart is where the checksummed range starts (the L4 header)
+	// when OffloadNeedsCsum is set.
+	CsumStart uint16
+	// CsumOffset is where, from CsumStart, the checksum is stored (16 for
+	// TCP, 6 for UDP) when OffloadNeedsCsum is set.
+	CsumOffset uint16
+}
+
+// Offload flags and GSO types (VIRTIO_NET_HDR_F_*, VIRTIO_NET_HDR_GSO_*,
+// include/uapi/linux/virtio_net.h).
+const (
+	// OffloadNeedsCsum: the L4 checksum holds only the pseudo-header sum;
+	// the sum over [CsumStart, end) must be stored at
+	// CsumStart+CsumOffset before the frame reaches a receiver.
+	OffloadNeedsCsum = 1
+	// OffloadDataValid: the receiving kernel already verified the
+	// checksums. A hint; the frame is complete.
+	OffloadDataValid = 2
+
+	// GSONone: not a super-frame.
+	GSONone = 0
+	// GSOTCPv4: a TCP over IPv4 super-frame, cut at GSOSize.
+	GSOTCPv4 = 1
+	// GSOUDP: UDP fragmentation offload (UFO); never produced by a
+	// current kernel, refused by the software fallback.
+	GSOUDP = 3
+	// GSOTCPv6: a TCP over IPv6 super-frame, cut at GSOSize.
+	GSOTCPv6 = 4
+	// GSOUDPL4: a UDP super-frame (UDP_SEGMENT): one datagram per GSOSize.
+	GSOUDPL4 = 5
+	// GSOECN: the TCP super-frame has CWR set (on the first segment only).
+	GSOECN = 0x80
+)
+
+// IsPlain reports whether the frame needs nothing done to it before a
+// port that does no offloads sends it: no checksum to finish, no
+// segmentation. OffloadDataValid alone is plain.
+func (o Offload) IsPlain() bool { return o.Flags&OffloadNeedsCsum == 0 && o.GSOType == GSONone }
 
 // Errors of the software offload functions and of CheckOffload. The
 // specific ones wrap one of the first two, and name the check that
@@ -61,27 +118,6 @@ var (
 // what a crafted gso_size of 1 makes one frame cost in software.
 const MaxSegments = 2048
 
-// Ethertypes and IP protocol numbers the parser needs.
-const (
-	etherIPv4   = 0x0800
-	etherIPv6   = 0x86dd
-	etherVLAN   = 0x8100
-	etherQinQ   = 0x88a8
-	etherQinQv1 = 0x9100
-	protoTCP    = 6
-	protoUDP    = 17
-	// IPv6 extension headers a TCP or UDP header may follow
-	// (RFC 8200 section 4): hop-by-hop, routing, destination options,
-	// authentication. A fragment header ends the walk: fragments carry
-	// neither partial checksums nor super-frames.
-	protoHopByHop = 0
-	protoRouting  = 43
-	protoDestOpts = 60
-	protoAH       = 51
-	// maxExtHeaders bounds the IPv6 extension-header walk.
-	maxExtHeaders = 8
-)
-
 // layout is where a checked frame's headers are.
 type layout struct {
 	// l3 is the offset of the IP header, l4 of the TCP or UDP header,
@@ -89,7 +125,7 @@ type layout struct {
 	l3, l4, end int
 	// v6 is set for IPv6.
 	v6 bool
-	// proto is protoTCP or protoUDP.
+	// proto is ProtoTCP or ProtoUDP.
 	proto uint8
 	// own is set when the L4 header at l4 is the IP header's own (not
 	// one inside an encapsulation).
@@ -120,86 +156,60 @@ func CheckOffload(f []byte, o Offload) error {
 // check is CheckOffload returning the layout of a frame that passes.
 func check(f []byte, o Offload) (layout, error) {
 	var l layout
-	off := 12
-	typ := uint16(0)
-	for tags := 0; ; tags++ {
-		if len(f) < off+2 {
-			return l, ErrOffloadIPHeader
-		}
-		typ = binary.BigEndian.Uint16(f[off:])
-		off += 2
-		if typ != etherVLAN && typ != etherQinQ && typ != etherQinQv1 {
-			break
-		}
-		if tags == 2 {
-			return l, ErrOffloadNotIP
-		}
-		off += 2
-	}
-	l.l3 = off
+	h := Walk(f)
 	gso := o.GSOType != GSONone
-	var ipEnd, ipLen int // the IP header's end, and the end its length field gives
-	var proto uint8      // the protocol of the IP header's own L4 header
-	switch typ {
-	case etherIPv4:
-		if len(f) < off+20 || f[off]>>4 != 4 || f[off]&0x0f < 5 || len(f) < off+int(f[off]&0x0f)*4 {
+	if h.L3 < 0 {
+		if len(f) >= HeaderLen && (h.EtherType == TypeIPv4 || h.EtherType == TypeIPv6) {
 			return l, ErrOffloadIPHeader
 		}
-		ipEnd = off + int(f[off]&0x0f)*4
-		ipLen = off + int(binary.BigEndian.Uint16(f[off+2:]))
-		if ipLen < ipEnd {
+		if len(f) < HeaderLen {
+			return l, ErrOffloadIPHeader
+		}
+		return l, ErrOffloadNotIP
+	}
+	l.l3, l.v6 = h.L3, h.IPv6
+	// ipLen is the end of the IP packet its length field gives.
+	var ipLen int
+	if h.IPv6 {
+		ipLen = h.L3End + int(binary.BigEndian.Uint16(f[h.L3+4:]))
+	} else {
+		ipLen = h.L3 + int(binary.BigEndian.Uint16(f[h.L3+2:]))
+		if ipLen < h.L3End {
 			return l, ErrOffloadIPLength
 		}
-		proto = f[off+9]
-	case etherIPv6:
-		if len(f) < off+40 || f[off]>>4 != 6 {
-			return l, ErrOffloadIPHeader
-		}
-		l.v6 = true
-		ipEnd = off + 40
-		ipLen = ipEnd + int(binary.BigEndian.Uint16(f[off+4:]))
-		proto = f[off+6]
-	default:
-		return l, ErrOffloadNotIP
 	}
 	if ipLen > len(f) || (gso && ipLen != len(f)) {
 		return l, ErrOffloadIPLength
 	}
-	// own is where the IP header's own L4 header starts, behind IPv6
-	// extension headers; -1 when there is none to find.
-	own := ipEnd
-	if l.v6 {
-		own, proto = skipExtHeaders(f, ipEnd, proto)
-	}
-	l.l4, l.proto, l.own = own, proto, own >= 0
+	l.l4, l.proto, l.own = h.L4, h.Proto, h.L4 >= 0
 	if o.Flags&OffloadNeedsCsum != 0 {
 		l.l4 = int(o.CsumStart)
 		switch o.CsumOffset {
 		case 16:
-			l.proto = protoTCP
+			l.proto = ProtoTCP
 		case 6:
-			l.proto = protoUDP
+			l.proto = ProtoUDP
 		default:
 			return l, ErrOffloadCsumOffset
 		}
-		if l.l4 < ipEnd || l.l4 >= len(f) {
+		if l.l4 < h.L3End || l.l4 >= len(f) {
 			return l, ErrOffloadCsumStart
 		}
-		l.own = l.l4 == own
-		if l.own && proto != l.proto {
+		l.own = l.l4 == h.L4
+		if l.own && h.Proto != l.proto {
 			return l, ErrOffloadCsumProto
 		}
 	}
-	if !l.own && gso {
+	if gso && (!l.own || h.Fragment) {
 		return l, ErrOffloadGSOMismatch
 	}
 	switch l.proto {
-	case protoTCP:
+	case ProtoTCP:
 		if len(f) < l.l4+20 || f[l.l4+12]>>4 < 5 || len(f) < l.l4+int(f[l.l4+12]>>4)*4 {
 			return l, ErrOffloadL4Header
 		}
 		l.end = l.l4 + int(f[l.l4+12]>>4)*4
-	case protoUDP:
+	case ProtoUDP:
 		if len(f) < l.l4+8 {
 			return l, ErrOffloadL4Header
 		}
@@ -215,15 +225,15 @@ func check(f []byte, o Offload) (layout, error) {
 	}
 	switch o.GSOType &^ GSOECN {
 	case GSOTCPv4:
-		if l.v6 || l.proto != protoTCP {
+		if l.v6 || l.proto != ProtoTCP {
 			return l, ErrOffloadGSOMismatch
 		}
 	case GSOTCPv6:
-		if !l.v6 || l.proto != protoTCP {
+		if !l.v6 || l.proto != ProtoTCP {
 			return l, ErrOffloadGSOMismatch
 		}
 	case GSOUDPL4:
-		if l.proto != protoUDP || o.GSOType&GSOECN != 0 {
+		if l.proto != ProtoUDP || o.GSOType&GSOECN != 0 {
 			return l, ErrOffloadGSOMismatch
 		}
 	default:
@@ -235,42 +245,11 @@ func check(f []byte, o Offload) (layout, error) {
 	return l, nil
 }
 
-// skipExtHeaders walks the IPv6 extension headers from off, where a
-// header of type nh starts, and returns where the first header that is
-// not one starts and its type; -1 when the walk leaves the frame, meets a
-// fragment header or goes on too long.
-func skipExtHeaders(f []byte, off int, nh uint8) (int, uint8) {
-	for range maxExtHeaders {
-		var n int
-		switch nh {
-		case protoHopByHop, protoRouting, protoDestOpts:
-			if len(f) < off+2 {
-				return -1, nh
-			}
-			n = (int(f[off+1]) + 1) * 8
-		case protoAH:
-			if len(f) < off+2 {
-				return -1, nh
-			}
-			n = (int(f[off+1]) + 2) * 4
-		default:
-			return off, nh
-		}
-		if len(f) < off+n {
-			return -1, nh
-		}
-		nh = f[off]
-		off += n
-	}
-	return -1, nh
-}
-
 // l2Len is the length of f's L2 header as an MTU counts it: the Ethernet
 // header and one tag.
 func l2Len(f []byte) int {
 	if len(f) >= 18 {
-		switch binary.BigEndian.Uint16(f[12:]) {
-		case etherVLAN, etherQinQ, etherQinQv1:
+		if isTag(binary.BigEndian.Uint16(f[12:])) {
 			return 18
 		}
 	}
@@ -373,7 +352,7 @@ func Segment(f []byte, o Offload, buf []byte, segs [][]byte) ([][]byte, error) {
 	if !l.v6 {
 		id = binary.BigEndian.Uint16(f[l.l3+4:])
 	}
-	if l.proto == protoTCP {
+	if l.proto == ProtoTCP {
 		seq = binary.BigEndian.Uint32(f[l.l4+4:])
 	}
 	for i := 0; i == 0 || len(payload) > 0; i++ {
@@ -394,7 +373,7 @@ func Segment(f []byte, o Offload, buf []byte, segs [][]byte) ([][]byte, error) {
 			binary.BigEndian.PutUint16(s[l.l3+10:], finish(sum(s[l.l3:l.l4], 0)))
 		}
 		var csumAt int
-		if l.proto == protoTCP {
+		if l.proto == ProtoTCP {
 			binary.BigEndian.PutUint32(s[l.l4+4:], seq+uint32(i*mss))
 			if len(payload) > 0 {
 				s[l.l4+13] &^= 0x01 | 0x08 // FIN, PSH
