@@ -27,12 +27,8 @@ type Worker struct {
 	pending []int
 	// span holds the frames every span port is to receive.
 	span egress
-	// tx is scratch for a batch with its oversize frames left out, and
-	// txOffs the offloads of its frames.
-	tx     [][]byte
-	txOffs []platform.Offload
-	// soft finishes offloads in software for ports without them.
-	soft platform.SoftwareFinisher
+	// eg writes the batches to the egress ports.
+	eg platform.Egress
 	// ctrs counts in plain integers during one Forward call.
 	ctrs [numCounters]uint64
 }
@@ -46,9 +42,6 @@ type egress struct {
 	// offs are the offloads of frames, parallel to it, when the ingress
 	// port carries offloads (else empty).
 	offs []platform.Offload
-	// soft is set when some frame's offload is not plain: a port without
-	// offloads needs them finished in software.
-	soft bool
 }
 
 // queue appends f and its offload o (ignored when withOffs is false).
@@ -56,9 +49,6 @@ func (e *egress) queue(f []byte, o platform.Offload, withOffs bool) {
 	e.frames = append(e.frames, f)
 	if withOffs {
 		e.offs = append(e.offs, o)
-		if !o.IsPlain() {
-			e.soft = true
-		}
 	}
 }
 
@@ -67,7 +57,6 @@ func (e *egress) reset() {
 	clear(e.frames)
 	e.frames = e.frames[:0]
 	e.offs = e.offs[:0]
-	e.soft = false
 }
 
 // offsOf returns e's offloads, or nil when its frames carry none.
@@ -90,7 +79,7 @@ func (w *Worker) add(b *Bridge, m *Member, f []byte, o platform.Offload, withOff
 	if e.m != m && len(e.frames) > 0 {
 		// The slot's former member was removed and its slot reused
 		// during this call: send what was queued for it first.
-		b.send(w, e.m, e.frames, e.offsOf(), e.soft, cSent)
+		b.send(w, e.m, e.frames, e.offsOf(), cSent)
 		e.reset()
 	}
 	e.m = m
@@ -228,13 +217,13 @@ func (b *Bridge) enqueue(w *Worker, m *Member, f []byte, o platform.Offload, wit
 func (b *Bridge) flush(w *Worker, t *portTable) {
 	for _, slot := range w.pending {
 		e := &w.out[slot]
-		b.send(w, e.m, e.frames, e.offsOf(), e.soft, cSent)
+		b.send(w, e.m, e.frames, e.offsOf(), cSent)
 		e.reset()
 	}
 	w.pending = w.pending[:0]
 	if len(w.span.frames) > 0 {
 		for _, s := range t.spans {
-			b.send(w, s, w.span.frames, w.span.offsOf(), w.span.soft, cSpanSent)
+			b.send(w, s, w.span.frames, w.span.offsOf(), cSpanSent)
 		}
 		w.span.reset()
 	}
@@ -246,13 +235,14 @@ func (b *Bridge) flush(w *Worker, t *portTable) {
 	}
 }
 
-// send writes frames (with their offloads offs, or nil) to m, in batches
-// of at most m's batch size, leaving out (and counting) what m must not
-// get: everything when its link is not up, frames whose payload (a
-// super-frame's segments) exceeds its MTU. When soft is set some frame
-// needs its offload finished, which a port without offloads gets done in
-// software (sendSoftware). sent counts what m accepted.
-func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, offs []platform.Offload, soft bool, sent counter) {
+// send writes frames (with their offloads offs, or nil) to m through
+// w's Egress, leaving out (and counting) what m must not get: everything
+// when its link is not up, frames whose payload (a super-frame's
+// segments) exceeds its MTU. A port without offloads gets them done in
+// software; a frame the software cannot finish is dropped, counted in
+// DroppedOffload and logged once. sent counts what m accepted, each
+// segment as one frame.
+func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, offs []platform.Offload, sent counter) {
 	if len(frames) == 0 {
 		return
 	}
@@ -260,79 +250,13 @@ func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, offs []platform.Off
 		w.ctrs[cLinkDown] += uint64(len(frames))
 		return
 	}
-	mtu := m.port.MTU()
-	for i, f := range frames {
-		var o platform.Offload
-		if offs != nil {
-			o = offs[i]
-		}
-		if frame.SegmentPayloadLen(f, o) > mtu {
-			// Copy the frames that fit into scratch, so that the batch
-			// itself (maybe shared by several span ports) is unchanged.
-			w.tx = append(w.tx[:0], frames[:i]...)
-			if offs != nil {
-				w.txOffs = append(w.txOffs[:0], offs[:i]...)
-			}
-			for j, f := range frames[i:] {
-				if offs != nil {
-					o = offs[i+j]
-				}
-				if frame.SegmentPayloadLen(f, o) > mtu {
-					w.ctrs[cOversize]++
-					continue
-				}
-				w.tx = append(w.tx, f)
-				if offs != nil {
-					w.txOffs = append(w.txOffs, o)
-				}
-			}
-			frames = w.tx
-			if offs != nil {
-				offs = w.txOffs
-			}
-			break
-		}
-	}
-	bs := m.port.BatchSize()
-	if bs <= 0 {
-		bs = len(frames)
-	}
-	switch {
-	case offs != nil && m.offload != nil:
-		for len(frames) > 0 {
-			k := min(bs, len(frames))
-			n, _ := m.offload.WriteBatchOffload(frames[:k], offs[:k])
-			w.ctrs[sent] += uint64(n)
-			frames, offs = frames[k:], offs[k:]
-		}
-	case soft:
-		b.sendSoftware(w, m, frames, offs, bs, sent)
-	default:
-		for len(frames) > 0 {
-			chunk := frames[:min(bs, len(frames))]
-			frames = frames[len(chunk):]
-			n, _ := m.port.WriteBatch(chunk)
-			w.ctrs[sent] += uint64(n)
-		}
-	}
-	clear(w.tx)
-	w.tx = w.tx[:0]
-	w.txOffs = w.txOffs[:0]
-}
-
-// sendSoftware writes frames to m, a port without offloads, finishing
-// partial checksums and segmenting super-frames in software first
-// (platform.SoftwareFinisher); plain frames go as they are. A frame the
-// software cannot finish (an offload it does not know) is dropped, counted
-// in DroppedOffload and logged once. Each segment counts as one frame
-// sent.
-func (b *Bridge) sendSoftware(w *Worker, m *Member, frames [][]byte, offs []platform.Offload, bs int, sent counter) {
-	st := w.soft.WriteTo(m.port, bs, frames, offs)
+	st := w.eg.Send(m.port, frames, offs)
 	w.ctrs[sent] += uint64(st.Sent)
+	w.ctrs[cOversize] += uint64(st.Oversize)
 	w.ctrs[cSoftOffload] += uint64(st.Finished)
 	w.ctrs[cSegments] += uint64(st.Segments)
-	if st.Dropped > 0 {
-		w.ctrs[cOffloadDropped] += uint64(st.Dropped)
+	if st.OffloadDropped > 0 {
+		w.ctrs[cOffloadDropped] += uint64(st.OffloadDropped)
 		b.noteOffloadDropped(m, st.ErrOffload, st.Err)
 	}
 }

@@ -143,11 +143,8 @@ type txSlot struct {
 	offs [lb.MaxPorts][]platform.Offload
 	// used is the set of IDs whose out holds frames.
 	used lb.Set
-	// soft is the set of IDs whose out holds a frame with an offload
-	// that is not plain.
-	soft lb.Set
-	// fin finishes offloads in software for members without them.
-	fin platform.SoftwareFinisher
+	// eg writes each member's frames.
+	eg platform.Egress
 }
 
 // Trunk aggregates member Ports into one platform.Port. See the package

@@ -89,25 +89,19 @@ func (tr *Trunk) writeBatch(frames [][]byte, offs []platform.Offload) (int, erro
 	for u := s.used; u != 0; u &= u - 1 {
 		id := u.First()
 		out := s.out[id]
-		var l, lbytes uint64
 		m := t.byID[id]
-		switch {
-		case !withOffs:
-			l, lbytes = send(m.port, out)
-		case m.offload != nil:
-			l, lbytes = sendOffload(m.offload, out, s.offs[id])
-		case s.soft.Has(id):
-			l, lbytes = tr.sendSoftware(s, m, out, s.offs[id])
-		default:
-			l, lbytes = send(m.port, out)
+		var offs []platform.Offload
+		if withOffs {
+			offs = s.offs[id]
 		}
+		l, lbytes := tr.send(s, m, out, offs)
 		lost += l
 		lostBytes += lbytes
 		clear(out)
 		s.out[id] = out[:0]
 		s.offs[id] = s.offs[id][:0]
 	}
-	s.used, s.soft = 0, 0
+	s.used = 0
 	s.mu.Unlock()
 	if invalid > 0 {
 		tr.txInvalid.Add(invalid)
@@ -131,9 +125,6 @@ func (s *txSlot) add(id int, f []byte, o platform.Offload, withOffs bool) {
 	s.used |= 1 << uint(id)
 	if withOffs {
 		s.offs[id] = append(s.offs[id], o)
-		if !o.IsPlain() {
-			s.soft |= 1 << uint(id)
-		}
 	}
 }
 
@@ -149,74 +140,20 @@ func (tr *Trunk) slot() *txSlot {
 	return s
 }
 
-// send writes frames to p in batches of p's batch size and returns how
-// many frames p did not send, and (an estimate when it sent some of a
-// batch) their bytes.
-func send(p platform.Port, frames [][]byte) (lost, lostBytes uint64) {
-	bs := p.BatchSize()
-	if bs <= 0 {
-		bs = len(frames)
-	}
-	for len(frames) > 0 {
-		chunk := frames[:min(bs, len(frames))]
-		frames = frames[len(chunk):]
-		n, _ := p.WriteBatch(chunk)
-		n = max(0, min(n, len(chunk)))
-		if n == len(chunk) {
-			continue
-		}
-		var b uint64
-		for _, f := range chunk {
-			b += uint64(len(f))
-		}
-		lost += uint64(len(chunk) - n)
-		lostBytes += b * uint64(len(chunk)-n) / uint64(len(chunk))
-	}
-	return lost, lostBytes
-}
-
-// sendOffload is send for a member that carries offloads: frames go with
-// their offloads offs.
-func sendOffload(p platform.OffloadPort, frames [][]byte, offs []platform.Offload) (lost, lostBytes uint64) {
-	bs := p.BatchSize()
-	if bs <= 0 {
-		bs = len(frames)
-	}
-	for len(frames) > 0 {
-		k := min(bs, len(frames))
-		chunk := frames[:k]
-		n, _ := p.WriteBatchOffload(chunk, offs[:k])
-		frames, offs = frames[k:], offs[k:]
-		n = max(0, min(n, k))
-		if n == k {
-			continue
-		}
-		var b uint64
-		for _, f := range chunk {
-			b += uint64(len(f))
-		}
-		lost += uint64(k - n)
-		lostBytes += b * uint64(k-n) / uint64(k)
-	}
-	return lost, lostBytes
-}
-
-// sendSoftware is send for member m, which carries no offloads, of frames
-// some of whose offloads offs are not plain: they are finished in
-// software in s's finisher first. It returns how many of frames were not
-// sent (a frame dropped for its offload, or as many as the segments m
-// did not send; at most len(frames)), and an estimate of their bytes.
-func (tr *Trunk) sendSoftware(s *txSlot, m *Member, frames [][]byte, offs []platform.Offload) (lost, lostBytes uint64) {
-	st := s.fin.WriteTo(m.port, 0, frames, offs)
+// send writes frames, with their offloads offs (nil: plain), to member m
+// through s's Egress (offloads finished in software for a member that
+// carries none), and returns how many of frames m did not take and an
+// estimate of their bytes.
+func (tr *Trunk) send(s *txSlot, m *Member, frames [][]byte, offs []platform.Offload) (lost, lostBytes uint64) {
+	st := s.eg.Send(m.port, frames, offs)
 	if st.Finished > 0 {
 		tr.softOffload.Add(uint64(st.Finished))
 	}
-	if st.Dropped > 0 {
-		tr.offloadDropped.Add(uint64(st.Dropped))
+	if st.OffloadDropped > 0 {
+		tr.offloadDropped.Add(uint64(st.OffloadDropped))
 		tr.noteOffloadDropped(m.name, st.ErrOffload, st.Err)
 	}
-	written := len(frames) - st.Dropped - st.Finished + st.Segments
-	l := min(st.Dropped+max(written-st.Sent, 0), len(frames))
+	l := st.Lost(len(frames))
 	if l == 0 {
 		return 0, 0
 	}

@@ -1,0 +1,146 @@
+package platform
+
+import "github.com/swctl/swctl/frame"
+
+// Egress is the one place where a batch of frames meets a port's limits:
+// every sender (the bridge's workers, a trunk's members, the TAP pump)
+// writes through one. Send leaves out the frames too large for the port
+// (a super-frame is measured by its segments), finishes offloads in
+// software for a port that carries none (partial checksums finished,
+// super-frames cut into segments), and writes the rest in chunks of the
+// port's batch size. An Egress is scratch for one goroutine at a time;
+// after its first batches it allocates nothing. Its zero value is ready
+// to use.
+type Egress struct {
+	// fit holds a batch with its oversize frames left out, and fitOffs
+	// their offloads.
+	fit     [][]byte
+	fitOffs []Offload
+	// soft finishes offloads for ports without them.
+	soft SoftwareFinisher
+}
+
+// EgressStats counts what one Send did with its frames.
+type EgressStats struct {
+	// Sent is the number of frames the port accepted; a super-frame cut
+	// in software counts once per segment.
+	Sent int
+	// Oversize is the number of frames left out: shorter than an
+	// Ethernet header, or larger on the wire than the port's MTU.
+	Oversize int
+	// Finished is the number of frames whose offload was done in
+	// software, and Segments the number of frames they became.
+	Finished, Segments int
+	// OffloadDropped is the number of frames whose offload the software
+	// cannot do; Err and ErrOffload say why the first was, for a log
+	// line.
+	OffloadDropped int
+	Err            error
+	ErrOffload     Offload
+}
+
+// Lost returns how many of the in frames given to Send did not go out:
+// left out, dropped for their offload, or refused by the port (a frame
+// cut into segments counts as lost as far as the port refused segments,
+// up to in).
+func (s EgressStats) Lost(in int) int {
+	tried := in - s.Oversize - s.OffloadDropped - s.Finished + s.Segments
+	return min(s.Oversize+s.OffloadDropped+max(tried-s.Sent, 0), in)
+}
+
+// Send writes frames to p, with offs[i] the offload of frames[i] (nil:
+// all plain). Neither frames nor offs are changed; p copies what it
+// keeps. Send does not look at p's link: the caller decides what a port
+// that is down gets.
+func (e *Egress) Send(p Port, frames [][]byte, offs []Offload) EgressStats {
+	var st EgressStats
+	if len(frames) == 0 {
+		return st
+	}
+	frames, offs, st.Oversize = e.fitting(p.MTU(), frames, offs)
+	bs := p.BatchSize()
+	if bs <= 0 {
+		bs = max(len(frames), 1)
+	}
+	op, carries := p.(OffloadPort)
+	carries = carries && op.OffloadEnabled()
+	switch {
+	case offs != nil && carries:
+		for len(frames) > 0 {
+			k := min(bs, len(frames))
+			n, _ := op.WriteBatchOffload(frames[:k], offs[:k])
+			st.Sent += max(n, 0)
+			frames, offs = frames[k:], offs[k:]
+		}
+	case offs != nil && !allPlain(offs):
+		fs := e.soft.WriteTo(p, bs, frames, offs)
+		st.Sent, st.Finished, st.Segments = fs.Sent, fs.Finished, fs.Segments
+		st.OffloadDropped, st.Err, st.ErrOffload = fs.Dropped, fs.Err, fs.ErrOffload
+	default:
+		for len(frames) > 0 {
+			k := min(bs, len(frames))
+			n, _ := p.WriteBatch(frames[:k])
+			st.Sent += max(n, 0)
+			frames = frames[k:]
+		}
+	}
+	clear(e.fit)
+	e.fit = e.fit[:0]
+	e.fitOffs = e.fitOffs[:0]
+	return st
+}
+
+// fitting returns frames (and offs) without the frames that are shorter
+// than an Ethernet header or whose largest frame on the wire exceeds mtu,
+// and how many it left out. The frames that fit are copied into scratch
+// only when some do not, so that the caller's batch (maybe shared by
+// several ports) is never changed.
+func (e *Egress) fitting(mtu int, frames [][]byte, offs []Offload) ([][]byte, []Offload, int) {
+	fits := func(i int) bool {
+		var o Offload
+		if offs != nil {
+			o = offs[i]
+		}
+		f := frames[i]
+		return len(f) >= frame.HeaderLen && frame.SegmentPayloadLen(f, o) <= mtu
+	}
+	first := -1
+	for i := range frames {
+		if !fits(i) {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return frames, offs, 0
+	}
+	e.fit = append(e.fit[:0], frames[:first]...)
+	if offs != nil {
+		e.fitOffs = append(e.fitOffs[:0], offs[:first]...)
+	}
+	left := 0
+	for i := first; i < len(frames); i++ {
+		if !fits(i) {
+			left++
+			continue
+		}
+		e.fit = append(e.fit, frames[i])
+		if offs != nil {
+			e.fitOffs = append(e.fitOffs, offs[i])
+		}
+	}
+	if offs == nil {
+		return e.fit, nil, left
+	}
+	return e.fit, e.fitOffs, left
+}
+
+// allPlain reports whether every offload in offs is plain.
+func allPlain(offs []Offload) bool {
+	for _, o := range offs {
+		if !o.IsPlain() {
+			return false
+		}
+	}
+	return true
+}

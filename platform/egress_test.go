@@ -1,0 +1,156 @@
+package platform_test
+
+import (
+	"bytes"
+	"net"
+	"testing"
+
+	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/platformtest"
+)
+
+// recordingPort is a Port that keeps what it is given: the chunks of
+// each write call, with their offloads when it carries offloads. It
+// accepts at most accept frames per call (all when 0).
+type recordingPort struct {
+	mtu, batch, accept int
+	offload            bool
+	chunks             [][][]byte
+	offs               [][]platform.Offload
+}
+
+func (p *recordingPort) Name() string                       { return "rec0" }
+func (p *recordingPort) HardwareAddr() net.HardwareAddr     { return nil }
+func (p *recordingPort) MTU() int                           { return p.mtu }
+func (p *recordingPort) Headroom() int                      { return 0 }
+func (p *recordingPort) BatchSize() int                     { return p.batch }
+func (p *recordingPort) ReadBatch([][]byte) (int, error)    { return 0, platform.ErrClosed }
+func (p *recordingPort) Link() platform.LinkState           { return platform.LinkUp }
+func (p *recordingPort) Counters() platform.Counters        { return platform.Counters{} }
+func (p *recordingPort) Close() error                       { return nil }
+func (p *recordingPort) OffloadEnabled() bool               { return p.offload }
+func (p *recordingPort) WriteBatch(f [][]byte) (int, error) { return p.WriteBatchOffload(f, nil) }
+func (p *recordingPort) ReadBatchOffload([][]byte, []platform.Offload) (int, error) {
+	return 0, platform.ErrClosed
+}
+func (p *recordingPort) WriteBatchOffload(f [][]byte, o []platform.Offload) (int, error) {
+	c := make([][]byte, len(f))
+	for i := range f {
+		c[i] = bytes.Clone(f[i])
+	}
+	p.chunks = append(p.chunks, c)
+	if o != nil {
+		p.offs = append(p.offs, append([]platform.Offload(nil), o...))
+	}
+	if p.accept > 0 && len(f) > p.accept {
+		return p.accept, nil
+	}
+	return len(f), nil
+}
+
+func (p *recordingPort) frames() int {
+	n := 0
+	for _, c := range p.chunks {
+		n += len(c)
+	}
+	return n
+}
+
+func TestEgressSend(t *testing.T) {
+	small := platformtest.Packet{Payload: platformtest.Payload(100)}.Build(t)
+	big := platformtest.Packet{Payload: platformtest.Payload(1600)}.Build(t)
+	superF, superO := platformtest.Packet{Payload: platformtest.Payload(3 * 1000)}.Partial(platformtest.Packet{Payload: platformtest.Payload(3 * 1000)}.Build(t))
+	superO.GSOType, superO.GSOSize = frame.GSOTCPv4, 1000
+	partialF, partialO := platformtest.Packet{Payload: platformtest.Payload(200)}.Partial(platformtest.Packet{Payload: platformtest.Payload(200)}.Build(t))
+	bad := partialF
+	badO := partialO
+	badO.GSOType, badO.GSOSize, badO.CsumStart = frame.GSOTCPv4, 50, 20 // csum_start inside the IPv4 header
+
+	t.Run("frames over the MTU are left out, the caller's batch unchanged", func(t *testing.T) {
+		p := &recordingPort{mtu: 1500, batch: 64}
+		in := [][]byte{small, big, small[:10], small}
+		keep := append([][]byte(nil), in...)
+		var e platform.Egress
+		st := e.Send(p, in, nil)
+		if st.Sent != 2 || st.Oversize != 2 || p.frames() != 2 {
+			t.Errorf("Send = %+v, port got %d frames; want 2 sent, 2 oversize (the 1,614-byte frame and the 10-byte runt)", st, p.frames())
+		}
+		for i := range in {
+			if &in[i][0] != &keep[i][0] || len(in[i]) != len(keep[i]) {
+				t.Errorf("Send changed the caller's frame %d", i)
+			}
+		}
+	})
+	t.Run("chunks of the port's batch size", func(t *testing.T) {
+		p := &recordingPort{mtu: 1500, batch: 4}
+		in := make([][]byte, 10)
+		for i := range in {
+			in[i] = small
+		}
+		var e platform.Egress
+		if st := e.Send(p, in, nil); st.Sent != 10 {
+			t.Errorf("Sent = %d, want 10", st.Sent)
+		}
+		if len(p.chunks) != 3 || len(p.chunks[0]) != 4 || len(p.chunks[2]) != 2 {
+			t.Errorf("chunks of %d calls, want 4+4+2", len(p.chunks))
+		}
+	})
+	t.Run("a port with offloads gets super-frames whole, with their offloads", func(t *testing.T) {
+		p := &recordingPort{mtu: 1500, batch: 64, offload: true}
+		var e platform.Egress
+		st := e.Send(p, [][]byte{superF, small}, []platform.Offload{superO, {}})
+		if st.Sent != 2 || st.Oversize != 0 || st.Finished != 0 || len(p.offs) != 1 || p.offs[0][0] != superO {
+			t.Errorf("Send = %+v, offloads %v: want the super-frame whole with its offload", st, p.offs)
+		}
+	})
+	t.Run("a port without offloads gets them done in software", func(t *testing.T) {
+		p := &recordingPort{mtu: 1500, batch: 64}
+		var e platform.Egress
+		st := e.Send(p, [][]byte{superF, partialF, small, bad}, []platform.Offload{superO, partialO, {}, badO})
+		want := platform.EgressStats{Sent: 5, Finished: 2, Segments: 4, OffloadDropped: 1, Err: st.Err, ErrOffload: badO}
+		if st != want || st.Err == nil {
+			t.Errorf("Send = %+v, want %+v with an error", st, want)
+		}
+		if p.frames() != 5 || len(p.offs) != 0 {
+			t.Errorf("port got %d plain frames (%d calls with offloads), want 5 plain: 3 segments, the finished frame, the plain one", p.frames(), len(p.offs))
+		}
+		if got := st.Lost(4); got != 1 {
+			t.Errorf("Lost(4) = %d, want 1 (the frame with the bad offload)", got)
+		}
+	})
+	t.Run("a port that refuses some frames: Lost counts input frames", func(t *testing.T) {
+		p := &recordingPort{mtu: 1500, batch: 64, accept: 1}
+		var e platform.Egress
+		st := e.Send(p, [][]byte{small, small, big}, nil)
+		if st.Sent != 1 || st.Lost(3) != 2 {
+			t.Errorf("Send = %+v, Lost(3) = %d; want 1 sent and 2 lost (one refused, one oversize)", st, st.Lost(3))
+		}
+	})
+}
+
+func TestEgressSendZeroAllocs(t *testing.T) {
+	p := &recordingPort{mtu: 1500, batch: 64, offload: true}
+	small := platformtest.Packet{Payload: platformtest.Payload(100)}.Build(t)
+	big := platformtest.Packet{Payload: platformtest.Payload(1600)}.Build(t)
+	in := [][]byte{small, big, small}
+	offs := make([]platform.Offload, 3)
+	var e platform.Egress
+	e.Send(p, in, offs)
+	sink := &countingPort{recordingPort: p}
+	if n := testing.AllocsPerRun(100, func() { e.Send(sink, in, offs) }); n != 0 {
+		t.Fatalf("Send allocates %.1f times per batch, want 0", n)
+	}
+}
+
+// countingPort is a recordingPort that only counts (no copies).
+type countingPort struct {
+	*recordingPort
+	n int
+}
+
+func (p *countingPort) WriteBatchOffload(f [][]byte, o []platform.Offload) (int, error) {
+	p.n += len(f)
+	return len(f), nil
+}
+func (p *countingPort) WriteBatch(f [][]byte) (int, error) { return p.WriteBatchOffload(f, nil) }
