@@ -323,3 +323,38 @@ func TestIntegrationTrunkRefusals(t *testing.T) {
 }
 
 var _ = exec.Command
+
+// TestIntegrationTrunkLACPLatePassivePartner is the late-partner case of
+// the trunk issue: A, active and fast, runs alone long enough for its
+// ports to default (we wait 7 s); B, passive, is created after. With the
+// default partner asking for fast LACPDUs, A keeps sending every second,
+// so B is heard and both ends distribute within 5 s of B's creation
+// (before, A sent every 30 s once defaulted: 32 s were seen).
+func TestIntegrationTrunkLACPLatePassivePartner(t *testing.T) {
+	tp := newTrunkPair(t, 2)
+	tp.a.swctl(append(append([]string{"trunk", "create", "trunk0"}, tp.ports("a")...), "--proto", "lacp", "--lacp-timeout", "fast")...)
+	netnstest.Eventually(t, 15*time.Second, "A's ports defaulted with no partner", func() bool {
+		ti := tp.a.trunk("trunk0")
+		for _, p := range ti.Ports {
+			if p.LACP == nil || !has(p.LACP.Actor.State, "defaulted") {
+				return false
+			}
+		}
+		return len(ti.Ports) == 2
+	})
+	start := time.Now()
+	tp.b.swctl(append(append([]string{"trunk", "create", "trunk0"}, tp.ports("b")...), "--proto", "lacp", "--lacp-mode", "passive", "--lacp-timeout", "fast")...)
+	distributing := func(tb *testbed) bool {
+		ti := tb.trunk("trunk0")
+		for _, p := range ti.Ports {
+			if !has(p.Flags, "collecting") || !has(p.Flags, "distributing") {
+				return false
+			}
+		}
+		return len(ti.Ports) == 2
+	}
+	netnstest.Eventually(t, 5*time.Second, "both ends distributing within 5 s of the passive partner's creation", func() bool {
+		return distributing(tp.a) && distributing(tp.b)
+	})
+	t.Logf("late passive partner distributing after %v", time.Since(start).Round(10*time.Millisecond))
+}

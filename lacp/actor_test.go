@@ -62,9 +62,12 @@ func TestPartnerTimeout(t *testing.T) {
 		name    string
 		timeout Timeout
 		expiry  time.Duration
+		// defaulted is the partner a defaulted port records: nobody,
+		// asking for fast LACPDUs when our own timeout is fast.
+		defaulted PortInfo
 	}{
-		{"fast", Fast, 3 * time.Second},
-		{"slow", Slow, 90 * time.Second},
+		{"fast", Fast, 3 * time.Second, PortInfo{State: StateTimeout}},
+		{"slow", Slow, 90 * time.Second, PortInfo{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,9 +105,9 @@ func TestPartnerTimeout(t *testing.T) {
 			}
 			r.run(tick)
 			s = r.state(1)
-			if s.Receive != RxDefaulted || s.Partner != (PortInfo{}) || s.Reason != reasonDefaulted {
-				t.Errorf("after expiry and %v: got receive %s, partner %+v, reason %q; want defaulted, no partner, %q",
-					ShortTimeoutTime, s.Receive, s.Partner, s.Reason, reasonDefaulted)
+			if s.Receive != RxDefaulted || s.Partner != tc.defaulted || s.Reason != reasonDefaulted {
+				t.Errorf("after expiry and %v: got receive %s, partner %+v, reason %q; want defaulted, partner %+v, %q",
+					ShortTimeoutTime, s.Receive, s.Partner, s.Reason, tc.defaulted, reasonDefaulted)
 			}
 			if s.Actor.State&StateDefaulted == 0 {
 				t.Errorf("advertised state when defaulted: got %s, want defaulted set", s.Actor.State)
@@ -558,5 +561,33 @@ func TestConfigChanges(t *testing.T) {
 	r.addPort(1, sysX, 7, 0)
 	if err := r.a.AddPort(1, "again", sysX, 0, true); err == nil || !strings.Contains(err.Error(), "again") {
 		t.Errorf("AddPort twice: got %v, want an error naming the port", err)
+	}
+}
+
+// TestLatePartnerAggregatedFast checks that a fast actor whose partner
+// appears late (here: the wires deliver nothing for 10 s, long enough for
+// our ports to go DEFAULTED) keeps sending at the fast rate, as 802.1AX
+// allows with Partner_Admin_Port_State.LACP_Timeout = Short, so that a
+// passive partner hears us within a second and the ports distribute
+// within 5 s of it appearing, not after the slow 30 s period.
+func TestLatePartnerAggregatedFast(t *testing.T) {
+	pr := newPair(t, Config{Mode: Active, Timeout: Fast}, Config{Mode: Passive, Timeout: Fast}, 2)
+	for _, w := range pr.wires {
+		for _, l := range w {
+			l.up = false
+		}
+	}
+	pr.run(10 * time.Second)
+	if st := pr.a.Ports(); st[0].Receive != RxDefaulted {
+		t.Fatalf("after 10 s alone, port 1 receive machine is %v, want defaulted", st[0].Receive)
+	}
+	for _, w := range pr.wires {
+		for _, l := range w {
+			l.up = true
+		}
+	}
+	took, ok := pr.until(30*time.Second, func() bool { return pr.allDistributing(2) })
+	if !ok || took > 5*time.Second {
+		t.Fatalf("late partner distributing after %v (ok %v), want within 5s", took, ok)
 	}
 }

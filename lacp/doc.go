@@ -36,6 +36,9 @@
 //     is no longer selected, so it stops collecting and distributing at
 //     once. After ShortTimeoutTime more without a LACPDU (802.1AX always
 //     uses the short timeout there): DEFAULTED, the partner forgotten.
+//     The default partner's Timeout is Short when ours is fast
+//     (Partner_Admin_Port_State), so a defaulted port keeps sending every
+//     FastPeriodicTime and a partner that starts late is heard at once.
 //   - Periodic: none while the link is down or when we and the partner
 //     are both passive (a passive port stays silent until it hears an
 //     active partner); otherwise every FastPeriodicTime (1 s) when the

@@ -61,6 +61,18 @@ func (a *Actor) ourTimeout() time.Duration {
 	return LongTimeoutTime
 }
 
+// defaultPartner is the partner a DEFAULTED port records
+// (Partner_Admin_*): nobody, with LACP_Timeout Short when our own timeout
+// is fast. That keeps the periodic machine at the fast rate while we wait,
+// so that a partner that starts late (or restarts) hears us within a
+// second, not after the slow 30 s period.
+func (a *Actor) defaultPartner() PortInfo {
+	if a.cfg.Timeout == Fast {
+		return PortInfo{State: StateTimeout}
+	}
+	return PortInfo{}
+}
+
 // setRx moves p's receive machine to s, logging the change and its cause.
 func (a *Actor) setRx(p *port, s RxState, cause string) {
 	if p.rx == s {
@@ -131,7 +143,7 @@ func (a *Actor) runRxTimers(p *port, now time.Time) {
 			a.expire(p, at, "no LACPDU within the timeout")
 		case RxExpired:
 			a.setRx(p, RxDefaulted, "no LACPDU while expired")
-			p.partner = PortInfo{} // the default partner: nobody
+			p.partner = a.defaultPartner()
 			p.viewOfUs = PortInfo{}
 			p.currentWhile = time.Time{}
 		default:
