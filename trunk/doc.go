@@ -33,6 +33,17 @@
 // Tick (Options.TickInterval, on the trunk clock) and for each
 // slow-protocol frame a member receives.
 //
+// # Link policy
+//
+// Options.Policy (SetPolicy to change it) holds the knobs of Linux
+// bonding: UpDelay and DownDelay (a member's link change counts only once
+// it has held that long, so a link that flaps faster never flaps the
+// trunk; Tick applies them), MinLinks (the trunk is Active, and its TAP's
+// carrier up, only while that many members distribute) and NoPreempt
+// (failover stays on the member it uses while that link is up, instead
+// of returning to the primary). SetPortPriority changes a member's
+// failover priority in place.
+//
 // # Data path and frame ownership
 //
 // Each member has a reader goroutine. It reads a batch from its member

@@ -4,6 +4,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/swctl/swctl/platform"
 )
@@ -48,11 +49,17 @@ type Member struct {
 	// id is the member's index in lb.Set masks and TX scratch (0 to
 	// lb.MaxPorts-1); immutable for the member's life, reused after it.
 	id int
-	// cfg is the member's configuration; immutable.
+	// cfg is the member's configuration. Guarded by the trunk's mu.
 	cfg PortConfig
-	// link is the platform.LinkState last read by AddPort or
-	// Trunk.LinkChanged. Atomic.
+	// link is the trunk's view of the member's link: the state AddPort
+	// read, then what Trunk.LinkChanged read, once it has held for the
+	// Policy's delay. Atomic: stored under the trunk's mu.
 	link atomic.Uint32
+	// pending is set while a link change waits for its delay: to
+	// pendingLink at pendingAt. Guarded by the trunk's mu.
+	pending     bool
+	pendingLink platform.LinkState
+	pendingAt   time.Time
 	// collecting and distributing are the state the protocol set.
 	// Atomic: written under the trunk's mu, read anywhere.
 	collecting, distributing atomic.Bool

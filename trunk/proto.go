@@ -130,6 +130,9 @@ type Control interface {
 	Now() time.Time
 	// Logger returns the trunk's logger.
 	Logger() *slog.Logger
+	// Preempt reports whether failover returns to a member of higher
+	// priority as soon as its link is up (Policy.NoPreempt clear).
+	Preempt() bool
 	// Members returns the trunk's members in the order they were added.
 	// The slice is the caller's.
 	Members() []*Member
@@ -168,8 +171,9 @@ func NewProtocol(p Proto) (Protocol, error) {
 
 // failover sends by the primary member (highest priority, ties: first
 // added) while its link is up, else by the next up member in that order,
-// and returns to the primary as soon as it is up again. Only the member
-// it sends by is collecting.
+// and returns to the primary as soon as it is up again (unless the
+// trunk's Policy says NoPreempt: then it stays where it is while that
+// link is up). Only the member it sends by is collecting.
 type failover struct {
 	// ctl is the trunk's Control; set by Attach, under the trunk's lock.
 	ctl Control
@@ -185,13 +189,19 @@ func (f *failover) LinkChanged(*Member)      { f.update(nil) }
 func (*failover) Tick(time.Time)             {}
 func (*failover) Input(*Member, []byte)      {}
 
-// update makes the best up member (other than leaving) the only active one.
+// update makes the best up member (other than leaving) the only active
+// one: the highest priority, or, without preemption, the member already
+// active while its link is up.
 func (f *failover) update(leaving *Member) {
 	ms := f.ctl.Members()
 	var best *Member
 	for _, m := range ms {
 		if m == leaving || m.Link() != platform.LinkUp {
 			continue
+		}
+		if !f.ctl.Preempt() && m.Distributing() {
+			best = m
+			break
 		}
 		if best == nil || m.Priority() > best.Priority() {
 			best = m

@@ -49,6 +49,10 @@ type Options struct {
 	TickInterval time.Duration
 	// Logger receives one line per state change; nil means slog.Default.
 	Logger *slog.Logger
+	// Policy is how the trunk treats its members' links (delays,
+	// min-links, preemption); the zero Policy uses every link at once,
+	// needs one, and preempts.
+	Policy Policy
 	// OnActiveChange, if set, is called with the new value of Active each
 	// time it changes (the daemon sets the TAP's carrier from it). Calls
 	// are serialised, never made with the trunk's lock held, and may call
@@ -216,6 +220,10 @@ type Trunk struct {
 	hash lb.HashFields
 	// isClosed is set by Close. Guarded by mu.
 	isClosed bool
+	// policy is the link policy. Guarded by mu.
+	policy Policy
+	// minActive is policy.minActive(), for Active. Atomic: stored under mu.
+	minActive atomic.Int32
 	// dirty is set when a member's state changed since table was last
 	// published. Guarded by mu.
 	dirty bool
@@ -243,6 +251,9 @@ func New(name string, opts Options) (*Trunk, error) {
 	}
 	if opts.MAC != nil && len(opts.MAC) != 6 {
 		return nil, fmt.Errorf("%s: lladdr %v: not a 6-byte MAC address", name, opts.MAC)
+	}
+	if err := opts.Policy.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	p := opts.Protocol
 	if p == nil {
@@ -273,8 +284,10 @@ func New(name string, opts Options) (*Trunk, error) {
 		rxq:      make(chan *rxBatch),
 		tx:       make([]txSlot, max(4, runtime.GOMAXPROCS(0))),
 		hash:     opts.Hash,
+		policy:   opts.Policy,
 		tickDone: make(chan struct{}),
 	}
+	tr.minActive.Store(int32(opts.Policy.minActive()))
 	if opts.MAC != nil {
 		mac := slices.Clone(opts.MAC)
 		tr.mac.Store(&mac)
@@ -337,10 +350,11 @@ func (tr *Trunk) Headroom() int {
 // member's batch per call; WriteBatch takes any number of frames.
 func (tr *Trunk) BatchSize() int { return platform.DefaultBatchSize }
 
-// Active reports whether any member is distributing: frames can leave.
-// It is false after Close.
+// Active reports whether enough members are distributing (one, or
+// Policy.MinLinks): frames can leave and the host may use the trunk. It
+// is false after Close.
 func (tr *Trunk) Active() bool {
-	return !tr.closed.Load() && tr.table.Load().distributing != 0
+	return !tr.closed.Load() && tr.table.Load().distributing.Len() >= int(tr.minActive.Load())
 }
 
 // Link implements platform.Port: up while the trunk is Active.
@@ -552,11 +566,10 @@ func (tr *Trunk) LinkChanged(name string) {
 		return
 	}
 	st := m.port.Link()
-	old := platform.LinkState(m.link.Swap(uint32(st)))
-	tr.proto.LinkChanged(m)
+	changed := tr.followLinkLocked(m, st, tr.clock.Now())
 	tr.publishChangesLocked()
 	tr.mu.Unlock()
-	if old != st {
+	if changed {
 		tr.log.Info("link changed", "port", name, "link", st.String())
 	}
 	tr.notify()
@@ -571,7 +584,9 @@ func (tr *Trunk) Tick() {
 		tr.mu.Unlock()
 		return
 	}
-	tr.proto.Tick(tr.clock.Now())
+	now := tr.clock.Now()
+	tr.applyDueLinksLocked(now)
+	tr.proto.Tick(now)
 	tr.publishChangesLocked()
 	tr.mu.Unlock()
 	tr.notify()
@@ -718,6 +733,7 @@ func (c *control) TrunkName() string              { return c.tr.name }
 func (c *control) HardwareAddr() net.HardwareAddr { return c.tr.HardwareAddr() }
 func (c *control) Now() time.Time                 { return c.tr.clock.Now() }
 func (c *control) Logger() *slog.Logger           { return c.tr.log }
+func (c *control) Preempt() bool                  { return !c.tr.policy.NoPreempt }
 
 func (c *control) Members() []*Member {
 	if c.detached {
