@@ -98,6 +98,7 @@ func TestCheckOffload(t *testing.T) {
 		{"TCPv6 type on an IPv4 frame", tcpPartial, with(tp, gso(frame.GSOTCPv6, 1000)), frame.ErrOffloadGSOMismatch},
 		{"UDP type on a TCP frame", tcpPartial, with(tp, gso(frame.GSOUDPL4, 1000)), frame.ErrOffloadGSOMismatch},
 		{"UDP type with ECN", udp6Partial, with(up, gso(frame.GSOUDPL4|frame.GSOECN, 1000)), frame.ErrOffloadGSOMismatch},
+		{"super-frame that is an IPv4 fragment (found by FuzzSegment)", edited(tcpPartial, func(g []byte) { g[20] |= 0x20 }), with(tp, gso(frame.GSOTCPv4, 1000)), frame.ErrOffloadGSOMismatch},
 		{"super-frame of an encapsulated header", tcpPartial, with(tp, func(o *frame.Offload) { o.CsumStart += 20; o.GSOType, o.GSOSize = frame.GSOTCPv4, 1000 }), frame.ErrOffloadGSOMismatch},
 	}
 	for _, c := range cases {
