@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/swctl/swctl/clock"
 )
 
 // activeFar returns the far end a frame written to the trunk reaches
@@ -158,5 +160,29 @@ func TestPolicyRefused(t *testing.T) {
 	}
 	if _, err := New("t1", Options{Policy: Policy{MinLinks: -1}}); err == nil || err.Error() != "t1: min-links -1: want 0 to 64" {
 		t.Errorf("New with min-links -1 = %v, want a refusal", err)
+	}
+}
+
+// TestOnDistributingChange checks that the trunk says which members
+// frames leave by each time that set changes, so that the daemon can
+// announce the host's addresses after a failover.
+func TestOnDistributingChange(t *testing.T) {
+	var got [][]string
+	fx := &fixture{t: t, clk: clock.NewFake()}
+	var err error
+	fx.tr, err = New("trunk0", Options{Protocol: builtin(t, ProtoFailover), Seed: 7, Clock: fx.clk, TickInterval: -1, Logger: quiet,
+		OnDistributingChange: func(ports []string) { got = append(got, ports) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fx.close)
+	fx.add(PortConfig{Priority: 2})
+	fx.add(PortConfig{Priority: 1})
+	fx.setLink(0, false)
+	fx.setLink(1, false)
+	fx.setLink(1, true)
+	want := [][]string{{"eth0"}, {"eth1"}, {"eth1"}}
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("OnDistributingChange calls = %v, want %v (nothing for the empty set)", got, want)
 	}
 }

@@ -49,6 +49,12 @@ type Options struct {
 	TickInterval time.Duration
 	// Logger receives one line per state change; nil means slog.Default.
 	Logger *slog.Logger
+	// OnDistributingChange, if set, is called with the names of the
+	// members frames leave by, each time that set changes to a set that
+	// is not empty (the daemon announces the host's addresses after a
+	// failover). Calls are serialised with OnActiveChange's, never made
+	// with the trunk's lock held, and may call the trunk's methods.
+	OnDistributingChange func(ports []string)
 	// Policy is how the trunk treats its members' links (delays,
 	// min-links, preemption); the zero Policy uses every link at once,
 	// needs one, and preempts.
@@ -161,8 +167,10 @@ type Trunk struct {
 	clock clock.Clock
 	// log receives state changes; immutable.
 	log *slog.Logger
-	// onActive is Options.OnActiveChange; immutable.
+	// onActive is Options.OnActiveChange and onDist
+	// Options.OnDistributingChange; immutable.
 	onActive func(bool)
+	onDist   func([]string)
 	// seed keys the hasher and the selector; immutable.
 	seed uint64
 	// mac is the trunk's address. Atomic: stored under mu.
@@ -232,9 +240,11 @@ type Trunk struct {
 
 	// notifyMu serialises OnActiveChange calls and guards notified.
 	notifyMu sync.Mutex
-	// notified is the value of Active last passed to OnActiveChange.
-	// Guarded by notifyMu.
-	notified bool
+	// notified is the value of Active last passed to OnActiveChange,
+	// and notifiedDist the distributing set last passed to
+	// OnDistributingChange. Guarded by notifyMu.
+	notified     bool
+	notifiedDist lb.Set
 
 	// readers counts the members' reader goroutines.
 	readers sync.WaitGroup
@@ -279,6 +289,7 @@ func New(name string, opts Options) (*Trunk, error) {
 		clock:    opts.Clock,
 		log:      opts.Logger.With("trunk", name),
 		onActive: opts.OnActiveChange,
+		onDist:   opts.OnDistributingChange,
 		seed:     opts.Seed,
 		closing:  make(chan struct{}),
 		rxq:      make(chan *rxBatch),
@@ -673,10 +684,22 @@ func (tr *Trunk) publishChangesLocked() {
 	}
 }
 
-// notify calls OnActiveChange if Active changed since the last call.
+// notify calls OnDistributingChange if the distributing set changed to
+// one that is not empty, and OnActiveChange if Active changed, since the
+// last call.
 func (tr *Trunk) notify() {
 	tr.notifyMu.Lock()
 	defer tr.notifyMu.Unlock()
+	if t := tr.table.Load(); t.distributing != tr.notifiedDist && !tr.closed.Load() {
+		tr.notifiedDist = t.distributing
+		if t.distributing != 0 && tr.onDist != nil {
+			var names []string
+			for u := t.distributing; u != 0; u &= u - 1 {
+				names = append(names, t.byID[u.First()].name)
+			}
+			tr.onDist(names)
+		}
+	}
 	a := tr.Active()
 	if a == tr.notified {
 		return
