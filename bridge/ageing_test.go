@@ -55,6 +55,14 @@ func TestAgeing(t *testing.T) {
 			if kept != tc.known {
 				t.Errorf("stB in the table after a sweep at %v: %v, want %v", tc.at, kept, tc.known)
 			}
+			// Only stB can have aged out (stA was just learned).
+			wantAged := uint64(0)
+			if !tc.known {
+				wantAged = 1
+			}
+			if got := fx.b.Stats().Aged; got != wantAged {
+				t.Errorf("Stats().Aged after the sweep = %d, want %d", got, wantAged)
+			}
 		})
 	}
 }

@@ -176,6 +176,8 @@ type Stats struct {
 	// Exceeded counts frames whose new source address was not learned
 	// because the table was full.
 	Exceeded uint64
+	// Aged counts dynamic entries the ageing sweep removed.
+	Aged uint64
 }
 
 // counter indexes Bridge.ctrs and Worker.ctrs.
@@ -201,6 +203,7 @@ const (
 	cLearned
 	cMoved
 	cExceeded
+	cAged
 	numCounters
 )
 
@@ -734,7 +737,7 @@ func (b *Bridge) Stats() Stats {
 		DroppedBlockNonIPOut: c(cBlockNonIPOut), DroppedOversize: c(cOversize), DroppedLinkDown: c(cLinkDown),
 		DroppedOffload: c(cOffloadDropped), SoftwareOffload: c(cSoftOffload), Segments: c(cSegments),
 		Sent: c(cSent), SpanSent: c(cSpanSent),
-		Learned: c(cLearned), Moved: c(cMoved), Exceeded: c(cExceeded),
+		Learned: c(cLearned), Moved: c(cMoved), Exceeded: c(cExceeded), Aged: c(cAged),
 	}
 }
 
@@ -820,7 +823,8 @@ func (b *Bridge) sweepInterval() time.Duration {
 
 // expire deletes the addresses aged out at now.
 func (b *Bridge) expire(now time.Time) {
-	if b.fdb.expire(b.since(now)) > 0 {
+	if n := b.fdb.expire(b.since(now)); n > 0 {
+		b.ctrs[cAged].Add(uint64(n))
 		b.noteDrained()
 	}
 }

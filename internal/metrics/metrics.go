@@ -1,0 +1,260 @@
+// Package metrics exposes the engine's counters to Prometheus: a
+// collector that reads a Snapshot of the engine once per scrape (the
+// engine's counters are atomics: reading them takes no lock on the
+// forwarding path), an HTTP endpoint on a loopback address or a unix
+// socket, and the same samples as plain values for `swctl stats`.
+//
+// Names follow Prometheus conventions: the swctl_ prefix, _total on
+// counters, _bytes for bytes, _seconds for time; drops are one metric per
+// object kind with a reason label, one reason per drop counter the
+// engine keeps.
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/swctl/swctl/bridge"
+	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/trunk"
+)
+
+// Snapshot is what the engine hands the collector at each scrape: plain
+// values, read from its objects' counters.
+type Snapshot struct {
+	// Ports are every port the engine holds: bridge members, span ports,
+	// TAPs, trunk members.
+	Ports []Port
+	// Bridges and Trunks are the engine's objects.
+	Bridges []Bridge
+	Trunks  []Trunk
+}
+
+// Port is one port in a Snapshot.
+type Port struct {
+	// Name is the interface; Owner the bridge or trunk it belongs to;
+	// Role what it is there ("member", "span", "local", "trunk").
+	Name, Owner, Role string
+	// Up is whether its link is up.
+	Up bool
+	// Counters are the port's counters.
+	Counters platform.Counters
+}
+
+// Bridge is one bridge in a Snapshot.
+type Bridge struct {
+	// Name is the bridge's name.
+	Name string
+	// Addresses is the number of entries in its address table.
+	Addresses int
+	// Stats are its counters.
+	Stats bridge.Stats
+}
+
+// Trunk is one trunk in a Snapshot.
+type Trunk struct {
+	// Name and Proto are the trunk's name and protocol.
+	Name, Proto string
+	// Active is whether frames can leave by it (its carrier).
+	Active bool
+	// Stats are its counters.
+	Stats trunk.Stats
+	// Members are its ports.
+	Members []TrunkMember
+}
+
+// TrunkMember is one member of a trunk in a Snapshot.
+type TrunkMember struct {
+	// Name is the interface.
+	Name string
+	// Collecting and Distributing are its state.
+	Collecting, Distributing bool
+	// LACP is set when the trunk runs LACP; Selected then says whether
+	// the port is in the aggregator.
+	LACP, Selected bool
+}
+
+// Source returns the engine's current Snapshot; the collector calls it
+// once per scrape, from the scraping goroutine.
+type Source func() Snapshot
+
+// Build identifies the running binary in swctl_build_info.
+type Build struct {
+	// Version, Revision and Go are as `swctl version` prints them.
+	Version, Revision, Go string
+}
+
+// Collector is a prometheus.Collector over a Source.
+type Collector struct {
+	// src gives the snapshot; build and start describe the process.
+	src   Source
+	build Build
+	start time.Time
+	// now is the clock for uptime.
+	now func() time.Time
+}
+
+// New returns a collector reading src, for a process started at start.
+func New(src Source, build Build, start time.Time) *Collector {
+	return &Collector{src: src, build: build, start: start, now: time.Now}
+}
+
+// desc is one metric family: its name, help and variable labels.
+type desc struct {
+	d    *prometheus.Desc
+	kind prometheus.ValueType
+}
+
+func counter(name, help string, labels ...string) desc {
+	return desc{prometheus.NewDesc(name, help, labels, nil), prometheus.CounterValue}
+}
+
+func gauge(name, help string, labels ...string) desc {
+	return desc{prometheus.NewDesc(name, help, labels, nil), prometheus.GaugeValue}
+}
+
+// The metric families.
+var (
+	mBuild  = gauge("swctl_build_info", "The running swctl build: always 1.", "version", "revision", "goversion")
+	mUptime = gauge("swctl_uptime_seconds", "Seconds since the daemon started.")
+
+	mPortUp      = gauge("swctl_port_up", "1 while the port's link is up.", "port", "owner", "role")
+	mPortRx      = counter("swctl_port_received_frames_total", "Frames the engine read from the port.", "port", "owner", "role")
+	mPortRxBytes = counter("swctl_port_received_bytes_total", "Bytes of the frames the engine read from the port.", "port", "owner", "role")
+	mPortTx      = counter("swctl_port_sent_frames_total", "Frames the engine wrote to the port.", "port", "owner", "role")
+	mPortTxBytes = counter("swctl_port_sent_bytes_total", "Bytes of the frames the engine wrote to the port.", "port", "owner", "role")
+	mPortDrops   = counter("swctl_port_dropped_frames_total", "Frames dropped at the port, by reason.", "port", "owner", "role", "reason")
+	mPortErrors  = counter("swctl_port_errors_total", "Failed system calls on the port.", "port", "owner", "role")
+
+	mFDBEntries = gauge("swctl_bridge_fdb_entries", "Entries in the bridge's address table.", "bridge")
+	mFDBEvents  = counter("swctl_bridge_fdb_events_total", "Address-table events: learned, moved, aged, exceeded (not learned: table full).", "bridge", "event")
+	mBrFrames   = counter("swctl_bridge_frames_total", "Frames the bridge handled, by fate: received, forwarded (to one port), flooded, sent (copies written), span_sent.", "bridge", "fate")
+	mBrDrops    = counter("swctl_bridge_dropped_frames_total", "Frames (at ingress) or copies (at egress) the bridge dropped, by reason.", "bridge", "reason")
+	mBrOffload  = counter("swctl_bridge_software_offload_frames_total", "Frames whose offload the bridge did in software (finished), and the frames they became (segments).", "bridge", "kind")
+
+	mTrActive  = gauge("swctl_trunk_active", "1 while the trunk is active: enough members distribute, its carrier is up.", "trunk", "proto")
+	mTrMembers = gauge("swctl_trunk_members", "Members of the trunk, by state: all, collecting, distributing, lacp_selected.", "trunk", "state")
+	mTrMember  = gauge("swctl_trunk_member_state", "1 when the member is in the state: collecting, distributing, lacp_selected.", "trunk", "port", "state")
+	mTrRx      = counter("swctl_trunk_received_frames_total", "Frames the trunk accepted from its members.", "trunk")
+	mTrRxBytes = counter("swctl_trunk_received_bytes_total", "Bytes of the frames the trunk accepted.", "trunk")
+	mTrTx      = counter("swctl_trunk_sent_frames_total", "Frames the trunk sent by its members.", "trunk")
+	mTrTxBytes = counter("swctl_trunk_sent_bytes_total", "Bytes of the frames the trunk sent.", "trunk")
+	mTrControl = counter("swctl_trunk_control_frames_total", "Slow-protocol frames (LACPDUs, markers) handed to the protocol.", "trunk")
+	mTrDrops   = counter("swctl_trunk_dropped_frames_total", "Frames the trunk dropped, by reason.", "trunk", "reason")
+	mTrOffload = counter("swctl_trunk_software_offload_frames_total", "Frames whose offload the trunk finished in software.", "trunk")
+)
+
+// all lists every family, for Describe.
+var all = []desc{mBuild, mUptime, mPortUp, mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortDrops, mPortErrors,
+	mFDBEntries, mFDBEvents, mBrFrames, mBrDrops, mBrOffload,
+	mTrActive, mTrMembers, mTrMember, mTrRx, mTrRxBytes, mTrTx, mTrTxBytes, mTrControl, mTrDrops, mTrOffload}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range all {
+		ch <- d.d
+	}
+}
+
+// Collect implements prometheus.Collector: one Snapshot, every family.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	emit := func(d desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d.d, d.kind, v, labels...)
+	}
+	emit(mBuild, 1, c.build.Version, c.build.Revision, c.build.Go)
+	emit(mUptime, c.now().Sub(c.start).Seconds())
+	s := c.src()
+	for _, p := range s.Ports {
+		l := []string{p.Name, p.Owner, p.Role}
+		cn := p.Counters
+		emit(mPortUp, b2f(p.Up), l...)
+		emit(mPortRx, float64(cn.RxPackets), l...)
+		emit(mPortRxBytes, float64(cn.RxBytes), l...)
+		emit(mPortTx, float64(cn.TxPackets), l...)
+		emit(mPortTxBytes, float64(cn.TxBytes), l...)
+		for _, r := range []struct {
+			reason string
+			n      uint64
+		}{
+			{"rx_invalid", cn.RxDropped - min(cn.RxBadOffload, cn.RxDropped)},
+			{"rx_bad_offload", cn.RxBadOffload},
+			{"rx_ring_full", cn.RingDropped},
+			{"tx", cn.TxDropped},
+		} {
+			emit(mPortDrops, float64(r.n), append(l, r.reason)...)
+		}
+		emit(mPortErrors, float64(cn.Errors), l...)
+	}
+	for _, b := range s.Bridges {
+		st := b.Stats
+		emit(mFDBEntries, float64(b.Addresses), b.Name)
+		for _, e := range []named{{"learned", st.Learned}, {"moved", st.Moved}, {"aged", st.Aged}, {"exceeded", st.Exceeded}} {
+			emit(mFDBEvents, float64(e.n), b.Name, e.name)
+		}
+		for _, f := range []named{{"received", st.Received}, {"forwarded", st.Forwarded}, {"flooded", st.Flooded}, {"sent", st.Sent}, {"span_sent", st.SpanSent}} {
+			emit(mBrFrames, float64(f.n), b.Name, f.name)
+		}
+		for _, r := range bridgeDrops(st) {
+			emit(mBrDrops, float64(r.n), b.Name, r.name)
+		}
+		emit(mBrOffload, float64(st.SoftwareOffload), b.Name, "finished")
+		emit(mBrOffload, float64(st.Segments), b.Name, "segments")
+	}
+	for _, t := range s.Trunks {
+		st := t.Stats
+		emit(mTrActive, b2f(t.Active), t.Name, t.Proto)
+		var coll, dist, sel int
+		for _, m := range t.Members {
+			emit(mTrMember, b2f(m.Collecting), t.Name, m.Name, "collecting")
+			emit(mTrMember, b2f(m.Distributing), t.Name, m.Name, "distributing")
+			coll += b2i(m.Collecting)
+			dist += b2i(m.Distributing)
+			if m.LACP {
+				emit(mTrMember, b2f(m.Selected), t.Name, m.Name, "lacp_selected")
+				sel += b2i(m.Selected)
+			}
+		}
+		emit(mTrMembers, float64(len(t.Members)), t.Name, "all")
+		emit(mTrMembers, float64(coll), t.Name, "collecting")
+		emit(mTrMembers, float64(dist), t.Name, "distributing")
+		if t.Proto == string(trunk.ProtoLACP) {
+			emit(mTrMembers, float64(sel), t.Name, "lacp_selected")
+		}
+		emit(mTrRx, float64(st.RxPackets), t.Name)
+		emit(mTrRxBytes, float64(st.RxBytes), t.Name)
+		emit(mTrTx, float64(st.TxPackets), t.Name)
+		emit(mTrTxBytes, float64(st.TxBytes), t.Name)
+		emit(mTrControl, float64(st.RxControl), t.Name)
+		for _, r := range []named{{"rx_not_collecting", st.RxRefused}, {"tx_no_member", st.TxNoPort}, {"tx_invalid", st.TxInvalid},
+			{"tx_member_refused", st.TxMemberDropped}, {"offload", st.OffloadDropped}} {
+			emit(mTrDrops, float64(r.n), t.Name, r.name)
+		}
+		emit(mTrOffload, float64(st.SoftOffload), t.Name)
+	}
+}
+
+// named is a counter value with its label value.
+type named struct {
+	name string
+	n    uint64
+}
+
+// bridgeDrops is every drop counter of a bridge, by reason.
+func bridgeDrops(st bridge.Stats) []named {
+	return []named{
+		{"runt", st.DroppedRunt}, {"link_local", st.DroppedLinkLocal}, {"bad_source", st.DroppedBadSource},
+		{"block_non_ip", st.DroppedBlockNonIP}, {"same_port", st.DroppedSamePort},
+		{"block_non_ip_egress", st.DroppedBlockNonIPOut}, {"oversize", st.DroppedOversize},
+		{"link_down", st.DroppedLinkDown}, {"offload", st.DroppedOffload},
+	}
+}
+
+func b2f(b bool) float64 { return float64(b2i(b)) }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
