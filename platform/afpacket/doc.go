@@ -102,4 +102,10 @@
 // truncated and are dropped, counted in RxDropped and logged once per port;
 // with Offload they are copied instead, up to 64 KiB (BIG TCP frames are
 // dropped) and while the copy queue has room.
+//
+// # Files
+//
+// port.go is the API, the same on every system; port_linux.go and the
+// other _linux.go files do the work. Other systems get a stub whose Open
+// returns a "not implemented" error.
 package afpacket

@@ -15,26 +15,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Port is an AF_PACKET port on one interface. It implements
-// platform.Port, platform.LinkSetter and platform.Promiscuous. One
-// goroutine at a time may call ReadBatch (or, with Workers, one per queue
-// ReadQueue); every other method is safe for concurrent use, Close
-// included.
-type Port struct {
-	// name is the interface name.
-	name string
+// sockets are a Port's sockets, their rings and the eventfd, with the
+// locks that guard them and the options that say how to read them.
+type sockets struct {
 	// ifindex is the interface index the socket is bound to.
 	ifindex int
-	// mac is the interface's hardware address at Open.
-	mac net.HardwareAddr
-	// headroom is the PACKET_RESERVE in bytes, the guaranteed free space
-	// in front of every frame ReadBatch returns.
-	headroom int
-	// batch is the most frames one ReadBatch returns or one sendmmsg sends.
-	batch int
-	// offload is set when the socket has PACKET_VNET_HDR: every frame in
-	// the ring and every frame sent carries a virtio_net_hdr. Immutable.
-	offload bool
 	// busyPoll makes an empty ring yield and look again instead of
 	// sleeping in ppoll (Options.BusyPoll). Immutable.
 	busyPoll bool
@@ -51,10 +36,6 @@ type Port struct {
 	// badOffloadLogged is set once a frame with a bad offload header
 	// has been logged.
 	badOffloadLogged atomic.Bool
-	// mtu is the L2 payload limit WriteBatch enforces (one tag allowed).
-	mtu atomic.Int64
-	// link is the platform.LinkState, set at Open and by SetLink.
-	link atomic.Uint32
 	// fd is the AF_PACKET socket.
 	fd int
 	// efd is the eventfd Close signals to wake a blocked ReadBatch.
@@ -95,29 +76,6 @@ type Port struct {
 	// ctlmu serialises membership changes and statistics reads, and keeps
 	// Close from closing fd under them.
 	ctlmu sync.Mutex
-	// promisc is set while the socket holds a PACKET_MR_PROMISC
-	// membership; written under ctlmu.
-	promisc atomic.Bool
-	// allmulti is set while the socket holds a PACKET_MR_ALLMULTI
-	// membership; written under ctlmu.
-	allmulti atomic.Bool
-
-	// rxPackets and rxBytes count frames ReadBatch returned.
-	rxPackets, rxBytes atomic.Uint64
-	// txPackets and txBytes count frames the kernel accepted.
-	txPackets, txBytes atomic.Uint64
-	// rxDropped counts runt and truncated frames refused by ReadBatch.
-	rxDropped atomic.Uint64
-	// rxBadOffload counts the frames of rxDropped refused because their
-	// virtio_net_hdr does not describe them.
-	rxBadOffload atomic.Uint64
-	// txDropped counts frames WriteBatch dropped.
-	txDropped atomic.Uint64
-	// ringDropped accumulates tp_drops from PACKET_STATISTICS (the kernel
-	// resets it on every read).
-	ringDropped atomic.Uint64
-	// errs counts failed system calls.
-	errs atomic.Uint64
 }
 
 // rxQueue is one receive socket with its ring.
@@ -137,33 +95,15 @@ type rxQueue struct {
 	drained bool
 }
 
-// Compile-time checks of the interfaces Port implements.
-var (
-	_ platform.Port        = (*Port)(nil)
-	_ platform.OffloadPort = (*Port)(nil)
-	_ platform.LinkSetter  = (*Port)(nil)
-	_ platform.Promiscuous = (*Port)(nil)
-)
-
-// Open opens an AF_PACKET port on the interface name. The MTU, MAC address
-// and initial link state (up when the interface is up and running) come
-// from the interface. Open must run in the network namespace of the
-// interface; the socket stays there.
-func Open(name string, opts Options) (*Port, error) {
+// openPort is Open on Linux.
+func openPort(name string, opts Options) (*Port, error) {
 	opts, err := opts.withDefaults(name)
 	if err != nil {
 		return nil, err
 	}
-	ifi, err := net.InterfaceByName(name)
+	ifi, link, err := platform.LookupEthernet(name)
 	if err != nil {
-		var op *net.OpError
-		if errors.As(err, &op) {
-			err = op.Err
-		}
 		return nil, fmt.Errorf("afpacket %s: %w", name, err)
-	}
-	if len(ifi.HardwareAddr) != 6 {
-		return nil, fmt.Errorf("afpacket %s: not an Ethernet interface (hardware address %q)", name, ifi.HardwareAddr)
 	}
 	iovPerMsg := 1
 	if opts.Offload {
@@ -171,17 +111,19 @@ func Open(name string, opts Options) (*Port, error) {
 	}
 	p := &Port{
 		name:     name,
-		ifindex:  ifi.Index,
 		mac:      ifi.HardwareAddr,
 		headroom: opts.Headroom,
 		batch:    opts.BatchSize,
 		offload:  opts.Offload,
-		busyPoll: opts.BusyPoll,
-		log:      opts.Logger,
-		fd:       -1,
-		efd:      -1,
-		msgs:     make([]unix.Mmsghdr, opts.BatchSize),
-		iovs:     make([]unix.Iovec, iovPerMsg*opts.BatchSize),
+		sockets: sockets{
+			ifindex:  ifi.Index,
+			busyPoll: opts.BusyPoll,
+			log:      opts.Logger,
+			fd:       -1,
+			efd:      -1,
+			msgs:     make([]unix.Mmsghdr, opts.BatchSize),
+			iovs:     make([]unix.Iovec, iovPerMsg*opts.BatchSize),
+		},
 	}
 	if opts.Offload {
 		p.vhdrs = make([][vnetHdrLen]byte, opts.BatchSize)
@@ -190,10 +132,6 @@ func Open(name string, opts Options) (*Port, error) {
 		p.coalesce = unix.NsecToTimespec(int64(opts.Coalesce))
 	}
 	p.mtu.Store(int64(ifi.MTU))
-	link := platform.LinkDown
-	if ifi.Flags&net.FlagUp != 0 && ifi.Flags&net.FlagRunning != 0 {
-		link = platform.LinkUp
-	}
 	p.link.Store(uint32(link))
 	for i := range p.msgs {
 		p.msgs[i].Hdr.Iov = &p.iovs[iovPerMsg*i]
@@ -442,75 +380,11 @@ func (p *Port) closeFDs() error {
 	return errors.Join(errs...)
 }
 
-// Name implements platform.Port.
-func (p *Port) Name() string { return p.name }
+// queues is RxQueues.
+func (p *Port) queues() int { return len(p.rx) }
 
-// HardwareAddr implements platform.Port. The caller must not modify it.
-func (p *Port) HardwareAddr() net.HardwareAddr { return p.mac }
-
-// MTU implements platform.Port.
-func (p *Port) MTU() int { return int(p.mtu.Load()) }
-
-// SetMTU changes the MTU WriteBatch enforces, for a watcher that sees the
-// interface change. The receive ring keeps the slot size of Open: after
-// an increase, frames larger than the old MTU are dropped on receive until
-// the port is reopened.
-func (p *Port) SetMTU(mtu int) { p.mtu.Store(int64(mtu)) }
-
-// Headroom implements platform.Port: the PACKET_RESERVE. A frame whose tag
-// was restored still has at least this much free in front of it.
-func (p *Port) Headroom() int { return p.headroom }
-
-// BatchSize implements platform.Port.
-func (p *Port) BatchSize() int { return p.batch }
-
-// Link implements platform.Port.
-func (p *Port) Link() platform.LinkState { return platform.LinkState(p.link.Load()) }
-
-// SetLink implements platform.LinkSetter.
-func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
-
-// ReadBatch implements platform.Port. It first gives the slots of the
-// previous call back to the kernel, then returns views of up to
-// min(len(frames), BatchSize()) received frames, blocking in ppoll while
-// the ring is empty. The views point into the ring and are valid until the
-// next ReadBatch or Close; a tag the kernel stripped is back in place.
-// Only one goroutine at a time may call ReadBatch.
-//
-// On a port opened with Offload, ReadBatch returns plain frames only: it
-// finishes partial checksums in place and drops GSO super-frames
-// (counted in RxDropped). Read such a port with ReadBatchOffload.
-func (p *Port) ReadBatch(frames [][]byte) (int, error) { return p.read(frames, nil) }
-
-// ReadBatchOffload implements platform.OffloadPort: ReadBatch that also
-// fills offs[i] with the virtio_net_hdr of frames[i] (zero without
-// Offload), its offsets counted from the restored tag. Ownership is that
-// of ReadBatch. len(offs) must be at least len(frames).
-func (p *Port) ReadBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
-	return p.read(frames[:min(len(frames), len(offs))], offs)
-}
-
-// OffloadEnabled implements platform.OffloadPort: whether the port was
-// opened with Offload.
-func (p *Port) OffloadEnabled() bool { return p.offload }
-
-// RxQueues returns the number of receive queues: Options.Workers sockets
-// in a PACKET_FANOUT group, or 1.
-func (p *Port) RxQueues() int { return len(p.rx) }
-
-// ReadQueue reads receive queue q only, one of RxQueues(): ReadBatchOffload
-// when offs is not nil, else ReadBatch. Each queue may have its own reader
-// goroutine; the frames of a flow (by the kernel's flow hash) all arrive on
-// one queue, in order. A port is read either with ReadQueue, one goroutine
-// per queue, or with ReadBatch and ReadBatchOffload, which take every queue
-// in turn, never both.
-func (p *Port) ReadQueue(q int, frames [][]byte, offs []platform.Offload) (int, error) {
-	if q < 0 || q >= len(p.rx) {
-		return 0, fmt.Errorf("afpacket %s: ReadQueue: queue %d of %d", p.name, q, len(p.rx))
-	}
-	if offs != nil {
-		frames = frames[:min(len(frames), len(offs))]
-	}
+// readQueueAt is ReadQueue once q is checked.
+func (p *Port) readQueueAt(q int, frames [][]byte, offs []platform.Offload) (int, error) {
 	return p.readQueue(p.rx[q], frames, offs)
 }
 
@@ -608,7 +482,7 @@ func (p *Port) unlockAll() {
 func (p *Port) collect(q *rxQueue, frames [][]byte, offs []platform.Offload) (int, int) {
 	n, bytes, dropped := q.ring.collect(frames, offs)
 	if dropped > 0 {
-		p.rxDropped.Add(uint64(dropped))
+		p.counters.AddRxDropped(dropped)
 		if q.ring.truncLen > 0 {
 			p.noteTruncated(&q.ring)
 		}
@@ -617,8 +491,7 @@ func (p *Port) collect(q *rxQueue, frames [][]byte, offs []platform.Offload) (in
 		}
 	}
 	if n > 0 {
-		p.rxPackets.Add(uint64(n))
-		p.rxBytes.Add(uint64(bytes))
+		p.counters.AddRx(n, bytes)
 	}
 	return n, bytes
 }
@@ -641,7 +514,7 @@ func (p *Port) noteTruncated(r *ring) {
 func (p *Port) noteBadOffload(r *ring) {
 	n, err := r.badOffload, r.badOffloadErr
 	r.badOffload, r.badOffloadErr = 0, nil
-	p.rxBadOffload.Add(uint64(n))
+	p.counters.AddRxBadOffload(n)
 	if p.badOffloadLogged.CompareAndSwap(false, true) {
 		p.log.Warn("afpacket: received frame whose offload header does not describe it dropped (counted in rx_bad_offload; logged once per port)",
 			"port", p.name, "reason", err,
@@ -705,7 +578,7 @@ func (p *Port) wait(pfds []unix.PollFd) error {
 	switch errno {
 	case 0, unix.EINTR:
 	default:
-		p.errs.Add(1)
+		p.counters.AddError()
 		return fmt.Errorf("afpacket %s: ppoll: %w", p.name, errno)
 	}
 	for _, pfd := range pfds[:len(pfds)-1] {
@@ -713,34 +586,10 @@ func (p *Port) wait(pfds []unix.PollFd) error {
 			// The interface went down (ENETDOWN): reading SO_ERROR
 			// clears the error, or ppoll would return at once forever.
 			_, _ = unix.GetsockoptInt(int(pfd.Fd), unix.SOL_SOCKET, unix.SO_ERROR)
-			p.errs.Add(1)
+			p.counters.AddError()
 		}
 	}
 	return nil
-}
-
-// WriteBatch implements platform.Port. It sends frames with one sendmmsg
-// (or, with Options.TXRing, one TX ring kick) per BatchSize() frames,
-// without blocking: a frame over the MTU (one 802.1Q or 802.1ad tag
-// allowed), a frame shorter than an Ethernet header, and every frame
-// while the link is down or the kernel's queue (or the TX ring) is full
-// (EAGAIN, ENOBUFS) is dropped and counted in TxDropped. The kernel (or
-// the TX ring) has a copy of every sent frame when WriteBatch returns.
-// Safe for concurrent use.
-// On a port opened with Offload each frame goes with a zero virtio_net_hdr.
-func (p *Port) WriteBatch(frames [][]byte) (int, error) { return p.write(frames, nil) }
-
-// WriteBatchOffload implements platform.OffloadPort: WriteBatch with
-// offs[i] passed to the kernel as the virtio_net_hdr of frames[i], so that
-// it segments super-frames and finishes partial checksums on the way out.
-// A super-frame is checked against the MTU by its segments. On a port
-// without Offload, a frame whose Offload is not plain is dropped and
-// counted. len(offs) must be at least len(frames).
-func (p *Port) WriteBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
-	if len(offs) < len(frames) {
-		return 0, fmt.Errorf("afpacket %s: WriteBatchOffload: %d offloads for %d frames", p.name, len(offs), len(frames))
-	}
-	return p.write(frames, offs)
 }
 
 // write is WriteBatch (offs nil) and WriteBatchOffload.
@@ -751,7 +600,7 @@ func (p *Port) write(frames [][]byte, offs []platform.Offload) (int, error) {
 		return 0, platform.ErrClosed
 	}
 	if p.Link() != platform.LinkUp {
-		p.txDropped.Add(uint64(len(frames)))
+		p.counters.AddTxDropped(len(frames))
 		return 0, nil
 	}
 	sent := 0
@@ -837,18 +686,18 @@ func (p *Port) sendMmsg(frames [][]byte, offs []platform.Offload) (int, error) {
 			i = k
 		case unix.ENETDOWN, unix.ENXIO, unix.ENODEV:
 			// The link went away under us: drop the rest.
-			p.errs.Add(1)
+			p.counters.AddError()
 			dropped += k - i
 			i = k
 		case unix.EMSGSIZE, unix.EINVAL:
 			// Too large for the kernel's rule (a full-size frame with an
 			// 802.1ad tag gets no allowance), or a virtio_net_hdr the
 			// kernel refuses: drop this one, go on.
-			p.errs.Add(1)
+			p.counters.AddError()
 			dropped++
 			i++
 		default:
-			p.errs.Add(1)
+			p.counters.AddError()
 			if err == nil {
 				err = fmt.Errorf("afpacket %s: sendmmsg: %w", p.name, errno)
 			}
@@ -860,28 +709,21 @@ func (p *Port) sendMmsg(frames [][]byte, offs []platform.Offload) (int, error) {
 		p.iovs[stride*j+fi].Base = nil // keep no caller memory alive
 	}
 	if sent > 0 {
-		p.txPackets.Add(uint64(sent))
-		p.txBytes.Add(uint64(bytes))
+		p.counters.AddTx(sent, bytes)
 	}
 	if dropped > 0 {
-		p.txDropped.Add(uint64(dropped))
+		p.counters.AddTxDropped(dropped)
 	}
 	return sent, err
 }
 
-// Counters implements platform.Port. It reads and accumulates the
-// kernel's PACKET_STATISTICS drop count (the kernel resets it on read).
-func (p *Port) Counters() platform.Counters {
+// refreshStats is readStats for Counters, unless the port is closed
+// (Close read them last).
+func (p *Port) refreshStats() {
 	p.ctlmu.Lock()
+	defer p.ctlmu.Unlock()
 	if !p.closed.Load() {
 		p.readStats()
-	}
-	p.ctlmu.Unlock()
-	return platform.Counters{
-		RxPackets: p.rxPackets.Load(), RxBytes: p.rxBytes.Load(),
-		TxPackets: p.txPackets.Load(), TxBytes: p.txBytes.Load(),
-		RxDropped: p.rxDropped.Load(), RxBadOffload: p.rxBadOffload.Load(),
-		TxDropped: p.txDropped.Load(), RingDropped: p.ringDropped.Load(), Errors: p.errs.Load(),
 	}
 }
 
@@ -891,34 +733,22 @@ func (p *Port) readStats() {
 	for _, q := range p.rx {
 		st, err := unix.GetsockoptTpacketStats(q.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
 		if err != nil {
-			p.errs.Add(1)
+			p.counters.AddError()
 			continue
 		}
-		p.ringDropped.Add(uint64(st.Drops))
+		p.counters.AddRingDropped(uint64(st.Drops))
 	}
 }
 
-// SetPromisc implements platform.Promiscuous with a PACKET_MR_PROMISC
-// membership on the port's socket: the kernel counts it in the
-// interface's promiscuity and drops it when the socket closes, even if
-// the process is killed. Setting the state the port is already in does
-// nothing. After Close, SetPromisc(false) succeeds (nothing is held).
-func (p *Port) SetPromisc(on bool) error {
+// setPromisc is SetPromisc.
+func (p *Port) setPromisc(on bool) error {
 	return p.setFlag(&p.promisc, on, unix.PACKET_MR_PROMISC, "promiscuous")
 }
 
-// Promisc implements platform.Promiscuous.
-func (p *Port) Promisc() bool { return p.promisc.Load() }
-
-// SetAllMulti takes (on) or releases (off) a PACKET_MR_ALLMULTI membership
-// on the port's socket, so the interface passes every multicast frame.
-// Like promiscuity it is dropped by the kernel when the socket closes.
-func (p *Port) SetAllMulti(on bool) error {
+// setAllMulti is SetAllMulti.
+func (p *Port) setAllMulti(on bool) error {
 	return p.setFlag(&p.allmulti, on, unix.PACKET_MR_ALLMULTI, "all-multicast")
 }
-
-// AllMulti reports whether the port holds an all-multicast membership.
-func (p *Port) AllMulti() bool { return p.allmulti.Load() }
 
 // setFlag changes a counted, socket-owned membership of type typ.
 func (p *Port) setFlag(state *atomic.Bool, on bool, typ uint16, what string) error {
@@ -940,11 +770,8 @@ func (p *Port) setFlag(state *atomic.Bool, on bool, typ uint16, what string) err
 	return nil
 }
 
-// JoinMulticast adds a PACKET_MR_MULTICAST membership for the group mac to
-// the port's socket (a trunk member joins 01:80:c2:00:00:02 for LACP).
-// The membership lasts as long as the socket: Close drops it, and so does
-// the kernel when the process dies.
-func (p *Port) JoinMulticast(mac net.HardwareAddr) error {
+// joinGroup is JoinMulticast.
+func (p *Port) joinGroup(mac net.HardwareAddr) error {
 	if len(mac) != 6 || mac[0]&1 == 0 {
 		return fmt.Errorf("afpacket %s: join multicast %v: not a multicast MAC address", p.name, mac)
 	}
@@ -968,7 +795,7 @@ func (p *Port) membership(add bool, typ uint16, addr []byte) error {
 		opt = unix.PACKET_ADD_MEMBERSHIP
 	}
 	if err := unix.SetsockoptPacketMreq(p.fd, unix.SOL_PACKET, opt, &mreq); err != nil {
-		p.errs.Add(1)
+		p.counters.AddError()
 		return err
 	}
 	return nil
@@ -981,13 +808,8 @@ func onOff(on bool) string {
 	return "off"
 }
 
-// Close implements platform.Port. It wakes a ReadBatch blocked in ppoll
-// and waits for it to leave, waits for a WriteBatch in progress, gives the
-// lent slots back, unmaps the ring and closes the socket, which drops
-// every membership it held. Frames from the last ReadBatch are invalid
-// once Close has begun. Safe to call from any goroutine, more than once:
-// later calls wait for the first and return nil.
-func (p *Port) Close() error {
+// close is Close.
+func (p *Port) close() error {
 	var err error
 	p.closeOnce.Do(func() {
 		p.closed.Store(true)

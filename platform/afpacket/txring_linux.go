@@ -288,11 +288,10 @@ func (p *Port) sendRing(frames [][]byte, offs []platform.Offload) (int, error) {
 	}
 	flush()
 	if sent > 0 {
-		p.txPackets.Add(uint64(sent))
-		p.txBytes.Add(uint64(bytes))
+		p.counters.AddTx(sent, bytes)
 	}
 	if dropped > 0 {
-		p.txDropped.Add(uint64(dropped))
+		p.counters.AddTxDropped(dropped)
 	}
 	return sent + mmsgSent, err
 }
@@ -315,7 +314,7 @@ func (p *Port) kickRing(queued, qbytes int) (sent, bytes, dropped int, err error
 	n, b, refused := t.rewind()
 	sent, bytes, dropped = queued-n, qbytes-b, n
 	if refused {
-		p.errs.Add(1)
+		p.counters.AddError()
 		if p.refusedLogged.CompareAndSwap(false, true) {
 			p.log.Warn("afpacket: TX ring refused a frame (TP_STATUS_WRONG_FORMAT); it and the frames behind it were dropped (counted in tx_dropped; logged once per port)",
 				"port", p.name, "err", errno.Error(), "hint", "a virtio_net_hdr the kernel refuses (an unknown GSO type, a checksum outside the frame)")
@@ -328,9 +327,9 @@ func (p *Port) kickRing(queued, qbytes int) (sent, bytes, dropped int, err error
 		// dropped transmit: rewind dropped those.
 	case unix.ENETDOWN, unix.ENXIO, unix.ENODEV:
 		// The link went away under us.
-		p.errs.Add(1)
+		p.counters.AddError()
 	default:
-		p.errs.Add(1)
+		p.counters.AddError()
 		err = fmt.Errorf("afpacket %s: send (TX ring): %w", p.name, errno)
 	}
 	return sent, bytes, dropped, err

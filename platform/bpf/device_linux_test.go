@@ -17,16 +17,17 @@ import (
 // each) where the kernel would, and reads the frames WriteBatch sends (one
 // message each).
 
-// testDevice is a device on one end of a socketpair, and the other end.
+// testDevice is a Port whose device is one end of a socketpair, and the
+// other end.
 type testDevice struct {
-	*device
+	*Port
 	// peer is the socketpair's other end.
 	peer int
 	// once closes the device once.
 	once sync.Once
 }
 
-// newTestDevice makes a device reading buffers of bufSize bytes laid out
+// newTestDevice makes a Port reading buffers of bufSize bytes laid out
 // as layout, with an MTU of 1500 and its link up.
 func newTestDevice(t *testing.T, layout hdrLayout, bufSize, batch int) *testDevice {
 	t.Helper()
@@ -34,15 +35,16 @@ func newTestDevice(t *testing.T, layout hdrLayout, bufSize, batch int) *testDevi
 	if err != nil {
 		t.Fatalf("socketpair: %v", err)
 	}
-	d := &device{name: "test0", batch: batch, log: slog.New(slog.DiscardHandler), fd: -1, wake: [2]int{-1, -1}}
-	d.mtu.Store(1500)
-	d.link.Store(uint32(platform.LinkUp))
-	if err := d.init(fds[0], layout, bufSize); err != nil {
-		d.closeFDs()
+	p := &Port{name: "test0", batch: batch, promiscFD: -1,
+		device: device{log: slog.New(slog.DiscardHandler), fd: -1, wake: [2]int{-1, -1}}}
+	p.mtu.Store(1500)
+	p.link.Store(uint32(platform.LinkUp))
+	if err := p.init(fds[0], layout, bufSize); err != nil {
+		p.closeDevice()
 		unix.Close(fds[1])
 		t.Fatalf("init: %v", err)
 	}
-	td := &testDevice{device: d, peer: fds[1]}
+	td := &testDevice{Port: p, peer: fds[1]}
 	t.Cleanup(func() {
 		td.close(t)
 		unix.Close(td.peer)
@@ -50,12 +52,12 @@ func newTestDevice(t *testing.T, layout hdrLayout, bufSize, batch int) *testDevi
 	return td
 }
 
-// close closes the device as Port.Close does, once.
+// close closes the device as Port.Close does on the BSDs, once.
 func (td *testDevice) close(t *testing.T) {
 	td.once.Do(func() {
 		err := td.shutdown()
 		defer td.unlock()
-		if err = errors.Join(err, td.closeFDs()); err != nil {
+		if err = errors.Join(err, td.closeDevice()); err != nil {
 			t.Errorf("close: %v", err)
 		}
 	})
@@ -134,7 +136,7 @@ func TestDeviceReadBatch(t *testing.T) {
 	if want := []int{2, 2, 1, 1}; !equalInts(sizes, want) {
 		t.Errorf("batches of %v frames, want %v: leftovers wait for the next call, a read only when drained", sizes, want)
 	}
-	c := td.counters()
+	c := td.Counters()
 	var bytesWant uint64
 	for _, f := range want {
 		bytesWant += uint64(len(f))
@@ -251,7 +253,7 @@ func TestDeviceWriteBatch(t *testing.T) {
 			t.Errorf("frame %d: peer got %d bytes, want %d", i, len(got[i]), len(want[i]))
 		}
 	}
-	c := td.counters()
+	c := td.Counters()
 	if c.TxPackets != uint64(len(want)) || c.TxBytes != wantBytes || c.TxDropped != uint64(len(cases)-len(want)) {
 		t.Errorf("counters tx %d packets %d bytes %d dropped, want %d, %d, %d", c.TxPackets, c.TxBytes, c.TxDropped, len(want), wantBytes, len(cases)-len(want))
 	}
@@ -260,7 +262,7 @@ func TestDeviceWriteBatch(t *testing.T) {
 	if n, err := td.WriteBatch(batch[:2]); n != 0 || err != nil {
 		t.Errorf("WriteBatch with the link down = %d, %v; want 0, nil", n, err)
 	}
-	if got := td.counters().TxDropped - c.TxDropped; got != 2 {
+	if got := td.Counters().TxDropped - c.TxDropped; got != 2 {
 		t.Errorf("link down: TxDropped moved by %d, want 2", got)
 	}
 	if got := td.received(t); len(got) != 0 {
@@ -283,7 +285,7 @@ func TestDeviceCorruptBuffer(t *testing.T) {
 	if err != nil || n != 1 || len(frames[0]) != 61 {
 		t.Fatalf("next ReadBatch = %d, %v; want the next buffer's frame", n, err)
 	}
-	if c := td.counters(); c.Errors != 1 {
+	if c := td.Counters(); c.Errors != 1 {
 		t.Errorf("Errors = %d after a corrupt buffer, want 1", c.Errors)
 	}
 }

@@ -58,4 +58,11 @@
 // but the ioctls) over a SOCK_SEQPACKET socketpair that carries one bpf
 // buffer per message inwards and one frame per message outwards. Open
 // returns a "not implemented" error on systems other than the two BSDs.
+//
+// # Files
+//
+// port.go is the API, the same on every system; device.go reads and sends
+// (on the BSDs, and on Linux for the tests); port_bsd.go opens the
+// descriptor, takes promiscuous mode and reads the statistics, with
+// ioctls.
 package bpf

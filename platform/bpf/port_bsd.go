@@ -5,83 +5,34 @@ package bpf
 import (
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
-	"sync"
-	"sync/atomic"
 
 	"github.com/swctl/swctl/platform"
 	"golang.org/x/sys/unix"
-)
-
-// Port is a bpf(4) port on one interface. It implements platform.Port,
-// platform.LinkSetter and platform.Promiscuous. One goroutine at a time
-// may call ReadBatch; every other method is safe for concurrent use,
-// Close included.
-type Port struct {
-	// device does the reading, writing and counting.
-	device
-	// mac is the interface's hardware address at Open.
-	mac net.HardwareAddr
-	// bufSize is the buffer size the kernel granted (BIOCGBLEN).
-	bufSize int
-	// closeOnce runs the teardown once.
-	closeOnce sync.Once
-
-	// ctlmu serialises SetPromisc and statistics reads, and keeps Close
-	// from closing descriptors under them.
-	ctlmu sync.Mutex
-	// promiscFD is the descriptor holding the promiscuous membership, -1
-	// without one; guarded by ctlmu.
-	promiscFD int
-	// promisc is set while promiscFD is open; written under ctlmu.
-	promisc atomic.Bool
-}
-
-// Compile-time checks of the interfaces Port implements.
-var (
-	_ platform.Port        = (*Port)(nil)
-	_ platform.LinkSetter  = (*Port)(nil)
-	_ platform.Promiscuous = (*Port)(nil)
 )
 
 // maxDevices bounds the search of /dev/bpfN when the cloning /dev/bpf is
 // missing or busy.
 const maxDevices = 256
 
-// Open opens a bpf port on the interface name: a /dev/bpf descriptor with
-// a buffer of Options.BufferSize bytes (or what the kernel grants),
-// attached to the interface, in immediate mode, with complete headers on
-// send (the source MAC of every frame is the caller's) and without the
-// frames the interface sends. The MTU, MAC address and initial link
-// state (up when the interface is up and running) come from the
-// interface.
-func Open(name string, opts Options) (*Port, error) {
+// openPort is Open on OpenBSD and FreeBSD.
+func openPort(name string, opts Options) (*Port, error) {
 	opts, err := opts.withDefaults(name)
 	if err != nil {
 		return nil, err
 	}
-	ifi, err := net.InterfaceByName(name)
+	ifi, link, err := platform.LookupEthernet(name)
 	if err != nil {
-		var op *net.OpError
-		if errors.As(err, &op) {
-			err = op.Err
-		}
 		return nil, fmt.Errorf("bpf %s: %w", name, err)
 	}
-	if len(ifi.HardwareAddr) != 6 {
-		return nil, fmt.Errorf("bpf %s: not an Ethernet interface (hardware address %q)", name, ifi.HardwareAddr)
-	}
 	p := &Port{
-		device:    device{name: name, batch: opts.BatchSize, log: opts.Logger, fd: -1, wake: [2]int{-1, -1}},
+		name:      name,
 		mac:       ifi.HardwareAddr,
+		batch:     opts.BatchSize,
 		promiscFD: -1,
+		device:    device{log: opts.Logger, fd: -1, wake: [2]int{-1, -1}},
 	}
 	p.mtu.Store(int64(ifi.MTU))
-	link := platform.LinkDown
-	if ifi.Flags&net.FlagUp != 0 && ifi.Flags&net.FlagRunning != 0 {
-		link = platform.LinkUp
-	}
 	p.link.Store(uint32(link))
 	if err := p.open(opts); err != nil {
 		p.closeFDs()
@@ -204,7 +155,7 @@ func openPromisc(name string) (int, error) {
 
 // closeFDs closes the descriptors that are open.
 func (p *Port) closeFDs() error {
-	err := p.device.closeFDs()
+	err := p.closeDevice()
 	if p.promiscFD >= 0 {
 		if e := unix.Close(p.promiscFD); e != nil {
 			err = errors.Join(err, fmt.Errorf("close: %w", e))
@@ -214,49 +165,28 @@ func (p *Port) closeFDs() error {
 	return err
 }
 
-// Name implements platform.Port.
-func (p *Port) Name() string { return p.name }
-
-// HardwareAddr implements platform.Port. The caller must not modify it.
-func (p *Port) HardwareAddr() net.HardwareAddr { return p.mac }
-
-// Headroom implements platform.Port: 0, bpf puts its header, not free
-// space, in front of a frame.
-func (p *Port) Headroom() int { return 0 }
-
-// BufferSize is the size of the descriptor's buffer as the kernel granted
-// it: the most bytes of records one read(2) returns.
-func (p *Port) BufferSize() int { return p.bufSize }
-
-// Counters implements platform.Port. RingDropped is the kernel's bs_drop
-// (BIOCGSTATS): frames lost because the port did not read fast enough.
-func (p *Port) Counters() platform.Counters {
+// refreshStats is readStats for Counters, unless the port is closed
+// (Close read them last).
+func (p *Port) refreshStats() {
 	p.ctlmu.Lock()
+	defer p.ctlmu.Unlock()
 	if !p.closed.Load() {
 		p.readStats()
 	}
-	p.ctlmu.Unlock()
-	return p.counters()
 }
 
 // readStats stores the kernel's drop count. ctlmu is held and fd open.
 func (p *Port) readStats() {
 	s, err := stats(p.fd)
 	if err != nil {
-		p.errs.Add(1)
+		p.counters.AddError()
 		return
 	}
-	p.ringDropped.Store(uint64(s.Drop))
+	p.counters.SetRingDropped(uint64(s.Drop))
 }
 
-// SetPromisc implements platform.Promiscuous. bpf can put an interface in
-// promiscuous mode (BIOCPROMISC) but not take it out: the kernel drops
-// the membership only when the descriptor closes. So the membership lives
-// on a second descriptor that captures nothing; SetPromisc(false) closes
-// it, and so does the kernel if the process dies. Setting the state the
-// port is already in does nothing. After Close, SetPromisc(false)
-// succeeds (nothing is held).
-func (p *Port) SetPromisc(on bool) error {
+// setPromisc is SetPromisc.
+func (p *Port) setPromisc(on bool) error {
 	p.ctlmu.Lock()
 	defer p.ctlmu.Unlock()
 	if p.closed.Load() {
@@ -271,7 +201,7 @@ func (p *Port) SetPromisc(on bool) error {
 	if on {
 		fd, err := openPromisc(p.name)
 		if err != nil {
-			p.errs.Add(1)
+			p.counters.AddError()
 			return fmt.Errorf("bpf %s: promiscuous on: %w", p.name, err)
 		}
 		p.promiscFD = fd
@@ -282,22 +212,14 @@ func (p *Port) SetPromisc(on bool) error {
 	p.promiscFD = -1
 	p.promisc.Store(false)
 	if err != nil {
-		p.errs.Add(1)
+		p.counters.AddError()
 		return fmt.Errorf("bpf %s: promiscuous off: %w", p.name, err)
 	}
 	return nil
 }
 
-// Promisc implements platform.Promiscuous.
-func (p *Port) Promisc() bool { return p.promisc.Load() }
-
-// Close implements platform.Port. It wakes a ReadBatch blocked in poll and
-// waits for it to leave, waits for the writes in progress, and closes the
-// descriptors, which drops the promiscuous membership. Frames from the
-// last ReadBatch are invalid once Close has begun. Safe to call from any
-// goroutine, more than once: later calls wait for the first and return
-// nil.
-func (p *Port) Close() error {
+// close is Close.
+func (p *Port) close() error {
 	var err error
 	p.closeOnce.Do(func() {
 		err = p.shutdown()

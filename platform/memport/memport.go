@@ -48,8 +48,9 @@ type Port struct {
 	// queueLen bounds len(queue).
 	queueLen int
 
-	// counters are updated atomically; see platform.Counters.
-	rxPackets, rxBytes, txPackets, txBytes, rxDropped, txDropped, ringDropped atomic.Uint64
+	// counters are the port's counters. RingDropped counts frames the
+	// peer sent while this end's queue was full.
+	counters platform.PortCounters
 }
 
 // Pair returns two connected ends, both up, with MTU 1500.
@@ -99,14 +100,7 @@ func (p *Port) Link() platform.LinkState { return platform.LinkState(p.link.Load
 func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 
 // Counters implements platform.Port.
-func (p *Port) Counters() platform.Counters {
-	return platform.Counters{
-		RxPackets: p.rxPackets.Load(), RxBytes: p.rxBytes.Load(),
-		TxPackets: p.txPackets.Load(), TxBytes: p.txBytes.Load(),
-		RxDropped: p.rxDropped.Load(), TxDropped: p.txDropped.Load(),
-		RingDropped: p.ringDropped.Load(),
-	}
-}
+func (p *Port) Counters() platform.Counters { return p.counters.Snapshot() }
 
 // ReadBatch implements platform.Port: it blocks until a frame arrives or
 // the port closes. Returned frames are valid until the next ReadBatch or
@@ -152,8 +146,7 @@ func (p *Port) takeLocked(frames [][]byte) int {
 	n := copy(frames, p.queue)
 	for i := 0; i < n; i++ {
 		p.lent = append(p.lent, frames[i])
-		p.rxPackets.Add(1)
-		p.rxBytes.Add(uint64(len(frames[i])))
+		p.counters.AddRx(1, len(frames[i]))
 	}
 	rest := copy(p.queue, p.queue[n:])
 	for i := rest; i < len(p.queue); i++ {
@@ -171,7 +164,7 @@ func (p *Port) WriteBatch(frames [][]byte) (int, error) {
 		return 0, platform.ErrClosed
 	}
 	if p.Link() != platform.LinkUp || p.peer.Link() != platform.LinkUp {
-		p.txDropped.Add(uint64(len(frames)))
+		p.counters.AddTxDropped(len(frames))
 		return 0, nil
 	}
 	mtu := p.MTU()
@@ -180,12 +173,12 @@ func (p *Port) WriteBatch(frames [][]byte) (int, error) {
 	q.mu.Lock()
 	for _, f := range frames {
 		if len(f) < 14 || payloadLen(f) > mtu || len(f) > bufSize {
-			p.txDropped.Add(1)
+			p.counters.AddTxDropped(1)
 			continue
 		}
 		if q.closed || len(q.queue) >= q.queueLen || len(q.free) == 0 {
-			q.ringDropped.Add(1)
-			p.txDropped.Add(1)
+			q.counters.AddRingDropped(1)
+			p.counters.AddTxDropped(1)
 			continue
 		}
 		buf := q.free[len(q.free)-1]
@@ -193,8 +186,7 @@ func (p *Port) WriteBatch(frames [][]byte) (int, error) {
 		buf = buf[:cap(buf)][:len(f)]
 		copy(buf, f)
 		q.queue = append(q.queue, buf)
-		p.txPackets.Add(1)
-		p.txBytes.Add(uint64(len(f)))
+		p.counters.AddTx(1, len(f))
 		sent++
 	}
 	if sent > 0 {

@@ -81,8 +81,8 @@ type Port struct {
 	// does not allocate. Only the ReadBatch goroutine touches it.
 	pollFDs [2]pollFD
 
-	// Counters, updated atomically; see platform.Counters.
-	rxPackets, rxBytes, txPackets, txBytes, rxDropped, txDropped, errors atomic.Uint64
+	// counters are the port's counters.
+	counters platform.PortCounters
 }
 
 var (
@@ -131,14 +131,7 @@ func (p *Port) Link() platform.LinkState { return platform.LinkState(p.link.Load
 func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 
 // Counters implements platform.Port.
-func (p *Port) Counters() platform.Counters {
-	return platform.Counters{
-		RxPackets: p.rxPackets.Load(), RxBytes: p.rxBytes.Load(),
-		TxPackets: p.txPackets.Load(), TxBytes: p.txBytes.Load(),
-		RxDropped: p.rxDropped.Load(), TxDropped: p.txDropped.Load(),
-		Errors: p.errors.Load(),
-	}
-}
+func (p *Port) Counters() platform.Counters { return p.counters.Snapshot() }
 
 // ReadBatch implements platform.Port: it blocks until at least one frame
 // has arrived from the host, then returns as many as are ready, up to

@@ -159,7 +159,7 @@ func (p *Port) readBatch(frames [][]byte) (int, error) {
 		// scheduler runs other goroutines) until a frame or Close.
 		p.pollFDs[0].Revents, p.pollFDs[1].Revents = 0, 0
 		if _, err := unix.Ppoll(p.pollFDs[:], nil, nil); err != nil && err != unix.EINTR {
-			p.errors.Add(1)
+			p.counters.AddError()
 			return 0, fmt.Errorf("tap %s: ppoll: %w", p.name, err)
 		}
 		if p.pollFDs[1].Revents != 0 {
@@ -167,7 +167,7 @@ func (p *Port) readBatch(frames [][]byte) (int, error) {
 		}
 		if p.pollFDs[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 &&
 			p.pollFDs[0].Revents&unix.POLLIN == 0 {
-			p.errors.Add(1)
+			p.counters.AddError()
 			return 0, fmt.Errorf("tap %s: ppoll: revents %#x on the tap descriptor", p.name, p.pollFDs[0].Revents)
 		}
 	}
@@ -185,7 +185,7 @@ func (p *Port) readReady(frames [][]byte) (int, error) {
 		case err == unix.EAGAIN:
 			return n, nil
 		case err != nil:
-			p.errors.Add(1)
+			p.counters.AddError()
 			if n > 0 {
 				return n, nil
 			}
@@ -193,15 +193,14 @@ func (p *Port) readReady(frames [][]byte) (int, error) {
 		case r > p.frameRoom:
 			// Longer than any frame the MTU allows: the host raised
 			// the MTU past our buffers and the kernel truncated it.
-			p.rxDropped.Add(1)
+			p.counters.AddRxDropped(1)
 			continue
 		case r < 14:
-			p.rxDropped.Add(1)
+			p.counters.AddRxDropped(1)
 			continue
 		}
 		frames[n] = buf[Headroom : Headroom+r]
-		p.rxPackets.Add(1)
-		p.rxBytes.Add(uint64(r))
+		p.counters.AddRx(1, r)
 		n++
 	}
 	return n, nil
@@ -219,7 +218,7 @@ func (p *Port) writeBatch(frames [][]byte) (int, error) {
 	sent, mtu := 0, p.MTU()
 	for _, f := range frames {
 		if len(f) < 14 || payloadLen(f) > mtu {
-			p.txDropped.Add(1)
+			p.counters.AddTxDropped(1)
 			continue
 		}
 		for {
@@ -228,16 +227,15 @@ func (p *Port) writeBatch(frames [][]byte) (int, error) {
 			case unix.EINTR:
 				continue
 			case nil:
-				p.txPackets.Add(1)
-				p.txBytes.Add(uint64(len(f)))
+				p.counters.AddTx(1, len(f))
 				sent++
 			case unix.EAGAIN, unix.ENOBUFS, unix.ENOMEM, unix.EIO, unix.EINVAL, unix.EMSGSIZE:
 				// Full queue, interface down (EIO) or a frame the
 				// kernel will not take: drop it, as a full ring does.
-				p.txDropped.Add(1)
+				p.counters.AddTxDropped(1)
 			default:
-				p.errors.Add(1)
-				p.txDropped.Add(1)
+				p.counters.AddError()
+				p.counters.AddTxDropped(1)
 			}
 			break
 		}

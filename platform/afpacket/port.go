@@ -1,0 +1,198 @@
+package afpacket
+
+import (
+	"fmt"
+	"net"
+	"sync/atomic"
+
+	"github.com/swctl/swctl/platform"
+)
+
+// Port is an AF_PACKET port on one interface. It implements
+// platform.Port, platform.OffloadPort, platform.LinkSetter and
+// platform.Promiscuous. One goroutine at a time may call ReadBatch (or,
+// with Workers, one per queue ReadQueue); every other method is safe for
+// concurrent use, Close included. AF_PACKET is Linux's: elsewhere Open
+// fails and no Port is ever made.
+type Port struct {
+	// name is the interface name.
+	name string
+	// mac is the interface's hardware address at Open.
+	mac net.HardwareAddr
+	// headroom is the PACKET_RESERVE in bytes, the guaranteed free space
+	// in front of every frame ReadBatch returns.
+	headroom int
+	// batch is the most frames one ReadBatch returns or one sendmmsg sends.
+	batch int
+	// offload is set when the socket has PACKET_VNET_HDR: every frame in
+	// the ring and every frame sent carries a virtio_net_hdr. Immutable.
+	offload bool
+	// mtu is the L2 payload limit WriteBatch enforces (one tag allowed).
+	mtu atomic.Int64
+	// link is the platform.LinkState, set at Open and by SetLink.
+	link atomic.Uint32
+	// promisc is set while the socket holds a PACKET_MR_PROMISC
+	// membership; written under ctlmu.
+	promisc atomic.Bool
+	// allmulti is set while the socket holds a PACKET_MR_ALLMULTI
+	// membership; written under ctlmu.
+	allmulti atomic.Bool
+	// counters are the port's counters. RxDropped counts runt and
+	// truncated frames refused by ReadBatch; RingDropped accumulates
+	// tp_drops from PACKET_STATISTICS (the kernel resets it on every
+	// read); Errors counts failed system calls.
+	counters platform.PortCounters
+	// sockets are the sockets, their rings and the locks that guard them
+	// (port_linux.go); nothing off Linux.
+	sockets
+}
+
+// Compile-time checks of the interfaces Port implements.
+var (
+	_ platform.Port        = (*Port)(nil)
+	_ platform.OffloadPort = (*Port)(nil)
+	_ platform.LinkSetter  = (*Port)(nil)
+	_ platform.Promiscuous = (*Port)(nil)
+)
+
+// Open opens an AF_PACKET port on the interface name. The MTU, MAC address
+// and initial link state (up when the interface is up and running) come
+// from the interface. Open must run in the network namespace of the
+// interface; the socket stays there. Off Linux it fails with "afpacket
+// NAME: not implemented on GOOS".
+func Open(name string, opts Options) (*Port, error) { return openPort(name, opts) }
+
+// Name implements platform.Port.
+func (p *Port) Name() string { return p.name }
+
+// HardwareAddr implements platform.Port. The caller must not modify it.
+func (p *Port) HardwareAddr() net.HardwareAddr { return p.mac }
+
+// MTU implements platform.Port.
+func (p *Port) MTU() int { return int(p.mtu.Load()) }
+
+// SetMTU changes the MTU WriteBatch enforces, for a watcher that sees the
+// interface change. The receive ring keeps the slot size of Open: after
+// an increase, frames larger than the old MTU are dropped on receive until
+// the port is reopened.
+func (p *Port) SetMTU(mtu int) { p.mtu.Store(int64(mtu)) }
+
+// Headroom implements platform.Port: the PACKET_RESERVE. A frame whose tag
+// was restored still has at least this much free in front of it.
+func (p *Port) Headroom() int { return p.headroom }
+
+// BatchSize implements platform.Port.
+func (p *Port) BatchSize() int { return p.batch }
+
+// Link implements platform.Port.
+func (p *Port) Link() platform.LinkState { return platform.LinkState(p.link.Load()) }
+
+// SetLink implements platform.LinkSetter.
+func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
+
+// ReadBatch implements platform.Port. It first gives the slots of the
+// previous call back to the kernel, then returns views of up to
+// min(len(frames), BatchSize()) received frames, blocking in ppoll while
+// the ring is empty. The views point into the ring and are valid until the
+// next ReadBatch or Close; a tag the kernel stripped is back in place.
+// Only one goroutine at a time may call ReadBatch.
+//
+// On a port opened with Offload, ReadBatch returns plain frames only: it
+// finishes partial checksums in place and drops GSO super-frames
+// (counted in RxDropped). Read such a port with ReadBatchOffload.
+func (p *Port) ReadBatch(frames [][]byte) (int, error) { return p.read(frames, nil) }
+
+// ReadBatchOffload implements platform.OffloadPort: ReadBatch that also
+// fills offs[i] with the virtio_net_hdr of frames[i] (zero without
+// Offload), its offsets counted from the restored tag. Ownership is that
+// of ReadBatch. len(offs) must be at least len(frames).
+func (p *Port) ReadBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
+	return p.read(frames[:min(len(frames), len(offs))], offs)
+}
+
+// OffloadEnabled implements platform.OffloadPort: whether the port was
+// opened with Offload.
+func (p *Port) OffloadEnabled() bool { return p.offload }
+
+// RxQueues returns the number of receive queues: Options.Workers sockets
+// in a PACKET_FANOUT group, or 1.
+func (p *Port) RxQueues() int { return p.queues() }
+
+// ReadQueue reads receive queue q only, one of RxQueues(): ReadBatchOffload
+// when offs is not nil, else ReadBatch. Each queue may have its own reader
+// goroutine; the frames of a flow (by the kernel's flow hash) all arrive on
+// one queue, in order. A port is read either with ReadQueue, one goroutine
+// per queue, or with ReadBatch and ReadBatchOffload, which take every queue
+// in turn, never both.
+func (p *Port) ReadQueue(q int, frames [][]byte, offs []platform.Offload) (int, error) {
+	if n := p.queues(); q < 0 || q >= n {
+		return 0, fmt.Errorf("afpacket %s: ReadQueue: queue %d of %d", p.name, q, n)
+	}
+	if offs != nil {
+		frames = frames[:min(len(frames), len(offs))]
+	}
+	return p.readQueueAt(q, frames, offs)
+}
+
+// WriteBatch implements platform.Port. It sends frames with one sendmmsg
+// (or, with Options.TXRing, one TX ring kick) per BatchSize() frames,
+// without blocking: a frame over the MTU (one 802.1Q or 802.1ad tag
+// allowed), a frame shorter than an Ethernet header, and every frame
+// while the link is down or the kernel's queue (or the TX ring) is full
+// (EAGAIN, ENOBUFS) is dropped and counted in TxDropped. The kernel (or
+// the TX ring) has a copy of every sent frame when WriteBatch returns.
+// Safe for concurrent use.
+// On a port opened with Offload each frame goes with a zero virtio_net_hdr.
+func (p *Port) WriteBatch(frames [][]byte) (int, error) { return p.write(frames, nil) }
+
+// WriteBatchOffload implements platform.OffloadPort: WriteBatch with
+// offs[i] passed to the kernel as the virtio_net_hdr of frames[i], so that
+// it segments super-frames and finishes partial checksums on the way out.
+// A super-frame is checked against the MTU by its segments. On a port
+// without Offload, a frame whose Offload is not plain is dropped and
+// counted. len(offs) must be at least len(frames).
+func (p *Port) WriteBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
+	if len(offs) < len(frames) {
+		return 0, fmt.Errorf("afpacket %s: WriteBatchOffload: %d offloads for %d frames", p.name, len(offs), len(frames))
+	}
+	return p.write(frames, offs)
+}
+
+// Counters implements platform.Port. It reads and accumulates the
+// kernel's PACKET_STATISTICS drop count (the kernel resets it on read).
+func (p *Port) Counters() platform.Counters {
+	p.refreshStats()
+	return p.counters.Snapshot()
+}
+
+// SetPromisc implements platform.Promiscuous with a PACKET_MR_PROMISC
+// membership on the port's socket: the kernel counts it in the
+// interface's promiscuity and drops it when the socket closes, even if
+// the process is killed. Setting the state the port is already in does
+// nothing. After Close, SetPromisc(false) succeeds (nothing is held).
+func (p *Port) SetPromisc(on bool) error { return p.setPromisc(on) }
+
+// Promisc implements platform.Promiscuous.
+func (p *Port) Promisc() bool { return p.promisc.Load() }
+
+// SetAllMulti takes (on) or releases (off) a PACKET_MR_ALLMULTI membership
+// on the port's socket, so the interface passes every multicast frame.
+// Like promiscuity it is dropped by the kernel when the socket closes.
+func (p *Port) SetAllMulti(on bool) error { return p.setAllMulti(on) }
+
+// AllMulti reports whether the port holds an all-multicast membership.
+func (p *Port) AllMulti() bool { return p.allmulti.Load() }
+
+// JoinMulticast adds a PACKET_MR_MULTICAST membership for the group mac to
+// the port's socket (a trunk member joins 01:80:c2:00:00:02 for LACP).
+// The membership lasts as long as the socket: Close drops it, and so does
+// the kernel when the process dies.
+func (p *Port) JoinMulticast(mac net.HardwareAddr) error { return p.joinGroup(mac) }
+
+// Close implements platform.Port. It wakes a ReadBatch blocked in ppoll
+// and waits for it to leave, waits for a WriteBatch in progress, gives the
+// lent slots back, unmaps the ring and closes the socket, which drops
+// every membership it held. Frames from the last ReadBatch are invalid
+// once Close has begun. Safe to call from any goroutine, more than once:
+// later calls wait for the first and return nil.
+func (p *Port) Close() error { return p.close() }
