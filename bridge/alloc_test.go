@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
 )
 
 // batchOf returns n copies of f.
@@ -36,11 +37,11 @@ func TestForwardAllocatesNothing(t *testing.T) {
 		name string
 		run  func()
 	}{
-		{"known unicast batch of 64", func() { fx.b.Forward(fx.w, a, unicast, now) }},
-		{"flood batch of 64 to 3 members and a span", func() { fx.b.Forward(fx.w, a, flood, now) }},
-		{"unknown unicast batch of 64", func() { fx.b.Forward(fx.w, a, unknown, now) }},
-		{"tagged batch of 64", func() { fx.b.Forward(fx.w, a, tagged, now) }},
-		{"mixed batch with drops", func() { fx.b.Forward(fx.w, a, mixed, now) }},
+		{"known unicast batch of 64", func() { fx.b.Forward(fx.w, a, platform.Batch{Frames: unicast}, now) }},
+		{"flood batch of 64 to 3 members and a span", func() { fx.b.Forward(fx.w, a, platform.Batch{Frames: flood}, now) }},
+		{"unknown unicast batch of 64", func() { fx.b.Forward(fx.w, a, platform.Batch{Frames: unknown}, now) }},
+		{"tagged batch of 64", func() { fx.b.Forward(fx.w, a, platform.Batch{Frames: tagged}, now) }},
+		{"mixed batch with drops", func() { fx.b.Forward(fx.w, a, platform.Batch{Frames: mixed}, now) }},
 		{"learning refresh", func() { fx.b.fdb.learn(keyA, a, ts) }},
 		{"lookup", func() { fx.b.fdb.lookup(keyB, ts) }},
 	}

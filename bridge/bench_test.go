@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
 )
 
 // benchForward forwards batch received on member "a" b.N times and reports
@@ -18,11 +19,11 @@ func benchForward(b *testing.B, members int, spans int, batch func(fx *fixture) 
 	}
 	frames := batch(fx)
 	in, now := fx.b.Member("a"), fx.clk.Now()
-	fx.b.Forward(fx.w, in, frames, now)
+	fx.b.Forward(fx.w, in, platform.Batch{Frames: frames}, now)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		fx.b.Forward(fx.w, in, frames, now)
+		fx.b.Forward(fx.w, in, platform.Batch{Frames: frames}, now)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(frames)), "ns/frame")
 }
@@ -86,7 +87,7 @@ func BenchmarkForwardParallel(b *testing.B) {
 		in, w := fx.b.Member(names[i]), NewWorker()
 		frames := batchOf(64, ip4(mac((i+1)%len(names)), mac(i)))
 		for pb.Next() {
-			fx.b.Forward(w, in, frames, now)
+			fx.b.Forward(w, in, platform.Batch{Frames: frames}, now)
 		}
 	})
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*64), "ns/frame")

@@ -214,9 +214,6 @@ type Member struct {
 	name string
 	// port is the owned Port; immutable.
 	port platform.Port
-	// offload is port as a platform.OffloadPort when it carries offloads
-	// (OffloadEnabled), else nil; immutable.
-	offload platform.OffloadPort
 	// span marks a span port; immutable.
 	span bool
 	// slot indexes the member in every Worker's egress scratch; immutable
@@ -395,9 +392,6 @@ func (b *Bridge) add(p platform.Port, f PortFlags, span bool) error {
 		return fmt.Errorf("%s: add %s: already a member", b.name, name)
 	}
 	m := &Member{name: name, port: p, span: span, slot: -1, done: make(chan struct{})}
-	if op, ok := p.(platform.OffloadPort); ok && op.OffloadEnabled() {
-		m.offload = op
-	}
 	m.flags.Store(f.bits())
 	m.link.Store(uint32(p.Link()))
 	nt := &portTable{members: t.members, spans: t.spans}
@@ -420,7 +414,7 @@ func (b *Bridge) add(p platform.Port, f PortFlags, span bool) error {
 // startReaders starts the member's reader goroutines, one per receive
 // queue, and closes m.done when all have returned.
 func (b *Bridge) startReaders(m *Member) {
-	mq, ok := m.port.(MultiQueuePort)
+	mq, ok := m.port.(platform.MultiQueuePort)
 	if !ok || mq.RxQueues() <= 1 {
 		b.readers.Go(func() {
 			defer close(m.done)

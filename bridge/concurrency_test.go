@@ -37,7 +37,7 @@ var marker = []byte("MARK")
 func (h *host) receive() {
 	buf := make([][]byte, 64)
 	for {
-		n, err := h.end.ReadBatch(buf)
+		n, err := h.end.ReadBatch(platform.Batch{Frames: buf})
 		if errors.Is(err, platform.ErrClosed) {
 			return
 		}
@@ -111,7 +111,7 @@ func TestConcurrentTrafficAndChanges(t *testing.T) {
 					}
 					batch[j] = ip4(dst, src)
 				}
-				h.end.WriteBatch(batch)
+				h.end.WriteBatch(platform.Batch{Frames: batch})
 				time.Sleep(50 * time.Microsecond)
 			}
 		})
@@ -181,13 +181,13 @@ func TestConcurrentTrafficAndChanges(t *testing.T) {
 	b.SetMaxAddr(DefaultMaxAddr)
 	b.SetTimeout(0)
 	b.Flush(true)
-	hosts[1].end.WriteBatch([][]byte{ip4(frame.Broadcast, stX)})
+	hosts[1].end.WriteBatch(platform.Batch{Frames: [][]byte{ip4(frame.Broadcast, stX)}})
 	eventually(t, "stX to be learned on e1", func() bool {
 		return slices.Contains(b.Addrs(), Addr{MAC: stX, Port: "e1", Age: 0})
 	})
 	f := ip4(stX, stA)
 	copy(f[14:], marker)
-	hosts[0].end.WriteBatch([][]byte{f})
+	hosts[0].end.WriteBatch(platform.Batch{Frames: [][]byte{f}})
 	eventually(t, "the marked frame to reach h1", func() bool { return hosts[1].marked() == 1 })
 	time.Sleep(20 * time.Millisecond)
 	for i, h := range hosts {
@@ -214,7 +214,7 @@ func TestConcurrentForwardersShareTable(t *testing.T) {
 				ip4(mac(10+i), mac(i)),
 			}
 			for range rounds {
-				fx.b.Forward(w, in, batch, fx.clk.Now())
+				fx.b.Forward(w, in, platform.Batch{Frames: batch}, fx.clk.Now())
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/swctl/swctl/bridge"
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/memport"
 )
 
@@ -31,10 +32,10 @@ func Example() {
 	arp := make([]byte, 60)
 	station, _ := frame.ParseMAC("02:00:00:00:00:01")
 	frame.Encode(arp, frame.Broadcast, station, frame.TypeARP)
-	host1.WriteBatch([][]byte{arp})
+	host1.WriteBatch(platform.Batch{Frames: [][]byte{arp}})
 
 	got := make([][]byte, 8)
-	n, _ := host2.ReadBatch(got)
+	n, _ := host2.ReadBatch(platform.Batch{Frames: got})
 	fmt.Println("host2 received", n, "frame from", frame.Ethernet(got[0]).Source())
 	for _, a := range b.Addrs() {
 		fmt.Println("learned", a.MAC, "vlan", a.VLAN, "on", a.Port)

@@ -99,40 +99,35 @@ func isIP(e frame.Ethernet) bool {
 	return false
 }
 
-// Forward forwards frames received on the member in, as the package
-// documentation describes, with now as the time they were received (read
-// once per batch). It is what the member's reader goroutine calls; tests
-// and benchmarks call it directly. Any number of goroutines may call
-// Forward at once, each with its own Worker.
+// Forward forwards the frames of b, received on the member in, as the
+// package documentation describes, with now as the time they were
+// received (read once per batch). It is what the member's reader goroutine
+// calls; tests and benchmarks call it directly. Any number of goroutines
+// may call Forward at once, each with its own Worker.
 //
-// The frames are views owned by the caller: Forward hands them to the
+// Every copy keeps its frame's offload (b.Offs nil: plain frames): an
+// egress port that carries offloads gets it with the frame; for any other
+// port the copies go through the Worker's platform.Egress, which finishes
+// partial checksums and cuts super-frames into segments in software. A
+// super-frame is checked against an egress MTU by the size of its
+// segments.
+//
+// The frames and offloads are the caller's: Forward hands them to the
 // egress ports' WriteBatch (which copies what it keeps) and to the
 // link-local handler before it returns, and keeps no reference to them.
 // Frames from a member that has left the bridge are ignored.
-func (b *Bridge) Forward(w *Worker, in *Member, frames [][]byte, now time.Time) {
-	b.ForwardOffload(w, in, frames, nil, now)
-}
-
-// ForwardOffload is Forward for frames that carry offload metadata:
-// offs[i] is that of frames[i] (a nil offs means plain frames). Every copy
-// keeps its frame's offload: an egress port that carries offloads
-// (platform.OffloadPort) gets it with the frame; for any other port the
-// bridge finishes partial checksums and cuts super-frames into segments in
-// software first (frame.FinishChecksum, frame.Segment), into the
-// Worker's scratch. A super-frame is checked against an egress MTU by the
-// size of its segments. The offloads, like the frames, are the caller's.
-func (b *Bridge) ForwardOffload(w *Worker, in *Member, frames [][]byte, offs []platform.Offload, now time.Time) {
+func (b *Bridge) Forward(w *Worker, in *Member, batch platform.Batch, now time.Time) {
 	if in == nil || in.span || in.gone.Load() {
 		return
 	}
 	t := b.table.Load()
 	ts := b.since(now)
 	inFlags := in.flags.Load()
-	withOffs := offs != nil
-	for i, f := range frames {
+	withOffs := batch.Offs != nil
+	for i, f := range batch.Frames {
 		var o platform.Offload
 		if withOffs {
-			o = offs[i]
+			o = batch.Offs[i]
 		}
 		b.forwardOne(w, t, in, inFlags, f, o, withOffs, ts)
 	}
@@ -250,7 +245,7 @@ func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, offs []platform.Off
 		w.ctrs[cLinkDown] += uint64(len(frames))
 		return
 	}
-	st := w.eg.Send(m.port, frames, offs)
+	st := w.eg.Send(m.port, platform.Batch{Frames: frames, Offs: offs})
 	w.ctrs[sent] += uint64(st.Sent)
 	w.ctrs[cOversize] += uint64(st.Oversize)
 	w.ctrs[cSoftOffload] += uint64(st.Finished)
@@ -261,52 +256,32 @@ func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, offs []platform.Off
 	}
 }
 
-// MultiQueuePort is a port that receives on several queues, each read by
-// its own goroutine (afpacket with Options.Workers: the sockets of a
-// PACKET_FANOUT group in hash mode, so each flow stays on one queue, in
-// order). The bridge starts one reader, with its own Worker, per queue.
-type MultiQueuePort interface {
-	platform.Port
-	// RxQueues is the number of receive queues, fixed for the port's life.
-	RxQueues() int
-	// ReadQueue is ReadBatchOffload (offs not nil) or ReadBatch (offs
-	// nil) for queue q only.
-	ReadQueue(q int, frames [][]byte, offs []platform.Offload) (int, error)
-}
-
 // read is a goroutine of a member or span port, reading queue q of a
 // MultiQueuePort (mq) or the port itself (mq nil): it reads batches until
 // the port is closed, and forwards them (a member) or discards them (a
-// span port).
-func (b *Bridge) read(m *Member, mq MultiQueuePort, q int) {
+// span port). A port that carries no offloads is read without them: its
+// frames are plain.
+func (b *Bridge) read(m *Member, mq platform.MultiQueuePort, q int) {
 	bs := m.port.BatchSize()
 	if bs <= 0 {
 		bs = platform.DefaultBatchSize
 	}
-	buf := make([][]byte, bs)
-	var offs []platform.Offload
-	if m.offload != nil {
-		offs = make([]platform.Offload, bs)
+	buf := platform.NewBatch(bs)
+	if !m.port.Offloads() {
+		buf.Offs = nil
 	}
 	w := NewWorker()
 	failing := false
 	for {
 		var n int
 		var err error
-		switch {
-		case mq != nil:
-			n, err = mq.ReadQueue(q, buf, offs)
-		case offs != nil:
-			n, err = m.offload.ReadBatchOffload(buf, offs)
-		default:
+		if mq != nil {
+			n, err = mq.ReadQueue(q, buf)
+		} else {
 			n, err = m.port.ReadBatch(buf)
 		}
 		if n > 0 && !m.span {
-			if offs != nil {
-				b.ForwardOffload(w, m, buf[:n], offs[:n], b.clock.Now())
-			} else {
-				b.Forward(w, m, buf[:n], b.clock.Now())
-			}
+			b.Forward(w, m, buf.Slice(0, n), b.clock.Now())
 		}
 		switch {
 		case err == nil:

@@ -336,11 +336,11 @@ type maxBatchPort struct {
 	t *testing.T
 }
 
-func (p *maxBatchPort) WriteBatch(frames [][]byte) (int, error) {
-	if len(frames) > p.BatchSize() {
-		p.t.Errorf("WriteBatch got %d frames, want at most BatchSize %d", len(frames), p.BatchSize())
+func (p *maxBatchPort) WriteBatch(b platform.Batch) (int, error) {
+	if b.Len() > p.BatchSize() {
+		p.t.Errorf("WriteBatch got %d frames, want at most BatchSize %d", b.Len(), p.BatchSize())
 	}
-	return p.testPort.WriteBatch(frames)
+	return p.testPort.WriteBatch(b)
 }
 
 // TestForwardFromRemovedMember checks that Forward ignores a member handle
@@ -351,7 +351,7 @@ func TestForwardFromRemovedMember(t *testing.T) {
 	if err := fx.b.RemovePort("a"); err != nil {
 		t.Fatal(err)
 	}
-	fx.b.Forward(fx.w, m, [][]byte{ip4(stB, stA)}, fx.clk.Now())
+	fx.b.Forward(fx.w, m, platform.Batch{Frames: [][]byte{ip4(stB, stA)}}, fx.clk.Now())
 	if got := fx.receivers(ip4(stB, stA)); len(got) != 0 {
 		t.Errorf("frame from a removed member went to %v, want nowhere", got)
 	}

@@ -66,19 +66,25 @@ func (p *testPort) Counters() platform.Counters    { return platform.Counters{} 
 
 // ReadBatch returns the next batch given to feed (as many frames as fit),
 // or ErrClosed once the port is closed.
-func (p *testPort) ReadBatch(frames [][]byte) (int, error) {
-	select {
-	case <-p.closed:
-		return 0, platform.ErrClosed
-	case b := <-p.in:
-		return copy(frames, b), nil
-	}
+func (p *testPort) ReadBatch(b platform.Batch) (int, error) {
+	return platform.ReadPlain(b, func(frames [][]byte) (int, error) {
+		select {
+		case <-p.closed:
+			return 0, platform.ErrClosed
+		case in := <-p.in:
+			return copy(frames, in), nil
+		}
+	})
 }
+
+// Offloads implements platform.Port: a test port carries plain frames.
+func (p *testPort) Offloads() bool { return false }
 
 // feed queues a batch for the bridge's reader of this port.
 func (p *testPort) feed(frames ...[]byte) { p.in <- frames }
 
-func (p *testPort) WriteBatch(frames [][]byte) (int, error) {
+func (p *testPort) WriteBatch(b platform.Batch) (int, error) {
+	frames := b.Frames
 	select {
 	case <-p.closed:
 		return 0, platform.ErrClosed
@@ -173,7 +179,7 @@ func (fx *fixture) send(in string, frames ...[]byte) {
 	if m == nil {
 		fx.t.Fatalf("no member %s", in)
 	}
-	fx.b.Forward(fx.w, m, frames, fx.clk.Now())
+	fx.b.Forward(fx.w, m, platform.Batch{Frames: frames}, fx.clk.Now())
 }
 
 // receivers empties every port's record and returns, sorted, the names of

@@ -27,14 +27,18 @@ func newQueuedPort(name string, n int) *queuedPort {
 
 func (p *queuedPort) RxQueues() int { return len(p.queues) }
 
-func (p *queuedPort) ReadQueue(q int, frames [][]byte, _ []platform.Offload) (int, error) {
-	select {
-	case <-p.closed:
-		return 0, platform.ErrClosed
-	case b := <-p.queues[q]:
-		p.reads[q].Add(1)
-		return copy(frames, b), nil
-	}
+var _ platform.MultiQueuePort = (*queuedPort)(nil)
+
+func (p *queuedPort) ReadQueue(q int, b platform.Batch) (int, error) {
+	return platform.ReadPlain(b, func(frames [][]byte) (int, error) {
+		select {
+		case <-p.closed:
+			return 0, platform.ErrClosed
+		case in := <-p.queues[q]:
+			p.reads[q].Add(1)
+			return copy(frames, in), nil
+		}
+	})
 }
 
 // TestMultiQueueReaders checks that a MultiQueuePort gets one reader per

@@ -14,8 +14,8 @@ import (
 	"github.com/swctl/swctl/platform/platformtest"
 )
 
-// offloadPort is a testPort that carries offloads: WriteBatchOffload
-// records each frame with its Offload.
+// offloadPort is a testPort that carries offloads: WriteBatch records
+// each frame with its Offload.
 type offloadPort struct {
 	*testPort
 	// omu guards offs.
@@ -24,21 +24,17 @@ type offloadPort struct {
 	offs []platform.Offload
 }
 
-var _ platform.OffloadPort = (*offloadPort)(nil)
+var _ platform.Port = (*offloadPort)(nil)
 
-func (p *offloadPort) OffloadEnabled() bool { return true }
+func (p *offloadPort) Offloads() bool { return true }
 
-func (p *offloadPort) ReadBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
-	n, err := p.ReadBatch(frames)
-	clear(offs[:n])
-	return n, err
-}
-
-func (p *offloadPort) WriteBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
-	n, err := p.WriteBatch(frames)
+func (p *offloadPort) WriteBatch(b platform.Batch) (int, error) {
+	n, err := p.testPort.WriteBatch(platform.Batch{Frames: b.Frames})
 	if p.record {
 		p.omu.Lock()
-		p.offs = append(p.offs, offs[:len(frames)]...)
+		for i := range b.Frames {
+			p.offs = append(p.offs, b.Offload(i))
+		}
 		p.omu.Unlock()
 	}
 	return n, err
@@ -98,9 +94,9 @@ func tcpChecksumOK(f []byte) bool {
 	return s == 0xffff
 }
 
-// TestForwardOffload checks that frames keep their offloads to a port that
+// TestForwardKeepsOffloads checks that frames keep their offloads to a port that
 // carries them and are finished in software for one that does not.
-func TestForwardOffload(t *testing.T) {
+func TestForwardKeepsOffloads(t *testing.T) {
 	fx := newFixture(t, "plain")
 	in := fx.addOffload("in", true)
 	off := fx.addOffload("off", true)
@@ -117,7 +113,7 @@ func TestForwardOffload(t *testing.T) {
 		f, o := tcpFrame(t, frame.Broadcast, stA, 0, 1000, 0)
 		orig := bytes.Clone(f)
 		before := fx.b.Stats()
-		fx.b.ForwardOffload(fx.w, m, [][]byte{f}, []platform.Offload{o}, fx.clk.Now())
+		fx.b.Forward(fx.w, m, platform.Batch{Frames: [][]byte{f}, Offs: []platform.Offload{o}}, fx.clk.Now())
 		if got := off.take(); len(got) != 1 || !bytes.Equal(got[0], orig) {
 			t.Fatalf("offload port got %d frames, want the partial frame unchanged", len(got))
 		}
@@ -129,7 +125,7 @@ func TestForwardOffload(t *testing.T) {
 			t.Fatalf("plain port got %d frames (checksum ok: %v), want one with its checksum finished", len(got), len(got) == 1 && tcpChecksumOK(got[0]))
 		}
 		if !bytes.Equal(f, orig) {
-			t.Fatal("ForwardOffload changed the ingress frame")
+			t.Fatal("Forward changed the ingress frame")
 		}
 		wantDelta(t, "partial checksum", before, fx.b.Stats(), map[string]uint64{
 			"Received": 1, "Flooded": 1, "Sent": 2, "SoftwareOffload": 1, "Segments": 1})
@@ -138,7 +134,7 @@ func TestForwardOffload(t *testing.T) {
 	for _, vlan := range []uint16{0, 7} {
 		t.Run("super-frame segmented for a plain port, vlan "+string(rune('0'+vlan)), func(t *testing.T) {
 			f, o := tcpFrame(t, stPlain, stA, vlan, 10000, 1448)
-			fx.b.ForwardOffload(fx.w, m, [][]byte{f}, []platform.Offload{o}, fx.clk.Now())
+			fx.b.Forward(fx.w, m, platform.Batch{Frames: [][]byte{f}, Offs: []platform.Offload{o}}, fx.clk.Now())
 			got := fx.ports["plain"].take()
 			if len(got) != 7 { // ceil(10000/1448)
 				t.Fatalf("plain port got %d frames, want 7 segments", len(got))
@@ -170,7 +166,7 @@ func TestForwardOffload(t *testing.T) {
 		fx.reset()
 		off.takeOffs()
 		f, o := tcpFrame(t, stOff, stA, 0, 30000, 1448)
-		fx.b.ForwardOffload(fx.w, m, [][]byte{f}, []platform.Offload{o}, fx.clk.Now())
+		fx.b.Forward(fx.w, m, platform.Batch{Frames: [][]byte{f}, Offs: []platform.Offload{o}}, fx.clk.Now())
 		if got := off.take(); len(got) != 1 || !bytes.Equal(got[0], f) {
 			t.Fatalf("offload port got %d frames, want the super-frame whole", len(got))
 		}
@@ -182,7 +178,7 @@ func TestForwardOffload(t *testing.T) {
 	t.Run("MTU is checked by segment size", func(t *testing.T) {
 		f, o := tcpFrame(t, stOff, stA, 0, 30000, 1461) // 1461+40 > 1500
 		before := fx.b.Stats()
-		fx.b.ForwardOffload(fx.w, m, [][]byte{f}, []platform.Offload{o}, fx.clk.Now())
+		fx.b.Forward(fx.w, m, platform.Batch{Frames: [][]byte{f}, Offs: []platform.Offload{o}}, fx.clk.Now())
 		if got := off.take(); len(got) != 0 {
 			t.Fatalf("offload port got %d frames, want the oversize super-frame dropped", len(got))
 		}
@@ -199,7 +195,7 @@ func TestForwardOffload(t *testing.T) {
 		o.GSOType = platform.GSOUDP
 		before := fx.b.Stats()
 		for range 2 {
-			fx.b.ForwardOffload(fx.w, m, [][]byte{f}, []platform.Offload{o}, fx.clk.Now())
+			fx.b.Forward(fx.w, m, platform.Batch{Frames: [][]byte{f}, Offs: []platform.Offload{o}}, fx.clk.Now())
 		}
 		if got := fx.ports["plain"].take(); len(got) != 0 {
 			t.Fatalf("plain port got %d frames, want none", len(got))
@@ -212,9 +208,9 @@ func TestForwardOffload(t *testing.T) {
 	})
 }
 
-// TestForwardOffloadAllocatesNothing checks the offload path, both to a
+// TestForwardWithOffloadsAllocatesNothing checks the offload path, both to a
 // port that carries offloads and through software segmentation.
-func TestForwardOffloadAllocatesNothing(t *testing.T) {
+func TestForwardWithOffloadsAllocatesNothing(t *testing.T) {
 	fx := newFixtureOpts(t, Options{Timeout: DefaultTimeout}, false, "plain")
 	fx.addOffload("in", false)
 	fx.addOffload("off", false)
@@ -228,10 +224,10 @@ func TestForwardOffloadAllocatesNothing(t *testing.T) {
 	keep := bytes.Clone(toPlain)
 	frames := [][]byte{toOff, toPlain, partial, toOff, toPlain}
 	offs := []platform.Offload{o1, o2, o3, o1, o2}
-	run := func() { fx.b.ForwardOffload(fx.w, m, frames, offs, now) }
+	run := func() { fx.b.Forward(fx.w, m, platform.Batch{Frames: frames, Offs: offs}, now) }
 	run()
 	if got := testing.AllocsPerRun(100, run); got != 0 {
-		t.Errorf("ForwardOffload: %v allocations per run, want 0", got)
+		t.Errorf("Forward: %v allocations per run, want 0", got)
 	}
 	if !bytes.Equal(keep, toPlain) {
 		t.Error("software segmentation changed the ingress frame")

@@ -104,7 +104,7 @@ func TestSpanIsNotAMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := ip4(frame.Broadcast, stX)
-	if _, err := wire.WriteBatch([][]byte{f}); err != nil {
+	if _, err := wire.WriteBatch(platform.Batch{Frames: [][]byte{f}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the span reader to drain its port", func() bool { return spanEnd.Pending() == 0 })
@@ -115,7 +115,7 @@ func TestSpanIsNotAMember(t *testing.T) {
 	if got := fx.b.Addrs(); len(got) != 0 {
 		t.Errorf("table = %s, want empty", addrsString(got))
 	}
-	if fx.b.Forward(fx.w, fx.b.Member("span0"), [][]byte{f}, fx.clk.Now()); fx.b.Stats().Received != 0 {
+	if fx.b.Forward(fx.w, fx.b.Member("span0"), platform.Batch{Frames: [][]byte{f}}, fx.clk.Now()); fx.b.Stats().Received != 0 {
 		t.Errorf("Forward from a span port handle counted frames, want ignored")
 	}
 	if err := fx.b.SetPortFlags("span0", DefaultPortFlags()); err == nil {
@@ -137,7 +137,7 @@ func TestSpanIsNotAMember(t *testing.T) {
 	if err := fx.b.RemoveSpan("span0"); err != nil {
 		t.Fatalf("RemoveSpan(span0) = %v", err)
 	}
-	if _, err := spanEnd.ReadBatch(make([][]byte, 1)); err != platform.ErrClosed {
+	if _, err := spanEnd.ReadBatch(platform.Batch{Frames: make([][]byte, 1)}); err != platform.ErrClosed {
 		t.Errorf("span port after RemoveSpan: ReadBatch error %v, want ErrClosed", err)
 	}
 }

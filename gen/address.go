@@ -253,7 +253,7 @@ func (a *AddressSender) Run(ctx context.Context, first, n int, rate float64) (Ad
 		for j, b := range a.bufs[:k] {
 			a.Put(b, first+sent+j)
 		}
-		m, err := a.port.WriteBatch(a.bufs[:k])
+		m, err := a.port.WriteBatch(platform.Batch{Frames: a.bufs[:k]})
 		now := Now()
 		if sent == 0 && m > 0 {
 			st.FirstSend = time.Duration(now - start)

@@ -252,7 +252,7 @@ func (b *Bench) learn() {
 		return
 	}
 	for range 3 {
-		_, _ = b.rx.WriteBatch([][]byte{f})
+		_, _ = b.rx.WriteBatch(platform.Batch{Frames: [][]byte{f}})
 	}
 	time.Sleep(50 * time.Millisecond)
 }

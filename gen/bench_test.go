@@ -52,7 +52,8 @@ type wirePort struct {
 	maxInFlight atomic.Int64
 }
 
-func (w *wirePort) WriteBatch(frames [][]byte) (int, error) {
+func (w *wirePort) WriteBatch(b platform.Batch) (int, error) {
+	frames := b.Frames
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.calls.Add(1) == w.stallAt {
@@ -62,7 +63,7 @@ func (w *wirePort) WriteBatch(frames [][]byte) (int, error) {
 		w.maxBatch.Store(int64(len(frames)))
 	}
 	if w.acks == nil && w.drop == nil && w.dup == nil && w.hold == nil {
-		return w.Port.WriteBatch(frames) // faithful: report what the peer took
+		return w.Port.WriteBatch(platform.Batch{Frames: frames}) // faithful: report what the peer took
 	}
 	var out [][]byte
 	for _, f := range frames {
@@ -83,7 +84,7 @@ func (w *wirePort) WriteBatch(frames [][]byte) (int, error) {
 			}
 		}
 	}
-	if _, err := w.Port.WriteBatch(out); err != nil {
+	if _, err := w.Port.WriteBatch(platform.Batch{Frames: out}); err != nil {
 		return 0, err
 	}
 	w.written += uint64(len(frames))
@@ -463,7 +464,7 @@ func newCountingBench(t *testing.T, s gen.Stream, w *wirePort, fail *atomic.Bool
 		defer close(done)
 		buf := make([][]byte, 64)
 		for {
-			n, err := b.ReadBatch(buf)
+			n, err := b.ReadBatch(platform.Batch{Frames: buf})
 			if err != nil {
 				return
 			}

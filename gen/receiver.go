@@ -168,7 +168,7 @@ func (r *Receiver) Begin(runID uint32) {
 // nil. It returns any other error of ReadBatch. It allocates nothing.
 func (r *Receiver) Run() error {
 	for {
-		n, err := r.port.ReadBatch(r.frames)
+		n, err := r.port.ReadBatch(platform.Batch{Frames: r.frames})
 		if errors.Is(err, platform.ErrClosed) {
 			return nil
 		}

@@ -284,6 +284,6 @@ func (s *Sender) send(k int, now int64) (int, int, error) {
 		s.stream.stamp(b, s.base, s.srcIP, s.seq, now)
 		s.seq++
 	}
-	n, err := s.port.WriteBatch(s.bufs[:k])
+	n, err := s.port.WriteBatch(platform.Batch{Frames: s.bufs[:k]})
 	return n, n * s.stream.Size, err
 }

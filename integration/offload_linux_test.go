@@ -171,8 +171,8 @@ func TestIntegrationBridgeTaggedSuperFrame(t *testing.T) {
 	for i, vlan := range []uint16{100, 0} {
 		f, o := platformtest.TCPFrame(t, mac(h2.mac), mac(h1.mac), vlan, 30000, 1448)
 		// The first frame to h2 may flood: either way h2 gets it.
-		if n, err := tx.WriteBatchOffload([][]byte{f}, []platform.Offload{o}); n != 1 || err != nil {
-			t.Fatalf("vlan %d: h1 WriteBatchOffload = %d, %v", vlan, n, err)
+		if n, err := tx.WriteBatch(platform.Batch{Frames: [][]byte{f}, Offs: []platform.Offload{o}}); n != 1 || err != nil {
+			t.Fatalf("vlan %d: h1 WriteBatch = %d, %v", vlan, n, err)
 		}
 		got, gotO := readSuper(t, rx)
 		if !bytes.Equal(got, f) {
@@ -192,7 +192,7 @@ func readSuper(t *testing.T, p *afpacket.Port) ([]byte, platform.Offload) {
 	defer watchdog.Stop()
 	frames, offs := make([][]byte, p.BatchSize()), make([]platform.Offload, p.BatchSize())
 	for {
-		n, err := p.ReadBatchOffload(frames, offs)
+		n, err := p.ReadBatch(platform.Batch{Frames: frames, Offs: offs})
 		if err != nil {
 			t.Fatalf("%s: no super-frame within 5s: %v", p.Name(), err)
 		}

@@ -46,7 +46,7 @@ func openStation(t *testing.T, h *host) *station {
 		defer close(done)
 		buf := make([][]byte, 64)
 		for {
-			n, err := p.ReadBatch(buf)
+			n, err := p.ReadBatch(platform.Batch{Frames: buf})
 			if err != nil {
 				return
 			}
@@ -95,7 +95,7 @@ func frameID(f []byte) uint32 {
 func (s *station) send(t *testing.T, frames ...[]byte) {
 	t.Helper()
 	for len(frames) > 0 {
-		n, err := s.port.WriteBatch(frames)
+		n, err := s.port.WriteBatch(platform.Batch{Frames: frames})
 		if err != nil {
 			t.Fatalf("%s: send: %v", s.h.Name, err)
 		}

@@ -69,3 +69,43 @@ func (c *PortCounters) Snapshot() Counters {
 		RingDropped: c.ringDropped.Load(), Errors: c.errors.Load(),
 	}
 }
+
+// WritePlain is WriteBatch for a port that carries no offloads: it
+// writes b's runs of plain frames with write (the port's own write of
+// plain frames) and counts every frame whose offload is not plain in c
+// as dropped. It returns the number write sent.
+func WritePlain(b Batch, c *PortCounters, write func([][]byte) (int, error)) (int, error) {
+	if b.Offs == nil {
+		return write(b.Frames)
+	}
+	sent := 0
+	for i := 0; i < b.Len(); {
+		if !b.Offs[i].IsPlain() {
+			c.AddTxDropped(1)
+			i++
+			continue
+		}
+		j := i + 1
+		for j < b.Len() && b.Offs[j].IsPlain() {
+			j++
+		}
+		n, err := write(b.Frames[i:j])
+		sent += n
+		if err != nil {
+			return sent, err
+		}
+		i = j
+	}
+	return sent, nil
+}
+
+// ReadPlain is ReadBatch for a port that carries no offloads: it reads
+// with read (the port's own read of frames) and zeroes the offloads of
+// what it read.
+func ReadPlain(b Batch, read func([][]byte) (int, error)) (int, error) {
+	n, err := read(b.Frames)
+	if b.Offs != nil && n > 0 {
+		clear(b.Offs[:n])
+	}
+	return n, err
+}

@@ -12,10 +12,8 @@ import "github.com/swctl/swctl/frame"
 // after its first batches it allocates nothing. Its zero value is ready
 // to use.
 type Egress struct {
-	// fit holds a batch with its oversize frames left out, and fitOffs
-	// their offloads.
-	fit     [][]byte
-	fitOffs []Offload
+	// fit holds a batch with its oversize frames left out.
+	fit Batch
 	// soft finishes offloads for ports without them.
 	soft SoftwareFinisher
 }
@@ -48,91 +46,77 @@ func (s EgressStats) Lost(in int) int {
 	return min(s.Oversize+s.OffloadDropped+max(tried-s.Sent, 0), in)
 }
 
-// Send writes frames to p, with offs[i] the offload of frames[i] (nil:
-// all plain). Neither frames nor offs are changed; p copies what it
-// keeps. Send does not look at p's link: the caller decides what a port
-// that is down gets.
-func (e *Egress) Send(p Port, frames [][]byte, offs []Offload) EgressStats {
+// Send writes b to p. Neither b's frames nor its offloads are changed;
+// p copies what it keeps. Send does not look at p's link: the caller
+// decides what a port that is down gets.
+func (e *Egress) Send(p Port, b Batch) EgressStats {
 	var st EgressStats
-	if len(frames) == 0 {
+	if b.Len() == 0 {
 		return st
 	}
-	frames, offs, st.Oversize = e.fitting(p.MTU(), frames, offs)
+	b, st.Oversize = e.fitting(p.MTU(), b)
 	bs := p.BatchSize()
 	if bs <= 0 {
-		bs = max(len(frames), 1)
+		bs = max(b.Len(), 1)
 	}
-	op, carries := p.(OffloadPort)
-	carries = carries && op.OffloadEnabled()
-	switch {
-	case offs != nil && carries:
-		for len(frames) > 0 {
-			k := min(bs, len(frames))
-			n, _ := op.WriteBatchOffload(frames[:k], offs[:k])
-			st.Sent += max(n, 0)
-			frames, offs = frames[k:], offs[k:]
-		}
-	case offs != nil && !allPlain(offs):
-		fs := e.soft.WriteTo(p, bs, frames, offs)
+	if b.Offs != nil && !p.Offloads() && !allPlain(b.Offs) {
+		fs := e.soft.WriteTo(p, bs, b)
 		st.Sent, st.Finished, st.Segments = fs.Sent, fs.Finished, fs.Segments
 		st.OffloadDropped, st.Err, st.ErrOffload = fs.Dropped, fs.Err, fs.ErrOffload
-	default:
-		for len(frames) > 0 {
-			k := min(bs, len(frames))
-			n, _ := p.WriteBatch(frames[:k])
+	} else {
+		for b.Len() > 0 {
+			k := min(bs, b.Len())
+			n, _ := p.WriteBatch(b.Slice(0, k))
 			st.Sent += max(n, 0)
-			frames = frames[k:]
+			b = b.Slice(k, b.Len())
 		}
 	}
-	clear(e.fit)
-	e.fit = e.fit[:0]
-	e.fitOffs = e.fitOffs[:0]
+	clear(e.fit.Frames)
+	e.fit.Frames = e.fit.Frames[:0]
+	e.fit.Offs = e.fit.Offs[:0]
 	return st
 }
 
-// fitting returns frames (and offs) without the frames that are shorter
-// than an Ethernet header or whose largest frame on the wire exceeds mtu,
-// and how many it left out. The frames that fit are copied into scratch
-// only when some do not, so that the caller's batch (maybe shared by
-// several ports) is never changed.
-func (e *Egress) fitting(mtu int, frames [][]byte, offs []Offload) ([][]byte, []Offload, int) {
+// fitting returns b without the frames that are shorter than an Ethernet
+// header or whose largest frame on the wire exceeds mtu, and how many it
+// left out. The frames that fit are copied into scratch only when some
+// do not, so that the caller's batch (maybe shared by several ports) is
+// never changed.
+func (e *Egress) fitting(mtu int, b Batch) (Batch, int) {
 	fits := func(i int) bool {
-		var o Offload
-		if offs != nil {
-			o = offs[i]
-		}
-		f := frames[i]
-		return len(f) >= frame.HeaderLen && frame.SegmentPayloadLen(f, o) <= mtu
+		f := b.Frames[i]
+		return len(f) >= frame.HeaderLen && frame.SegmentPayloadLen(f, b.Offload(i)) <= mtu
 	}
 	first := -1
-	for i := range frames {
+	for i := range b.Frames {
 		if !fits(i) {
 			first = i
 			break
 		}
 	}
 	if first < 0 {
-		return frames, offs, 0
+		return b, 0
 	}
-	e.fit = append(e.fit[:0], frames[:first]...)
-	if offs != nil {
-		e.fitOffs = append(e.fitOffs[:0], offs[:first]...)
+	e.fit.Frames = append(e.fit.Frames[:0], b.Frames[:first]...)
+	if b.Offs != nil {
+		e.fit.Offs = append(e.fit.Offs[:0], b.Offs[:first]...)
 	}
 	left := 0
-	for i := first; i < len(frames); i++ {
+	for i := first; i < b.Len(); i++ {
 		if !fits(i) {
 			left++
 			continue
 		}
-		e.fit = append(e.fit, frames[i])
-		if offs != nil {
-			e.fitOffs = append(e.fitOffs, offs[i])
+		e.fit.Frames = append(e.fit.Frames, b.Frames[i])
+		if b.Offs != nil {
+			e.fit.Offs = append(e.fit.Offs, b.Offs[i])
 		}
 	}
-	if offs == nil {
-		return e.fit, nil, left
+	out := Batch{Frames: e.fit.Frames}
+	if b.Offs != nil {
+		out.Offs = e.fit.Offs
 	}
-	return e.fit, e.fitOffs, left
+	return out, left
 }
 
 // allPlain reports whether every offload in offs is plain.

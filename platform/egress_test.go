@@ -20,33 +20,29 @@ type recordingPort struct {
 	offs               [][]platform.Offload
 }
 
-func (p *recordingPort) Name() string                       { return "rec0" }
-func (p *recordingPort) HardwareAddr() net.HardwareAddr     { return nil }
-func (p *recordingPort) MTU() int                           { return p.mtu }
-func (p *recordingPort) Headroom() int                      { return 0 }
-func (p *recordingPort) BatchSize() int                     { return p.batch }
-func (p *recordingPort) ReadBatch([][]byte) (int, error)    { return 0, platform.ErrClosed }
-func (p *recordingPort) Link() platform.LinkState           { return platform.LinkUp }
-func (p *recordingPort) Counters() platform.Counters        { return platform.Counters{} }
-func (p *recordingPort) Close() error                       { return nil }
-func (p *recordingPort) OffloadEnabled() bool               { return p.offload }
-func (p *recordingPort) WriteBatch(f [][]byte) (int, error) { return p.WriteBatchOffload(f, nil) }
-func (p *recordingPort) ReadBatchOffload([][]byte, []platform.Offload) (int, error) {
-	return 0, platform.ErrClosed
-}
-func (p *recordingPort) WriteBatchOffload(f [][]byte, o []platform.Offload) (int, error) {
-	c := make([][]byte, len(f))
-	for i := range f {
-		c[i] = bytes.Clone(f[i])
+func (p *recordingPort) Name() string                          { return "rec0" }
+func (p *recordingPort) HardwareAddr() net.HardwareAddr        { return nil }
+func (p *recordingPort) MTU() int                              { return p.mtu }
+func (p *recordingPort) Headroom() int                         { return 0 }
+func (p *recordingPort) BatchSize() int                        { return p.batch }
+func (p *recordingPort) ReadBatch(platform.Batch) (int, error) { return 0, platform.ErrClosed }
+func (p *recordingPort) Link() platform.LinkState              { return platform.LinkUp }
+func (p *recordingPort) Counters() platform.Counters           { return platform.Counters{} }
+func (p *recordingPort) Close() error                          { return nil }
+func (p *recordingPort) Offloads() bool                        { return p.offload }
+func (p *recordingPort) WriteBatch(b platform.Batch) (int, error) {
+	c := make([][]byte, b.Len())
+	for i := range b.Frames {
+		c[i] = bytes.Clone(b.Frames[i])
 	}
 	p.chunks = append(p.chunks, c)
-	if o != nil {
-		p.offs = append(p.offs, append([]platform.Offload(nil), o...))
+	if b.Offs != nil && p.offload {
+		p.offs = append(p.offs, append([]platform.Offload(nil), b.Offs...))
 	}
-	if p.accept > 0 && len(f) > p.accept {
+	if p.accept > 0 && b.Len() > p.accept {
 		return p.accept, nil
 	}
-	return len(f), nil
+	return b.Len(), nil
 }
 
 func (p *recordingPort) frames() int {
@@ -72,7 +68,7 @@ func TestEgressSend(t *testing.T) {
 		in := [][]byte{small, big, small[:10], small}
 		keep := append([][]byte(nil), in...)
 		var e platform.Egress
-		st := e.Send(p, in, nil)
+		st := e.Send(p, platform.Batch{Frames: in})
 		if st.Sent != 2 || st.Oversize != 2 || p.frames() != 2 {
 			t.Errorf("Send = %+v, port got %d frames; want 2 sent, 2 oversize (the 1,614-byte frame and the 10-byte runt)", st, p.frames())
 		}
@@ -89,7 +85,7 @@ func TestEgressSend(t *testing.T) {
 			in[i] = small
 		}
 		var e platform.Egress
-		if st := e.Send(p, in, nil); st.Sent != 10 {
+		if st := e.Send(p, platform.Batch{Frames: in}); st.Sent != 10 {
 			t.Errorf("Sent = %d, want 10", st.Sent)
 		}
 		if len(p.chunks) != 3 || len(p.chunks[0]) != 4 || len(p.chunks[2]) != 2 {
@@ -99,7 +95,7 @@ func TestEgressSend(t *testing.T) {
 	t.Run("a port with offloads gets super-frames whole, with their offloads", func(t *testing.T) {
 		p := &recordingPort{mtu: 1500, batch: 64, offload: true}
 		var e platform.Egress
-		st := e.Send(p, [][]byte{superF, small}, []platform.Offload{superO, {}})
+		st := e.Send(p, platform.Batch{Frames: [][]byte{superF, small}, Offs: []platform.Offload{superO, {}}})
 		if st.Sent != 2 || st.Oversize != 0 || st.Finished != 0 || len(p.offs) != 1 || p.offs[0][0] != superO {
 			t.Errorf("Send = %+v, offloads %v: want the super-frame whole with its offload", st, p.offs)
 		}
@@ -107,7 +103,7 @@ func TestEgressSend(t *testing.T) {
 	t.Run("a port without offloads gets them done in software", func(t *testing.T) {
 		p := &recordingPort{mtu: 1500, batch: 64}
 		var e platform.Egress
-		st := e.Send(p, [][]byte{superF, partialF, small, bad}, []platform.Offload{superO, partialO, {}, badO})
+		st := e.Send(p, platform.Batch{Frames: [][]byte{superF, partialF, small, bad}, Offs: []platform.Offload{superO, partialO, {}, badO}})
 		want := platform.EgressStats{Sent: 5, Finished: 2, Segments: 4, OffloadDropped: 1, Err: st.Err, ErrOffload: badO}
 		if st != want || st.Err == nil {
 			t.Errorf("Send = %+v, want %+v with an error", st, want)
@@ -122,7 +118,7 @@ func TestEgressSend(t *testing.T) {
 	t.Run("a port that refuses some frames: Lost counts input frames", func(t *testing.T) {
 		p := &recordingPort{mtu: 1500, batch: 64, accept: 1}
 		var e platform.Egress
-		st := e.Send(p, [][]byte{small, small, big}, nil)
+		st := e.Send(p, platform.Batch{Frames: [][]byte{small, small, big}, Offs: nil})
 		if st.Sent != 1 || st.Lost(3) != 2 {
 			t.Errorf("Send = %+v, Lost(3) = %d; want 1 sent and 2 lost (one refused, one oversize)", st, st.Lost(3))
 		}
@@ -136,9 +132,9 @@ func TestEgressSendZeroAllocs(t *testing.T) {
 	in := [][]byte{small, big, small}
 	offs := make([]platform.Offload, 3)
 	var e platform.Egress
-	e.Send(p, in, offs)
+	e.Send(p, platform.Batch{Frames: in, Offs: offs})
 	sink := &countingPort{recordingPort: p}
-	if n := testing.AllocsPerRun(100, func() { e.Send(sink, in, offs) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { e.Send(sink, platform.Batch{Frames: in, Offs: offs}) }); n != 0 {
 		t.Fatalf("Send allocates %.1f times per batch, want 0", n)
 	}
 }
@@ -149,8 +145,7 @@ type countingPort struct {
 	n int
 }
 
-func (p *countingPort) WriteBatchOffload(f [][]byte, o []platform.Offload) (int, error) {
-	p.n += len(f)
-	return len(f), nil
+func (p *countingPort) WriteBatch(b platform.Batch) (int, error) {
+	p.n += b.Len()
+	return b.Len(), nil
 }
-func (p *countingPort) WriteBatch(f [][]byte) (int, error) { return p.WriteBatchOffload(f, nil) }

@@ -96,22 +96,19 @@ func (s *SoftwareFinisher) Add(f []byte, o Offload) (int, error) {
 	return len(s.batch) - n, nil
 }
 
-// WriteTo writes frames, with their offloads offs (nil: plain frames), to
+// WriteTo writes b's frames, with their offloads (nil: plain frames), to
 // p as plain frames, in batches of at most bs (p.BatchSize() when bs <=
 // 0): frames whose offload is not plain are finished in software first. A
 // frame the software cannot finish is dropped and counted. The finisher
 // is Reset when WriteTo returns.
-func (s *SoftwareFinisher) WriteTo(p Port, bs int, frames [][]byte, offs []Offload) FinishStats {
+func (s *SoftwareFinisher) WriteTo(p Port, bs int, b Batch) FinishStats {
 	var st FinishStats
 	if bs <= 0 {
 		bs = p.BatchSize()
 	}
 	s.Reset()
-	for i, f := range frames {
-		var o Offload
-		if offs != nil {
-			o = offs[i]
-		}
+	for i, f := range b.Frames {
+		o := b.Offload(i)
 		if s.Full(f, o) {
 			st.Sent += s.write(p, bs)
 		}
@@ -139,7 +136,7 @@ func (s *SoftwareFinisher) write(p Port, bs int) int {
 	}
 	sent := 0
 	for i := 0; i < len(s.batch); i += bs {
-		n, _ := p.WriteBatch(s.batch[i:min(i+bs, len(s.batch))])
+		n, _ := p.WriteBatch(Batch{Frames: s.batch[i:min(i+bs, len(s.batch))]})
 		sent += max(n, 0)
 	}
 	s.Reset()

@@ -67,7 +67,7 @@ func TestSoftwareFinisherWriteTo(t *testing.T) {
 
 	a, b := finisherCable(t)
 	var fin platform.SoftwareFinisher
-	st := fin.WriteTo(a, 0, frames, offs)
+	st := fin.WriteTo(a, 0, platform.Batch{Frames: frames, Offs: offs})
 	got := drainAll(b)
 	if len(got) != len(want) {
 		t.Fatalf("peer got %d frames, want %d", len(got), len(want))
@@ -96,7 +96,7 @@ func TestSoftwareFinisherWriteTo(t *testing.T) {
 
 	buf := make([][]byte, 64)
 	allocs := testing.AllocsPerRun(50, func() {
-		fin.WriteTo(a, 0, frames, offs)
+		fin.WriteTo(a, 0, platform.Batch{Frames: frames, Offs: offs})
 		for n, _ := b.TryReadBatch(buf); n > 0; n, _ = b.TryReadBatch(buf) {
 		}
 	})

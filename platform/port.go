@@ -99,15 +99,32 @@ type Port interface {
 	// BatchSize is the largest number of frames one ReadBatch returns and
 	// one WriteBatch sends in one system call.
 	BatchSize() int
+	// Offloads reports whether the port carries offload metadata with
+	// its frames (AF_PACKET with PACKET_VNET_HDR, a TAP with
+	// IFF_VNET_HDR): super-frames and partial checksums then cross
+	// userspace untouched and the kernel finishes them on the way out.
+	// Decided when the port opens; it never changes. A port that does
+	// not carry offloads reads plain frames (zero Offloads) and drops,
+	// counting them, frames written with an Offload that is not plain:
+	// a sender finishes those in software first (Egress does).
+	Offloads() bool
 	// ReadBatch blocks until at least one frame is available, then fills
-	// frames[:n] with views of up to len(frames) received frames. The
-	// views stay valid until the next ReadBatch or Close. It returns
-	// ErrClosed after Close.
-	ReadBatch(frames [][]byte) (n int, err error)
-	// WriteBatch sends frames and never blocks: a frame that does not fit
-	// (full ring, too large, link down) is dropped and counted. It
-	// returns the number sent. WriteBatch copies what it keeps.
-	WriteBatch(frames [][]byte) (n int, err error)
+	// b.Frames[:n] with views of up to len(b.Frames) received frames and,
+	// unless b.Offs is nil, b.Offs[:n] with their offloads (b.Offs is
+	// then at least as long as b.Frames). The views stay valid until the
+	// next ReadBatch or Close. A caller that passes no Offs takes plain
+	// frames only: a port that carries offloads finishes partial
+	// checksums in place and drops super-frames, counted in RxDropped.
+	// It returns ErrClosed after Close.
+	ReadBatch(b Batch) (n int, err error)
+	// WriteBatch sends b's frames, with their offloads (b.Offs nil: all
+	// plain), and never blocks: a frame that does not fit (full ring,
+	// too large, link down, an offload the port does not carry) is
+	// dropped and counted. A super-frame is checked against the MTU by
+	// the size of its segments (frame.SegmentPayloadLen), not by its
+	// length. It returns the number sent. WriteBatch copies what it
+	// keeps, frames and offloads both.
+	WriteBatch(b Batch) (n int, err error)
 	// Link returns the port's current link state.
 	Link() LinkState
 	// Counters returns a snapshot of the port's counters.
@@ -149,32 +166,55 @@ const (
 	GSOECN           = frame.GSOECN
 )
 
-// OffloadPort is implemented by ports that carry Offload metadata next to
-// each frame (AF_PACKET with PACKET_VNET_HDR, a TAP with IFF_VNET_HDR), so
-// that super-frames and partial checksums cross userspace untouched and
-// the kernel finishes them on the way out. It is optional: a Port that
-// does not implement it, or whose OffloadEnabled reports false, only
-// carries plain frames, and a forwarder finishes checksums and segments
-// super-frames in software before it writes to one (FinishChecksum,
-// Segment).
-//
-// Ownership and concurrency are those of ReadBatch and WriteBatch: the
-// frames ReadBatchOffload returns are views valid until the next
-// ReadBatch, ReadBatchOffload or Close on that port; WriteBatchOffload
-// copies what it keeps, frames and offloads both, before it returns.
-type OffloadPort interface {
+// Batch is what crosses a port in one call: frames and the offload of
+// each. Offs[i] goes with Frames[i]; a zero Offload is a plain frame,
+// and a nil Offs means every frame is plain. A Batch is a pair of slice
+// headers, passed by value: making one from slices the caller owns
+// allocates nothing.
+type Batch struct {
+	// Frames are views; who owns them and for how long is the port
+	// contract's business (see the package documentation).
+	Frames [][]byte
+	// Offs are the frames' offloads, parallel to Frames, or nil.
+	Offs []Offload
+}
+
+// NewBatch returns a Batch with room for n frames and their offloads.
+func NewBatch(n int) Batch {
+	return Batch{Frames: make([][]byte, n), Offs: make([]Offload, n)}
+}
+
+// Len returns the number of frames.
+func (b Batch) Len() int { return len(b.Frames) }
+
+// Slice returns frames i to j and their offloads.
+func (b Batch) Slice(i, j int) Batch {
+	s := Batch{Frames: b.Frames[i:j]}
+	if b.Offs != nil {
+		s.Offs = b.Offs[i:j]
+	}
+	return s
+}
+
+// Offload returns the offload of frame i: zero when Offs is nil.
+func (b Batch) Offload(i int) Offload {
+	if b.Offs == nil {
+		return Offload{}
+	}
+	return b.Offs[i]
+}
+
+// Plain returns a Batch of frames alone: every frame plain.
+func Plain(frames ...[]byte) Batch { return Batch{Frames: frames} }
+
+// MultiQueuePort is a port that receives on several queues, each read by
+// its own goroutine (afpacket with Options.Workers: the sockets of a
+// PACKET_FANOUT group in hash mode, so each flow stays on one queue, in
+// order). A forwarder starts one reader per queue.
+type MultiQueuePort interface {
 	Port
-	// OffloadEnabled reports whether the port carries offloads. When it
-	// is false, ReadBatchOffload returns zero Offloads and
-	// WriteBatchOffload accepts only plain frames (others are dropped
-	// and counted in TxDropped).
-	OffloadEnabled() bool
-	// ReadBatchOffload is ReadBatch that also fills offs[i] with the
-	// metadata of frames[i]. len(offs) must be at least len(frames).
-	ReadBatchOffload(frames [][]byte, offs []Offload) (n int, err error)
-	// WriteBatchOffload is WriteBatch with offs[i] the metadata of
-	// frames[i]; len(offs) must be at least len(frames). A super-frame
-	// is checked against the MTU by the size of its segments
-	// (SegmentPayloadLen), not by its length.
-	WriteBatchOffload(frames [][]byte, offs []Offload) (n int, err error)
+	// RxQueues is the number of receive queues, fixed for the port's life.
+	RxQueues() int
+	// ReadQueue is ReadBatch for queue q only.
+	ReadQueue(q int, b Batch) (int, error)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/internal/nsenter"
+	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
 )
 
@@ -226,7 +227,7 @@ func (b *addrBed) barrier(ctx context.Context, p *afpacket.Port, f []byte, rs ..
 	}
 	deadline := time.Now().Add(b.cfg.Drain)
 	for sent := false; !sent; {
-		n, err := p.WriteBatch([][]byte{f})
+		n, err := p.WriteBatch(platform.Batch{Frames: [][]byte{f}})
 		if sent = n == 1; err != nil || time.Now().After(deadline) {
 			return false
 		}

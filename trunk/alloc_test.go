@@ -24,15 +24,15 @@ func TestSteadyPathAllocs(t *testing.T) {
 		frames := make([][]byte, fx.tr.BatchSize())
 		buf := make([][]byte, 64)
 		got := testing.AllocsPerRun(200, func() {
-			if n, _ := fx.tr.WriteBatch(out); n != len(out) {
+			if n, _ := fx.tr.WriteBatch(platform.Batch{Frames: out}); n != len(out) {
 				t.Fatalf("%s: WriteBatch sent %d of %d", proto, n, len(out))
 			}
 			for _, f := range fx.far {
 				for n, _ := f.TryReadBatch(buf); n > 0; n, _ = f.TryReadBatch(buf) {
 				}
 			}
-			_, _ = fx.far[0].WriteBatch(in)
-			if n, err := fx.tr.ReadBatch(frames); err != nil || n != 3 {
+			_, _ = fx.far[0].WriteBatch(platform.Batch{Frames: in})
+			if n, err := fx.tr.ReadBatch(platform.Batch{Frames: frames}); err != nil || n != 3 {
 				t.Fatalf("%s: ReadBatch = %d, %v; want 3, nil", proto, n, err)
 			}
 		})
@@ -64,11 +64,12 @@ func (p *nullPort) Headroom() int                  { return 0 }
 func (p *nullPort) BatchSize() int                 { return platform.DefaultBatchSize }
 func (p *nullPort) Link() platform.LinkState       { return platform.LinkUp }
 func (p *nullPort) Counters() platform.Counters    { return platform.Counters{TxPackets: p.frames.Load()} }
-func (p *nullPort) WriteBatch(f [][]byte) (int, error) {
-	p.frames.Add(uint64(len(f)))
-	return len(f), nil
+func (p *nullPort) Offloads() bool                 { return false }
+func (p *nullPort) WriteBatch(b platform.Batch) (int, error) {
+	p.frames.Add(uint64(b.Len()))
+	return b.Len(), nil
 }
-func (p *nullPort) ReadBatch([][]byte) (int, error) {
+func (p *nullPort) ReadBatch(platform.Batch) (int, error) {
 	<-p.closed
 	return 0, platform.ErrClosed
 }
@@ -102,7 +103,7 @@ func BenchmarkWriteBatch(b *testing.B) {
 				}
 				b.ReportAllocs()
 				for b.Loop() {
-					_, _ = tr.WriteBatch(batch)
+					_, _ = tr.WriteBatch(platform.Batch{Frames: batch})
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/frame")
 			})
@@ -133,14 +134,14 @@ func BenchmarkRoundTrip(b *testing.B) {
 	buf := make([][]byte, 64)
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = tr.WriteBatch(batch)
+		_, _ = tr.WriteBatch(platform.Batch{Frames: batch})
 		for n, _ := far.TryReadBatch(buf); n > 0; n, _ = far.TryReadBatch(buf) {
 		}
 		for n, _ := far2.TryReadBatch(buf); n > 0; n, _ = far2.TryReadBatch(buf) {
 		}
-		_, _ = far.WriteBatch(batch)
+		_, _ = far.WriteBatch(platform.Batch{Frames: batch})
 		for got := 0; got < len(batch); {
-			n, _ := tr.ReadBatch(frames)
+			n, _ := tr.ReadBatch(platform.Batch{Frames: frames})
 			got += n
 		}
 	}
@@ -148,9 +149,9 @@ func BenchmarkRoundTrip(b *testing.B) {
 }
 
 // TestOffloadSteadyPathAllocs checks that the offload paths allocate
-// nothing per call once warm: WriteBatchOffload to members with offloads
+// nothing per call once warm: WriteBatch to members with offloads
 // and to members without (software finishing, super-frames segmented),
-// ReadBatchOffload, and ReadBatch finishing a received super-frame.
+// ReadBatch, and ReadBatch finishing a received super-frame.
 func TestOffloadSteadyPathAllocs(t *testing.T) {
 	frames, offs := offFrames(t)
 	for _, proto := range []Proto{ProtoFailover, ProtoRoundRobin, ProtoLoadBalance, ProtoBroadcast} {
@@ -160,16 +161,16 @@ func TestOffloadSteadyPathAllocs(t *testing.T) {
 			rd := make([][]byte, 64)
 			rdOffs := make([]platform.Offload, 64)
 			got := testing.AllocsPerRun(200, func() {
-				if n, _ := tr.WriteBatchOffload(frames, offs); n != len(frames) {
-					t.Fatalf("WriteBatchOffload sent %d of %d", n, len(frames))
+				if n, _ := tr.WriteBatch(platform.Batch{Frames: frames, Offs: offs}); n != len(frames) {
+					t.Fatalf("WriteBatch sent %d of %d", n, len(frames))
 				}
 				m0.in <- offBatch{frames, offs}
-				if n, err := tr.ReadBatchOffload(rd, rdOffs); err != nil || n != len(frames) {
-					t.Fatalf("ReadBatchOffload = %d, %v; want %d, nil", n, err, len(frames))
+				if n, err := tr.ReadBatch(platform.Batch{Frames: rd, Offs: rdOffs}); err != nil || n != len(frames) {
+					t.Fatalf("ReadBatch = %d, %v; want %d, nil", n, err, len(frames))
 				}
 				m0.in <- offBatch{frames, offs}
 				for got := 0; got < 9; {
-					n, err := tr.ReadBatch(rd)
+					n, err := tr.ReadBatch(platform.Batch{Frames: rd})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -184,8 +185,8 @@ func TestOffloadSteadyPathAllocs(t *testing.T) {
 			fx := newFixture(t, proto, PortConfig{}, PortConfig{})
 			buf := make([][]byte, 64)
 			got := testing.AllocsPerRun(200, func() {
-				if n, _ := fx.tr.WriteBatchOffload(frames, offs); n != len(frames) {
-					t.Fatalf("WriteBatchOffload sent %d of %d", n, len(frames))
+				if n, _ := fx.tr.WriteBatch(platform.Batch{Frames: frames, Offs: offs}); n != len(frames) {
+					t.Fatalf("WriteBatch sent %d of %d", n, len(frames))
 				}
 				for _, f := range fx.far {
 					for n, _ := f.TryReadBatch(buf); n > 0; n, _ = f.TryReadBatch(buf) {
@@ -193,7 +194,7 @@ func TestOffloadSteadyPathAllocs(t *testing.T) {
 				}
 			})
 			if got != 0 {
-				t.Errorf("%v allocations per WriteBatchOffload, want 0", got)
+				t.Errorf("%v allocations per WriteBatch, want 0", got)
 			}
 		})
 	}

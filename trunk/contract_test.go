@@ -66,7 +66,7 @@ func TestCloseWakesReadBatch(t *testing.T) {
 		}
 		res := make(chan error, 1)
 		go func() {
-			_, err := fx.tr.ReadBatch(make([][]byte, 8))
+			_, err := fx.tr.ReadBatch(platform.Batch{Frames: make([][]byte, 8)})
 			res <- err
 		}()
 		time.Sleep(10 * time.Millisecond)
@@ -113,7 +113,7 @@ func TestRemovePortClosesMember(t *testing.T) {
 		fx := newFixture(t, ProtoLoadBalance, PortConfig{}, PortConfig{})
 		fx.sendFar(0, udp4(1, 42))
 		frames := make([][]byte, 8)
-		n, err := fx.tr.ReadBatch(frames)
+		n, err := fx.tr.ReadBatch(platform.Batch{Frames: frames})
 		if err != nil || n != 1 {
 			t.Fatalf("ReadBatch = %d, %v; want 1, nil", n, err)
 		}
@@ -128,7 +128,7 @@ func TestRemovePortClosesMember(t *testing.T) {
 		}
 		// The next ReadBatch releases the frames; the member then closes.
 		fx.sendFar(1, udp4(1, 43))
-		if n, err := fx.tr.ReadBatch(frames); err != nil || n != 1 || seqOf(frames[0]) != 43 {
+		if n, err := fx.tr.ReadBatch(platform.Batch{Frames: frames}); err != nil || n != 1 || seqOf(frames[0]) != 43 {
 			t.Fatalf("next ReadBatch = %d, %v; want the frame from eth1", n, err)
 		}
 		waitFor(t, "eth0 to close after release", func() bool {
@@ -150,7 +150,7 @@ func TestTrafficWhileReconfiguring(t *testing.T) {
 		wg.Go(func() {
 			batch := [][]byte{udp4(uint16(w), 0), udp4(uint16(w+10), 1), udp4(uint16(w+20), 2)}
 			for !stop.Load() {
-				_, _ = fx.tr.WriteBatch(batch)
+				_, _ = fx.tr.WriteBatch(platform.Batch{Frames: batch})
 				time.Sleep(50 * time.Microsecond)
 			}
 		})
@@ -161,7 +161,7 @@ func TestTrafficWhileReconfiguring(t *testing.T) {
 		wg.Go(func() {
 			for !stop.Load() {
 				fx.drain(i)
-				_, _ = fx.far[i].WriteBatch([][]byte{udp4(7, 7), slowFrame(farMAC(i))})
+				_, _ = fx.far[i].WriteBatch(platform.Batch{Frames: [][]byte{udp4(7, 7), slowFrame(farMAC(i))}})
 				time.Sleep(100 * time.Microsecond)
 			}
 		})
@@ -172,7 +172,7 @@ func TestTrafficWhileReconfiguring(t *testing.T) {
 		if err := fx.tr.AddPort(near, PortConfig{Priority: round % 3}); err != nil {
 			t.Fatal(err)
 		}
-		_, _ = far.WriteBatch([][]byte{udp4(9, 9), udp4(9, 10)})
+		_, _ = far.WriteBatch(platform.Batch{Frames: [][]byte{udp4(9, 9), udp4(9, 10)}})
 		_ = fx.tr.SetProtocol(builtin(t, protos[round%len(protos)]))
 		fx.tr.SetHash(0)
 		_ = fx.tr.Ports()

@@ -64,14 +64,14 @@
 //
 // # Offloads
 //
-// A Trunk is a platform.OffloadPort: frames may carry checksum and
+// A Trunk is a platform.Port: frames may carry checksum and
 // segmentation metadata (platform.Offload, the virtio_net_hdr fields), as
 // frames from hosts with the default veth offloads do (partial checksums,
 // GSO super-frames). A member that carries offloads (an AF_PACKET port
-// with PACKET_VNET_HDR) is read with ReadBatchOffload, and its offloads
-// stay with the batch; ReadBatchOffload hands them out with the frames,
-// as views. WriteBatchOffload spreads frames as WriteBatch does and gives
-// each its offload at the chosen member's WriteBatchOffload; for a member
+// with PACKET_VNET_HDR) is read with ReadBatch, and its offloads
+// stay with the batch; ReadBatch hands them out with the frames,
+// as views. WriteBatch spreads frames as WriteBatch does and gives
+// each its offload at the chosen member's WriteBatch; for a member
 // without offloads the trunk finishes checksums and cuts super-frames
 // into segments in software first (platform.SoftwareFinisher, the code
 // the bridge uses too). Plain ReadBatch, for a consumer without offloads

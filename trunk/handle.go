@@ -40,35 +40,20 @@ func (h *Handle) BatchSize() int                 { return h.tr.BatchSize() }
 func (h *Handle) Link() platform.LinkState       { return h.tr.Link() }
 func (h *Handle) Counters() platform.Counters    { return h.tr.Counters() }
 
+// Offloads implements platform.Port, as Trunk.Offloads.
+func (h *Handle) Offloads() bool { return h.tr.Offloads() }
+
 // ReadBatch implements platform.Port, as Trunk.ReadBatch, until Close.
-func (h *Handle) ReadBatch(frames [][]byte) (int, error) {
-	return h.tr.readBatch(frames, nil, h.closing)
-}
-
-// OffloadEnabled implements platform.OffloadPort, as Trunk.OffloadEnabled.
-func (h *Handle) OffloadEnabled() bool { return h.tr.OffloadEnabled() }
-
-// ReadBatchOffload implements platform.OffloadPort, as
-// Trunk.ReadBatchOffload, until Close.
-func (h *Handle) ReadBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
-	return h.tr.readBatch(frames[:min(len(frames), len(offs))], offs, h.closing)
-}
-
-// WriteBatchOffload implements platform.OffloadPort, as
-// Trunk.WriteBatchOffload, until Close.
-func (h *Handle) WriteBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
-	if h.closed.Load() {
-		return 0, platform.ErrClosed
-	}
-	return h.tr.WriteBatchOffload(frames, offs)
+func (h *Handle) ReadBatch(b platform.Batch) (int, error) {
+	return h.tr.readBatch(b, h.closing)
 }
 
 // WriteBatch implements platform.Port, as Trunk.WriteBatch, until Close.
-func (h *Handle) WriteBatch(frames [][]byte) (int, error) {
+func (h *Handle) WriteBatch(b platform.Batch) (int, error) {
 	if h.closed.Load() {
 		return 0, platform.ErrClosed
 	}
-	return h.tr.WriteBatch(frames)
+	return h.tr.WriteBatch(b)
 }
 
 // Close ends this consumer's use of the trunk; the trunk keeps running.
@@ -80,4 +65,4 @@ func (h *Handle) Close() error {
 	return nil
 }
 
-var _ platform.OffloadPort = (*Handle)(nil)
+var _ platform.Port = (*Handle)(nil)

@@ -132,7 +132,7 @@ func (fx *fixture) consume() {
 		defer close(fx.consumed)
 		frames := make([][]byte, fx.tr.BatchSize())
 		for {
-			n, err := fx.tr.ReadBatch(frames)
+			n, err := fx.tr.ReadBatch(platform.Batch{Frames: frames})
 			for _, f := range frames[:n] {
 				fx.rx <- bytes.Clone(f)
 			}
@@ -146,7 +146,7 @@ func (fx *fixture) consume() {
 // write sends frames through the trunk and returns WriteBatch's count.
 func (fx *fixture) write(frames ...[]byte) int {
 	fx.t.Helper()
-	n, err := fx.tr.WriteBatch(frames)
+	n, err := fx.tr.WriteBatch(platform.Batch{Frames: frames})
 	if err != nil {
 		fx.t.Fatalf("WriteBatch: %v", err)
 	}
@@ -181,7 +181,7 @@ func (fx *fixture) drainCounts() []int {
 // sendFar writes frames into far end i (towards the trunk).
 func (fx *fixture) sendFar(i int, frames ...[]byte) {
 	fx.t.Helper()
-	if n, err := fx.far[i].WriteBatch(frames); err != nil || n != len(frames) {
+	if n, err := fx.far[i].WriteBatch(platform.Batch{Frames: frames}); err != nil || n != len(frames) {
 		fx.t.Fatalf("peer%d: WriteBatch = %d, %v; want %d, nil", i, n, err, len(frames))
 	}
 }

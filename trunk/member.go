@@ -43,9 +43,6 @@ type Member struct {
 	name string
 	// port is the owned Port; immutable.
 	port platform.Port
-	// offload is port as a platform.OffloadPort when it carries
-	// offloads, else nil; immutable.
-	offload platform.OffloadPort
 	// id is the member's index in lb.Set masks and TX scratch (0 to
 	// lb.MaxPorts-1); immutable for the member's life, reused after it.
 	id int
@@ -119,9 +116,6 @@ func newMember(p platform.Port, id int, cfg PortConfig) *Member {
 	}
 	m := &Member{name: p.Name(), port: p, id: id, cfg: cfg, stop: make(chan struct{}), done: make(chan struct{}), state: stateBusy}
 	m.rx = rxBatch{m: m, ack: make(chan struct{}, 1)}
-	if op, ok := p.(platform.OffloadPort); ok && op.OffloadEnabled() {
-		m.offload = op
-	}
 	m.link.Store(uint32(p.Link()))
 	return m
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/swctl/swctl/platform/platformtest"
 )
 
-// offBatch is one batch an offPort's ReadBatchOffload returns.
+// offBatch is one batch an offPort's ReadBatch returns.
 type offBatch struct {
 	// frames and offs are the batch, parallel.
 	frames [][]byte
@@ -28,7 +28,7 @@ type offBatch struct {
 type offPort struct {
 	// name is the port's name.
 	name string
-	// in carries the batches ReadBatchOffload returns.
+	// in carries the batches ReadBatch returns.
 	in chan offBatch
 	// closed is closed by Close; once guards it.
 	closed chan struct{}
@@ -50,7 +50,7 @@ func newOffPort(name string, record bool) *offPort {
 	return &offPort{name: name, in: make(chan offBatch, 16), closed: make(chan struct{}), record: record}
 }
 
-var _ platform.OffloadPort = (*offPort)(nil)
+var _ platform.Port = (*offPort)(nil)
 
 func (p *offPort) Name() string { return p.name }
 func (p *offPort) HardwareAddr() net.HardwareAddr {
@@ -61,38 +61,32 @@ func (p *offPort) Headroom() int               { return 0 }
 func (p *offPort) BatchSize() int              { return platform.DefaultBatchSize }
 func (p *offPort) Link() platform.LinkState    { return platform.LinkUp }
 func (p *offPort) Counters() platform.Counters { return platform.Counters{} }
-func (p *offPort) OffloadEnabled() bool        { return true }
+func (p *offPort) Offloads() bool              { return true }
 
-func (p *offPort) ReadBatch(frames [][]byte) (int, error) {
-	return p.ReadBatchOffload(frames, make([]platform.Offload, len(frames)))
-}
-
-func (p *offPort) ReadBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
+func (p *offPort) ReadBatch(rb platform.Batch) (int, error) {
 	select {
 	case b := <-p.in:
-		n := copy(frames, b.frames)
-		copy(offs, b.offs[:n])
+		n := copy(rb.Frames, b.frames)
+		if rb.Offs != nil {
+			copy(rb.Offs, b.offs[:n])
+		}
 		return n, nil
 	case <-p.closed:
 		return 0, platform.ErrClosed
 	}
 }
 
-func (p *offPort) WriteBatch(frames [][]byte) (int, error) {
-	return p.WriteBatchOffload(frames, make([]platform.Offload, len(frames)))
-}
-
-func (p *offPort) WriteBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
-	p.writes.Add(uint64(len(frames)))
+func (p *offPort) WriteBatch(b platform.Batch) (int, error) {
+	p.writes.Add(uint64(b.Len()))
 	if p.record {
 		p.mu.Lock()
-		for i, f := range frames {
+		for i, f := range b.Frames {
 			p.sent = append(p.sent, bytes.Clone(f))
-			p.sentOffs = append(p.sentOffs, offs[i])
+			p.sentOffs = append(p.sentOffs, b.Offload(i))
 		}
 		p.mu.Unlock()
 	}
-	return len(frames), nil
+	return b.Len(), nil
 }
 
 func (p *offPort) Close() error {
@@ -196,8 +190,8 @@ func tcpPayload(t *testing.T, f []byte) ([]byte, uint32) {
 }
 
 // TestOffloadPassThrough checks, for each protocol, that frames and their
-// offloads cross the trunk intact between WriteBatchOffload and members
-// that carry offloads, and from such a member to ReadBatchOffload, as
+// offloads cross the trunk intact between WriteBatch and members
+// that carry offloads, and from such a member to ReadBatch, as
 // views of the member's frames.
 func TestOffloadPassThrough(t *testing.T) {
 	for _, proto := range []Proto{ProtoFailover, ProtoRoundRobin, ProtoLoadBalance, ProtoBroadcast} {
@@ -209,8 +203,8 @@ func TestOffloadPassThrough(t *testing.T) {
 			for i, f := range frames {
 				orig[i] = bytes.Clone(f)
 			}
-			if n, err := tr.WriteBatchOffload(frames, offs); err != nil || n != len(frames) {
-				t.Fatalf("WriteBatchOffload = %d, %v; want %d, nil", n, err, len(frames))
+			if n, err := tr.WriteBatch(platform.Batch{Frames: frames, Offs: offs}); err != nil || n != len(frames) {
+				t.Fatalf("WriteBatch = %d, %v; want %d, nil", n, err, len(frames))
 			}
 			copies := 1
 			if proto == ProtoBroadcast {
@@ -242,7 +236,7 @@ func TestOffloadPassThrough(t *testing.T) {
 			}
 			for i, f := range frames {
 				if !bytes.Equal(f, orig[i]) {
-					t.Errorf("WriteBatchOffload changed frame %d", i)
+					t.Errorf("WriteBatch changed frame %d", i)
 				}
 			}
 
@@ -251,16 +245,16 @@ func TestOffloadPassThrough(t *testing.T) {
 			m0.in <- offBatch{frames, offs}
 			got := make([][]byte, 8)
 			gotOffs := make([]platform.Offload, 8)
-			n, err := tr.ReadBatchOffload(got, gotOffs)
+			n, err := tr.ReadBatch(platform.Batch{Frames: got, Offs: gotOffs})
 			if err != nil || n != len(frames) {
-				t.Fatalf("ReadBatchOffload = %d, %v; want %d, nil", n, err, len(frames))
+				t.Fatalf("ReadBatch = %d, %v; want %d, nil", n, err, len(frames))
 			}
 			for i := range n {
 				if &got[i][0] != &frames[i][0] || len(got[i]) != len(frames[i]) {
-					t.Errorf("ReadBatchOffload frame %d is not a view of the member's frame", i)
+					t.Errorf("ReadBatch frame %d is not a view of the member's frame", i)
 				}
 				if gotOffs[i] != offs[i] {
-					t.Errorf("ReadBatchOffload frame %d has offload %+v, want %+v", i, gotOffs[i], offs[i])
+					t.Errorf("ReadBatch frame %d has offload %+v, want %+v", i, gotOffs[i], offs[i])
 				}
 			}
 			if s := tr.Stats(); s.SoftOffload != 0 || s.OffloadDropped != 0 {
@@ -270,7 +264,7 @@ func TestOffloadPassThrough(t *testing.T) {
 	}
 }
 
-// TestOffloadSoftwarePlainMember checks that WriteBatchOffload to members
+// TestOffloadSoftwarePlainMember checks that WriteBatch to members
 // without offloads (memport cables) finishes checksums and cuts
 // super-frames into MSS-sized segments in software.
 func TestOffloadSoftwarePlainMember(t *testing.T) {
@@ -285,8 +279,8 @@ func TestOffloadSoftwarePlainMember(t *testing.T) {
 			// One frame per call, so that round robin's choice does not
 			// matter: whichever member sent it, its far end has it.
 			for i := range frames {
-				if n, err := fx.tr.WriteBatchOffload(frames[i:i+1], offs[i:i+1]); err != nil || n != 1 {
-					t.Fatalf("WriteBatchOffload(frame %d) = %d, %v; want 1, nil", i, n, err)
+				if n, err := fx.tr.WriteBatch(platform.Batch{Frames: frames[i : i+1], Offs: offs[i : i+1]}); err != nil || n != 1 {
+					t.Fatalf("WriteBatch(frame %d) = %d, %v; want 1, nil", i, n, err)
 				}
 				var got [][]byte
 				for j := range fx.far {
@@ -317,7 +311,7 @@ func TestOffloadSoftwarePlainMember(t *testing.T) {
 			}
 			for i, f := range frames {
 				if !bytes.Equal(f, orig[i]) {
-					t.Errorf("WriteBatchOffload changed frame %d", i)
+					t.Errorf("WriteBatch changed frame %d", i)
 				}
 			}
 			if s := fx.tr.Stats(); s.SoftOffload == 0 || s.OffloadDropped != 0 || s.TxPackets != 3 {
@@ -336,8 +330,8 @@ func TestOffloadMixedMembers(t *testing.T) {
 	t.Cleanup(func() { _ = far.Close() })
 	tr := offTrunk(t, ProtoRoundRobin, off, near)
 	sup, o := platformtest.TCPFrame(t, net.HardwareAddr(stB[:]), net.HardwareAddr(stA[:]), 0, 4000, 1000)
-	if n, err := tr.WriteBatchOffload([][]byte{sup, sup}, []platform.Offload{o, o}); err != nil || n != 2 {
-		t.Fatalf("WriteBatchOffload = %d, %v; want 2, nil", n, err)
+	if n, err := tr.WriteBatch(platform.Batch{Frames: [][]byte{sup, sup}, Offs: []platform.Offload{o, o}}); err != nil || n != 2 {
+		t.Fatalf("WriteBatch = %d, %v; want 2, nil", n, err)
 	}
 	got, gotOffs := off.take()
 	if len(got) != 1 || !bytes.Equal(got[0], sup) || gotOffs[0] != o {
@@ -349,15 +343,15 @@ func TestOffloadMixedMembers(t *testing.T) {
 		t.Fatalf("member without offloads sent %d frames, want 4 segments", n)
 	}
 	checkSegments(t, buf[:n], sup, 1000)
-	if n, err := tr.WriteBatchOffload([][]byte{udp4(1, 1)}, nil); err != nil || n != 1 {
-		t.Errorf("WriteBatchOffload(nil offloads) = %d, %v; want 1 plain frame sent", n, err)
+	if n, err := tr.WriteBatch(platform.Batch{Frames: [][]byte{udp4(1, 1)}, Offs: nil}); err != nil || n != 1 {
+		t.Errorf("WriteBatch(nil offloads) = %d, %v; want 1 plain frame sent", n, err)
 	}
 }
 
 // TestOffloadReadBatchFinishes checks that plain ReadBatch (a consumer
 // without offloads: the daemon's TAP pump) never hands out a frame with an
 // unfinished offload: partial checksums are finished and super-frames
-// come out as their segments, while ReadBatchOffload on a Handle gets
+// come out as their segments, while ReadBatch on a Handle gets
 // them as received.
 func TestOffloadReadBatchFinishes(t *testing.T) {
 	m0 := newOffPort("eth0", true)
@@ -371,7 +365,7 @@ func TestOffloadReadBatchFinishes(t *testing.T) {
 	var got [][]byte
 	buf := make([][]byte, 4) // smaller than the 9 frames: several calls
 	for len(got) < 9 {
-		n, err := tr.ReadBatch(buf)
+		n, err := tr.ReadBatch(platform.Batch{Frames: buf})
 		if err != nil {
 			t.Fatalf("ReadBatch: %v after %d frames", err, len(got))
 		}
@@ -396,13 +390,13 @@ func TestOffloadReadBatchFinishes(t *testing.T) {
 	frames2, offs2 := offFrames(t)
 	m0.in <- offBatch{frames2, offs2}
 	fs, os := make([][]byte, 8), make([]platform.Offload, 8)
-	n, err := h.ReadBatchOffload(fs, os)
+	n, err := h.ReadBatch(platform.Batch{Frames: fs, Offs: os})
 	if err != nil || n != 3 {
-		t.Fatalf("Handle.ReadBatchOffload = %d, %v; want 3, nil", n, err)
+		t.Fatalf("Handle.ReadBatch = %d, %v; want 3, nil", n, err)
 	}
 	for i := range n {
 		if os[i] != offs2[i] || !bytes.Equal(fs[i], frames2[i]) {
-			t.Errorf("Handle.ReadBatchOffload frame %d: offload %+v, want %+v, unchanged", i, os[i], offs2[i])
+			t.Errorf("Handle.ReadBatch frame %d: offload %+v, want %+v, unchanged", i, os[i], offs2[i])
 		}
 	}
 }
@@ -419,15 +413,15 @@ func TestOffloadUnsupportedDropped(t *testing.T) {
 	tr := offTrunk(t, ProtoRoundRobin, near, m1)
 	bad := platform.Offload{Flags: platform.OffloadNeedsCsum, CsumStart: 200, CsumOffset: 6}
 	// Round robin from 0: the bad frame by eth0 (no offloads).
-	if n, _ := tr.WriteBatchOffload([][]byte{udp4(1, 1), udp4(2, 2)}, []platform.Offload{bad, {}}); n != 1 {
-		t.Errorf("WriteBatchOffload sent %d frames, want 1 (the bad one dropped)", n)
+	if n, _ := tr.WriteBatch(platform.Batch{Frames: [][]byte{udp4(1, 1), udp4(2, 2)}, Offs: []platform.Offload{bad, {}}}); n != 1 {
+		t.Errorf("WriteBatch sent %d frames, want 1 (the bad one dropped)", n)
 	}
 	if s := tr.Stats(); s.OffloadDropped != 1 || s.TxPackets != 1 {
-		t.Errorf("after WriteBatchOffload: OffloadDropped %d, TxPackets %d; want 1, 1", s.OffloadDropped, s.TxPackets)
+		t.Errorf("after WriteBatch: OffloadDropped %d, TxPackets %d; want 1, 1", s.OffloadDropped, s.TxPackets)
 	}
 	m1.in <- offBatch{[][]byte{udp4(3, 3), udp4(4, 4)}, []platform.Offload{bad, {}}}
 	buf := make([][]byte, 4)
-	if n, err := tr.ReadBatch(buf); err != nil || n != 1 || seqOf(buf[0]) != 4 {
+	if n, err := tr.ReadBatch(platform.Batch{Frames: buf}); err != nil || n != 1 || seqOf(buf[0]) != 4 {
 		t.Fatalf("ReadBatch = %d, %v; want 1 (the good frame), nil", n, err)
 	}
 	if s := tr.Stats(); s.OffloadDropped != 2 {

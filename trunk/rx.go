@@ -13,38 +13,33 @@ import (
 const readRetry = 10 * time.Millisecond
 
 // ReadBatch implements platform.Port. It blocks until a member has
-// received frames the protocol accepts, then fills frames[:n] with views
+// received frames the protocol accepts, then fills b.Frames[:n] with views
 // of them, all from one member: views into that member port's own
-// buffers, not copies. They stay valid until the next ReadBatch or Close:
-// the member's reader does not read the member again until then. A member
-// batch larger than frames is returned over several calls. Slow-protocol
-// frames never come out of ReadBatch: they go to the protocol. It returns
-// ErrClosed after Close.
+// buffers, not copies, and b.Offs[:n] with their offloads as the member
+// received them (zero from a member without offloads). They stay valid
+// until the next ReadBatch or Close: the member's reader does not read the
+// member again until then. A member batch larger than b is returned over
+// several calls. Slow-protocol frames never come out of ReadBatch: they
+// go to the protocol. It returns ErrClosed after Close.
 //
-// ReadBatch returns plain frames only: a frame a member received with an
-// offload that is not plain (a partial checksum, a super-frame) is
-// finished in software first, into an arena the trunk owns and reuses
-// (platform.SoftwareFinisher): a super-frame comes out as its segments. A
-// frame whose offload the software cannot do is dropped and counted
-// (Stats.OffloadDropped). A consumer that carries offloads itself calls
-// ReadBatchOffload instead.
-func (tr *Trunk) ReadBatch(frames [][]byte) (int, error) {
-	return tr.readBatch(frames, nil, nil)
+// With b.Offs nil the caller takes plain frames only: a frame a member
+// received with an offload that is not plain (a partial checksum, a
+// super-frame) is finished in software first, into an arena the trunk
+// owns and reuses (platform.SoftwareFinisher): a super-frame comes out as
+// its segments. A frame whose offload the software cannot do is dropped
+// and counted (Stats.OffloadDropped).
+func (tr *Trunk) ReadBatch(b platform.Batch) (int, error) {
+	return tr.readBatch(b, nil)
 }
 
-// ReadBatchOffload implements platform.OffloadPort: ReadBatch that also
-// fills offs[i] with the offload of frames[i] as its member received it
-// (zero from a member without offloads); nothing is finished in software.
-// Ownership is that of ReadBatch. len(offs) must be at least len(frames).
-func (tr *Trunk) ReadBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
-	return tr.readBatch(frames[:min(len(frames), len(offs))], offs, nil)
-}
-
-// readBatch is ReadBatch (offs nil) or ReadBatchOffload for a consumer
-// that may also be stopped by stop (a Handle's Close). When stop is
-// closed, the batch the consumer holds is given back to its member and
-// ErrClosed returned.
-func (tr *Trunk) readBatch(frames [][]byte, offs []platform.Offload, stop <-chan struct{}) (int, error) {
+// readBatch is ReadBatch for a consumer that may also be stopped by stop
+// (a Handle's Close). When stop is closed, the batch the consumer holds
+// is given back to its member and ErrClosed returned.
+func (tr *Trunk) readBatch(b platform.Batch, stop <-chan struct{}) (int, error) {
+	frames, offs := b.Frames, b.Offs
+	if offs != nil {
+		frames = frames[:min(len(frames), len(offs))]
+	}
 	for {
 		if tr.cur != nil && tr.off >= len(tr.curFrames) {
 			tr.releaseCur()
@@ -168,13 +163,9 @@ func (tr *Trunk) read(m *Member) {
 	if bs <= 0 {
 		bs = platform.DefaultBatchSize
 	}
-	buf := make([][]byte, bs)
+	buf := platform.NewBatch(bs)
 	m.rx.frames = make([][]byte, 0, bs)
-	var offs []platform.Offload
-	if m.offload != nil {
-		offs = make([]platform.Offload, bs)
-		m.rx.offs = make([]platform.Offload, 0, bs)
-	}
+	m.rx.offs = make([]platform.Offload, 0, bs)
 	failing := false
 	for {
 		if !m.enter(stateRead) {
@@ -182,20 +173,16 @@ func (tr *Trunk) read(m *Member) {
 		}
 		var n int
 		var err error
-		if offs != nil {
-			n, err = m.offload.ReadBatchOffload(buf, offs)
-		} else {
-			n, err = m.port.ReadBatch(buf)
-		}
+		n, err = m.port.ReadBatch(buf)
 		// Leaving while in ReadBatch: the port may be closed already and
 		// the frames gone. Do not look at them.
 		if !m.enter(stateBusy) {
 			return
 		}
-		if n > 0 && !tr.receive(m, buf[:n], offs) {
+		if n > 0 && !tr.receive(m, buf.Frames[:n], buf.Offs[:n]) {
 			return
 		}
-		clear(buf[:n])
+		clear(buf.Frames[:n])
 		switch {
 		case err == nil:
 			if failing {

@@ -149,7 +149,7 @@ type txSlot struct {
 	// out holds the frames for each member ID.
 	out [lb.MaxPorts][][]byte
 	// offs holds the offloads of out's frames, parallel to them, for
-	// WriteBatchOffload (else empty).
+	// WriteBatch (else empty).
 	offs [lb.MaxPorts][]platform.Offload
 	// used is the set of IDs whose out holds frames.
 	used lb.Set
@@ -388,11 +388,11 @@ func (tr *Trunk) Stats() Stats {
 	}
 }
 
-// OffloadEnabled implements platform.OffloadPort. A trunk always carries
-// offloads: its members that carry them get them with each frame, and for
-// the others the trunk does them in software (see WriteBatchOffload and
-// ReadBatch), so the answer does not change as members come and go.
-func (tr *Trunk) OffloadEnabled() bool { return true }
+// Offloads implements platform.Port. A trunk always carries offloads:
+// its members that carry them get them with each frame, and for the
+// others the trunk does them in software (see WriteBatch and ReadBatch),
+// so the answer does not change as members come and go.
+func (tr *Trunk) Offloads() bool { return true }
 
 // noteOffloadDropped logs, once per trunk, a frame dropped on port
 // because its offload o cannot be done in software.
@@ -785,7 +785,7 @@ func (c *control) Send(m *Member, f []byte) error {
 		return fmt.Errorf("%s: send on %s: not a port", tr.name, m.name)
 	}
 	tr.sendBuf[0] = f
-	n, err := m.port.WriteBatch(tr.sendBuf[:])
+	n, err := m.port.WriteBatch(platform.Batch{Frames: tr.sendBuf[:]})
 	tr.sendBuf[0] = nil
 	switch {
 	case err != nil:

@@ -5,37 +5,28 @@ import (
 	"github.com/swctl/swctl/platform"
 )
 
-// WriteBatch implements platform.Port: each frame leaves by the member (or
-// members, for broadcast) the protocol's states and Distribution choose:
-// frames are grouped per member and each member's WriteBatch is called
-// once per batch of its size. Frames shorter than a header or over the
-// trunk's MTU are dropped (TxInvalid), and so is everything when no member
-// is distributing (TxNoPort). It never blocks and copies nothing itself:
-// the members copy what they keep. It returns the number of frames sent;
-// for broadcast a frame counts as sent when it was handed to the members.
-// Safe for concurrent use.
-func (tr *Trunk) WriteBatch(frames [][]byte) (int, error) {
-	return tr.writeBatch(frames, nil)
-}
-
-// WriteBatchOffload implements platform.OffloadPort: WriteBatch with
-// offs[i] the offload of frames[i] (len(offs) must be at least
-// len(frames)). Each frame leaves by the member WriteBatch would choose,
-// with its offload: a member that carries offloads gets it with the frame
-// (from its WriteBatchOffload); for any other member the trunk finishes
-// the checksum and cuts a super-frame into segments in software first
-// (platform.SoftwareFinisher), and a frame it cannot finish is dropped
-// (Stats.OffloadDropped). A super-frame is checked against the MTU by the
-// size of its segments. Neither frames nor offs are changed; the members
-// copy what they keep.
-func (tr *Trunk) WriteBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
-	if offs == nil {
-		return tr.writeBatch(frames, nil)
+// WriteBatch implements platform.Port: each frame leaves by the member
+// (or members, for broadcast) the protocol's states and Distribution
+// choose: frames are grouped per member and each member is written once
+// per batch of its size, with the frames' offloads (b.Offs nil: plain). A
+// member that carries offloads gets them with the frames; for any other
+// member the trunk finishes the checksum and cuts a super-frame into
+// segments in software first (platform.Egress), and a frame it cannot
+// finish is dropped (Stats.OffloadDropped). Frames shorter than a header
+// or over the trunk's MTU (a super-frame by its segments) are dropped
+// (TxInvalid), and so is everything when no member is distributing
+// (TxNoPort). It never blocks and copies nothing itself: the members copy
+// what they keep. It returns the number of frames sent; for broadcast a
+// frame counts as sent when it was handed to the members. Safe for
+// concurrent use.
+func (tr *Trunk) WriteBatch(b platform.Batch) (int, error) {
+	if b.Offs != nil {
+		return tr.writeBatch(b.Frames[:min(len(b.Frames), len(b.Offs))], b.Offs)
 	}
-	return tr.writeBatch(frames[:min(len(frames), len(offs))], offs)
+	return tr.writeBatch(b.Frames, nil)
 }
 
-// writeBatch is WriteBatch (offs nil) or WriteBatchOffload.
+// writeBatch is WriteBatch, with offs nil for plain frames.
 func (tr *Trunk) writeBatch(frames [][]byte, offs []platform.Offload) (int, error) {
 	if tr.closed.Load() {
 		return 0, platform.ErrClosed
@@ -94,7 +85,7 @@ func (tr *Trunk) writeBatch(frames [][]byte, offs []platform.Offload) (int, erro
 		if withOffs {
 			offs = s.offs[id]
 		}
-		l, lbytes := tr.send(s, m, out, offs)
+		l, lbytes := tr.send(s, m, platform.Batch{Frames: out, Offs: offs})
 		lost += l
 		lostBytes += lbytes
 		clear(out)
@@ -140,12 +131,11 @@ func (tr *Trunk) slot() *txSlot {
 	return s
 }
 
-// send writes frames, with their offloads offs (nil: plain), to member m
-// through s's Egress (offloads finished in software for a member that
-// carries none), and returns how many of frames m did not take and an
-// estimate of their bytes.
-func (tr *Trunk) send(s *txSlot, m *Member, frames [][]byte, offs []platform.Offload) (lost, lostBytes uint64) {
-	st := s.eg.Send(m.port, frames, offs)
+// send writes b to member m through s's Egress (offloads finished in
+// software for a member that carries none), and returns how many of b's
+// frames m did not take and an estimate of their bytes.
+func (tr *Trunk) send(s *txSlot, m *Member, b platform.Batch) (lost, lostBytes uint64) {
+	st := s.eg.Send(m.port, b)
 	if st.Finished > 0 {
 		tr.softOffload.Add(uint64(st.Finished))
 	}
@@ -153,18 +143,18 @@ func (tr *Trunk) send(s *txSlot, m *Member, frames [][]byte, offs []platform.Off
 		tr.offloadDropped.Add(uint64(st.OffloadDropped))
 		tr.noteOffloadDropped(m.name, st.ErrOffload, st.Err)
 	}
-	l := st.Lost(len(frames))
+	l := st.Lost(b.Len())
 	if l == 0 {
 		return 0, 0
 	}
-	var b uint64
-	for _, f := range frames {
-		b += uint64(len(f))
+	var bytes uint64
+	for _, f := range b.Frames {
+		bytes += uint64(len(f))
 	}
-	return uint64(l), b * uint64(l) / uint64(len(frames))
+	return uint64(l), bytes * uint64(l) / uint64(b.Len())
 }
 
 var (
-	_ platform.Port        = (*Trunk)(nil)
-	_ platform.OffloadPort = (*Trunk)(nil)
+	_ platform.Port = (*Trunk)(nil)
+	_ platform.Port = (*Trunk)(nil)
 )

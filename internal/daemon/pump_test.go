@@ -34,7 +34,8 @@ func newFailingPort(script ...error) *failingPort {
 	return &failingPort{Port: a, script: script}
 }
 
-func (f *failingPort) ReadBatch(frames [][]byte) (int, error) {
+func (f *failingPort) ReadBatch(b platform.Batch) (int, error) {
+	frames := b.Frames
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads = append(f.reads, time.Now())

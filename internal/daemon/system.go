@@ -14,7 +14,7 @@ import (
 type system interface {
 	// OpenPort opens the frame port of an existing interface; with
 	// offload, GSO and checksum metadata (virtio_net_hdr) travel with its
-	// frames (platform.OffloadPort).
+	// frames (platform.Port).
 	OpenPort(name string, offload bool) (platform.Port, error)
 	// CreateTap makes a non-persistent TAP interface, up, with the given
 	// MAC and MTU.

@@ -127,9 +127,9 @@ func (p *pump) copy(src, dst platform.Port, from string) {
 	var wait backoff
 	failed := 0 // reads failed in a row
 	for {
-		n, err := src.ReadBatch(buf)
+		n, err := src.ReadBatch(platform.Batch{Frames: buf})
 		if n > 0 {
-			if _, werr := dst.WriteBatch(buf[:n]); errors.Is(werr, platform.ErrClosed) {
+			if _, werr := dst.WriteBatch(platform.Batch{Frames: buf[:n]}); errors.Is(werr, platform.ErrClosed) {
 				return
 			}
 		}

@@ -140,7 +140,7 @@ func readSuiteFrames(t *testing.T, p platform.Port, want int) [][]byte {
 	frames := make([][]byte, p.BatchSize())
 	var got [][]byte
 	for len(got) < want {
-		n, err := p.ReadBatch(frames)
+		n, err := p.ReadBatch(platform.Batch{Frames: frames})
 		if err != nil {
 			t.Fatalf("%s: ReadBatch after %d of %d frames: %v", p.Name(), len(got), want, err)
 		}
@@ -174,7 +174,7 @@ func TestIntegrationVLANTagRestored(t *testing.T) {
 	for _, c := range cases {
 		sent = append(sent, append([]byte(nil), c.f...))
 	}
-	if n, err := peer.WriteBatch(sent); n != len(sent) || err != nil {
+	if n, err := peer.WriteBatch(platform.Batch{Frames: sent}); n != len(sent) || err != nil {
 		t.Fatalf("peer WriteBatch = %d, %v; want %d, nil (counters %+v)", n, err, len(sent), peer.Counters())
 	}
 	got := readSuiteFrames(t, dut, len(sent))
@@ -320,14 +320,14 @@ func TestIntegrationLinkDownDrops(t *testing.T) {
 	f := platformtest.Frame(frame.MACOf(peer.HardwareAddr()), frame.MACOf(dut.HardwareAddr()), 1, 60)
 	dut.SetLink(platform.LinkDown)
 	before := dut.Counters()
-	if n, err := dut.WriteBatch([][]byte{f, f}); n != 0 || err != nil {
+	if n, err := dut.WriteBatch(platform.Batch{Frames: [][]byte{f, f}}); n != 0 || err != nil {
 		t.Fatalf("WriteBatch on a down link = %d, %v; want 0, nil", n, err)
 	}
 	if got := dut.Counters().TxDropped - before.TxDropped; got != 2 {
 		t.Fatalf("TxDropped moved by %d, want 2", got)
 	}
 	dut.SetLink(platform.LinkUp)
-	if n, err := dut.WriteBatch([][]byte{f}); n != 1 || err != nil {
+	if n, err := dut.WriteBatch(platform.Batch{Frames: [][]byte{f}}); n != 1 || err != nil {
 		t.Fatalf("WriteBatch after SetLink(up) = %d, %v; want 1, nil", n, err)
 	}
 	readSuiteFrames(t, peer, 1)
@@ -336,11 +336,11 @@ func TestIntegrationLinkDownDrops(t *testing.T) {
 // exchange sends batch from src and reads at dst until as many suite
 // frames arrived.
 func exchange(src, dst platform.Port, batch, rx [][]byte) error {
-	if n, err := src.WriteBatch(batch); n != len(batch) || err != nil {
+	if n, err := src.WriteBatch(platform.Batch{Frames: batch}); n != len(batch) || err != nil {
 		return fmt.Errorf("%s: WriteBatch = %d, %v; want %d", src.Name(), n, err, len(batch))
 	}
 	for got := 0; got < len(batch); {
-		n, err := dst.ReadBatch(rx)
+		n, err := dst.ReadBatch(platform.Batch{Frames: rx})
 		if err != nil {
 			return fmt.Errorf("%s: ReadBatch: %v", dst.Name(), err)
 		}
@@ -436,7 +436,7 @@ func TestIntegrationRingDropped(t *testing.T) {
 		sent = append(sent, platformtest.Frame(frame.MACOf(dut.HardwareAddr()), frame.MACOf(peer.HardwareAddr()), uint32(i), 60))
 	}
 	for i := 0; i < len(sent); i += 50 {
-		if n, err := peer.WriteBatch(sent[i : i+50]); n != 50 || err != nil {
+		if n, err := peer.WriteBatch(platform.Batch{Frames: sent[i : i+50]}); n != 50 || err != nil {
 			t.Fatalf("peer WriteBatch = %d, %v; want 50, nil", n, err)
 		}
 	}

@@ -39,10 +39,10 @@
 // # Offloads
 //
 // With Options.Offload the socket has PACKET_VNET_HDR (set before the ring,
-// which the kernel requires) and the Port implements platform.OffloadPort:
+// which the kernel requires) and the Port implements platform.Port:
 // the kernel writes a virtio_net_hdr right in front of each frame in its
-// slot, ReadBatchOffload returns it (offsets moved by a restored tag), and
-// WriteBatchOffload passes one in front of each frame as the first iovec
+// slot, ReadBatch returns it (offsets moved by a restored tag), and
+// WriteBatch passes one in front of each frame as the first iovec
 // of its sendmmsg message, so GSO super-frames and partial checksums cross
 // userspace untouched. The ring keeps slots sized for the MTU, and
 // PACKET_COPY_THRESH is on: a frame too large for a slot (a super-frame)

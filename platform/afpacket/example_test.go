@@ -18,7 +18,7 @@ func Example() {
 	defer p.Close()
 	frames := make([][]byte, p.BatchSize())
 	for {
-		n, err := p.ReadBatch(frames)
+		n, err := p.ReadBatch(platform.Batch{Frames: frames})
 		if errors.Is(err, platform.ErrClosed) {
 			return
 		}
@@ -26,6 +26,6 @@ func Example() {
 			log.Fatal(err)
 		}
 		// Send them back out of the same port: WriteBatch copies.
-		_, _ = p.WriteBatch(frames[:n])
+		_, _ = p.WriteBatch(platform.Batch{Frames: frames[:n]})
 	}
 }

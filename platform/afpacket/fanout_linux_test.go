@@ -60,7 +60,7 @@ func TestIntegrationFanoutQueues(t *testing.T) {
 			sent = append(sent, udpFrame(t, dst.HardwareAddr(), src.HardwareAddr(), flow, seq))
 		}
 	}
-	if n, err := src.WriteBatch(sent); n != len(sent) || err != nil {
+	if n, err := src.WriteBatch(platform.Batch{Frames: sent}); n != len(sent) || err != nil {
 		t.Fatalf("WriteBatch = %d, %v; want %d, nil", n, err, len(sent))
 	}
 
@@ -73,7 +73,7 @@ func TestIntegrationFanoutQueues(t *testing.T) {
 			frames := make([][]byte, dst.BatchSize())
 			offs := make([]platform.Offload, dst.BatchSize())
 			for {
-				n, err := dst.ReadQueue(q, frames, offs)
+				n, err := dst.ReadQueue(q, platform.Batch{Frames: frames, Offs: offs})
 				if err != nil {
 					return // closed by the watchdog or the test
 				}
@@ -146,7 +146,7 @@ func TestIntegrationFanoutZeroAllocs(t *testing.T) {
 		offs := make([]platform.Offload, dst.BatchSize())
 		wg.Go(func() {
 			for {
-				n, err := dst.ReadQueue(q, frames, offs)
+				n, err := dst.ReadQueue(q, platform.Batch{Frames: frames, Offs: offs})
 				if err != nil {
 					return
 				}
@@ -158,7 +158,7 @@ func TestIntegrationFanoutZeroAllocs(t *testing.T) {
 	defer timeout.Stop()
 	var err error
 	allocs := testing.AllocsPerRun(100, func() {
-		if n, e := src.WriteBatch(flows); (n != len(flows) || e != nil) && err == nil {
+		if n, e := src.WriteBatch(platform.Batch{Frames: flows}); (n != len(flows) || e != nil) && err == nil {
 			err = fmt.Errorf("WriteBatch = %d, %v", n, e)
 		}
 		for k := 0; k < len(flows) && err == nil; {

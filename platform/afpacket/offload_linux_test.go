@@ -43,9 +43,9 @@ func readTCP(t *testing.T, p *afpacket.Port) ([]byte, platform.Offload) {
 	frames := make([][]byte, p.BatchSize())
 	offs := make([]platform.Offload, p.BatchSize())
 	for {
-		n, err := p.ReadBatchOffload(frames, offs)
+		n, err := p.ReadBatch(platform.Batch{Frames: frames, Offs: offs})
 		if err != nil {
-			t.Fatalf("%s: ReadBatchOffload: %v (no TCP frame within %v)", p.Name(), err, platformtest.Timeout)
+			t.Fatalf("%s: ReadBatch: %v (no TCP frame within %v)", p.Name(), err, platformtest.Timeout)
 		}
 		for i, f := range frames[:n] {
 			if e := frame.Ethernet(f); e.InnerType() == frame.TypeIPv4 {
@@ -56,8 +56,8 @@ func readTCP(t *testing.T, p *afpacket.Port) ([]byte, platform.Offload) {
 }
 
 // TestIntegrationOffloadSuperFrame sends a 20 KB TCP super-frame with a
-// partial checksum through WriteBatchOffload over veth (which keeps it
-// whole), and checks that the peer's ReadBatchOffload returns it whole
+// partial checksum through WriteBatch over veth (which keeps it
+// whole), and checks that the peer's ReadBatch returns it whole
 // with its metadata, tagged and untagged. A port without Offload on the
 // same interface gets it truncated: dropped, counted, logged once.
 func TestIntegrationOffloadSuperFrame(t *testing.T) {
@@ -75,8 +75,8 @@ func testOffloadSuperFrame(t *testing.T, opts afpacket.Options) {
 	for _, vlan := range []uint16{0, 100} {
 		t.Run(fmt.Sprintf("vlan %d", vlan), func(t *testing.T) {
 			f, o := platformtest.TCPFrame(t, dst.HardwareAddr(), src.HardwareAddr(), vlan, 20000, 1448)
-			if n, err := src.WriteBatchOffload([][]byte{f}, []platform.Offload{o}); n != 1 || err != nil {
-				t.Fatalf("WriteBatchOffload of a %d-byte super-frame = %d, %v; want 1, nil (counters %+v)", len(f), n, err, src.Counters())
+			if n, err := src.WriteBatch(platform.Batch{Frames: [][]byte{f}, Offs: []platform.Offload{o}}); n != 1 || err != nil {
+				t.Fatalf("WriteBatch of a %d-byte super-frame = %d, %v; want 1, nil (counters %+v)", len(f), n, err, src.Counters())
 			}
 			got, gotO := readTCP(t, dst)
 			if !bytes.Equal(got, f) {
@@ -95,7 +95,7 @@ func testOffloadSuperFrame(t *testing.T, opts afpacket.Options) {
 	}, func() {
 		frames := make([][]byte, 8)
 		go func() { time.Sleep(time.Second); _ = plain.Close() }()
-		_, _ = plain.ReadBatch(frames)
+		_, _ = plain.ReadBatch(platform.Batch{Frames: frames})
 	})
 	log := logBuf.String()
 	if strings.Count(log, "larger than the ring slot") != 1 || !strings.Contains(log, "port="+b) {
@@ -148,8 +148,8 @@ func testOffloadPlainReadWrite(t *testing.T, opts afpacket.Options) {
 	small, so := platformtest.TCPFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 1000, 1448)
 	so.GSOType, so.GSOSize = platform.GSONone, 0
 	big, bo := platformtest.TCPFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 20000, 1448)
-	if n, err := src.WriteBatchOffload([][]byte{big, small}, []platform.Offload{bo, so}); n != 2 || err != nil {
-		t.Fatalf("WriteBatchOffload = %d, %v; want 2, nil", n, err)
+	if n, err := src.WriteBatch(platform.Batch{Frames: [][]byte{big, small}, Offs: []platform.Offload{bo, so}}); n != 2 || err != nil {
+		t.Fatalf("WriteBatch = %d, %v; want 2, nil", n, err)
 	}
 	before := dst.Counters().RxDropped
 	frames := make([][]byte, dst.BatchSize())
@@ -157,7 +157,7 @@ func testOffloadPlainReadWrite(t *testing.T, opts afpacket.Options) {
 	watchdog := time.AfterFunc(platformtest.Timeout, func() { _ = dst.Close() })
 	defer watchdog.Stop()
 	for got == nil {
-		n, err := dst.ReadBatch(frames)
+		n, err := dst.ReadBatch(platform.Batch{Frames: frames})
 		if err != nil {
 			t.Fatalf("ReadBatch: %v", err)
 		}
@@ -206,11 +206,11 @@ func testOffloadZeroAllocs(t *testing.T, opts afpacket.Options) {
 	defer watchdog.Stop()
 	var err error
 	allocs := testing.AllocsPerRun(100, func() {
-		if n, e := src.WriteBatchOffload(batch, offs); (n != 2 || e != nil) && err == nil {
-			err = fmt.Errorf("WriteBatchOffload = %d, %v", n, e)
+		if n, e := src.WriteBatch(platform.Batch{Frames: batch, Offs: offs}); (n != 2 || e != nil) && err == nil {
+			err = fmt.Errorf("WriteBatch = %d, %v", n, e)
 		}
 		for got := 0; got < 2 && err == nil; {
-			n, e := dst.ReadBatchOffload(rx, rxo)
+			n, e := dst.ReadBatch(platform.Batch{Frames: rx, Offs: rxo})
 			if e != nil {
 				err = e
 			}
@@ -225,7 +225,7 @@ func testOffloadZeroAllocs(t *testing.T, opts afpacket.Options) {
 		t.Fatal(err)
 	}
 	if allocs != 0 {
-		t.Errorf("%v allocations per WriteBatchOffload+ReadBatchOffload, want 0", allocs)
+		t.Errorf("%v allocations per WriteBatch+ReadBatch, want 0", allocs)
 	}
 }
 
@@ -241,7 +241,7 @@ func TestIntegrationOffloadSmallBurst(t *testing.T) {
 	for i := range burst {
 		sent = append(sent, platformtest.Frame(frame.MACOf(dst.HardwareAddr()), frame.MACOf(src.HardwareAddr()), uint32(i), 60))
 	}
-	if n, err := src.WriteBatch(sent); n != burst || err != nil {
+	if n, err := src.WriteBatch(platform.Batch{Frames: sent}); n != burst || err != nil {
 		t.Fatalf("WriteBatch = %d, %v; want %d, nil", n, err, burst)
 	}
 	watchdog := time.AfterFunc(platformtest.Timeout, func() { _ = dst.Close() })
@@ -249,7 +249,7 @@ func TestIntegrationOffloadSmallBurst(t *testing.T) {
 	frames := make([][]byte, dst.BatchSize())
 	next := uint32(0)
 	for next < burst {
-		n, err := dst.ReadBatch(frames)
+		n, err := dst.ReadBatch(platform.Batch{Frames: frames})
 		if err != nil {
 			t.Fatalf("ReadBatch after %d of %d frames: %v (counters %+v)", next, burst, err, dst.Counters())
 		}
@@ -295,8 +295,8 @@ func TestIntegrationOffloadCopyOrder(t *testing.T) {
 			offs = append(offs, o)
 		}
 	}
-	if n, err := src.WriteBatchOffload(sent, offs); n != len(sent) || err != nil {
-		t.Fatalf("WriteBatchOffload = %d, %v; want %d, nil", n, err, len(sent))
+	if n, err := src.WriteBatch(platform.Batch{Frames: sent, Offs: offs}); n != len(sent) || err != nil {
+		t.Fatalf("WriteBatch = %d, %v; want %d, nil", n, err, len(sent))
 	}
 	watchdog := time.AfterFunc(platformtest.Timeout, func() { _ = dst.Close() })
 	defer watchdog.Stop()
@@ -304,9 +304,9 @@ func TestIntegrationOffloadCopyOrder(t *testing.T) {
 	rxo := make([]platform.Offload, dst.BatchSize())
 	next := 0
 	for next < len(sent) {
-		n, err := dst.ReadBatchOffload(frames, rxo)
+		n, err := dst.ReadBatch(platform.Batch{Frames: frames, Offs: rxo})
 		if err != nil {
-			t.Fatalf("ReadBatchOffload after %d of %d frames: %v (counters %+v)", next, len(sent), err, dst.Counters())
+			t.Fatalf("ReadBatch after %d of %d frames: %v (counters %+v)", next, len(sent), err, dst.Counters())
 		}
 		supers := 0
 		for i, f := range frames[:n] {
@@ -326,7 +326,7 @@ func TestIntegrationOffloadCopyOrder(t *testing.T) {
 			next++
 		}
 		if supers > 3 {
-			t.Fatalf("one ReadBatchOffload returned %d super-frames, more than the 3 copy buffers", supers)
+			t.Fatalf("one ReadBatch returned %d super-frames, more than the 3 copy buffers", supers)
 		}
 	}
 	if c := dst.Counters(); c.RingDropped != 0 || c.RxDropped != 0 {

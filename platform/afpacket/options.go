@@ -58,10 +58,10 @@ type Options struct {
 	// DefaultBlockCount.
 	BlockCount int
 	// Offload turns on PACKET_VNET_HDR: the port implements
-	// platform.OffloadPort, receives GSO super-frames and partial
-	// checksums with their metadata (ReadBatchOffload) and hands them to
+	// platform.Port, receives GSO super-frames and partial
+	// checksums with their metadata (ReadBatch) and hands them to
 	// the kernel, which segments and checksums them on the way out
-	// (WriteBatchOffload). The receive ring keeps slots for the MTU
+	// (WriteBatch). The receive ring keeps slots for the MTU
 	// (BlockSize, BlockCount) and PACKET_COPY_THRESH is on: a frame too
 	// large for a slot, a super-frame, waits as a full copy on the
 	// socket's receive queue (CopyQueue bytes) and ReadBatch reads it into

@@ -9,7 +9,7 @@ import (
 )
 
 // Port is an AF_PACKET port on one interface. It implements
-// platform.Port, platform.OffloadPort, platform.LinkSetter and
+// platform.Port, platform.Port, platform.LinkSetter and
 // platform.Promiscuous. One goroutine at a time may call ReadBatch (or,
 // with Workers, one per queue ReadQueue); every other method is safe for
 // concurrent use, Close included. AF_PACKET is Linux's: elsewhere Open
@@ -49,10 +49,10 @@ type Port struct {
 
 // Compile-time checks of the interfaces Port implements.
 var (
-	_ platform.Port        = (*Port)(nil)
-	_ platform.OffloadPort = (*Port)(nil)
-	_ platform.LinkSetter  = (*Port)(nil)
-	_ platform.Promiscuous = (*Port)(nil)
+	_ platform.Port           = (*Port)(nil)
+	_ platform.MultiQueuePort = (*Port)(nil)
+	_ platform.LinkSetter     = (*Port)(nil)
+	_ platform.Promiscuous    = (*Port)(nil)
 )
 
 // Open opens an AF_PACKET port on the interface name. The MTU, MAC address
@@ -92,70 +92,63 @@ func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 
 // ReadBatch implements platform.Port. It first gives the slots of the
 // previous call back to the kernel, then returns views of up to
-// min(len(frames), BatchSize()) received frames, blocking in ppoll while
-// the ring is empty. The views point into the ring and are valid until the
-// next ReadBatch or Close; a tag the kernel stripped is back in place.
-// Only one goroutine at a time may call ReadBatch.
-//
-// On a port opened with Offload, ReadBatch returns plain frames only: it
-// finishes partial checksums in place and drops GSO super-frames
-// (counted in RxDropped). Read such a port with ReadBatchOffload.
-func (p *Port) ReadBatch(frames [][]byte) (int, error) { return p.read(frames, nil) }
+// min(b.Len(), BatchSize()) received frames, blocking in ppoll while the
+// ring is empty, with their virtio_net_hdr in b.Offs (zero without
+// Offload), offsets counted from the restored tag. The views point into
+// the ring and are valid until the next ReadBatch or Close; a tag the
+// kernel stripped is back in place. A frame whose virtio_net_hdr does not
+// describe it is dropped (Counters.RxBadOffload). With b.Offs nil, a
+// port opened with Offload returns plain frames only: it finishes partial
+// checksums in place and drops super-frames (counted in RxDropped). Only
+// one goroutine at a time may call ReadBatch.
+func (p *Port) ReadBatch(b platform.Batch) (int, error) { return p.read(readable(b)) }
 
-// ReadBatchOffload implements platform.OffloadPort: ReadBatch that also
-// fills offs[i] with the virtio_net_hdr of frames[i] (zero without
-// Offload), its offsets counted from the restored tag. Ownership is that
-// of ReadBatch. len(offs) must be at least len(frames).
-func (p *Port) ReadBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
-	return p.read(frames[:min(len(frames), len(offs))], offs)
+// readable returns b's frames and offloads, cut to the same length.
+func readable(b platform.Batch) ([][]byte, []platform.Offload) {
+	if b.Offs == nil {
+		return b.Frames, nil
+	}
+	return b.Frames[:min(len(b.Frames), len(b.Offs))], b.Offs
 }
 
-// OffloadEnabled implements platform.OffloadPort: whether the port was
-// opened with Offload.
-func (p *Port) OffloadEnabled() bool { return p.offload }
+// Offloads implements platform.Port: whether the port was opened with
+// Offload (PACKET_VNET_HDR).
+func (p *Port) Offloads() bool { return p.offload }
 
 // RxQueues returns the number of receive queues: Options.Workers sockets
 // in a PACKET_FANOUT group, or 1.
 func (p *Port) RxQueues() int { return p.queues() }
 
-// ReadQueue reads receive queue q only, one of RxQueues(): ReadBatchOffload
-// when offs is not nil, else ReadBatch. Each queue may have its own reader
-// goroutine; the frames of a flow (by the kernel's flow hash) all arrive on
-// one queue, in order. A port is read either with ReadQueue, one goroutine
-// per queue, or with ReadBatch and ReadBatchOffload, which take every queue
-// in turn, never both.
-func (p *Port) ReadQueue(q int, frames [][]byte, offs []platform.Offload) (int, error) {
+// ReadQueue reads receive queue q only, one of RxQueues(), as ReadBatch
+// reads every queue. Each queue may have its own reader goroutine; the
+// frames of a flow (by the kernel's flow hash) all arrive on one queue,
+// in order. A port is read either with ReadQueue, one goroutine per
+// queue, or with ReadBatch, which takes every queue in turn, never both.
+func (p *Port) ReadQueue(q int, b platform.Batch) (int, error) {
 	if n := p.queues(); q < 0 || q >= n {
 		return 0, fmt.Errorf("afpacket %s: ReadQueue: queue %d of %d", p.name, q, n)
 	}
-	if offs != nil {
-		frames = frames[:min(len(frames), len(offs))]
-	}
+	frames, offs := readable(b)
 	return p.readQueueAt(q, frames, offs)
 }
 
-// WriteBatch implements platform.Port. It sends frames with one sendmmsg
-// (or, with Options.TXRing, one TX ring kick) per BatchSize() frames,
-// without blocking: a frame over the MTU (one 802.1Q or 802.1ad tag
-// allowed), a frame shorter than an Ethernet header, and every frame
-// while the link is down or the kernel's queue (or the TX ring) is full
-// (EAGAIN, ENOBUFS) is dropped and counted in TxDropped. The kernel (or
-// the TX ring) has a copy of every sent frame when WriteBatch returns.
-// Safe for concurrent use.
-// On a port opened with Offload each frame goes with a zero virtio_net_hdr.
-func (p *Port) WriteBatch(frames [][]byte) (int, error) { return p.write(frames, nil) }
-
-// WriteBatchOffload implements platform.OffloadPort: WriteBatch with
-// offs[i] passed to the kernel as the virtio_net_hdr of frames[i], so that
-// it segments super-frames and finishes partial checksums on the way out.
-// A super-frame is checked against the MTU by its segments. On a port
-// without Offload, a frame whose Offload is not plain is dropped and
-// counted. len(offs) must be at least len(frames).
-func (p *Port) WriteBatchOffload(frames [][]byte, offs []platform.Offload) (int, error) {
-	if len(offs) < len(frames) {
-		return 0, fmt.Errorf("afpacket %s: WriteBatchOffload: %d offloads for %d frames", p.name, len(offs), len(frames))
+// WriteBatch implements platform.Port. It sends b's frames with one
+// sendmmsg (or, with Options.TXRing, one TX ring kick) per BatchSize()
+// frames, each with its offload as the virtio_net_hdr on a port opened
+// with Offload, so that the kernel segments super-frames and finishes
+// partial checksums on the way out. It never blocks: a frame over the
+// MTU (one 802.1Q or 802.1ad tag allowed; a super-frame by its segments),
+// a frame shorter than an Ethernet header, a frame whose offload is not
+// plain on a port without Offload, and every frame while the link is down
+// or the kernel's queue (or the TX ring) is full (EAGAIN, ENOBUFS) is
+// dropped and counted in TxDropped. The kernel (or the TX ring) has a
+// copy of every sent frame when WriteBatch returns. Safe for concurrent
+// use.
+func (p *Port) WriteBatch(b platform.Batch) (int, error) {
+	if b.Offs != nil && len(b.Offs) < len(b.Frames) {
+		return 0, fmt.Errorf("afpacket %s: WriteBatch: %d offloads for %d frames", p.name, len(b.Offs), len(b.Frames))
 	}
-	return p.write(frames, offs)
+	return p.write(b.Frames, b.Offs)
 }
 
 // Counters implements platform.Port. It reads and accumulates the

@@ -388,7 +388,7 @@ func (p *Port) readQueueAt(q int, frames [][]byte, offs []platform.Offload) (int
 	return p.readQueue(p.rx[q], frames, offs)
 }
 
-// read is ReadBatch (offs nil) and ReadBatchOffload.
+// read is ReadBatch: offs nil for plain frames only.
 func (p *Port) read(frames [][]byte, offs []platform.Offload) (int, error) {
 	if len(p.rx) == 1 {
 		return p.readQueue(p.rx[0], frames, offs)
@@ -592,7 +592,7 @@ func (p *Port) wait(pfds []unix.PollFd) error {
 	return nil
 }
 
-// write is WriteBatch (offs nil) and WriteBatchOffload.
+// write is WriteBatch: offs nil for plain frames.
 func (p *Port) write(frames [][]byte, offs []platform.Offload) (int, error) {
 	p.txmu.Lock()
 	defer p.txmu.Unlock()

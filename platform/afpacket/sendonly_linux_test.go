@@ -23,7 +23,7 @@ func TestIntegrationSendOnly(t *testing.T) {
 	plain, peer := ports[0], ports[1]
 
 	out := platformtest.Frame(frame.MACOf(peer.HardwareAddr()), frame.MACOf(only.HardwareAddr()), 1, 60)
-	if n, err := only.WriteBatch([][]byte{out}); n != 1 || err != nil {
+	if n, err := only.WriteBatch(platform.Batch{Frames: [][]byte{out}}); n != 1 || err != nil {
 		t.Fatalf("send-only WriteBatch = %d, %v; want 1, nil", n, err)
 	}
 	if got := readSuiteFrames(t, peer, 1); len(got) != 1 {
@@ -31,7 +31,7 @@ func TestIntegrationSendOnly(t *testing.T) {
 	}
 
 	in := platformtest.Frame(frame.MACOf(only.HardwareAddr()), frame.MACOf(peer.HardwareAddr()), 2, 60)
-	if n, err := peer.WriteBatch([][]byte{in}); n != 1 || err != nil {
+	if n, err := peer.WriteBatch(platform.Batch{Frames: [][]byte{in}}); n != 1 || err != nil {
 		t.Fatalf("peer WriteBatch = %d, %v; want 1, nil", n, err)
 	}
 	readSuiteFrames(t, plain, 1) // it has arrived at the interface
@@ -41,7 +41,7 @@ func TestIntegrationSendOnly(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		n, err := only.ReadBatch(make([][]byte, only.BatchSize()))
+		n, err := only.ReadBatch(platform.Batch{Frames: make([][]byte, only.BatchSize())})
 		if n != 0 {
 			err = errors.Join(err, errors.New("send-only ReadBatch returned frames"))
 		}

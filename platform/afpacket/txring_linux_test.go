@@ -55,9 +55,9 @@ func TestIntegrationTXRingRefused(t *testing.T) {
 	bad := platform.Offload{GSOType: 0x42, GSOSize: 100}
 	for round := range 2 {
 		before := src.Counters()
-		n, err := src.WriteBatchOffload([][]byte{small(1), small(99), small(2)}, []platform.Offload{{}, bad, {}})
+		n, err := src.WriteBatch(platform.Batch{Frames: [][]byte{small(1), small(99), small(2)}, Offs: []platform.Offload{{}, bad, {}}})
 		if n != 1 || err != nil {
-			t.Fatalf("round %d: WriteBatchOffload(good, refused by the kernel, good) = %d, %v; want 1, nil", round, n, err)
+			t.Fatalf("round %d: WriteBatch(good, refused by the kernel, good) = %d, %v; want 1, nil", round, n, err)
 		}
 		after := src.Counters()
 		if got := after.TxDropped - before.TxDropped; got != 2 {
@@ -66,7 +66,7 @@ func TestIntegrationTXRingRefused(t *testing.T) {
 		if after.Errors == before.Errors {
 			t.Fatalf("round %d: Errors did not move", round)
 		}
-		if n, err := src.WriteBatch([][]byte{small(3), small(4)}); n != 2 || err != nil {
+		if n, err := src.WriteBatch(platform.Batch{Frames: [][]byte{small(3), small(4)}}); n != 2 || err != nil {
 			t.Fatalf("round %d: WriteBatch after a refusal = %d, %v; want 2, nil", round, n, err)
 		}
 		got := readSuiteFrames(t, dst, 3)
@@ -98,11 +98,11 @@ func TestIntegrationTXRingWrap(t *testing.T) {
 		for i := range batch {
 			batch[i] = platformtest.Frame(d, s, seq+uint32(i), 60+int(seq+uint32(i))%1400)
 		}
-		if n, err := src.WriteBatch(batch); n != len(batch) || err != nil {
+		if n, err := src.WriteBatch(platform.Batch{Frames: batch}); n != len(batch) || err != nil {
 			t.Fatalf("WriteBatch at %d = %d, %v; want %d (counters %+v)", seq, n, err, len(batch), src.Counters())
 		}
 		for next < seq+uint32(len(batch)) {
-			n, err := dst.ReadBatch(rx)
+			n, err := dst.ReadBatch(platform.Batch{Frames: rx})
 			if err != nil {
 				t.Fatalf("ReadBatch after %d frames: %v", next, err)
 			}
@@ -152,7 +152,7 @@ func BenchmarkWriteBatch(b *testing.B) {
 				cpu0 := threadCPU(b)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if n, err := src.WriteBatch(batch); n != len(batch) || err != nil {
+					if n, err := src.WriteBatch(platform.Batch{Frames: batch}); n != len(batch) || err != nil {
 						b.Fatalf("WriteBatch = %d, %v; want %d (counters %+v)", n, err, len(batch), src.Counters())
 					}
 				}

@@ -117,7 +117,7 @@ func TestDeviceReadBatch(t *testing.T) {
 	var got [][]byte
 	var sizes []int
 	for len(got) < len(want) {
-		n, err := td.ReadBatch(frames)
+		n, err := td.ReadBatch(platform.Batch{Frames: frames})
 		if err != nil {
 			t.Fatalf("ReadBatch after %d frames: %v", len(got), err)
 		}
@@ -164,7 +164,7 @@ func TestDeviceReadBlocksUntilData(t *testing.T) {
 	got := make(chan []byte, 1)
 	go func() {
 		frames := make([][]byte, 64)
-		n, err := td.ReadBatch(frames)
+		n, err := td.ReadBatch(platform.Batch{Frames: frames})
 		if err != nil || n != 1 {
 			t.Errorf("ReadBatch = %d, %v; want 1, nil", n, err)
 			got <- nil
@@ -195,7 +195,7 @@ func TestDeviceCloseWakesReader(t *testing.T) {
 	started := make(chan struct{})
 	go func() {
 		close(started)
-		_, err := td.ReadBatch(make([][]byte, 64))
+		_, err := td.ReadBatch(platform.Batch{Frames: make([][]byte, 64)})
 		result <- err
 	}()
 	<-started
@@ -209,10 +209,10 @@ func TestDeviceCloseWakesReader(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("ReadBatch still blocked 5s after Close")
 	}
-	if n, err := td.ReadBatch(make([][]byte, 1)); n != 0 || !errors.Is(err, platform.ErrClosed) {
+	if n, err := td.ReadBatch(platform.Batch{Frames: make([][]byte, 1)}); n != 0 || !errors.Is(err, platform.ErrClosed) {
 		t.Errorf("ReadBatch after Close = %d, %v; want 0, ErrClosed", n, err)
 	}
-	if n, err := td.WriteBatch([][]byte{ethFrame(60, false, 1)}); n != 0 || !errors.Is(err, platform.ErrClosed) {
+	if n, err := td.WriteBatch(platform.Batch{Frames: [][]byte{ethFrame(60, false, 1)}}); n != 0 || !errors.Is(err, platform.ErrClosed) {
 		t.Errorf("WriteBatch after Close = %d, %v; want 0, ErrClosed", n, err)
 	}
 }
@@ -238,7 +238,7 @@ func TestDeviceWriteBatch(t *testing.T) {
 			want = append(want, c.f)
 		}
 	}
-	n, err := td.WriteBatch(batch)
+	n, err := td.WriteBatch(platform.Batch{Frames: batch})
 	if err != nil || n != len(want) {
 		t.Fatalf("WriteBatch = %d, %v; want %d, nil", n, err, len(want))
 	}
@@ -259,7 +259,7 @@ func TestDeviceWriteBatch(t *testing.T) {
 	}
 
 	td.SetLink(platform.LinkDown)
-	if n, err := td.WriteBatch(batch[:2]); n != 0 || err != nil {
+	if n, err := td.WriteBatch(platform.Batch{Frames: batch[:2]}); n != 0 || err != nil {
 		t.Errorf("WriteBatch with the link down = %d, %v; want 0, nil", n, err)
 	}
 	if got := td.Counters().TxDropped - c.TxDropped; got != 2 {
@@ -277,11 +277,11 @@ func TestDeviceCorruptBuffer(t *testing.T) {
 	td.send(t, build(l, rec{hdrlen: 26, frame: good}, rec{hdrlen: 4, frame: testFrame(60, 2)}))
 	td.send(t, build(l, rec{hdrlen: 26, frame: testFrame(61, 3)}))
 	frames := make([][]byte, 64)
-	n, err := td.ReadBatch(frames)
+	n, err := td.ReadBatch(platform.Batch{Frames: frames})
 	if err != nil || n != 1 || !bytes.Equal(frames[0], good) {
 		t.Fatalf("ReadBatch = %d, %v; want the 1 good frame before the corrupt record", n, err)
 	}
-	n, err = td.ReadBatch(frames)
+	n, err = td.ReadBatch(platform.Batch{Frames: frames})
 	if err != nil || n != 1 || len(frames[0]) != 61 {
 		t.Fatalf("next ReadBatch = %d, %v; want the next buffer's frame", n, err)
 	}
@@ -298,7 +298,7 @@ func TestDeviceConcurrentWriters(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 25 {
-				if n, err := td.WriteBatch([][]byte{ethFrame(60+w, false, byte(i))}); n != 1 || err != nil {
+				if n, err := td.WriteBatch(platform.Batch{Frames: [][]byte{ethFrame(60+w, false, byte(i))}}); n != 1 || err != nil {
 					t.Errorf("WriteBatch = %d, %v", n, err)
 					return
 				}

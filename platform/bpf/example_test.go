@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/bpf"
 )
 
@@ -17,10 +18,10 @@ func Example() {
 	}
 	defer p.Close()
 	frames := make([][]byte, p.BatchSize())
-	n, err := p.ReadBatch(frames)
+	n, err := p.ReadBatch(platform.Batch{Frames: frames})
 	if err != nil {
 		log.Fatal(err)
 	}
-	sent, err := p.WriteBatch(frames[:n])
+	sent, err := p.WriteBatch(platform.Batch{Frames: frames[:n]})
 	fmt.Println(n, sent, err)
 }

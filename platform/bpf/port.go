@@ -104,22 +104,28 @@ func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 // read(2) (one bpf buffer, many records) up to len(frames) and
 // BatchSize() at a time, and reads again only once they are all taken,
 // blocking in poll while nothing has arrived. The frames are views into
-// the port's read buffer, valid until the next ReadBatch or Close.
+// the port's read buffer, valid until the next ReadBatch or Close; their
+// offloads are zero.
 // Records shorter than an Ethernet header, or cut by the kernel (a frame
 // larger than the buffer), are dropped and counted in RxDropped.
-func (p *Port) ReadBatch(frames [][]byte) (int, error) { return p.read(frames) }
+func (p *Port) ReadBatch(b platform.Batch) (int, error) { return platform.ReadPlain(b, p.read) }
+
+// Offloads implements platform.Port: bpf(4) carries plain frames only.
+func (p *Port) Offloads() bool { return false }
 
 // WriteBatch implements platform.Port. bpf has no batch write: each frame
 // is one write(2), which hands it to the interface's send queue and does
 // not block. A frame shorter than an Ethernet header, a frame over the
 // MTU, and every frame while the link is down are dropped and counted in
 // TxDropped, as are frames the kernel refuses because the send queue is
-// full (ENOBUFS). On the BSDs a tag gets no allowance: bpf(4) checks the
+// full (ENOBUFS) and frames whose offload is not plain. On the BSDs a tag gets no allowance: bpf(4) checks the
 // frame less its 14-byte Ethernet header against the MTU (bpf_movein on
 // FreeBSD, bpfwrite on OpenBSD), so WriteBatch applies the same rule and a
 // tagged frame whose payload is the MTU is dropped. The kernel has a copy
 // of every sent frame when WriteBatch returns. Safe for concurrent use.
-func (p *Port) WriteBatch(frames [][]byte) (int, error) { return p.write(frames) }
+func (p *Port) WriteBatch(b platform.Batch) (int, error) {
+	return platform.WritePlain(b, &p.counters, p.write)
+}
 
 // Counters implements platform.Port. RingDropped is the kernel's bs_drop
 // (BIOCGSTATS): frames lost because the port did not read fast enough.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 )
 
@@ -102,10 +103,14 @@ func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 // Counters implements platform.Port.
 func (p *Port) Counters() platform.Counters { return p.counters.Snapshot() }
 
+// Offloads implements platform.Port: an in-memory port carries plain
+// frames only.
+func (p *Port) Offloads() bool { return false }
+
 // ReadBatch implements platform.Port: it blocks until a frame arrives or
 // the port closes. Returned frames are valid until the next ReadBatch or
-// Close.
-func (p *Port) ReadBatch(frames [][]byte) (int, error) {
+// Close; their offloads are zero.
+func (p *Port) ReadBatch(b platform.Batch) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.recycleLocked()
@@ -115,7 +120,11 @@ func (p *Port) ReadBatch(frames [][]byte) (int, error) {
 	if p.closed {
 		return 0, platform.ErrClosed
 	}
-	return p.takeLocked(frames), nil
+	n := p.takeLocked(b.Frames)
+	if b.Offs != nil {
+		clear(b.Offs[:n])
+	}
+	return n, nil
 }
 
 // TryReadBatch is ReadBatch without blocking: it returns 0 when nothing is
@@ -158,11 +167,13 @@ func (p *Port) takeLocked(frames [][]byte) int {
 
 // WriteBatch implements platform.Port: each frame is copied into the
 // peer's receive queue, or dropped and counted when the queue is full, the
-// frame exceeds the MTU (one tag allowed), or either end is down.
-func (p *Port) WriteBatch(frames [][]byte) (int, error) {
+// frame exceeds the MTU (one tag allowed), its offload is not plain, or
+// either end is down.
+func (p *Port) WriteBatch(b platform.Batch) (int, error) {
 	if p.isClosed() {
 		return 0, platform.ErrClosed
 	}
+	frames := b.Frames
 	if p.Link() != platform.LinkUp || p.peer.Link() != platform.LinkUp {
 		p.counters.AddTxDropped(len(frames))
 		return 0, nil
@@ -171,8 +182,8 @@ func (p *Port) WriteBatch(frames [][]byte) (int, error) {
 	q := p.peer
 	sent := 0
 	q.mu.Lock()
-	for _, f := range frames {
-		if len(f) < 14 || payloadLen(f) > mtu || len(f) > bufSize {
+	for i, f := range frames {
+		if len(f) < frame.HeaderLen || frame.Ethernet(f).PayloadLen() > mtu || len(f) > bufSize || !b.Offload(i).IsPlain() {
 			p.counters.AddTxDropped(1)
 			continue
 		}
@@ -194,14 +205,6 @@ func (p *Port) WriteBatch(frames [][]byte) (int, error) {
 	}
 	q.mu.Unlock()
 	return sent, nil
-}
-
-func payloadLen(f []byte) int {
-	t := uint16(f[12])<<8 | uint16(f[13])
-	if (t == 0x8100 || t == 0x88a8) && len(f) >= 18 {
-		return len(f) - 18
-	}
-	return len(f) - 14
 }
 
 func (p *Port) isClosed() bool {

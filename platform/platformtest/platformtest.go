@@ -136,13 +136,20 @@ func startReader(p platform.Port, want int) *reader {
 	r := &reader{port: p, want: want, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		frames := make([][]byte, p.BatchSize())
+		b := platform.NewBatch(p.BatchSize())
+		for i := range b.Offs {
+			b.Offs[i].GSOSize = 0xdead // ReadBatch must set every offload it returns
+		}
 		for len(r.got) < r.want {
-			n, err := p.ReadBatch(frames)
-			for _, f := range frames[:n] {
+			n, err := p.ReadBatch(b)
+			for i, f := range b.Frames[:n] {
 				r.all++
 				r.allBytes += uint64(len(f))
 				if _, ok := IsSuiteFrame(f); ok {
+					if !b.Offs[i].IsPlain() || b.Offs[i].GSOSize != 0 {
+						r.err = fmt.Errorf("suite frame %d read with offload %+v, want zero: the suite sends plain frames", len(r.got), b.Offs[i])
+						return
+					}
 					r.got = append(r.got, bytes.Clone(f))
 				}
 			}
@@ -179,7 +186,7 @@ func writeAll(t *testing.T, p platform.Port, frames [][]byte) {
 	t.Helper()
 	for len(frames) > 0 {
 		k := min(len(frames), p.BatchSize())
-		n, err := p.WriteBatch(frames[:k])
+		n, err := p.WriteBatch(platform.Batch{Frames: frames[:k]})
 		if err != nil {
 			t.Fatalf("%s: WriteBatch of %d frames: %v", p.Name(), k, err)
 		}
@@ -291,7 +298,7 @@ func readSuite(t *testing.T, p platform.Port, frames [][]byte) [][]byte {
 	watchdog := time.AfterFunc(Timeout, func() { _ = p.Close() })
 	defer watchdog.Stop()
 	for {
-		n, err := p.ReadBatch(frames)
+		n, err := p.ReadBatch(platform.Batch{Frames: frames})
 		if err != nil {
 			t.Fatalf("%s: ReadBatch: %v (a frame not received within %v?)", p.Name(), err, Timeout)
 		}
@@ -345,7 +352,7 @@ func testWriteCopies(t *testing.T, open Open) {
 		want = append(want, bytes.Clone(f))
 	}
 	r := startReader(peer, len(want))
-	n, err := dut.WriteBatch(frames)
+	n, err := dut.WriteBatch(platform.Batch{Frames: frames})
 	if err != nil || n != len(frames) {
 		t.Fatalf("WriteBatch = %d, %v; want %d, nil", n, err, len(frames))
 	}
@@ -377,7 +384,7 @@ func testConcurrentWriters(t *testing.T, open Open) {
 				for j := i; j < i+8; j++ {
 					batch = append(batch, Frame(mac(peer), mac(dut), uint32(w<<16|j), 60+j))
 				}
-				if n, err := dut.WriteBatch(batch); err != nil || n != len(batch) {
+				if n, err := dut.WriteBatch(platform.Batch{Frames: batch}); err != nil || n != len(batch) {
 					errs <- fmt.Errorf("writer %d: WriteBatch = %d, %v; want %d, nil", w, n, err, len(batch))
 					return
 				}
@@ -418,7 +425,7 @@ func testMTU(t *testing.T, open Open) {
 	}
 	for _, c := range cases {
 		before := dut.Counters()
-		n, err := dut.WriteBatch([][]byte{c.f})
+		n, err := dut.WriteBatch(platform.Batch{Frames: [][]byte{c.f}})
 		after := dut.Counters()
 		if err != nil {
 			t.Fatalf("%s: WriteBatch: %v", c.name, err)
@@ -504,7 +511,7 @@ func testCloseWakesReader(t *testing.T, open Open) {
 		close(started)
 		for {
 			// Stray frames may come first; only the error ends it.
-			if _, err := dut.ReadBatch(frames); err != nil {
+			if _, err := dut.ReadBatch(platform.Batch{Frames: frames}); err != nil {
 				result <- err
 				return
 			}
@@ -532,11 +539,11 @@ func testAfterClose(t *testing.T, open Open) {
 		t.Fatalf("Close: %v", err)
 	}
 	frames := make([][]byte, dut.BatchSize())
-	if n, err := dut.ReadBatch(frames); n != 0 || !errors.Is(err, platform.ErrClosed) {
+	if n, err := dut.ReadBatch(platform.Batch{Frames: frames}); n != 0 || !errors.Is(err, platform.ErrClosed) {
 		t.Errorf("ReadBatch after Close = %d, %v; want 0, ErrClosed", n, err)
 	}
 	f := Frame(mac(peer), mac(dut), 1, 60)
-	if n, err := dut.WriteBatch([][]byte{f}); n != 0 || !errors.Is(err, platform.ErrClosed) {
+	if n, err := dut.WriteBatch(platform.Batch{Frames: [][]byte{f}}); n != 0 || !errors.Is(err, platform.ErrClosed) {
 		t.Errorf("WriteBatch after Close = %d, %v; want 0, ErrClosed", n, err)
 	}
 	if err := dut.Close(); err != nil {

@@ -133,20 +133,27 @@ func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 // Counters implements platform.Port.
 func (p *Port) Counters() platform.Counters { return p.counters.Snapshot() }
 
+// Offloads implements platform.Port: the TAP is opened without
+// IFF_VNET_HDR, so it carries plain frames only.
+func (p *Port) Offloads() bool { return false }
+
 // ReadBatch implements platform.Port: it blocks until at least one frame
 // has arrived from the host, then returns as many as are ready, up to
-// len(frames) and BatchSize. The frames are views into the Port's buffers,
-// valid until the next ReadBatch or Close. One goroutine at a time may call
-// it. It returns platform.ErrClosed after Close.
-func (p *Port) ReadBatch(frames [][]byte) (int, error) { return p.readBatch(frames) }
+// b.Len() and BatchSize, with zero offloads. The frames are views into the
+// Port's buffers, valid until the next ReadBatch or Close. One goroutine
+// at a time may call it. It returns platform.ErrClosed after Close.
+func (p *Port) ReadBatch(b platform.Batch) (int, error) { return platform.ReadPlain(b, p.readBatch) }
 
 // WriteBatch implements platform.Port: it hands each frame to the host with
 // one write and never blocks. A frame shorter than an Ethernet header, one
 // whose payload exceeds the MTU (one VLAN tag allowed), or one the kernel
-// refuses is dropped and counted. It returns the number sent; it keeps
+// refuses is dropped and counted, and so is a frame whose offload is not
+// plain (Offloads is false). It returns the number sent; it keeps
 // nothing, so the caller may reuse frames when it returns. Safe for
 // concurrent use.
-func (p *Port) WriteBatch(frames [][]byte) (int, error) { return p.writeBatch(frames) }
+func (p *Port) WriteBatch(b platform.Batch) (int, error) {
+	return platform.WritePlain(b, &p.counters, p.writeBatch)
+}
 
 // SetCarrier turns the interface's carrier on or off (TUNSETCARRIER), as
 // the host sees it: with the carrier off the host reports NO-CARRIER and
@@ -159,13 +166,4 @@ func (p *Port) SetCarrier(up bool) error { return p.setCarrier(up) }
 func (p *Port) Close() error {
 	p.closeOnce.Do(func() { p.closeErr = p.close() })
 	return p.closeErr
-}
-
-// payloadLen is the L2 payload length of f, not counting one VLAN tag.
-func payloadLen(f []byte) int {
-	t := uint16(f[12])<<8 | uint16(f[13])
-	if (t == 0x8100 || t == 0x88a8) && len(f) >= 18 {
-		return len(f) - 18
-	}
-	return len(f) - 14
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 )
 
@@ -217,7 +218,7 @@ func (p *Port) writeBatch(frames [][]byte) (int, error) {
 	}
 	sent, mtu := 0, p.MTU()
 	for _, f := range frames {
-		if len(f) < 14 || payloadLen(f) > mtu {
+		if len(f) < frame.HeaderLen || frame.Ethernet(f).PayloadLen() > mtu {
 			p.counters.AddTxDropped(1)
 			continue
 		}

@@ -110,7 +110,7 @@ func readMatch(t *testing.T, p *tap.Port, within time.Duration, what string, mat
 	go func() {
 		frames := make([][]byte, p.BatchSize())
 		for {
-			n, err := p.ReadBatch(frames)
+			n, err := p.ReadBatch(platform.Batch{Frames: frames})
 			if err != nil {
 				done <- result{err: err}
 				return
@@ -259,7 +259,7 @@ func TestIntegrationPeerFramesBothWays(t *testing.T) {
 		testFrame(peerMAC, p.HardwareAddr(), 0xb1, 60),
 		testFrame(peerMAC, p.HardwareAddr(), 0xb2, 1514),
 	}
-	n, err := p.WriteBatch(frames)
+	n, err := p.WriteBatch(platform.Batch{Frames: frames})
 	if n != 2 || err != nil {
 		t.Fatalf("WriteBatch: %d, %v; want 2, nil", n, err)
 	}
@@ -289,7 +289,7 @@ func TestIntegrationReadBatchReturnsManyFrames(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		for len(seen) < total {
-			n, err := p.ReadBatch(frames)
+			n, err := p.ReadBatch(platform.Batch{Frames: frames})
 			if err != nil {
 				done <- err
 				return
@@ -332,7 +332,7 @@ func TestIntegrationHostStackAnswersARP(t *testing.T) {
 	copy(req[22:28], peerMAC)
 	copy(req[28:32], []byte{10, 77, 0, 2})
 	copy(req[38:42], []byte{10, 77, 0, 1})
-	if n, err := p.WriteBatch([][]byte{req}); n != 1 || err != nil {
+	if n, err := p.WriteBatch(platform.Batch{Frames: [][]byte{req}}); n != 1 || err != nil {
 		t.Fatalf("WriteBatch(ARP request): %d, %v", n, err)
 	}
 	reply := readMatch(t, p, 5*time.Second, "an ARP reply for 10.77.0.1", func(f []byte) bool {
@@ -365,7 +365,7 @@ func TestIntegrationWriteBatchDrops(t *testing.T) {
 	}
 	for _, c := range cases {
 		before := p.Counters()
-		n, err := p.WriteBatch([][]byte{c.frame})
+		n, err := p.WriteBatch(platform.Batch{Frames: [][]byte{c.frame}})
 		if err != nil {
 			t.Fatalf("%s: WriteBatch: %v", c.name, err)
 		}
@@ -385,14 +385,14 @@ func TestIntegrationWriteBatchDrops(t *testing.T) {
 	raw.recvMatch(t, 5*time.Second, "the frame at the MTU", isTestFrame(0xc1))
 	// SetMTU follows a change the host made.
 	p.SetMTU(1500)
-	if n, _ := p.WriteBatch([][]byte{testFrame(peerMAC, p.HardwareAddr(), 0xc4, 1514)}); n != 1 || p.MTU() != 1500 {
+	if n, _ := p.WriteBatch(platform.Batch{Frames: [][]byte{testFrame(peerMAC, p.HardwareAddr(), 0xc4, 1514)}}); n != 1 || p.MTU() != 1500 {
 		t.Errorf("after SetMTU(1500): MTU %d, a 1514-byte frame sent %d; want 1500, 1", p.MTU(), n)
 	}
 }
 
 func TestIntegrationWriteWhileAdminDownDrops(t *testing.T) {
 	_, p := newTap(t, tap.Options{})
-	n, err := p.WriteBatch([][]byte{testFrame(peerMAC, p.HardwareAddr(), 1, 60)})
+	n, err := p.WriteBatch(platform.Batch{Frames: [][]byte{testFrame(peerMAC, p.HardwareAddr(), 1, 60)}})
 	if err != nil || n != 0 {
 		t.Fatalf("WriteBatch on an admin-down tap: %d, %v; want 0 sent, no error", n, err)
 	}
@@ -433,7 +433,7 @@ func TestIntegrationCloseWakesReaderAndRemovesInterface(t *testing.T) {
 	go func() {
 		frames := make([][]byte, 4)
 		close(started)
-		_, err := p.ReadBatch(frames)
+		_, err := p.ReadBatch(platform.Batch{Frames: frames})
 		done <- err
 	}()
 	<-started
@@ -454,10 +454,10 @@ func TestIntegrationCloseWakesReaderAndRemovesInterface(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := p.ReadBatch(make([][]byte, 1)); !errors.Is(err, platform.ErrClosed) {
+	if _, err := p.ReadBatch(platform.Batch{Frames: make([][]byte, 1)}); !errors.Is(err, platform.ErrClosed) {
 		t.Errorf("ReadBatch after Close: %v, want ErrClosed", err)
 	}
-	if _, err := p.WriteBatch([][]byte{make([]byte, 60)}); !errors.Is(err, platform.ErrClosed) {
+	if _, err := p.WriteBatch(platform.Batch{Frames: [][]byte{make([]byte, 60)}}); !errors.Is(err, platform.ErrClosed) {
 		t.Errorf("WriteBatch after Close: %v, want ErrClosed", err)
 	}
 	if err := p.SetCarrier(true); !errors.Is(err, platform.ErrClosed) {
@@ -480,7 +480,7 @@ func TestIntegrationConcurrentWriters(t *testing.T) {
 			defer wg.Done()
 			f := [][]byte{testFrame(peerMAC, p.HardwareAddr(), byte(w), 80)}
 			for i := 0; i < each; i++ {
-				p.WriteBatch(f)
+				p.WriteBatch(platform.Batch{Frames: f})
 			}
 		}()
 	}
@@ -506,7 +506,7 @@ func TestIntegrationNoAllocsInSteadyState(t *testing.T) {
 	frames := make([][]byte, p.BatchSize())
 	// Warm up: first calls may grow runtime structures.
 	raw.send(t, in)
-	if _, err := p.ReadBatch(frames); err != nil {
+	if _, err := p.ReadBatch(platform.Batch{Frames: frames}); err != nil {
 		t.Fatal(err)
 	}
 	var failed error
@@ -515,12 +515,12 @@ func TestIntegrationNoAllocsInSteadyState(t *testing.T) {
 			failed = err
 			return
 		}
-		if _, err := p.ReadBatch(frames); err != nil {
+		if _, err := p.ReadBatch(platform.Batch{Frames: frames}); err != nil {
 			failed = err
 		}
 	})
 	writes := testing.AllocsPerRun(200, func() {
-		if _, err := p.WriteBatch(out); err != nil {
+		if _, err := p.WriteBatch(platform.Batch{Frames: out}); err != nil {
 			failed = err
 		}
 	})
