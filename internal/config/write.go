@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -110,27 +111,52 @@ func formatTrunk(b *bytes.Buffer, t *Trunk) {
 }
 
 // WriteFile validates the configuration and replaces the file at path with
-// its canonical form, atomically: the text goes to a temporary file in the
-// same directory, which is synced and renamed over path, and then the
-// directory is synced. A crash leaves either the old file or the new one.
-// The file gets mode 0644; missing parent directories are created (0755).
+// its canonical form, atomically: WritePending, then Commit. A crash leaves
+// either the old file or the new one. The file gets mode 0644; missing
+// parent directories are created (0755).
 func (c *Config) WriteFile(path string) error {
+	p, err := c.WritePending(path)
+	if err != nil {
+		return err
+	}
+	return p.Commit()
+}
+
+// ErrDirSync marks an error of Commit that came after the rename: the new
+// file is in place, but its directory entry may not survive a crash.
+var ErrDirSync = errors.New("sync directory")
+
+// Pending is a configuration written beside its file, synced, but not yet
+// in its place. The daemon changes the running state between WritePending
+// and Commit, so that a full disk refuses a change before anything runs
+// differently; Discard throws it away when the change is abandoned.
+type Pending struct {
+	// path is the configuration file.
+	path string
+	// tmp is the synced temporary file in path's directory.
+	tmp string
+}
+
+// WritePending validates the configuration and writes its canonical form
+// to a temporary file in path's directory, synced, for Commit to rename
+// over path. Nothing is left behind on error.
+func (c *Config) WritePending(path string) (*Pending, error) {
 	if err := c.Validate(); err != nil {
-		return fmt.Errorf("%s: not written: %w", path, err)
+		return nil, fmt.Errorf("%s: not written: %w", path, err)
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	tmp := f.Name()
-	fail := func(err error) error {
+	fail := func(err error) (*Pending, error) {
 		f.Close()
 		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if _, err := f.Write(c.Format()); err != nil {
 		return fail(err)
@@ -143,19 +169,31 @@ func (c *Config) WriteFile(path string) error {
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
+	return &Pending{path: path, tmp: tmp}, nil
+}
+
+// Commit renames the pending file over the configuration and syncs the
+// directory. A failed rename leaves the old file as it was and removes the
+// pending one; a failed sync (errors.Is ErrDirSync) comes after the new
+// file is in place.
+func (p *Pending) Commit() error {
+	if err := os.Rename(p.tmp, p.path); err != nil {
+		os.Remove(p.tmp)
+		return fmt.Errorf("%s: %w", p.path, err)
 	}
-	d, err := os.Open(dir)
+	d, err := os.Open(filepath.Dir(p.path))
 	if err != nil {
-		return fmt.Errorf("%s: sync directory: %w", path, err)
+		return fmt.Errorf("%s: %w: %w", p.path, ErrDirSync, err)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("%s: sync directory: %w", path, err)
+		return fmt.Errorf("%s: %w: %w", p.path, ErrDirSync, err)
 	}
 	return nil
 }
+
+// Discard removes the pending file; the configuration file is left as it
+// was.
+func (p *Pending) Discard() { os.Remove(p.tmp) }

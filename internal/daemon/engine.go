@@ -1,14 +1,10 @@
 package daemon
 
 import (
-	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -101,13 +97,9 @@ func newEngine(cfgPath string, sys system, clk clock.Clock, log *slog.Logger) *e
 func (e *engine) load(cfg *config.Config) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	changed := false
+	changed := cfg.ChooseAddrs(e.host())
 	for i := range cfg.Trunks {
 		t := &cfg.Trunks[i]
-		if t.LLAddr.IsZero() {
-			t.LLAddr = e.firstPortMAC(t)
-			changed = true
-		}
 		if err := e.startTrunk(t, cfg); err != nil {
 			e.closeAll()
 			return err
@@ -115,10 +107,6 @@ func (e *engine) load(cfg *config.Config) error {
 	}
 	for i := range cfg.Bridges {
 		b := &cfg.Bridges[i]
-		if b.Local && b.LocalMAC.IsZero() {
-			b.LocalMAC = randomMAC()
-			changed = true
-		}
 		if err := e.startBridge(b); err != nil {
 			e.closeAll()
 			return err
@@ -373,17 +361,6 @@ func (e *engine) cfgTrunkMAC(name string) frame.MAC {
 	return frame.MAC{}
 }
 
-// firstPortMAC is the MAC a new trunk takes, as trunk(4) does: its first
-// port's, or a random one without ports.
-func (e *engine) firstPortMAC(t *config.Trunk) frame.MAC {
-	for _, p := range t.Ports {
-		if hw, err := e.sys.HardwareAddr(p.Name); err == nil && len(hw) == 6 {
-			return frame.MACOf(hw)
-		}
-	}
-	return randomMAC()
-}
-
 // Close stops everything.
 func (e *engine) Close() {
 	e.mu.Lock()
@@ -473,7 +450,7 @@ func (e *engine) linkChanged(name string, state platform.LinkState) {
 func (e *engine) change(edit func(c *config.Config) error, apply func(c *config.Config) (undo func(), err error)) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	next := cloneConfig(e.cfg)
+	next := e.cfg.Clone()
 	if err := edit(next); err != nil {
 		return err
 	}
@@ -494,83 +471,18 @@ func (e *engine) change(edit func(c *config.Config) error, apply func(c *config.
 	return nil
 }
 
-func cloneConfig(c *config.Config) *config.Config {
-	n := &config.Config{Bridges: make([]config.Bridge, len(c.Bridges))}
-	for i, b := range c.Bridges {
-		b.Ports = slices.Clone(b.Ports)
-		b.Spans = slices.Clone(b.Spans)
-		b.Statics = slices.Clone(b.Statics)
-		n.Bridges[i] = b
-	}
-	n.Trunks = make([]config.Trunk, len(c.Trunks))
-	for i, t := range c.Trunks {
-		t.Ports = slices.Clone(t.Ports)
-		n.Trunks[i] = t
-	}
-	return n
-}
-
-// randomMAC returns a random locally administered unicast address.
-func randomMAC() frame.MAC {
-	var m frame.MAC
-	_, _ = rand.Read(m[:])
-	m[0] = (m[0] &^ 0x01) | 0x02
-	return m
-}
-
 // errNoBridge names a bridge that does not exist.
 func errNoBridge(name string) error { return fmt.Errorf("%s: no such bridge", name) }
 
-// owner returns the bridge that has iface as a member or span port, and
-// whether it is the TAP of a bridge.
-func (e *engine) owner(c *config.Config, iface string) (bridgeName string, tap bool) {
-	for _, t := range c.Trunks {
-		if t.Port(iface) != nil {
-			return "trunk " + t.Name, false
-		}
-	}
-	for _, b := range c.Bridges {
-		if b.Local && b.Name == iface {
-			return b.Name, true
-		}
-		if b.Port(iface) != nil || slices.Contains(b.Spans, iface) {
-			return b.Name, false
-		}
-	}
-	return "", false
-}
+// host answers the configuration's questions about interfaces from the
+// system.
+func (e *engine) host() config.Host { return sysHost{e.sys} }
 
-// checkNewPort says why iface cannot join bridge name, or nil.
-func (e *engine) checkNewPort(c *config.Config, name, op, iface string) error {
-	if err := config.CheckName("interface", iface); err != nil {
-		return fmt.Errorf("%s: %s %s: %w", name, op, iface, err)
-	}
-	if owner, tap := e.owner(c, iface); owner != "" {
-		switch {
-		case tap:
-			return fmt.Errorf("%s: %s %s: is the TAP of swctl bridge %s and cannot be a member", name, op, iface, owner)
-		case owner == name:
-			return fmt.Errorf("%s: %s %s: already a port of this bridge", name, op, iface)
-		case strings.HasPrefix(owner, "trunk "):
-			return fmt.Errorf("%s: %s %s: already a port of %s", name, op, iface, owner)
-		default:
-			return fmt.Errorf("%s: %s %s: already a port of bridge %s", name, op, iface, owner)
-		}
-	}
-	if c.Trunk(iface) != nil {
-		// A swctl trunk name is resolved before any kernel interface.
-		if op == "addspan" {
-			return fmt.Errorf("%s: addspan %s: a trunk cannot be a span port", name, iface)
-		}
-		if b := trunkInBridge(c, iface); b != "" {
-			return fmt.Errorf("%s: %s %s: trunk already a member of bridge %s", name, op, iface, b)
-		}
-		return nil
-	}
-	if e.sys.LinkState(iface) == platform.LinkAbsent {
-		return fmt.Errorf("%s: %s %s: no such interface", name, op, iface)
-	}
-	return nil
-}
+// sysHost is a config.Host over a system.
+type sysHost struct{ sys system }
 
-var errNothing = errors.New("nothing to change")
+func (h sysHost) Exists(name string) bool { return h.sys.LinkState(name) != platform.LinkAbsent }
+
+func (h sysHost) HardwareAddr(name string) (net.HardwareAddr, error) {
+	return h.sys.HardwareAddr(name)
+}

@@ -19,28 +19,10 @@ import (
 
 // BridgeCreate makes a bridge, with a host TAP when asked.
 func (e *engine) BridgeCreate(_ context.Context, r api.BridgeCreateRequest) error {
-	var nb config.Bridge
 	return e.change(func(c *config.Config) error {
-		if err := config.CheckName("bridge", r.Name); err != nil {
-			return err
-		}
-		if c.Bridge(r.Name) != nil {
-			return fmt.Errorf("%s: bridge exists", r.Name)
-		}
-		if owner, _ := e.owner(c, r.Name); owner != "" {
-			return fmt.Errorf("%s: is a port of bridge %s", r.Name, owner)
-		}
-		if r.Local && e.sys.LinkState(r.Name) != platform.LinkAbsent {
-			return fmt.Errorf("%s: create --local: an interface named %s exists", r.Name, r.Name)
-		}
-		nb = config.NewBridge(r.Name)
-		if r.Local {
-			nb.Local, nb.LocalMAC = true, randomMAC()
-		}
-		c.Bridges = append(c.Bridges, nb)
-		return nil
+		return c.CreateBridge(r.Name, r.Local, e.host())
 	}, func(c *config.Config) (func(), error) {
-		if err := e.startBridge(&nb); err != nil {
+		if err := e.startBridge(c.Bridge(r.Name)); err != nil {
 			return nil, err
 		}
 		return func() { e.stopBridge(e.bridges[r.Name]); delete(e.bridges, r.Name) }, nil
@@ -49,22 +31,17 @@ func (e *engine) BridgeCreate(_ context.Context, r api.BridgeCreateRequest) erro
 
 // BridgeDestroy stops a bridge and gives its members back.
 func (e *engine) BridgeDestroy(_ context.Context, r api.BridgeDestroyRequest) error {
-	var old config.Bridge
+	var old *config.Bridge
 	return e.change(func(c *config.Config) error {
-		i := slices.IndexFunc(c.Bridges, func(b config.Bridge) bool { return b.Name == r.Name })
-		if i < 0 {
-			return errNoBridge(r.Name)
-		}
-		old = c.Bridges[i]
-		c.Bridges = slices.Delete(c.Bridges, i, i+1)
-		return nil
+		old = e.cfg.Bridge(r.Name)
+		return c.DestroyBridge(r.Name)
 	}, func(c *config.Config) (func(), error) {
 		b := e.bridges[r.Name]
 		e.stopBridge(b)
 		delete(e.bridges, r.Name)
 		e.log.Info("bridge destroyed", "bridge", r.Name)
 		return func() {
-			if err := e.startBridge(&old); err != nil {
+			if err := e.startBridge(old); err != nil {
 				e.log.Error("cannot restart bridge after a failed destroy", "bridge", r.Name, "err", err)
 			}
 		}, nil
@@ -73,24 +50,8 @@ func (e *engine) BridgeDestroy(_ context.Context, r api.BridgeDestroyRequest) er
 
 // BridgeAdd adds members, all or none.
 func (e *engine) BridgeAdd(_ context.Context, r api.BridgeAddRequest) error {
-	if len(r.Ifaces) == 0 {
-		return fmt.Errorf("%s: add: no interface given", r.Name)
-	}
 	return e.change(func(c *config.Config) error {
-		b := c.Bridge(r.Name)
-		if b == nil {
-			return errNoBridge(r.Name)
-		}
-		for i, iface := range r.Ifaces {
-			if slices.Contains(r.Ifaces[:i], iface) {
-				return fmt.Errorf("%s: add %s: given twice", r.Name, iface)
-			}
-			if err := e.checkNewPort(c, r.Name, "add", iface); err != nil {
-				return err
-			}
-			b.Ports = append(b.Ports, config.NewPort(iface))
-		}
-		return nil
+		return c.AddPorts(r.Name, r.Ifaces, e.host())
 	}, func(c *config.Config) (func(), error) {
 		b := e.bridges[r.Name]
 		var added []*portObj
@@ -118,27 +79,14 @@ func (e *engine) BridgeAdd(_ context.Context, r api.BridgeAddRequest) error {
 
 // BridgeDel removes members, all or none.
 func (e *engine) BridgeDel(_ context.Context, r api.BridgeDelRequest) error {
-	if len(r.Ifaces) == 0 {
-		return fmt.Errorf("%s: del: no interface given", r.Name)
-	}
 	var olds []config.Port
 	return e.change(func(c *config.Config) error {
-		b := c.Bridge(r.Name)
-		if b == nil {
-			return errNoBridge(r.Name)
+		if err := c.DelPorts(r.Name, r.Ifaces); err != nil {
+			return err
 		}
-		for i, iface := range r.Ifaces {
-			if slices.Contains(r.Ifaces[:i], iface) {
-				return fmt.Errorf("%s: del %s: given twice", r.Name, iface)
-			}
-			p := b.Port(iface)
-			if p == nil {
-				return fmt.Errorf("%s: del %s: not a member", r.Name, iface)
-			}
-			olds = append(olds, *p)
+		for _, iface := range r.Ifaces {
+			olds = append(olds, *e.cfg.Bridge(r.Name).Port(iface))
 		}
-		b.Ports = slices.DeleteFunc(b.Ports, func(p config.Port) bool { return slices.Contains(r.Ifaces, p.Name) })
-		b.Statics = slices.DeleteFunc(b.Statics, func(s config.Static) bool { return slices.Contains(r.Ifaces, s.Port) })
 		return nil
 	}, func(c *config.Config) (func(), error) {
 		b := e.bridges[r.Name]
@@ -245,16 +193,7 @@ func (e *engine) BridgeStatic(_ context.Context, r api.StaticRequest) error {
 	}
 	s := config.Static{MAC: mac, VLAN: r.VLAN, Port: r.Iface}
 	return e.change(func(c *config.Config) error {
-		b := c.Bridge(r.Name)
-		if b == nil {
-			return errNoBridge(r.Name)
-		}
-		if b.Port(r.Iface) == nil {
-			return fmt.Errorf("%s: static %s: %s is not a member", r.Name, r.MAC, r.Iface)
-		}
-		b.Statics = slices.DeleteFunc(b.Statics, func(o config.Static) bool { return o.MAC == mac && o.VLAN == r.VLAN })
-		b.Statics = append(b.Statics, s)
-		return nil
+		return c.AddStatic(r.Name, s)
 	}, func(c *config.Config) (func(), error) {
 		b := e.bridges[r.Name]
 		if po := b.ports[r.Iface]; po == nil || po.port == nil {
@@ -274,14 +213,7 @@ func (e *engine) BridgeDelAddr(_ context.Context, r api.DelAddrRequest) error {
 		return fmt.Errorf("%s: deladdr: %w", r.Name, err)
 	}
 	return e.change(func(c *config.Config) error {
-		b := c.Bridge(r.Name)
-		if b == nil {
-			return errNoBridge(r.Name)
-		}
-		b.Statics = slices.DeleteFunc(b.Statics, func(o config.Static) bool {
-			return o.MAC == mac && (r.VLAN == nil || o.VLAN == *r.VLAN)
-		})
-		return nil
+		return c.DelStatics(r.Name, mac, r.VLAN)
 	}, func(c *config.Config) (func(), error) {
 		b := e.bridges[r.Name]
 		wasStatic := len(c.Bridge(r.Name).Statics) != len(e.cfg.Bridge(r.Name).Statics)
@@ -299,14 +231,7 @@ func (e *engine) BridgeDelAddr(_ context.Context, r api.DelAddrRequest) error {
 // BridgeFlush forgets learned addresses, and with All static ones too.
 func (e *engine) BridgeFlush(_ context.Context, r api.FlushRequest) error {
 	return e.change(func(c *config.Config) error {
-		b := c.Bridge(r.Name)
-		if b == nil {
-			return errNoBridge(r.Name)
-		}
-		if r.All {
-			b.Statics = nil
-		}
-		return nil
+		return c.Flush(r.Name, r.All)
 	}, func(c *config.Config) (func(), error) {
 		e.bridges[r.Name].br.Flush(r.All)
 		return nil, nil
@@ -315,27 +240,8 @@ func (e *engine) BridgeFlush(_ context.Context, r api.FlushRequest) error {
 
 // BridgeSet changes the ageing time or the table size.
 func (e *engine) BridgeSet(_ context.Context, r api.BridgeSetRequest) error {
-	if r.Timeout == nil && r.MaxAddr == nil {
-		return fmt.Errorf("%s: set: %w (give --timeout or --maxaddr)", r.Name, errNothing)
-	}
 	return e.change(func(c *config.Config) error {
-		b := c.Bridge(r.Name)
-		if b == nil {
-			return errNoBridge(r.Name)
-		}
-		if r.Timeout != nil {
-			if err := config.CheckTimeout(*r.Timeout); err != nil {
-				return fmt.Errorf("%s: set: %w", r.Name, err)
-			}
-			b.Timeout = *r.Timeout
-		}
-		if r.MaxAddr != nil {
-			if err := config.CheckMaxAddr(*r.MaxAddr); err != nil {
-				return fmt.Errorf("%s: set: %w", r.Name, err)
-			}
-			b.MaxAddr = *r.MaxAddr
-		}
-		return nil
+		return c.SetBridge(r.Name, r.Timeout, r.MaxAddr)
 	}, func(c *config.Config) (func(), error) {
 		br := e.bridges[r.Name].br
 		oldT, oldM := br.Timeout(), br.MaxAddr()
@@ -350,32 +256,12 @@ func (e *engine) BridgeSet(_ context.Context, r api.BridgeSetRequest) error {
 
 // BridgePort changes a member's flags.
 func (e *engine) BridgePort(_ context.Context, r api.BridgePortRequest) error {
-	if r.Learning == nil && r.Discover == nil && r.BlockNonIP == nil && r.Stack == nil && r.Promisc == nil {
-		return fmt.Errorf("%s: port %s: %w", r.Name, r.Iface, errNothing)
-	}
 	var old config.Port
 	return e.change(func(c *config.Config) error {
-		b := c.Bridge(r.Name)
-		if b == nil {
-			return errNoBridge(r.Name)
+		if err := c.SetPort(r.Name, r.Iface, config.PortChange{Learning: r.Learning, Discover: r.Discover, BlockNonIP: r.BlockNonIP, Stack: r.Stack, Promisc: r.Promisc}); err != nil {
+			return err
 		}
-		p := b.Port(r.Iface)
-		if p == nil {
-			return fmt.Errorf("%s: port %s: not a member", r.Name, r.Iface)
-		}
-		old = *p
-		set := func(dst *bool, v *bool) {
-			if v != nil {
-				*dst = *v
-			}
-		}
-		set(&p.Learning, r.Learning)
-		set(&p.Discover, r.Discover)
-		set(&p.BlockNonIP, r.BlockNonIP)
-		set(&p.Stack, r.Stack)
-		if r.Promisc != nil {
-			p.NoPromisc = !*r.Promisc
-		}
+		old = *e.cfg.Bridge(r.Name).Port(r.Iface)
 		return nil
 	}, func(c *config.Config) (func(), error) {
 		b := e.bridges[r.Name]
@@ -453,15 +339,7 @@ func (e *engine) setStack(b *bridgeObj, po *portObj, stack bool) error {
 // BridgeAddSpan adds a span port.
 func (e *engine) BridgeAddSpan(_ context.Context, r api.SpanRequest) error {
 	return e.change(func(c *config.Config) error {
-		b := c.Bridge(r.Name)
-		if b == nil {
-			return errNoBridge(r.Name)
-		}
-		if err := e.checkNewPort(c, r.Name, "addspan", r.Iface); err != nil {
-			return err
-		}
-		b.Spans = append(b.Spans, r.Iface)
-		return nil
+		return c.AddSpan(r.Name, r.Iface, e.host())
 	}, func(c *config.Config) (func(), error) {
 		b := e.bridges[r.Name]
 		po := &portObj{name: r.Iface, span: true}
@@ -476,15 +354,7 @@ func (e *engine) BridgeAddSpan(_ context.Context, r api.SpanRequest) error {
 // BridgeDelSpan removes a span port.
 func (e *engine) BridgeDelSpan(_ context.Context, r api.SpanRequest) error {
 	return e.change(func(c *config.Config) error {
-		b := c.Bridge(r.Name)
-		if b == nil {
-			return errNoBridge(r.Name)
-		}
-		if !slices.Contains(b.Spans, r.Iface) {
-			return fmt.Errorf("%s: delspan %s: not a span port", r.Name, r.Iface)
-		}
-		b.Spans = slices.DeleteFunc(b.Spans, func(s string) bool { return s == r.Iface })
-		return nil
+		return c.DelSpan(r.Name, r.Iface)
 	}, func(c *config.Config) (func(), error) {
 		b := e.bridges[r.Name]
 		e.detach(b, b.ports[r.Iface])

@@ -203,17 +203,6 @@ func trunkProtocol(c *config.Trunk) (trunk.Protocol, error) {
 	}), nil
 }
 
-// trunkInBridge returns the bridge whose configuration has trunk name as
-// a member, or "".
-func trunkInBridge(c *config.Config, name string) string {
-	for _, b := range c.Bridges {
-		if b.Port(name) != nil {
-			return b.Name
-		}
-	}
-	return ""
-}
-
 // startTrunk creates a running trunk from its configuration; cfg is the
 // whole configuration it belongs to (to know whether a bridge has it).
 func (e *engine) startTrunk(c *config.Trunk, cfg *config.Config) (err error) {
@@ -247,7 +236,7 @@ func (e *engine) startTrunk(c *config.Trunk, cfg *config.Config) (err error) {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 	}
-	if b := trunkInBridge(cfg, c.Name); b != "" {
+	if b := cfg.BridgeOf(c.Name); b != "" {
 		to.bridge = b // the bridge takes a Handle when it starts
 	} else if err := e.startTrunkTap(to, c.LLAddr); err != nil {
 		return err

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/api"
@@ -16,84 +15,18 @@ import (
 
 // The trunk side of the control protocol, one method per CLI command.
 
-// checkTrunkPort says why iface cannot become a port of trunk name.
-func (e *engine) checkTrunkPort(c *config.Config, name, iface string) error {
-	if err := config.CheckName("interface", iface); err != nil {
-		return fmt.Errorf("%s: add %s: %w", name, iface, err)
-	}
-	switch {
-	case c.Trunk(iface) != nil:
-		return fmt.Errorf("%s: add %s: is a swctl trunk; a trunk's ports are interfaces", name, iface)
-	case c.Bridge(iface) != nil:
-		return fmt.Errorf("%s: add %s: is a swctl bridge", name, iface)
-	}
-	if owner, tap := e.owner(c, iface); owner != "" {
-		switch {
-		case tap:
-			return fmt.Errorf("%s: add %s: is the TAP of swctl bridge %s", name, iface, owner)
-		case owner == "trunk "+name:
-			return fmt.Errorf("%s: add %s: already a port", name, iface)
-		case len(owner) > 6 && owner[:6] == "trunk ":
-			return fmt.Errorf("%s: add %s: already a port of %s", name, iface, owner)
-		default:
-			return fmt.Errorf("%s: add %s: already a port of bridge %s", name, iface, owner)
-		}
-	}
-	if e.sys.LinkState(iface) == platform.LinkAbsent {
-		return fmt.Errorf("%s: add %s: no such interface", name, iface)
-	}
-	return nil
-}
-
 // TrunkCreate makes a trunk with its ports and gives it to the host as a
 // TAP named after it.
 func (e *engine) TrunkCreate(_ context.Context, r api.TrunkCreateRequest) error {
-	var nt config.Trunk
+	given := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
 	return e.change(func(c *config.Config) error {
-		if err := config.CheckName("trunk", r.Name); err != nil {
-			return err
-		}
-		switch {
-		case c.Trunk(r.Name) != nil:
-			return fmt.Errorf("%s: trunk exists", r.Name)
-		case c.Bridge(r.Name) != nil:
-			return fmt.Errorf("%s: a bridge has that name", r.Name)
-		case e.sys.LinkState(r.Name) != platform.LinkAbsent:
-			return fmt.Errorf("%s: create: an interface named %s exists", r.Name, r.Name)
-		}
-		if owner, _ := e.owner(c, r.Name); owner != "" {
-			return fmt.Errorf("%s: is a port of %s", r.Name, owner)
-		}
-		nt = config.NewTrunk(r.Name)
-		if r.Proto != "" {
-			nt.Proto = r.Proto
-		}
-		if r.LACPMode != "" {
-			nt.LACPMode = r.LACPMode
-		}
-		if r.LACPTimeout != "" {
-			nt.LACPTimeout = r.LACPTimeout
-		}
-		if r.Hash != "" {
-			h, err := config.CanonicalHash(r.Hash)
-			if err != nil {
-				return fmt.Errorf("%s: %w", r.Name, err)
-			}
-			nt.Hash = h
-		}
-		nt.Promisc = r.Promisc
-		for i, iface := range r.Ports {
-			if slices.Contains(r.Ports[:i], iface) {
-				return fmt.Errorf("%s: add %s: given twice", r.Name, iface)
-			}
-			if err := e.checkTrunkPort(c, r.Name, iface); err != nil {
-				return err
-			}
-			nt.Ports = append(nt.Ports, config.NewTrunkPort(iface))
-		}
-		nt.LLAddr = e.firstPortMAC(&nt)
-		c.Trunks = append(c.Trunks, nt)
-		return nil
+		s := config.TrunkSettings{Proto: given(r.Proto), LACPMode: given(r.LACPMode), LACPTimeout: given(r.LACPTimeout), Hash: given(r.Hash)}
+		return c.CreateTrunk(r.Name, s, r.Promisc, r.Ports, e.host())
 	}, func(c *config.Config) (func(), error) {
 		if err := e.startTrunk(c.Trunk(r.Name), c); err != nil {
 			return nil, err
@@ -104,24 +37,16 @@ func (e *engine) TrunkCreate(_ context.Context, r api.TrunkCreateRequest) error 
 
 // TrunkDestroy stops a trunk and gives its ports back as they were.
 func (e *engine) TrunkDestroy(_ context.Context, r api.TrunkDestroyRequest) error {
-	var old config.Trunk
+	var old *config.Trunk
 	return e.change(func(c *config.Config) error {
-		i := slices.IndexFunc(c.Trunks, func(t config.Trunk) bool { return t.Name == r.Name })
-		if i < 0 {
-			return fmt.Errorf("%s: no such trunk", r.Name)
-		}
-		if b := trunkInBridge(c, r.Name); b != "" {
-			return fmt.Errorf("%s: destroy: a member of bridge %s (swctl bridge del %s %s first)", r.Name, b, b, r.Name)
-		}
-		old = c.Trunks[i]
-		c.Trunks = slices.Delete(c.Trunks, i, i+1)
-		return nil
+		old = e.cfg.Trunk(r.Name)
+		return c.DestroyTrunk(r.Name)
 	}, func(c *config.Config) (func(), error) {
 		e.stopTrunk(e.trunks[r.Name])
 		delete(e.trunks, r.Name)
 		e.log.Info("trunk destroyed", "trunk", r.Name)
 		return func() {
-			if err := e.startTrunk(&old, e.cfg); err != nil {
+			if err := e.startTrunk(old, e.cfg); err != nil {
 				e.log.Error("cannot restart trunk after a failed destroy", "trunk", r.Name, "err", err)
 			}
 		}, nil
@@ -130,31 +55,8 @@ func (e *engine) TrunkDestroy(_ context.Context, r api.TrunkDestroyRequest) erro
 
 // TrunkAdd adds ports, all or none.
 func (e *engine) TrunkAdd(_ context.Context, r api.TrunkAddRequest) error {
-	if len(r.Ifaces) == 0 {
-		return fmt.Errorf("%s: add: no interface given", r.Name)
-	}
 	return e.change(func(c *config.Config) error {
-		t := c.Trunk(r.Name)
-		if t == nil {
-			return fmt.Errorf("%s: no such trunk", r.Name)
-		}
-		for i, iface := range r.Ifaces {
-			if slices.Contains(r.Ifaces[:i], iface) {
-				return fmt.Errorf("%s: add %s: given twice", r.Name, iface)
-			}
-			if err := e.checkTrunkPort(c, r.Name, iface); err != nil {
-				return err
-			}
-			p := config.NewTrunkPort(iface)
-			if r.Priority != nil {
-				p.Priority = *r.Priority
-			}
-			if r.LACPPortPriority != nil {
-				p.LACPPortPriority = *r.LACPPortPriority
-			}
-			t.Ports = append(t.Ports, p)
-		}
-		return nil
+		return c.AddTrunkPorts(r.Name, r.Ifaces, r.Priority, r.LACPPortPriority, e.host())
 	}, func(c *config.Config) (func(), error) {
 		to := e.trunks[r.Name]
 		t := c.Trunk(r.Name)
@@ -180,26 +82,14 @@ func (e *engine) TrunkAdd(_ context.Context, r api.TrunkAddRequest) error {
 
 // TrunkDel removes ports, all or none; each gets its own MAC back.
 func (e *engine) TrunkDel(_ context.Context, r api.TrunkDelRequest) error {
-	if len(r.Ifaces) == 0 {
-		return fmt.Errorf("%s: del: no interface given", r.Name)
-	}
 	var olds []config.TrunkPort
 	return e.change(func(c *config.Config) error {
-		t := c.Trunk(r.Name)
-		if t == nil {
-			return fmt.Errorf("%s: no such trunk", r.Name)
+		if err := c.DelTrunkPorts(r.Name, r.Ifaces); err != nil {
+			return err
 		}
-		for i, iface := range r.Ifaces {
-			if slices.Contains(r.Ifaces[:i], iface) {
-				return fmt.Errorf("%s: del %s: given twice", r.Name, iface)
-			}
-			p := t.Port(iface)
-			if p == nil {
-				return fmt.Errorf("%s: del %s: not a port", r.Name, iface)
-			}
-			olds = append(olds, *p)
+		for _, iface := range r.Ifaces {
+			olds = append(olds, *e.cfg.Trunk(r.Name).Port(iface))
 		}
-		t.Ports = slices.DeleteFunc(t.Ports, func(p config.TrunkPort) bool { return slices.Contains(r.Ifaces, p.Name) })
 		return nil
 	}, func(c *config.Config) (func(), error) {
 		to := e.trunks[r.Name]
@@ -221,38 +111,13 @@ func (e *engine) TrunkDel(_ context.Context, r api.TrunkDelRequest) error {
 
 // TrunkSet changes the protocol, the hash or the LACP settings.
 func (e *engine) TrunkSet(_ context.Context, r api.TrunkSetRequest) error {
-	if r.Proto == nil && r.LACPMode == nil && r.LACPTimeout == nil && r.Hash == nil && r.LACPSystemPriority == nil && r.LACPKey == nil {
-		return fmt.Errorf("%s: set: %w", r.Name, errNothing)
-	}
 	var before config.Trunk
 	return e.change(func(c *config.Config) error {
-		t := c.Trunk(r.Name)
-		if t == nil {
-			return fmt.Errorf("%s: no such trunk", r.Name)
+		s := config.TrunkSettings{Proto: r.Proto, LACPMode: r.LACPMode, LACPTimeout: r.LACPTimeout, Hash: r.Hash, LACPSystemPriority: r.LACPSystemPriority, LACPKey: r.LACPKey}
+		if err := c.SetTrunk(r.Name, s); err != nil {
+			return err
 		}
-		before = *t
-		if r.Proto != nil {
-			t.Proto = *r.Proto
-		}
-		if r.LACPMode != nil {
-			t.LACPMode = *r.LACPMode
-		}
-		if r.LACPTimeout != nil {
-			t.LACPTimeout = *r.LACPTimeout
-		}
-		if r.Hash != nil {
-			h, err := config.CanonicalHash(*r.Hash)
-			if err != nil {
-				return fmt.Errorf("%s: set: %w", r.Name, err)
-			}
-			t.Hash = h
-		}
-		if r.LACPSystemPriority != nil {
-			t.LACPSystemPriority = *r.LACPSystemPriority
-		}
-		if r.LACPKey != nil {
-			t.LACPKey = *r.LACPKey
-		}
+		before = *e.cfg.Trunk(r.Name)
 		return nil
 	}, func(c *config.Config) (func(), error) {
 		to := e.trunks[r.Name]

@@ -1,0 +1,323 @@
+package config
+
+import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// tableHost is a Host whose interfaces are a map from name to MAC.
+type tableHost map[string]net.HardwareAddr
+
+func (h tableHost) Exists(name string) bool { _, ok := h[name]; return ok }
+
+func (h tableHost) HardwareAddr(name string) (net.HardwareAddr, error) {
+	hw, ok := h[name]
+	if !ok {
+		return nil, errors.New("no such interface")
+	}
+	return hw, nil
+}
+
+// editHost has eth1 to eth9, each with MAC 02:00:00:00:00:0N.
+var editHost = func() tableHost {
+	h := tableHost{}
+	for i := 1; i <= 9; i++ {
+		h["eth"+string(rune('0'+i))] = net.HardwareAddr{2, 0, 0, 0, 0, byte(i)}
+	}
+	return h
+}()
+
+// editBase is the configuration every edit case starts from: bridge0
+// (local TAP) with eth1, eth2, span eth3, a static entry on eth1 in two
+// VLANs and trunk1 as a member; br1 empty; trunk0 with eth4; trunk1 with
+// eth5.
+func editBase() *Config {
+	b0 := NewBridge("bridge0")
+	b0.Local, b0.LocalMAC = true, mac("02:5e:00:00:00:01")
+	b0.Ports = []Port{NewPort("eth1"), NewPort("eth2"), NewPort("trunk1")}
+	b0.Spans = []string{"eth3"}
+	b0.Statics = []Static{{MAC: mac("02:aa:00:00:00:01"), Port: "eth1"}, {MAC: mac("02:aa:00:00:00:01"), VLAN: 10, Port: "eth2"}}
+	t0, t1 := NewTrunk("trunk0"), NewTrunk("trunk1")
+	t0.LLAddr, t0.Ports = mac("02:00:00:00:00:04"), []TrunkPort{NewTrunkPort("eth4")}
+	t1.LLAddr, t1.Ports = mac("02:00:00:00:00:05"), []TrunkPort{NewTrunkPort("eth5")}
+	return &Config{Bridges: []Bridge{b0, NewBridge("br1")}, Trunks: []Trunk{t0, t1}}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestEditRefusals(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(c *Config) error
+		want string
+	}{
+		{"create: bad name", func(c *Config) error { return c.CreateBridge("a/b", false, editHost) }, `bridge name "a/b" contains '/'`},
+		{"create: exists", func(c *Config) error { return c.CreateBridge("br1", false, editHost) }, "br1: bridge exists"},
+		{"create: a member's name", func(c *Config) error { return c.CreateBridge("eth1", false, editHost) }, "eth1: is a port of bridge bridge0"},
+		{"create: a trunk port's name", func(c *Config) error { return c.CreateBridge("eth4", false, editHost) }, "eth4: is a port of bridge trunk trunk0"},
+		{"create --local: interface exists", func(c *Config) error { return c.CreateBridge("eth9", true, editHost) }, "eth9: create --local: an interface named eth9 exists"},
+		{"destroy: no such bridge", func(c *Config) error { return c.DestroyBridge("nope") }, "nope: no such bridge"},
+		{"add: nothing", func(c *Config) error { return c.AddPorts("br1", nil, editHost) }, "br1: add: no interface given"},
+		{"add: no such bridge", func(c *Config) error { return c.AddPorts("nope", []string{"eth9"}, editHost) }, "nope: no such bridge"},
+		{"add: given twice", func(c *Config) error { return c.AddPorts("br1", []string{"eth9", "eth9"}, editHost) }, "br1: add eth9: given twice"},
+		{"add: bad name", func(c *Config) error { return c.AddPorts("br1", []string{"a b"}, editHost) }, `br1: add a b: interface name "a b" contains whitespace or a control character`},
+		{"add: the local TAP", func(c *Config) error { return c.AddPorts("br1", []string{"bridge0"}, editHost) }, "br1: add bridge0: is the TAP of swctl bridge bridge0 and cannot be a member"},
+		{"add: own member", func(c *Config) error { return c.AddPorts("bridge0", []string{"eth1"}, editHost) }, "bridge0: add eth1: already a port of this bridge"},
+		{"add: another bridge's span", func(c *Config) error { return c.AddPorts("br1", []string{"eth3"}, editHost) }, "br1: add eth3: already a port of bridge bridge0"},
+		{"add: a trunk's port", func(c *Config) error { return c.AddPorts("br1", []string{"eth4"}, editHost) }, "br1: add eth4: already a port of trunk trunk0"},
+		{"add: a trunk in another bridge", func(c *Config) error { return c.AddPorts("br1", []string{"trunk1"}, editHost) }, "br1: add trunk1: already a port of bridge bridge0"},
+		{"add: no such interface", func(c *Config) error { return c.AddPorts("br1", []string{"eth8", "eth0"}, editHost) }, "br1: add eth0: no such interface"},
+		{"del: nothing", func(c *Config) error { return c.DelPorts("br1", nil) }, "br1: del: no interface given"},
+		{"del: given twice", func(c *Config) error { return c.DelPorts("bridge0", []string{"eth1", "eth1"}) }, "bridge0: del eth1: given twice"},
+		{"del: not a member", func(c *Config) error { return c.DelPorts("bridge0", []string{"eth1", "eth3"}) }, "bridge0: del eth3: not a member"},
+		{"static: not a member", func(c *Config) error {
+			return c.AddStatic("bridge0", Static{MAC: mac("02:aa:00:00:00:09"), Port: "eth3"})
+		}, "bridge0: static 02:aa:00:00:00:09: eth3 is not a member"},
+		{"deladdr: no such bridge", func(c *Config) error { return c.DelStatics("nope", mac("02:aa:00:00:00:01"), nil) }, "nope: no such bridge"},
+		{"flush: no such bridge", func(c *Config) error { return c.Flush("nope", true) }, "nope: no such bridge"},
+		{"set: nothing", func(c *Config) error { return c.SetBridge("br1", nil, nil) }, "br1: set: nothing to change (give --timeout or --maxaddr)"},
+		{"set: bad timeout", func(c *Config) error { return c.SetBridge("br1", ptr(-1), nil) }, "br1: set: timeout -1 out of range (0 to 1000000 seconds, 0 = never age)"},
+		{"set: bad maxaddr", func(c *Config) error { return c.SetBridge("br1", nil, ptr(0)) }, "br1: set: maxaddr 0 out of range (1 to 16777216)"},
+		{"port: nothing", func(c *Config) error { return c.SetPort("bridge0", "eth1", PortChange{}) }, "bridge0: port eth1: nothing to change"},
+		{"port: not a member", func(c *Config) error { return c.SetPort("bridge0", "eth3", PortChange{Stack: ptr(true)}) }, "bridge0: port eth3: not a member"},
+		{"addspan: a trunk", func(c *Config) error { return c.AddSpan("br1", "trunk0", editHost) }, "br1: addspan trunk0: a trunk cannot be a span port"},
+		{"addspan: a member", func(c *Config) error { return c.AddSpan("br1", "eth2", editHost) }, "br1: addspan eth2: already a port of bridge bridge0"},
+		{"delspan: not a span", func(c *Config) error { return c.DelSpan("bridge0", "eth1") }, "bridge0: delspan eth1: not a span port"},
+		{"trunk create: exists", func(c *Config) error { return c.CreateTrunk("trunk0", TrunkSettings{}, false, nil, editHost) }, "trunk0: trunk exists"},
+		{"trunk create: a bridge's name", func(c *Config) error { return c.CreateTrunk("br1", TrunkSettings{}, false, nil, editHost) }, "br1: a bridge has that name"},
+		{"trunk create: interface exists", func(c *Config) error { return c.CreateTrunk("eth9", TrunkSettings{}, false, nil, editHost) }, "eth9: create: an interface named eth9 exists"},
+		{"trunk create: bad hash", func(c *Config) error {
+			return c.CreateTrunk("t9", TrunkSettings{Hash: ptr("l7")}, false, nil, editHost)
+		}, `t9: hash "l7": unknown field "l7" (want a comma-separated list of l2, l3, l4)`},
+		{"trunk create: port given twice", func(c *Config) error {
+			return c.CreateTrunk("t9", TrunkSettings{}, false, []string{"eth8", "eth8"}, editHost)
+		}, "t9: add eth8: given twice"},
+		{"trunk create: a trunk as port", func(c *Config) error {
+			return c.CreateTrunk("t9", TrunkSettings{}, false, []string{"trunk0"}, editHost)
+		}, "t9: add trunk0: is a swctl trunk; a trunk's ports are interfaces"},
+		{"trunk destroy: in a bridge", func(c *Config) error { return c.DestroyTrunk("trunk1") }, "trunk1: destroy: a member of bridge bridge0 (swctl bridge del bridge0 trunk1 first)"},
+		{"trunk destroy: no such trunk", func(c *Config) error { return c.DestroyTrunk("nope") }, "nope: no such trunk"},
+		{"trunk add: a bridge", func(c *Config) error { return c.AddTrunkPorts("trunk0", []string{"br1"}, nil, nil, editHost) }, "trunk0: add br1: is a swctl bridge"},
+		{"trunk add: the local TAP", func(c *Config) error {
+			return c.AddTrunkPorts("trunk0", []string{"bridge0"}, nil, nil, editHost)
+		}, "trunk0: add bridge0: is a swctl bridge"},
+		{"trunk add: own port", func(c *Config) error { return c.AddTrunkPorts("trunk0", []string{"eth4"}, nil, nil, editHost) }, "trunk0: add eth4: already a port"},
+		{"trunk add: another trunk's port", func(c *Config) error {
+			return c.AddTrunkPorts("trunk0", []string{"eth5"}, nil, nil, editHost)
+		}, "trunk0: add eth5: already a port of trunk trunk1"},
+		{"trunk add: a bridge member", func(c *Config) error {
+			return c.AddTrunkPorts("trunk0", []string{"eth1"}, nil, nil, editHost)
+		}, "trunk0: add eth1: already a port of bridge bridge0"},
+		{"trunk add: no such interface", func(c *Config) error {
+			return c.AddTrunkPorts("trunk0", []string{"eth0"}, nil, nil, editHost)
+		}, "trunk0: add eth0: no such interface"},
+		{"trunk del: not a port", func(c *Config) error { return c.DelTrunkPorts("trunk0", []string{"eth5"}) }, "trunk0: del eth5: not a port"},
+		{"trunk set: nothing", func(c *Config) error { return c.SetTrunk("trunk0", TrunkSettings{}) }, "trunk0: set: nothing to change"},
+		{"trunk set: bad hash", func(c *Config) error {
+			return c.SetTrunk("trunk0", TrunkSettings{Hash: ptr("")})
+		}, `trunk0: set: hash "": empty (want a comma-separated list of l2, l3, l4)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := editBase()
+			err := tt.edit(c)
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("expected error %q, got %v", tt.want, err)
+			}
+			if !reflect.DeepEqual(c, editBase()) {
+				t.Errorf("a refused edit changed the configuration:\nexpected %+v\ngot      %+v", editBase(), c)
+			}
+		})
+	}
+}
+
+func TestEdits(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(c *Config) error
+		// want changes editBase() into the expected result.
+		want func(c *Config)
+	}{
+		{"create", func(c *Config) error { return c.CreateBridge("br2", false, editHost) }, func(c *Config) {
+			c.Bridges = append(c.Bridges, NewBridge("br2"))
+		}},
+		{"destroy", func(c *Config) error { return c.DestroyBridge("bridge0") }, func(c *Config) {
+			c.Bridges = c.Bridges[1:]
+		}},
+		{"add an interface and a trunk", func(c *Config) error { return c.AddPorts("br1", []string{"eth8", "trunk0"}, editHost) }, func(c *Config) {
+			c.Bridges[1].Ports = []Port{NewPort("eth8"), NewPort("trunk0")}
+		}},
+		{"del takes the member's statics", func(c *Config) error { return c.DelPorts("bridge0", []string{"eth1", "trunk1"}) }, func(c *Config) {
+			c.Bridges[0].Ports = []Port{NewPort("eth2")}
+			c.Bridges[0].Statics = c.Bridges[0].Statics[1:]
+		}},
+		{"static replaces the same address and VLAN", func(c *Config) error {
+			return c.AddStatic("bridge0", Static{MAC: mac("02:aa:00:00:00:01"), VLAN: 10, Port: "eth1"})
+		}, func(c *Config) {
+			c.Bridges[0].Statics[1].Port = "eth1"
+		}},
+		{"deladdr in one VLAN", func(c *Config) error {
+			return c.DelStatics("bridge0", mac("02:aa:00:00:00:01"), ptr(uint16(10)))
+		}, func(c *Config) {
+			c.Bridges[0].Statics = c.Bridges[0].Statics[:1]
+		}},
+		{"deladdr in every VLAN", func(c *Config) error { return c.DelStatics("bridge0", mac("02:aa:00:00:00:01"), nil) }, func(c *Config) {
+			c.Bridges[0].Statics = []Static{}
+		}},
+		{"deladdr of a learned address changes nothing", func(c *Config) error {
+			return c.DelStatics("bridge0", mac("02:aa:00:00:00:09"), nil)
+		}, func(c *Config) {}},
+		{"flush keeps statics", func(c *Config) error { return c.Flush("bridge0", false) }, func(c *Config) {}},
+		{"flush --all", func(c *Config) error { return c.Flush("bridge0", true) }, func(c *Config) {
+			c.Bridges[0].Statics = nil
+		}},
+		{"set", func(c *Config) error { return c.SetBridge("br1", ptr(0), ptr(16)) }, func(c *Config) {
+			c.Bridges[1].Timeout, c.Bridges[1].MaxAddr = 0, 16
+		}},
+		{"port flags", func(c *Config) error {
+			return c.SetPort("bridge0", "eth2", PortChange{Learning: ptr(false), BlockNonIP: ptr(true), Stack: ptr(true), Promisc: ptr(false)})
+		}, func(c *Config) {
+			p := &c.Bridges[0].Ports[1]
+			p.Learning, p.BlockNonIP, p.Stack, p.NoPromisc = false, true, true, true
+		}},
+		{"addspan", func(c *Config) error { return c.AddSpan("br1", "eth8", editHost) }, func(c *Config) {
+			c.Bridges[1].Spans = []string{"eth8"}
+		}},
+		{"delspan", func(c *Config) error { return c.DelSpan("bridge0", "eth3") }, func(c *Config) {
+			c.Bridges[0].Spans = []string{}
+		}},
+		{"trunk create takes its first port's MAC", func(c *Config) error {
+			return c.CreateTrunk("t9", TrunkSettings{Proto: ptr("lacp"), Hash: ptr("l4,l2")}, true, []string{"eth7", "eth8"}, editHost)
+		}, func(c *Config) {
+			t := NewTrunk("t9")
+			t.Proto, t.Hash, t.Promisc, t.LLAddr = "lacp", "l2,l4", true, mac("02:00:00:00:00:07")
+			t.Ports = []TrunkPort{NewTrunkPort("eth7"), NewTrunkPort("eth8")}
+			c.Trunks = append(c.Trunks, t)
+		}},
+		{"trunk destroy", func(c *Config) error { return c.DestroyTrunk("trunk0") }, func(c *Config) {
+			c.Trunks = c.Trunks[1:]
+		}},
+		{"trunk add with priorities", func(c *Config) error {
+			return c.AddTrunkPorts("trunk0", []string{"eth8"}, ptr(10), ptr(0), editHost)
+		}, func(c *Config) {
+			c.Trunks[0].Ports = append(c.Trunks[0].Ports, TrunkPort{Name: "eth8", Priority: 10})
+		}},
+		{"trunk del", func(c *Config) error { return c.DelTrunkPorts("trunk0", []string{"eth4"}) }, func(c *Config) {
+			c.Trunks[0].Ports = []TrunkPort{}
+		}},
+		{"trunk set", func(c *Config) error {
+			return c.SetTrunk("trunk0", TrunkSettings{LACPMode: ptr("passive"), LACPTimeout: ptr("fast"), LACPSystemPriority: ptr(1), LACPKey: ptr(2)})
+		}, func(c *Config) {
+			t := &c.Trunks[0]
+			t.LACPMode, t.LACPTimeout, t.LACPSystemPriority, t.LACPKey = "passive", "fast", 1, 2
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, want := editBase(), editBase()
+			if err := tt.edit(got); err != nil {
+				t.Fatalf("expected no error, got %v", err)
+			}
+			tt.want(want)
+			if got.Validate() != nil {
+				t.Errorf("the edited configuration does not validate: %v", got.Validate())
+			}
+			if string(got.Format()) != string(want.Format()) {
+				t.Errorf("expected:\n%s\ngot:\n%s", want.Format(), got.Format())
+			}
+		})
+	}
+}
+
+func TestCloneIsDeep(t *testing.T) {
+	c := editBase()
+	n := c.Clone()
+	if !reflect.DeepEqual(c, n) {
+		t.Fatalf("Clone:\nexpected %+v\ngot      %+v", c, n)
+	}
+	n.Bridges[0].Ports[0].Learning = false
+	n.Bridges[0].Spans[0] = "x"
+	n.Bridges[0].Statics[0].VLAN = 3
+	n.Trunks[0].Ports[0].Priority = 9
+	if !reflect.DeepEqual(c, editBase()) {
+		t.Errorf("changing the clone changed the original: %+v", c)
+	}
+}
+
+func TestChooseAddrs(t *testing.T) {
+	c := editBase()
+	c.Trunks[0].LLAddr, c.Bridges[0].LocalMAC = [6]byte{}, [6]byte{}
+	if !c.ChooseAddrs(editHost) {
+		t.Fatalf("ChooseAddrs with a trunk and a TAP without MAC: expected true, got false")
+	}
+	if got := c.Trunks[0].LLAddr; got != mac("02:00:00:00:00:04") {
+		t.Errorf("trunk0's MAC: expected its first port's 02:00:00:00:00:04, got %s", got)
+	}
+	if got := c.Bridges[0].LocalMAC; got.IsZero() || got.IsMulticast() || got[0]&0x02 == 0 {
+		t.Errorf("bridge0's TAP MAC: expected a locally administered unicast MAC, got %s", got)
+	}
+	if c.ChooseAddrs(editHost) {
+		t.Errorf("ChooseAddrs with every MAC chosen: expected false, got true")
+	}
+}
+
+func TestPending(t *testing.T) {
+	old, next := &Config{Bridges: []Bridge{NewBridge("old")}}, &Config{Bridges: []Bridge{NewBridge("new")}}
+	tests := []struct {
+		name string
+		// finish commits or discards the pending file.
+		finish  func(p *Pending) error
+		wantErr bool
+		want    *Config
+	}{
+		{"commit", (*Pending).Commit, false, next},
+		{"discard", func(p *Pending) error { p.Discard(); return nil }, false, old},
+		{"rename fails", func(p *Pending) error {
+			// A directory where the file was: the rename fails.
+			if err := os.Remove(p.path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(p.path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			err := p.Commit()
+			if errors.Is(err, ErrDirSync) {
+				t.Errorf("a failed rename reported as a failed directory sync: %v", err)
+			}
+			os.Remove(p.path)
+			if err := old.WriteFile(p.path); err != nil {
+				t.Fatal(err)
+			}
+			return err
+		}, true, old},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "swctl.conf")
+			if err := old.WriteFile(path); err != nil {
+				t.Fatal(err)
+			}
+			p, err := next.WritePending(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := Load(path); err != nil || !reflect.DeepEqual(got, old) {
+				t.Errorf("before Commit: expected the old file, got %+v (%v)", got, err)
+			}
+			if err := tt.finish(p); (err != nil) != tt.wantErr {
+				t.Errorf("expected an error: %v, got %v", tt.wantErr, err)
+			}
+			if got, err := Load(path); err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("file: expected %+v, got %+v (%v)", tt.want, got, err)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("directory: expected only swctl.conf, got %d entries", len(entries))
+			}
+		})
+	}
+}
