@@ -694,6 +694,15 @@ func (b *Bridge) DeleteAddr(mac frame.MAC) (int, error) {
 	return n, nil
 }
 
+// DeleteEntry removes the entry for mac in VLAN vlan, static or dynamic.
+func (b *Bridge) DeleteEntry(mac frame.MAC, vlan uint16) error {
+	if !b.fdb.deleteKey(fdbKey(vlan, mac.Key())) {
+		return fmt.Errorf("%s: delete address %s vlan %d: not in the address table", b.name, mac, vlan)
+	}
+	b.noteDrained()
+	return nil
+}
+
 // Flush removes the dynamic addresses, and the static ones too when all is
 // set.
 func (b *Bridge) Flush(all bool) {

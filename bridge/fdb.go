@@ -240,6 +240,20 @@ func (f *fdb) deleteMAC(mac uint64) int {
 	return n
 }
 
+// deleteKey removes key's entry, static or dynamic, expired or not, and
+// reports whether there was one.
+func (f *fdb) deleteKey(key uint64) bool {
+	s := f.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[key]; !ok {
+		return false
+	}
+	delete(s.m, key)
+	f.count.Add(-1)
+	return true
+}
+
 // flush removes the dynamic entries (and the static ones too when all is
 // set) of member only, or of every member when only is nil. It returns how
 // many entries it removed.

@@ -94,6 +94,32 @@ func TestDeleteAddr(t *testing.T) {
 	}
 }
 
+// TestDeleteEntry checks that DeleteEntry removes one address in one VLAN,
+// static or dynamic, and nothing else.
+func TestDeleteEntry(t *testing.T) {
+	fx := newFixture(t, "a", "b")
+	fx.send("a", ip4(stB, stX), tagged(stB, stX, frame.TypeVLAN, 5, frame.TypeIPv4, 64))
+	if err := fx.b.AddStatic(stX, 9, "b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, vlan := range []uint16{9, 5} {
+		if err := fx.b.DeleteEntry(stX, vlan); err != nil {
+			t.Errorf("DeleteEntry(%s, %d): want nil, got %v", stX, vlan, err)
+		}
+	}
+	want := []Addr{{MAC: stX, Port: "a"}}
+	if got := fx.b.Addrs(); !slices.Equal(got, want) {
+		t.Errorf("table = %s, want %s", addrsString(got), addrsString(want))
+	}
+	if got := fx.b.fdb.len(); got != 1 {
+		t.Errorf("table size = %d, want 1", got)
+	}
+	err := fx.b.DeleteEntry(stX, 5)
+	if wantErr := "bridge0: delete address 02:00:00:00:00:99 vlan 5: not in the address table"; err == nil || err.Error() != wantErr {
+		t.Errorf("second DeleteEntry(%s, 5) = %v, want %q", stX, err, wantErr)
+	}
+}
+
 // TestFlush checks that Flush(false) keeps static entries and Flush(true)
 // does not.
 func TestFlush(t *testing.T) {
