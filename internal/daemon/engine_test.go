@@ -35,12 +35,16 @@ type fakeSystem struct {
 	failOpen string
 	// macs are MACs set by SetLLAddr; orig the ones they replaced.
 	macs, orig map[string]net.HardwareAddr
+	// ports are the ports last opened, by interface name.
+	ports map[string]*trackedPort
+	// taps are every TAP created, in order.
+	taps []*fakeTap
 	// watch is the engine's link callback.
 	watch func(string, platform.LinkState)
 }
 
 func newFakeSystem(ifaces ...string) *fakeSystem {
-	s := &fakeSystem{links: map[string]platform.LinkState{}, far: map[string]*memport.Port{}, open: map[string]int{}, guards: map[string]int{}, macs: map[string]net.HardwareAddr{}, orig: map[string]net.HardwareAddr{}}
+	s := &fakeSystem{links: map[string]platform.LinkState{}, far: map[string]*memport.Port{}, open: map[string]int{}, guards: map[string]int{}, macs: map[string]net.HardwareAddr{}, orig: map[string]net.HardwareAddr{}, ports: map[string]*trackedPort{}}
 	for _, n := range ifaces {
 		s.links[n] = platform.LinkUp
 	}
@@ -79,16 +83,56 @@ func (s *fakeSystem) OpenPort(name string, _ bool) (platform.Port, error) {
 	near, far := memport.Pair(name, net.HardwareAddr{2, 0, 0, 0, 0, 1}, name+"-far", net.HardwareAddr{2, 0, 0, 0, 0, 2})
 	s.far[name] = far
 	s.open[name]++
-	return &trackedPort{Port: near, sys: s}, nil
+	p := &trackedPort{Port: near, sys: s}
+	s.ports[name] = p
+	return p, nil
+}
+
+// fakeTap is a TAP: its interface exists from its creation to its Close.
+// The host's addresses on it would go with it, so a test that finds the
+// same fakeTap open knows they were kept.
+type fakeTap struct {
+	*memport.Port
+	sys *fakeSystem
+	// closed is set by Close; guarded by sys.mu.
+	closed bool
+}
+
+func (t *fakeTap) Close() error {
+	t.sys.mu.Lock()
+	if !t.closed {
+		t.closed = true
+		delete(t.sys.links, t.Name())
+	}
+	t.sys.mu.Unlock()
+	return t.Port.Close()
 }
 
 func (s *fakeSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := s.links[name]; ok {
+		return nil, errors.New("file exists")
+	}
 	near, _ := memport.Pair(name, mac, name+"-host", nil)
 	near.SetMTU(mtu)
 	s.links[name] = platform.LinkUp
-	return near, nil
+	t := &fakeTap{Port: near, sys: s}
+	s.taps = append(s.taps, t)
+	return t, nil
+}
+
+// openTaps returns the TAPs not closed, by name.
+func (s *fakeSystem) openTaps() map[string]*fakeTap {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	open := map[string]*fakeTap{}
+	for _, t := range s.taps {
+		if !t.closed {
+			open[t.Name()] = t
+		}
+	}
+	return open
 }
 
 func (s *fakeSystem) SetTapMTU(string, int) error { return nil }
@@ -320,7 +364,7 @@ func TestEngineUnsavableChangeIsUndone(t *testing.T) {
 	sys := newFakeSystem("eth1")
 	e, _ := newTestEngine(t, sys)
 	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
-	e.cfgPath = "/proc/swctl-cannot-write-here/swctl.conf"
+	e.file = diskFile("/proc/swctl-cannot-write-here/swctl.conf")
 	err := e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}})
 	if err == nil || !strings.Contains(err.Error(), "cannot save the configuration") {
 		t.Fatalf("add with an unwritable configuration: want a save error, got %v", err)
@@ -384,14 +428,14 @@ func TestEngineTrunkJoinsAndLeavesABridge(t *testing.T) {
 	mustDo(t, e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth2"}}))
 	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
 	mustDo(t, e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"trunk0", "eth1"}}))
-	if e.trunks["trunk0"].tap != nil {
+	if e.graph.trunks["trunk0"].tap != nil {
 		t.Errorf("a trunk that joined a bridge still has its TAP")
 	}
 	if err := e.TrunkDestroy(bg, api.TrunkDestroyRequest{Name: "trunk0"}); err == nil || !strings.Contains(err.Error(), "member of bridge bridge0") {
 		t.Errorf("destroying a trunk in a bridge: want a refusal naming bridge0, got %v", err)
 	}
 	mustDo(t, e.BridgeDel(bg, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"trunk0"}}))
-	if e.trunks["trunk0"].tap == nil {
+	if e.graph.trunks["trunk0"].tap == nil {
 		t.Errorf("a trunk that left its bridge did not get its TAP back")
 	}
 	mustDo(t, e.TrunkDestroy(bg, api.TrunkDestroyRequest{Name: "trunk0"}))

@@ -10,100 +10,141 @@ import (
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/config"
+	"github.com/swctl/swctl/lacp"
 	"github.com/swctl/swctl/platform"
-	"github.com/swctl/swctl/promisc"
+	"github.com/swctl/swctl/trunk"
 )
 
-// The methods below are the daemon's side of the control protocol, one per
-// CLI command. Each checks the whole request before it changes anything.
+// The daemon's side of the control protocol. State operations are edits of
+// the configuration (engine.change); the actions and queries below serve
+// the running graph directly.
 
 // BridgeCreate makes a bridge, with a host TAP when asked.
 func (e *engine) BridgeCreate(_ context.Context, r api.BridgeCreateRequest) error {
-	return e.change(func(c *config.Config) error {
-		return c.CreateBridge(r.Name, r.Local, e.host())
-	}, func(c *config.Config) (func(), error) {
-		if err := e.startBridge(c.Bridge(r.Name)); err != nil {
-			return nil, err
-		}
-		return func() { e.stopBridge(e.bridges[r.Name]); delete(e.bridges, r.Name) }, nil
-	})
+	return e.change(func(c *config.Config) error { return c.CreateBridge(r.Name, r.Local, e.host) })
 }
 
 // BridgeDestroy stops a bridge and gives its members back.
 func (e *engine) BridgeDestroy(_ context.Context, r api.BridgeDestroyRequest) error {
-	var old *config.Bridge
-	return e.change(func(c *config.Config) error {
-		old = e.cfg.Bridge(r.Name)
-		return c.DestroyBridge(r.Name)
-	}, func(c *config.Config) (func(), error) {
-		b := e.bridges[r.Name]
-		e.stopBridge(b)
-		delete(e.bridges, r.Name)
-		e.log.Info("bridge destroyed", "bridge", r.Name)
-		return func() {
-			if err := e.startBridge(old); err != nil {
-				e.log.Error("cannot restart bridge after a failed destroy", "bridge", r.Name, "err", err)
-			}
-		}, nil
-	})
+	return e.change(func(c *config.Config) error { return c.DestroyBridge(r.Name) })
 }
 
 // BridgeAdd adds members, all or none.
 func (e *engine) BridgeAdd(_ context.Context, r api.BridgeAddRequest) error {
-	return e.change(func(c *config.Config) error {
-		return c.AddPorts(r.Name, r.Ifaces, e.host())
-	}, func(c *config.Config) (func(), error) {
-		b := e.bridges[r.Name]
-		var added []*portObj
-		undo := func() {
-			for _, po := range added {
-				e.detach(b, po)
-				delete(b.ports, po.name)
-			}
-			e.fitLocal(b)
-		}
-		cb := c.Bridge(r.Name)
-		for _, iface := range r.Ifaces {
-			po := &portObj{name: iface}
-			if err := e.attach(b, po, cb.Port(iface)); err != nil {
-				undo()
-				return nil, fmt.Errorf("%s: %w", r.Name, err)
-			}
-			b.ports[iface] = po
-			added = append(added, po)
-		}
-		e.fitLocal(b)
-		return undo, nil
-	})
+	return e.change(func(c *config.Config) error { return c.AddPorts(r.Name, r.Ifaces, e.host) })
 }
 
 // BridgeDel removes members, all or none.
 func (e *engine) BridgeDel(_ context.Context, r api.BridgeDelRequest) error {
-	var olds []config.Port
+	return e.change(func(c *config.Config) error { return c.DelPorts(r.Name, r.Ifaces) })
+}
+
+// BridgeStatic adds a static entry.
+func (e *engine) BridgeStatic(_ context.Context, r api.StaticRequest) error {
+	mac, err := frame.ParseMAC(r.MAC)
+	if err != nil {
+		return fmt.Errorf("%s: static: %w", r.Name, err)
+	}
 	return e.change(func(c *config.Config) error {
-		if err := c.DelPorts(r.Name, r.Ifaces); err != nil {
-			return err
-		}
-		for _, iface := range r.Ifaces {
-			olds = append(olds, *e.cfg.Bridge(r.Name).Port(iface))
-		}
-		return nil
-	}, func(c *config.Config) (func(), error) {
-		b := e.bridges[r.Name]
-		for _, iface := range r.Ifaces {
-			e.detach(b, b.ports[iface])
-			delete(b.ports, iface)
-		}
-		e.fitLocal(b)
-		return func() {
-			for i := range olds {
-				po := &portObj{name: olds[i].Name}
-				if err := e.attach(b, po, &olds[i]); err == nil {
-					b.ports[po.name] = po
-				}
-			}
-		}, nil
+		return c.AddStatic(r.Name, config.Static{MAC: mac, VLAN: r.VLAN, Port: r.Iface})
 	})
+}
+
+// BridgeSet changes the ageing time or the table size.
+func (e *engine) BridgeSet(_ context.Context, r api.BridgeSetRequest) error {
+	return e.change(func(c *config.Config) error { return c.SetBridge(r.Name, r.Timeout, r.MaxAddr) })
+}
+
+// BridgePort changes a member's flags.
+func (e *engine) BridgePort(_ context.Context, r api.BridgePortRequest) error {
+	return e.change(func(c *config.Config) error {
+		return c.SetPort(r.Name, r.Iface, config.PortChange{Learning: r.Learning, Discover: r.Discover, BlockNonIP: r.BlockNonIP, Stack: r.Stack, Promisc: r.Promisc})
+	})
+}
+
+// BridgeAddSpan adds a span port.
+func (e *engine) BridgeAddSpan(_ context.Context, r api.SpanRequest) error {
+	return e.change(func(c *config.Config) error { return c.AddSpan(r.Name, r.Iface, e.host) })
+}
+
+// BridgeDelSpan removes a span port.
+func (e *engine) BridgeDelSpan(_ context.Context, r api.SpanRequest) error {
+	return e.change(func(c *config.Config) error { return c.DelSpan(r.Name, r.Iface) })
+}
+
+// TrunkCreate makes a trunk with its ports and gives it to the host as a
+// TAP named after it.
+func (e *engine) TrunkCreate(_ context.Context, r api.TrunkCreateRequest) error {
+	given := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	s := config.TrunkSettings{Proto: given(r.Proto), LACPMode: given(r.LACPMode), LACPTimeout: given(r.LACPTimeout), Hash: given(r.Hash)}
+	return e.change(func(c *config.Config) error { return c.CreateTrunk(r.Name, s, r.Promisc, r.Ports, e.host) })
+}
+
+// TrunkDestroy stops a trunk and gives its ports back as they were.
+func (e *engine) TrunkDestroy(_ context.Context, r api.TrunkDestroyRequest) error {
+	return e.change(func(c *config.Config) error { return c.DestroyTrunk(r.Name) })
+}
+
+// TrunkAdd adds ports, all or none.
+func (e *engine) TrunkAdd(_ context.Context, r api.TrunkAddRequest) error {
+	return e.change(func(c *config.Config) error {
+		return c.AddTrunkPorts(r.Name, r.Ifaces, r.Priority, r.LACPPortPriority, e.host)
+	})
+}
+
+// TrunkDel removes ports, all or none; each gets its own MAC back.
+func (e *engine) TrunkDel(_ context.Context, r api.TrunkDelRequest) error {
+	return e.change(func(c *config.Config) error { return c.DelTrunkPorts(r.Name, r.Ifaces) })
+}
+
+// TrunkSet changes the protocol, the hash or the LACP settings.
+func (e *engine) TrunkSet(_ context.Context, r api.TrunkSetRequest) error {
+	s := config.TrunkSettings{Proto: r.Proto, LACPMode: r.LACPMode, LACPTimeout: r.LACPTimeout, Hash: r.Hash, LACPSystemPriority: r.LACPSystemPriority, LACPKey: r.LACPKey}
+	return e.change(func(c *config.Config) error { return c.SetTrunk(r.Name, s) })
+}
+
+// BridgeDelAddr removes an address: its static entries from the
+// configuration (a state change), then what the table still has of it,
+// learned, from the running bridge (an action).
+func (e *engine) BridgeDelAddr(_ context.Context, r api.DelAddrRequest) error {
+	mac, err := frame.ParseMAC(r.MAC)
+	if err != nil {
+		return fmt.Errorf("%s: deladdr: %w", r.Name, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	before := e.cfg
+	if err := e.changeLocked(func(c *config.Config) error { return c.DelStatics(r.Name, mac, r.VLAN) }); err != nil {
+		return err
+	}
+	wasStatic := e.cfg != before
+	br := e.graph.bridges[r.Name].br
+	if r.VLAN != nil {
+		err = br.DeleteEntry(mac, *r.VLAN)
+	} else {
+		_, err = br.DeleteAddr(mac)
+	}
+	if err != nil && !wasStatic {
+		return fmt.Errorf("%s: deladdr %s: %w", r.Name, r.MAC, err)
+	}
+	return nil
+}
+
+// BridgeFlush forgets learned addresses, an action; with All the static
+// entries go from the configuration first, a state change.
+func (e *engine) BridgeFlush(_ context.Context, r api.FlushRequest) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.changeLocked(func(c *config.Config) error { return c.Flush(r.Name, r.All) }); err != nil {
+		return err
+	}
+	e.graph.bridges[r.Name].br.Flush(false)
+	return nil
 }
 
 // BridgeShow describes one bridge, or all.
@@ -118,7 +159,7 @@ func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, e
 		if name != "" && c.Name != name {
 			continue
 		}
-		b := e.bridges[c.Name]
+		b := e.graph.bridges[c.Name]
 		st := b.br.Stats()
 		info := api.BridgeInfo{
 			Name: c.Name, Timeout: c.Timeout, MaxAddr: c.MaxAddr,
@@ -133,7 +174,7 @@ func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, e
 		}
 		for _, p := range c.Ports {
 			info.Ports = append(info.Ports, api.BridgePortInfo{
-				Name: p.Name, Flags: flagWords(p), Link: e.linkOf(b.ports[p.Name]).String(),
+				Name: p.Name, Flags: flagWords(p), Link: b.ports[p.Name].link().String(),
 			})
 		}
 		out = append(out, info)
@@ -158,18 +199,11 @@ func flagWords(p config.Port) []string {
 	return f
 }
 
-func (e *engine) linkOf(po *portObj) platform.LinkState {
-	if po == nil || po.port == nil {
-		return platform.LinkAbsent
-	}
-	return po.port.Link()
-}
-
 // BridgeAddr lists a bridge's address table.
 func (e *engine) BridgeAddr(_ context.Context, name string) ([]api.AddrInfo, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	b := e.bridges[name]
+	b := e.graph.bridges[name]
 	if b == nil {
 		return nil, errNoBridge(name)
 	}
@@ -185,189 +219,6 @@ func (e *engine) BridgeAddr(_ context.Context, name string) ([]api.AddrInfo, err
 	return out, nil
 }
 
-// BridgeStatic adds a static entry.
-func (e *engine) BridgeStatic(_ context.Context, r api.StaticRequest) error {
-	mac, err := frame.ParseMAC(r.MAC)
-	if err != nil {
-		return fmt.Errorf("%s: static: %w", r.Name, err)
-	}
-	s := config.Static{MAC: mac, VLAN: r.VLAN, Port: r.Iface}
-	return e.change(func(c *config.Config) error {
-		return c.AddStatic(r.Name, s)
-	}, func(c *config.Config) (func(), error) {
-		b := e.bridges[r.Name]
-		if po := b.ports[r.Iface]; po == nil || po.port == nil {
-			return nil, nil // applied when the member appears
-		}
-		if err := b.br.AddStatic(mac, r.VLAN, r.Iface); err != nil {
-			return nil, fmt.Errorf("%s: static %s: %w", r.Name, r.MAC, err)
-		}
-		return func() { b.br.DeleteAddr(mac) }, nil
-	})
-}
-
-// BridgeDelAddr removes an address, static or learned.
-func (e *engine) BridgeDelAddr(_ context.Context, r api.DelAddrRequest) error {
-	mac, err := frame.ParseMAC(r.MAC)
-	if err != nil {
-		return fmt.Errorf("%s: deladdr: %w", r.Name, err)
-	}
-	return e.change(func(c *config.Config) error {
-		return c.DelStatics(r.Name, mac, r.VLAN)
-	}, func(c *config.Config) (func(), error) {
-		b := e.bridges[r.Name]
-		wasStatic := len(c.Bridge(r.Name).Statics) != len(e.cfg.Bridge(r.Name).Statics)
-		n, err := b.br.DeleteAddr(mac)
-		if n == 0 && !wasStatic {
-			if err == nil {
-				err = fmt.Errorf("not in the address table")
-			}
-			return nil, fmt.Errorf("%s: deladdr %s: %w", r.Name, r.MAC, err)
-		}
-		return nil, nil
-	})
-}
-
-// BridgeFlush forgets learned addresses, and with All static ones too.
-func (e *engine) BridgeFlush(_ context.Context, r api.FlushRequest) error {
-	return e.change(func(c *config.Config) error {
-		return c.Flush(r.Name, r.All)
-	}, func(c *config.Config) (func(), error) {
-		e.bridges[r.Name].br.Flush(r.All)
-		return nil, nil
-	})
-}
-
-// BridgeSet changes the ageing time or the table size.
-func (e *engine) BridgeSet(_ context.Context, r api.BridgeSetRequest) error {
-	return e.change(func(c *config.Config) error {
-		return c.SetBridge(r.Name, r.Timeout, r.MaxAddr)
-	}, func(c *config.Config) (func(), error) {
-		br := e.bridges[r.Name].br
-		oldT, oldM := br.Timeout(), br.MaxAddr()
-		nb := c.Bridge(r.Name)
-		if err := br.SetMaxAddr(nb.MaxAddr); err != nil {
-			return nil, fmt.Errorf("%s: set maxaddr: %w", r.Name, err)
-		}
-		br.SetTimeout(time.Duration(nb.Timeout) * time.Second)
-		return func() { br.SetTimeout(oldT); _ = br.SetMaxAddr(oldM) }, nil
-	})
-}
-
-// BridgePort changes a member's flags.
-func (e *engine) BridgePort(_ context.Context, r api.BridgePortRequest) error {
-	var old config.Port
-	return e.change(func(c *config.Config) error {
-		if err := c.SetPort(r.Name, r.Iface, config.PortChange{Learning: r.Learning, Discover: r.Discover, BlockNonIP: r.BlockNonIP, Stack: r.Stack, Promisc: r.Promisc}); err != nil {
-			return err
-		}
-		old = *e.cfg.Bridge(r.Name).Port(r.Iface)
-		return nil
-	}, func(c *config.Config) (func(), error) {
-		b := e.bridges[r.Name]
-		po := b.ports[r.Iface]
-		np := c.Bridge(r.Name).Port(r.Iface)
-		if po.port == nil {
-			return nil, nil // absent: applied when it appears
-		}
-		if po.trunk != nil {
-			// A trunk has no stack guard or promiscuity of its own.
-			if err := b.br.SetPortFlags(r.Iface, portFlags(np)); err != nil {
-				return nil, fmt.Errorf("%s: port %s: %w", r.Name, r.Iface, err)
-			}
-			return func() { _ = b.br.SetPortFlags(r.Iface, portFlags(&old)) }, nil
-		}
-		if err := e.setStack(b, po, np.Stack); err != nil {
-			return nil, err
-		}
-		if err := e.setPromisc(b, po, !np.NoPromisc); err != nil {
-			_ = e.setStack(b, po, old.Stack)
-			return nil, err
-		}
-		if err := b.br.SetPortFlags(r.Iface, portFlags(np)); err != nil {
-			_ = e.setStack(b, po, old.Stack)
-			_ = e.setPromisc(b, po, !old.NoPromisc)
-			return nil, fmt.Errorf("%s: port %s: %w", r.Name, r.Iface, err)
-		}
-		return func() {
-			_ = e.setStack(b, po, old.Stack)
-			_ = e.setPromisc(b, po, !old.NoPromisc)
-			_ = b.br.SetPortFlags(r.Iface, portFlags(&old))
-		}, nil
-	})
-}
-
-// setPromisc takes or releases the member's promiscuous membership.
-func (e *engine) setPromisc(b *bridgeObj, po *portObj, on bool) error {
-	pp, ok := po.port.(promisc.Port)
-	if !ok {
-		return nil
-	}
-	held := e.promisc.Users(pp) > 0
-	switch {
-	case on && !held:
-		if err := e.promisc.Acquire(pp); err != nil {
-			return fmt.Errorf("%s: port %s: promisc on: %w", b.name, po.name, err)
-		}
-	case !on && held:
-		if err := e.promisc.Release(pp); err != nil {
-			return fmt.Errorf("%s: port %s: promisc off: %w", b.name, po.name, err)
-		}
-	}
-	return nil
-}
-
-// setStack attaches or removes the member's stack guard.
-func (e *engine) setStack(b *bridgeObj, po *portObj, stack bool) error {
-	switch {
-	case stack && po.guard != nil:
-		err := po.guard.Close()
-		po.guard = nil
-		if err != nil {
-			return fmt.Errorf("%s: port %s: stack on: %w", b.name, po.name, err)
-		}
-	case !stack && po.guard == nil:
-		g, err := e.sys.GuardStack(po.name)
-		if err != nil {
-			return fmt.Errorf("%s: port %s: stack off: %w", b.name, po.name, err)
-		}
-		po.guard = g
-	}
-	return nil
-}
-
-// BridgeAddSpan adds a span port.
-func (e *engine) BridgeAddSpan(_ context.Context, r api.SpanRequest) error {
-	return e.change(func(c *config.Config) error {
-		return c.AddSpan(r.Name, r.Iface, e.host())
-	}, func(c *config.Config) (func(), error) {
-		b := e.bridges[r.Name]
-		po := &portObj{name: r.Iface, span: true}
-		if err := e.attach(b, po, nil); err != nil {
-			return nil, fmt.Errorf("%s: %w", r.Name, err)
-		}
-		b.ports[r.Iface] = po
-		return func() { e.detach(b, po); delete(b.ports, r.Iface) }, nil
-	})
-}
-
-// BridgeDelSpan removes a span port.
-func (e *engine) BridgeDelSpan(_ context.Context, r api.SpanRequest) error {
-	return e.change(func(c *config.Config) error {
-		return c.DelSpan(r.Name, r.Iface)
-	}, func(c *config.Config) (func(), error) {
-		b := e.bridges[r.Name]
-		e.detach(b, b.ports[r.Iface])
-		delete(b.ports, r.Iface)
-		return func() {
-			po := &portObj{name: r.Iface, span: true}
-			if e.attach(b, po, nil) == nil {
-				b.ports[r.Iface] = po
-			}
-		}, nil
-	})
-}
-
 // PortShow lists ports with their link, promiscuity and counters.
 func (e *engine) PortShow(_ context.Context, name string) ([]api.PortInfo, error) {
 	e.mu.Lock()
@@ -381,7 +232,7 @@ func (e *engine) PortShow(_ context.Context, name string) ([]api.PortInfo, error
 		if p != nil {
 			cn := p.Counters()
 			pi.Link = p.Link().String()
-			pi.Promisc = e.promisc.Held(iface)
+			pi.Promisc = e.graph.promisc.Held(iface)
 			pi.RxPackets, pi.RxBytes, pi.TxPackets, pi.TxBytes = cn.RxPackets, cn.RxBytes, cn.TxPackets, cn.TxBytes
 			pi.RxDropped, pi.TxDropped, pi.RingDropped, pi.Errors = cn.RxDropped, cn.TxDropped, cn.RingDropped, cn.Errors
 			pi.RxBadOffload = cn.RxBadOffload
@@ -389,7 +240,7 @@ func (e *engine) PortShow(_ context.Context, name string) ([]api.PortInfo, error
 		out = append(out, pi)
 	}
 	for _, c := range e.cfg.Bridges {
-		b := e.bridges[c.Name]
+		b := e.graph.bridges[c.Name]
 		if b.local != nil {
 			add(c.Name, api.RoleLocal, c.Name, b.local)
 		}
@@ -401,7 +252,7 @@ func (e *engine) PortShow(_ context.Context, name string) ([]api.PortInfo, error
 		}
 	}
 	for _, c := range e.cfg.Trunks {
-		to := e.trunks[c.Name]
+		to := e.graph.trunks[c.Name]
 		for _, p := range c.Ports {
 			add(c.Name, api.RoleTrunk, p.Name, to.ports[p.Name].port)
 		}
@@ -411,4 +262,64 @@ func (e *engine) PortShow(_ context.Context, name string) ([]api.PortInfo, error
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Bridge < out[j].Bridge })
 	return out, nil
+}
+
+// TrunkShow describes one trunk, or all.
+func (e *engine) TrunkShow(_ context.Context, name string) ([]api.TrunkInfo, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if name != "" && e.cfg.Trunk(name) == nil {
+		return nil, fmt.Errorf("%s: no such trunk", name)
+	}
+	out := []api.TrunkInfo{}
+	for _, c := range e.cfg.Trunks {
+		if name != "" && c.Name != name {
+			continue
+		}
+		to := e.graph.trunks[c.Name]
+		st := to.tr.Stats()
+		info := api.TrunkInfo{
+			Name: c.Name, Proto: c.Proto, Promisc: c.Promisc, Hash: c.Hash,
+			LACPMode: c.LACPMode, LACPTimeout: c.LACPTimeout, LACPSystemPriority: c.LACPSystemPriority,
+			LACPKey: c.LACPKey, Active: to.tr.Active(),
+			RxPackets: st.RxPackets, RxBytes: st.RxBytes, TxPackets: st.TxPackets, TxBytes: st.TxBytes,
+			RxDropped: st.RxRefused, TxDropped: st.TxNoPort + st.TxInvalid + st.TxMemberDropped,
+		}
+		if !c.LLAddr.IsZero() {
+			info.LLAddr = c.LLAddr.String()
+		}
+		running := map[string]trunk.PortInfo{}
+		for _, p := range to.tr.Ports() {
+			running[p.Name] = p
+		}
+		for _, p := range c.Ports {
+			pi := api.TrunkPortInfo{Name: p.Name, Link: platform.LinkAbsent.String(), Priority: p.Priority}
+			if rp, ok := running[p.Name]; ok {
+				pi.Link = rp.Link.String()
+				pi.Flags = rp.Flags
+				if ls, ok := rp.Detail.(lacp.PortState); ok {
+					pi.LACP = lacpInfo(ls)
+				}
+			}
+			info.Ports = append(info.Ports, pi)
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+func lacpInfo(s lacp.PortState) *api.LACPInfo {
+	peer := func(p lacp.PortInfo) api.LACPPeerInfo {
+		sys := ""
+		if p.System != ([6]byte{}) {
+			sys = fmt.Sprintf("%d,%s", p.SystemPriority, frame.MAC(p.System))
+		}
+		return api.LACPPeerInfo{System: sys, Key: int(p.Key), Port: int(p.Port), State: p.State.Words()}
+	}
+	b := s.Counters.Bad
+	return &api.LACPInfo{
+		Actor: peer(s.Actor), Partner: peer(s.Partner), Selected: s.Selected, Reason: s.Reason,
+		RxLACPDUs: s.Counters.RxLACPDU, TxLACPDUs: s.Counters.TxLACPDU,
+		RxBad: b.NotSlow + b.Subtype + b.Truncated + b.Version + b.TLVType + b.TLVLength + b.PortDown,
+	}
 }

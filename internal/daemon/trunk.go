@@ -25,15 +25,15 @@ var slowProtocolsGroup = net.HardwareAddr{0x01, 0x80, 0xc2, 0x00, 0x00, 0x02}
 
 // trunkObj is one running trunk and what the daemon opened for it.
 type trunkObj struct {
+	// g is the graph the trunk belongs to: its system, log and
+	// promiscuity registry.
+	g *graph
 	// name is the trunk's name, and its TAP's.
 	name string
 	// tr aggregates the member ports; it owns them.
 	tr *trunk.Trunk
 	// ports are the configured members by name, attached or absent.
 	ports map[string]*trunkPortObj
-	// bridge is the bridge the trunk is a member of, "" when it is given
-	// to the host as its own TAP.
-	bridge string
 
 	// tapMu guards tap and pump, which the trunk's OnActiveChange
 	// callback reads from another goroutine.
@@ -203,47 +203,13 @@ func trunkProtocol(c *config.Trunk) (trunk.Protocol, error) {
 	}), nil
 }
 
-// startTrunk creates a running trunk from its configuration; cfg is the
-// whole configuration it belongs to (to know whether a bridge has it).
-func (e *engine) startTrunk(c *config.Trunk, cfg *config.Config) (err error) {
-	proto, err := trunkProtocol(c)
-	if err != nil {
-		return fmt.Errorf("%s: %w", c.Name, err)
-	}
+// lbHashFields parses the hash fields of a trunk's configuration.
+func lbHashFields(c *config.Trunk) (lb.HashFields, error) {
 	fields, err := lb.ParseHashFields(c.Hash)
 	if err != nil {
-		return fmt.Errorf("%s: hash: %w", c.Name, err)
+		return 0, fmt.Errorf("%s: hash: %w", c.Name, err)
 	}
-	to := &trunkObj{name: c.Name, ports: make(map[string]*trunkPortObj)}
-	tr, err := trunk.New(c.Name, trunk.Options{
-		Protocol: proto, Hash: fields, Seed: trunkSeed(c.Name),
-		MAC: net.HardwareAddr(c.LLAddr[:]), Clock: e.clock, Logger: e.log.With("trunk", c.Name),
-		OnActiveChange: to.setCarrier,
-	})
-	if err != nil {
-		return err
-	}
-	to.tr = tr
-	defer func() {
-		if err != nil {
-			e.stopTrunk(to)
-		}
-	}()
-	for i := range c.Ports {
-		tpo := &trunkPortObj{name: c.Ports[i].Name}
-		to.ports[tpo.name] = tpo
-		if err := e.attachTrunkPort(to, c, tpo, &c.Ports[i]); err != nil {
-			return fmt.Errorf("%s: %w", c.Name, err)
-		}
-	}
-	if b := cfg.BridgeOf(c.Name); b != "" {
-		to.bridge = b // the bridge takes a Handle when it starts
-	} else if err := e.startTrunkTap(to, c.LLAddr); err != nil {
-		return err
-	}
-	e.trunks[c.Name] = to
-	e.log.Info("trunk up", "trunk", c.Name, "proto", c.Proto, "ports", len(c.Ports), "lladdr", c.LLAddr.String(), "promisc", c.Promisc)
-	return nil
+	return fields, nil
 }
 
 // setCarrier makes the trunk's TAP carrier follow the trunk: up while any
@@ -256,45 +222,51 @@ func (to *trunkObj) setCarrier(active bool) {
 	}
 }
 
-// startTrunkTap gives the trunk to the host as a TAP named after it.
-func (e *engine) startTrunkTap(to *trunkObj, mac frame.MAC) error {
-	mtu := to.tr.MTU()
-	tp, err := e.sys.CreateTap(to.name, net.HardwareAddr(mac[:]), mtu)
+// createTap makes the TAP that gives the trunk to the host, not yet
+// connected to it (giveHost does that).
+func (to *trunkObj) createTap(mac frame.MAC) (platform.Port, error) {
+	tp, err := to.g.sys.CreateTap(to.name, net.HardwareAddr(mac[:]), to.tr.MTU())
 	if err != nil {
-		return fmt.Errorf("%s: tap: %w", to.name, err)
+		return nil, fmt.Errorf("%s: tap: %w", to.name, err)
 	}
-	to.tapMu.Lock()
-	to.tap = tp
-	to.pump = startPump(to.tr.Handle(), tp, e.log.With("trunk", to.name))
-	to.tapMu.Unlock()
-	to.setCarrier(to.tr.Active())
-	return nil
+	return tp, nil
 }
 
-// stopTrunkTap removes the trunk's TAP (when it joins a bridge, or stops).
-func (e *engine) stopTrunkTap(to *trunkObj) {
+// giveHost connects the trunk to tp, its TAP, through a pump.
+func (to *trunkObj) giveHost(tp platform.Port) {
+	to.tapMu.Lock()
+	to.tap = tp
+	to.pump = startPump(to.tr.Handle(), tp, to.g.log.With("trunk", to.name))
+	to.tapMu.Unlock()
+	to.setCarrier(to.tr.Active())
+	to.fitTap()
+}
+
+// takeHost removes the trunk's TAP, if it has one (when it joins a bridge,
+// or stops).
+func (to *trunkObj) takeHost() {
 	to.tapMu.Lock()
 	p := to.pump
 	to.tap, to.pump = nil, nil
 	to.tapMu.Unlock()
 	if p != nil {
-		if n := e.sys.HostAddrs(to.name); n > 0 {
-			e.log.Warn("removing the trunk's TAP drops the host addresses on it", "trunk", to.name, "addresses", n)
+		if n := to.g.sys.HostAddrs(to.name); n > 0 {
+			to.g.log.Warn("removing the trunk's TAP drops the host addresses on it", "trunk", to.name, "addresses", n)
 		}
 		p.stop()
 	}
 }
 
-// fitTrunkTap sets the trunk TAP's MTU to the trunk's.
-func (e *engine) fitTrunkTap(to *trunkObj) {
+// fitTap sets the trunk TAP's MTU to the trunk's.
+func (to *trunkObj) fitTap() {
 	to.tapMu.Lock()
 	tp := to.tap
 	to.tapMu.Unlock()
 	if tp == nil || tp.MTU() == to.tr.MTU() {
 		return
 	}
-	if err := e.sys.SetTapMTU(to.name, to.tr.MTU()); err != nil {
-		e.log.Warn("cannot set the trunk TAP's MTU", "trunk", to.name, "err", err)
+	if err := to.g.sys.SetTapMTU(to.name, to.tr.MTU()); err != nil {
+		to.g.log.Warn("cannot set the trunk TAP's MTU", "trunk", to.name, "err", err)
 		return
 	}
 	if s, ok := tp.(interface{ SetMTU(int) }); ok {
@@ -302,12 +274,13 @@ func (e *engine) fitTrunkTap(to *trunkObj) {
 	}
 }
 
-// attachTrunkPort opens a configured member whose interface exists and
-// gives it to the trunk, applying the trunk's lladdr or promisc policy;
-// one that does not exist stays absent. On error nothing is left changed.
-func (e *engine) attachTrunkPort(to *trunkObj, c *config.Trunk, tpo *trunkPortObj, pc *config.TrunkPort) (err error) {
-	if e.sys.LinkState(tpo.name) == platform.LinkAbsent {
-		e.log.Info("port absent", "trunk", to.name, "port", tpo.name)
+// attachPort opens a configured port whose interface exists and gives it
+// to the trunk, applying the trunk's lladdr or promisc policy (c); one
+// that does not exist stays absent. On error nothing is left changed.
+func (to *trunkObj) attachPort(c *config.Trunk, tpo *trunkPortObj, pc *config.TrunkPort) (err error) {
+	g := to.g
+	if g.sys.LinkState(tpo.name) == platform.LinkAbsent {
+		g.log.Info("port absent", "trunk", to.name, "port", tpo.name)
 		return nil
 	}
 	var (
@@ -321,7 +294,7 @@ func (e *engine) attachTrunkPort(to *trunkObj, c *config.Trunk, tpo *trunkPortOb
 			return
 		}
 		if held {
-			e.promisc.Release(port.(promisc.Port))
+			g.promisc.Release(port.(promisc.Port))
 		}
 		if port != nil {
 			port.Close()
@@ -330,8 +303,8 @@ func (e *engine) attachTrunkPort(to *trunkObj, c *config.Trunk, tpo *trunkPortOb
 			guard.Close()
 		}
 		if set {
-			if rerr := e.sys.RestoreLLAddr(tpo.name); rerr != nil {
-				e.log.Error("cannot restore the MAC of a port that failed to join", "trunk", to.name, "port", tpo.name, "err", rerr)
+			if rerr := g.sys.RestoreLLAddr(tpo.name); rerr != nil {
+				g.log.Error("cannot restore the MAC of a port that failed to join", "trunk", to.name, "port", tpo.name, "err", rerr)
 			}
 		}
 	}()
@@ -339,114 +312,135 @@ func (e *engine) attachTrunkPort(to *trunkObj, c *config.Trunk, tpo *trunkPortOb
 		// The lladdr policy, as trunk(4): every member carries the
 		// trunk's MAC. The change outlives a crash, so it is journalled
 		// before it is made.
-		if err := e.sys.SetLLAddr(tpo.name, net.HardwareAddr(c.LLAddr[:]), "trunk "+to.name); err != nil {
-			return fmt.Errorf("add %s: set lladdr: %w", tpo.name, err)
+		if err := g.sys.SetLLAddr(tpo.name, net.HardwareAddr(c.LLAddr[:]), "trunk "+to.name); err != nil {
+			return fmt.Errorf("%s: add %s: set lladdr: %w", to.name, tpo.name, err)
 		}
 		set = true
 	}
 	// Members carry offloads (virtio_net_hdr), as bridge members do:
 	// the trunk passes them on to a bridge, or finishes them in
 	// software for its TAP (see pump).
-	if port, err = e.sys.OpenPort(tpo.name, true); err != nil {
-		return fmt.Errorf("add %s: %w", tpo.name, err)
+	if port, err = g.sys.OpenPort(tpo.name, true); err != nil {
+		return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
 	}
 	if c.Promisc {
 		if pp, ok := port.(promisc.Port); ok {
-			if err := e.promisc.Acquire(pp); err != nil {
-				return fmt.Errorf("add %s: %w", tpo.name, err)
+			if err := g.promisc.Acquire(pp); err != nil {
+				return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
 			}
 			held = true
 		}
 	} else {
 		// Real NICs filter by MAC: LACP's group and IPv6 neighbour
 		// discovery need these memberships (socket-owned, crash-safe).
-		if g, ok := port.(interface {
+		if mc, ok := port.(interface {
 			JoinMulticast(net.HardwareAddr) error
 			SetAllMulti(bool) error
 		}); ok {
-			if err := g.JoinMulticast(slowProtocolsGroup); err != nil {
-				return fmt.Errorf("add %s: %w", tpo.name, err)
+			if err := mc.JoinMulticast(slowProtocolsGroup); err != nil {
+				return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
 			}
-			if err := g.SetAllMulti(true); err != nil {
-				return fmt.Errorf("add %s: %w", tpo.name, err)
+			if err := mc.SetAllMulti(true); err != nil {
+				return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
 			}
 		}
 	}
-	if guard, err = e.sys.GuardStack(tpo.name); err != nil {
-		return fmt.Errorf("add %s: %w", tpo.name, err)
+	if guard, err = g.sys.GuardStack(tpo.name); err != nil {
+		return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
 	}
 	if err := to.tr.AddPort(port, trunk.PortConfig{Priority: pc.Priority, LACPPortPriority: uint16(pc.LACPPortPriority)}); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", to.name, err)
 	}
 	tpo.port, tpo.guard, tpo.lladdr, tpo.promisc = port, guard, set, held
-	e.fitTrunkTap(to)
+	to.fitTap()
 	return nil
 }
 
-// detachTrunkPort takes a member out of its trunk and gives the
-// interface back as it was (its own MAC, no promiscuity).
-func (e *engine) detachTrunkPort(to *trunkObj, tpo *trunkPortObj) {
+// detachPort takes a port out of the trunk and gives the interface back
+// as it was (its own MAC, no promiscuity); it stays configured (absent)
+// unless the caller forgets it.
+func (to *trunkObj) detachPort(tpo *trunkPortObj) {
 	if tpo.port == nil {
 		return
 	}
+	g := to.g
 	if tpo.promisc {
-		if err := e.promisc.Release(tpo.port.(promisc.Port)); err != nil {
-			e.promisc.Forget(tpo.port.(promisc.Port))
+		if err := g.promisc.Release(tpo.port.(promisc.Port)); err != nil {
+			g.promisc.Forget(tpo.port.(promisc.Port))
 		}
 	}
 	if err := to.tr.RemovePort(tpo.name); err != nil {
-		e.log.Warn("remove trunk port", "trunk", to.name, "port", tpo.name, "err", err)
+		g.log.Warn("remove trunk port", "trunk", to.name, "port", tpo.name, "err", err)
 	}
 	tpo.port.Close()
 	if tpo.guard != nil {
 		tpo.guard.Close()
 	}
 	if tpo.lladdr {
-		if err := e.sys.RestoreLLAddr(tpo.name); err != nil {
-			e.log.Error("cannot restore the MAC of a port leaving its trunk", "trunk", to.name, "port", tpo.name, "err", err)
+		if err := g.sys.RestoreLLAddr(tpo.name); err != nil {
+			g.log.Error("cannot restore the MAC of a port leaving its trunk", "trunk", to.name, "port", tpo.name, "err", err)
 		}
 	}
 	tpo.port, tpo.guard, tpo.lladdr, tpo.promisc = nil, nil, false, false
-	e.fitTrunkTap(to)
+	to.fitTap()
 }
 
-// stopTrunk closes a running trunk and gives every member back.
-func (e *engine) stopTrunk(to *trunkObj) {
-	e.stopTrunkTap(to)
+// setSettings makes the trunk's hash and protocol those of c; was is what
+// they are now, put back when a step fails. The protocol is replaced
+// (and LACP starts over) only when it or its LACP settings change.
+func (to *trunkObj) setSettings(c, was *config.Trunk) error {
+	fields, err := lbHashFields(c)
+	if err != nil {
+		return err
+	}
+	oldFields := to.tr.HashFields()
+	to.tr.SetHash(fields)
+	protoChanged := c.Proto != was.Proto
+	lacpChanged := c.Proto == string(trunk.ProtoLACP) && (c.LACPMode != was.LACPMode ||
+		c.LACPTimeout != was.LACPTimeout || c.LACPSystemPriority != was.LACPSystemPriority || c.LACPKey != was.LACPKey)
+	if !protoChanged && !lacpChanged {
+		return nil
+	}
+	p, err := trunkProtocol(c)
+	if err == nil {
+		err = to.tr.SetProtocol(p)
+	}
+	if err != nil {
+		to.tr.SetHash(oldFields)
+		return fmt.Errorf("%s: set: %w", to.name, err)
+	}
+	to.g.log.Info("trunk protocol set", "trunk", to.name, "proto", c.Proto)
+	return nil
+}
+
+// stop removes the trunk's TAP, gives every port back and closes it.
+func (to *trunkObj) stop() {
+	to.takeHost()
 	for _, tpo := range to.ports {
-		e.detachTrunkPort(to, tpo)
+		to.detachPort(tpo)
 	}
 	to.tr.Close()
 }
 
-// trunkLinkChanged handles a link event for a trunk member; it reports
-// whether name is one.
-func (e *engine) trunkLinkChanged(name string, state platform.LinkState) bool {
-	found := false
-	for _, to := range e.trunks {
-		tpo := to.ports[name]
-		if tpo == nil {
-			continue
+// linkChanged follows a link event for the trunk's port tpo; c is the
+// trunk's configuration.
+func (to *trunkObj) linkChanged(c *config.Trunk, tpo *trunkPortObj, state platform.LinkState) {
+	g := to.g
+	switch {
+	case state == platform.LinkAbsent && tpo.port != nil:
+		g.log.Info("port gone", "trunk", to.name, "port", tpo.name)
+		to.detachPort(tpo)
+	case state != platform.LinkAbsent && tpo.port == nil:
+		if err := to.attachPort(c, tpo, c.Port(tpo.name)); err != nil {
+			g.log.Warn("cannot attach port that appeared", "trunk", to.name, "port", tpo.name, "err", err)
 		}
-		found = true
-		c := e.cfg.Trunk(to.name)
-		switch {
-		case state == platform.LinkAbsent && tpo.port != nil:
-			e.log.Info("port gone", "trunk", to.name, "port", name)
-			e.detachTrunkPort(to, tpo)
-		case state != platform.LinkAbsent && tpo.port == nil:
-			if err := e.attachTrunkPort(to, c, tpo, c.Port(name)); err != nil {
-				e.log.Warn("cannot attach port that appeared", "trunk", to.name, "port", name, "err", err)
+	case tpo.port != nil:
+		if ls, ok := tpo.port.(platform.LinkSetter); ok {
+			if tpo.port.Link() != state {
+				g.log.Info("link "+state.String(), "trunk", to.name, "port", tpo.name)
 			}
-		case tpo.port != nil:
-			if ls, ok := tpo.port.(platform.LinkSetter); ok {
-				if tpo.port.Link() != state {
-					e.log.Info("link "+state.String(), "trunk", to.name, "port", name)
-				}
-				ls.SetLink(state)
-			}
-			to.tr.LinkChanged(name)
+			ls.SetLink(state)
 		}
+		to.tr.LinkChanged(tpo.name)
 	}
-	return found
 }
