@@ -160,7 +160,7 @@ func bridgeCommand() *cli.Command {
 				},
 				Action: func(c *cli.Context) error {
 					req := api.BridgeCreateRequest{Name: c.Args().Get(0), Local: c.Bool("local")}
-					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeCreate(ctx, req) })
+					return mutate(c, 1, 1, req)
 				},
 			},
 			{
@@ -168,7 +168,7 @@ func bridgeCommand() *cli.Command {
 				Flags: []cli.Flag{outputFlag()},
 				Action: func(c *cli.Context) error {
 					req := api.BridgeDestroyRequest{Name: c.Args().Get(0)}
-					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeDestroy(ctx, req) })
+					return mutate(c, 1, 1, req)
 				},
 			},
 			{
@@ -176,7 +176,7 @@ func bridgeCommand() *cli.Command {
 				Flags: []cli.Flag{outputFlag()},
 				Action: func(c *cli.Context) error {
 					req := api.BridgeAddRequest{Name: c.Args().Get(0), Ifaces: tail(c)}
-					return mutate(c, 2, -1, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeAdd(ctx, req) })
+					return mutate(c, 2, -1, req)
 				},
 			},
 			{
@@ -184,7 +184,7 @@ func bridgeCommand() *cli.Command {
 				Flags: []cli.Flag{outputFlag()},
 				Action: func(c *cli.Context) error {
 					req := api.BridgeDelRequest{Name: c.Args().Get(0), Ifaces: tail(c)}
-					return mutate(c, 2, -1, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeDel(ctx, req) })
+					return mutate(c, 2, -1, req)
 				},
 			},
 			{
@@ -209,7 +209,7 @@ func bridgeCommand() *cli.Command {
 						return usagef("--vlan: %v", err)
 					}
 					req := api.StaticRequest{Name: c.Args().Get(0), MAC: c.Args().Get(1), Iface: c.Args().Get(2), VLAN: uint16(vlan)}
-					return mutate(c, 3, 3, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeStatic(ctx, req) })
+					return mutate(c, 3, 3, req)
 				},
 			},
 			{
@@ -228,7 +228,7 @@ func bridgeCommand() *cli.Command {
 						v := uint16(vlan)
 						req.VLAN = &v
 					}
-					return mutate(c, 2, 2, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeDelAddr(ctx, req) })
+					return mutate(c, 2, 2, req)
 				},
 			},
 			{
@@ -239,7 +239,7 @@ func bridgeCommand() *cli.Command {
 				},
 				Action: func(c *cli.Context) error {
 					req := api.FlushRequest{Name: c.Args().Get(0), All: c.Bool("all")}
-					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeFlush(ctx, req) })
+					return mutate(c, 1, 1, req)
 				},
 			},
 			{
@@ -259,7 +259,7 @@ func bridgeCommand() *cli.Command {
 						v := c.Int("maxaddr")
 						req.MaxAddr = &v
 					}
-					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeSet(ctx, req) })
+					return mutate(c, 1, 1, req)
 				},
 			},
 			{
@@ -290,23 +290,23 @@ func bridgeCommand() *cli.Command {
 						}
 						*f.field = &v
 					}
-					return mutate(c, 2, 2, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgePort(ctx, req) })
+					return mutate(c, 2, 2, req)
 				},
 			},
 			{
 				Name: "addspan", Usage: "add a span port", ArgsUsage: "NAME IFACE",
 				Flags: []cli.Flag{outputFlag()},
 				Action: func(c *cli.Context) error {
-					req := api.SpanRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1)}
-					return mutate(c, 2, 2, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeAddSpan(ctx, req) })
+					req := api.AddSpanRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1)}
+					return mutate(c, 2, 2, req)
 				},
 			},
 			{
 				Name: "delspan", Usage: "remove a span port", ArgsUsage: "NAME IFACE",
 				Flags: []cli.Flag{outputFlag()},
 				Action: func(c *cli.Context) error {
-					req := api.SpanRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1)}
-					return mutate(c, 2, 2, req, func(ctx context.Context, cl *api.Client) error { return cl.BridgeDelSpan(ctx, req) })
+					req := api.DelSpanRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1)}
+					return mutate(c, 2, 2, req)
 				},
 			},
 		},
@@ -334,7 +334,7 @@ func onOff(flag, v string) (bool, error) {
 
 // mutate checks the arguments and the request, then sends it. Commands
 // that change state print nothing on success.
-func mutate(c *cli.Context, min, max int, req interface{ Validate() error }, send func(context.Context, *api.Client) error) error {
+func mutate(c *cli.Context, min, max int, req api.Operation) error {
 	if _, err := jsonOutput(c); err != nil {
 		return err
 	}
@@ -344,7 +344,7 @@ func mutate(c *cli.Context, min, max int, req interface{ Validate() error }, sen
 	if err := validate(req); err != nil {
 		return err
 	}
-	return do(c, send)
+	return do(c, func(ctx context.Context, cl *api.Client) error { return cl.Do(ctx, req, nil) })
 }
 
 func bridgeShow(c *cli.Context) error {
@@ -360,8 +360,8 @@ func bridgeShow(c *cli.Context) error {
 		return err
 	}
 	return do(c, func(ctx context.Context, cl *api.Client) error {
-		bs, err := cl.BridgeShow(ctx, req.Name)
-		if err != nil {
+		var bs []api.BridgeInfo
+		if err := cl.Do(ctx, req, &bs); err != nil {
 			return err
 		}
 		if asJSON {
@@ -384,8 +384,8 @@ func bridgeAddr(c *cli.Context) error {
 		return err
 	}
 	return do(c, func(ctx context.Context, cl *api.Client) error {
-		as, err := cl.BridgeAddr(ctx, req.Name)
-		if err != nil {
+		var as []api.AddrInfo
+		if err := cl.Do(ctx, req, &as); err != nil {
 			return err
 		}
 		if asJSON {
@@ -416,8 +416,8 @@ func portCommand() *cli.Command {
 					return err
 				}
 				return do(c, func(ctx context.Context, cl *api.Client) error {
-					ps, err := cl.PortShow(ctx, req.Name)
-					if err != nil {
+					var ps []api.PortInfo
+					if err := cl.Do(ctx, req, &ps); err != nil {
 						return err
 					}
 					if asJSON {
@@ -445,7 +445,8 @@ func versionCommand() *cli.Command {
 			}
 			out := versionOutput{VersionInfo: api.Build()}
 			if cl, err := dial(c); err == nil {
-				if d, err := cl.Version(c.Context); err == nil {
+				var d api.VersionInfo
+				if err := cl.Do(c.Context, api.VersionRequest{}, &d); err == nil {
 					out.Daemon = &d
 				} else {
 					out.DaemonError = err.Error()

@@ -52,7 +52,7 @@ func trunkCommand() *cli.Command {
 							return usagef("--%s: empty value", f)
 						}
 					}
-					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.TrunkCreate(ctx, req) })
+					return mutate(c, 1, 1, req)
 				},
 			},
 			{
@@ -60,7 +60,7 @@ func trunkCommand() *cli.Command {
 				Flags: []cli.Flag{outputFlag()},
 				Action: func(c *cli.Context) error {
 					req := api.TrunkDestroyRequest{Name: c.Args().Get(0)}
-					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.TrunkDestroy(ctx, req) })
+					return mutate(c, 1, 1, req)
 				},
 			},
 			{
@@ -74,7 +74,7 @@ func trunkCommand() *cli.Command {
 					req := api.TrunkAddRequest{Name: c.Args().Get(0), Ifaces: tail(c)}
 					req.Priority = intIfSet(c, "priority")
 					req.LACPPortPriority = intIfSet(c, "lacp-port-priority")
-					return mutate(c, 2, -1, req, func(ctx context.Context, cl *api.Client) error { return cl.TrunkAdd(ctx, req) })
+					return mutate(c, 2, -1, req)
 				},
 			},
 			{
@@ -82,7 +82,7 @@ func trunkCommand() *cli.Command {
 				Flags: []cli.Flag{outputFlag()},
 				Action: func(c *cli.Context) error {
 					req := api.TrunkDelRequest{Name: c.Args().Get(0), Ifaces: tail(c)}
-					return mutate(c, 2, -1, req, func(ctx context.Context, cl *api.Client) error { return cl.TrunkDel(ctx, req) })
+					return mutate(c, 2, -1, req)
 				},
 			},
 			{
@@ -106,7 +106,7 @@ func trunkCommand() *cli.Command {
 						LACPSystemPriority: intIfSet(c, "lacp-system-priority"),
 						LACPKey:            intIfSet(c, "lacp-key"),
 					}
-					return mutate(c, 1, 1, req, func(ctx context.Context, cl *api.Client) error { return cl.TrunkSet(ctx, req) })
+					return mutate(c, 1, 1, req)
 				},
 			},
 			{
@@ -150,8 +150,8 @@ func trunkShow(c *cli.Context) error {
 		return err
 	}
 	return do(c, func(ctx context.Context, cl *api.Client) error {
-		ts, err := cl.TrunkShow(ctx, req.Name)
-		if err != nil {
+		var ts []api.TrunkInfo
+		if err := cl.Do(ctx, req, &ts); err != nil {
 			return err
 		}
 		if asJSON {

@@ -21,6 +21,13 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
+// get sends req and returns its result as a T.
+func get[T any](ctx context.Context, c *api.Client, req api.Operation) (T, error) {
+	var res T
+	err := c.Do(ctx, req, &res)
+	return res, err
+}
+
 func fakeState() *apitest.Fake {
 	return &apitest.Fake{
 		Bridges: []api.BridgeInfo{{
@@ -61,88 +68,88 @@ func TestRoundTrip(t *testing.T) {
 		want     any
 	}{
 		{"bridge create", func(c *api.Client) (any, error) {
-			return nil, c.BridgeCreate(ctx, api.BridgeCreateRequest{Name: "bridge0", Local: true})
+			return nil, c.Do(ctx, api.BridgeCreateRequest{Name: "bridge0", Local: true}, nil)
 		}, apitest.Call{Op: "bridge.create", Req: api.BridgeCreateRequest{Name: "bridge0", Local: true}}, nil},
 		{"bridge destroy", func(c *api.Client) (any, error) {
-			return nil, c.BridgeDestroy(ctx, api.BridgeDestroyRequest{Name: "bridge0"})
+			return nil, c.Do(ctx, api.BridgeDestroyRequest{Name: "bridge0"}, nil)
 		}, apitest.Call{Op: "bridge.destroy", Req: api.BridgeDestroyRequest{Name: "bridge0"}}, nil},
 		{"bridge add", func(c *api.Client) (any, error) {
-			return nil, c.BridgeAdd(ctx, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}})
+			return nil, c.Do(ctx, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}}, nil)
 		}, apitest.Call{Op: "bridge.add", Req: api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}}}, nil},
 		{"bridge del", func(c *api.Client) (any, error) {
-			return nil, c.BridgeDel(ctx, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth2"}})
+			return nil, c.Do(ctx, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth2"}}, nil)
 		}, apitest.Call{Op: "bridge.del", Req: api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth2"}}}, nil},
 		{"bridge show all", func(c *api.Client) (any, error) {
-			return c.BridgeShow(ctx, "")
+			return get[[]api.BridgeInfo](ctx, c, api.BridgeShowRequest{Name: ""})
 		}, apitest.Call{Op: "bridge.show", Req: ""}, fakeState().Bridges},
 		{"bridge show one", func(c *api.Client) (any, error) {
-			return c.BridgeShow(ctx, "bridge0")
+			return get[[]api.BridgeInfo](ctx, c, api.BridgeShowRequest{Name: "bridge0"})
 		}, apitest.Call{Op: "bridge.show", Req: "bridge0"}, fakeState().Bridges},
 		{"bridge addr", func(c *api.Client) (any, error) {
-			return c.BridgeAddr(ctx, "bridge0")
+			return get[[]api.AddrInfo](ctx, c, api.BridgeAddrRequest{Name: "bridge0"})
 		}, apitest.Call{Op: "bridge.addr", Req: "bridge0"}, fakeState().Addrs["bridge0"]},
 		{"bridge static", func(c *api.Client) (any, error) {
-			return nil, c.BridgeStatic(ctx, api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", Iface: "eth1", VLAN: 7})
+			return nil, c.Do(ctx, api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", Iface: "eth1", VLAN: 7}, nil)
 		}, apitest.Call{Op: "bridge.static", Req: api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", Iface: "eth1", VLAN: 7}}, nil},
 		{"bridge deladdr every vlan", func(c *api.Client) (any, error) {
-			return nil, c.BridgeDelAddr(ctx, api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:01"})
+			return nil, c.Do(ctx, api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:01"}, nil)
 		}, apitest.Call{Op: "bridge.deladdr", Req: api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:01"}}, nil},
 		{"bridge deladdr vlan 0", func(c *api.Client) (any, error) {
-			return nil, c.BridgeDelAddr(ctx, api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", VLAN: ptr(uint16(0))})
+			return nil, c.Do(ctx, api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", VLAN: ptr(uint16(0))}, nil)
 		}, apitest.Call{Op: "bridge.deladdr", Req: api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", VLAN: ptr(uint16(0))}}, nil},
 		{"bridge flush", func(c *api.Client) (any, error) {
-			return nil, c.BridgeFlush(ctx, api.FlushRequest{Name: "bridge0", All: true})
+			return nil, c.Do(ctx, api.FlushRequest{Name: "bridge0", All: true}, nil)
 		}, apitest.Call{Op: "bridge.flush", Req: api.FlushRequest{Name: "bridge0", All: true}}, nil},
 		{"bridge set timeout 0", func(c *api.Client) (any, error) {
-			return nil, c.BridgeSet(ctx, api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0)})
+			return nil, c.Do(ctx, api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0)}, nil)
 		}, apitest.Call{Op: "bridge.set", Req: api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0)}}, nil},
 		{"bridge set maxaddr", func(c *api.Client) (any, error) {
-			return nil, c.BridgeSet(ctx, api.BridgeSetRequest{Name: "bridge0", MaxAddr: ptr(100)})
+			return nil, c.Do(ctx, api.BridgeSetRequest{Name: "bridge0", MaxAddr: ptr(100)}, nil)
 		}, apitest.Call{Op: "bridge.set", Req: api.BridgeSetRequest{Name: "bridge0", MaxAddr: ptr(100)}}, nil},
 		{"bridge port", func(c *api.Client) (any, error) {
-			return nil, c.BridgePort(ctx, api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Learning: ptr(false), Stack: ptr(true)})
+			return nil, c.Do(ctx, api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Learning: ptr(false), Stack: ptr(true)}, nil)
 		}, apitest.Call{Op: "bridge.port", Req: api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Learning: ptr(false), Stack: ptr(true)}}, nil},
 		{"bridge addspan", func(c *api.Client) (any, error) {
-			return nil, c.BridgeAddSpan(ctx, api.SpanRequest{Name: "bridge0", Iface: "eth3"})
-		}, apitest.Call{Op: "bridge.addspan", Req: api.SpanRequest{Name: "bridge0", Iface: "eth3"}}, nil},
+			return nil, c.Do(ctx, api.AddSpanRequest{Name: "bridge0", Iface: "eth3"}, nil)
+		}, apitest.Call{Op: "bridge.addspan", Req: api.AddSpanRequest{Name: "bridge0", Iface: "eth3"}}, nil},
 		{"bridge delspan", func(c *api.Client) (any, error) {
-			return nil, c.BridgeDelSpan(ctx, api.SpanRequest{Name: "bridge0", Iface: "eth3"})
-		}, apitest.Call{Op: "bridge.delspan", Req: api.SpanRequest{Name: "bridge0", Iface: "eth3"}}, nil},
+			return nil, c.Do(ctx, api.DelSpanRequest{Name: "bridge0", Iface: "eth3"}, nil)
+		}, apitest.Call{Op: "bridge.delspan", Req: api.DelSpanRequest{Name: "bridge0", Iface: "eth3"}}, nil},
 		{"trunk create defaults", func(c *api.Client) (any, error) {
-			return nil, c.TrunkCreate(ctx, api.TrunkCreateRequest{Name: "trunk0"})
+			return nil, c.Do(ctx, api.TrunkCreateRequest{Name: "trunk0"}, nil)
 		}, apitest.Call{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0"}}, nil},
 		{"trunk create everything", func(c *api.Client) (any, error) {
-			return nil, c.TrunkCreate(ctx, api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1", "eth2"}, Promisc: true, LACPMode: "passive", LACPTimeout: "fast", Hash: "l3,l2"})
+			return nil, c.Do(ctx, api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1", "eth2"}, Promisc: true, LACPMode: "passive", LACPTimeout: "fast", Hash: "l3,l2"}, nil)
 		}, apitest.Call{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1", "eth2"}, Promisc: true, LACPMode: "passive", LACPTimeout: "fast", Hash: "l3,l2"}}, nil},
 		{"trunk destroy", func(c *api.Client) (any, error) {
-			return nil, c.TrunkDestroy(ctx, api.TrunkDestroyRequest{Name: "trunk0"})
+			return nil, c.Do(ctx, api.TrunkDestroyRequest{Name: "trunk0"}, nil)
 		}, apitest.Call{Op: "trunk.destroy", Req: api.TrunkDestroyRequest{Name: "trunk0"}}, nil},
 		{"trunk add", func(c *api.Client) (any, error) {
-			return nil, c.TrunkAdd(ctx, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3"}})
+			return nil, c.Do(ctx, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3"}}, nil)
 		}, apitest.Call{Op: "trunk.add", Req: api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3"}}}, nil},
 		{"trunk add with priorities 0", func(c *api.Client) (any, error) {
-			return nil, c.TrunkAdd(ctx, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3", "eth4"}, Priority: ptr(0), LACPPortPriority: ptr(0)})
+			return nil, c.Do(ctx, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3", "eth4"}, Priority: ptr(0), LACPPortPriority: ptr(0)}, nil)
 		}, apitest.Call{Op: "trunk.add", Req: api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3", "eth4"}, Priority: ptr(0), LACPPortPriority: ptr(0)}}, nil},
 		{"trunk del", func(c *api.Client) (any, error) {
-			return nil, c.TrunkDel(ctx, api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth3"}})
+			return nil, c.Do(ctx, api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth3"}}, nil)
 		}, apitest.Call{Op: "trunk.del", Req: api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth3"}}}, nil},
 		{"trunk set everything", func(c *api.Client) (any, error) {
-			return nil, c.TrunkSet(ctx, api.TrunkSetRequest{Name: "trunk0", Proto: ptr("roundrobin"), LACPMode: ptr("active"), LACPTimeout: ptr("slow"), Hash: ptr("l4"), LACPSystemPriority: ptr(0), LACPKey: ptr(0)})
+			return nil, c.Do(ctx, api.TrunkSetRequest{Name: "trunk0", Proto: ptr("roundrobin"), LACPMode: ptr("active"), LACPTimeout: ptr("slow"), Hash: ptr("l4"), LACPSystemPriority: ptr(0), LACPKey: ptr(0)}, nil)
 		}, apitest.Call{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", Proto: ptr("roundrobin"), LACPMode: ptr("active"), LACPTimeout: ptr("slow"), Hash: ptr("l4"), LACPSystemPriority: ptr(0), LACPKey: ptr(0)}}, nil},
 		{"trunk set key", func(c *api.Client) (any, error) {
-			return nil, c.TrunkSet(ctx, api.TrunkSetRequest{Name: "trunk0", LACPKey: ptr(65535)})
+			return nil, c.Do(ctx, api.TrunkSetRequest{Name: "trunk0", LACPKey: ptr(65535)}, nil)
 		}, apitest.Call{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", LACPKey: ptr(65535)}}, nil},
 		{"trunk show all", func(c *api.Client) (any, error) {
-			return c.TrunkShow(ctx, "")
+			return get[[]api.TrunkInfo](ctx, c, api.TrunkShowRequest{Name: ""})
 		}, apitest.Call{Op: "trunk.show", Req: ""}, fakeState().Trunks},
 		{"trunk show one", func(c *api.Client) (any, error) {
-			return c.TrunkShow(ctx, "trunk0")
+			return get[[]api.TrunkInfo](ctx, c, api.TrunkShowRequest{Name: "trunk0"})
 		}, apitest.Call{Op: "trunk.show", Req: "trunk0"}, fakeState().Trunks},
 		{"port show", func(c *api.Client) (any, error) {
-			return c.PortShow(ctx, "eth1")
+			return get[[]api.PortInfo](ctx, c, api.PortShowRequest{Name: "eth1"})
 		}, apitest.Call{Op: "port.show", Req: "eth1"}, fakeState().Ports},
 		{"version", func(c *api.Client) (any, error) {
-			return c.Version(ctx)
+			return get[api.VersionInfo](ctx, c, api.VersionRequest{})
 		}, apitest.Call{Op: "version", Req: nil}, fakeState().VersionInfo},
 	}
 	covered := map[string]bool{}
@@ -183,13 +190,13 @@ func TestHandlerError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	err = c.BridgeAdd(context.Background(), api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth9"}})
+	err = c.Do(context.Background(), api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth9"}}, nil)
 	var re *api.RemoteError
 	if !errors.As(err, &re) || re.Message != "bridge0: add eth9: no such interface" || re.Op != "bridge.add" {
 		t.Fatalf("expected RemoteError{bridge.add, bridge0: add eth9: no such interface}, got %#v", err)
 	}
 	// The connection stays usable after an error reply.
-	if _, err := c.Version(context.Background()); err != nil {
+	if _, err := get[api.VersionInfo](context.Background(), c, api.VersionRequest{}); err != nil {
 		t.Errorf("request after an error reply: expected no error, got %v", err)
 	}
 }
@@ -484,7 +491,7 @@ func wantAnswer(t *testing.T, path, when string) {
 		t.Fatalf("%s: %v", when, err)
 	}
 	defer c.Close()
-	if _, err := c.Version(context.Background()); err != nil {
+	if _, err := get[api.VersionInfo](context.Background(), c, api.VersionRequest{}); err != nil {
 		t.Errorf("%s: expected the server to answer on a new connection, got %v", when, err)
 	}
 }
@@ -512,7 +519,7 @@ func TestPeerCredentials(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			_, err = c.Version(context.Background())
+			_, err = get[api.VersionInfo](context.Background(), c, api.VersionRequest{})
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -578,7 +585,7 @@ func TestServeStopsOnCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.Version(ctx); err != nil {
+	if _, err := get[api.VersionInfo](ctx, c, api.VersionRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	cancel() // an idle connection is open: Serve must still return
@@ -593,7 +600,7 @@ func TestServeStopsOnCancel(t *testing.T) {
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket after Serve returned: expected removed, got stat error %v", err)
 	}
-	if _, err := c.Version(context.Background()); err == nil {
+	if _, err := get[api.VersionInfo](context.Background(), c, api.VersionRequest{}); err == nil {
 		t.Errorf("request after shutdown: expected an error, got none")
 	}
 }
@@ -707,7 +714,7 @@ func TestClientContext(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err = c.Version(ctx)
+	_, err = get[api.VersionInfo](ctx, c, api.VersionRequest{})
 	if err == nil || !strings.Contains(err.Error(), "context deadline exceeded") {
 		t.Errorf("Version with an expiring context: expected a deadline error, got %v", err)
 	}

@@ -41,8 +41,6 @@ type Client struct {
 	broken error
 }
 
-var _ Handler = (*Client)(nil)
-
 // Dial connects to the daemon's control socket at path.
 func Dial(path string) (*Client, error) {
 	d := net.Dialer{Timeout: dialTimeout}
@@ -123,119 +121,11 @@ func (c *Client) Call(ctx context.Context, op string, args, result any) error {
 	return nil
 }
 
-// BridgeCreate creates a bridge.
-func (c *Client) BridgeCreate(ctx context.Context, req BridgeCreateRequest) error {
-	return c.Call(ctx, OpBridgeCreate, req, nil)
-}
-
-// BridgeDestroy destroys a bridge.
-func (c *Client) BridgeDestroy(ctx context.Context, req BridgeDestroyRequest) error {
-	return c.Call(ctx, OpBridgeDestroy, req, nil)
-}
-
-// BridgeAdd adds members to a bridge, all or none.
-func (c *Client) BridgeAdd(ctx context.Context, req BridgeAddRequest) error {
-	return c.Call(ctx, OpBridgeAdd, req, nil)
-}
-
-// BridgeDel removes members from a bridge, all or none.
-func (c *Client) BridgeDel(ctx context.Context, req BridgeDelRequest) error {
-	return c.Call(ctx, OpBridgeDel, req, nil)
-}
-
-// BridgeShow describes one bridge, or all when name is "".
-func (c *Client) BridgeShow(ctx context.Context, name string) ([]BridgeInfo, error) {
-	var res []BridgeInfo
-	err := c.Call(ctx, OpBridgeShow, BridgeShowRequest{Name: name}, &res)
-	return res, err
-}
-
-// BridgeAddr lists a bridge's address table.
-func (c *Client) BridgeAddr(ctx context.Context, name string) ([]AddrInfo, error) {
-	var res []AddrInfo
-	err := c.Call(ctx, OpBridgeAddr, BridgeAddrRequest{Name: name}, &res)
-	return res, err
-}
-
-// BridgeStatic adds a static address-table entry.
-func (c *Client) BridgeStatic(ctx context.Context, req StaticRequest) error {
-	return c.Call(ctx, OpBridgeStatic, req, nil)
-}
-
-// BridgeDelAddr removes an address-table entry.
-func (c *Client) BridgeDelAddr(ctx context.Context, req DelAddrRequest) error {
-	return c.Call(ctx, OpBridgeDelAddr, req, nil)
-}
-
-// BridgeFlush flushes a bridge's address table.
-func (c *Client) BridgeFlush(ctx context.Context, req FlushRequest) error {
-	return c.Call(ctx, OpBridgeFlush, req, nil)
-}
-
-// BridgeSet changes a bridge's settings.
-func (c *Client) BridgeSet(ctx context.Context, req BridgeSetRequest) error {
-	return c.Call(ctx, OpBridgeSet, req, nil)
-}
-
-// BridgePort changes a member's flags.
-func (c *Client) BridgePort(ctx context.Context, req BridgePortRequest) error {
-	return c.Call(ctx, OpBridgePort, req, nil)
-}
-
-// BridgeAddSpan adds a span port.
-func (c *Client) BridgeAddSpan(ctx context.Context, req SpanRequest) error {
-	return c.Call(ctx, OpBridgeAddSpan, req, nil)
-}
-
-// BridgeDelSpan removes a span port.
-func (c *Client) BridgeDelSpan(ctx context.Context, req SpanRequest) error {
-	return c.Call(ctx, OpBridgeDelSpan, req, nil)
-}
-
-// TrunkCreate creates a trunk.
-func (c *Client) TrunkCreate(ctx context.Context, req TrunkCreateRequest) error {
-	return c.Call(ctx, OpTrunkCreate, req, nil)
-}
-
-// TrunkDestroy destroys a trunk.
-func (c *Client) TrunkDestroy(ctx context.Context, req TrunkDestroyRequest) error {
-	return c.Call(ctx, OpTrunkDestroy, req, nil)
-}
-
-// TrunkAdd adds ports to a trunk, all or none.
-func (c *Client) TrunkAdd(ctx context.Context, req TrunkAddRequest) error {
-	return c.Call(ctx, OpTrunkAdd, req, nil)
-}
-
-// TrunkDel removes ports from a trunk, all or none.
-func (c *Client) TrunkDel(ctx context.Context, req TrunkDelRequest) error {
-	return c.Call(ctx, OpTrunkDel, req, nil)
-}
-
-// TrunkSet changes a trunk's settings.
-func (c *Client) TrunkSet(ctx context.Context, req TrunkSetRequest) error {
-	return c.Call(ctx, OpTrunkSet, req, nil)
-}
-
-// TrunkShow describes one trunk, or all when name is "".
-func (c *Client) TrunkShow(ctx context.Context, name string) ([]TrunkInfo, error) {
-	var res []TrunkInfo
-	err := c.Call(ctx, OpTrunkShow, TrunkShowRequest{Name: name}, &res)
-	return res, err
-}
-
-// PortShow describes one port, or all when name is "".
-func (c *Client) PortShow(ctx context.Context, name string) ([]PortInfo, error) {
-	var res []PortInfo
-	err := c.Call(ctx, OpPortShow, PortShowRequest{Name: name}, &res)
-	return res, err
-}
-
-// Version identifies the daemon's build.
-func (c *Client) Version(ctx context.Context) (VersionInfo, error) {
-	var res VersionInfo
-	err := c.Call(ctx, OpVersion, nil, &res)
-	return res, err
+// Do sends the request of an operation and decodes its result into
+// result (a pointer; nil to ignore it). An error reply is returned as a
+// *RemoteError.
+func (c *Client) Do(ctx context.Context, req Operation, result any) error {
+	return c.Call(ctx, req.Op(), req, result)
 }
 
 // ctxErr returns the context's error when err is the deadline Call set

@@ -17,9 +17,13 @@
 // is closed. Malformed JSON, an unknown op, an unsupported version, unknown
 // or missing fields each get an error reply; the connection stays usable.
 //
-// The daemon implements Handler, one typed method per operation; a Server
-// decodes and validates requests and calls it. Client has the same method
-// set, so it is itself a Handler.
+// Each operation has a request type (an Operation) and one row in the
+// operation table (protocol.go). A state operation's request is an Edit:
+// its Edit method is the operation, a change of the configuration, and the
+// daemon runs every Edit with Handler.Change. The few other operations
+// (queries, and flushing learned addresses) have a Handler method each.
+// A Server decodes and validates requests and calls the Handler; Client.Do
+// sends any Operation.
 //
 // Listen creates the socket with mode 0600 (0660 and the group's ownership
 // when a group is named), and a Server checks the credentials of every peer

@@ -9,27 +9,14 @@ import (
 // nopHandler answers every operation with zero values.
 type nopHandler struct{}
 
-func (nopHandler) BridgeCreate(context.Context, BridgeCreateRequest) error   { return nil }
-func (nopHandler) BridgeDestroy(context.Context, BridgeDestroyRequest) error { return nil }
-func (nopHandler) BridgeAdd(context.Context, BridgeAddRequest) error         { return nil }
-func (nopHandler) BridgeDel(context.Context, BridgeDelRequest) error         { return nil }
-func (nopHandler) BridgeShow(context.Context, string) ([]BridgeInfo, error)  { return nil, nil }
-func (nopHandler) BridgeAddr(context.Context, string) ([]AddrInfo, error)    { return nil, nil }
-func (nopHandler) BridgeStatic(context.Context, StaticRequest) error         { return nil }
-func (nopHandler) BridgeDelAddr(context.Context, DelAddrRequest) error       { return nil }
-func (nopHandler) BridgeFlush(context.Context, FlushRequest) error           { return nil }
-func (nopHandler) BridgeSet(context.Context, BridgeSetRequest) error         { return nil }
-func (nopHandler) BridgePort(context.Context, BridgePortRequest) error       { return nil }
-func (nopHandler) BridgeAddSpan(context.Context, SpanRequest) error          { return nil }
-func (nopHandler) BridgeDelSpan(context.Context, SpanRequest) error          { return nil }
-func (nopHandler) TrunkCreate(context.Context, TrunkCreateRequest) error     { return nil }
-func (nopHandler) TrunkDestroy(context.Context, TrunkDestroyRequest) error   { return nil }
-func (nopHandler) TrunkAdd(context.Context, TrunkAddRequest) error           { return nil }
-func (nopHandler) TrunkDel(context.Context, TrunkDelRequest) error           { return nil }
-func (nopHandler) TrunkSet(context.Context, TrunkSetRequest) error           { return nil }
-func (nopHandler) TrunkShow(context.Context, string) ([]TrunkInfo, error)    { return nil, nil }
-func (nopHandler) PortShow(context.Context, string) ([]PortInfo, error)      { return nil, nil }
-func (nopHandler) Version(context.Context) (VersionInfo, error)              { return VersionInfo{}, nil }
+func (nopHandler) Change(context.Context, Edit) error                       { return nil }
+func (nopHandler) BridgeDelAddr(context.Context, DelAddrRequest) error      { return nil }
+func (nopHandler) BridgeFlush(context.Context, FlushRequest) error          { return nil }
+func (nopHandler) BridgeShow(context.Context, string) ([]BridgeInfo, error) { return nil, nil }
+func (nopHandler) BridgeAddr(context.Context, string) ([]AddrInfo, error)   { return nil, nil }
+func (nopHandler) TrunkShow(context.Context, string) ([]TrunkInfo, error)   { return nil, nil }
+func (nopHandler) PortShow(context.Context, string) ([]PortInfo, error)     { return nil, nil }
+func (nopHandler) Version(context.Context) (VersionInfo, error)             { return VersionInfo{}, nil }
 
 // FuzzDecodeRequest feeds arbitrary lines to the request decoder and the
 // dispatcher: they must never panic, and every reply must be one line of

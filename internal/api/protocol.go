@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/swctl/swctl/internal/config"
 )
 
 // MaxRequestSize is the longest request line the server reads, newline
@@ -18,49 +20,46 @@ const MaxRequestSize = 1 << 20
 // table at the largest maxaddr is far below it.
 const maxReplySize = 1 << 30
 
-// Handler is what the daemon implements: one method per operation. The
-// server calls it with requests that passed their Validate method; it
-// calls the methods of one connection one at a time, in order, but
-// different connections concurrently. A returned error is sent to the
-// client as is, so it names the object and the cause.
+// Operation is every request type: it names its operation (one of the Op
+// constants) and checks its own fields, what can be checked without the
+// daemon's state. Serve rejects a request that fails Validate, and the CLI
+// calls it to catch usage errors before dialling.
+type Operation interface {
+	Op() string
+	Validate() error
+}
+
+// Edit is the request of a state operation: Edit makes the operation's
+// change to c, a copy of the daemon's configuration, with the checks of
+// internal/config (h tells which interfaces exist), or says why not. The
+// daemon then makes the running state match and saves the file, the same
+// way for every Edit.
+type Edit interface {
+	Operation
+	Edit(c *config.Config, h config.Host) error
+}
+
+// Handler is what the daemon implements: Change for every state operation,
+// and one method for each operation that is not (mostly) state. The server
+// calls it with requests that passed their Validate method; it calls the
+// methods of one connection one at a time, in order, but different
+// connections concurrently. A returned error is sent to the client as is,
+// so it names the object and the cause.
 type Handler interface {
-	// BridgeCreate creates a bridge.
-	BridgeCreate(ctx context.Context, req BridgeCreateRequest) error
-	// BridgeDestroy destroys a bridge and releases its members.
-	BridgeDestroy(ctx context.Context, req BridgeDestroyRequest) error
-	// BridgeAdd adds members to a bridge, all or none.
-	BridgeAdd(ctx context.Context, req BridgeAddRequest) error
-	// BridgeDel removes members from a bridge, all or none.
-	BridgeDel(ctx context.Context, req BridgeDelRequest) error
+	// Change runs a state operation: bridge and trunk create, destroy,
+	// add, del and set, bridge static, port, addspan and delspan.
+	Change(ctx context.Context, req Edit) error
+	// BridgeDelAddr removes an address: its static entries (a state
+	// change, req's Edit), then what the address table still has of it.
+	BridgeDelAddr(ctx context.Context, req DelAddrRequest) error
+	// BridgeFlush removes the learned entries of an address table; with
+	// All the static entries first (a state change, req's Edit).
+	BridgeFlush(ctx context.Context, req FlushRequest) error
 	// BridgeShow describes the bridge called name, or every bridge when
 	// name is "".
 	BridgeShow(ctx context.Context, name string) ([]BridgeInfo, error)
 	// BridgeAddr lists a bridge's address table.
 	BridgeAddr(ctx context.Context, name string) ([]AddrInfo, error)
-	// BridgeStatic adds a static address-table entry.
-	BridgeStatic(ctx context.Context, req StaticRequest) error
-	// BridgeDelAddr removes an address-table entry.
-	BridgeDelAddr(ctx context.Context, req DelAddrRequest) error
-	// BridgeFlush removes learned (with All, also static) entries.
-	BridgeFlush(ctx context.Context, req FlushRequest) error
-	// BridgeSet changes a bridge's timeout and capacity.
-	BridgeSet(ctx context.Context, req BridgeSetRequest) error
-	// BridgePort changes a member's flags.
-	BridgePort(ctx context.Context, req BridgePortRequest) error
-	// BridgeAddSpan adds a span port.
-	BridgeAddSpan(ctx context.Context, req SpanRequest) error
-	// BridgeDelSpan removes a span port.
-	BridgeDelSpan(ctx context.Context, req SpanRequest) error
-	// TrunkCreate creates a trunk, with its ports (all or none).
-	TrunkCreate(ctx context.Context, req TrunkCreateRequest) error
-	// TrunkDestroy destroys a trunk and releases its ports.
-	TrunkDestroy(ctx context.Context, req TrunkDestroyRequest) error
-	// TrunkAdd adds ports to a trunk, all or none.
-	TrunkAdd(ctx context.Context, req TrunkAddRequest) error
-	// TrunkDel removes ports from a trunk, all or none.
-	TrunkDel(ctx context.Context, req TrunkDelRequest) error
-	// TrunkSet changes a trunk's protocol, hash and LACP settings.
-	TrunkSet(ctx context.Context, req TrunkSetRequest) error
 	// TrunkShow describes the trunk called name, or every trunk when
 	// name is "".
 	TrunkShow(ctx context.Context, name string) ([]TrunkInfo, error)
@@ -99,15 +98,23 @@ type call struct {
 	run func(ctx context.Context, h Handler) (any, error)
 }
 
-// opSpec decodes and validates an operation's arguments.
-type opSpec func(args json.RawMessage) (func(context.Context, Handler) (any, error), error)
+// opSpec is one row of the operation table.
+type opSpec struct {
+	// name is the operation's name.
+	name string
+	// decode decodes and validates the operation's arguments and returns
+	// how to run it.
+	decode func(args json.RawMessage) (func(context.Context, Handler) (any, error), error)
+}
 
-// op builds the opSpec of an operation whose arguments are a Req.
+// op builds the opSpec of an operation whose arguments are a Req, served
+// by run.
 func op[Req any, P interface {
 	*Req
-	Validate() error
+	Operation
 }](run func(ctx context.Context, h Handler, req Req) (any, error)) opSpec {
-	return func(args json.RawMessage) (func(context.Context, Handler) (any, error), error) {
+	var zero Req
+	return opSpec{name: P(&zero).Op(), decode: func(args json.RawMessage) (func(context.Context, Handler) (any, error), error) {
 		var req Req
 		if err := decodeStrict(args, P(&req)); err != nil {
 			return nil, fmt.Errorf("malformed args: %v", err)
@@ -116,93 +123,86 @@ func op[Req any, P interface {
 			return nil, err
 		}
 		return func(ctx context.Context, h Handler) (any, error) { return run(ctx, h, req) }, nil
-	}
+	}}
 }
 
-// none adapts a method that returns only an error.
-func none(err error) (any, error) { return nil, err }
+// state is the opSpec of a state operation: Handler.Change runs it.
+func state[Req Edit, P interface {
+	*Req
+	Operation
+}]() opSpec {
+	return op[Req, P](func(ctx context.Context, h Handler, r Req) (any, error) { return nil, h.Change(ctx, r) })
+}
 
-// ops maps every operation to its decoder.
-var ops = map[string]opSpec{
-	OpBridgeCreate: op(func(ctx context.Context, h Handler, r BridgeCreateRequest) (any, error) {
-		return none(h.BridgeCreate(ctx, r))
-	}),
-	OpBridgeDestroy: op(func(ctx context.Context, h Handler, r BridgeDestroyRequest) (any, error) {
-		return none(h.BridgeDestroy(ctx, r))
-	}),
-	OpBridgeAdd: op(func(ctx context.Context, h Handler, r BridgeAddRequest) (any, error) {
-		return none(h.BridgeAdd(ctx, r))
-	}),
-	OpBridgeDel: op(func(ctx context.Context, h Handler, r BridgeDelRequest) (any, error) {
-		return none(h.BridgeDel(ctx, r))
-	}),
-	OpBridgeShow: op(func(ctx context.Context, h Handler, r BridgeShowRequest) (any, error) {
-		res, err := h.BridgeShow(ctx, r.Name)
+// action is the opSpec of an operation that returns nothing, served by
+// the Handler method run.
+func action[Req any, P interface {
+	*Req
+	Operation
+}](run func(h Handler, ctx context.Context, req Req) error) opSpec {
+	return op[Req, P](func(ctx context.Context, h Handler, r Req) (any, error) { return nil, run(h, ctx, r) })
+}
+
+// list is the opSpec of an operation that returns a list, served by run;
+// an empty list is [] on the wire, never null.
+func list[Req any, T any, P interface {
+	*Req
+	Operation
+}](run func(ctx context.Context, h Handler, req Req) ([]T, error)) opSpec {
+	return op[Req, P](func(ctx context.Context, h Handler, r Req) (any, error) {
+		res, err := run(ctx, h, r)
 		if res == nil {
-			res = []BridgeInfo{}
+			res = []T{}
 		}
 		return res, err
+	})
+}
+
+// ops is the table of operations, by name. A state operation needs only
+// its request type, whose Edit method is the operation; the others name
+// what serves them.
+var ops = table(
+	state[BridgeCreateRequest](),
+	state[BridgeDestroyRequest](),
+	state[BridgeAddRequest](),
+	state[BridgeDelRequest](),
+	state[StaticRequest](),
+	state[BridgeSetRequest](),
+	state[BridgePortRequest](),
+	state[AddSpanRequest](),
+	state[DelSpanRequest](),
+	state[TrunkCreateRequest](),
+	state[TrunkDestroyRequest](),
+	state[TrunkAddRequest](),
+	state[TrunkDelRequest](),
+	state[TrunkSetRequest](),
+	action(Handler.BridgeDelAddr),
+	action(Handler.BridgeFlush),
+	list(func(ctx context.Context, h Handler, r BridgeShowRequest) ([]BridgeInfo, error) {
+		return h.BridgeShow(ctx, r.Name)
 	}),
-	OpBridgeAddr: op(func(ctx context.Context, h Handler, r BridgeAddrRequest) (any, error) {
-		res, err := h.BridgeAddr(ctx, r.Name)
-		if res == nil {
-			res = []AddrInfo{}
+	list(func(ctx context.Context, h Handler, r BridgeAddrRequest) ([]AddrInfo, error) {
+		return h.BridgeAddr(ctx, r.Name)
+	}),
+	list(func(ctx context.Context, h Handler, r TrunkShowRequest) ([]TrunkInfo, error) {
+		return h.TrunkShow(ctx, r.Name)
+	}),
+	list(func(ctx context.Context, h Handler, r PortShowRequest) ([]PortInfo, error) {
+		return h.PortShow(ctx, r.Name)
+	}),
+	op(func(ctx context.Context, h Handler, _ VersionRequest) (any, error) { return h.Version(ctx) }),
+)
+
+// table indexes operations by name.
+func table(specs ...opSpec) map[string]opSpec {
+	m := make(map[string]opSpec, len(specs))
+	for _, s := range specs {
+		if _, dup := m[s.name]; dup {
+			panic("api: operation " + s.name + " twice in the table")
 		}
-		return res, err
-	}),
-	OpBridgeStatic: op(func(ctx context.Context, h Handler, r StaticRequest) (any, error) {
-		return none(h.BridgeStatic(ctx, r))
-	}),
-	OpBridgeDelAddr: op(func(ctx context.Context, h Handler, r DelAddrRequest) (any, error) {
-		return none(h.BridgeDelAddr(ctx, r))
-	}),
-	OpBridgeFlush: op(func(ctx context.Context, h Handler, r FlushRequest) (any, error) {
-		return none(h.BridgeFlush(ctx, r))
-	}),
-	OpBridgeSet: op(func(ctx context.Context, h Handler, r BridgeSetRequest) (any, error) {
-		return none(h.BridgeSet(ctx, r))
-	}),
-	OpBridgePort: op(func(ctx context.Context, h Handler, r BridgePortRequest) (any, error) {
-		return none(h.BridgePort(ctx, r))
-	}),
-	OpBridgeAddSpan: op(func(ctx context.Context, h Handler, r SpanRequest) (any, error) {
-		return none(h.BridgeAddSpan(ctx, r))
-	}),
-	OpBridgeDelSpan: op(func(ctx context.Context, h Handler, r SpanRequest) (any, error) {
-		return none(h.BridgeDelSpan(ctx, r))
-	}),
-	OpTrunkCreate: op(func(ctx context.Context, h Handler, r TrunkCreateRequest) (any, error) {
-		return none(h.TrunkCreate(ctx, r))
-	}),
-	OpTrunkDestroy: op(func(ctx context.Context, h Handler, r TrunkDestroyRequest) (any, error) {
-		return none(h.TrunkDestroy(ctx, r))
-	}),
-	OpTrunkAdd: op(func(ctx context.Context, h Handler, r TrunkAddRequest) (any, error) {
-		return none(h.TrunkAdd(ctx, r))
-	}),
-	OpTrunkDel: op(func(ctx context.Context, h Handler, r TrunkDelRequest) (any, error) {
-		return none(h.TrunkDel(ctx, r))
-	}),
-	OpTrunkSet: op(func(ctx context.Context, h Handler, r TrunkSetRequest) (any, error) {
-		return none(h.TrunkSet(ctx, r))
-	}),
-	OpTrunkShow: op(func(ctx context.Context, h Handler, r TrunkShowRequest) (any, error) {
-		res, err := h.TrunkShow(ctx, r.Name)
-		if res == nil {
-			res = []TrunkInfo{}
-		}
-		return res, err
-	}),
-	OpPortShow: op(func(ctx context.Context, h Handler, r PortShowRequest) (any, error) {
-		res, err := h.PortShow(ctx, r.Name)
-		if res == nil {
-			res = []PortInfo{}
-		}
-		return res, err
-	}),
-	OpVersion: op(func(ctx context.Context, h Handler, _ VersionRequest) (any, error) {
-		return h.Version(ctx)
-	}),
+		m[s.name] = s
+	}
+	return m
 }
 
 // Ops returns the names of every operation, sorted.
@@ -257,7 +257,7 @@ func decodeRequest(line []byte) (*call, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown op %q (want one of %s)", req.Op, strings.Join(Ops(), ", "))
 	}
-	run, err := spec(req.Args)
+	run, err := spec.decode(req.Args)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", req.Op, err)
 	}

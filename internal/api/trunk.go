@@ -346,3 +346,36 @@ func (r TrunkShowRequest) Validate() error {
 	}
 	return checkTrunk(r.Name)
 }
+
+// The operations of the trunk requests, as for the bridge requests.
+
+func (TrunkCreateRequest) Op() string  { return OpTrunkCreate }
+func (TrunkDestroyRequest) Op() string { return OpTrunkDestroy }
+func (TrunkAddRequest) Op() string     { return OpTrunkAdd }
+func (TrunkDelRequest) Op() string     { return OpTrunkDel }
+func (TrunkSetRequest) Op() string     { return OpTrunkSet }
+func (TrunkShowRequest) Op() string    { return OpTrunkShow }
+
+func (r TrunkCreateRequest) Edit(c *config.Config, h config.Host) error {
+	s := config.TrunkSettings{Proto: given(r.Proto), LACPMode: given(r.LACPMode), LACPTimeout: given(r.LACPTimeout), Hash: given(r.Hash)}
+	return c.CreateTrunk(r.Name, s, r.Promisc, r.Ports, h)
+}
+
+func (r TrunkDestroyRequest) Edit(c *config.Config, _ config.Host) error {
+	return c.DestroyTrunk(r.Name)
+}
+
+func (r TrunkAddRequest) Edit(c *config.Config, h config.Host) error {
+	return c.AddTrunkPorts(r.Name, r.Ifaces, r.Priority, r.LACPPortPriority, h)
+}
+
+func (r TrunkDelRequest) Edit(c *config.Config, _ config.Host) error {
+	return c.DelTrunkPorts(r.Name, r.Ifaces)
+}
+
+func (r TrunkSetRequest) Edit(c *config.Config, _ config.Host) error {
+	return c.SetTrunk(r.Name, config.TrunkSettings{
+		Proto: r.Proto, LACPMode: r.LACPMode, LACPTimeout: r.LACPTimeout, Hash: r.Hash,
+		LACPSystemPriority: r.LACPSystemPriority, LACPKey: r.LACPKey,
+	})
+}

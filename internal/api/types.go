@@ -170,8 +170,16 @@ type BridgePortRequest struct {
 	Promisc *bool `json:"promisc,omitempty"`
 }
 
-// SpanRequest adds or removes a span port (swctl bridge addspan, delspan).
-type SpanRequest struct {
+// AddSpanRequest adds a span port (swctl bridge addspan).
+type AddSpanRequest struct {
+	// Name is the bridge.
+	Name string `json:"name"`
+	// Iface is the span interface.
+	Iface string `json:"iface"`
+}
+
+// DelSpanRequest removes a span port (swctl bridge delspan).
+type DelSpanRequest struct {
 	// Name is the bridge.
 	Name string `json:"name"`
 	// Iface is the span interface.
@@ -458,12 +466,15 @@ func (r BridgePortRequest) Validate() error {
 }
 
 // Validate checks the request's fields.
-func (r SpanRequest) Validate() error {
+func (r AddSpanRequest) Validate() error {
 	if err := checkBridge(r.Name); err != nil {
 		return err
 	}
 	return checkIface(r.Name, "span", r.Iface)
 }
+
+// Validate checks the request's fields.
+func (r DelSpanRequest) Validate() error { return AddSpanRequest(r).Validate() }
 
 // Validate checks the request's fields.
 func (r PortShowRequest) Validate() error {
@@ -475,3 +486,77 @@ func (r PortShowRequest) Validate() error {
 
 // Validate checks the request's fields; there are none.
 func (VersionRequest) Validate() error { return nil }
+
+// The operations of the bridge requests. A state operation's request is
+// also its edit of the configuration (Edit), made by internal/config; the
+// daemon runs every Edit the same way.
+
+func (BridgeCreateRequest) Op() string  { return OpBridgeCreate }
+func (BridgeDestroyRequest) Op() string { return OpBridgeDestroy }
+func (BridgeAddRequest) Op() string     { return OpBridgeAdd }
+func (BridgeDelRequest) Op() string     { return OpBridgeDel }
+func (BridgeShowRequest) Op() string    { return OpBridgeShow }
+func (BridgeAddrRequest) Op() string    { return OpBridgeAddr }
+func (StaticRequest) Op() string        { return OpBridgeStatic }
+func (DelAddrRequest) Op() string       { return OpBridgeDelAddr }
+func (FlushRequest) Op() string         { return OpBridgeFlush }
+func (BridgeSetRequest) Op() string     { return OpBridgeSet }
+func (BridgePortRequest) Op() string    { return OpBridgePort }
+func (AddSpanRequest) Op() string       { return OpBridgeAddSpan }
+func (DelSpanRequest) Op() string       { return OpBridgeDelSpan }
+func (PortShowRequest) Op() string      { return OpPortShow }
+func (VersionRequest) Op() string       { return OpVersion }
+
+func (r BridgeCreateRequest) Edit(c *config.Config, h config.Host) error {
+	return c.CreateBridge(r.Name, r.Local, h)
+}
+
+func (r BridgeDestroyRequest) Edit(c *config.Config, _ config.Host) error {
+	return c.DestroyBridge(r.Name)
+}
+
+func (r BridgeAddRequest) Edit(c *config.Config, h config.Host) error {
+	return c.AddPorts(r.Name, r.Ifaces, h)
+}
+
+func (r BridgeDelRequest) Edit(c *config.Config, _ config.Host) error {
+	return c.DelPorts(r.Name, r.Ifaces)
+}
+
+func (r StaticRequest) Edit(c *config.Config, _ config.Host) error {
+	mac, err := frame.ParseMAC(r.MAC)
+	if err != nil {
+		return fmt.Errorf("%s: static: %w", r.Name, err)
+	}
+	return c.AddStatic(r.Name, config.Static{MAC: mac, VLAN: r.VLAN, Port: r.Iface})
+}
+
+// Edit is the state part of deladdr: the address's static entries.
+func (r DelAddrRequest) Edit(c *config.Config, _ config.Host) error {
+	mac, err := frame.ParseMAC(r.MAC)
+	if err != nil {
+		return fmt.Errorf("%s: deladdr: %w", r.Name, err)
+	}
+	return c.DelStatics(r.Name, mac, r.VLAN)
+}
+
+// Edit is the state part of flush: with All, the static entries.
+func (r FlushRequest) Edit(c *config.Config, _ config.Host) error {
+	return c.Flush(r.Name, r.All)
+}
+
+func (r BridgeSetRequest) Edit(c *config.Config, _ config.Host) error {
+	return c.SetBridge(r.Name, r.Timeout, r.MaxAddr)
+}
+
+func (r BridgePortRequest) Edit(c *config.Config, _ config.Host) error {
+	return c.SetPort(r.Name, r.Iface, config.PortChange{Learning: r.Learning, Discover: r.Discover, BlockNonIP: r.BlockNonIP, Stack: r.Stack, Promisc: r.Promisc})
+}
+
+func (r AddSpanRequest) Edit(c *config.Config, h config.Host) error {
+	return c.AddSpan(r.Name, r.Iface, h)
+}
+
+func (r DelSpanRequest) Edit(c *config.Config, _ config.Host) error {
+	return c.DelSpan(r.Name, r.Iface)
+}

@@ -245,9 +245,9 @@ func mustDo(t *testing.T, err error) {
 func TestEngineAddIsAllOrNothing(t *testing.T) {
 	sys := newFakeSystem("eth1", "eth2", "eth3")
 	e, path := newTestEngine(t, sys)
-	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge0"}))
 	sys.failOpen = "eth3"
-	err := e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2", "eth3"}})
+	err := e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2", "eth3"}})
 	if err == nil || !strings.Contains(err.Error(), "bridge0: add eth3: injected failure") {
 		t.Fatalf("add with a failing member: want \"bridge0: add eth3: injected failure\", got %v", err)
 	}
@@ -270,24 +270,24 @@ func TestEngineAddIsAllOrNothing(t *testing.T) {
 func TestEngineRefusals(t *testing.T) {
 	sys := newFakeSystem("eth1", "eth2")
 	e, _ := newTestEngine(t, sys)
-	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0", Local: true}))
-	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge1"}))
-	mustDo(t, e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}))
+	mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge0", Local: true}))
+	mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge1"}))
+	mustDo(t, e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}))
 	cases := []struct {
 		name string
 		err  error
 		want string
 	}{
-		{"missing interface", e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth9"}}), "bridge0: add eth9: no such interface"},
-		{"member of another bridge", e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge1", Ifaces: []string{"eth1"}}), "bridge1: add eth1: already a port of bridge bridge0"},
-		{"own TAP", e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge1", Ifaces: []string{"bridge0"}}), "TAP of swctl bridge bridge0"},
-		{"given twice", e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge1", Ifaces: []string{"eth2", "eth2"}}), "given twice"},
-		{"unknown bridge", e.BridgeAdd(bg, api.BridgeAddRequest{Name: "nosuch", Ifaces: []string{"eth2"}}), "nosuch: no such bridge"},
-		{"duplicate bridge", e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge1"}), "bridge1: bridge exists"},
-		{"bad MAC", e.BridgeStatic(bg, api.StaticRequest{Name: "bridge0", MAC: "zz", Iface: "eth1"}), "not a MAC address"},
-		{"static on non-member", e.BridgeStatic(bg, api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:05", Iface: "eth2"}), "eth2 is not a member"},
-		{"del non-member", e.BridgeDel(bg, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth2"}}), "bridge0: del eth2: not a member"},
-		{"span already member", e.BridgeAddSpan(bg, api.SpanRequest{Name: "bridge1", Iface: "eth1"}), "already a port of bridge bridge0"},
+		{"missing interface", e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth9"}}), "bridge0: add eth9: no such interface"},
+		{"member of another bridge", e.Change(bg, api.BridgeAddRequest{Name: "bridge1", Ifaces: []string{"eth1"}}), "bridge1: add eth1: already a port of bridge bridge0"},
+		{"own TAP", e.Change(bg, api.BridgeAddRequest{Name: "bridge1", Ifaces: []string{"bridge0"}}), "TAP of swctl bridge bridge0"},
+		{"given twice", e.Change(bg, api.BridgeAddRequest{Name: "bridge1", Ifaces: []string{"eth2", "eth2"}}), "given twice"},
+		{"unknown bridge", e.Change(bg, api.BridgeAddRequest{Name: "nosuch", Ifaces: []string{"eth2"}}), "nosuch: no such bridge"},
+		{"duplicate bridge", e.Change(bg, api.BridgeCreateRequest{Name: "bridge1"}), "bridge1: bridge exists"},
+		{"bad MAC", e.Change(bg, api.StaticRequest{Name: "bridge0", MAC: "zz", Iface: "eth1"}), "not a MAC address"},
+		{"static on non-member", e.Change(bg, api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:05", Iface: "eth2"}), "eth2 is not a member"},
+		{"del non-member", e.Change(bg, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth2"}}), "bridge0: del eth2: not a member"},
+		{"span already member", e.Change(bg, api.AddSpanRequest{Name: "bridge1", Iface: "eth1"}), "already a port of bridge bridge0"},
 	}
 	for _, c := range cases {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
@@ -330,14 +330,14 @@ func TestEngineAbsentMemberAttachesWhenItAppears(t *testing.T) {
 func TestEngineStackFlagTogglesGuard(t *testing.T) {
 	sys := newFakeSystem("eth1")
 	e, _ := newTestEngine(t, sys)
-	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
-	mustDo(t, e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}))
+	mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	mustDo(t, e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}))
 	on, off := true, false
-	mustDo(t, e.BridgePort(bg, api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Stack: &on}))
+	mustDo(t, e.Change(bg, api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Stack: &on}))
 	if _, g := sys.counts("eth1"); g != 0 {
 		t.Errorf("stack on: %d guards, want 0", g)
 	}
-	mustDo(t, e.BridgePort(bg, api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Stack: &off}))
+	mustDo(t, e.Change(bg, api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Stack: &off}))
 	if _, g := sys.counts("eth1"); g != 1 {
 		t.Errorf("stack off: %d guards, want 1", g)
 	}
@@ -346,9 +346,9 @@ func TestEngineStackFlagTogglesGuard(t *testing.T) {
 func TestEngineDestroyReleasesEverything(t *testing.T) {
 	sys := newFakeSystem("eth1", "eth2")
 	e, path := newTestEngine(t, sys)
-	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
-	mustDo(t, e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}}))
-	mustDo(t, e.BridgeDestroy(bg, api.BridgeDestroyRequest{Name: "bridge0"}))
+	mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	mustDo(t, e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}}))
+	mustDo(t, e.Change(bg, api.BridgeDestroyRequest{Name: "bridge0"}))
 	for _, n := range []string{"eth1", "eth2"} {
 		if open, guards := sys.counts(n); open != 0 || guards != 0 {
 			t.Errorf("%s after destroy: %d ports, %d guards open", n, open, guards)
@@ -363,9 +363,9 @@ func TestEngineDestroyReleasesEverything(t *testing.T) {
 func TestEngineUnsavableChangeIsUndone(t *testing.T) {
 	sys := newFakeSystem("eth1")
 	e, _ := newTestEngine(t, sys)
-	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge0"}))
 	e.file = diskFile("/proc/swctl-cannot-write-here/swctl.conf")
-	err := e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}})
+	err := e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}})
 	if err == nil || !strings.Contains(err.Error(), "cannot save the configuration") {
 		t.Fatalf("add with an unwritable configuration: want a save error, got %v", err)
 	}
@@ -379,7 +379,7 @@ func TestEngineTrunkLLAddrPolicy(t *testing.T) {
 	sys.macs["eth1"] = net.HardwareAddr{2, 0, 0, 0, 0, 0x11}
 	sys.macs["eth2"] = net.HardwareAddr{2, 0, 0, 0, 0, 0x22}
 	e, _ := newTestEngine(t, sys)
-	mustDo(t, e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth1", "eth2"}}))
+	mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth1", "eth2"}}))
 	ti, err := e.TrunkShow(bg, "trunk0")
 	mustDo(t, err)
 	if ti[0].LLAddr != "02:00:00:00:00:11" {
@@ -388,7 +388,7 @@ func TestEngineTrunkLLAddrPolicy(t *testing.T) {
 	if got := sys.macs["eth2"].String(); got != "02:00:00:00:00:11" {
 		t.Errorf("eth2 in the trunk carries %s, want the trunk's MAC", got)
 	}
-	mustDo(t, e.TrunkDel(bg, api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth2"}}))
+	mustDo(t, e.Change(bg, api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth2"}}))
 	if got := sys.macs["eth2"].String(); got != "02:00:00:00:00:22" {
 		t.Errorf("eth2 after trunk del carries %s, want its own 02:00:00:00:00:22", got)
 	}
@@ -400,20 +400,20 @@ func TestEngineTrunkLLAddrPolicy(t *testing.T) {
 func TestEngineTrunkRefusals(t *testing.T) {
 	sys := newFakeSystem("eth1", "eth2", "eth3")
 	e, _ := newTestEngine(t, sys)
-	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
-	mustDo(t, e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}))
-	mustDo(t, e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth2"}}))
+	mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	mustDo(t, e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}))
+	mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth2"}}))
 	cases := []struct {
 		name string
 		err  error
 		want string
 	}{
-		{"bridge member into a trunk", e.TrunkAdd(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth1"}}), "trunk0: add eth1: already a port of bridge bridge0"},
-		{"trunk port into a bridge", e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth2"}}), "already a port of trunk trunk0"},
-		{"trunk port twice", e.TrunkAdd(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth2"}}), "trunk0: add eth2: already a port"},
-		{"trunk named like a bridge", e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "bridge0"}), "bridge0: a bridge has that name"},
-		{"trunk as its own port", e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk1", Ports: []string{"trunk0"}}), "is a swctl trunk"},
-		{"missing port", e.TrunkAdd(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth9"}}), "trunk0: add eth9: no such interface"},
+		{"bridge member into a trunk", e.Change(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth1"}}), "trunk0: add eth1: already a port of bridge bridge0"},
+		{"trunk port into a bridge", e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth2"}}), "already a port of trunk trunk0"},
+		{"trunk port twice", e.Change(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth2"}}), "trunk0: add eth2: already a port"},
+		{"trunk named like a bridge", e.Change(bg, api.TrunkCreateRequest{Name: "bridge0"}), "bridge0: a bridge has that name"},
+		{"trunk as its own port", e.Change(bg, api.TrunkCreateRequest{Name: "trunk1", Ports: []string{"trunk0"}}), "is a swctl trunk"},
+		{"missing port", e.Change(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth9"}}), "trunk0: add eth9: no such interface"},
 	}
 	for _, c := range cases {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
@@ -425,20 +425,20 @@ func TestEngineTrunkRefusals(t *testing.T) {
 func TestEngineTrunkJoinsAndLeavesABridge(t *testing.T) {
 	sys := newFakeSystem("eth1", "eth2")
 	e, _ := newTestEngine(t, sys)
-	mustDo(t, e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth2"}}))
-	mustDo(t, e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0"}))
-	mustDo(t, e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"trunk0", "eth1"}}))
+	mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth2"}}))
+	mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	mustDo(t, e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"trunk0", "eth1"}}))
 	if e.graph.trunks["trunk0"].tap != nil {
 		t.Errorf("a trunk that joined a bridge still has its TAP")
 	}
-	if err := e.TrunkDestroy(bg, api.TrunkDestroyRequest{Name: "trunk0"}); err == nil || !strings.Contains(err.Error(), "member of bridge bridge0") {
+	if err := e.Change(bg, api.TrunkDestroyRequest{Name: "trunk0"}); err == nil || !strings.Contains(err.Error(), "member of bridge bridge0") {
 		t.Errorf("destroying a trunk in a bridge: want a refusal naming bridge0, got %v", err)
 	}
-	mustDo(t, e.BridgeDel(bg, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"trunk0"}}))
+	mustDo(t, e.Change(bg, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"trunk0"}}))
 	if e.graph.trunks["trunk0"].tap == nil {
 		t.Errorf("a trunk that left its bridge did not get its TAP back")
 	}
-	mustDo(t, e.TrunkDestroy(bg, api.TrunkDestroyRequest{Name: "trunk0"}))
+	mustDo(t, e.Change(bg, api.TrunkDestroyRequest{Name: "trunk0"}))
 	if open, guards := sys.counts("eth2"); open != 0 || guards != 0 {
 		t.Errorf("eth2 after trunk destroy: %d ports, %d guards open", open, guards)
 	}

@@ -15,97 +15,13 @@ import (
 	"github.com/swctl/swctl/trunk"
 )
 
-// The daemon's side of the control protocol. State operations are edits of
-// the configuration (engine.change); the actions and queries below serve
-// the running graph directly.
+// The daemon's side of the control protocol: Change for the state
+// operations, and the actions and queries, which serve the running graph
+// directly.
 
-// BridgeCreate makes a bridge, with a host TAP when asked.
-func (e *engine) BridgeCreate(_ context.Context, r api.BridgeCreateRequest) error {
-	return e.change(func(c *config.Config) error { return c.CreateBridge(r.Name, r.Local, e.host) })
-}
-
-// BridgeDestroy stops a bridge and gives its members back.
-func (e *engine) BridgeDestroy(_ context.Context, r api.BridgeDestroyRequest) error {
-	return e.change(func(c *config.Config) error { return c.DestroyBridge(r.Name) })
-}
-
-// BridgeAdd adds members, all or none.
-func (e *engine) BridgeAdd(_ context.Context, r api.BridgeAddRequest) error {
-	return e.change(func(c *config.Config) error { return c.AddPorts(r.Name, r.Ifaces, e.host) })
-}
-
-// BridgeDel removes members, all or none.
-func (e *engine) BridgeDel(_ context.Context, r api.BridgeDelRequest) error {
-	return e.change(func(c *config.Config) error { return c.DelPorts(r.Name, r.Ifaces) })
-}
-
-// BridgeStatic adds a static entry.
-func (e *engine) BridgeStatic(_ context.Context, r api.StaticRequest) error {
-	mac, err := frame.ParseMAC(r.MAC)
-	if err != nil {
-		return fmt.Errorf("%s: static: %w", r.Name, err)
-	}
-	return e.change(func(c *config.Config) error {
-		return c.AddStatic(r.Name, config.Static{MAC: mac, VLAN: r.VLAN, Port: r.Iface})
-	})
-}
-
-// BridgeSet changes the ageing time or the table size.
-func (e *engine) BridgeSet(_ context.Context, r api.BridgeSetRequest) error {
-	return e.change(func(c *config.Config) error { return c.SetBridge(r.Name, r.Timeout, r.MaxAddr) })
-}
-
-// BridgePort changes a member's flags.
-func (e *engine) BridgePort(_ context.Context, r api.BridgePortRequest) error {
-	return e.change(func(c *config.Config) error {
-		return c.SetPort(r.Name, r.Iface, config.PortChange{Learning: r.Learning, Discover: r.Discover, BlockNonIP: r.BlockNonIP, Stack: r.Stack, Promisc: r.Promisc})
-	})
-}
-
-// BridgeAddSpan adds a span port.
-func (e *engine) BridgeAddSpan(_ context.Context, r api.SpanRequest) error {
-	return e.change(func(c *config.Config) error { return c.AddSpan(r.Name, r.Iface, e.host) })
-}
-
-// BridgeDelSpan removes a span port.
-func (e *engine) BridgeDelSpan(_ context.Context, r api.SpanRequest) error {
-	return e.change(func(c *config.Config) error { return c.DelSpan(r.Name, r.Iface) })
-}
-
-// TrunkCreate makes a trunk with its ports and gives it to the host as a
-// TAP named after it.
-func (e *engine) TrunkCreate(_ context.Context, r api.TrunkCreateRequest) error {
-	given := func(s string) *string {
-		if s == "" {
-			return nil
-		}
-		return &s
-	}
-	s := config.TrunkSettings{Proto: given(r.Proto), LACPMode: given(r.LACPMode), LACPTimeout: given(r.LACPTimeout), Hash: given(r.Hash)}
-	return e.change(func(c *config.Config) error { return c.CreateTrunk(r.Name, s, r.Promisc, r.Ports, e.host) })
-}
-
-// TrunkDestroy stops a trunk and gives its ports back as they were.
-func (e *engine) TrunkDestroy(_ context.Context, r api.TrunkDestroyRequest) error {
-	return e.change(func(c *config.Config) error { return c.DestroyTrunk(r.Name) })
-}
-
-// TrunkAdd adds ports, all or none.
-func (e *engine) TrunkAdd(_ context.Context, r api.TrunkAddRequest) error {
-	return e.change(func(c *config.Config) error {
-		return c.AddTrunkPorts(r.Name, r.Ifaces, r.Priority, r.LACPPortPriority, e.host)
-	})
-}
-
-// TrunkDel removes ports, all or none; each gets its own MAC back.
-func (e *engine) TrunkDel(_ context.Context, r api.TrunkDelRequest) error {
-	return e.change(func(c *config.Config) error { return c.DelTrunkPorts(r.Name, r.Ifaces) })
-}
-
-// TrunkSet changes the protocol, the hash or the LACP settings.
-func (e *engine) TrunkSet(_ context.Context, r api.TrunkSetRequest) error {
-	s := config.TrunkSettings{Proto: r.Proto, LACPMode: r.LACPMode, LACPTimeout: r.LACPTimeout, Hash: r.Hash, LACPSystemPriority: r.LACPSystemPriority, LACPKey: r.LACPKey}
-	return e.change(func(c *config.Config) error { return c.SetTrunk(r.Name, s) })
+// Change runs a state operation: req's edit of the configuration.
+func (e *engine) Change(_ context.Context, req api.Edit) error {
+	return e.change(func(c *config.Config) error { return req.Edit(c, e.host) })
 }
 
 // BridgeDelAddr removes an address: its static entries from the
@@ -119,7 +35,7 @@ func (e *engine) BridgeDelAddr(_ context.Context, r api.DelAddrRequest) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	before := e.cfg
-	if err := e.changeLocked(func(c *config.Config) error { return c.DelStatics(r.Name, mac, r.VLAN) }); err != nil {
+	if err := e.changeLocked(func(c *config.Config) error { return r.Edit(c, e.host) }); err != nil {
 		return err
 	}
 	wasStatic := e.cfg != before
@@ -140,7 +56,7 @@ func (e *engine) BridgeDelAddr(_ context.Context, r api.DelAddrRequest) error {
 func (e *engine) BridgeFlush(_ context.Context, r api.FlushRequest) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.changeLocked(func(c *config.Config) error { return c.Flush(r.Name, r.All) }); err != nil {
+	if err := e.changeLocked(func(c *config.Config) error { return r.Edit(c, e.host) }); err != nil {
 		return err
 	}
 	e.graph.bridges[r.Name].br.Flush(false)

@@ -102,16 +102,16 @@ func reconcileBaseConfig(t *testing.T) []byte {
 		}
 		e, path := newTestEngine(t, sys)
 		for _, err := range []error{
-			e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "bridge0", Local: true}),
-			e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}}),
-			e.BridgeAddSpan(bg, api.SpanRequest{Name: "bridge0", Iface: "eth3"}),
-			e.BridgeStatic(bg, api.StaticRequest{Name: "bridge0", MAC: "02:aa:00:00:00:01", Iface: "eth1"}),
-			e.BridgeStatic(bg, api.StaticRequest{Name: "bridge0", MAC: "02:aa:00:00:00:01", Iface: "eth2", VLAN: 10}),
-			e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth4"}}),
-			e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk1", Ports: []string{"eth5"}}),
-			e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk2", Ports: []string{"eth6"}}),
-			e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "br1"}),
-			e.BridgeAdd(bg, api.BridgeAddRequest{Name: "br1", Ifaces: []string{"trunk1"}}),
+			e.Change(bg, api.BridgeCreateRequest{Name: "bridge0", Local: true}),
+			e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}}),
+			e.Change(bg, api.AddSpanRequest{Name: "bridge0", Iface: "eth3"}),
+			e.Change(bg, api.StaticRequest{Name: "bridge0", MAC: "02:aa:00:00:00:01", Iface: "eth1"}),
+			e.Change(bg, api.StaticRequest{Name: "bridge0", MAC: "02:aa:00:00:00:01", Iface: "eth2", VLAN: 10}),
+			e.Change(bg, api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth4"}}),
+			e.Change(bg, api.TrunkCreateRequest{Name: "trunk1", Ports: []string{"eth5"}}),
+			e.Change(bg, api.TrunkCreateRequest{Name: "trunk2", Ports: []string{"eth6"}}),
+			e.Change(bg, api.BridgeCreateRequest{Name: "br1"}),
+			e.Change(bg, api.BridgeAddRequest{Name: "br1", Ifaces: []string{"trunk1"}}),
 		} {
 			mustDo(t, err)
 		}
@@ -293,31 +293,31 @@ var stateOps = []struct {
 	op   func(e *engine) error
 }{
 	{"bridge create --local", func(e *engine) error {
-		return e.BridgeCreate(bg, api.BridgeCreateRequest{Name: "br2", Local: true})
+		return e.Change(bg, api.BridgeCreateRequest{Name: "br2", Local: true})
 	}},
 	{"bridge destroy --local", func(e *engine) error {
-		return e.BridgeDestroy(bg, api.BridgeDestroyRequest{Name: "bridge0"})
+		return e.Change(bg, api.BridgeDestroyRequest{Name: "bridge0"})
 	}},
 	{"bridge destroy with a trunk member", func(e *engine) error {
-		return e.BridgeDestroy(bg, api.BridgeDestroyRequest{Name: "br1"})
+		return e.Change(bg, api.BridgeDestroyRequest{Name: "br1"})
 	}},
 	{"bridge add", func(e *engine) error {
-		return e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth7", "eth8"}})
+		return e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth7", "eth8"}})
 	}},
 	{"bridge add a trunk", func(e *engine) error {
-		return e.BridgeAdd(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth7", "trunk2"}})
+		return e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth7", "trunk2"}})
 	}},
 	{"bridge del", func(e *engine) error {
-		return e.BridgeDel(bg, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth1"}})
+		return e.Change(bg, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth1"}})
 	}},
 	{"bridge del a trunk", func(e *engine) error {
-		return e.BridgeDel(bg, api.BridgeDelRequest{Name: "br1", Ifaces: []string{"trunk1"}})
+		return e.Change(bg, api.BridgeDelRequest{Name: "br1", Ifaces: []string{"trunk1"}})
 	}},
 	{"bridge static", func(e *engine) error {
-		return e.BridgeStatic(bg, api.StaticRequest{Name: "bridge0", MAC: "02:aa:00:00:00:09", Iface: "eth2"})
+		return e.Change(bg, api.StaticRequest{Name: "bridge0", MAC: "02:aa:00:00:00:09", Iface: "eth2"})
 	}},
 	{"bridge static moves an entry", func(e *engine) error {
-		return e.BridgeStatic(bg, api.StaticRequest{Name: "bridge0", MAC: "02:aa:00:00:00:01", Iface: "eth2"})
+		return e.Change(bg, api.StaticRequest{Name: "bridge0", MAC: "02:aa:00:00:00:01", Iface: "eth2"})
 	}},
 	{"bridge deladdr", func(e *engine) error {
 		return e.BridgeDelAddr(bg, api.DelAddrRequest{Name: "bridge0", MAC: "02:aa:00:00:00:01"})
@@ -329,37 +329,37 @@ var stateOps = []struct {
 		return e.BridgeFlush(bg, api.FlushRequest{Name: "bridge0", All: true})
 	}},
 	{"bridge set", func(e *engine) error {
-		return e.BridgeSet(bg, api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0), MaxAddr: ptr(100)})
+		return e.Change(bg, api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0), MaxAddr: ptr(100)})
 	}},
 	{"bridge port", func(e *engine) error {
-		return e.BridgePort(bg, api.BridgePortRequest{Name: "bridge0", Iface: "eth2", Learning: ptr(false), Stack: ptr(true), Promisc: ptr(false)})
+		return e.Change(bg, api.BridgePortRequest{Name: "bridge0", Iface: "eth2", Learning: ptr(false), Stack: ptr(true), Promisc: ptr(false)})
 	}},
 	{"bridge port of a trunk", func(e *engine) error {
-		return e.BridgePort(bg, api.BridgePortRequest{Name: "br1", Iface: "trunk1", Discover: ptr(false)})
+		return e.Change(bg, api.BridgePortRequest{Name: "br1", Iface: "trunk1", Discover: ptr(false)})
 	}},
 	{"bridge addspan", func(e *engine) error {
-		return e.BridgeAddSpan(bg, api.SpanRequest{Name: "bridge0", Iface: "eth9"})
+		return e.Change(bg, api.AddSpanRequest{Name: "bridge0", Iface: "eth9"})
 	}},
 	{"bridge delspan", func(e *engine) error {
-		return e.BridgeDelSpan(bg, api.SpanRequest{Name: "bridge0", Iface: "eth3"})
+		return e.Change(bg, api.DelSpanRequest{Name: "bridge0", Iface: "eth3"})
 	}},
 	{"trunk create", func(e *engine) error {
-		return e.TrunkCreate(bg, api.TrunkCreateRequest{Name: "trunk3", Proto: "lacp", Ports: []string{"eth7", "eth8"}})
+		return e.Change(bg, api.TrunkCreateRequest{Name: "trunk3", Proto: "lacp", Ports: []string{"eth7", "eth8"}})
 	}},
 	{"trunk destroy", func(e *engine) error {
-		return e.TrunkDestroy(bg, api.TrunkDestroyRequest{Name: "trunk0"})
+		return e.Change(bg, api.TrunkDestroyRequest{Name: "trunk0"})
 	}},
 	{"trunk add", func(e *engine) error {
-		return e.TrunkAdd(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth9"}, Priority: ptr(5)})
+		return e.Change(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth9"}, Priority: ptr(5)})
 	}},
 	{"trunk del", func(e *engine) error {
-		return e.TrunkDel(bg, api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth4"}})
+		return e.Change(bg, api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth4"}})
 	}},
 	{"trunk set proto and hash", func(e *engine) error {
-		return e.TrunkSet(bg, api.TrunkSetRequest{Name: "trunk0", Proto: ptr("roundrobin"), Hash: ptr("l3")})
+		return e.Change(bg, api.TrunkSetRequest{Name: "trunk0", Proto: ptr("roundrobin"), Hash: ptr("l3")})
 	}},
 	{"trunk set lacp", func(e *engine) error {
-		return e.TrunkSet(bg, api.TrunkSetRequest{Name: "trunk0", LACPMode: ptr("passive"), LACPTimeout: ptr("fast"), LACPSystemPriority: ptr(1)})
+		return e.Change(bg, api.TrunkSetRequest{Name: "trunk0", LACPMode: ptr("passive"), LACPTimeout: ptr("fast"), LACPSystemPriority: ptr(1)})
 	}},
 }
 

@@ -24,9 +24,9 @@ import (
 type Call struct {
 	// Op is the operation, one of the api.Op constants.
 	Op string
-	// Req is the request: the api request type for mutations, the name
-	// (a string) for BridgeShow, BridgeAddr, TrunkShow and PortShow, nil
-	// for Version.
+	// Req is the request: the api request type for state operations,
+	// deladdr and flush, the name (a string) for BridgeShow, BridgeAddr,
+	// TrunkShow and PortShow, nil for Version.
 	Req any
 }
 
@@ -68,20 +68,9 @@ func (f *Fake) record(op string, req any) error {
 	return f.Errs[op]
 }
 
-func (f *Fake) BridgeCreate(_ context.Context, r api.BridgeCreateRequest) error {
-	return f.record(api.OpBridgeCreate, r)
-}
-
-func (f *Fake) BridgeDestroy(_ context.Context, r api.BridgeDestroyRequest) error {
-	return f.record(api.OpBridgeDestroy, r)
-}
-
-func (f *Fake) BridgeAdd(_ context.Context, r api.BridgeAddRequest) error {
-	return f.record(api.OpBridgeAdd, r)
-}
-
-func (f *Fake) BridgeDel(_ context.Context, r api.BridgeDelRequest) error {
-	return f.record(api.OpBridgeDel, r)
+// Change records a state operation.
+func (f *Fake) Change(_ context.Context, r api.Edit) error {
+	return f.record(r.Op(), r)
 }
 
 func (f *Fake) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, error) {
@@ -110,52 +99,12 @@ func (f *Fake) BridgeAddr(_ context.Context, name string) ([]api.AddrInfo, error
 	return a, nil
 }
 
-func (f *Fake) BridgeStatic(_ context.Context, r api.StaticRequest) error {
-	return f.record(api.OpBridgeStatic, r)
-}
-
 func (f *Fake) BridgeDelAddr(_ context.Context, r api.DelAddrRequest) error {
 	return f.record(api.OpBridgeDelAddr, r)
 }
 
 func (f *Fake) BridgeFlush(_ context.Context, r api.FlushRequest) error {
 	return f.record(api.OpBridgeFlush, r)
-}
-
-func (f *Fake) BridgeSet(_ context.Context, r api.BridgeSetRequest) error {
-	return f.record(api.OpBridgeSet, r)
-}
-
-func (f *Fake) BridgePort(_ context.Context, r api.BridgePortRequest) error {
-	return f.record(api.OpBridgePort, r)
-}
-
-func (f *Fake) BridgeAddSpan(_ context.Context, r api.SpanRequest) error {
-	return f.record(api.OpBridgeAddSpan, r)
-}
-
-func (f *Fake) BridgeDelSpan(_ context.Context, r api.SpanRequest) error {
-	return f.record(api.OpBridgeDelSpan, r)
-}
-
-func (f *Fake) TrunkCreate(_ context.Context, r api.TrunkCreateRequest) error {
-	return f.record(api.OpTrunkCreate, r)
-}
-
-func (f *Fake) TrunkDestroy(_ context.Context, r api.TrunkDestroyRequest) error {
-	return f.record(api.OpTrunkDestroy, r)
-}
-
-func (f *Fake) TrunkAdd(_ context.Context, r api.TrunkAddRequest) error {
-	return f.record(api.OpTrunkAdd, r)
-}
-
-func (f *Fake) TrunkDel(_ context.Context, r api.TrunkDelRequest) error {
-	return f.record(api.OpTrunkDel, r)
-}
-
-func (f *Fake) TrunkSet(_ context.Context, r api.TrunkSetRequest) error {
-	return f.record(api.OpTrunkSet, r)
 }
 
 func (f *Fake) TrunkShow(_ context.Context, name string) ([]api.TrunkInfo, error) {
