@@ -711,6 +711,20 @@ func (b *Bridge) Flush(all bool) {
 	b.log.Info("addresses flushed", "all", all, "addresses", n)
 }
 
+// FlushPort removes the dynamic addresses learned on the member called
+// port, and its static ones too when all is set, and returns how many it
+// removed.
+func (b *Bridge) FlushPort(port string, all bool) (int, error) {
+	m, err := b.member("flush", port)
+	if err != nil {
+		return 0, err
+	}
+	n := b.fdb.flush(all, m)
+	b.noteDrained()
+	b.log.Info("addresses flushed", "port", port, "all", all, "addresses", n)
+	return n, nil
+}
+
 // Addrs returns the address table, expired entries left out, sorted by
 // VLAN, then MAC.
 func (b *Bridge) Addrs() []Addr { return b.fdb.addrs(b.since(b.clock.Now())) }

@@ -141,6 +141,34 @@ func TestFlush(t *testing.T) {
 	}
 }
 
+// TestFlushPort checks that FlushPort removes only the named member's
+// addresses, static ones only when all is set.
+func TestFlushPort(t *testing.T) {
+	tests := []struct {
+		all  bool
+		want []Addr
+	}{
+		{false, []Addr{{MAC: stB, Port: "b"}, {MAC: stX, Port: "a", Static: true}}},
+		{true, []Addr{{MAC: stB, Port: "b"}}},
+	}
+	for _, tc := range tests {
+		fx := newFixture(t, "a", "b")
+		fx.send("a", ip4(stB, stA))
+		fx.send("b", ip4(stA, stB))
+		fx.b.AddStatic(stX, 0, "a")
+		if n, err := fx.b.FlushPort("a", tc.all); err != nil || n != 3-len(tc.want) {
+			t.Errorf("FlushPort(a, %v) = %d, %v, want %d, nil", tc.all, n, err, 3-len(tc.want))
+		}
+		if got := fx.b.Addrs(); !slices.Equal(got, tc.want) {
+			t.Errorf("after FlushPort(a, %v): table = %s, want %s", tc.all, addrsString(got), addrsString(tc.want))
+		}
+	}
+	fx := newFixture(t, "a")
+	if _, err := fx.b.FlushPort("c", false); err == nil || err.Error() != "bridge0: flush c: not a member" {
+		t.Errorf("FlushPort(c): want \"bridge0: flush c: not a member\", got %v", err)
+	}
+}
+
 // TestAddrsSortedWithAges checks the order of Addrs (VLAN, then MAC) and
 // the ages it reports.
 func TestAddrsSortedWithAges(t *testing.T) {
