@@ -130,6 +130,25 @@ func TestIntegrationBridgeStaticEntries(t *testing.T) {
 	}
 }
 
+func TestIntegrationBridgeFlushPort(t *testing.T) {
+	tb := bridged(t, 2)
+	s1, s2 := openStation(t, tb.hosts[0]), openStation(t, tb.hosts[1])
+	// Stations only these frames come from, so nothing learns them again.
+	a, b := "02:ee:00:00:00:01", "02:ee:00:00:00:02"
+	s1.send(t, testFrame(frame.Broadcast, hwaddr(a), 1, 0))
+	s2.send(t, testFrame(frame.Broadcast, hwaddr(b), 2, 0))
+	netnstest.Eventually(t, 10*time.Second, "both stations learned", func() bool {
+		return tb.portOf("bridge0", a) == "p1" && tb.portOf("bridge0", b) == "p2"
+	})
+	tb.swctl("bridge", "flush", "bridge0", "--port", "p1")
+	if got := tb.portOf("bridge0", a); got != "" {
+		t.Errorf("after flush --port p1: %s still learned on %q", a, got)
+	}
+	if got := tb.portOf("bridge0", b); got != "p2" {
+		t.Errorf("after flush --port p1: %s on %q, want it kept on p2", b, got)
+	}
+}
+
 func TestIntegrationBridgePortFlags(t *testing.T) {
 	tb := bridged(t, 3)
 	s1, s2, s3 := openStation(t, tb.hosts[0]), openStation(t, tb.hosts[1]), openStation(t, tb.hosts[2])

@@ -132,6 +132,8 @@ func TestCLI(t *testing.T) {
 			wantCalls: []apitest.Call{{Op: "bridge.flush", Req: api.FlushRequest{Name: "bridge0"}}}},
 		{name: "bridge flush --all", args: []string{"bridge", "flush", "bridge0", "--all"},
 			wantCalls: []apitest.Call{{Op: "bridge.flush", Req: api.FlushRequest{Name: "bridge0", All: true}}}},
+		{name: "bridge flush --port", args: []string{"bridge", "flush", "bridge0", "--port", "eth1"},
+			wantCalls: []apitest.Call{{Op: "bridge.flush", Req: api.FlushRequest{Name: "bridge0", Port: "eth1"}}}},
 		{name: "bridge set both", args: []string{"bridge", "set", "bridge0", "--timeout", "0", "--maxaddr", "100"},
 			wantCalls: []apitest.Call{{Op: "bridge.set", Req: api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0), MaxAddr: ptr(100)}}}},
 		{name: "bridge port flags", args: []string{"bridge", "port", "bridge0", "eth1", "--learning", "off", "--stack=on"},

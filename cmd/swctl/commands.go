@@ -235,10 +235,11 @@ func bridgeCommand() *cli.Command {
 				Name: "flush", Usage: "remove learned addresses", ArgsUsage: "NAME",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "all", Usage: "remove static addresses too"},
+					&cli.StringFlag{Name: "port", Usage: "only the addresses on member `IFACE`"},
 					outputFlag(),
 				},
 				Action: func(c *cli.Context) error {
-					req := api.FlushRequest{Name: c.Args().Get(0), All: c.Bool("all")}
+					req := api.FlushRequest{Name: c.Args().Get(0), All: c.Bool("all"), Port: c.String("port")}
 					return mutate(c, 1, 1, req)
 				},
 			},

@@ -100,6 +100,9 @@ func TestRoundTrip(t *testing.T) {
 		{"bridge flush", func(c *api.Client) (any, error) {
 			return nil, c.Do(ctx, api.FlushRequest{Name: "bridge0", All: true}, nil)
 		}, apitest.Call{Op: "bridge.flush", Req: api.FlushRequest{Name: "bridge0", All: true}}, nil},
+		{"bridge flush --port", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.FlushRequest{Name: "bridge0", Port: "eth1"}, nil)
+		}, apitest.Call{Op: "bridge.flush", Req: api.FlushRequest{Name: "bridge0", Port: "eth1"}}, nil},
 		{"bridge set timeout 0", func(c *api.Client) (any, error) {
 			return nil, c.Do(ctx, api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0)}, nil)
 		}, apitest.Call{Op: "bridge.set", Req: api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0)}}, nil},
@@ -271,6 +274,7 @@ func TestBadRequests(t *testing.T) {
 		{"multicast static", `{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"01:00:5e:00:00:01","iface":"e1"}}`, `{"error":"bridge.static: b0: static 01:00:5e:00:00:01: a multicast or broadcast MAC is not a station address"}`},
 		{"vlan out of range", `{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"02:00:00:00:00:01","iface":"e1","vlan":4095}}`, `{"error":"bridge.static: b0: static 02:00:00:00:00:01: vlan 4095 out of range (0 for untagged, 1 to 4094)"}`},
 		{"vlan overflows uint16", `{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"02:00:00:00:00:01","iface":"e1","vlan":70000}}`, `{"error":"bridge.static: malformed args: json: cannot unmarshal number 70000 into Go struct field StaticRequest.vlan of type uint16"}`},
+		{"flush bad port", `{"version":1,"op":"bridge.flush","args":{"name":"b0","port":"a/b"}}`, `{"error":"bridge.flush: b0: flush --port: interface name \"a/b\" contains '/'"}`},
 		{"set nothing", `{"version":1,"op":"bridge.set","args":{"name":"b0"}}`, `{"error":"bridge.set: b0: set: nothing to set (give timeout or maxaddr)"}`},
 		{"set negative timeout", `{"version":1,"op":"bridge.set","args":{"name":"b0","timeout":-1}}`, `{"error":"bridge.set: b0: set: timeout -1 out of range (0 to 1000000 seconds, 0 = never age)"}`},
 		{"port without flags", `{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"e1"}}`, `{"error":"bridge.port: b0: port e1: no flag to change (give learning, discover, blocknonip, stack or promisc)"}`},

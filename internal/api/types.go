@@ -137,6 +137,9 @@ type FlushRequest struct {
 	Name string `json:"name"`
 	// All removes static entries as well.
 	All bool `json:"all,omitempty"`
+	// Port limits the flush to the entries on this member; "" flushes
+	// every member's.
+	Port string `json:"port,omitempty"`
 }
 
 // BridgeSetRequest changes a bridge's settings (swctl bridge set). Nil
@@ -428,7 +431,15 @@ func (r DelAddrRequest) Validate() error {
 }
 
 // Validate checks the request's fields.
-func (r FlushRequest) Validate() error { return checkBridge(r.Name) }
+func (r FlushRequest) Validate() error {
+	if err := checkBridge(r.Name); err != nil {
+		return err
+	}
+	if r.Port == "" {
+		return nil
+	}
+	return checkIface(r.Name, "flush --port", r.Port)
+}
 
 // Validate checks the request's fields.
 func (r BridgeSetRequest) Validate() error {
@@ -542,7 +553,7 @@ func (r DelAddrRequest) Edit(c *config.Config, _ config.Host) error {
 
 // Edit is the state part of flush: with All, the static entries.
 func (r FlushRequest) Edit(c *config.Config, _ config.Host) error {
-	return c.Flush(r.Name, r.All)
+	return c.Flush(r.Name, r.Port, r.All)
 }
 
 func (r BridgeSetRequest) Edit(c *config.Config, _ config.Host) error {

@@ -267,16 +267,19 @@ func (c *Config) DelStatics(bridge string, mac frame.MAC, vlan *uint16) error {
 	return nil
 }
 
-// Flush is the configuration's part of flushing a bridge's address table:
-// with all, the static entries go. Learned addresses are not
-// configuration.
-func (c *Config) Flush(bridge string, all bool) error {
+// Flush is the configuration's part of flushing a bridge's address table
+// (of every member, or of member port only when port is not ""): with
+// all, the static entries go. Learned addresses are not configuration.
+func (c *Config) Flush(bridge, port string, all bool) error {
 	b := c.Bridge(bridge)
 	if b == nil {
 		return errNoBridge(bridge)
 	}
+	if port != "" && b.Port(port) == nil {
+		return fmt.Errorf("%s: flush --port %s: not a member", bridge, port)
+	}
 	if all {
-		b.Statics = nil
+		b.Statics = slices.DeleteFunc(b.Statics, func(s Static) bool { return port == "" || s.Port == port })
 	}
 	return nil
 }

@@ -78,7 +78,8 @@ func TestEditRefusals(t *testing.T) {
 			return c.AddStatic("bridge0", Static{MAC: mac("02:aa:00:00:00:09"), Port: "eth3"})
 		}, "bridge0: static 02:aa:00:00:00:09: eth3 is not a member"},
 		{"deladdr: no such bridge", func(c *Config) error { return c.DelStatics("nope", mac("02:aa:00:00:00:01"), nil) }, "nope: no such bridge"},
-		{"flush: no such bridge", func(c *Config) error { return c.Flush("nope", true) }, "nope: no such bridge"},
+		{"flush: no such bridge", func(c *Config) error { return c.Flush("nope", "", true) }, "nope: no such bridge"},
+		{"flush --port: not a member", func(c *Config) error { return c.Flush("bridge0", "eth3", true) }, "bridge0: flush --port eth3: not a member"},
 		{"set: nothing", func(c *Config) error { return c.SetBridge("br1", nil, nil) }, "br1: set: nothing to change (give --timeout or --maxaddr)"},
 		{"set: bad timeout", func(c *Config) error { return c.SetBridge("br1", ptr(-1), nil) }, "br1: set: timeout -1 out of range (0 to 1000000 seconds, 0 = never age)"},
 		{"set: bad maxaddr", func(c *Config) error { return c.SetBridge("br1", nil, ptr(0)) }, "br1: set: maxaddr 0 out of range (1 to 16777216)"},
@@ -171,9 +172,13 @@ func TestEdits(t *testing.T) {
 		{"deladdr of a learned address changes nothing", func(c *Config) error {
 			return c.DelStatics("bridge0", mac("02:aa:00:00:00:09"), nil)
 		}, func(c *Config) {}},
-		{"flush keeps statics", func(c *Config) error { return c.Flush("bridge0", false) }, func(c *Config) {}},
-		{"flush --all", func(c *Config) error { return c.Flush("bridge0", true) }, func(c *Config) {
+		{"flush keeps statics", func(c *Config) error { return c.Flush("bridge0", "", false) }, func(c *Config) {}},
+		{"flush --all", func(c *Config) error { return c.Flush("bridge0", "", true) }, func(c *Config) {
 			c.Bridges[0].Statics = nil
+		}},
+		{"flush --port keeps statics", func(c *Config) error { return c.Flush("bridge0", "eth2", false) }, func(c *Config) {}},
+		{"flush --all --port", func(c *Config) error { return c.Flush("bridge0", "eth2", true) }, func(c *Config) {
+			c.Bridges[0].Statics = c.Bridges[0].Statics[:1]
 		}},
 		{"set", func(c *Config) error { return c.SetBridge("br1", ptr(0), ptr(16)) }, func(c *Config) {
 			c.Bridges[1].Timeout, c.Bridges[1].MaxAddr = 0, 16

@@ -3,18 +3,22 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/swctl/swctl/clock"
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/config"
+	"github.com/swctl/swctl/internal/netnstest"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/memport"
 )
@@ -441,5 +445,59 @@ func TestEngineTrunkJoinsAndLeavesABridge(t *testing.T) {
 	mustDo(t, e.Change(bg, api.TrunkDestroyRequest{Name: "trunk0"}))
 	if open, guards := sys.counts("eth2"); open != 0 || guards != 0 {
 		t.Errorf("eth2 after trunk destroy: %d ports, %d guards open", open, guards)
+	}
+}
+
+// TestEngineFlushPort checks bridge flush --port: the addresses learned on
+// that member go, other members' and static entries stay; with --all the
+// member's static entries go too, from the table and the file.
+func TestEngineFlushPort(t *testing.T) {
+	sys := newFakeSystem("eth1", "eth2")
+	e, path := newTestEngine(t, sys)
+	mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	mustDo(t, e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}}))
+	mustDo(t, e.Change(bg, api.StaticRequest{Name: "bridge0", MAC: "02:aa:00:00:00:09", Iface: "eth1"}))
+	// A broadcast from a station behind each member.
+	for i, n := range []string{"eth1", "eth2"} {
+		f := make([]byte, 60)
+		copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0xbb, 0, 0, 0, byte(i + 1), 0x88, 0xb5})
+		if _, err := sys.far[n].WriteBatch([][]byte{f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	table := func() []string {
+		addrs, err := e.BridgeAddr(bg, "bridge0")
+		mustDo(t, err)
+		var out []string
+		for _, a := range addrs {
+			out = append(out, fmt.Sprintf("%s on %s static %v", a.MAC, a.Port, a.Static))
+		}
+		slices.Sort(out)
+		return out
+	}
+	netnstest.Eventually(t, 10*time.Second, "both stations learned", func() bool { return len(table()) == 3 })
+	tests := []struct {
+		req  api.FlushRequest
+		want []string
+		// file is whether the static entry is still in the file.
+		file bool
+	}{
+		{api.FlushRequest{Name: "bridge0", Port: "eth1"}, []string{"02:aa:00:00:00:09 on eth1 static true", "02:bb:00:00:00:02 on eth2 static false"}, true},
+		{api.FlushRequest{Name: "bridge0", Port: "eth1", All: true}, []string{"02:bb:00:00:00:02 on eth2 static false"}, false},
+	}
+	for _, tt := range tests {
+		mustDo(t, e.BridgeFlush(bg, tt.req))
+		if got := table(); !slices.Equal(got, tt.want) {
+			t.Errorf("after flush %+v: table\nexpected %q\ngot      %q", tt.req, tt.want, got)
+		}
+		saved, err := config.Load(path)
+		mustDo(t, err)
+		if got := len(saved.Bridges[0].Statics) == 1; got != tt.file {
+			t.Errorf("after flush %+v: static entry in the file: expected %v, got %v", tt.req, tt.file, got)
+		}
+	}
+	err := e.BridgeFlush(bg, api.FlushRequest{Name: "bridge0", Port: "eth9"})
+	if want := "bridge0: flush --port eth9: not a member"; err == nil || err.Error() != want {
+		t.Errorf("flush --port of a non-member: expected %q, got %v", want, err)
 	}
 }

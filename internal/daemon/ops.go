@@ -59,7 +59,15 @@ func (e *engine) BridgeFlush(_ context.Context, r api.FlushRequest) error {
 	if err := e.changeLocked(func(c *config.Config) error { return r.Edit(c, e.host) }); err != nil {
 		return err
 	}
-	e.graph.bridges[r.Name].br.Flush(false)
+	b := e.graph.bridges[r.Name]
+	switch {
+	case r.Port == "":
+		b.br.Flush(false)
+	case b.ports[r.Port].link() != platform.LinkAbsent: // an absent member learned nothing
+		if _, err := b.br.FlushPort(r.Port, false); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

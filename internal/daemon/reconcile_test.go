@@ -328,6 +328,9 @@ var stateOps = []struct {
 	{"bridge flush --all", func(e *engine) error {
 		return e.BridgeFlush(bg, api.FlushRequest{Name: "bridge0", All: true})
 	}},
+	{"bridge flush --all --port", func(e *engine) error {
+		return e.BridgeFlush(bg, api.FlushRequest{Name: "bridge0", All: true, Port: "eth2"})
+	}},
 	{"bridge set", func(e *engine) error {
 		return e.Change(bg, api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0), MaxAddr: ptr(100)})
 	}},
