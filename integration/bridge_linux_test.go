@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -411,6 +412,60 @@ func TestIntegrationBridgeBadInput(t *testing.T) {
 	_, err := tb.try("bridge", "show", "nosuch", "-o", "json")
 	if err == nil || !strings.Contains(err.Error(), `{"error":`) {
 		t.Errorf("bridge show nosuch -o json: want {\"error\": ...} on stderr, got %v", err)
+	}
+}
+
+// TestIntegrationDaemonUnsavableDestroyKeepsTaps makes the configuration
+// unwritable (a regular file where its directory was), then destroys a
+// --local bridge and a trunk that carry host addresses on their TAPs: both
+// are refused, and both TAPs and their addresses are still there.
+func TestIntegrationDaemonUnsavableDestroyKeepsTaps(t *testing.T) {
+	tb := newTestbed(t, 2)
+	tb.start()
+	tb.swctl("bridge", "create", "bridge0", "--local")
+	tb.swctl("bridge", "add", "bridge0", "p1")
+	tb.swctl("trunk", "create", "trunk0", "--port", "p2")
+	addrs := map[string]string{
+		"bridge0": fmt.Sprintf("10.77.%d.1/24", tb.subnet),
+		"trunk0":  fmt.Sprintf("10.78.%d.1/24", tb.subnet),
+	}
+	for dev, a := range addrs {
+		tb.dut.Run("ip", "addr", "add", a, "dev", dev)
+	}
+	dir := filepath.Dir(tb.configPath())
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"bridge", "destroy", "bridge0"}, {"trunk", "destroy", "trunk0"}, {"bridge", "del", "bridge0", "p1"}} {
+		if _, err := tb.try(args...); err == nil || !strings.Contains(err.Error(), "not changed: cannot save the configuration") {
+			t.Errorf("swctl %s with the configuration unwritable: want \"not changed: cannot save the configuration\", got %v", strings.Join(args, " "), err)
+		}
+	}
+	for dev, a := range addrs {
+		if out := tb.dut.Run("ip", "-o", "addr", "show", "dev", dev); !strings.Contains(out, a) {
+			t.Errorf("%s after a refused destroy: want address %s kept, got:\n%s", dev, a, out)
+		}
+	}
+	var shown []struct {
+		Ports []struct{ Name string } `json:"ports"`
+	}
+	tb.swctlJSON(&shown, "bridge", "show", "bridge0")
+	if len(shown) != 1 || len(shown[0].Ports) != 1 || shown[0].Ports[0].Name != "p1" {
+		t.Errorf("bridge0 after refused changes: want member p1, got %+v", shown)
+	}
+	// With the directory back, the same destroy goes through.
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tb.swctl("bridge", "destroy", "bridge0")
+	if _, err := tb.dut.Try("ip", "link", "show", "dev", "bridge0"); err == nil {
+		t.Errorf("bridge0's TAP still exists after bridge destroy")
 	}
 }
 

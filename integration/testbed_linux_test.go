@@ -87,6 +87,9 @@ func newTestbedWith(t *testing.T, n int, offloadsOff bool) *testbed {
 	netnstest.Require(t)
 	subnetCounter++
 	tb := &testbed{t: t, dut: netnstest.New(t, "dut"), dir: t.TempDir(), log: &bytes.Buffer{}, subnet: subnetCounter%250 + 1, offloadsOff: offloadsOff}
+	if err := os.Mkdir(filepath.Dir(tb.configPath()), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for i := 1; i <= n; i++ {
 		tb.addHost(i)
 	}
@@ -117,7 +120,9 @@ func (tb *testbed) addHost(i int) *host {
 
 func (tb *testbed) socket() string { return filepath.Join(tb.dir, "swctl.sock") }
 
-func (tb *testbed) configPath() string { return filepath.Join(tb.dir, "swctl.conf") }
+// configPath is the daemon's configuration file, alone in its directory
+// (a test may make that directory unusable).
+func (tb *testbed) configPath() string { return filepath.Join(tb.dir, "etc", "swctl.conf") }
 
 // start runs swctl daemon in the dut namespace and waits for its socket.
 func (tb *testbed) start() {
