@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -158,40 +159,11 @@ func list[Req any, T any, P interface {
 	})
 }
 
-// ops is the table of operations, by name. A state operation needs only
-// its request type, whose Edit method is the operation; the others name
-// what serves them.
-var ops = table(
-	state[BridgeCreateRequest](),
-	state[BridgeDestroyRequest](),
-	state[BridgeAddRequest](),
-	state[BridgeDelRequest](),
-	state[StaticRequest](),
-	state[BridgeSetRequest](),
-	state[BridgePortRequest](),
-	state[AddSpanRequest](),
-	state[DelSpanRequest](),
-	state[TrunkCreateRequest](),
-	state[TrunkDestroyRequest](),
-	state[TrunkAddRequest](),
-	state[TrunkDelRequest](),
-	state[TrunkSetRequest](),
-	action(Handler.BridgeDelAddr),
-	action(Handler.BridgeFlush),
-	list(func(ctx context.Context, h Handler, r BridgeShowRequest) ([]BridgeInfo, error) {
-		return h.BridgeShow(ctx, r.Name)
-	}),
-	list(func(ctx context.Context, h Handler, r BridgeAddrRequest) ([]AddrInfo, error) {
-		return h.BridgeAddr(ctx, r.Name)
-	}),
-	list(func(ctx context.Context, h Handler, r TrunkShowRequest) ([]TrunkInfo, error) {
-		return h.TrunkShow(ctx, r.Name)
-	}),
-	list(func(ctx context.Context, h Handler, r PortShowRequest) ([]PortInfo, error) {
-		return h.PortShow(ctx, r.Name)
-	}),
-	op(func(ctx context.Context, h Handler, _ VersionRequest) (any, error) { return h.Version(ctx) }),
-)
+// ops is the table of operations, by name: its rows are beside the
+// request types, in types.go and trunk.go. A state operation needs only its
+// request type, whose Edit method is the operation; the others name what
+// serves them.
+var ops = table(slices.Concat(bridgeOps, trunkOps)...)
 
 // table indexes operations by name.
 func table(specs ...opSpec) map[string]opSpec {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -348,6 +349,18 @@ func (r TrunkShowRequest) Validate() error {
 }
 
 // The operations of the trunk requests, as for the bridge requests.
+
+// trunkOps are the rows of these operations in the operation table.
+var trunkOps = []opSpec{
+	state[TrunkCreateRequest](),
+	state[TrunkDestroyRequest](),
+	state[TrunkAddRequest](),
+	state[TrunkDelRequest](),
+	state[TrunkSetRequest](),
+	list(func(ctx context.Context, h Handler, r TrunkShowRequest) ([]TrunkInfo, error) {
+		return h.TrunkShow(ctx, r.Name)
+	}),
+}
 
 func (TrunkCreateRequest) Op() string  { return OpTrunkCreate }
 func (TrunkDestroyRequest) Op() string { return OpTrunkDestroy }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -498,9 +499,34 @@ func (r PortShowRequest) Validate() error {
 // Validate checks the request's fields; there are none.
 func (VersionRequest) Validate() error { return nil }
 
-// The operations of the bridge requests. A state operation's request is
-// also its edit of the configuration (Edit), made by internal/config; the
-// daemon runs every Edit the same way.
+// The operations of the bridge requests, and of port show and version. A
+// state operation's request is also its edit of the configuration (Edit),
+// made by internal/config; the daemon runs every Edit the same way.
+
+// bridgeOps are the rows of these operations in the operation table.
+var bridgeOps = []opSpec{
+	state[BridgeCreateRequest](),
+	state[BridgeDestroyRequest](),
+	state[BridgeAddRequest](),
+	state[BridgeDelRequest](),
+	state[StaticRequest](),
+	state[BridgeSetRequest](),
+	state[BridgePortRequest](),
+	state[AddSpanRequest](),
+	state[DelSpanRequest](),
+	action(Handler.BridgeDelAddr),
+	action(Handler.BridgeFlush),
+	list(func(ctx context.Context, h Handler, r BridgeShowRequest) ([]BridgeInfo, error) {
+		return h.BridgeShow(ctx, r.Name)
+	}),
+	list(func(ctx context.Context, h Handler, r BridgeAddrRequest) ([]AddrInfo, error) {
+		return h.BridgeAddr(ctx, r.Name)
+	}),
+	list(func(ctx context.Context, h Handler, r PortShowRequest) ([]PortInfo, error) {
+		return h.PortShow(ctx, r.Name)
+	}),
+	op(func(ctx context.Context, h Handler, _ VersionRequest) (any, error) { return h.Version(ctx) }),
+}
 
 func (BridgeCreateRequest) Op() string  { return OpBridgeCreate }
 func (BridgeDestroyRequest) Op() string { return OpBridgeDestroy }
