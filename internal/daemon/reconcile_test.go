@@ -433,3 +433,43 @@ func TestReconcileFailureLeavesStateAndFileAgreeing(t *testing.T) {
 		})
 	}
 }
+
+// TestReconcileRefusesWhatCannotChangeInPlace checks the differences no
+// operation makes today and the running objects cannot take: the plan
+// refuses them whole, and what runs is still what the file says.
+func TestReconcileRefusesWhatCannotChangeInPlace(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(c *config.Config)
+		want string
+	}{
+		{"a trunk's MAC", func(c *config.Config) { c.Trunk("trunk0").LLAddr = config.NewLocalMAC() },
+			"trunk0: its MAC and policy cannot change while it runs"},
+		{"a trunk's policy", func(c *config.Config) { c.Trunk("trunk2").Promisc = true },
+			"trunk2: its MAC and policy cannot change while it runs"},
+		{"a trunk port's priority", func(c *config.Config) { c.Trunk("trunk0").Port("eth4").Priority = 9 },
+			"trunk0: port eth4: its priorities cannot change while it is a port"},
+		{"a bridge's local TAP", func(c *config.Config) { b := c.Bridge("bridge0"); b.Local, b.LocalMAC = false, [6]byte{} },
+			"bridge0: its local TAP cannot change while it runs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, sys, path := reconcileBase(t)
+			taps := sys.openTaps()
+			// With a new trunk first in the same change, so that the plan
+			// has something to roll back when it meets the refusal.
+			err := e.change(func(c *config.Config) error {
+				t9 := config.NewTrunk("trunk9")
+				t9.LLAddr, t9.Ports = config.NewLocalMAC(), []config.TrunkPort{config.NewTrunkPort("eth7")}
+				c.Trunks = append([]config.Trunk{t9}, c.Trunks...)
+				tt.edit(c)
+				return nil
+			})
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("expected %q, got %v", tt.want, err)
+			}
+			checkAgree(t, e, sys, path)
+			checkTapsKept(t, sys, taps, true)
+		})
+	}
+}
