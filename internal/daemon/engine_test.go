@@ -461,7 +461,7 @@ func TestEngineFlushPort(t *testing.T) {
 	for i, n := range []string{"eth1", "eth2"} {
 		f := make([]byte, 60)
 		copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0xbb, 0, 0, 0, byte(i + 1), 0x88, 0xb5})
-		if _, err := sys.far[n].WriteBatch([][]byte{f}); err != nil {
+		if _, err := sys.far[n].WriteBatch(platform.Batch{Frames: [][]byte{f}}); err != nil {
 			t.Fatal(err)
 		}
 	}
