@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,13 +25,7 @@ var ovsTools = []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl
 func requireOVS(t *testing.T) {
 	t.Helper()
 	for _, tool := range ovsTools {
-		if _, err := exec.LookPath(tool); err != nil {
-			reason := fmt.Sprintf("needs Open vSwitch (%s not found; Debian package openvswitch-switch: make deps)", tool)
-			if os.Getenv("SWCTL_REQUIRE_NETNS") == "1" {
-				t.Fatalf("SWCTL_REQUIRE_NETNS=1 but %s", reason)
-			}
-			t.Skip(reason)
-		}
+		netnstest.RequireTool(t, tool, "openvswitch-switch")
 	}
 }
 

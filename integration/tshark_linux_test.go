@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,13 +19,7 @@ import (
 // (scripts/install-deps.sh installs it).
 func requireTshark(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("tshark"); err != nil {
-		reason := "needs tshark (Debian package tshark: make deps)"
-		if os.Getenv("SWCTL_REQUIRE_NETNS") == "1" {
-			t.Fatalf("SWCTL_REQUIRE_NETNS=1 but %s", reason)
-		}
-		t.Skip(reason)
-	}
+	netnstest.RequireTool(t, "tshark", "tshark")
 }
 
 // lockedBuffer is a bytes.Buffer a child process writes while the test

@@ -10,7 +10,8 @@ set -euo pipefail
 # host's openvswitch-switch service (systemd without a policy-rc.d that
 # forbids it), that service keeps running on its own files
 # (/etc/openvswitch, /var/run/openvswitch) and does not disturb the test.
-pkgs=(iproute2 iputils-ping ethtool tcpdump tshark iperf3 netsniff-ng arping kmod openvswitch-switch procps util-linux git)
+# mandoc: the manual pages' test lints docs/man with mandoc -T lint.
+pkgs=(iproute2 iputils-ping ethtool tcpdump tshark iperf3 netsniff-ng arping kmod openvswitch-switch procps util-linux git mandoc)
 # --bench is accepted for old callers; everything is in the default list.
 
 missing=()

@@ -5,7 +5,8 @@
 //
 // Tests that need it call Require first: without root it skips with the
 // reason, unless SWCTL_REQUIRE_NETNS=1 is set (as .ci/run does), where a
-// skip would hide a failure and so fails the test instead.
+// skip would hide a failure and so fails the test instead. RequireTool
+// does the same for a program a test runs.
 package netnstest
 
 import (
@@ -37,9 +38,26 @@ func Require(t testing.TB) {
 	case !haveIP():
 		reason = "needs the ip command (iproute2)"
 	}
-	if reason == "" {
-		return
+	if reason != "" {
+		skipOrFail(t, reason)
 	}
+}
+
+// RequireTool skips the test when the program tool is not on PATH, or
+// fails it under SWCTL_REQUIRE_NETNS=1, where a skip would hide a missing
+// install step; pkg is the Debian package that has it (scripts/install-deps.sh
+// installs it).
+func RequireTool(t testing.TB, tool, pkg string) {
+	t.Helper()
+	if _, err := exec.LookPath(tool); err != nil {
+		skipOrFail(t, fmt.Sprintf("needs %s (Debian package %s: make deps)", tool, pkg))
+	}
+}
+
+// skipOrFail skips the test with the reason, or fails it under
+// SWCTL_REQUIRE_NETNS=1.
+func skipOrFail(t testing.TB, reason string) {
+	t.Helper()
 	if os.Getenv("SWCTL_REQUIRE_NETNS") == "1" {
 		t.Fatalf("SWCTL_REQUIRE_NETNS=1 but %s", reason)
 	}
