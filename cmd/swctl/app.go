@@ -279,6 +279,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			recoverCommand(),
 			versionCommand(),
 			benchCommand(),
+			completionCommand(),
+			completeCommand(),
 		},
 		Action: unknownCommand,
 	}

@@ -149,17 +149,6 @@ func leafCommands(cmds []*cli.Command, parent string) []leafCommand {
 	return out
 }
 
-func visibleFlags(flags []cli.Flag) []cli.Flag {
-	var out []cli.Flag
-	for _, f := range flags {
-		if v, ok := f.(cli.VisibleFlag); ok && !v.IsVisible() {
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
 // TestManPageCoversCLI checks swctl(8) against the command tree: each
 // command that does something has an item in COMMANDS whose head names
 // it, the item names each of its flags, every name of every flag appears
