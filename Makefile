@@ -1,5 +1,6 @@
 # swctl: a userspace L2 switching engine.
 #   make demo    build, make a three-host netns testbed on a swctl bridge, show it, tear it down
+#   make install the binary, manual pages, shell completions and service file (PREFIX, DESTDIR)
 #   make test    vet, unit and netns integration tests, BSD cross-builds
 #   make bench   forwarding benchmarks (go test -bench, the netns comparison table, bench-trunk)
 #   make bench-trunk  trunk throughput over shaped links, failover loss, LACP negotiation time
@@ -10,7 +11,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X github.com/swctl/swctl/internal/api.Version=$(VERSION)
 CROSS    := openbsd/amd64 openbsd/arm64 freebsd/amd64 freebsd/arm64
 
-.PHONY: all build test unit demo bench bench-trunk lint cross deps clean
+.PHONY: all build install test unit demo bench bench-trunk lint cross deps clean
 
 all: build
 
@@ -19,6 +20,51 @@ build:
 
 deps:
 	bash scripts/install-deps.sh
+
+# make install builds swctl and installs it with its manual pages, its
+# bash, zsh and fish completions and the service file of the system it is
+# for, under DESTDIR (a staging directory for packages; empty by default)
+# and PREFIX. SYSTEM (default: this one, uname -s) chooses the layout:
+#   Linux    the systemd unit, in PREFIX/lib/systemd/system
+#   OpenBSD  the rc.d script /etc/rc.d/swctld (rcctl enable swctld); manual pages in PREFIX/man
+#   FreeBSD  the rc.d script PREFIX/etc/rc.d/swctld (swctld_enable="YES" in rc.conf)
+# The service files name /usr/local/sbin/swctl: installed, they name
+# BINDIR/swctl. On the BSDs, use GNU make (gmake install).
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+SYSTEM   ?= $(shell uname -s)
+BINDIR   ?= $(PREFIX)/sbin
+SHAREDIR ?= $(PREFIX)/share
+MANDIR   ?= $(if $(filter OpenBSD,$(SYSTEM)),$(PREFIX)/man,$(SHAREDIR)/man)
+UNITDIR  ?= $(PREFIX)/lib/systemd/system
+RCDIR    ?= $(if $(filter OpenBSD,$(SYSTEM)),/etc/rc.d,$(PREFIX)/etc/rc.d)
+SERVICE_SED = sed -e 's|/usr/local/sbin|$(BINDIR)|g' -e 's|/usr/local|$(PREFIX)|g'
+
+install: build
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(SHAREDIR)/bash-completion/completions $(DESTDIR)$(SHAREDIR)/zsh/site-functions \
+		$(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/swctl
+	install -m 0644 docs/man/swctl.8 $(DESTDIR)$(MANDIR)/man8/swctl.8
+	install -m 0644 docs/man/swctl.conf.5 $(DESTDIR)$(MANDIR)/man5/swctl.conf.5
+	install -m 0644 cmd/swctl/completion/swctl.bash $(DESTDIR)$(SHAREDIR)/bash-completion/completions/swctl
+	install -m 0644 cmd/swctl/completion/swctl.zsh $(DESTDIR)$(SHAREDIR)/zsh/site-functions/_swctl
+	install -m 0644 cmd/swctl/completion/swctl.fish $(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d/swctl.fish
+ifeq ($(SYSTEM),Linux)
+	install -d $(DESTDIR)$(UNITDIR)
+	$(SERVICE_SED) dist/swctl.service > $(DESTDIR)$(UNITDIR)/swctl.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/swctl.service
+else ifeq ($(SYSTEM),OpenBSD)
+	install -d $(DESTDIR)$(RCDIR)
+	$(SERVICE_SED) dist/openbsd/swctld > $(DESTDIR)$(RCDIR)/swctld
+	chmod 0555 $(DESTDIR)$(RCDIR)/swctld
+else ifeq ($(SYSTEM),FreeBSD)
+	install -d $(DESTDIR)$(RCDIR)
+	$(SERVICE_SED) dist/freebsd/swctld > $(DESTDIR)$(RCDIR)/swctld
+	chmod 0555 $(DESTDIR)$(RCDIR)/swctld
+else
+	@echo "install: no service file for SYSTEM=$(SYSTEM) (Linux, OpenBSD or FreeBSD)"
+endif
 
 # The whole test suite. Integration tests need root (network namespaces);
 # they skip with the reason otherwise, and fail instead under
