@@ -279,6 +279,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			recoverCommand(),
 			versionCommand(),
 			benchCommand(),
+			configCommand(),
 			completionCommand(),
 			completeCommand(),
 		},

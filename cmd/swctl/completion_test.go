@@ -123,7 +123,7 @@ func freeHostInterfaces(t *testing.T) []string {
 func TestBashCompletion(t *testing.T) {
 	withDaemon := newCompletionShell(t, apitest.Serve(t, newFake()))
 	noDaemon := newCompletionShell(t, apitest.SocketPath(t))
-	topLevel := []string{"daemon", "bridge", "trunk", "port", "recover", "version", "bench", "completion"}
+	topLevel := []string{"daemon", "bridge", "trunk", "port", "recover", "version", "bench", "config", "completion"}
 	bridgeCmds := []string{"create", "destroy", "add", "del", "show", "addr", "static", "deladdr", "flush", "set", "port", "addspan", "delspan"}
 	files := []string{"hostname.bridge0", "hostname.trunk0", "rc.conf"}
 	tests := []struct {
@@ -158,6 +158,9 @@ func TestBashCompletion(t *testing.T) {
 		{"files", withDaemon, "swctl daemon --config ", files},
 		{"file prefix", withDaemon, "swctl daemon --config host", []string{"hostname.bridge0", "hostname.trunk0"}},
 		{"global --socket picks the daemon", noDaemon, "swctl --socket " + apitest.Serve(t, newFake()) + " trunk show ", []string{"trunk0", "trunk1", "trunk2"}},
+		{"files to import", noDaemon, "swctl config import ", files},
+		{"more files to import", noDaemon, "swctl config import hostname.bridge0 hostname.t", []string{"hostname.trunk0"}},
+		{"an rc.conf to import", noDaemon, "swctl config import --rc-conf r", []string{"rc.conf"}},
 		{"unknown command", withDaemon, "swctl explode ", nil},
 		{"hidden command not offered", withDaemon, "swctl _", nil},
 		{"no daemon: commands", noDaemon, "swctl bridge ", bridgeCmds},
