@@ -317,9 +317,9 @@ func (n *daemonNames) ask() {
 	}
 	defer cl.Close()
 	var errs [3]error
-	n.bridgeInfo, errs[0] = cl.BridgeShow(n.ctx, "")
-	n.trunkInfo, errs[1] = cl.TrunkShow(n.ctx, "")
-	n.portInfo, errs[2] = cl.PortShow(n.ctx, "")
+	errs[0] = cl.Do(n.ctx, api.BridgeShowRequest{}, &n.bridgeInfo)
+	errs[1] = cl.Do(n.ctx, api.TrunkShowRequest{}, &n.trunkInfo)
+	errs[2] = cl.Do(n.ctx, api.PortShowRequest{}, &n.portInfo)
 	n.ok = errs == [3]error{}
 }
 
