@@ -53,9 +53,19 @@ type Headers struct {
 // call, never panics and never allocates, whatever f holds; a frame
 // shorter than an Ethernet header has EtherType 0 and no L3.
 func Walk(f []byte) Headers {
-	h := Headers{L3: -1, L3End: -1, L4: -1}
+	var h Headers
+	h.Walk(f)
+	return h
+}
+
+// Walk sets h to the headers of f, as the function Walk returns them.
+// Per-frame callers use it: a Headers returned by value is copied right
+// after being written field by field, and that copy stalls on store
+// forwarding, which costs more than the walk itself.
+func (h *Headers) Walk(f []byte) {
+	*h = Headers{L3: -1, L3End: -1, L4: -1}
 	if len(f) < HeaderLen {
-		return h
+		return
 	}
 	off := 12
 	typ := binary.BigEndian.Uint16(f[off:])
@@ -72,11 +82,11 @@ func Walk(f []byte) Headers {
 	switch typ {
 	case TypeIPv4:
 		if len(f) < l3+20 || f[l3]>>4 != 4 {
-			return h
+			return
 		}
 		ihl := int(f[l3]&0x0f) * 4
 		if ihl < 20 || len(f) < l3+ihl {
-			return h
+			return
 		}
 		h.L3, h.L3End, h.Proto = l3, l3+ihl, f[l3+9]
 		// MF set or a non-zero fragment offset: a fragment.
@@ -87,12 +97,11 @@ func Walk(f []byte) Headers {
 		}
 	case TypeIPv6:
 		if len(f) < l3+40 || f[l3]>>4 != 6 {
-			return h
+			return
 		}
 		h.L3, h.L3End, h.IPv6 = l3, l3+40, true
 		h.walkExtHeaders(f, f[l3+6])
 	}
-	return h
 }
 
 // walkExtHeaders follows the IPv6 extension headers from L3End, where a

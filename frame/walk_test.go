@@ -51,10 +51,16 @@ func TestWalk(t *testing.T) {
 		{"IPv6 later fragment", withExt(udp6, frame.ProtoFragment, []byte{0, 0, 0, 0x08, 0, 0, 0, 1}), frame.Headers{EtherType: frame.TypeIPv6, L3: 14, L3End: 54, IPv6: true, L4: -1, Fragment: true}},
 		{"IPv6 extension header cut short", withExt(udp6, frame.ProtoRouting, []byte{0, 9, 0, 0, 0, 0, 0, 0})[:70], frame.Headers{EtherType: frame.TypeIPv6, L3: 14, L3End: 54, IPv6: true, L4: -1}},
 	}
+	// reused is filled in place by every case in turn, as a per-frame
+	// caller does: nothing of the previous frame may remain.
+	var reused frame.Headers
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if got := frame.Walk(c.f); got != c.want {
 				t.Errorf("Walk =\n %+v, want\n %+v", got, c.want)
+			}
+			if reused.Walk(c.f); reused != c.want {
+				t.Errorf("Headers.Walk after the previous case =\n %+v, want\n %+v", reused, c.want)
 			}
 		})
 	}
@@ -64,6 +70,10 @@ func TestWalkZeroAllocs(t *testing.T) {
 	f := platformtest.Packet{V6: true, Payload: platformtest.Payload(100)}.Build(t)
 	if n := testing.AllocsPerRun(100, func() { _ = frame.Walk(f) }); n != 0 {
 		t.Fatalf("Walk allocates %.1f times per call, want 0", n)
+	}
+	var h frame.Headers
+	if n := testing.AllocsPerRun(100, func() { h.Walk(f) }); n != 0 {
+		t.Fatalf("Headers.Walk allocates %.1f times per call, want 0", n)
 	}
 }
 

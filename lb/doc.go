@@ -17,16 +17,17 @@
 // multiply-rotate over 64-bit words with a keyed initial state and a keyed
 // finaliser: fast and well spread, not a cryptographic MAC.
 //
-// Frames are parsed by hand with a bounds check before every read: any
-// input, truncated or absurd, gives a hash and never a panic. Up to two
-// VLAN tags (802.1Q 0x8100, 802.1ad 0x88a8, the old QinQ 0x9100) are
-// skipped; the outer tag's VLAN ID is hashed. IPv4 fragments (MF set or a
-// non-zero offset) and IPv6 packets with a fragment header hash on L2 and
-// L3 only, so all fragments of a datagram (only the first carries the
-// ports) leave by the same port. IPv6 hop-by-hop, routing, destination
-// options and AH headers are walked (at most 8) to find the transport
-// header. A frame that is neither IPv4 nor IPv6 hashes on L2 only; with L2
-// off such frames all hash alike.
+// Headers are found by frame.Walk, the one header walk of swctl, which
+// checks bounds before every read: any input, truncated or absurd, gives
+// a hash and never a panic. Up to two VLAN tags (802.1Q 0x8100, 802.1ad
+// 0x88a8, the old QinQ 0x9100) are skipped; the outer tag's VLAN ID is
+// hashed. IPv4 fragments (MF set or a non-zero offset) and IPv6 packets
+// with a fragment header hash on L2 and L3 only, so all fragments of a
+// datagram (only the first carries the ports) leave by the same port.
+// IPv6 hop-by-hop, routing, destination options and AH headers are walked
+// (at most 8) to find the transport header. A frame that is neither IPv4
+// nor IPv6, or whose IPv4 header length is under 20 bytes or runs past
+// the frame, hashes on L2 only; with L2 off such frames all hash alike.
 //
 // # Selection
 //

@@ -1,6 +1,28 @@
 package lb
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/swctl/swctl/frame"
+)
+
+// Ethertypes and IP protocol numbers, as the test builders name them.
+const (
+	typeIPv4    = frame.TypeIPv4
+	typeIPv6    = frame.TypeIPv6
+	typeVLAN    = frame.TypeVLAN
+	typeQinQ    = frame.TypeQinQ
+	typeQinQOld = frame.TypeQinQOld
+
+	protoHopByHop = frame.ProtoHopByHop
+	protoTCP      = frame.ProtoTCP
+	protoUDP      = frame.ProtoUDP
+	protoRouting  = frame.ProtoRouting
+	protoFragment = frame.ProtoFragment
+	protoAH       = frame.ProtoAH
+	protoDstOpts  = frame.ProtoDestOpts
+	protoSCTP     = frame.ProtoSCTP
+)
 
 // Test frames are built field by field; every builder returns a fresh slice.
 
