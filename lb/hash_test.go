@@ -189,17 +189,22 @@ func TestHashAllocs(t *testing.T) {
 	}
 }
 
-// TestFuzzCorpusPresent checks that the seed corpus of FuzzHash is there,
-// so that plain `go test` replays it.
+// fuzzTargets are the fuzz targets whose seed corpus is sampleFrames.
+var fuzzTargets = []string{"FuzzHash", "FuzzFlowKey"}
+
+// TestFuzzCorpusPresent checks that the seed corpus of every fuzz target
+// is there, so that plain `go test` replays it.
 func TestFuzzCorpusPresent(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzHash", "*"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("seed corpus testdata/fuzz/FuzzHash: %d files, %v; want at least one", len(files), err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil || !bytes.HasPrefix(b, []byte("go test fuzz v1\n")) {
-			t.Errorf("%s: not a fuzz corpus file (%v)", f, err)
+	for _, target := range fuzzTargets {
+		files, err := filepath.Glob(filepath.Join("testdata", "fuzz", target, "*"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("seed corpus testdata/fuzz/%s: %d files, %v; want at least one", target, len(files), err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil || !bytes.HasPrefix(b, []byte("go test fuzz v1\n")) {
+				t.Errorf("%s: not a fuzz corpus file (%v)", f, err)
+			}
 		}
 	}
 }
@@ -221,17 +226,22 @@ func FuzzHash(f *testing.F) {
 	})
 }
 
-// TestWriteCorpus rewrites the seed corpus from sampleFrames when run
+// TestWriteCorpus rewrites the seed corpora from sampleFrames when run
 // with SWCTL_WRITE_CORPUS=1.
 func TestWriteCorpus(t *testing.T) {
 	if os.Getenv("SWCTL_WRITE_CORPUS") == "" {
-		t.Skip("set SWCTL_WRITE_CORPUS=1 to rewrite testdata/fuzz/FuzzHash")
+		t.Skip("set SWCTL_WRITE_CORPUS=1 to rewrite testdata/fuzz/*")
 	}
-	dir := filepath.Join("testdata", "fuzz", "FuzzHash")
-	for i, s := range sampleFrames() {
-		body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", s)
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("sample%02d", i)), []byte(body), 0o644); err != nil {
+	for _, target := range fuzzTargets {
+		dir := filepath.Join("testdata", "fuzz", target)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
+		}
+		for i, s := range sampleFrames() {
+			body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", s)
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("sample%02d", i)), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
