@@ -1,8 +1,10 @@
 // Package lb holds flow hashing and member selection for swctl's trunks
-// (loadbalance and LACP distribution) and for the L2 server load balancer.
-// Everything here is pure and allocation-free: a Hasher and a Selector are
-// small values, safe for concurrent use once built, and neither keeps a
-// reference to the frames it reads.
+// (loadbalance and LACP distribution) and the backend selection of the L2
+// server load balancer (direct server return). Everything here is pure,
+// does no I/O, and allocates nothing per frame: a Hasher and a Selector
+// are small values, safe for concurrent use once built; nothing keeps a
+// reference to the frames it reads. The health of backends is in the
+// subpackage health.
 //
 // # Hashing
 //
@@ -38,4 +40,60 @@
 // a member leaves the set only the flows that were on it move (each to its
 // second choice), and when it comes back exactly those flows return. The
 // cost is one 64-bit mix per member in the set.
+//
+// # Load balancing
+//
+// FlowKeyOf reads a frame's flow key through the same header walk as the
+// Hasher: protocol, addresses and ports for TCP, UDP, UDP-Lite, SCTP and
+// DCCP; the addresses alone for other IP packets and for every fragment,
+// the first one included, so that a datagram never reaches two backends.
+// MACs, VLAN and the IPv6 flow label are left out: a host may change a
+// connection's flow label (Linux does on a retransmission timeout), and
+// the flow must stay where it is. FlowKey.Hash uses fixed seeds, so
+// every host computes the same hash for a flow.
+//
+// A Maglev table (Eisenbud et al., NSDI 2016) maps the hash onto the
+// serving backends: a prime number of entries (DefaultTableSize unless
+// set), each naming a backend. Each backend has a preference order over
+// the entries (an offset and a skip from two fixed-seed hashes of its
+// address); backends take turns claiming their most preferred free entry
+// until the table is full, and a heavier backend takes more turns, in
+// proportion to its weight. Backends take turns in address order, never
+// in the order they were given, so the table depends only on the set of
+// addresses and weights: several hosts behind one ECMP router build the
+// same table and send a flow to the same backend. The tests hold the
+// table to these bounds at the default size: with equal weights the
+// busiest backend holds at most 1% more entries than the idlest, removing
+// one of N backends (3 to 10) changes at most 1/N + 1% of the entries,
+// adding one at most 1/(N+1) + 1%, and each backend's share is its
+// weight's share within 1%.
+//
+// A ConnTable remembers each flow's backend: a fixed number of flows,
+// forgetting the least recently used when full and any flow idle longer
+// than its idle time (DefaultConnIdle unless set). Its memory is
+// allocated once; it is split into up to 64 shards, each with its own
+// lock and its own LRU order, once it holds enough flows for the split
+// to pay.
+//
+// A Balancer picks the backend of each flow of one service by its Method:
+//
+//   - maglev (the default): the Maglev table; TCP flows also go through
+//     the connection table, so that an established connection keeps its
+//     backend when backends are added, drained or reweighted. Other
+//     flows follow the table.
+//   - hash: the flow hash modulo the number of serving backends (in
+//     address order). No connection table: a change of the set moves
+//     most flows.
+//   - roundrobin: each new flow takes the next serving backend and keeps
+//     it through the connection table; every flow is tracked.
+//
+// A backend is Serving (new and established flows), Draining (only the
+// flows the connection table already has on it) or Down (nothing: a
+// flow tracked on it moves, as with one removed). With no backend for a
+// flow, Pick answers -1 and the caller drops and counts the frame. The
+// backend set is replaced whole (SetBackends) and read through an atomic
+// pointer, so Pick takes no lock of the Balancer's. A TCP segment that
+// is itself fragmented goes where its addresses lead, like any fragment,
+// not necessarily to its connection's backend; ICMP errors about a flow
+// go where their own addresses lead.
 package lb
