@@ -156,7 +156,8 @@ func CheckOffload(f []byte, o Offload) error {
 // check is CheckOffload returning the layout of a frame that passes.
 func check(f []byte, o Offload) (layout, error) {
 	var l layout
-	h := Walk(f)
+	var h Headers
+	h.Walk(f)
 	gso := o.GSOType != GSONone
 	if h.L3 < 0 {
 		if len(f) >= HeaderLen && (h.EtherType == TypeIPv4 || h.EtherType == TypeIPv6) {
