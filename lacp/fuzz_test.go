@@ -1,13 +1,12 @@
 package lacp
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/swctl/swctl/clock"
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/internal/fuzzcorpus"
 )
 
 // fuzzSeeds are the seed frames of FuzzDecode, by file name in
@@ -36,27 +35,7 @@ func fuzzSeeds() map[string][]byte {
 // TestFuzzCorpus checks that testdata/fuzz/FuzzDecode holds the seeds of
 // fuzzSeeds; LACP_WRITE_FUZZ_CORPUS=1 writes them.
 func TestFuzzCorpus(t *testing.T) {
-	dir := filepath.Join("testdata", "fuzz", "FuzzDecode")
-	write := os.Getenv("LACP_WRITE_FUZZ_CORPUS") == "1"
-	if write {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, b := range fuzzSeeds() {
-		want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
-		path := filepath.Join(dir, name)
-		if write {
-			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil || string(got) != want {
-			t.Errorf("seed %s: missing or stale (err %v); run LACP_WRITE_FUZZ_CORPUS=1 go test -run TestFuzzCorpus ./lacp/", path, err)
-		}
-	}
+	fuzzcorpus.Check(t, filepath.Join("testdata", "fuzz", "FuzzDecode"), fuzzSeeds(), "LACP_WRITE_FUZZ_CORPUS")
 }
 
 // FuzzDecode checks that no frame makes Decode, the accessors or an
