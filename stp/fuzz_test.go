@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/swctl/swctl/clock"
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/fuzzcorpus"
 )
@@ -34,9 +35,10 @@ func TestFuzzCorpus(t *testing.T) {
 	fuzzcorpus.Check(t, filepath.Join("testdata", "fuzz", "FuzzDecode"), fuzzSeeds(), "STP_WRITE_FUZZ_CORPUS")
 }
 
-// FuzzDecode checks that no frame makes Decode or the accessors panic;
-// that Decode returns exactly one of a kind and a cause; and that what it
-// accepts re-encodes to a BPDU of the same kind and fields.
+// FuzzDecode checks that no frame makes Decode, the accessors or a Bridge
+// panic; that Decode returns exactly one of a kind and a cause; that what
+// it accepts re-encodes to a BPDU of the same kind and fields; and that a
+// Bridge counts every frame exactly once.
 func FuzzDecode(f *testing.F) {
 	for _, b := range fuzzSeeds() {
 		f.Add(b)
@@ -47,6 +49,18 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Decode: got kind %s and cause %q, want exactly one of them", k, c)
 		}
 		fuzzReencode(t, b, k)
+		br, err := New(DefaultConfig(), clock.NewFake(), Outputs{Send: func(int, []byte) {}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := br.AddPort(1, "p1", mac(0x51), up, DefaultPortConfig()); err != nil {
+			t.Fatal(err)
+		}
+		br.Input(1, b)
+		br.Tick()
+		if c := br.Ports()[0].Counters; c.Rx()+c.Bad.Total() != 1 {
+			t.Fatalf("frame counted %d times, want once: %+v", c.Rx()+c.Bad.Total(), c)
+		}
 	})
 }
 

@@ -2,7 +2,6 @@ package stp
 
 import (
 	"encoding/binary"
-	"fmt"
 	"time"
 
 	"github.com/swctl/swctl/frame"
@@ -115,12 +114,7 @@ const (
 var kindNames = [...]string{"none", "config", "tcn", "rst"}
 
 // String names the kind ("config", "tcn", "rst").
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind %d", uint8(k))
-}
+func (k Kind) String() string { return nameOf(kindNames[:], k, "kind") }
 
 // Cause says why a received frame was dropped.
 type Cause uint8
@@ -161,12 +155,7 @@ var causeNames = [numCauses]string{
 }
 
 // String names the cause.
-func (c Cause) String() string {
-	if c < numCauses {
-		return causeNames[c]
-	}
-	return fmt.Sprintf("cause %d", uint8(c))
-}
+func (c Cause) String() string { return nameOf(causeNames[:], c, "cause") }
 
 // Decode checks a whole received frame (Ethernet header included) and says
 // what BPDU it carries, or why it must be dropped (802.1D-2004 9.3.4). It
