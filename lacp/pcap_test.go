@@ -1,40 +1,24 @@
 package lacp
 
 import (
-	"bytes"
-	"encoding/binary"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/swctl/swctl/internal/pcaptest"
 )
 
 // pcapFile is where TestPcap leaves the exchange, for `tshark -r`.
 var pcapFile = filepath.Join("testdata", "lacp-negotiation.pcap")
 
-// writePcap returns frames as a classic pcap file (link type Ethernet).
-func writePcap(frames []sent) []byte {
-	var b bytes.Buffer
-	le := binary.LittleEndian
-	hdr := make([]byte, 24)
-	le.PutUint32(hdr[0:], 0xa1b2c3d4) // magic, microsecond timestamps
-	le.PutUint16(hdr[4:], 2)          // version 2.4
-	le.PutUint16(hdr[6:], 4)
-	le.PutUint32(hdr[16:], 65535) // snap length
-	le.PutUint32(hdr[20:], 1)     // LINKTYPE_ETHERNET
-	b.Write(hdr)
-	for _, f := range frames {
-		rec := make([]byte, 16)
-		le.PutUint32(rec[0:], uint32(f.at.Unix()))
-		le.PutUint32(rec[4:], uint32(f.at.Nanosecond()/1000))
-		le.PutUint32(rec[8:], uint32(len(f.frame)))
-		le.PutUint32(rec[12:], uint32(len(f.frame)))
-		b.Write(rec)
-		b.Write(f.frame)
+// records returns frames as pcap records.
+func records(frames []sent) []pcaptest.Record {
+	recs := make([]pcaptest.Record, len(frames))
+	for i, f := range frames {
+		recs[i] = pcaptest.Record{At: f.at, Frame: f.frame}
 	}
-	return b.Bytes()
+	return recs
 }
 
 // exchange negotiates two Actors back to back (fast, two ports), has B
@@ -72,43 +56,14 @@ func TestPcap(t *testing.T) {
 	if lacp < 8 || markers != 2 {
 		t.Errorf("frames captured: got %d LACPDUs and %d marker PDUs, want at least 8 and 2", lacp, markers)
 	}
-	data := writePcap(frames)
-	if old, err := os.ReadFile(pcapFile); err == nil && bytes.Equal(old, data) {
-		return
-	}
-	tmp := pcapFile + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, pcapFile); err != nil {
-		t.Fatal(err)
-	}
+	pcaptest.WriteIfChanged(t, pcapFile, pcaptest.Encode(records(frames)))
 }
 
 // TestTsharkDecodes has tshark, a dissector nobody here wrote, decode the
 // exchange, and fails on any malformed packet or warning.
 func TestTsharkDecodes(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed (Debian package tshark): cannot check LACPDUs against Wireshark's dissector")
-	}
 	frames := exchange(t)
-	path := filepath.Join(t.TempDir(), "lacp.pcap")
-	if err := os.WriteFile(path, writePcap(frames), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(tshark, "-n", "-r", path, "-V")
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir()) // no user profile
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("tshark -r %s -V: %v", path, err)
-	}
-	text := string(out)
-	for _, line := range strings.Split(text, "\n") {
-		if strings.Contains(line, "Malformed") || strings.Contains(line, "Expert Info (Warning") {
-			t.Errorf("tshark: %s", strings.TrimSpace(line))
-		}
-	}
+	text := pcaptest.Tshark(t, records(frames))
 	var lacp, markers int
 	for _, f := range frames {
 		if k, _ := Decode(f.frame); k == KindLACP {

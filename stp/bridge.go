@@ -59,11 +59,12 @@ type tree struct {
 	rootPort     *port
 	// nextSecond is when the timers next step.
 	nextSecond time.Time
-	// tcCount counts topology changes, tcLast is when the last began,
-	// and tcActive says one is being signalled (some tcWhile runs).
-	tcCount  uint64
-	tcLast   time.Time
-	tcActive bool
+	// tcCount counts topology changes, tcLast is when the last one was
+	// counted, and tcUntil is when the changes seen stop being news (a
+	// change seen before then is counted with the one before).
+	tcCount uint64
+	tcLast  time.Time
+	tcUntil time.Time
 	// buf holds the frame being sent.
 	buf [FrameLen]byte
 }

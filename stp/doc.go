@@ -80,12 +80,14 @@
 // rcvdTcn (802.1D-2004 never reads it). A message identical to the port's
 // information is repeated, not superior (the same-sender rule of 17.6
 // applies to changed information only). Simplifications: the hello time
-// we send and use is always ours (never the root's); timers count whole
+// in our BPDUs and of our timers is always ours, never the root's
+// (received information still ages by its sender's); timers count whole
 // seconds, stepped by Tick; fdbFlush is always an immediate flush (on a
 // bridge forced to STP, 802.1D-2004 ages the entries out within FwdDelay
-// instead); the topology change count counts periods during which some
-// port signals a change, not each TC received; hello times of 1–10 s are
-// accepted, as 802.1D-1998 and the Linux bridge allow. Port numbers are
+// instead); a topology change seen while the last one is still being
+// signalled (HelloTime + 1, or MaxAge + FwdDelay towards 802.1D) is not
+// counted again; hello times of 1–10 s are accepted, as 802.1D-1998 and
+// the Linux bridge allow. Port numbers are
 // given in the order ports are added (the lowest free one), so a restart
 // that adds the ports in the same order gives the same identifiers.
 //

@@ -1,6 +1,9 @@
 package stp
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // SetConfig replaces the configuration, or returns the error of
 // cfg.Validate and changes nothing. An all-zero MAC keeps the current
@@ -105,14 +108,15 @@ func (b *Bridge) Status() Status {
 		MaxAge:          int(b.t.rootTimes.maxAge),
 		ForwardDelay:    int(b.t.rootTimes.forwardDelay),
 		TopologyChanges: b.t.tcCount,
-		TopologyChange:  b.t.tcActive,
 	}
+	now := b.t.clk.Now()
+	s.TopologyChange = now.Before(b.t.tcUntil) || slices.ContainsFunc(b.t.ports, func(p *port) bool { return p.tcWhile != 0 })
 	if b.t.rootPort != nil {
 		s.RootPort, s.RootPortName = b.t.rootPort.id, b.t.rootPort.name
 	}
 	if !b.t.tcLast.IsZero() {
 		s.LastTopologyChange = b.t.tcLast
-		s.SinceTopologyChange = b.t.clk.Now().Sub(b.t.tcLast)
+		s.SinceTopologyChange = now.Sub(b.t.tcLast)
 	}
 	return s
 }

@@ -39,7 +39,6 @@ func (t *tree) run() {
 		for stepTransmit(t, p) {
 		}
 	}
-	t.countTC()
 }
 
 // advance steps the timers once for every whole second from nextSecond to
@@ -255,14 +254,22 @@ func (t *tree) reRooted(p *port) bool {
 	return true
 }
 
-// countTC counts a topology change when a port starts signalling one
-// while none did.
-func (t *tree) countTC() {
-	active := slices.ContainsFunc(t.ports, func(p *port) bool { return p.tcWhile != 0 })
-	if active && !t.tcActive {
+// topologyChange counts a topology change detected or heard on port p,
+// unless it comes while the last one is still being signalled: within
+// HelloTime + 1, or MaxAge + FwdDelay if p speaks STP (what newTcWhile
+// gives a port), of the last change seen.
+func (t *tree) topologyChange(p *port) {
+	now := t.clk.Now()
+	if !now.Before(t.tcUntil) {
 		t.tcCount++
-		t.tcLast = t.clk.Now()
-		t.log.Info("stp: topology change", "count", t.tcCount)
+		t.tcLast = now
+		t.log.Info("stp: topology change", "port", p.name, "count", t.tcCount)
 	}
-	t.tcActive = active
+	d := durationOf(p.helloTime() + 1)
+	if !p.sendRSTP {
+		d = durationOf(t.rootTimes.maxAge + t.rootTimes.forwardDelay)
+	}
+	if until := now.Add(d); until.After(t.tcUntil) {
+		t.tcUntil = until
+	}
 }

@@ -51,6 +51,7 @@ func stepTC(t *tree, p *port) bool {
 		case rcvd:
 			p.enterTCLearning()
 		case rootOrDesignated && p.forward && !p.operEdge: // DETECTED
+			t.topologyChange(p)
 			newTcWhile(t, p)
 			t.setTcPropTree(p)
 			p.newInfo = true
@@ -101,6 +102,7 @@ func (p *port) enterTCLearning() {
 // notifiedTC is NOTIFIED_TC: a designated port acknowledges (in its next
 // Configuration BPDU), and the change goes to every other port.
 func notifiedTC(t *tree, p *port) {
+	t.topologyChange(p)
 	p.rcvdTcn, p.rcvdTc = false, false
 	if p.role == RoleDesignated {
 		p.tcAck = true

@@ -228,8 +228,8 @@ type Status struct {
 	HelloTime    int `json:"hello_time"`
 	MaxAge       int `json:"max_age"`
 	ForwardDelay int `json:"forward_delay"`
-	// TopologyChanges counts the topology changes seen (a change starts
-	// when a port starts signalling one while none did).
+	// TopologyChanges counts the topology changes detected or heard; one
+	// seen while the last is still being signalled is not counted again.
 	TopologyChanges uint64 `json:"topology_changes"`
 	// TopologyChange says a topology change is being signalled now.
 	TopologyChange bool `json:"topology_change"`
