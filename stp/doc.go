@@ -79,7 +79,10 @@
 // by our own port looped back is inferior, not repeated; a TCN BPDU sets
 // rcvdTcn (802.1D-2004 never reads it). A message identical to the port's
 // information is repeated, not superior (the same-sender rule of 17.6
-// applies to changed information only). Simplifications: the hello time
+// applies to changed information only). A root port speaking 802.1D sends
+// TCN BPDUs only while it signals a topology change (tcWhile): 802.1D-2004
+// would also send one for the new information of an agreement, which an
+// 802.1D bridge takes for a topology change. Simplifications: the hello time
 // in our BPDUs and of our timers is always ours, never the root's
 // (received information still ages by its sender's); timers count whole
 // seconds, stepped by Tick; fdbFlush is always an immediate flush (on a

@@ -53,6 +53,10 @@ type node struct {
 	flushes map[int]int
 	// dead is set once the bridge crashed: it sends and hears nothing.
 	dead bool
+	// legacy makes the bridge drop BPDUs of any version but 0, as the
+	// Linux kernel bridge's 802.1D STP does: with Config.Protocol STP, it
+	// stands for one.
+	legacy bool
 }
 
 // segment is a link or a hub.
@@ -231,6 +235,9 @@ func (nw *network) step(end time.Time) bool {
 	for len(nw.inflight) > 0 && !nw.inflight[0].due.After(now) {
 		d := nw.inflight[0]
 		nw.inflight = nw.inflight[1:]
+		if d.to.n.legacy && len(d.frame) > HeaderLen+offVersion && d.frame[HeaderLen+offVersion] != 0 {
+			continue // an 802.1D-1998 bridge drops what it does not know
+		}
 		d.to.n.b.Input(d.to.port, d.frame)
 	}
 	if !now.Before(nw.nextTick) {

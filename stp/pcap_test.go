@@ -12,14 +12,15 @@ import (
 // pcapFile is where TestPcap leaves the capture, for `tshark -r`.
 var pcapFile = filepath.Join("testdata", "stp-rstp-and-802.1d.pcap")
 
-// capture runs TestSTPNeighbour's network (RSTP bridges A and C, 802.1D
-// bridge B between them) for 40 s and returns every frame sent: RST,
+// capture runs TestSTPNeighbour's network (RSTP bridges A and C, an 802.1D
+// bridge like Linux's, B, between them) for 40 s and returns every frame sent: RST,
 // Configuration and TCN BPDUs, proposals, agreements and topology changes.
 func capture(t *testing.T) []pcaptest.Record {
 	t.Helper()
 	stp := prio(32768)
 	stp.Protocol = STP
 	nw := newNetwork(t, map[string]Config{"A": prio(4096), "B": stp, "C": prio(32768)})
+	nw.nodes["B"].legacy = true
 	var frames []sent
 	nw.capture = &frames
 	nw.link("A1", "B1")

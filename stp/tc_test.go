@@ -158,11 +158,21 @@ func TestTopologyChangeSTP(t *testing.T) {
 	}
 
 	t.Run("TCN BPDUs from our root port", func(t *testing.T) {
-		r := newRig(t, withTimes(STPTestPriority, 2, 20, 15))
+		c := withTimes(STPTestPriority, 2, 20, 15)
+		c.Protocol = STP
+		r := newRig(t, c)
 		r.addPort(1, DefaultPortConfig())
 		root := peer{root: bid(4096, 0x01), bridge: bid(4096, 0x01), port: NewPortID(128, 1)}
 		r.feed(1, root.config(), 50*time.Second) // root port after MaxAge + FwdDelay
 		r.want(1, RoleRoot, Forwarding)
+		// No TCN before the port forwards, the change it signals: not
+		// for agreeing to the root's information, which 802.1D bridges
+		// would take for a topology change.
+		for _, s := range r.take(1) {
+			if at := s.at.Sub(start); s.kind() == KindTCN && at < 35*time.Second {
+				t.Errorf("TCN BPDU at %v, before port 1 forwarded (35 s)", at)
+			}
+		}
 		ack := root
 		ack.flags = FlagTCAck
 		r.b.Input(1, ack.config()) // for our first topology change

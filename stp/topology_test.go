@@ -273,7 +273,8 @@ func TestConvergenceTime(t *testing.T) {
 	}
 }
 
-// TestSTPNeighbour: B runs 802.1D STP between A and C, which run RSTP and
+// TestSTPNeighbour: B runs 802.1D STP as the Linux kernel bridge does
+// (forced to STP, deaf to RST BPDUs) between A and C, which run RSTP and
 // also share a link. The ports facing B fall back to STP, the A-C link
 // stays on RSTP, and the tree forms within STP's timers. When B switches
 // to RSTP, every port speaks RSTP again.
@@ -281,6 +282,7 @@ func TestSTPNeighbour(t *testing.T) {
 	stp := prio(32768)
 	stp.Protocol = STP
 	nw := newNetwork(t, map[string]Config{"A": prio(4096), "B": stp, "C": prio(32768)})
+	nw.nodes["B"].legacy = true
 	nw.link("A1", "B1")
 	nw.link("B2", "C1")
 	nw.link("A2", "C2")
@@ -293,6 +295,7 @@ func TestSTPNeighbour(t *testing.T) {
 	}
 	nw.stays(2 * time.Minute)
 
+	nw.nodes["B"].legacy = false
 	if err := nw.nodes["B"].b.SetConfig(prio(32768)); err != nil {
 		t.Fatal(err)
 	}

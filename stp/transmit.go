@@ -21,7 +21,9 @@ func stepTransmit(t *tree, p *port) bool {
 		txRSTP(t, p)
 		p.txCount++
 		p.tcAck = false
-	case ready && p.role == RoleRoot: // TRANSMIT_TCN
+	case ready && p.role == RoleRoot && p.tcWhile != 0: // TRANSMIT_TCN
+		// Only while a change is signalled: the newInfo of an agreement
+		// would otherwise go out as a TCN, a topology change to 802.1D.
 		p.newInfo = false
 		txTCN(t, p)
 		p.txCount++
