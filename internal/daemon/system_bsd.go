@@ -10,28 +10,26 @@ import (
 	"net"
 	"runtime"
 	"sync"
-	"time"
 
+	"github.com/swctl/swctl/internal/linkwatch"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/bpf"
 	"github.com/swctl/swctl/promisc"
 )
 
-// linkPollInterval is how often the BSD system looks at the interfaces
-// for link changes.
-const linkPollInterval = time.Second
-
-// bsdSystem opens members over bpf(4) and follows links by polling the
-// interface flags. Host TAPs (bridge --local, trunks) and lladdr changes
-// are not implemented on the BSDs yet.
+// bsdSystem opens members over bpf(4) and follows links on the routing
+// socket. Host TAPs (bridge --local, trunks) and lladdr changes are not
+// implemented on the BSDs yet.
 type bsdSystem struct {
+	// watcher follows every interface from the routing socket.
+	watcher *linkwatch.Watcher
 	// journal records every MAC change before it is made.
 	journal *promisc.Journal
 	// log receives the ports' rare warnings.
 	log *slog.Logger
-	// stop is closed by Close to end the watch goroutine.
+	// stop is closed by Close to end the delivery goroutine.
 	stop chan struct{}
-	// done is closed when the watch goroutine has returned; nil until
+	// done is closed when the delivery goroutine has returned; nil until
 	// Watch starts it.
 	done chan struct{}
 	// closeOnce runs Close's teardown once.
@@ -48,7 +46,11 @@ func newSystem(journal *promisc.Journal, log *slog.Logger, opts Options) (system
 	if opts.QdiscBypass {
 		return nil, fmt.Errorf("daemon: qdisc bypass (--qdisc-bypass) is an AF_PACKET option: not available on %s", runtime.GOOS)
 	}
-	return &bsdSystem{journal: journal, log: log, stop: make(chan struct{})}, nil
+	w, err := linkwatch.New()
+	if err != nil {
+		return nil, fmt.Errorf("link events: %w", err)
+	}
+	return &bsdSystem{watcher: w, journal: journal, log: log, stop: make(chan struct{})}, nil
 }
 
 // errNotYet says what the BSD system cannot do yet.
@@ -63,6 +65,11 @@ func (s *bsdSystem) OpenPort(name string, offload bool) (platform.Port, error) {
 	p, err := bpf.Open(name, bpf.Options{Logger: s.log})
 	if err != nil {
 		return nil, err
+	}
+	// The port read its link state from the flags when it opened; the
+	// watcher's, which has the link state too, is kept current from here.
+	if ev, ok := s.watcher.Lookup(name); ok {
+		p.SetLink(ev.State)
 	}
 	return p, nil
 }
@@ -94,20 +101,15 @@ type nopCloser struct{}
 func (nopCloser) Close() error { return nil }
 
 func (s *bsdSystem) LinkState(name string) platform.LinkState {
-	ifi, err := net.InterfaceByName(name)
-	if err != nil {
-		return platform.LinkAbsent
+	if ev, ok := s.watcher.Lookup(name); ok {
+		return ev.State
 	}
-	return linkOf(ifi)
-}
-
-// linkOf is an interface's link state from its flags: up when it is up
-// and running.
-func linkOf(ifi *net.Interface) platform.LinkState {
-	if ifi.Flags&net.FlagUp != 0 && ifi.Flags&net.FlagRunning != 0 {
-		return platform.LinkUp
+	if _, err := net.InterfaceByName(name); err == nil {
+		// Created since the watcher's last event was handled: the event
+		// is on its way.
+		return platform.LinkDown
 	}
-	return platform.LinkDown
+	return platform.LinkAbsent
 }
 
 func (s *bsdSystem) HardwareAddr(name string) (net.HardwareAddr, error) {
@@ -146,61 +148,31 @@ func (s *bsdSystem) RestoreLLAddr(name string) error {
 	return s.journal.RestoreLLAddr(name)
 }
 
-// Watch polls the interfaces every linkPollInterval and calls fn for each
-// one whose state changed (LinkAbsent when it went away) until Close. The
-// routing socket (RTM_IFINFO, ifi_link_state) would be exact and
-// immediate; the flags are what package net offers.
+// Watch delivers the routing socket's link events (internal/linkwatch) to
+// fn until Close.
 func (s *bsdSystem) Watch(fn func(name string, state platform.LinkState)) error {
 	if s.done != nil {
 		return errors.New("link watch: already started")
 	}
-	last, err := linkStates()
-	if err != nil {
-		return fmt.Errorf("link watch: %w", err)
-	}
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)
-		t := time.NewTicker(linkPollInterval)
-		defer t.Stop()
 		for {
 			select {
 			case <-s.stop:
 				return
-			case <-t.C:
-			}
-			now, err := linkStates()
-			if err != nil {
-				s.log.Warn("link watch: cannot list interfaces", "err", err)
-				continue
-			}
-			for name, st := range now {
-				if old, ok := last[name]; !ok || old != st {
-					fn(name, st)
+			case ev, ok := <-s.watcher.Events():
+				if !ok {
+					if err := s.watcher.Err(); err != nil {
+						s.log.Error("link watch stopped", "err", err)
+					}
+					return
 				}
+				fn(ev.Name, ev.State)
 			}
-			for name := range last {
-				if _, ok := now[name]; !ok {
-					fn(name, platform.LinkAbsent)
-				}
-			}
-			last = now
 		}
 	}()
 	return nil
-}
-
-// linkStates returns the link state of every interface.
-func linkStates() (map[string]platform.LinkState, error) {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]platform.LinkState, len(ifs))
-	for i := range ifs {
-		m[ifs[i].Name] = linkOf(&ifs[i])
-	}
-	return m, nil
 }
 
 func (s *bsdSystem) Close() error {
@@ -209,6 +181,7 @@ func (s *bsdSystem) Close() error {
 		if s.done != nil {
 			<-s.done
 		}
+		s.watcher.Close()
 	})
 	return nil
 }
