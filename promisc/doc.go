@@ -50,6 +50,8 @@
 // `swctl recover` both hold its lock (LockStateDir) while they run.
 //
 // Changing an address is implemented with rtnetlink on Linux (in the
-// network namespace of the calling thread); elsewhere it returns "not
-// implemented", while the journal itself works on every OS.
+// network namespace of the calling thread) and with SIOCSIFLLADDR on
+// OpenBSD and FreeBSD (internal/ifreq), journalled the same way on all
+// three; elsewhere it returns "not implemented", while the journal itself
+// works on every OS.
 package promisc

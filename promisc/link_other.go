@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !openbsd && !freebsd
 
 package promisc
 
@@ -9,8 +9,9 @@ import (
 )
 
 // errNotImplemented is returned for every interface operation: changing
-// an lladdr is not implemented on this OS yet. The journal itself works.
-var errNotImplemented = fmt.Errorf("lladdr: not implemented on %s", runtime.GOOS)
+// an lladdr is implemented on Linux, OpenBSD and FreeBSD only. The journal
+// itself works.
+var errNotImplemented = fmt.Errorf("lladdr: not implemented on %s (Linux, OpenBSD and FreeBSD only)", runtime.GOOS)
 
 // systemLinks is the stub for OSes without an lladdr implementation.
 type systemLinks struct{}

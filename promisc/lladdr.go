@@ -65,7 +65,8 @@ func (e Entry) String() string {
 }
 
 // linkOps are the kernel operations the journal needs; the real ones
-// (netlink on Linux) are in link_*.go, tests use a fake.
+// (netlink on Linux, SIOCSIFLLADDR on the BSDs) are in link_*.go, tests
+// use a fake.
 type linkOps interface {
 	// link returns the index and current hardware address of the
 	// interface name; an error wrapping ErrNoSuchInterface when it does

@@ -18,8 +18,8 @@ import (
 )
 
 // bsdSystem opens members over bpf(4) and follows links on the routing
-// socket. Host TAPs (bridge --local, trunks) and lladdr changes are not
-// implemented on the BSDs yet.
+// socket, and changes members' MACs with SIOCSIFLLADDR. Host TAPs (bridge
+// --local, trunks) are not implemented on the BSDs yet.
 type bsdSystem struct {
 	// watcher follows every interface from the routing socket.
 	watcher *linkwatch.Watcher
@@ -138,8 +138,8 @@ func (s *bsdSystem) HostAddrs(name string) int {
 	return n
 }
 
-// SetLLAddr goes through the journal, which reports that changing an
-// lladdr is not implemented on this OS.
+// SetLLAddr goes through the journal (SIOCSIFLLADDR, journalled first, as
+// on Linux).
 func (s *bsdSystem) SetLLAddr(name string, mac net.HardwareAddr, owner string) error {
 	return s.journal.SetLLAddr(name, mac, owner)
 }
