@@ -106,7 +106,7 @@ func TestCLI(t *testing.T) {
 		{name: "trunk show unknown trunk", args: []string{"trunk", "show", "nope"}, wantCode: 1,
 			wantStderr: "swctl: nope: no such trunk\n", wantCalls: []apitest.Call{{Op: "trunk.show", Req: "nope"}}},
 		{name: "trunk show failover", args: []string{"trunk", "show", "trunk1"},
-			wantStdout: "trunk trunk1\n  proto   failover\n  lladdr  02:00:00:00:00:07\n  policy  promisc (members keep their MACs, promiscuous)\n  hash    l2,l3,l4\n  active  yes\n  rx      0 packets, 0 bytes, 0 dropped\n  tx      0 packets, 0 bytes, 0 dropped\n  PORT  LINK  PRIO  FLAGS\n  eth7  up    100   master,active,collecting,distributing\n  eth8  down  0     -\n",
+			wantStdout: "trunk trunk1\n  proto   failover\n  tap     tap3\n  lladdr  02:00:00:00:00:07\n  policy  promisc (members keep their MACs, promiscuous)\n  hash    l2,l3,l4\n  active  yes\n  rx      0 packets, 0 bytes, 0 dropped\n  tx      0 packets, 0 bytes, 0 dropped\n  PORT  LINK  PRIO  FLAGS\n  eth7  up    100   master,active,collecting,distributing\n  eth8  down  0     -\n",
 			wantCalls:  []apitest.Call{{Op: "trunk.show", Req: "trunk1"}}},
 
 		// Commands that change state.

@@ -63,7 +63,7 @@ var testPorts = []api.PortInfo{
 var testTrunks = []api.TrunkInfo{
 	{
 		Name: "trunk0", Proto: "lacp", LLAddr: "02:5e:00:12:34:57", Hash: "l2,l3,l4", LACPMode: "active", LACPTimeout: "fast",
-		LACPSystemPriority: 32768, LACPKey: 0, Active: true,
+		LACPSystemPriority: 32768, LACPKey: 0, Active: true, Tap: "trunk0",
 		Ports: []api.TrunkPortInfo{
 			{Name: "eth5", Link: "up", Priority: 10, Flags: []string{"active", "collecting", "distributing"}, LACP: &api.LACPInfo{
 				Actor:    api.LACPPeerInfo{System: "32768,02:5e:00:12:34:57", Key: 1, Port: 1, State: []string{"activity", "timeout", "aggregation", "synchronization", "collecting", "distributing"}},
@@ -85,7 +85,7 @@ var testTrunks = []api.TrunkInfo{
 	},
 	{
 		Name: "trunk1", Proto: "failover", LLAddr: "02:00:00:00:00:07", Promisc: true, Hash: "l2,l3,l4", LACPMode: "active", LACPTimeout: "slow",
-		LACPSystemPriority: 32768, LACPKey: 5, Active: true,
+		LACPSystemPriority: 32768, LACPKey: 5, Active: true, Tap: "tap3",
 		Ports: []api.TrunkPortInfo{
 			{Name: "eth7", Link: "up", Priority: 100, Flags: []string{"master", "active", "collecting", "distributing"}},
 			{Name: "eth8", Link: "down", Flags: []string{}},

@@ -219,6 +219,10 @@ func formatTrunks(w io.Writer, ts []api.TrunkInfo) error {
 		t := newTable(w)
 		fmt.Fprintf(t, "trunk %s\n", tr.Name)
 		fmt.Fprintf(t, "  proto\t%s\n", tr.Proto)
+		if tr.Tap != "" && tr.Tap != tr.Name {
+			// The OS named the host interface (OpenBSD): say which.
+			fmt.Fprintf(t, "  tap\t%s\n", tr.Tap)
+		}
 		lladdr := tr.LLAddr
 		if lladdr == "" {
 			lladdr = "not chosen yet"

@@ -126,6 +126,11 @@ type TrunkInfo struct {
 	// Active is true while at least one port is active: the trunk's
 	// carrier is up.
 	Active bool `json:"active"`
+	// Tap is the interface that gives the trunk to the host: the trunk's
+	// name where the OS lets swctl name it, the kernel's tapN where not
+	// (OpenBSD; FreeBSD when the rename is refused); "" while the trunk is
+	// a bridge member.
+	Tap string `json:"tap,omitempty"`
 	// Ports are the members in the order they were added.
 	Ports []TrunkPortInfo `json:"ports"`
 	// RxPackets counts frames the trunk accepted from its ports.

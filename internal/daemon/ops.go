@@ -95,6 +95,11 @@ func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, e
 		}
 		if c.Local {
 			info.Local, info.LocalMAC = c.Name, c.LocalMAC.String()
+			if b.local != nil {
+				// The TAP's own name: the OS may not have let swctl
+				// give it the bridge's (OpenBSD).
+				info.Local = b.local.Name()
+			}
 		}
 		for _, p := range c.Ports {
 			info.Ports = append(info.Ports, api.BridgePortInfo{
@@ -166,7 +171,7 @@ func (e *engine) PortShow(_ context.Context, name string) ([]api.PortInfo, error
 	for _, c := range e.cfg.Bridges {
 		b := e.graph.bridges[c.Name]
 		if b.local != nil {
-			add(c.Name, api.RoleLocal, c.Name, b.local)
+			add(c.Name, api.RoleLocal, b.local.Name(), b.local)
 		}
 		for _, p := range c.Ports {
 			add(c.Name, api.RoleMember, p.Name, b.ports[p.Name].port)
@@ -212,6 +217,11 @@ func (e *engine) TrunkShow(_ context.Context, name string) ([]api.TrunkInfo, err
 		if !c.LLAddr.IsZero() {
 			info.LLAddr = c.LLAddr.String()
 		}
+		to.tapMu.Lock()
+		if to.tap != nil {
+			info.Tap = to.tap.Name()
+		}
+		to.tapMu.Unlock()
 		running := map[string]trunk.PortInfo{}
 		for _, p := range to.tr.Ports() {
 			running[p.Name] = p

@@ -11,18 +11,25 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/swctl/swctl/internal/ifreq"
 	"github.com/swctl/swctl/internal/linkwatch"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/bpf"
+	"github.com/swctl/swctl/platform/tap"
 	"github.com/swctl/swctl/promisc"
 )
 
 // bsdSystem opens members over bpf(4) and follows links on the routing
-// socket, and changes members' MACs with SIOCSIFLLADDR. Host TAPs (bridge
-// --local, trunks) are not implemented on the BSDs yet.
+// socket, changes members' MACs with SIOCSIFLLADDR, and gives bridges
+// (--local) and trunks to the host through tap(4) (platform/tap).
 type bsdSystem struct {
 	// watcher follows every interface from the routing socket.
 	watcher *linkwatch.Watcher
+	// tapMu guards taps.
+	tapMu sync.Mutex
+	// taps maps the name a host TAP was made for (its bridge's or
+	// trunk's) to the TAP's interface name.
+	taps map[string]string
 	// journal records every MAC change before it is made.
 	journal *promisc.Journal
 	// log receives the ports' rare warnings.
@@ -50,12 +57,7 @@ func newSystem(journal *promisc.Journal, log *slog.Logger, opts Options) (system
 	if err != nil {
 		return nil, fmt.Errorf("link events: %w", err)
 	}
-	return &bsdSystem{watcher: w, journal: journal, log: log, stop: make(chan struct{})}, nil
-}
-
-// errNotYet says what the BSD system cannot do yet.
-func errNotYet(what string) error {
-	return fmt.Errorf("%s: not implemented on %s yet", what, runtime.GOOS)
+	return &bsdSystem{watcher: w, taps: make(map[string]string), journal: journal, log: log, stop: make(chan struct{})}, nil
 }
 
 // OpenPort opens a bpf port. bpf carries no offload metadata: the port is
@@ -74,12 +76,42 @@ func (s *bsdSystem) OpenPort(name string, offload bool) (platform.Port, error) {
 	return p, nil
 }
 
+// CreateTap makes the host TAP of a bridge or a trunk (platform/tap). Its
+// interface is named after the object where the OS allows it (FreeBSD,
+// unless the rename is refused); on OpenBSD it is the kernel's tapN, which
+// `bridge show` and `trunk show` name, and SetTapMTU and HostAddrs are
+// given the object's name and map it here.
 func (s *bsdSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, error) {
-	return nil, errNotYet("tap " + name + ": host TAP (bridge --local, trunks)")
+	tp, err := tap.Create(name, tap.Options{MAC: mac, MTU: mtu, Up: true})
+	if err != nil {
+		return nil, err
+	}
+	if tp.Name() != name {
+		s.log.Info("host TAP named by the kernel", "object", name, "tap", tp.Name())
+	}
+	s.tapMu.Lock()
+	s.taps[name] = tp.Name()
+	s.tapMu.Unlock()
+	return tp, nil
+}
+
+// ifname is the interface of the TAP made for the object name, or name
+// itself when no TAP was made for it.
+func (s *bsdSystem) ifname(name string) string {
+	s.tapMu.Lock()
+	defer s.tapMu.Unlock()
+	if n, ok := s.taps[name]; ok {
+		return n
+	}
+	return name
 }
 
 func (s *bsdSystem) SetTapMTU(name string, mtu int) error {
-	return errNotYet("tap " + name + ": set mtu")
+	ifn := s.ifname(name)
+	if err := ifreq.SetMTU(ifn, mtu); err != nil {
+		return fmt.Errorf("%s: set mtu %d: %w", ifn, mtu, err)
+	}
+	return nil
 }
 
 // GuardStack has no ingress drop to install on the BSDs: the member's own
@@ -121,7 +153,7 @@ func (s *bsdSystem) HardwareAddr(name string) (net.HardwareAddr, error) {
 }
 
 func (s *bsdSystem) HostAddrs(name string) int {
-	ifi, err := net.InterfaceByName(name)
+	ifi, err := net.InterfaceByName(s.ifname(name))
 	if err != nil {
 		return 0
 	}

@@ -9,6 +9,21 @@
 // it; a restarted daemon makes the interface again (with the MAC address the
 // configuration keeps) but the host must put its addresses back.
 //
+// On OpenBSD, Create opens the first /dev/tapN whose interface does not
+// exist yet; opening it creates tapN and closing it destroys it (tun(4)),
+// so the TAP is not persistent either. OpenBSD cannot rename an interface:
+// the Port's Name is tapN, whatever name Create was given, and the daemon
+// shows it (`bridge show`, `trunk show`). On FreeBSD, Create opens the
+// cloning /dev/tap, learns the new tapN with TAPGIFNAME and renames it to
+// the name asked for (SIOCSIFNAME); where the kernel refuses (a jail
+// without the privilege, a name in use) it keeps tapN. A FreeBSD tap
+// outlives its descriptor, so Close destroys it (SIOCIFDESTROY); one left
+// by a crash (down, its addresses purged by the kernel) is taken back by
+// the next Create of its name, through the /dev alias FreeBSD made when it
+// was renamed. MAC, MTU and up are set with interface ioctls
+// (internal/ifreq) on both; Options.QueueLen has no per-interface
+// equivalent there and is ignored.
+//
 // # Frames
 //
 // ReadBatch returns views into buffers the Port owns, one per batch slot,
@@ -20,9 +35,16 @@
 //
 // # Carrier
 //
-// A TAP's carrier is up while its descriptor is open. SetCarrier changes it
-// (TUNSETCARRIER): a trunk's TAP follows the trunk, up while any of its
-// ports is active.
+// A TAP's carrier is up while its descriptor is open. On Linux SetCarrier
+// changes it (TUNSETCARRIER): a trunk's TAP follows the trunk, up while any
+// of its ports is active. Neither OpenBSD's nor FreeBSD's tap has an ioctl
+// for the link state, so there SetCarrier returns an error wrapping
+// errors.ErrUnsupported and a trunk's TAP stays up while the trunk has no
+// active port: the host keeps routing to it and the trunk drops what it
+// cannot send.
+//
+// The name parsing (tapname.go) is portable and tested on Linux; the BSD
+// code is compiled there for both systems but runs only on them.
 //
 // Other systems get a stub whose Create returns a "not implemented" error.
 package tap

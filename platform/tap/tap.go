@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -54,18 +55,23 @@ type Port struct {
 	// link is the platform.LinkState reported by Link, set by SetLink.
 	link atomic.Uint32
 
-	// fd is the /dev/net/tun descriptor that owns the interface.
+	// fd is the descriptor that owns the interface: /dev/net/tun on
+	// Linux, /dev/tapN on OpenBSD, the /dev/tap clone on FreeBSD.
 	fd int
-	// wakeFD is an eventfd that Close makes readable to wake a ReadBatch
-	// blocked in ppoll.
+	// wakeFD is what Close writes to wake a ReadBatch blocked in poll: an
+	// eventfd on Linux (which poll watches too), the write end of a pipe
+	// on the BSDs.
 	wakeFD int
+	// wakeReadFD is the read end of the BSDs' pipe, which poll watches;
+	// unused on Linux.
+	wakeReadFD int
 	// closed is set first thing by Close; ReadBatch and WriteBatch check it.
 	closed atomic.Bool
 	// closeOnce makes Close idempotent.
 	closeOnce sync.Once
 	// closeErr is what the first Close returned.
 	closeErr error
-	// fdMu is held shared by every system call on fd or wakeFD and
+	// fdMu is held shared by every system call on fd or the wake-up and
 	// exclusively by Close while it closes them, so a descriptor number is
 	// never used after it may have been reused.
 	fdMu sync.RWMutex
@@ -166,4 +172,31 @@ func (p *Port) SetCarrier(up bool) error { return p.setCarrier(up) }
 func (p *Port) Close() error {
 	p.closeOnce.Do(func() { p.closeErr = p.close() })
 	return p.closeErr
+}
+
+// maxNameLen is IFNAMSIZ - 1 (Linux include/uapi/linux/if.h; OpenBSD
+// and FreeBSD sys/net/if.h).
+const maxNameLen = 15
+
+// check validates Create's arguments. It returns the name to use in
+// errors until the kernel has named the interface, and the batch size.
+func check(name string, opts Options) (label string, batch int, err error) {
+	label = name
+	if label == "" {
+		label = "(kernel-named)"
+	}
+	if len(name) > maxNameLen {
+		return "", 0, fmt.Errorf("tap %s: name longer than %d bytes", name, maxNameLen)
+	}
+	if opts.MTU < 0 {
+		return "", 0, fmt.Errorf("tap %s: MTU %d is negative", label, opts.MTU)
+	}
+	if opts.MAC != nil && len(opts.MAC) != 6 {
+		return "", 0, fmt.Errorf("tap %s: MAC %s is not 6 bytes", label, opts.MAC)
+	}
+	batch = opts.BatchSize
+	if batch <= 0 {
+		batch = platform.DefaultBatchSize
+	}
+	return label, batch, nil
 }

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !openbsd && !freebsd
 
 package tap
 
@@ -7,7 +7,7 @@ import (
 	"runtime"
 )
 
-// pollFD is unused off Linux.
+// pollFD is unused where there is no TAP.
 type pollFD struct{}
 
 func errNotImplemented(what string) error {

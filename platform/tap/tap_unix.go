@@ -1,0 +1,178 @@
+//go:build linux || openbsd || freebsd
+
+package tap
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
+)
+
+// pollFD is one entry of the poll set.
+type pollFD = unix.PollFd
+
+// ready allocates the receive slots (for frames up to the MTU Create read
+// back, and at least minFrameRoom), sets the poll set to the TAP
+// descriptor and wakeRead (what Close makes readable), and the initial
+// link state.
+func (p *Port) ready(opts Options, batch, wakeRead int) {
+	p.frameRoom = max(p.MTU()+14+4, minFrameRoom)
+	p.bufs = make([][]byte, batch)
+	for i := range p.bufs {
+		p.bufs[i] = make([]byte, Headroom+p.frameRoom+1)
+	}
+	p.pollFDs = [2]pollFD{
+		{Fd: int32(p.fd), Events: unix.POLLIN},
+		{Fd: int32(wakeRead), Events: unix.POLLIN},
+	}
+	if opts.Up {
+		p.link.Store(uint32(platform.LinkUp))
+	} else {
+		p.link.Store(uint32(platform.LinkDown))
+	}
+}
+
+func (p *Port) readBatch(frames [][]byte) (int, error) {
+	if p.closed.Load() {
+		return 0, platform.ErrClosed
+	}
+	p.fdMu.RLock()
+	defer p.fdMu.RUnlock()
+	want := min(len(frames), len(p.bufs))
+	if want == 0 {
+		return 0, nil
+	}
+	for {
+		if p.closed.Load() {
+			return 0, platform.ErrClosed
+		}
+		n, err := p.readReady(frames[:want])
+		if n > 0 || err != nil {
+			return n, err
+		}
+		// Nothing ready: sleep in poll (a blocking system call, so
+		// the scheduler runs other goroutines) until a frame or Close.
+		p.pollFDs[0].Revents, p.pollFDs[1].Revents = 0, 0
+		if err := p.poll(); err != nil && err != unix.EINTR {
+			p.counters.AddError()
+			return 0, fmt.Errorf("tap %s: %s: %w", p.name, pollCall, err)
+		}
+		if p.pollFDs[1].Revents != 0 {
+			return 0, platform.ErrClosed
+		}
+		if p.pollFDs[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 &&
+			p.pollFDs[0].Revents&unix.POLLIN == 0 {
+			p.counters.AddError()
+			return 0, fmt.Errorf("tap %s: %s: revents %#x on the tap descriptor", p.name, pollCall, p.pollFDs[0].Revents)
+		}
+	}
+}
+
+// readReady reads frames that are ready without blocking, one slot each.
+func (p *Port) readReady(frames [][]byte) (int, error) {
+	n := 0
+	for n < len(frames) {
+		buf := p.bufs[n]
+		r, err := unix.Read(p.fd, buf[Headroom:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return n, nil
+		case err != nil:
+			p.counters.AddError()
+			if n > 0 {
+				return n, nil
+			}
+			return 0, fmt.Errorf("tap %s: read: %w", p.name, err)
+		case r > p.frameRoom:
+			// Longer than any frame the MTU allows: the host raised
+			// the MTU past our buffers and the kernel truncated it.
+			p.counters.AddRxDropped(1)
+			continue
+		case r < 14:
+			p.counters.AddRxDropped(1)
+			continue
+		}
+		frames[n] = buf[Headroom : Headroom+r]
+		p.counters.AddRx(1, r)
+		n++
+	}
+	return n, nil
+}
+
+func (p *Port) writeBatch(frames [][]byte) (int, error) {
+	if p.closed.Load() {
+		return 0, platform.ErrClosed
+	}
+	p.fdMu.RLock()
+	defer p.fdMu.RUnlock()
+	if p.closed.Load() {
+		return 0, platform.ErrClosed
+	}
+	sent, mtu := 0, p.MTU()
+	for _, f := range frames {
+		if len(f) < frame.HeaderLen || frame.Ethernet(f).PayloadLen() > mtu {
+			p.counters.AddTxDropped(1)
+			continue
+		}
+		for {
+			_, err := unix.Write(p.fd, f)
+			switch err {
+			case unix.EINTR:
+				continue
+			case nil:
+				p.counters.AddTx(1, len(f))
+				sent++
+			case unix.EAGAIN, unix.ENOBUFS, unix.ENOMEM, unix.EIO, unix.EINVAL, unix.EMSGSIZE:
+				// Full queue, interface down (EIO) or a frame the
+				// kernel will not take: drop it, as a full ring does.
+				p.counters.AddTxDropped(1)
+			default:
+				p.counters.AddError()
+				p.counters.AddTxDropped(1)
+			}
+			break
+		}
+	}
+	return sent, nil
+}
+
+func (p *Port) close() error {
+	p.closed.Store(true)
+	// Wake a ReadBatch sleeping in poll; what wakes it stays readable, so
+	// any later poll returns at once too.
+	p.fdMu.RLock()
+	p.wake()
+	p.fdMu.RUnlock()
+	p.fdMu.Lock()
+	defer p.fdMu.Unlock()
+	return p.closeFDs()
+}
+
+// closeFDs closes the descriptors and makes sure the interface is gone:
+// closing the descriptor removes it on Linux and OpenBSD, release destroys
+// it on FreeBSD.
+func (p *Port) closeFDs() error {
+	var err error
+	if p.fd >= 0 {
+		if e := unix.Close(p.fd); e != nil {
+			err = fmt.Errorf("tap %s: close: %w", p.name, e)
+		}
+		p.fd = -1
+		if e := p.release(); e != nil {
+			err = errors.Join(err, fmt.Errorf("tap %s: %w", p.name, e))
+		}
+	}
+	for _, fd := range []*int{&p.wakeFD, &p.wakeReadFD} {
+		if *fd >= 0 {
+			_ = unix.Close(*fd)
+			*fd = -1
+		}
+	}
+	return err
+}
