@@ -1,7 +1,7 @@
 # swctl: a userspace L2 switching engine.
 #   make demo    build, make a three-host netns testbed on a swctl bridge, show it, tear it down
 #   make install the binary, manual pages, shell completions and service file (PREFIX, DESTDIR)
-#   make test    vet, unit and netns integration tests, BSD cross-builds
+#   make test    vet, unit and netns integration tests, BSD cross-builds (build, vet, test binaries)
 #   make bench   forwarding benchmarks (go test -bench, the netns comparison table, bench-trunk)
 #   make bench-trunk  trunk throughput over shaped links, failover loss, LACP negotiation time
 
@@ -10,6 +10,10 @@ BIN      := bin/swctl
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/swctl/swctl/internal/api.Version=$(VERSION)
 CROSS    := openbsd/amd64 openbsd/arm64 freebsd/amd64 freebsd/arm64
+# Packages with BSD-specific code or tests: their test binaries are
+# compiled for every CROSS target (they can only run on a BSD host).
+BSD_TEST_PKGS := ./platform/bpf/ ./platform/tap/ ./internal/linkwatch/ ./internal/ifreq/ \
+	./promisc/ ./internal/daemon/ ./internal/api/
 
 .PHONY: all build install test unit demo bench bench-trunk lint cross deps clean
 
@@ -87,6 +91,9 @@ cross:
 		echo "cross: $$os/$$arch"; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build ./... || exit 1; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) vet ./... || exit 1; \
+		for p in $(BSD_TEST_PKGS); do \
+			CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) test -c -o /dev/null $$p || exit 1; \
+		done; \
 	done
 
 demo: deps build
