@@ -29,14 +29,20 @@ var (
 // openTap opens the cloning /dev/tap, which creates a tapN, learns N
 // (TAPGIFNAME) and renames the interface to name (SIOCSIFNAME). Where the
 // kernel refuses the name (a jail without the privilege, or a name in
-// use) the TAP keeps the name the kernel gave it: the Port's Name says
-// which. A tap(4) interface outlives its descriptor (closing it only takes
+// use by an interface that is not such a TAP) the TAP keeps the name the
+// kernel gave it: the Port's Name says which. A tap(4) interface outlives its descriptor (closing it only takes
 // it down and purges its addresses), so release destroys it; after a crash
 // it is left, renamed, and the next Create of that name takes it back
 // (adopt) instead of making another.
 func (p *Port) openTap(name string) error {
 	if name != "" && interfaceExists(name) {
-		return p.adopt(name)
+		if p.adopt(name) == nil {
+			return nil
+		}
+		// The name is another interface's (an if_bridge called bridge0,
+		// say): a new TAP keeps the kernel's name, as when the rename is
+		// refused.
+		name = ""
 	}
 	fd, err := unix.Open("/dev/tap", openFlags, 0)
 	if err != nil {
@@ -66,7 +72,7 @@ func (p *Port) openTap(name string) error {
 // adopt takes back the TAP called name that a daemon which did not close
 // it left behind: FreeBSD made /dev/name an alias of its /dev/tapN when it
 // was renamed. Anything else called name (an interface, or a device node
-// that is not that TAP's) is refused.
+// that is not that TAP's, or one open elsewhere: EBUSY) is refused.
 func (p *Port) adopt(name string) error {
 	taken := fmt.Errorf("an interface called %s exists and is not a TAP left by swctl", name)
 	dev := aliasDevice(name)
