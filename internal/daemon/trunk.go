@@ -1,20 +1,18 @@
 package daemon
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
-	"log/slog"
 	"net"
 	"sync"
-	"time"
 
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/config"
 	"github.com/swctl/swctl/lacp"
 	"github.com/swctl/swctl/lb"
 	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/pump"
 	"github.com/swctl/swctl/promisc"
 	"github.com/swctl/swctl/trunk"
 )
@@ -42,7 +40,7 @@ type trunkObj struct {
 	// member.
 	tap platform.Port
 	// pump moves frames between tap and the trunk; nil with tap.
-	pump *pump
+	pump *pump.Pump
 }
 
 // trunkPortObj is one member of a trunk.
@@ -62,118 +60,6 @@ type trunkPortObj struct {
 // carrier is what a TAP can do besides being a Port: follow the trunk.
 type carrier interface {
 	SetCarrier(up bool) error
-}
-
-// pump moves frames between a trunk and its TAP, one goroutine each way.
-// The TAP has no IFF_VNET_HDR: the pump reads the trunk with plain
-// ReadBatch, which finishes the offloads of frames the members received
-// (partial checksums, super-frames) in software (trunk.Trunk.ReadBatch,
-// platform.SoftwareFinisher) before they are written to the TAP; what the
-// TAP gives is plain already.
-type pump struct {
-	// h is the pump's consumer view of the trunk (a trunk.Handle).
-	h platform.Port
-	// tap is the host side.
-	tap platform.Port
-	// log receives a line when reads start failing and when they recover.
-	log *slog.Logger
-	// done is closed by stop; it ends a wait between failed reads.
-	done chan struct{}
-	// wg counts the two goroutines.
-	wg sync.WaitGroup
-}
-
-// Bounds of the wait between two reads that failed with an error other
-// than ErrClosed.
-const (
-	retryMin = time.Millisecond
-	retryMax = time.Second
-)
-
-// backoff is a bounded exponential delay: retryMin, doubling with each
-// call up to retryMax. The zero value starts at retryMin.
-type backoff struct {
-	// d is the delay next returns; 0 means retryMin.
-	d time.Duration
-}
-
-// next returns the delay to wait now and doubles the following one.
-func (b *backoff) next() time.Duration {
-	d := max(b.d, retryMin)
-	b.d = min(2*d, retryMax)
-	return d
-}
-
-// reset makes the next delay retryMin again.
-func (b *backoff) reset() { b.d = 0 }
-
-func startPump(h, tap platform.Port, log *slog.Logger) *pump {
-	p := &pump{h: h, tap: tap, log: log, done: make(chan struct{})}
-	p.wg.Add(2)
-	go p.copy(h, tap, "trunk")
-	go p.copy(tap, h, "tap")
-	return p
-}
-
-// copy reads batches from src (from names it in the log) and writes them
-// to dst until either closes or the pump stops. A read that fails
-// otherwise is retried after a backoff, reset by the next good read: a
-// TAP whose host side hung up fails every read at once, and retrying at
-// once would spin on a core. The first failure of a run is logged, not
-// every retry.
-func (p *pump) copy(src, dst platform.Port, from string) {
-	defer p.wg.Done()
-	buf := make([][]byte, max(src.BatchSize(), 1))
-	var wait backoff
-	failed := 0 // reads failed in a row
-	for {
-		n, err := src.ReadBatch(platform.Batch{Frames: buf})
-		if n > 0 {
-			if _, werr := dst.WriteBatch(platform.Batch{Frames: buf[:n]}); errors.Is(werr, platform.ErrClosed) {
-				return
-			}
-		}
-		switch {
-		case err == nil:
-			if failed > 0 {
-				p.log.Info("pump: reads work again", "from", from, "failed", failed)
-				failed = 0
-				wait.reset()
-			}
-		case errors.Is(err, platform.ErrClosed):
-			return
-		default:
-			if failed == 0 {
-				p.log.Warn("pump: read failed, retrying with backoff", "from", from, "err", err)
-			}
-			failed++
-			if !p.sleep(wait.next()) {
-				return
-			}
-		}
-	}
-}
-
-// sleep waits d, or less if the pump stops; it reports whether the pump
-// still runs. The wait is on a real timer: clock.Clock only tells the
-// time.
-func (p *pump) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-p.done:
-		return false
-	}
-}
-
-// stop ends both goroutines and closes the TAP (which then disappears).
-func (p *pump) stop() {
-	close(p.done)
-	p.h.Close()
-	p.tap.Close()
-	p.wg.Wait()
 }
 
 // trunkSeed is the trunk's hash seed: stable across restarts, so flows
@@ -236,7 +122,7 @@ func (to *trunkObj) createTap(mac frame.MAC) (platform.Port, error) {
 func (to *trunkObj) giveHost(tp platform.Port) {
 	to.tapMu.Lock()
 	to.tap = tp
-	to.pump = startPump(to.tr.Handle(), tp, to.g.log.With("trunk", to.name))
+	to.pump = pump.New(to.tr.Handle(), tp, [2]string{"trunk", "tap"}, to.g.log.With("trunk", to.name))
 	to.tapMu.Unlock()
 	to.setCarrier(to.tr.Active())
 	to.fitTap()
@@ -253,7 +139,7 @@ func (to *trunkObj) takeHost() {
 		if n := to.g.sys.HostAddrs(to.name); n > 0 {
 			to.g.log.Warn("removing the trunk's TAP drops the host addresses on it", "trunk", to.name, "addresses", n)
 		}
-		p.stop()
+		p.Stop()
 	}
 }
 
@@ -318,8 +204,8 @@ func (to *trunkObj) attachPort(c *config.Trunk, tpo *trunkPortObj, pc *config.Tr
 		set = true
 	}
 	// Members carry offloads (virtio_net_hdr), as bridge members do:
-	// the trunk passes them on to a bridge, or finishes them in
-	// software for its TAP (see pump).
+	// the trunk passes them on to a bridge, or the pump's egress
+	// finishes them in software for its TAP.
 	if port, err = g.sys.OpenPort(tpo.name, true); err != nil {
 		return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
 	}

@@ -1,4 +1,4 @@
-package daemon
+package pump
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/swctl/swctl/internal/netnstest"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/memport"
+	"github.com/swctl/swctl/platform/platformtest"
 )
 
 // failingPort is a port whose reads return at once, with the errors of a
@@ -88,9 +89,9 @@ func (l *logRecords) lines() []string {
 // when it returns.
 func runCopy(src, dst platform.Port) (logs *logRecords, ended chan struct{}) {
 	logs, ended = &logRecords{}, make(chan struct{})
-	p := &pump{log: slog.New(logs), done: make(chan struct{})}
+	p := &Pump{log: slog.New(logs), done: make(chan struct{})}
 	p.wg.Add(1)
-	go p.copy(src, dst, "tap")
+	go p.copy(src, dst, "tap", "trunk")
 	go func() { p.wg.Wait(); close(ended) }()
 	return logs, ended
 }
@@ -160,10 +161,10 @@ func TestPumpBacksOffOnReadErrors(t *testing.T) {
 func TestPumpStopEndsBackoff(t *testing.T) {
 	h := newFailingPort(errors.New("trunk0: read: no buffer space available"))
 	tap, _ := memport.Pair("trunk0", net.HardwareAddr{2, 0, 0, 0, 0, 3}, "peer1", net.HardwareAddr{2, 0, 0, 0, 0, 4})
-	p := startPump(h, tap, slog.New(slog.DiscardHandler))
+	p := New(h, tap, [2]string{"trunk", "tap"}, slog.New(slog.DiscardHandler))
 	netnstest.Eventually(t, 10*time.Second, "fewer than 3 reads", func() bool { return len(h.readTimes()) >= 3 })
 	stopped := make(chan struct{})
-	go func() { p.stop(); close(stopped) }()
+	go func() { p.Stop(); close(stopped) }()
 	select {
 	case <-stopped:
 	case <-time.After(10 * time.Second):
@@ -190,5 +191,47 @@ func TestPumpLogsEachRunOfFailures(t *testing.T) {
 	}
 	if got := far.Pending(); got != 1 {
 		t.Errorf("frames delivered = %d, want the one good read's 1", got)
+	}
+}
+
+// superSource is a port that carries offloads and reads one batch, a
+// TCP super-frame of 3 segments and a plain frame, then ErrClosed.
+type superSource struct {
+	*memport.Port
+	// batch is what the one read returns.
+	frames [][]byte
+	offs   []platform.Offload
+	// read is set after the first read.
+	read bool
+}
+
+func (s *superSource) Offloads() bool { return true }
+
+func (s *superSource) ReadBatch(b platform.Batch) (int, error) {
+	if s.read {
+		return 0, platform.ErrClosed
+	}
+	s.read = true
+	n := copy(b.Frames, s.frames)
+	copy(b.Offs, s.offs)
+	return n, nil
+}
+
+// TestPumpFinishesOffloadsForAPlainPort checks that what a trunk hands
+// the pump with offloads (a super-frame) reaches a port without offloads
+// (a TAP without IFF_VNET_HDR) cut into its segments, through the pump's
+// egress.
+func TestPumpFinishesOffloadsForAPlainPort(t *testing.T) {
+	p := platformtest.Packet{Payload: platformtest.Payload(3 * 1000)}
+	super, o := p.Partial(p.Build(t))
+	o.GSOType, o.GSOSize = platform.GSOTCPv4, 1000
+	plain := platformtest.Packet{Payload: platformtest.Payload(10)}.Build(t)
+	a, _ := memport.Pair("trunk0", net.HardwareAddr{2, 0, 0, 0, 0, 5}, "x", net.HardwareAddr{2, 0, 0, 0, 0, 6})
+	src := &superSource{Port: a, frames: [][]byte{super, plain}, offs: []platform.Offload{o, {}}}
+	dst, far := memport.Pair("tap0", net.HardwareAddr{2, 0, 0, 0, 0, 7}, "host", net.HardwareAddr{2, 0, 0, 0, 0, 8})
+	_, ended := runCopy(src, dst)
+	waitEnded(t, ended)
+	if got := far.Pending(); got != 4 {
+		t.Fatalf("the plain port's peer got %d frames, want 4: the super-frame's 3 segments and the plain frame", got)
 	}
 }
