@@ -2,11 +2,12 @@ package trunk
 
 import (
 	"fmt"
-	"github.com/swctl/swctl/lacp"
 	"log/slog"
 	"net"
 	"strings"
 	"time"
+
+	"github.com/swctl/swctl/lacp"
 
 	"github.com/swctl/swctl/platform"
 )
