@@ -440,3 +440,35 @@ func finish(acc uint64) uint16 {
 	}
 	return 0xffff
 }
+
+// VirtioHdrLen is the size of struct virtio_net_hdr (without
+// num_buffers): what PACKET_VNET_HDR and IFF_VNET_HDR put in front of
+// every frame.
+const VirtioHdrLen = 10
+
+// DecodeVirtioHdr reads a struct virtio_net_hdr (host byte order, as
+// packet sockets and TAPs use it) from b, which holds at least
+// VirtioHdrLen bytes. What it returns is what the writer claimed:
+// CheckOffload it against its frame before using it.
+func DecodeVirtioHdr(b []byte) Offload {
+	_ = b[VirtioHdrLen-1]
+	return Offload{
+		Flags:      b[0],
+		GSOType:    b[1],
+		HdrLen:     binary.NativeEndian.Uint16(b[2:]),
+		GSOSize:    binary.NativeEndian.Uint16(b[4:]),
+		CsumStart:  binary.NativeEndian.Uint16(b[6:]),
+		CsumOffset: binary.NativeEndian.Uint16(b[8:]),
+	}
+}
+
+// EncodeVirtioHdr writes o as a struct virtio_net_hdr into b, which holds
+// at least VirtioHdrLen bytes.
+func (o Offload) EncodeVirtioHdr(b []byte) {
+	_ = b[VirtioHdrLen-1]
+	b[0], b[1] = o.Flags, o.GSOType
+	binary.NativeEndian.PutUint16(b[2:], o.HdrLen)
+	binary.NativeEndian.PutUint16(b[4:], o.GSOSize)
+	binary.NativeEndian.PutUint16(b[6:], o.CsumStart)
+	binary.NativeEndian.PutUint16(b[8:], o.CsumOffset)
+}

@@ -254,3 +254,12 @@ func verifySegment(s []byte, mss int) string {
 	}
 	return ""
 }
+
+func TestVirtioHdrRoundTrip(t *testing.T) {
+	o := frame.Offload{Flags: frame.OffloadNeedsCsum, GSOType: frame.GSOTCPv6 | frame.GSOECN, HdrLen: 86, GSOSize: 1428, CsumStart: 58, CsumOffset: 16}
+	var b [frame.VirtioHdrLen]byte
+	o.EncodeVirtioHdr(b[:])
+	if got := frame.DecodeVirtioHdr(b[:]); got != o {
+		t.Fatalf("DecodeVirtioHdr(EncodeVirtioHdr(%+v)) = %+v", o, got)
+	}
+}

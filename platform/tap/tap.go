@@ -3,15 +3,21 @@ package tap
 import (
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 )
 
 // Headroom is the number of bytes free in front of every frame ReadBatch
 // returns: room for two VLAN tags (802.1ad + 802.1Q).
 const Headroom = 8
+
+// maxSuperFrame is the largest frame a TAP with offloads hands over: a
+// 64 KiB IP packet (GSO's limit) behind an Ethernet header and two tags.
+const maxSuperFrame = 65535 + frame.HeaderLen + 2*frame.TagLen
 
 // minFrameRoom is the smallest frame buffer a slot gets, whatever the MTU:
 // a jumbo payload, an Ethernet header and one tag.
@@ -30,6 +36,11 @@ type Options struct {
 	// BatchSize is the number of receive slots, the most frames one
 	// ReadBatch returns; 0 means platform.DefaultBatchSize.
 	BatchSize int
+	// Offload opens the TAP with IFF_VNET_HDR and TUNSETOFFLOAD (Linux):
+	// every frame crosses with its virtio_net_hdr, so TCP super-frames
+	// and partial checksums go between the host stack and the engine
+	// untouched (Port.Offloads). Create refuses it on other systems.
+	Offload bool
 	// QueueLen is the length of the queue of frames the host sent and
 	// ReadBatch has not read yet; 0 means DefaultQueueLen. The kernel drops
 	// what does not fit (a TAP has no backpressure), and its own default of
@@ -87,6 +98,10 @@ type Port struct {
 	// does not allocate. Only the ReadBatch goroutine touches it.
 	pollFDs [2]pollFD
 
+	// offload is Options.Offload: every read and write carries a
+	// virtio_net_hdr. Immutable.
+	offload bool
+
 	// counters are the port's counters.
 	counters platform.PortCounters
 }
@@ -139,26 +154,40 @@ func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 // Counters implements platform.Port.
 func (p *Port) Counters() platform.Counters { return p.counters.Snapshot() }
 
-// Offloads implements platform.Port: the TAP is opened without
-// IFF_VNET_HDR, so it carries plain frames only.
-func (p *Port) Offloads() bool { return false }
+// Offloads implements platform.Port: whether the TAP was created with
+// Options.Offload (IFF_VNET_HDR).
+func (p *Port) Offloads() bool { return p.offload }
 
 // ReadBatch implements platform.Port: it blocks until at least one frame
 // has arrived from the host, then returns as many as are ready, up to
-// b.Len() and BatchSize, with zero offloads. The frames are views into the
-// Port's buffers, valid until the next ReadBatch or Close. One goroutine
-// at a time may call it. It returns platform.ErrClosed after Close.
-func (p *Port) ReadBatch(b platform.Batch) (int, error) { return platform.ReadPlain(b, p.readBatch) }
+// b.Len() and BatchSize, with their offloads (zero without
+// Options.Offload). A frame whose virtio_net_hdr does not describe it is
+// dropped (Counters.RxBadOffload). With b.Offs nil the caller takes plain
+// frames only: partial checksums are finished in place and super-frames
+// dropped. The frames are views into the Port's buffers, valid until the
+// next ReadBatch or Close. One goroutine at a time may call it. It
+// returns platform.ErrClosed after Close.
+func (p *Port) ReadBatch(b platform.Batch) (int, error) {
+	if !p.offload {
+		return platform.ReadPlain(b, p.readBatch)
+	}
+	return p.readOffload(b)
+}
 
 // WriteBatch implements platform.Port: it hands each frame to the host with
-// one write and never blocks. A frame shorter than an Ethernet header, one
-// whose payload exceeds the MTU (one VLAN tag allowed), or one the kernel
-// refuses is dropped and counted, and so is a frame whose offload is not
-// plain (Offloads is false). It returns the number sent; it keeps
+// one write (with Options.Offload, preceded by its virtio_net_hdr, so the
+// host stack takes a super-frame whole) and never blocks. A frame shorter
+// than an Ethernet header, one whose payload exceeds the MTU (one VLAN tag
+// allowed; a super-frame by its segments), or one the kernel refuses is
+// dropped and counted, and so is a frame whose offload is not plain on a
+// TAP without Options.Offload. It returns the number sent; it keeps
 // nothing, so the caller may reuse frames when it returns. Safe for
 // concurrent use.
 func (p *Port) WriteBatch(b platform.Batch) (int, error) {
-	return platform.WritePlain(b, &p.counters, p.writeBatch)
+	if !p.offload {
+		return platform.WritePlain(b, &p.counters, p.writeBatch)
+	}
+	return p.writeOffload(b)
 }
 
 // SetCarrier turns the interface's carrier on or off (TUNSETCARRIER), as
@@ -193,6 +222,9 @@ func check(name string, opts Options) (label string, batch int, err error) {
 	}
 	if opts.MAC != nil && len(opts.MAC) != 6 {
 		return "", 0, fmt.Errorf("tap %s: MAC %s is not 6 bytes", label, opts.MAC)
+	}
+	if opts.Offload && runtime.GOOS != "linux" {
+		return "", 0, fmt.Errorf("tap %s: offloads (IFF_VNET_HDR): not on %s", label, runtime.GOOS)
 	}
 	batch = opts.BatchSize
 	if batch <= 0 {

@@ -1,7 +1,10 @@
 package tap_test
 
 import (
+	"bytes"
+	"net"
 	"testing"
+	"time"
 
 	"github.com/swctl/swctl/internal/netnstest"
 	"github.com/swctl/swctl/platform"
@@ -26,4 +29,74 @@ func TestIntegrationContract(t *testing.T) {
 		t.Cleanup(func() { peer.Close() })
 		return dut, peer
 	})
+}
+
+// TestIntegrationContractOffload is the contract suite on a TAP with
+// offloads (IFF_VNET_HDR): plain frames cross as on a plain TAP.
+func TestIntegrationContractOffload(t *testing.T) {
+	netnstest.Require(t)
+	platformtest.Run(t, func(t *testing.T) (platform.Port, platform.Port) {
+		ns, dut := newTap(t, tap.Options{Up: true, Offload: true})
+		if !dut.Offloads() {
+			t.Fatal("a TAP created with Offload does not say it carries offloads")
+		}
+		var peer *afpacket.Port
+		var err error
+		ns.Do(func() { peer, err = afpacket.Open(dut.Name(), afpacket.Options{}) })
+		if err != nil {
+			t.Fatalf("afpacket.Open(%s): %v", dut.Name(), err)
+		}
+		t.Cleanup(func() { peer.Close() })
+		return dut, peer
+	})
+}
+
+// TestIntegrationOffloadSuperFrames sends a TCP super-frame each way
+// between a TAP with offloads and a packet socket with PACKET_VNET_HDR on
+// its interface: each side reads it whole, with its GSO size, as the
+// host stack and a VM would exchange it.
+func TestIntegrationOffloadSuperFrames(t *testing.T) {
+	ns, dut := newTap(t, tap.Options{Up: true, Offload: true})
+	var peer *afpacket.Port
+	var err error
+	ns.Do(func() { peer, err = afpacket.Open(dut.Name(), afpacket.Options{Offload: true}) })
+	if err != nil {
+		t.Fatalf("afpacket.Open(%s): %v", dut.Name(), err)
+	}
+	t.Cleanup(func() { peer.Close() })
+	src := net.HardwareAddr{2, 0, 0, 0, 0x77, 1}
+	super, o := platformtest.TCPFrame(t, dut.HardwareAddr(), src, 0, 4000, 1448)
+	read := func(p platform.Port) ([]byte, platform.Offload) {
+		t.Helper()
+		b := platform.NewBatch(p.BatchSize())
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			n, err := p.ReadBatch(b)
+			if err != nil {
+				t.Fatalf("%s: ReadBatch: %v", p.Name(), err)
+			}
+			for i := range n {
+				if len(b.Frames[i]) == len(super) {
+					return bytes.Clone(b.Frames[i]), b.Offs[i]
+				}
+			}
+		}
+		t.Fatalf("%s: no %d-byte super-frame within 5s", p.Name(), len(super))
+		return nil, platform.Offload{}
+	}
+	for _, dir := range []struct {
+		name     string
+		from, to platform.Port
+	}{{"TAP to the host", dut, peer}, {"host to the TAP", peer, dut}} {
+		if n, err := dir.from.WriteBatch(platform.Batch{Frames: [][]byte{super}, Offs: []platform.Offload{o}}); n != 1 || err != nil {
+			t.Fatalf("%s: WriteBatch of a %d-byte super-frame = %d, %v (counters %+v)", dir.name, len(super), n, err, dir.from.Counters())
+		}
+		got, gotO := read(dir.to)
+		if gotO.GSOType&^platform.GSOECN != platform.GSOTCPv4 || gotO.GSOSize != 1448 {
+			t.Errorf("%s: read offload %+v, want TCPv4 GSO of 1448", dir.name, gotO)
+		}
+		if !bytes.Equal(got[:54], super[:54]) || !bytes.Equal(got[60:], super[60:]) {
+			t.Errorf("%s: the super-frame's headers or payload changed", dir.name)
+		}
+	}
 }

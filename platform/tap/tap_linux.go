@@ -38,7 +38,11 @@ func create(name string, opts Options) (_ *Port, err error) {
 	}
 	// IFF_TUN_EXCL: never attach to an existing (for example persistent)
 	// TAP of the same name; that one would outlive us.
-	ifr.SetUint16(unix.IFF_TAP | unix.IFF_NO_PI | unix.IFF_TUN_EXCL)
+	flags := uint16(unix.IFF_TAP | unix.IFF_NO_PI | unix.IFF_TUN_EXCL)
+	if opts.Offload {
+		flags |= unix.IFF_VNET_HDR
+	}
+	ifr.SetUint16(flags)
 	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
 		hint := ""
 		if errors.Is(err, unix.EBUSY) || errors.Is(err, unix.EINVAL) {
@@ -47,6 +51,12 @@ func create(name string, opts Options) (_ *Port, err error) {
 		return nil, fmt.Errorf("tap %s: TUNSETIFF: %w%s", label, err, hint)
 	}
 	p.name = ifr.Name()
+	if opts.Offload {
+		p.offload = true
+		if err := p.setOffload(); err != nil {
+			return nil, fmt.Errorf("tap %s: TUNSETOFFLOAD: %w", p.name, err)
+		}
+	}
 
 	p.wakeFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {

@@ -21,6 +21,10 @@ type pollFD = unix.PollFd
 // link state.
 func (p *Port) ready(opts Options, batch, wakeRead int) {
 	p.frameRoom = max(p.MTU()+14+4, minFrameRoom)
+	if p.offload {
+		// A virtio_net_hdr, then up to a 64 KiB super-frame.
+		p.frameRoom = frame.VirtioHdrLen + maxSuperFrame
+	}
 	p.bufs = make([][]byte, batch)
 	for i := range p.bufs {
 		p.bufs[i] = make([]byte, Headroom+p.frameRoom+1)
@@ -72,8 +76,14 @@ func (p *Port) readBatch(frames [][]byte) (int, error) {
 	}
 }
 
-// readReady reads frames that are ready without blocking, one slot each.
+// readReady reads frames that are ready without blocking, one slot each:
+// frames[i] is read into bufs[i], behind its virtio_net_hdr with
+// Options.Offload (readOffload decodes it there).
 func (p *Port) readReady(frames [][]byte) (int, error) {
+	hdr := 0
+	if p.offload {
+		hdr = frame.VirtioHdrLen
+	}
 	n := 0
 	for n < len(frames) {
 		buf := p.bufs[n]
@@ -94,12 +104,12 @@ func (p *Port) readReady(frames [][]byte) (int, error) {
 			// the MTU past our buffers and the kernel truncated it.
 			p.counters.AddRxDropped(1)
 			continue
-		case r < 14:
+		case r < hdr+frame.HeaderLen:
 			p.counters.AddRxDropped(1)
 			continue
 		}
-		frames[n] = buf[Headroom : Headroom+r]
-		p.counters.AddRx(1, r)
+		frames[n] = buf[Headroom+hdr : Headroom+r]
+		p.counters.AddRx(1, r-hdr)
 		n++
 	}
 	return n, nil

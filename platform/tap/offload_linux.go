@@ -1,0 +1,101 @@
+package tap
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/platform"
+)
+
+// TUNSETOFFLOAD flags (include/uapi/linux/if_tun.h): what the reader of
+// the TAP (we) takes from the host stack.
+const (
+	tunFCSUM   = 0x01 // TUN_F_CSUM: partial checksums
+	tunFTSO4   = 0x02 // TUN_F_TSO4
+	tunFTSO6   = 0x04 // TUN_F_TSO6
+	tunFTSOECN = 0x08 // TUN_F_TSO_ECN
+	tunFUSO4   = 0x20 // TUN_F_USO4 (Linux 6.2)
+	tunFUSO6   = 0x40 // TUN_F_USO6 (Linux 6.2)
+)
+
+// setOffload tells the kernel which offloads we take: checksums, TSO and,
+// where the kernel has it, UDP segmentation.
+func (p *Port) setOffload() error {
+	all := tunFCSUM | tunFTSO4 | tunFTSO6 | tunFTSOECN
+	if err := unix.IoctlSetInt(p.fd, unix.TUNSETOFFLOAD, all|tunFUSO4|tunFUSO6); err == nil {
+		return nil
+	}
+	return unix.IoctlSetInt(p.fd, unix.TUNSETOFFLOAD, all)
+}
+
+// readOffload is ReadBatch on a TAP with offloads: each frame's
+// virtio_net_hdr, read in front of it, is checked against it and returned
+// in b.Offs; one that does not describe its frame drops the frame.
+func (p *Port) readOffload(b platform.Batch) (int, error) {
+	got, err := p.readBatch(b.Frames)
+	n := 0
+	for i := range got {
+		f := b.Frames[i]
+		o := frame.DecodeVirtioHdr(p.bufs[i][Headroom:])
+		switch {
+		case o.IsPlain():
+		case frame.CheckOffload(f, o) != nil:
+			p.counters.AddRxDropped(1)
+			p.counters.AddRxBadOffload(1)
+			continue
+		case b.Offs == nil && (o.GSOType != frame.GSONone || frame.FinishChecksum(f, o) != nil):
+			// The caller takes plain frames only.
+			p.counters.AddRxDropped(1)
+			continue
+		}
+		b.Frames[n] = f
+		if b.Offs != nil {
+			b.Offs[n] = o
+		}
+		n++
+	}
+	clear(b.Frames[n:got])
+	return n, err
+}
+
+// writeOffload is WriteBatch on a TAP with offloads: each frame goes with
+// its virtio_net_hdr in one writev.
+func (p *Port) writeOffload(b platform.Batch) (int, error) {
+	if p.closed.Load() {
+		return 0, platform.ErrClosed
+	}
+	p.fdMu.RLock()
+	defer p.fdMu.RUnlock()
+	if p.closed.Load() {
+		return 0, platform.ErrClosed
+	}
+	sent, mtu := 0, p.MTU()
+	var hdr [frame.VirtioHdrLen]byte
+	for i, f := range b.Frames {
+		o := b.Offload(i)
+		if len(f) < frame.HeaderLen || frame.SegmentPayloadLen(f, o) > mtu {
+			p.counters.AddTxDropped(1)
+			continue
+		}
+		o.EncodeVirtioHdr(hdr[:])
+		for {
+			err := writev2(p.fd, hdr[:], f)
+			switch err {
+			case unix.EINTR:
+				continue
+			case nil:
+				p.counters.AddTx(1, len(f))
+				sent++
+			case unix.EAGAIN, unix.ENOBUFS, unix.ENOMEM, unix.EIO, unix.EINVAL, unix.EMSGSIZE:
+				// Full queue, interface down (EIO) or a frame the
+				// kernel will not take: drop it, as a full ring does.
+				p.counters.AddTxDropped(1)
+			default:
+				p.counters.AddError()
+				p.counters.AddTxDropped(1)
+			}
+			break
+		}
+	}
+	return sent, nil
+}
