@@ -324,13 +324,11 @@ func tail(c *cli.Context) []string {
 
 // onOff parses the value of an on|off flag.
 func onOff(flag, v string) (bool, error) {
-	switch v {
-	case "on":
-		return true, nil
-	case "off":
-		return false, nil
+	on, err := config.ParseOnOff(flag, v)
+	if err != nil {
+		return false, usagef("--%s: want on or off, got %q", flag, v)
 	}
-	return false, usagef("--%s: want on or off, got %q", flag, v)
+	return on, nil
 }
 
 // mutate checks the arguments and the request, then sends it. Commands

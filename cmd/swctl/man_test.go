@@ -225,6 +225,7 @@ func fullConfig(t *testing.T) *config.Config {
 			Name: "TR", Proto: config.ProtoLACP, LLAddr: mac("02:00:00:00:00:03"), Promisc: true,
 			Hash: "l2,l3", LACPMode: config.LACPPassive, LACPTimeout: config.LACPFast,
 			LACPSystemPriority: 4, LACPKey: 5,
+			UpDelay: 8, DownDelay: 9, MinLinks: 2, NoPreempt: true,
 			Ports: []config.TrunkPort{{Name: "T1", Priority: 6, LACPPortPriority: 7}},
 		}},
 	}

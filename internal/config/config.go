@@ -23,6 +23,10 @@
 //	    lacp-timeout fast
 //	    lacp-system-priority 32768
 //	    lacp-key 0
+//	    updelay 200
+//	    downdelay 0
+//	    min-links 1
+//	    preempt off
 //	    port eth3 priority 10 lacp-port-priority 100
 //	    port eth4
 //	}
@@ -138,6 +142,18 @@ type Trunk struct {
 	// LACPKey is the LACP operational key, 0 to 65535; 0 (the default)
 	// lets the daemon derive it.
 	LACPKey int
+	// UpDelay and DownDelay are, in milliseconds (0 to MaxDelay), how
+	// long a port's link must stay up before the trunk uses it, and down
+	// before the trunk stops using it, so that a flapping link does not
+	// flap the trunk; 0 (the default) means at once.
+	UpDelay, DownDelay int
+	// MinLinks is how many ports must collect and distribute for the
+	// trunk to be up (its TAP's carrier); 0 (the default) and 1 mean one.
+	MinLinks int
+	// NoPreempt keeps a failover trunk on the port it uses while that
+	// port's link is up, when a port of higher priority comes back
+	// ("preempt off"); by default it returns to the highest priority.
+	NoPreempt bool
 	// Ports are the member interfaces, in file order (the order they were
 	// added, which breaks failover priority ties).
 	Ports []TrunkPort
@@ -313,7 +329,16 @@ func (t *Trunk) checkSettings() error {
 	if err := CheckPriority("lacp-system-priority", t.LACPSystemPriority); err != nil {
 		return err
 	}
-	return CheckPriority("lacp-key", t.LACPKey)
+	if err := CheckPriority("lacp-key", t.LACPKey); err != nil {
+		return err
+	}
+	if err := CheckDelay("updelay", t.UpDelay); err != nil {
+		return err
+	}
+	if err := CheckDelay("downdelay", t.DownDelay); err != nil {
+		return err
+	}
+	return CheckMinLinks(t.MinLinks)
 }
 
 // checkTrunkPort checks a trunk member's name and priorities.

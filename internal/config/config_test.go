@@ -54,6 +54,7 @@ func sample() *Config {
 		{
 			Name: "trunk1", Proto: "failover", Promisc: true, Hash: "l3,l4",
 			LACPMode: "active", LACPTimeout: "slow", LACPSystemPriority: 32768,
+			UpDelay: 200, DownDelay: 3600000, MinLinks: 2, NoPreempt: true,
 			Ports: []TrunkPort{{Name: "eth7", Priority: 65535, LACPPortPriority: 0}, {Name: "eth8", LACPPortPriority: 32768}},
 		},
 		{Name: "trunk2", Proto: "roundrobin", Hash: "l2", LACPMode: "passive", LACPTimeout: "slow", LACPSystemPriority: 1, LACPKey: 65535},
@@ -89,6 +90,12 @@ func TestParse(t *testing.T) {
 			Name: "t0", Proto: "loadbalance", LLAddr: mac("02:00:00:00:00:09"), Promisc: true, Hash: "l2,l4",
 			LACPMode: "passive", LACPTimeout: "fast", LACPSystemPriority: 0, LACPKey: 65535,
 		}}}},
+		{"trunk link policy", "trunk t0 {\n updelay 0\n downdelay 3600000\n min-links 64\n preempt off\n}", &Config{Trunks: []Trunk{func() Trunk {
+			t := NewTrunk("t0")
+			t.DownDelay, t.MinLinks, t.NoPreempt = 3600000, 64, true
+			return t
+		}()}}},
+		{"trunk preempt on is the default", "trunk t0 {\n preempt on\n}", &Config{Trunks: []Trunk{NewTrunk("t0")}}},
 		{"bridge member is a trunk", "bridge b0 {\n port t0\n}\ntrunk t0 {\n port eth1\n}", &Config{
 			Bridges: []Bridge{{Name: "b0", Timeout: 240, MaxAddr: 8192, Ports: []Port{NewPort("t0")}}},
 			Trunks:  []Trunk{func() Trunk { t := NewTrunk("t0"); t.Ports = []TrunkPort{NewTrunkPort("eth1")}; return t }()},
@@ -168,7 +175,7 @@ func TestParseErrors(t *testing.T) {
 		{"trunk twice", "trunk t0 {\n}\ntrunk t0 {\n}", `swctl.conf:3: trunk t0: declared twice (line 1)`},
 		{"trunk named as a bridge", "bridge b0 {\n}\ntrunk b0 {\n}", `swctl.conf:3: trunk b0: name already used by bridge b0 (line 1)`},
 		{"bridge named as a trunk", "trunk t0 {\n}\nbridge t0 {\n}", `swctl.conf:3: bridge t0: name already used by trunk t0 (line 1)`},
-		{"unknown trunk setting", "trunk t0 {\n mode lacp\n}", `swctl.conf:2: unknown setting "mode" in trunk t0 (want proto, lladdr, promisc, hash, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key or port)`},
+		{"unknown trunk setting", "trunk t0 {\n mode lacp\n}", `swctl.conf:2: unknown setting "mode" in trunk t0 (want proto, lladdr, promisc, hash, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key, updelay, downdelay, min-links, preempt or port)`},
 		{"nested block in trunk", "trunk t0 {\n port eth1 {\n }\n}", `swctl.conf:2: port: unexpected block inside trunk t0`},
 		{"unknown proto", "trunk t0 {\n proto bonding\n}", `swctl.conf:2: proto "bonding": want failover, roundrobin, loadbalance, broadcast, lacp or none`},
 		{"proto in upper case", "trunk t0 {\n proto LACP\n}", `swctl.conf:2: proto "LACP": want failover, roundrobin, loadbalance, broadcast, lacp or none`},
@@ -190,6 +197,14 @@ func TestParseErrors(t *testing.T) {
 		{"lacp-system-priority not a number", "trunk t0 {\n lacp-system-priority high\n}", `swctl.conf:2: lacp-system-priority: "high" is not a number`},
 		{"lacp-key negative", "trunk t0 {\n lacp-key -1\n}", `swctl.conf:2: lacp-key -1 out of range (0 to 65535, 0 = derive)`},
 		{"lacp-key twice", "trunk t0 {\n lacp-key 1\n lacp-key 1\n}", `swctl.conf:3: lacp-key given twice (first on line 2)`},
+		{"updelay negative", "trunk t0 {\n updelay -1\n}", `swctl.conf:2: updelay -1 out of range (0 to 3600000 ms, 0 = at once)`},
+		{"downdelay over an hour", "trunk t0 {\n downdelay 3600001\n}", `swctl.conf:2: downdelay 3600001 out of range (0 to 3600000 ms, 0 = at once)`},
+		{"updelay with a unit", "trunk t0 {\n updelay 200ms\n}", `swctl.conf:2: updelay: "200ms" is not a number`},
+		{"downdelay twice", "trunk t0 {\n downdelay 1\n downdelay 2\n}", `swctl.conf:3: downdelay given twice (first on line 2)`},
+		{"min-links over the port limit", "trunk t0 {\n min-links 65\n}", `swctl.conf:2: min-links 65 out of range (0 to 64)`},
+		{"min-links without value", "trunk t0 {\n min-links\n}", `swctl.conf:2: want "min-links VALUE", got "min-links"`},
+		{"preempt bad value", "trunk t0 {\n preempt no\n}", `swctl.conf:2: preempt "no": want on or off`},
+		{"preempt without value", "trunk t0 {\n preempt\n}", `swctl.conf:2: want "preempt VALUE", got "preempt"`},
 		{"trunk port without name", "trunk t0 {\n port\n}", `swctl.conf:2: want "port IFACE [priority N] [lacp-port-priority N]"`},
 		{"trunk port name too long", "trunk t0 {\n port eth0123456789abc\n}", `swctl.conf:2: port: interface name "eth0123456789abc" is 16 bytes long (at most 15)`},
 		{"trunk port unknown option", "trunk t0 {\n port eth1 -learning\n}", `swctl.conf:2: port eth1: unknown option "-learning" (want priority N or lacp-port-priority N)`},
@@ -255,6 +270,9 @@ func TestValidate(t *testing.T) {
 		{"bad lacp timeout", func(c *Config) { c.Trunks[0].LACPTimeout = "Fast" }, `trunk trunk0: lacp-timeout "Fast": want slow or fast`},
 		{"lacp system priority too large", func(c *Config) { c.Trunks[0].LACPSystemPriority = 65536 }, `trunk trunk0: lacp-system-priority 65536 out of range (0 to 65535)`},
 		{"lacp key negative", func(c *Config) { c.Trunks[0].LACPKey = -1 }, `trunk trunk0: lacp-key -1 out of range (0 to 65535, 0 = derive)`},
+		{"updelay negative", func(c *Config) { c.Trunks[1].UpDelay = -1 }, `trunk trunk1: updelay -1 out of range (0 to 3600000 ms, 0 = at once)`},
+		{"downdelay too long", func(c *Config) { c.Trunks[1].DownDelay = 3600001 }, `trunk trunk1: downdelay 3600001 out of range (0 to 3600000 ms, 0 = at once)`},
+		{"min-links negative", func(c *Config) { c.Trunks[1].MinLinks = -1 }, `trunk trunk1: min-links -1 out of range (0 to 64)`},
 		{"port priority negative", func(c *Config) { c.Trunks[0].Ports[1].Priority = -1 }, `trunk trunk0: port eth6: priority -1 out of range (0 to 65535)`},
 		{"lacp port priority too large", func(c *Config) { c.Trunks[0].Ports[1].LACPPortPriority = 1 << 16 }, `trunk trunk0: port eth6: lacp-port-priority 65536 out of range (0 to 65535)`},
 		{"bad trunk port name", func(c *Config) { c.Trunks[0].Ports[1].Name = "a:b" }, `trunk trunk0: port: interface name "a:b" contains ':'`},
@@ -503,6 +521,12 @@ func TestTrunkChecks(t *testing.T) {
 		{"priority max", CheckPriority("priority", 65535), ""},
 		{"priority over", CheckPriority("lacp-port-priority", 65536), `lacp-port-priority 65536 out of range (0 to 65535)`},
 		{"key under", CheckPriority("lacp-key", -1), `lacp-key -1 out of range (0 to 65535, 0 = derive)`},
+		{"updelay 0", CheckDelay("updelay", 0), ""},
+		{"downdelay max", CheckDelay("downdelay", MaxDelay), ""},
+		{"updelay over", CheckDelay("updelay", MaxDelay+1), `updelay 3600001 out of range (0 to 3600000 ms, 0 = at once)`},
+		{"min-links 0", CheckMinLinks(0), ""},
+		{"min-links max", CheckMinLinks(MaxMinLinks), ""},
+		{"min-links over", CheckMinLinks(MaxMinLinks + 1), `min-links 65 out of range (0 to 64)`},
 	}
 	for _, tt := range tests {
 		got := ""

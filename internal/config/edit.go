@@ -381,10 +381,26 @@ type TrunkSettings struct {
 	// LACPSystemPriority and LACPKey set the Trunk fields of the same
 	// names.
 	LACPSystemPriority, LACPKey *int
+	// UpDelay, DownDelay (milliseconds) and MinLinks set the Trunk fields
+	// of the same names.
+	UpDelay, DownDelay, MinLinks *int
+	// Preempt sets Trunk.NoPreempt to its negation.
+	Preempt *bool
 }
 
-// apply sets t's settings from s; verb prefixes a hash error ("set: ").
-func (s TrunkSettings) apply(t *Trunk, verb string) error {
+// apply sets t's settings from s, all or none; verb prefixes an error
+// ("set: ").
+func (s TrunkSettings) apply(to *Trunk, verb string) error {
+	n := *to
+	if err := s.applyTo(&n, verb); err != nil {
+		return err
+	}
+	*to = n
+	return nil
+}
+
+// applyTo sets t's settings from s, stopping at the first bad one.
+func (s TrunkSettings) applyTo(t *Trunk, verb string) error {
 	for _, f := range []struct {
 		dst *string
 		v   *string
@@ -405,6 +421,27 @@ func (s TrunkSettings) apply(t *Trunk, verb string) error {
 	}
 	if s.LACPKey != nil {
 		t.LACPKey = *s.LACPKey
+	}
+	for _, f := range []struct {
+		what  string
+		dst   *int
+		v     *int
+		check func(int) error
+	}{
+		{"updelay", &t.UpDelay, s.UpDelay, func(n int) error { return CheckDelay("updelay", n) }},
+		{"downdelay", &t.DownDelay, s.DownDelay, func(n int) error { return CheckDelay("downdelay", n) }},
+		{"min-links", &t.MinLinks, s.MinLinks, CheckMinLinks},
+	} {
+		if f.v == nil {
+			continue
+		}
+		if err := f.check(*f.v); err != nil {
+			return fmt.Errorf("%s: %s%w", t.Name, verb, err)
+		}
+		*f.dst = *f.v
+	}
+	if s.Preempt != nil {
+		t.NoPreempt = !*s.Preempt
 	}
 	return nil
 }
@@ -513,6 +550,27 @@ func (c *Config) SetTrunk(name string, s TrunkSettings) error {
 		return errNoTrunk(name)
 	}
 	return s.apply(t, "set: ")
+}
+
+// SetTrunkPort changes a trunk port's failover priority in place; nil
+// leaves it as it is, and something must be given.
+func (c *Config) SetTrunkPort(trunk, iface string, priority *int) error {
+	if priority == nil {
+		return fmt.Errorf("%s: port %s: %w (give --priority)", trunk, iface, errNothing)
+	}
+	t := c.Trunk(trunk)
+	if t == nil {
+		return errNoTrunk(trunk)
+	}
+	p := t.Port(iface)
+	if p == nil {
+		return fmt.Errorf("%s: port %s: not a port", trunk, iface)
+	}
+	if err := CheckPriority("priority", *priority); err != nil {
+		return fmt.Errorf("%s: port %s: %w", trunk, iface, err)
+	}
+	p.Priority = *priority
+	return nil
 }
 
 // ChooseAddrs gives a MAC to every trunk and local TAP that has none yet

@@ -121,6 +121,24 @@ func TestEditRefusals(t *testing.T) {
 		{"trunk set: bad hash", func(c *Config) error {
 			return c.SetTrunk("trunk0", TrunkSettings{Hash: ptr("")})
 		}, `trunk0: set: hash "": empty (want a comma-separated list of l2, l3, l4)`},
+		{"trunk set: bad updelay after good settings", func(c *Config) error {
+			return c.SetTrunk("trunk0", TrunkSettings{Proto: ptr("lacp"), MinLinks: ptr(2), UpDelay: ptr(-5)})
+		}, "trunk0: set: updelay -5 out of range (0 to 3600000 ms, 0 = at once)"},
+		{"trunk set: bad downdelay", func(c *Config) error {
+			return c.SetTrunk("trunk0", TrunkSettings{DownDelay: ptr(MaxDelay + 1)})
+		}, "trunk0: set: downdelay 3600001 out of range (0 to 3600000 ms, 0 = at once)"},
+		{"trunk set: bad min-links", func(c *Config) error {
+			return c.SetTrunk("trunk0", TrunkSettings{MinLinks: ptr(65)})
+		}, "trunk0: set: min-links 65 out of range (0 to 64)"},
+		{"trunk create: bad min-links", func(c *Config) error {
+			return c.CreateTrunk("t9", TrunkSettings{MinLinks: ptr(-1)}, false, nil, editHost)
+		}, "t9: min-links -1 out of range (0 to 64)"},
+		{"trunk port: nothing", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth4", nil) }, "trunk0: port eth4: nothing to change (give --priority)"},
+		{"trunk port: no such trunk", func(c *Config) error { return c.SetTrunkPort("nope", "eth4", ptr(1)) }, "nope: no such trunk"},
+		{"trunk port: not a port", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth5", ptr(1)) }, "trunk0: port eth5: not a port"},
+		{"trunk port: priority too large", func(c *Config) error {
+			return c.SetTrunkPort("trunk0", "eth4", ptr(65536))
+		}, "trunk0: port eth4: priority 65536 out of range (0 to 65535)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,6 +237,27 @@ func TestEdits(t *testing.T) {
 		}, func(c *Config) {
 			t := &c.Trunks[0]
 			t.LACPMode, t.LACPTimeout, t.LACPSystemPriority, t.LACPKey = "passive", "fast", 1, 2
+		}},
+		{"trunk create with a link policy", func(c *Config) error {
+			return c.CreateTrunk("t9", TrunkSettings{UpDelay: ptr(100), DownDelay: ptr(50), MinLinks: ptr(2), Preempt: ptr(false)}, false, []string{"eth7"}, editHost)
+		}, func(c *Config) {
+			t := NewTrunk("t9")
+			t.LLAddr, t.Ports = mac("02:00:00:00:00:07"), []TrunkPort{NewTrunkPort("eth7")}
+			t.UpDelay, t.DownDelay, t.MinLinks, t.NoPreempt = 100, 50, 2, true
+			c.Trunks = append(c.Trunks, t)
+		}},
+		{"trunk set link policy", func(c *Config) error {
+			return c.SetTrunk("trunk0", TrunkSettings{UpDelay: ptr(MaxDelay), DownDelay: ptr(0), MinLinks: ptr(MaxMinLinks), Preempt: ptr(false)})
+		}, func(c *Config) {
+			t := &c.Trunks[0]
+			t.UpDelay, t.MinLinks, t.NoPreempt = MaxDelay, MaxMinLinks, true
+		}},
+		{"trunk set preempt on again", func(c *Config) error {
+			c.Trunks[0].NoPreempt = true
+			return c.SetTrunk("trunk0", TrunkSettings{Preempt: ptr(true)})
+		}, func(c *Config) {}},
+		{"trunk port priority", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth4", ptr(65535)) }, func(c *Config) {
+			c.Trunks[0].Ports[0].Priority = 65535
 		}},
 	}
 	for _, tt := range tests {

@@ -136,6 +136,12 @@ const (
 	// MaxPriority is the largest priority, LACP key or LACP priority (they
 	// are 16-bit fields); the smallest is 0.
 	MaxPriority = 65535
+	// MaxDelay is the longest updelay or downdelay, in milliseconds (an
+	// hour, the trunk's own bound: a longer one is a typo).
+	MaxDelay = 3600000
+	// MaxMinLinks is the largest min-links: a trunk has at most this many
+	// ports (lb.MaxPorts).
+	MaxMinLinks = 64
 )
 
 // CheckProto reports whether p is a trunk protocol (lower case, as Protos
@@ -218,4 +224,33 @@ func CheckPriority(what string, n int) error {
 		return fmt.Errorf("%s %d out of range (0 to %d)", what, n, MaxPriority)
 	}
 	return nil
+}
+
+// CheckDelay reports whether ms is a valid updelay or downdelay in
+// milliseconds; what names it ("updelay", "downdelay").
+func CheckDelay(what string, ms int) error {
+	if ms < 0 || ms > MaxDelay {
+		return fmt.Errorf("%s %d out of range (0 to %d ms, 0 = at once)", what, ms, MaxDelay)
+	}
+	return nil
+}
+
+// CheckMinLinks reports whether n is a valid min-links.
+func CheckMinLinks(n int) error {
+	if n < 0 || n > MaxMinLinks {
+		return fmt.Errorf("min-links %d out of range (0 to %d)", n, MaxMinLinks)
+	}
+	return nil
+}
+
+// ParseOnOff parses the value of an on|off setting; what names it
+// ("preempt").
+func ParseOnOff(what, v string) (bool, error) {
+	switch v {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s %q: want on or off", what, v)
 }

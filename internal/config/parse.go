@@ -351,7 +351,7 @@ func onceChecker() func(st stmt) error {
 
 // trunkSettings are the keywords of a trunk block, in the order errors
 // list them.
-const trunkSettings = "proto, lladdr, promisc, hash, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key or port"
+const trunkSettings = "proto, lladdr, promisc, hash, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key, updelay, downdelay, min-links, preempt or port"
 
 func buildTrunk(k *checker, s stmt) (Trunk, error) {
 	if len(s.words) != 2 || !s.hasBlock {
@@ -424,6 +424,28 @@ func buildTrunk(k *checker, s stmt) (Trunk, error) {
 						t.LACPSystemPriority = n
 					}
 				}
+			}
+		case "updelay", "downdelay", "min-links":
+			if err = one(); err == nil {
+				var n int
+				if n, err = strconv.Atoi(args[0]); err != nil {
+					err = fmt.Errorf("%s: %q is not a number", kw, args[0])
+				} else {
+					switch kw {
+					case "updelay":
+						t.UpDelay, err = n, CheckDelay(kw, n)
+					case "downdelay":
+						t.DownDelay, err = n, CheckDelay(kw, n)
+					default:
+						t.MinLinks, err = n, CheckMinLinks(n)
+					}
+				}
+			}
+		case "preempt":
+			if err = one(); err == nil {
+				var on bool
+				on, err = ParseOnOff(kw, args[0])
+				t.NoPreempt = !on
 			}
 		case "port":
 			if len(args) == 0 {

@@ -20,8 +20,9 @@ const header = `# swctl configuration: loaded by "swctl daemon" at start and rew
 // timeout, maxaddr, ports, spans, statics), port flags only where they
 // differ from the defaults, then one block per trunk (proto, lladdr when
 // chosen, promisc when set, hash, the LACP settings when the protocol is
-// lacp or they differ from the defaults, ports with their priorities where
-// they differ from the defaults). Parse(Format(c)) gives c back.
+// lacp or they differ from the defaults, updelay, downdelay, min-links and
+// preempt where they differ from the defaults, ports with their priorities
+// where they differ from the defaults). Parse(Format(c)) gives c back.
 func (c *Config) Format() []byte {
 	var b bytes.Buffer
 	b.WriteString(header)
@@ -96,6 +97,18 @@ func formatTrunk(b *bytes.Buffer, t *Trunk) {
 	}
 	if lacp || t.LACPKey != 0 {
 		b.WriteString("    lacp-key " + strconv.Itoa(t.LACPKey) + "\n")
+	}
+	if t.UpDelay != 0 {
+		b.WriteString("    updelay " + strconv.Itoa(t.UpDelay) + "\n")
+	}
+	if t.DownDelay != 0 {
+		b.WriteString("    downdelay " + strconv.Itoa(t.DownDelay) + "\n")
+	}
+	if t.MinLinks != 0 {
+		b.WriteString("    min-links " + strconv.Itoa(t.MinLinks) + "\n")
+	}
+	if t.NoPreempt {
+		b.WriteString("    preempt off\n")
 	}
 	for _, p := range t.Ports {
 		b.WriteString("    port " + p.Name)
