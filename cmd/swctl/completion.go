@@ -207,6 +207,7 @@ var fixedFlagValues = map[string][]string{
 	"blocknonip":   {"on", "off"},
 	"stack":        {"on", "off"},
 	"promisc":      {"on", "off"},
+	"preempt":      {"on", "off"},
 	"tx":           {"ring", "mmsg"},
 	"log-level":    {"debug", "info", "warn", "error"},
 	"log-format":   {"text", "json"},
@@ -236,6 +237,7 @@ var memberArgs = map[string]func(n *daemonNames, owner string) []string{
 	"bridge static":  (*daemonNames).bridgePorts,
 	"bridge delspan": (*daemonNames).bridgeSpans,
 	"trunk del":      (*daemonNames).trunkPorts,
+	"trunk port":     (*daemonNames).trunkPorts,
 	"port show":      func(n *daemonNames, _ string) []string { return n.ports() },
 }
 

@@ -21,6 +21,29 @@ LACP states are abbreviated: act(ivity), fast (short timeout), agg(regation),
 sync(hronization), col(lecting), dist(ributing), def(aulted), exp(ired);
 -o json gives the full words.`
 
+// policyFlags are the link policy flags of trunk create and set.
+func policyFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "updelay", Usage: "`MS` a port's link must stay up before the trunk uses it, 0 to 3600000 (default 0: at once)"},
+		&cli.IntFlag{Name: "downdelay", Usage: "`MS` a port's link must stay down before the trunk stops using it, 0 to 3600000 (default 0: at once)"},
+		&cli.IntFlag{Name: "min-links", Usage: "`N` ports that must collect and distribute for the trunk's carrier to be up, 0 to 64 (default 0: one)"},
+		&cli.StringFlag{Name: "preempt", Usage: "`on|off`: failover returns to the port of highest priority when it comes back (default on), or stays"},
+	}
+}
+
+// policyIfSet returns the link policy flags given: the delays, min-links
+// and preempt, nil where not given.
+func policyIfSet(c *cli.Context) (upDelay, downDelay, minLinks *int, preempt *bool, err error) {
+	if c.IsSet("preempt") {
+		v, err := onOff("preempt", c.String("preempt"))
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		preempt = &v
+	}
+	return intIfSet(c, "updelay"), intIfSet(c, "downdelay"), intIfSet(c, "min-links"), preempt, nil
+}
+
 func trunkCommand() *cli.Command {
 	protoUsage := "protocol `P`: " + strings.Join(config.Protos, ", ")
 	return &cli.Command{
@@ -30,19 +53,22 @@ func trunkCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name: "create", Usage: "create a trunk", ArgsUsage: "NAME",
-				Flags: []cli.Flag{
+				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "proto", Usage: protoUsage + " (default failover)"},
 					&cli.StringSliceFlag{Name: "port", Usage: "member `IFACE` (repeat for more; all or none are added)"},
 					&cli.BoolFlag{Name: "promisc", Usage: "promisc policy: members keep their own MACs and are made promiscuous (otherwise they take the trunk's MAC)"},
 					&cli.StringFlag{Name: "lacp-mode", Usage: "`MODE`: active or passive (default active)"},
 					&cli.StringFlag{Name: "lacp-timeout", Usage: "`T`: slow or fast (default slow)"},
 					&cli.StringFlag{Name: "hash", Usage: "`FIELDS` hashed by loadbalance and lacp: a list of l2,l3,l4 (default all)"},
-					outputFlag(),
-				},
+				}, append(policyFlags(), outputFlag())...),
 				Action: func(c *cli.Context) error {
 					req := api.TrunkCreateRequest{
 						Name: c.Args().Get(0), Proto: c.String("proto"), Promisc: c.Bool("promisc"),
 						LACPMode: c.String("lacp-mode"), LACPTimeout: c.String("lacp-timeout"), Hash: c.String("hash"),
+					}
+					var err error
+					if req.UpDelay, req.DownDelay, req.MinLinks, req.Preempt, err = policyIfSet(c); err != nil {
+						return err
 					}
 					if ports := c.StringSlice("port"); len(ports) > 0 {
 						req.Ports = ports
@@ -86,16 +112,15 @@ func trunkCommand() *cli.Command {
 				},
 			},
 			{
-				Name: "set", Usage: "change the protocol, the hash or the LACP settings", ArgsUsage: "NAME",
-				Flags: []cli.Flag{
+				Name: "set", Usage: "change the protocol, the hash, the LACP settings or the link policy", ArgsUsage: "NAME",
+				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "proto", Usage: protoUsage},
 					&cli.StringFlag{Name: "lacp-mode", Usage: "`MODE`: active or passive"},
 					&cli.StringFlag{Name: "lacp-timeout", Usage: "`T`: slow or fast"},
 					&cli.IntFlag{Name: "lacp-system-priority", Usage: "LACP system priority `N`, 0 to 65535, lower wins"},
 					&cli.IntFlag{Name: "lacp-key", Usage: "LACP key `N`, 0 to 65535 (0 = derive)"},
 					&cli.StringFlag{Name: "hash", Usage: "`FIELDS` hashed by loadbalance and lacp: a list of l2,l3,l4"},
-					outputFlag(),
-				},
+				}, append(policyFlags(), outputFlag())...),
 				Action: func(c *cli.Context) error {
 					req := api.TrunkSetRequest{
 						Name:               c.Args().Get(0),
@@ -106,7 +131,22 @@ func trunkCommand() *cli.Command {
 						LACPSystemPriority: intIfSet(c, "lacp-system-priority"),
 						LACPKey:            intIfSet(c, "lacp-key"),
 					}
+					var err error
+					if req.UpDelay, req.DownDelay, req.MinLinks, req.Preempt, err = policyIfSet(c); err != nil {
+						return err
+					}
 					return mutate(c, 1, 1, req)
+				},
+			},
+			{
+				Name: "port", Usage: "change a port's failover priority in place", ArgsUsage: "NAME IFACE",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "priority", Usage: "failover priority `N`, 0 to 65535, higher preferred"},
+					outputFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					req := api.TrunkPortRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1), Priority: intIfSet(c, "priority")}
+					return mutate(c, 2, 2, req)
 				},
 			},
 			{

@@ -142,6 +142,15 @@ func TestRoundTrip(t *testing.T) {
 		{"trunk set key", func(c *api.Client) (any, error) {
 			return nil, c.Do(ctx, api.TrunkSetRequest{Name: "trunk0", LACPKey: ptr(65535)}, nil)
 		}, apitest.Call{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", LACPKey: ptr(65535)}}, nil},
+		{"trunk create link policy", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.TrunkCreateRequest{Name: "trunk0", UpDelay: ptr(0), DownDelay: ptr(3600000), MinLinks: ptr(64), Preempt: ptr(false)}, nil)
+		}, apitest.Call{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0", UpDelay: ptr(0), DownDelay: ptr(3600000), MinLinks: ptr(64), Preempt: ptr(false)}}, nil},
+		{"trunk set link policy", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.TrunkSetRequest{Name: "trunk0", UpDelay: ptr(200), DownDelay: ptr(0), MinLinks: ptr(0), Preempt: ptr(true)}, nil)
+		}, apitest.Call{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", UpDelay: ptr(200), DownDelay: ptr(0), MinLinks: ptr(0), Preempt: ptr(true)}}, nil},
+		{"trunk port", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.TrunkPortRequest{Name: "trunk0", Iface: "eth3", Priority: ptr(0)}, nil)
+		}, apitest.Call{Op: "trunk.port", Req: api.TrunkPortRequest{Name: "trunk0", Iface: "eth3", Priority: ptr(0)}}, nil},
 		{"trunk show all", func(c *api.Client) (any, error) {
 			return get[[]api.TrunkInfo](ctx, c, api.TrunkShowRequest{Name: ""})
 		}, apitest.Call{Op: "trunk.show", Req: ""}, fakeState().Trunks},
@@ -262,7 +271,7 @@ func TestBadRequests(t *testing.T) {
 		{"bad version", `{"version":2,"op":"version"}`, `{"error":"unsupported protocol version 2 (this daemon speaks version 1)"}`},
 		{"missing op", `{"version":1}`, `{"error":"malformed request: missing op"}`},
 		{"unknown field in envelope", `{"version":1,"op":"version","extra":1}`, `{"error":"malformed request: json: unknown field \"extra\""}`},
-		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, port.show, trunk.add, trunk.create, trunk.del, trunk.destroy, trunk.set, trunk.show, version)"}`},
+		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, port.show, trunk.add, trunk.create, trunk.del, trunk.destroy, trunk.port, trunk.set, trunk.show, version)"}`},
 		{"unknown arg", `{"version":1,"op":"bridge.create","args":{"name":"b0","color":"red"}}`, `{"error":"bridge.create: malformed args: json: unknown field \"color\""}`},
 		{"arg of the wrong type", `{"version":1,"op":"bridge.create","args":{"name":7}}`, `{"error":"bridge.create: malformed args: json: cannot unmarshal number into Go struct field BridgeCreateRequest.name of type string"}`},
 		{"missing args", `{"version":1,"op":"bridge.create"}`, `{"error":"bridge.create: bridge name is empty"}`},
@@ -292,7 +301,14 @@ func TestBadRequests(t *testing.T) {
 		{"trunk add priority too large", `{"version":1,"op":"trunk.add","args":{"name":"t0","ifaces":["e1"],"priority":65536}}`, `{"error":"trunk.add: t0: add: priority 65536 out of range (0 to 65535)"}`},
 		{"trunk add lacp priority negative", `{"version":1,"op":"trunk.add","args":{"name":"t0","ifaces":["e1"],"lacp_port_priority":-1}}`, `{"error":"trunk.add: t0: add: lacp-port-priority -1 out of range (0 to 65535)"}`},
 		{"trunk del duplicate", `{"version":1,"op":"trunk.del","args":{"name":"t0","ifaces":["e1","e1"]}}`, `{"error":"trunk.del: t0: del e1: given twice"}`},
-		{"trunk set nothing", `{"version":1,"op":"trunk.set","args":{"name":"t0"}}`, `{"error":"trunk.set: t0: set: nothing to set (give proto, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key or hash)"}`},
+		{"trunk set nothing", `{"version":1,"op":"trunk.set","args":{"name":"t0"}}`, `{"error":"trunk.set: t0: set: nothing to set (give proto, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key, hash, updelay, downdelay, min-links or preempt)"}`},
+		{"trunk create updelay negative", `{"version":1,"op":"trunk.create","args":{"name":"t0","updelay":-1}}`, `{"error":"trunk.create: t0: create: updelay -1 out of range (0 to 3600000 ms, 0 = at once)"}`},
+		{"trunk set downdelay too long", `{"version":1,"op":"trunk.set","args":{"name":"t0","downdelay":3600001}}`, `{"error":"trunk.set: t0: set: downdelay 3600001 out of range (0 to 3600000 ms, 0 = at once)"}`},
+		{"trunk set min-links too large", `{"version":1,"op":"trunk.set","args":{"name":"t0","min_links":65}}`, `{"error":"trunk.set: t0: set: min-links 65 out of range (0 to 64)"}`},
+		{"trunk set preempt not a bool", `{"version":1,"op":"trunk.set","args":{"name":"t0","preempt":"off"}}`, `{"error":"trunk.set: malformed args: json: cannot unmarshal string into Go struct field TrunkSetRequest.preempt of type bool"}`},
+		{"trunk port nothing", `{"version":1,"op":"trunk.port","args":{"name":"t0","iface":"e1"}}`, `{"error":"trunk.port: t0: port e1: nothing to set (give priority)"}`},
+		{"trunk port without iface", `{"version":1,"op":"trunk.port","args":{"name":"t0","priority":1}}`, `{"error":"trunk.port: t0: port: interface name is empty"}`},
+		{"trunk port priority too large", `{"version":1,"op":"trunk.port","args":{"name":"t0","iface":"e1","priority":65536}}`, `{"error":"trunk.port: t0: port e1: priority 65536 out of range (0 to 65535)"}`},
 		{"trunk set empty proto", `{"version":1,"op":"trunk.set","args":{"name":"t0","proto":""}}`, `{"error":"trunk.set: t0: set: proto \"\": want failover, roundrobin, loadbalance, broadcast, lacp or none"}`},
 		{"trunk set empty hash", `{"version":1,"op":"trunk.set","args":{"name":"t0","hash":""}}`, `{"error":"trunk.set: t0: set: hash \"\": empty (want a comma-separated list of l2, l3, l4)"}`},
 		{"trunk set key too large", `{"version":1,"op":"trunk.set","args":{"name":"t0","lacp_key":65536}}`, `{"error":"trunk.set: t0: set: lacp-key 65536 out of range (0 to 65535, 0 = derive)"}`},

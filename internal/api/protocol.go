@@ -48,7 +48,7 @@ type Edit interface {
 // so it names the object and the cause.
 type Handler interface {
 	// Change runs a state operation: bridge and trunk create, destroy,
-	// add, del and set, bridge static, port, addspan and delspan.
+	// add, del, set and port, bridge static, addspan and delspan.
 	Change(ctx context.Context, req Edit) error
 	// BridgeDelAddr removes an address: its static entries (a state
 	// change, req's Edit), then what the address table still has of it.

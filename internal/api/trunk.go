@@ -42,6 +42,15 @@ type TrunkCreateRequest struct {
 	// Hash is the hash fields, as config.CanonicalHash takes them (any
 	// order); "" for l2,l3,l4.
 	Hash string `json:"hash,omitempty"`
+	// UpDelay, DownDelay and MinLinks are the link policy: the delays in
+	// milliseconds, 0 to config.MaxDelay, and the ports the trunk needs
+	// to be up, 0 to config.MaxMinLinks; nil for 0.
+	UpDelay   *int `json:"updelay,omitempty"`
+	DownDelay *int `json:"downdelay,omitempty"`
+	MinLinks  *int `json:"min_links,omitempty"`
+	// Preempt is whether failover returns to the port of highest
+	// priority when it comes back; nil for true.
+	Preempt *bool `json:"preempt,omitempty"`
 }
 
 // TrunkDestroyRequest destroys a trunk and releases its ports
@@ -91,6 +100,29 @@ type TrunkSetRequest struct {
 	LACPSystemPriority *int `json:"lacp_system_priority,omitempty"`
 	// LACPKey is the new LACP key, 0 to 65535 (0 = derive).
 	LACPKey *int `json:"lacp_key,omitempty"`
+	// UpDelay and DownDelay are the new link delays in milliseconds, 0
+	// to config.MaxDelay.
+	UpDelay   *int `json:"updelay,omitempty"`
+	DownDelay *int `json:"downdelay,omitempty"`
+	// MinLinks is the new number of ports the trunk needs to be up, 0 to
+	// config.MaxMinLinks.
+	MinLinks *int `json:"min_links,omitempty"`
+	// Preempt is whether failover returns to the port of highest
+	// priority when it comes back.
+	Preempt *bool `json:"preempt,omitempty"`
+}
+
+// TrunkPortRequest changes a port's settings in place (swctl trunk
+// port): its failover priority. Nil fields are left as they are; at least
+// one must be set.
+type TrunkPortRequest struct {
+	// Name is the trunk.
+	Name string `json:"name"`
+	// Iface is the port.
+	Iface string `json:"iface"`
+	// Priority is the new failover priority, 0 to 65535, higher
+	// preferred.
+	Priority *int `json:"priority,omitempty"`
 }
 
 // TrunkShowRequest asks for the settings and ports of one trunk or all
@@ -281,6 +313,27 @@ func checkPriority(trunk, verb, what string, n *int) error {
 	return nil
 }
 
+// checkPolicy checks the optional link policy settings of create and set
+// (nil: not given).
+func checkPolicy(trunk, verb string, upDelay, downDelay, minLinks *int) error {
+	for _, c := range []struct {
+		v     *int
+		check func(int) error
+	}{
+		{upDelay, func(n int) error { return config.CheckDelay("updelay", n) }},
+		{downDelay, func(n int) error { return config.CheckDelay("downdelay", n) }},
+		{minLinks, config.CheckMinLinks},
+	} {
+		if c.v == nil {
+			continue
+		}
+		if err := c.check(*c.v); err != nil {
+			return fmt.Errorf("%s: %s: %w", trunk, verb, err)
+		}
+	}
+	return nil
+}
+
 // given returns &s, or nil when s is "" (the default).
 func given(s string) *string {
 	if s == "" {
@@ -295,6 +348,9 @@ func (r TrunkCreateRequest) Validate() error {
 		return err
 	}
 	if err := checkTrunkSettings(r.Name, "create", given(r.Proto), given(r.LACPMode), given(r.LACPTimeout), given(r.Hash)); err != nil {
+		return err
+	}
+	if err := checkPolicy(r.Name, "create", r.UpDelay, r.DownDelay, r.MinLinks); err != nil {
 		return err
 	}
 	if len(r.Ports) == 0 {
@@ -333,8 +389,9 @@ func (r TrunkSetRequest) Validate() error {
 	if err := checkTrunk(r.Name); err != nil {
 		return err
 	}
-	if r.Proto == nil && r.LACPMode == nil && r.LACPTimeout == nil && r.Hash == nil && r.LACPSystemPriority == nil && r.LACPKey == nil {
-		return fmt.Errorf("%s: set: nothing to set (give proto, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key or hash)", r.Name)
+	if r.Proto == nil && r.LACPMode == nil && r.LACPTimeout == nil && r.Hash == nil && r.LACPSystemPriority == nil && r.LACPKey == nil &&
+		r.UpDelay == nil && r.DownDelay == nil && r.MinLinks == nil && r.Preempt == nil {
+		return fmt.Errorf("%s: set: nothing to set (give proto, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key, hash, updelay, downdelay, min-links or preempt)", r.Name)
 	}
 	if err := checkTrunkSettings(r.Name, "set", r.Proto, r.LACPMode, r.LACPTimeout, r.Hash); err != nil {
 		return err
@@ -342,7 +399,24 @@ func (r TrunkSetRequest) Validate() error {
 	if err := checkPriority(r.Name, "set", "lacp-system-priority", r.LACPSystemPriority); err != nil {
 		return err
 	}
-	return checkPriority(r.Name, "set", "lacp-key", r.LACPKey)
+	if err := checkPriority(r.Name, "set", "lacp-key", r.LACPKey); err != nil {
+		return err
+	}
+	return checkPolicy(r.Name, "set", r.UpDelay, r.DownDelay, r.MinLinks)
+}
+
+// Validate checks the request's fields.
+func (r TrunkPortRequest) Validate() error {
+	if err := checkTrunk(r.Name); err != nil {
+		return err
+	}
+	if err := checkIface(r.Name, "port", r.Iface); err != nil {
+		return err
+	}
+	if r.Priority == nil {
+		return fmt.Errorf("%s: port %s: nothing to set (give priority)", r.Name, r.Iface)
+	}
+	return checkPriority(r.Name, "port "+r.Iface, "priority", r.Priority)
 }
 
 // Validate checks the request's fields.
@@ -362,6 +436,7 @@ var trunkOps = []opSpec{
 	state[TrunkAddRequest](),
 	state[TrunkDelRequest](),
 	state[TrunkSetRequest](),
+	state[TrunkPortRequest](),
 	list(func(ctx context.Context, h Handler, r TrunkShowRequest) ([]TrunkInfo, error) {
 		return h.TrunkShow(ctx, r.Name)
 	}),
@@ -372,10 +447,14 @@ func (TrunkDestroyRequest) Op() string { return OpTrunkDestroy }
 func (TrunkAddRequest) Op() string     { return OpTrunkAdd }
 func (TrunkDelRequest) Op() string     { return OpTrunkDel }
 func (TrunkSetRequest) Op() string     { return OpTrunkSet }
+func (TrunkPortRequest) Op() string    { return OpTrunkPort }
 func (TrunkShowRequest) Op() string    { return OpTrunkShow }
 
 func (r TrunkCreateRequest) Edit(c *config.Config, h config.Host) error {
-	s := config.TrunkSettings{Proto: given(r.Proto), LACPMode: given(r.LACPMode), LACPTimeout: given(r.LACPTimeout), Hash: given(r.Hash)}
+	s := config.TrunkSettings{
+		Proto: given(r.Proto), LACPMode: given(r.LACPMode), LACPTimeout: given(r.LACPTimeout), Hash: given(r.Hash),
+		UpDelay: r.UpDelay, DownDelay: r.DownDelay, MinLinks: r.MinLinks, Preempt: r.Preempt,
+	}
 	return c.CreateTrunk(r.Name, s, r.Promisc, r.Ports, h)
 }
 
@@ -395,5 +474,10 @@ func (r TrunkSetRequest) Edit(c *config.Config, _ config.Host) error {
 	return c.SetTrunk(r.Name, config.TrunkSettings{
 		Proto: r.Proto, LACPMode: r.LACPMode, LACPTimeout: r.LACPTimeout, Hash: r.Hash,
 		LACPSystemPriority: r.LACPSystemPriority, LACPKey: r.LACPKey,
+		UpDelay: r.UpDelay, DownDelay: r.DownDelay, MinLinks: r.MinLinks, Preempt: r.Preempt,
 	})
+}
+
+func (r TrunkPortRequest) Edit(c *config.Config, _ config.Host) error {
+	return c.SetTrunkPort(r.Name, r.Iface, r.Priority)
 }

@@ -32,6 +32,7 @@ const (
 	OpTrunkAdd      = "trunk.add"
 	OpTrunkDel      = "trunk.del"
 	OpTrunkSet      = "trunk.set"
+	OpTrunkPort     = "trunk.port"
 	OpTrunkShow     = "trunk.show"
 	OpPortShow      = "port.show"
 	OpVersion       = "version"

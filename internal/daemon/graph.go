@@ -113,6 +113,7 @@ func (g *graph) startTrunk(c *config.Trunk, host bool) (_ *trunkObj, err error) 
 	tr, err := trunk.New(c.Name, trunk.Options{
 		Protocol: proto, Hash: fields, Seed: trunkSeed(c.Name),
 		MAC: net.HardwareAddr(c.LLAddr[:]), Clock: g.clock, Logger: g.log.With("trunk", c.Name),
+		Policy:         trunkPolicy(c),
 		OnActiveChange: to.setCarrier,
 	})
 	if err != nil {

@@ -117,6 +117,14 @@ func (p *plan) changeTrunk(to *trunkObj, was, c *config.Trunk, hostBefore, hostA
 			return func() { p.logUndo(to.setSettings(was, c)) }, nil
 		})
 	}
+	if trunkPolicy(c) != trunkPolicy(was) {
+		p.add(func() (func(), error) {
+			if err := to.setPolicy(c); err != nil {
+				return nil, err
+			}
+			return func() { p.logUndo(to.setPolicy(was)) }, nil
+		})
+	}
 	for i := range c.Ports {
 		pc := &c.Ports[i]
 		switch old := was.Port(pc.Name); {
@@ -129,8 +137,17 @@ func (p *plan) changeTrunk(to *trunkObj, was, c *config.Trunk, hostBefore, hostA
 				to.ports[tpo.name] = tpo
 				return func() { to.detachPort(tpo); delete(to.ports, tpo.name) }, nil
 			})
-		case *old != *pc:
-			p.refuse(fmt.Errorf("%s: port %s: its priorities cannot change while it is a port", c.Name, pc.Name))
+		case old.LACPPortPriority != pc.LACPPortPriority:
+			p.refuse(fmt.Errorf("%s: port %s: its LACP port priority cannot change while it is a port", c.Name, pc.Name))
+		case old.Priority != pc.Priority:
+			from, want := old.Priority, pc.Priority
+			p.add(func() (func(), error) {
+				tpo := to.ports[pc.Name]
+				if err := to.setPriority(tpo, want); err != nil {
+					return nil, err
+				}
+				return func() { p.logUndo(to.setPriority(tpo, from)) }, nil
+			})
 		}
 	}
 	for _, pc := range was.Ports {

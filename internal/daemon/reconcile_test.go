@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/swctl/swctl/clock"
 
@@ -163,6 +164,8 @@ func running(e *engine, sys *fakeSystem) []string {
 			tap = to.tap.HardwareAddr().String()
 		}
 		out = append(out, fmt.Sprintf("trunk %s proto %s hash %s lladdr %s tap %s", name, to.tr.Proto(), to.tr.HashFields(), to.tr.HardwareAddr(), tap))
+		pol := to.tr.Policy()
+		out = append(out, fmt.Sprintf("trunk %s updelay %v downdelay %v min-links %d preempt %v", name, pol.UpDelay, pol.DownDelay, pol.MinLinks, !pol.NoPreempt))
 		for _, p := range to.tr.Ports() {
 			out = append(out, fmt.Sprintf("trunk %s port %s priority %d", name, p.Name, p.Priority))
 			if st, ok := p.Detail.(lacp.PortState); ok {
@@ -223,6 +226,8 @@ func configured(c *config.Config) []string {
 			tap = t.LLAddr.String()
 		}
 		out = append(out, fmt.Sprintf("trunk %s proto %s hash %s lladdr %s tap %s", t.Name, t.Proto, t.Hash, t.LLAddr, tap))
+		out = append(out, fmt.Sprintf("trunk %s updelay %v downdelay %v min-links %d preempt %v", t.Name,
+			time.Duration(t.UpDelay)*time.Millisecond, time.Duration(t.DownDelay)*time.Millisecond, t.MinLinks, !t.NoPreempt))
 		for _, p := range t.Ports {
 			out = append(out, fmt.Sprintf("trunk %s port %s priority %d", t.Name, p.Name, p.Priority))
 			if t.Proto == config.ProtoLACP {
@@ -364,6 +369,15 @@ var stateOps = []struct {
 	{"trunk set lacp", func(e *engine) error {
 		return e.Change(bg, api.TrunkSetRequest{Name: "trunk0", LACPMode: ptr("passive"), LACPTimeout: ptr("fast"), LACPSystemPriority: ptr(1)})
 	}},
+	{"trunk set link policy", func(e *engine) error {
+		return e.Change(bg, api.TrunkSetRequest{Name: "trunk2", UpDelay: ptr(200), DownDelay: ptr(50), MinLinks: ptr(2), Preempt: ptr(false)})
+	}},
+	{"trunk set link policy and proto", func(e *engine) error {
+		return e.Change(bg, api.TrunkSetRequest{Name: "trunk1", Proto: ptr("roundrobin"), MinLinks: ptr(1)})
+	}},
+	{"trunk port priority", func(e *engine) error {
+		return e.Change(bg, api.TrunkPortRequest{Name: "trunk2", Iface: "eth6", Priority: ptr(7)})
+	}},
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -447,8 +461,8 @@ func TestReconcileRefusesWhatCannotChangeInPlace(t *testing.T) {
 			"trunk0: its MAC and policy cannot change while it runs"},
 		{"a trunk's policy", func(c *config.Config) { c.Trunk("trunk2").Promisc = true },
 			"trunk2: its MAC and policy cannot change while it runs"},
-		{"a trunk port's priority", func(c *config.Config) { c.Trunk("trunk0").Port("eth4").Priority = 9 },
-			"trunk0: port eth4: its priorities cannot change while it is a port"},
+		{"a trunk port's LACP port priority", func(c *config.Config) { c.Trunk("trunk0").Port("eth4").LACPPortPriority = 9 },
+			"trunk0: port eth4: its LACP port priority cannot change while it is a port"},
 		{"a bridge's local TAP", func(c *config.Config) { b := c.Bridge("bridge0"); b.Local, b.LocalMAC = false, [6]byte{} },
 			"bridge0: its local TAP cannot change while it runs"},
 	}

@@ -1,0 +1,34 @@
+package daemon
+
+import (
+	"time"
+
+	"github.com/swctl/swctl/internal/config"
+	"github.com/swctl/swctl/trunk"
+)
+
+// trunkPolicy is the link policy a trunk's configuration asks for.
+func trunkPolicy(c *config.Trunk) trunk.Policy {
+	return trunk.Policy{
+		UpDelay:   time.Duration(c.UpDelay) * time.Millisecond,
+		DownDelay: time.Duration(c.DownDelay) * time.Millisecond,
+		MinLinks:  c.MinLinks,
+		NoPreempt: c.NoPreempt,
+	}
+}
+
+// setPolicy makes the trunk's link policy that of c, in place: its ports
+// stay, and failover moves at once if preemption now says so.
+func (to *trunkObj) setPolicy(c *config.Trunk) error {
+	return to.tr.SetPolicy(trunkPolicy(c))
+}
+
+// setPriority changes the failover priority of port tpo in place. An
+// absent port has nothing running to change: it joins with the
+// configured priority when it appears.
+func (to *trunkObj) setPriority(tpo *trunkPortObj, priority int) error {
+	if tpo.port == nil {
+		return nil
+	}
+	return to.tr.SetPortPriority(tpo.name, priority)
+}
