@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,6 +46,8 @@ type fakeSystem struct {
 	taps []*fakeTap
 	// watch is the engine's link callback.
 	watch func(string, platform.LinkState)
+	// ips are the host's addresses on TAPs, by name (HostIPs).
+	ips map[string][]netip.Addr
 }
 
 func newFakeSystem(ifaces ...string) *fakeSystem {
@@ -179,6 +182,12 @@ func (s *fakeSystem) HardwareAddr(name string) (net.HardwareAddr, error) {
 }
 
 func (s *fakeSystem) HostAddrs(string) int { return 0 }
+
+func (s *fakeSystem) HostIPs(name string) ([]netip.Addr, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ips[name], nil
+}
 
 func (s *fakeSystem) SetLLAddr(name string, mac net.HardwareAddr, owner string) error {
 	s.mu.Lock()

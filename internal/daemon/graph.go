@@ -114,7 +114,7 @@ func (g *graph) startTrunk(c *config.Trunk, host bool) (_ *trunkObj, err error) 
 		Protocol: proto, Hash: fields, Seed: trunkSeed(c.Name),
 		MAC: net.HardwareAddr(c.LLAddr[:]), Clock: g.clock, Logger: g.log.With("trunk", c.Name),
 		Policy:         trunkPolicy(c),
-		OnActiveChange: to.setCarrier,
+		OnActiveChange: to.setCarrier, OnDistributingChange: to.announce,
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package daemon
 import (
 	"io"
 	"net"
+	"net/netip"
 
 	"github.com/swctl/swctl/platform"
 )
@@ -30,6 +31,10 @@ type system interface {
 	HardwareAddr(name string) (net.HardwareAddr, error)
 	// HostAddrs counts the IP addresses the host has on an interface.
 	HostAddrs(name string) int
+	// HostIPs lists the IP addresses the host can announce on the host
+	// TAP made for the object name (link-local ones included; IPv6 ones
+	// still tentative left out).
+	HostIPs(name string) ([]netip.Addr, error)
 	// SetLLAddr changes an interface's MAC, journalled first so that a
 	// crash leaves a record for the next start or `swctl recover`.
 	SetLLAddr(name string, mac net.HardwareAddr, owner string) error

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"runtime"
 	"sync"
 
@@ -168,6 +169,30 @@ func (s *bsdSystem) HostAddrs(name string) int {
 		}
 	}
 	return n
+}
+
+// HostIPs reads the TAP's addresses from getifaddrs (net.Interface.Addrs),
+// which does not say which IPv6 ones are still tentative: they are
+// announced too.
+func (s *bsdSystem) HostIPs(name string) ([]netip.Addr, error) {
+	ifn := s.ifname(name)
+	ifi, err := net.InterfaceByName(ifn)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ifn, err)
+	}
+	addrs, err := ifi.Addrs()
+	if err != nil {
+		return nil, fmt.Errorf("%s: addresses: %w", ifn, err)
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok {
+			if ip, ok := announceable(ipn.IP); ok {
+				out = append(out, ip)
+			}
+		}
+	}
+	return out, nil
 }
 
 // SetLLAddr goes through the journal (SIOCSIFLLADDR, journalled first, as

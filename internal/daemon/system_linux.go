@@ -6,8 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/swctl/swctl/internal/linkwatch"
 	"github.com/swctl/swctl/internal/stackguard"
@@ -80,6 +82,29 @@ func (s *linuxSystem) HostAddrs(name string) int {
 		}
 	}
 	return n
+}
+
+func (s *linuxSystem) HostIPs(name string) ([]netip.Addr, error) {
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	addrs, err := netlink.AddrList(l, netlink.FAMILY_ALL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: addresses: %w", name, err)
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		// An address still in duplicate address detection is not the
+		// host's yet (RFC 4862 section 5.4): announcing it would claim it.
+		if a.Flags&(unix.IFA_F_TENTATIVE|unix.IFA_F_DADFAILED) != 0 {
+			continue
+		}
+		if ip, ok := announceable(a.IP); ok {
+			out = append(out, ip)
+		}
+	}
+	return out, nil
 }
 
 func (s *linuxSystem) SetLLAddr(name string, mac net.HardwareAddr, owner string) error {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/config"
@@ -41,6 +42,9 @@ type trunkObj struct {
 	tap platform.Port
 	// pump moves frames between tap and the trunk; nil with tap.
 	pump *pump.Pump
+	// announced counts the gratuitous ARPs and unsolicited neighbour
+	// advertisements sent after failovers (announce). Atomic.
+	announced atomic.Uint64
 }
 
 // trunkPortObj is one member of a trunk.
