@@ -39,6 +39,10 @@ const trunk2JSON = `[
     "lacp_timeout": "slow",
     "lacp_system_priority": 1,
     "lacp_key": 0,
+    "updelay": 0,
+    "downdelay": 0,
+    "min_links": 0,
+    "preempt": true,
     "active": false,
     "ports": [],
     "rx_packets": 0,
@@ -46,7 +50,8 @@ const trunk2JSON = `[
     "tx_packets": 0,
     "tx_bytes": 0,
     "rx_dropped": 0,
-    "tx_dropped": 0
+    "tx_dropped": 0,
+    "announced": 0
   }
 ]
 `
@@ -106,7 +111,7 @@ func TestCLI(t *testing.T) {
 		{name: "trunk show unknown trunk", args: []string{"trunk", "show", "nope"}, wantCode: 1,
 			wantStderr: "swctl: nope: no such trunk\n", wantCalls: []apitest.Call{{Op: "trunk.show", Req: "nope"}}},
 		{name: "trunk show failover", args: []string{"trunk", "show", "trunk1"},
-			wantStdout: "trunk trunk1\n  proto   failover\n  tap     tap3\n  lladdr  02:00:00:00:00:07\n  policy  promisc (members keep their MACs, promiscuous)\n  hash    l2,l3,l4\n  active  yes\n  rx      0 packets, 0 bytes, 0 dropped\n  tx      0 packets, 0 bytes, 0 dropped\n  PORT  LINK  PRIO  FLAGS\n  eth7  up    100   master,active,collecting,distributing\n  eth8  down  0     -\n",
+			wantStdout: "trunk trunk1\n  proto      failover\n  tap        tap3\n  lladdr     02:00:00:00:00:07\n  policy     promisc (members keep their MACs, promiscuous)\n  hash       l2,l3,l4\n  links      updelay 200 ms, downdelay 50 ms, min-links 1\n  preempt    off\n  active     yes\n  rx         20 packets, 2400 bytes, 5 dropped\n  tx         24 packets, 2900 bytes, 0 dropped\n  announced  4 frames (gratuitous ARP, unsolicited NA) after failovers\n  PORT  LINK  PRIO  FLAGS\n  eth7  up    100   master,active,collecting,distributing\n  eth8  down  0     -\n  PORT  RX-PKTS  RX-BYTES  TX-PKTS  TX-BYTES  REFUSED  CONTROL  RX-DROP  BAD-OFFLOAD  TX-DROP  RING-DROP  ERRORS\n  eth7  20       2400      24       2900      0        0        0        0            0        0          0\n  eth8  5        600       0        0         5        0        0        0            0        0          0\n",
 			wantCalls:  []apitest.Call{{Op: "trunk.show", Req: "trunk1"}}},
 
 		// Commands that change state.

@@ -63,18 +63,18 @@ var testPorts = []api.PortInfo{
 var testTrunks = []api.TrunkInfo{
 	{
 		Name: "trunk0", Proto: "lacp", LLAddr: "02:5e:00:12:34:57", Hash: "l2,l3,l4", LACPMode: "active", LACPTimeout: "fast",
-		LACPSystemPriority: 32768, LACPKey: 0, Active: true, Tap: "trunk0",
+		LACPSystemPriority: 32768, LACPKey: 0, Active: true, Tap: "trunk0", MinLinks: 2, Preempt: true,
 		Ports: []api.TrunkPortInfo{
 			{Name: "eth5", Link: "up", Priority: 10, Flags: []string{"active", "collecting", "distributing"}, LACP: &api.LACPInfo{
 				Actor:    api.LACPPeerInfo{System: "32768,02:5e:00:12:34:57", Key: 1, Port: 1, State: []string{"activity", "timeout", "aggregation", "synchronization", "collecting", "distributing"}},
 				Partner:  api.LACPPeerInfo{System: "32768,02:00:00:00:00:aa", Key: 9, Port: 3, State: []string{"activity", "aggregation", "synchronization", "collecting", "distributing"}},
 				Selected: true, RxLACPDUs: 100, TxLACPDUs: 101,
-			}},
+			}, RxPackets: 600, RxBytes: 90000, TxPackets: 500, TxBytes: 70000, RxControl: 100, RxDropped: 4, RxBadOffload: 1, TxDropped: 1, RingDropped: 7},
 			{Name: "eth6", Link: "up", Flags: []string{}, LACP: &api.LACPInfo{
 				Actor:   api.LACPPeerInfo{System: "32768,02:5e:00:12:34:57", Key: 1, Port: 2, State: []string{"activity", "timeout", "aggregation"}},
 				Partner: api.LACPPeerInfo{System: "100,02:00:00:00:00:bb", Key: 4, Port: 1, State: []string{"activity", "aggregation", "synchronization"}},
 				Reason:  "partner differs from the aggregator's", RxLACPDUs: 7, TxLACPDUs: 8, RxBad: 2,
-			}},
+			}, RxPackets: 12, RxBytes: 1500, TxPackets: 8, TxBytes: 1000, RxRefused: 3, RxControl: 9, Errors: 2},
 			{Name: "veth-long-name", Link: "absent", Flags: []string{}, LACP: &api.LACPInfo{
 				Actor:   api.LACPPeerInfo{System: "32768,02:5e:00:12:34:57", Key: 1, Port: 3, State: []string{"activity", "timeout", "aggregation", "defaulted"}},
 				Partner: api.LACPPeerInfo{State: []string{}},
@@ -85,13 +85,16 @@ var testTrunks = []api.TrunkInfo{
 	},
 	{
 		Name: "trunk1", Proto: "failover", LLAddr: "02:00:00:00:00:07", Promisc: true, Hash: "l2,l3,l4", LACPMode: "active", LACPTimeout: "slow",
-		LACPSystemPriority: 32768, LACPKey: 5, Active: true, Tap: "tap3",
+		LACPSystemPriority: 32768, LACPKey: 5, Active: true, Tap: "tap3", Announced: 4,
+		UpDelay: 200, DownDelay: 50, Preempt: false,
 		Ports: []api.TrunkPortInfo{
-			{Name: "eth7", Link: "up", Priority: 100, Flags: []string{"master", "active", "collecting", "distributing"}},
-			{Name: "eth8", Link: "down", Flags: []string{}},
+			{Name: "eth7", Link: "up", Priority: 100, Flags: []string{"master", "active", "collecting", "distributing"},
+				RxPackets: 20, RxBytes: 2400, TxPackets: 24, TxBytes: 2900},
+			{Name: "eth8", Link: "down", Flags: []string{}, RxPackets: 5, RxBytes: 600, RxRefused: 5},
 		},
+		RxPackets: 20, RxBytes: 2400, TxPackets: 24, TxBytes: 2900, RxDropped: 5,
 	},
-	{Name: "trunk2", Proto: "roundrobin", Hash: "l3,l4", LACPMode: "passive", LACPTimeout: "slow", LACPSystemPriority: 1},
+	{Name: "trunk2", Proto: "roundrobin", Hash: "l3,l4", LACPMode: "passive", LACPTimeout: "slow", LACPSystemPriority: 1, Preempt: true},
 }
 
 var testVersion = versionOutput{

@@ -19,7 +19,12 @@ collecting, distributing). For a lacp trunk also ACTOR-STATE, the partner's
 system, key and port, PARTNER-STATE and SELECTED (with the reason when not).
 LACP states are abbreviated: act(ivity), fast (short timeout), agg(regation),
 sync(hronization), col(lecting), dist(ributing), def(aulted), exp(ired);
--o json gives the full words.`
+-o json gives the full words. Then a table of each port's counters: frames
+and bytes received and sent, and the drops by reason: REFUSED (received
+while not collecting), CONTROL (LACPDUs and markers the protocol took),
+RX-DROP (dropped by the port; BAD-OFFLOAD of them had a bad offload header),
+TX-DROP (not sent: full ring, link down), RING-DROP (the kernel's receive
+ring was full) and ERRORS.`
 
 // policyFlags are the link policy flags of trunk create and set.
 func policyFlags() []cli.Flag {
@@ -282,9 +287,16 @@ func formatTrunks(w io.Writer, ts []api.TrunkInfo) error {
 			}
 			fmt.Fprintf(t, "  lacp\tmode %s, timeout %s, system priority %d, key %s\n", tr.LACPMode, tr.LACPTimeout, tr.LACPSystemPriority, key)
 		}
+		fmt.Fprintf(t, "  links\tupdelay %d ms, downdelay %d ms, min-links %d\n", tr.UpDelay, tr.DownDelay, max(tr.MinLinks, 1))
+		if tr.Proto == config.ProtoFailover {
+			fmt.Fprintf(t, "  preempt\t%s\n", onOffWord(tr.Preempt))
+		}
 		fmt.Fprintf(t, "  active\t%s\n", yesNo(tr.Active))
 		fmt.Fprintf(t, "  rx\t%d packets, %d bytes, %d dropped\n", tr.RxPackets, tr.RxBytes, tr.RxDropped)
 		fmt.Fprintf(t, "  tx\t%d packets, %d bytes, %d dropped\n", tr.TxPackets, tr.TxBytes, tr.TxDropped)
+		if tr.Proto == config.ProtoFailover {
+			fmt.Fprintf(t, "  announced\t%d frames (gratuitous ARP, unsolicited NA) after failovers\n", tr.Announced)
+		}
 		if err := t.Flush(); err != nil {
 			return err
 		}
@@ -323,6 +335,32 @@ func formatTrunks(w io.Writer, ts []api.TrunkInfo) error {
 		if err := t.Flush(); err != nil {
 			return err
 		}
+		if err := formatTrunkCounters(w, tr.Ports); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// formatTrunkCounters writes the table of a trunk's ports' counters:
+// frames and bytes each way, then the drops by reason: refused (received
+// while not collecting), control (slow-protocol frames the protocol
+// took), the port's own receive drops (of which bad offload headers),
+// transmit drops, receive-ring overflows and errors.
+func formatTrunkCounters(w io.Writer, ports []api.TrunkPortInfo) error {
+	t := newTable(w)
+	fmt.Fprintln(t, "  PORT\tRX-PKTS\tRX-BYTES\tTX-PKTS\tTX-BYTES\tREFUSED\tCONTROL\tRX-DROP\tBAD-OFFLOAD\tTX-DROP\tRING-DROP\tERRORS")
+	for _, p := range ports {
+		fmt.Fprintf(t, "  %s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", p.Name, p.RxPackets, p.RxBytes, p.TxPackets, p.TxBytes,
+			p.RxRefused, p.RxControl, p.RxDropped, p.RxBadOffload, p.TxDropped, p.RingDropped, p.Errors)
+	}
+	return t.Flush()
+}
+
+// onOffWord formats a boolean setting as its on|off flag takes it.
+func onOffWord(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }

@@ -155,8 +155,18 @@ type TrunkInfo struct {
 	// LACPKey is the configured LACP key, 0 when derived (the key in use
 	// is each port's actor key).
 	LACPKey int `json:"lacp_key"`
-	// Active is true while at least one port is active: the trunk's
-	// carrier is up.
+	// UpDelay and DownDelay are the link delays in milliseconds, 0 for
+	// at once.
+	UpDelay   int `json:"updelay"`
+	DownDelay int `json:"downdelay"`
+	// MinLinks is how many ports must collect and distribute for the
+	// trunk to be active, as configured (0 and 1 mean one).
+	MinLinks int `json:"min_links"`
+	// Preempt is whether failover returns to the port of highest
+	// priority when it comes back.
+	Preempt bool `json:"preempt"`
+	// Active is true while enough ports are distributing (one, or
+	// MinLinks): the trunk's carrier is up.
 	Active bool `json:"active"`
 	// Tap is the interface that gives the trunk to the host: the trunk's
 	// name where the OS lets swctl name it, the kernel's tapN where not
@@ -179,6 +189,10 @@ type TrunkInfo struct {
 	// TxDropped counts frames the trunk could not send (no port
 	// distributing, for example).
 	TxDropped uint64 `json:"tx_dropped"`
+	// Announced counts the gratuitous ARPs and unsolicited neighbour
+	// advertisements a failover trunk sent for the host's addresses on
+	// its TAP after the port it sends by changed.
+	Announced uint64 `json:"announced"`
 }
 
 // MarshalJSON writes an empty port list as [] rather than null.
@@ -205,6 +219,32 @@ type TrunkPortInfo struct {
 	// LACP is the port's LACP state; nil (omitted) unless the protocol
 	// is lacp.
 	LACP *LACPInfo `json:"lacp,omitempty"`
+	// RxPackets and RxBytes count the frames read from the port, those
+	// the trunk refused or handed to its protocol included; TxPackets and
+	// TxBytes the frames written to it. All the counters are 0 while the
+	// port is absent.
+	RxPackets uint64 `json:"rx_packets"`
+	RxBytes   uint64 `json:"rx_bytes"`
+	TxPackets uint64 `json:"tx_packets"`
+	TxBytes   uint64 `json:"tx_bytes"`
+	// RxRefused counts data frames the trunk dropped because the port was
+	// not collecting (a failover standby).
+	RxRefused uint64 `json:"rx_refused"`
+	// RxControl counts slow-protocol frames (LACPDUs, markers) handed to
+	// the trunk's protocol.
+	RxControl uint64 `json:"rx_control"`
+	// RxDropped counts received frames the port dropped, RxBadOffload
+	// the part of them whose offload header did not describe them.
+	RxDropped    uint64 `json:"rx_dropped"`
+	RxBadOffload uint64 `json:"rx_bad_offload"`
+	// TxDropped counts frames the port could not send (full ring, link
+	// down).
+	TxDropped uint64 `json:"tx_dropped"`
+	// RingDropped counts frames the kernel dropped because the port's
+	// receive ring was full.
+	RingDropped uint64 `json:"ring_dropped"`
+	// Errors counts I/O errors on the port.
+	Errors uint64 `json:"errors"`
 }
 
 // MarshalJSON writes an empty flag list as [] rather than null.

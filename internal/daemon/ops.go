@@ -217,6 +217,7 @@ func (e *engine) TrunkShow(_ context.Context, name string) ([]api.TrunkInfo, err
 		if !c.LLAddr.IsZero() {
 			info.LLAddr = c.LLAddr.String()
 		}
+		showPolicy(&info, &c, to)
 		to.tapMu.Lock()
 		if to.tap != nil {
 			info.Tap = to.tap.Name()
@@ -231,6 +232,7 @@ func (e *engine) TrunkShow(_ context.Context, name string) ([]api.TrunkInfo, err
 			if rp, ok := running[p.Name]; ok {
 				pi.Link = rp.Link.String()
 				pi.Flags = rp.Flags
+				showPortCounters(&pi, rp)
 				if ls, ok := rp.Detail.(lacp.PortState); ok {
 					pi.LACP = lacpInfo(ls)
 				}

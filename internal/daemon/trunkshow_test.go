@@ -1,0 +1,80 @@
+package daemon
+
+import (
+	"net/netip"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/swctl/swctl/clock"
+	"github.com/swctl/swctl/internal/api"
+	"github.com/swctl/swctl/internal/netnstest"
+	"github.com/swctl/swctl/platform"
+)
+
+// TestEngineTrunkShowPerPort checks what trunk show says of each port and
+// of the link policy: frames a standby received are counted refused on
+// it, a slow-protocol frame as control, frames sent by the active port
+// (the announcements after a failover) on it, and nothing on an absent
+// port.
+func TestEngineTrunkShowPerPort(t *testing.T) {
+	sys := newFakeSystem("eth1", "eth2", "eth9")
+	sys.ips = map[string][]netip.Addr{"trunk0": {netip.MustParseAddr("192.0.2.1")}}
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth1", "eth2"},
+		UpDelay: ptr(0), DownDelay: ptr(25), MinLinks: ptr(1), Preempt: ptr(false)}))
+	mustDo(t, e.Change(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth9"}}))
+	sys.setLink("eth9", platform.LinkAbsent)
+	data := make([]byte, 60)
+	copy(data, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0xbb, 0, 0, 0, 1, 0x88, 0xb5})
+	lacpdu := make([]byte, 124)
+	copy(lacpdu, []byte{0x01, 0x80, 0xc2, 0, 0, 0x02, 0x02, 0xbb, 0, 0, 0, 1, 0x88, 0x09, 0x01})
+	if _, err := sys.far["eth2"].WriteBatch(platform.Batch{Frames: [][]byte{data, data, lacpdu}}); err != nil {
+		t.Fatal(err)
+	}
+	show := func() api.TrunkInfo {
+		ti, err := e.TrunkShow(bg, "trunk0")
+		mustDo(t, err)
+		return ti[0]
+	}
+	port := func(ti api.TrunkInfo, name string) api.TrunkPortInfo {
+		for _, p := range ti.Ports {
+			if p.Name == name {
+				return p
+			}
+		}
+		t.Fatalf("trunk show: no port %s in %+v", name, ti.Ports)
+		return api.TrunkPortInfo{}
+	}
+	netnstest.Eventually(t, 5*time.Second, "eth2 counts what it received", func() bool {
+		return port(show(), "eth2").RxPackets == 3
+	})
+	ti := show()
+	if p := port(ti, "eth2"); p.RxRefused != 2 || p.RxControl != 1 || p.RxBytes != 60+60+124 {
+		t.Errorf("eth2, the standby: expected 3 frames (244 bytes), 2 refused, 1 control; got %+v", p)
+	}
+	if p := port(ti, "eth1"); p.RxPackets != 0 || p.RxRefused != 0 {
+		t.Errorf("eth1: expected nothing received, got %+v", p)
+	}
+	if ti.UpDelay != 0 || ti.DownDelay != 25 || ti.MinLinks != 1 || ti.Preempt {
+		t.Errorf("policy: expected updelay 0, downdelay 25, min-links 1, preempt off; got %d, %d, %d, %v", ti.UpDelay, ti.DownDelay, ti.MinLinks, ti.Preempt)
+	}
+
+	// eth1 goes down: failover moves to eth2 only after the 25 ms
+	// downdelay, and eth2 sends the announcement then.
+	sys.setLink("eth1", platform.LinkDown)
+	tr := e.graph.trunks["trunk0"].tr
+	tr.Tick()
+	if p := port(show(), "eth2"); p.TxPackets != 0 {
+		t.Errorf("eth2 before the downdelay: expected nothing sent, got %+v", p)
+	}
+	e.graph.clock.(*clock.Fake).Advance(25 * time.Millisecond)
+	tr.Tick()
+	ti = show()
+	if p := port(ti, "eth2"); p.TxPackets != 1 || p.TxBytes != 60 || ti.Announced != 1 {
+		t.Errorf("eth2 after the failover: expected 1 frame of 60 bytes sent and 1 announced, got %+v, announced %d", p, ti.Announced)
+	}
+	if p, want := port(ti, "eth9"), (api.TrunkPortInfo{Name: "eth9", Link: api.LinkAbsent}); !reflect.DeepEqual(p, want) {
+		t.Errorf("eth9, absent: expected %+v, got %+v", want, p)
+	}
+}
