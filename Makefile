@@ -13,7 +13,7 @@ CROSS    := openbsd/amd64 openbsd/arm64 freebsd/amd64 freebsd/arm64
 # Packages with BSD-specific code or tests: their test binaries are
 # compiled for every CROSS target (they can only run on a BSD host).
 BSD_TEST_PKGS := ./platform/bpf/ ./platform/tap/ ./internal/linkwatch/ ./internal/ifreq/ \
-	./promisc/ ./internal/daemon/ ./internal/api/
+	./promisc/ ./internal/daemon/ ./internal/api/ ./internal/selftest/
 
 .PHONY: all build install test unit demo bench bench-trunk lint cross deps clean
 

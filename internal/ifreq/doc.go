@@ -1,10 +1,12 @@
 // Package ifreq makes the interface ioctls of OpenBSD and FreeBSD that take
 // a struct ifreq (sys/net/if.h): set the hardware address (SIOCSIFLLADDR),
 // the MTU (SIOCSIFMTU) and the flags (SIOCGIFFLAGS, SIOCSIFFLAGS), rename
-// (SIOCSIFNAME, FreeBSD) and destroy (SIOCIFDESTROY) an interface, and read
-// the name a device's ioctl writes into ifr_name (FreeBSD's TAPGIFNAME).
-// promisc uses it to change a trunk member's MAC, platform/tap to set up
-// its interface.
+// (SIOCSIFNAME, FreeBSD), create (SIOCIFCREATE) and destroy
+// (SIOCIFDESTROY) an interface, patch two pair(4) interfaces together
+// (SIOCSIFPAIR, OpenBSD), and read the name a device's ioctl writes into
+// ifr_name (FreeBSD's TAPGIFNAME). promisc uses it to change a trunk
+// member's MAC, platform/tap to set up its interface, and swctl selftest
+// to read IFF_PROMISC and to make and take down a pair of its own.
 //
 // struct ifreq is the interface name (IFNAMSIZ, 16 bytes) and a union of
 // 16 bytes on both systems (the largest members: struct sockaddr, and

@@ -52,3 +52,8 @@ func lladdrRequest(name string, mac net.HardwareAddr, afLink uint8) (reqAddr, er
 	copy(r.addr.data[:], mac)
 	return r, nil
 }
+
+// all is the interface flags a SIOCGIFFLAGS request read: ifr_flags, and
+// FreeBSD's ifr_flagshigh above them (zero on OpenBSD, which does not
+// write it).
+func (r *reqFlags) all() uint32 { return uint32(r.flagsHigh)<<16 | uint32(r.flags) }

@@ -56,7 +56,33 @@ func SetMTU(name string, mtu int) error {
 
 // SetUp sets IFF_UP on the interface name, keeping its other flags
 // (SIOCGIFFLAGS, then SIOCSIFFLAGS).
-func SetUp(name string) error {
+func SetUp(name string) error { return setUpFlag(name, true) }
+
+// Flags returns the flags of the interface name (SIOCGIFFLAGS): ifr_flags,
+// and on FreeBSD ifr_flagshigh as the high 16 bits (OpenBSD leaves them
+// zero).
+func Flags(name string) (uint32, error) {
+	n, err := makeName(name)
+	if err != nil {
+		return 0, err
+	}
+	r := reqFlags{name: n}
+	err = withSocket(func(fd int) error {
+		if err := ioctl(fd, unix.SIOCGIFFLAGS, pointerOf(&r)); err != nil {
+			return fmt.Errorf("SIOCGIFFLAGS: %w", err)
+		}
+		return nil
+	})
+	return r.all(), err
+}
+
+// SetDown clears IFF_UP on the interface name, keeping its other flags
+// (SIOCGIFFLAGS, then SIOCSIFFLAGS).
+func SetDown(name string) error { return setUpFlag(name, false) }
+
+// setUpFlag sets (up) or clears IFF_UP on the interface name, unless it
+// already is so.
+func setUpFlag(name string, up bool) error {
 	n, err := makeName(name)
 	if err != nil {
 		return err
@@ -66,15 +92,43 @@ func SetUp(name string) error {
 		if err := ioctl(fd, unix.SIOCGIFFLAGS, pointerOf(&r)); err != nil {
 			return fmt.Errorf("SIOCGIFFLAGS: %w", err)
 		}
-		if r.flags&unix.IFF_UP != 0 {
+		if (r.flags&unix.IFF_UP != 0) == up {
 			return nil
 		}
-		r.flags |= unix.IFF_UP
+		word := "down"
+		r.flags &^= unix.IFF_UP
+		if up {
+			word = "up"
+			r.flags |= unix.IFF_UP
+		}
 		if err := ioctl(fd, unix.SIOCSIFFLAGS, pointerOf(&r)); err != nil {
-			return fmt.Errorf("SIOCSIFFLAGS up: %w", err)
+			return fmt.Errorf("SIOCSIFFLAGS %s: %w", word, err)
 		}
 		return nil
 	})
+}
+
+// Create creates the cloned interface name (SIOCIFCREATE, what `ifconfig
+// name create` does) and returns the name it got: on FreeBSD a name
+// without a unit ("epair") gets one, and the kernel writes the new name
+// back ("epair0a"); on OpenBSD the name must have its unit, and is the
+// name.
+func Create(name string) (string, error) {
+	n, err := makeName(name)
+	if err != nil {
+		return "", err
+	}
+	r := reqInt{name: n}
+	err = withSocket(func(fd int) error {
+		if err := ioctl(fd, unix.SIOCIFCREATE, pointerOf(&r)); err != nil {
+			return fmt.Errorf("SIOCIFCREATE: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return r.name.String(), nil
 }
 
 // Destroy destroys the cloned interface name (SIOCIFDESTROY, what

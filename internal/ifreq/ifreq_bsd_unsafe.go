@@ -35,6 +35,8 @@ var (
 	_ [Size - (unix.SIOCGIFFLAGS>>16)&iocparmMask]byte
 	_ [(unix.SIOCSIFFLAGS>>16)&iocparmMask - Size]byte
 	_ [Size - (unix.SIOCSIFFLAGS>>16)&iocparmMask]byte
+	_ [(unix.SIOCIFCREATE>>16)&iocparmMask - Size]byte
+	_ [Size - (unix.SIOCIFCREATE>>16)&iocparmMask]byte
 	_ [(unix.SIOCIFDESTROY>>16)&iocparmMask - Size]byte
 	_ [Size - (unix.SIOCIFDESTROY>>16)&iocparmMask]byte
 )

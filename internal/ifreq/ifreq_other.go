@@ -20,6 +20,15 @@ func SetMTU(string, int) error { return errNotImplemented }
 // SetUp is implemented on OpenBSD and FreeBSD only.
 func SetUp(string) error { return errNotImplemented }
 
+// Flags is implemented on OpenBSD and FreeBSD only.
+func Flags(string) (uint32, error) { return 0, errNotImplemented }
+
+// SetDown is implemented on OpenBSD and FreeBSD only.
+func SetDown(string) error { return errNotImplemented }
+
+// Create is implemented on OpenBSD and FreeBSD only.
+func Create(string) (string, error) { return "", errNotImplemented }
+
 // Destroy is implemented on OpenBSD and FreeBSD only.
 func Destroy(string) error { return errNotImplemented }
 

@@ -88,3 +88,22 @@ func TestNameRoundTrip(t *testing.T) {
 		t.Errorf("a name without NUL: %q, want all 16 bytes", got)
 	}
 }
+
+// Flags reads ifr_flags as the low 16 bits and FreeBSD's ifr_flagshigh as
+// the high 16: IFF_PROMISC (0x100) is low on both systems, FreeBSD's
+// IFF_PPROMISC (0x20000) high.
+func TestFlagsAll(t *testing.T) {
+	for _, c := range []struct {
+		low, high uint16
+		want      uint32
+	}{
+		{0x0143, 0, 0x0143},
+		{0x0100, 0x0002, 0x00020100},
+		{0, 0xffff, 0xffff0000},
+	} {
+		r := reqFlags{flags: c.low, flagsHigh: c.high}
+		if got := r.all(); got != c.want {
+			t.Errorf("ifr_flags %#x, ifr_flagshigh %#x: all() = %#x, want %#x", c.low, c.high, got, c.want)
+		}
+	}
+}
