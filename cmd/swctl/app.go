@@ -277,6 +277,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			trunkCommand(),
 			portCommand(),
 			recoverCommand(),
+			selftestCommand(),
 			versionCommand(),
 			benchCommand(),
 			configCommand(),

@@ -162,7 +162,7 @@ func checkVLAN(ctx context.Context, s *session) Outcome {
 			return fail(CheckVLAN, s.ifaces(), "%#04x VID %d, %s -> %s: arrived changed: sent %x, got %x", t.tpid, t.vid, s.pa.Name(), s.pb.Name(), f, got)
 		}
 	}
-	return pass(CheckVLAN, s.ifaces(), "802.1Q VID 42 and 802.1ad VID 43, %s -> %s, arrived with their tags", s.pa.Name(), s.pb.Name())
+	return pass(CheckVLAN, s.ifaces(), "802.1Q VID 42 and 802.1ad VID 43 arrived tagged, %s -> %s", s.pa.Name(), s.pb.Name())
 }
 
 // sameTest matches a received copy of the test frame tf.
@@ -333,7 +333,11 @@ func checkLLAddr(_ context.Context, s *session) Outcome {
 	if err != nil {
 		return fail(CheckLLAddr, subject, "%v", err)
 	}
-	return pass(CheckLLAddr, subject, "%s -> %s -> %s, journalled in %s before the change", orig, mac, orig, filepath.Join(dir, promisc.JournalFile))
+	journal := "a temporary journal"
+	if dir != s.tmp {
+		journal = filepath.Join(dir, promisc.JournalFile)
+	}
+	return pass(CheckLLAddr, subject, "%s -> %s -> %s, each change in %s first", orig, mac, orig, journal)
 }
 
 // journalLists reads the journal file in dir as `swctl recover` would and

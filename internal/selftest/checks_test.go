@@ -140,7 +140,7 @@ func TestCheckVLAN(t *testing.T) {
 		result Result
 		want   string
 	}{
-		{"tags kept", nil, Pass, "802.1Q VID 42 and 802.1ad VID 43"},
+		{"tags kept", nil, Pass, "802.1Q VID 42 and 802.1ad VID 43 arrived tagged, fa -> fb"},
 		{"tag lost", untag, Fail, "0x8100 VID 42, fa -> fb: arrived without its tag"},
 		{"802.1ad arrives as 802.1Q", retag, Fail, "0x88a8 VID 43, fa -> fb: arrived tagged 0x8100 VID 43"},
 	}
@@ -199,7 +199,7 @@ func TestCheckPromisc(t *testing.T) {
 
 func TestCheckControl(t *testing.T) {
 	s := &session{wait: testWait, tmp: t.TempDir()}
-	wantOutcome(t, checkControl(context.Background(), s), Pass, "mode 0600; version request answered; peer credentials uid")
+	wantOutcome(t, checkControl(context.Background(), s), Pass, "mode 0600: version request answered, peer credentials uid")
 	s.tmp = filepath.Join(t.TempDir(), "file")
 	if err := writeFile(s.tmp); err != nil {
 		t.Fatal(err)
@@ -219,8 +219,13 @@ func TestRunWithoutInterfaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Checks) != len(Checks) || len(rep.Ifaces) != 0 {
-		t.Fatalf("report %+v: want every check, no interfaces", rep)
+	if len(rep.Checks) != len(Checks) || rep.Ifaces == nil || len(rep.Ifaces) != 0 {
+		t.Fatalf("report %+v: want every check, an empty list of interfaces", rep)
+	}
+	for _, o := range rep.Checks {
+		if o.Subject == nil {
+			t.Errorf("%s: subject nil, want a list (JSON [], not null)", o.Check)
+		}
 	}
 	want := map[string]struct {
 		r    Result

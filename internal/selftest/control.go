@@ -26,7 +26,7 @@ func (versionOnly) Version(context.Context) (api.VersionInfo, error) { return ap
 // client, and checks the answer and the credentials the OS reported.
 func checkControl(ctx context.Context, s *session) Outcome {
 	path := filepath.Join(s.tmp, "swctl.sock")
-	subject := []string{path}
+	subject := []string{filepath.Base(path)}
 	ln, err := api.Listen(path, "")
 	if err != nil {
 		return fail(CheckControl, subject, "listen: %v", err)
@@ -95,5 +95,5 @@ func checkControl(ctx context.Context, s *session) Outcome {
 		}
 		who += fmt.Sprintf(", pid %d", p.PID)
 	}
-	return pass(CheckControl, subject, "mode 0600; version request answered; peer credentials %s", who)
+	return pass(CheckControl, subject, "a temporary socket, mode 0600: version request answered, peer credentials %s", who)
 }

@@ -176,6 +176,15 @@ func run(ctx context.Context, opts Options, sys system) (Report, error) {
 		o.Check = c.name
 		rep.Checks = append(rep.Checks, o)
 	}
+	// JSON has lists, never null.
+	for i := range rep.Checks {
+		if rep.Checks[i].Subject == nil {
+			rep.Checks[i].Subject = []string{}
+		}
+	}
+	if rep.Ifaces == nil {
+		rep.Ifaces = []string{}
+	}
 	return rep, nil
 }
 

@@ -63,42 +63,6 @@ func selftestDirs(t *testing.T) []string {
 	return m
 }
 
-// With --ifaces, the checks run on the given interfaces (here a veth
-// pair in a test namespace), journal the lladdr change in the state
-// directory, and leave the interfaces as they were: MAC, promiscuity, up,
-// journal empty.
-func TestIntegrationRunIfaces(t *testing.T) {
-	netnstest.Require(t)
-	ns := netnstest.New(t, "st")
-	netnstest.Veth(t, ns, "eth1", "02:00:00:5e:00:01", ns, "eth2", "02:00:00:5e:00:02")
-	state := t.TempDir()
-	var rep Report
-	var err error
-	ns.Do(func() {
-		rep, err = Run(context.Background(), Options{Ifaces: []string{"eth1", "eth2"}, StateDir: state})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantAllPass(t, rep)
-	if !slices.Equal(rep.Ifaces, []string{"eth1", "eth2"}) || rep.Bed != "given with --ifaces" {
-		t.Errorf("interfaces %q (%s), want eth1, eth2 given with --ifaces", rep.Ifaces, rep.Bed)
-	}
-	for _, c := range []struct{ name, mac string }{{"eth1", "02:00:00:5e:00:01"}, {"eth2", "02:00:00:5e:00:02"}} {
-		out := ns.Run("ip", "-d", "link", "show", c.name)
-		if !strings.Contains(out, "link/ether "+c.mac) || !strings.Contains(out, "promiscuity 0") || !strings.Contains(out, ",UP") {
-			t.Errorf("%s after the selftest: want up, MAC %s, promiscuity 0; got\n%s", c.name, c.mac, out)
-		}
-	}
-	j, err := promisc.OpenJournal(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := j.Pending(); len(p) != 0 {
-		t.Errorf("journal lists %v after the selftest, want nothing", p)
-	}
-}
-
 // A daemon holding the state directory keeps the lladdr check off the
 // journal: SKIP, saying so, and the interface keeps its MAC.
 func TestIntegrationRunIfacesStateDirLocked(t *testing.T) {

@@ -40,7 +40,7 @@ func hostSystem() system {
 		openPort:      openAFPacket,
 		promiscuity:   promiscuityCount,
 		countsPromisc: true,
-		promiscSource: "the kernel's promiscuity count (IFLA_PROMISCUITY)",
+		promiscSource: "promiscuity count (IFLA_PROMISCUITY)",
 		newTAP:        createTAP,
 		setLink:       setLinkUp,
 		stack:         stackIsolation,
@@ -136,7 +136,6 @@ var (
 func stackIsolation(ctx context.Context, s *session) Outcome {
 	a, b := s.own.a, s.own.b
 	subject := []string{b}
-	var detail string
 	err := s.own.in(func() error {
 		l, err := netlink.LinkByName(b)
 		if err != nil {
@@ -239,7 +238,6 @@ func stackIsolation(ctx context.Context, s *session) Outcome {
 				if !bytes.Equal(p, udpPayload(open)) {
 					continue // not ours
 				}
-				detail = fmt.Sprintf("with the guard on, %s's packet socket saw the datagram and its stack did not; without it, the stack got the next", b)
 				return nil
 			case <-time.After(resendEvery):
 			case <-ctx.Done():
@@ -250,7 +248,7 @@ func stackIsolation(ctx context.Context, s *session) Outcome {
 	if err != nil {
 		return fail(CheckStack, subject, "%v", err)
 	}
-	return pass(CheckStack, subject, "tcx ingress drop: %s", detail)
+	return pass(CheckStack, subject, "tcx drop on %s: its packet socket saw a datagram its stack did not; the stack got the next once the drop was gone", b)
 }
 
 // udpPayload is the UDP payload of a frame gen made: behind the
