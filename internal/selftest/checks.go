@@ -85,8 +85,15 @@ func checkPromisc(_ context.Context, s *session) Outcome {
 			if rerr != nil {
 				return rerr
 			}
-			after, err = s.sys.promiscuity(p.Name())
-			return err
+			// A BSD may clear the flag a moment after the descriptor
+			// that held it closes.
+			deadline := time.Now().Add(s.wait)
+			for {
+				if after, err = s.sys.promiscuity(p.Name()); err != nil || after == before || time.Now().After(deadline) {
+					return err
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 		})
 		if err != nil {
 			return fail(CheckPromisc, s.ifaces(), "%s: %v", p.Name(), err)

@@ -172,12 +172,26 @@ func TestCheckPromisc(t *testing.T) {
 		calls := 0
 		s.sys.promiscuity = func(name string) (int, error) {
 			calls++
-			if calls == 3 {
-				return 1, nil // after the release
+			if name == "fa" && calls >= 3 {
+				return 1, nil // from the release on, whatever the wait
 			}
 			return read(name)
 		}
 		wantOutcome(t, checkPromisc(context.Background(), s), Fail, "fa: fake count 1 after the port gave promiscuous mode back, want 0 as before")
+	})
+	t.Run("flag clears a moment after the release", func(t *testing.T) {
+		s, _, _ := fakeSession(t)
+		s.sys.countsPromisc = false
+		read := s.sys.promiscuity
+		calls := 0
+		s.sys.promiscuity = func(name string) (int, error) {
+			calls++
+			if name == "fa" && (calls == 3 || calls == 4) {
+				return 1, nil // the first two reads after the release
+			}
+			return read(name)
+		}
+		wantOutcome(t, checkPromisc(context.Background(), s), Pass, "fa 0 -> 1 -> 0")
 	})
 	t.Run("counted from where another program left it", func(t *testing.T) {
 		s, pa, _ := fakeSession(t)
