@@ -237,22 +237,22 @@ func checkTAP(_ context.Context, s *session) Outcome {
 		ifi, err := net.InterfaceByName(name)
 		if err != nil {
 			p.Close()
-			return fmt.Errorf("made, but the OS does not list it: %w", err)
+			return fmt.Errorf("%s: made, but the OS does not list it: %w", name, err)
 		}
 		if ifi.Flags&net.FlagUp == 0 || !bytes.Equal(ifi.HardwareAddr, p.HardwareAddr()) {
 			p.Close()
-			return fmt.Errorf("the OS lists it %s with MAC %s, want up with the port's %s", ifi.Flags, ifi.HardwareAddr, p.HardwareAddr())
+			return fmt.Errorf("%s: the OS lists it %s with MAC %s, want up with the port's %s", name, ifi.Flags, ifi.HardwareAddr, p.HardwareAddr())
 		}
 		if err := p.Close(); err != nil {
-			return fmt.Errorf("close: %w", err)
+			return fmt.Errorf("%s: close: %w", name, err)
 		}
 		return waitFor(s.wait, func() bool {
 			_, err := net.InterfaceByName(name)
 			return err != nil
-		}, "still listed after Close")
+		}, name+": still listed after Close")
 	})
 	if err != nil {
-		return fail(CheckTAP, subject, "%s: %v", name, err)
+		return fail(CheckTAP, subject, "%v", err)
 	}
 	return pass(CheckTAP, subject, "%s made up with its MAC, gone after Close", name)
 }

@@ -3,11 +3,13 @@ package selftest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -263,6 +265,19 @@ func TestRunWithoutInterfaces(t *testing.T) {
 	if got := rep.Failed(); len(got) == 0 || got[0] != CheckOpen {
 		t.Errorf("Failed() = %q, want %q first", got, CheckOpen)
 	}
+}
+
+// Without the privilege to make a pair, the report says to run as root.
+func TestRunWithoutPrivilege(t *testing.T) {
+	sys := system{
+		newPair: func() (*pair, error) { return nil, fmt.Errorf("new network namespace: %w", syscall.EPERM) },
+		newTAP:  func(string) (platform.Port, error) { return nil, syscall.EPERM },
+	}
+	rep, err := run(context.Background(), Options{}, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOutcome(t, rep.Checks[0], Fail, "cannot make a pair of its own (new network namespace: operation not permitted): run as root")
 }
 
 // A cancelled run stops checking and says so for each check left.

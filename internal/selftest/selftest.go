@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -219,6 +220,8 @@ func (s *session) setup() error {
 		s.links = &pair{a: s.opts.Ifaces[0], b: s.opts.Ifaces[1], desc: "given with --ifaces", in: here}
 	case s.own != nil:
 		s.links = s.own
+	case errors.Is(s.ownErr, fs.ErrPermission):
+		s.linksErr = fmt.Errorf("cannot make a pair of its own (%v): run as root", s.ownErr)
 	default:
 		s.linksErr = fmt.Errorf("cannot make a pair of its own (%v): give two interfaces cabled to each other with --ifaces A,B", s.ownErr)
 	}
