@@ -7,8 +7,8 @@
 // The pieces have one job each: Trees builds the "patch" and "no patch"
 // binaries (from the tree, a temporary git worktree with a diff applied, or
 // a base revision); the runner builds a network-namespace testbed per setup
-// and drives both binaries in interleaved runs (A B B A ...); ParseProcStat
-// and the CPU deltas give whole-machine system and interrupt time;
+// and drives both binaries in interleaved runs (A B B A ...); package
+// cpustat's parsers and deltas give whole-machine system and interrupt time;
 // Summarize and Compare give the statistics (means as in the original
 // tables, plus median, min, max, stddev and a Mann-Whitney U test);
 // RenderTable prints the tables; WriteReport writes results.json,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/gen/rfc2544"
+	"github.com/swctl/swctl/internal/cpustat"
 	"github.com/swctl/swctl/internal/nsenter"
 	"github.com/swctl/swctl/platform/afpacket"
 )
@@ -170,10 +171,10 @@ func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRu
 	if err != nil {
 		return rr, err
 	}
-	e0, eerr := readProcCPU(b.daemon.pid())
+	e0, eerr := cpustat.ReadPid(b.daemon.pid())
 	res, err := bench.Run(ctx, l)
 	c1, cerr := readCPU()
-	e1, eerr1 := readProcCPU(b.daemon.pid())
+	e1, eerr1 := cpustat.ReadPid(b.daemon.pid())
 	rr.Result = res
 	if err != nil {
 		return rr, fmt.Errorf("%s -> %s: %w", b.tx, b.rx, err)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/swctl/swctl/internal/cpustat"
 )
 
 // CPU pinning of the iperf3 ends, the same in every row.
@@ -318,13 +320,13 @@ func (b *bed) measure(ctx context.Context, row string, seconds int, more ...stri
 		}
 		e0, eerr := uint64(0), error(nil)
 		if b.daemon != nil {
-			e0, eerr = readProcCPU(b.daemon.pid())
+			e0, eerr = cpustat.ReadPid(b.daemon.pid())
 		}
 		out, err := b.cmds.Output(tctx, "", nil, args...)
 		c1, cerr := readCPU()
 		var e1 uint64
 		if b.daemon != nil && eerr == nil {
-			e1, eerr = readProcCPU(b.daemon.pid())
+			e1, eerr = cpustat.ReadPid(b.daemon.pid())
 		}
 		cancel()
 		mbps, retr, perr := parseIperf(out)

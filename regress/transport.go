@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/swctl/swctl/internal/cpustat"
 )
 
 // Transport is how the harness runs commands on a test host.
@@ -310,7 +312,7 @@ func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
 		if err != nil {
 			return CPUTimes{}, err
 		}
-		c, err := ParseProcStat(string(out))
+		c, _, err := cpustat.ParseStat(string(out))
 		if err != nil {
 			return c, fmt.Errorf("%s: %w", h, err)
 		}
@@ -337,7 +339,8 @@ func (h *Host) ProcCPU(ctx context.Context, pid int) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		return ParseProcPidStat(string(out))
+		u, s, err := cpustat.ParsePidStat(string(out))
+		return u + s, err
 	}
 	out, err := h.Run(ctx, nil, "ps", "-o", "cputime=", "-p", strconv.Itoa(pid))
 	if err != nil {

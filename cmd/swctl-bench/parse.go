@@ -125,25 +125,6 @@ func parseOffloads(out string) ([]string, error) {
 	return args, nil
 }
 
-// parseUtime returns utime, in clock ticks, from a /proc/PID/stat text
-// (field 14; fields are counted from the last ')', since the command
-// name may hold spaces and parentheses).
-func parseUtime(text string) (uint64, error) {
-	i := strings.LastIndexByte(text, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/PID/stat: no ')' after the command name")
-	}
-	f := strings.Fields(text[i+1:])
-	if len(f) < 12 {
-		return 0, fmt.Errorf("/proc/PID/stat: %d fields after the command name, want at least 12", len(f))
-	}
-	n, err := strconv.ParseUint(f[11], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("/proc/PID/stat: utime: %w", err)
-	}
-	return n, nil
-}
-
 // clipOut shortens command output for an error message.
 func clipOut(s string) string {
 	s = strings.TrimSpace(s)
@@ -151,59 +132,4 @@ func clipOut(s string) string {
 		s = s[:300] + "..."
 	}
 	return s
-}
-
-// cpuTimes is the first line of /proc/stat, in clock ticks summed over
-// all CPUs.
-type cpuTimes struct {
-	// User, Nice, System, Idle, IOWait, IRQ, SoftIRQ and Steal are the
-	// line's first eight fields (guest time is already in User and Nice).
-	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal uint64
-}
-
-// total is the sum of all fields.
-func (c cpuTimes) total() uint64 {
-	return c.User + c.Nice + c.System + c.Idle + c.IOWait + c.IRQ + c.SoftIRQ + c.Steal
-}
-
-// parseProcStat reads the aggregate "cpu " line of a /proc/stat text and
-// counts the per-CPU "cpuN" lines.
-func parseProcStat(text string) (cpuTimes, int, error) {
-	var c cpuTimes
-	found, cpus := false, 0
-	for line := range strings.Lines(text) {
-		f := strings.Fields(line)
-		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") {
-			continue
-		}
-		if f[0] != "cpu" {
-			cpus++
-			continue
-		}
-		if len(f) < 9 {
-			return c, 0, fmt.Errorf("/proc/stat: cpu line has %d fields, want at least 9", len(f))
-		}
-		var v [8]uint64
-		for i := range v {
-			n, err := strconv.ParseUint(f[i+1], 10, 64)
-			if err != nil {
-				return c, 0, fmt.Errorf("/proc/stat: cpu field %d: %w", i+1, err)
-			}
-			v[i] = n
-		}
-		c = cpuTimes{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]}
-		found = true
-	}
-	if !found {
-		return c, 0, fmt.Errorf("/proc/stat: no aggregate cpu line")
-	}
-	return c, cpus, nil
-}
-
-// percent returns field delta b-a as a share of the total delta.
-func percent(a, b, totalDelta uint64) float64 {
-	if totalDelta == 0 || b < a {
-		return 0
-	}
-	return 100 * float64(b-a) / float64(totalDelta)
 }

@@ -88,34 +88,6 @@ generic-receive-offload: off
 	}
 }
 
-func TestParseUtime(t *testing.T) {
-	// pid (comm) state ppid ... utime (field 14) stime (field 15)
-	stat := "4242 (swctl bench (x)) R 1 4242 4242 0 -1 4194304 100 0 0 0 777 55 0 0 20 0 3 0 100 0 0"
-	if got, err := parseUtime(stat); err != nil || got != 777 {
-		t.Errorf("parseUtime = %d, %v; want 777", got, err)
-	}
-	if _, err := parseUtime("4242 (x) R 1"); err == nil {
-		t.Errorf("short line: no error")
-	}
-}
-
-func TestParseProcStat(t *testing.T) {
-	text := "cpu  100 5 200 1000 10 0 300 0 0 0\ncpu0 50 5 100 500 5 0 150 0 0 0\ncpu1 50 0 100 500 5 0 150 0 0 0\nintr 1\n"
-	c, n, err := parseProcStat(text)
-	if err != nil || n != 2 {
-		t.Fatalf("parseProcStat: %d CPUs, %v; want 2", n, err)
-	}
-	if want := (cpuTimes{User: 100, Nice: 5, System: 200, Idle: 1000, IOWait: 10, SoftIRQ: 300}); c != want {
-		t.Errorf("parseProcStat = %+v, want %+v", c, want)
-	}
-	if c.total() != 1615 {
-		t.Errorf("total = %d, want 1615", c.total())
-	}
-	if _, _, err := parseProcStat("cpu0 1 2 3\n"); err == nil {
-		t.Errorf("no aggregate line: no error")
-	}
-}
-
 func TestParseFlags(t *testing.T) {
 	c, err := parseFlags([]string{"-quick", "-runs", "1", "-rows", "ovs,direct"})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/gen/rfc2544"
 	"github.com/swctl/swctl/internal/benchtable"
+	"github.com/swctl/swctl/internal/cpustat"
 )
 
 // report is bench.json: the configuration, the environment, every row's
@@ -130,31 +131,9 @@ type cpuRecord struct {
 	// RxPackets is the rx_packets delta at h2's interface: the frames
 	// delivered, the divisor of the CPU per frame.
 	RxPackets uint64 `json:"rx_packets"`
-	// WallSeconds is the time between the /proc/stat readings.
-	WallSeconds float64 `json:"wall_s"`
-	// CPUs is the number of CPUs /proc/stat lists.
-	CPUs int `json:"cpus"`
-	// TotalTicks, BusyTicks and TesterUserTicks are the deltas: all
-	// ticks, the non-idle ones, and the harness process's user time (its
-	// pacer spins between bursts).
-	TotalTicks uint64 `json:"total_ticks"`
-	// BusyTicks is the non-idle, non-iowait ticks.
-	BusyTicks uint64 `json:"busy_ticks"`
-	// TesterUserTicks is the harness's utime delta.
-	TesterUserTicks uint64 `json:"tester_user_ticks"`
-	// User, System, SoftIRQ, IRQ are whole-machine percentages.
-	User float64 `json:"user_pct"`
-	// System is the system percentage.
-	System float64 `json:"system_pct"`
-	// SoftIRQ is the softirq percentage.
-	SoftIRQ float64 `json:"softirq_pct"`
-	// IRQ is the irq percentage.
-	IRQ float64 `json:"irq_pct"`
-	// NsPerFrame is (busy - tester user) ticks as ns per delivered frame.
-	NsPerFrame float64 `json:"ns_per_frame"`
-	// WholeNsPerFrame is all busy ticks as ns per delivered frame, the
-	// tester's spinning included.
-	WholeNsPerFrame float64 `json:"whole_ns_per_frame"`
+	// Cost is the CPU between the readings around the load, per frame
+	// delivered (RxPackets).
+	cpustat.Cost
 }
 
 // tcpRecord is one iperf3 test.

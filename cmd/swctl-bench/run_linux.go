@@ -18,6 +18,7 @@ import (
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/gen/rfc2544"
 	"github.com/swctl/swctl/internal/benchtable"
+	"github.com/swctl/swctl/internal/cpustat"
 )
 
 // tools are the programs every run needs.
@@ -38,13 +39,13 @@ func run(cfg config) (err error) {
 	if _, err := os.Stat(cfg.bin); err != nil {
 		return fmt.Errorf("swctl binary: %w (make build)", err)
 	}
-	c, err := readCPU()
+	c, err := cpustat.Read()
 	if err != nil {
 		return err
 	}
 	for _, f := range []struct{ flag, cpu string }{{"-tester-cpu", cfg.testerCPU}, {"-forwarder-cpu", cfg.forwarderCPU}} {
-		if n, err := strconv.Atoi(f.cpu); f.cpu != "" && (err != nil || n < 0 || n >= c.cpus) {
-			return fmt.Errorf("%s %q: want a CPU number below %d (the CPUs here), or \"\" for no pinning", f.flag, f.cpu, c.cpus)
+		if n, err := strconv.Atoi(f.cpu); f.cpu != "" && (err != nil || n < 0 || n >= c.CPUs) {
+			return fmt.Errorf("%s %q: want a CPU number below %d (the CPUs here), or \"\" for no pinning", f.flag, f.cpu, c.CPUs)
 		}
 	}
 	if cfg.testerCPU != "" {
@@ -202,8 +203,8 @@ func environment(cfg config) map[string]string {
 	if unix.Uname(&u) == nil {
 		env["kernel"] = "Linux " + unix.ByteSliceToString(u.Release[:])
 	}
-	if t, err := readCPU(); err == nil {
-		env["cpus"] = strconv.Itoa(t.cpus)
+	if t, err := cpustat.Read(); err == nil {
+		env["cpus"] = strconv.Itoa(t.CPUs)
 	}
 	if out, err := command(context.Background(), 5*time.Second, cfg.bin, "version"); err == nil {
 		env["swctl"] = strings.Join(strings.Fields(firstLine(out)), " ")
@@ -250,35 +251,6 @@ func pinProcess(cpu string) error {
 		}
 	}
 	return nil
-}
-
-// cpuReading is one reading for the CPU cost.
-type cpuReading struct {
-	// at is when it was taken.
-	at time.Time
-	// times are the whole machine's ticks.
-	times cpuTimes
-	// cpus is the number of cpuN lines.
-	cpus int
-	// selfUser is this process's utime in ticks.
-	selfUser uint64
-}
-
-func readCPU() (cpuReading, error) {
-	r := cpuReading{at: time.Now()}
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return r, err
-	}
-	if r.times, r.cpus, err = parseProcStat(string(b)); err != nil {
-		return r, err
-	}
-	s, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return r, err
-	}
-	r.selfUser, err = parseUtime(string(s))
-	return r, err
 }
 
 // summaryLine is a row run's progress line.
@@ -522,30 +494,22 @@ func search64(ctx context.Context, cfg config, bench *gen.Bench, hi float64, rec
 
 // cpu64 measures the CPU cost per frame at the paced load on bench.
 func cpu64(ctx context.Context, cfg config, bench *gen.Bench, rec *runRecord, add func(string, float64, string)) error {
-	c0, err := readCPU()
+	c0, err := cpustat.Read()
 	if err != nil {
 		return fmt.Errorf("CPU: %w", err)
 	}
 	load, err := bench.Run(ctx, gen.Load{Rate: cfg.cpuRate, Duration: cfg.cpuTrial})
-	c1, cerr := readCPU()
+	c1, cerr := cpustat.Read()
 	if err != nil {
 		return fmt.Errorf("CPU at %.0f frames/s: %w", cfg.cpuRate, err)
 	}
 	if cerr != nil {
 		return fmt.Errorf("CPU: %w", cerr)
 	}
-	cr := cpuRecord{Load: load, RxPackets: load.Received, WallSeconds: c1.at.Sub(c0.at).Seconds(), CPUs: c1.cpus,
-		TotalTicks: c1.times.total() - c0.times.total(), TesterUserTicks: c1.selfUser - c0.selfUser}
-	idle := (c1.times.Idle + c1.times.IOWait) - (c0.times.Idle + c0.times.IOWait)
-	cr.BusyTicks = cr.TotalTicks - min(idle, cr.TotalTicks)
-	a, z, tot := c0.times, c1.times, cr.TotalTicks
-	cr.User = percent(a.User+a.Nice, z.User+z.Nice, tot)
-	cr.System, cr.SoftIRQ, cr.IRQ = percent(a.System, z.System, tot), percent(a.SoftIRQ, z.SoftIRQ, tot), percent(a.IRQ, z.IRQ, tot)
-	net := cr.BusyTicks - min(cr.TesterUserTicks, cr.BusyTicks)
-	if cr.NsPerFrame, err = benchtable.NsPerFrame(net, cr.TotalTicks, cr.CPUs, cr.WallSeconds, cr.RxPackets); err != nil {
+	cr := cpuRecord{Load: load, RxPackets: load.Received}
+	if cr.Cost, err = cpustat.Between(c0, c1, cr.RxPackets); err != nil {
 		return fmt.Errorf("CPU at %.0f frames/s: %w", cfg.cpuRate, err)
 	}
-	cr.WholeNsPerFrame, _ = benchtable.NsPerFrame(cr.BusyTicks, cr.TotalTicks, cr.CPUs, cr.WallSeconds, cr.RxPackets)
 	rec.CPU = &cr
 	var notes []string
 	if load.SentPerSecond < 0.95*cfg.cpuRate {

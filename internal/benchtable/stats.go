@@ -1,7 +1,6 @@
 package benchtable
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 )
@@ -114,24 +113,6 @@ func (c *counted) list() []string {
 		out[i] = fmt.Sprintf("%s (%d %s)", s, c.n[s], runs)
 	}
 	return out
-}
-
-// NsPerFrame converts a CPU reading to nanoseconds of CPU per frame:
-// busy of total clock ticks (summed over all ncpu cores, as /proc/stat
-// counts them) during wall seconds, spread over frames. With 2 cores,
-// 10 s, half the ticks busy and 1 M frames: 0.5 * 2 * 10 s / 1 M = 10 µs.
-func NsPerFrame(busy, total uint64, ncpu int, wall float64, frames uint64) (float64, error) {
-	switch {
-	case total == 0:
-		return 0, errors.New("CPU per frame: no clock ticks between the readings")
-	case busy > total:
-		return 0, fmt.Errorf("CPU per frame: %d busy ticks of %d", busy, total)
-	case ncpu < 1 || wall <= 0:
-		return 0, fmt.Errorf("CPU per frame: %d CPUs, %v s: want at least 1 CPU and a positive time", ncpu, wall)
-	case frames == 0:
-		return 0, errors.New("CPU per frame: no frame delivered")
-	}
-	return float64(busy) / float64(total) * float64(ncpu) * wall * 1e9 / float64(frames), nil
 }
 
 // NetCPU returns samples with a CPUNet sample added for every CPUGross

@@ -1,7 +1,6 @@
 package benchtable
 
 import (
-	"math"
 	"slices"
 	"testing"
 )
@@ -53,35 +52,6 @@ func TestSummarize(t *testing.T) {
 	}
 	if _, ok := cells[Key{RowDirect, Max64}]; ok {
 		t.Errorf("a cell for a row without samples exists")
-	}
-}
-
-func TestNsPerFrame(t *testing.T) {
-	for _, c := range []struct {
-		name        string
-		busy, total uint64
-		ncpu        int
-		wall        float64
-		frames      uint64
-		want        float64
-		wantErr     bool
-	}{
-		{"half of 2 CPUs for 10 s over 1 M frames", 500, 1000, 2, 10, 1e6, 10000, false},
-		{"one CPU fully busy 5 s, 200 k frames/s", 500, 1000, 2, 5, 1e6, 5000, false},
-		{"idle machine", 0, 1000, 2, 5, 1e6, 0, false},
-		{"no frames", 500, 1000, 2, 5, 0, 0, true},
-		{"no ticks", 0, 0, 2, 5, 1e6, 0, true},
-		{"more busy than total", 1001, 1000, 2, 5, 1e6, 0, true},
-		{"no time", 500, 1000, 2, 0, 1e6, 0, true},
-	} {
-		got, err := NsPerFrame(c.busy, c.total, c.ncpu, c.wall, c.frames)
-		if (err != nil) != c.wantErr {
-			t.Errorf("%s: error %v, want error: %v", c.name, err, c.wantErr)
-			continue
-		}
-		if math.Abs(got-c.want) > 1e-6 {
-			t.Errorf("%s: %v ns/frame, want %v", c.name, got, c.want)
-		}
 	}
 }
 
