@@ -460,7 +460,7 @@ func search64(ctx context.Context, cfg config, bench *gen.Bench, hi float64, rec
 	// (rx_packets, the bench's counter), as a hardware tester's port
 	// counts them.
 	trial := func(rate float64) (uint64, uint64, error) {
-		t, err := bench.Run(ctx, gen.Load{Rate: rate, Duration: cfg.searchTrial, Burst: searchBurst, MaxLag: searchMaxLag})
+		t, err := bench.Run(ctx, gen.TrialLoad(rate, cfg.searchTrial))
 		if err != nil {
 			return t.Sent, t.Received, err
 		}
@@ -469,12 +469,8 @@ func search64(ctx context.Context, cfg config, bench *gen.Bench, hi float64, rec
 		return t.Sent, t.Received, nil
 	}
 	res, err := rfc2544.Search(ctx, trial, 0, hi, hi*cfg.resolution, cfg.searchTrials)
-	sr.Search, sr.Rate = &res, res.Rate
-	for i, t := range sr.Trials {
-		if t.Rate == res.Rate && t.Sent > 0 && sr.RxPackets[i] >= t.Sent && t.SentPerSecond < 0.99*t.Rate {
-			sr.Rate, sr.SenderBound = t.SentPerSecond, true
-		}
-	}
+	sr.Search = &res
+	sr.Rate, sr.SenderBound = gen.SearchRate(sr.Trials, res.Rate)
 	rec.Search = sr
 	if err != nil {
 		return fmt.Errorf("64 B zero-loss search: %w", err)
@@ -595,19 +591,3 @@ func waitListen(ctx context.Context, ns, port string, p *proc) error {
 		}
 	}
 }
-
-// searchBurst is the burst of the zero-loss search's paced trials: a whole
-// batch, as trafgen -b sends its quota in bursts, so that the generator's
-// per-burst cost (a TX ring kick) does not bound the rates it can offer
-// on its shared core. RFC 2544 allows bursty offered load; every row
-// gets the same.
-const searchBurst = 64
-
-// searchMaxLag is how far the search's paced generator may fall behind
-// and still send every frame it owes. On a shared core, the dut's receive
-// softirq runs in the sender's context, and deferred to ksoftirqd it takes
-// the core for milliseconds. gen's default of 2 ms then skipped up to 10%
-// of the schedule at 0.85 M frames/s, so trials offered less than asked.
-// With 20 ms the generator reached 0.9 M paced through swctl without
-// skipping.
-const searchMaxLag = 20 * time.Millisecond

@@ -12,11 +12,7 @@ import (
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/internal/benchtable"
-	"github.com/swctl/swctl/internal/nsenter"
-	"github.com/swctl/swctl/platform/afpacket"
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
+	"github.com/swctl/swctl/internal/tester"
 )
 
 // command runs args with a deadline and returns stdout; the error names
@@ -93,8 +89,8 @@ type bed struct {
 	// it on their h2 side from the bench's learning frames (on the trunk
 	// row, h2's br0 has it as a local entry, delivering it to br0).
 	sinkMAC string
-	// h2Link is a netlink handle in h2, for rx's rx_packets.
-	h2Link *netlink.Handle
+	// counter counts the frames arriving at rx (its rx_packets).
+	counter *tester.Counter
 	// hostDevs are the host-side devices whose offloads iperf3 "offloads
 	// off" turns off, per namespace.
 	hostDevs map[string][]string
@@ -195,16 +191,7 @@ func newBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg co
 			b.offloads[[2]string{ns, d}] = args
 		}
 	}
-	ns, err := netns.GetFromName(b.h2)
-	if err != nil {
-		return nil, fmt.Errorf("namespace %s: %w", b.h2, err)
-	}
-	b.h2Link, err = netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
-	ns.Close()
-	if err != nil {
-		return nil, fmt.Errorf("netlink in %s: %w", b.h2, err)
-	}
-	if _, err := b.rxPackets(); err != nil {
+	if b.counter, err = tester.NewCounter(tester.End{NS: b.h2, Interface: b.rx}); err != nil {
 		return nil, err
 	}
 	switch row.ID {
@@ -262,9 +249,9 @@ func (b *bed) close() {
 		command(context.Background(), 10*time.Second, "ip", "netns", "del", ns)
 	}
 	b.namespaces = nil
-	if b.h2Link != nil {
-		b.h2Link.Close()
-		b.h2Link = nil
+	if b.counter != nil {
+		b.counter.Close()
+		b.counter = nil
 	}
 }
 
@@ -293,45 +280,7 @@ func (b *bed) open(s gen.Stream) (*gen.Bench, error) {
 			return nil, err
 		}
 	}
-	var tx, rx *afpacket.Port
-	err := nsenter.Run(b.h1, func() error {
-		p, err := afpacket.Open("eth0", afpacket.Options{SendOnly: true, TXRing: true})
-		if err != nil {
-			return fmt.Errorf("tester port eth0 in %s: %w", b.h1, err)
-		}
-		if err := gen.WaitLinkUp(p, 5*time.Second); err != nil {
-			p.Close()
-			return fmt.Errorf("tester port in %s: %w", b.h1, err)
-		}
-		tx = p
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = nsenter.Run(b.h2, func() error {
-		p, err := afpacket.Open(b.rx, afpacket.Options{SendOnly: true})
-		if err != nil {
-			return fmt.Errorf("tester port %s in %s: %w", b.rx, b.h2, err)
-		}
-		if err := gen.WaitLinkUp(p, 5*time.Second); err != nil {
-			p.Close()
-			return fmt.Errorf("tester port in %s: %w", b.h2, err)
-		}
-		rx = p
-		return nil
-	})
-	if err != nil {
-		tx.Close()
-		return nil, err
-	}
-	bench, err := gen.NewCountingBench(tx, rx, s, gen.CounterFunc(b.rxPackets))
-	if err != nil {
-		tx.Close()
-		rx.Close()
-		return nil, fmt.Errorf("tester h1:eth0 -> h2:%s: %w", b.rx, err)
-	}
-	return bench, nil
+	return tester.Open(tester.End{NS: b.h1, Interface: "eth0"}, tester.End{NS: b.h2, Interface: b.rx}, s, b.counter)
 }
 
 // setOffloads turns the host devices' tx checksumming and GSO off
@@ -349,17 +298,4 @@ func (b *bed) setOffloads(ctx context.Context, off bool) error {
 		}
 	}
 	return nil
-}
-
-// rxPackets reads the rx_packets counter of h2's tester interface.
-func (b *bed) rxPackets() (uint64, error) {
-	l, err := b.h2Link.LinkByName(b.rx)
-	if err != nil {
-		return 0, fmt.Errorf("%s in %s: rx_packets: %w", b.rx, b.h2, err)
-	}
-	st := l.Attrs().Statistics
-	if st == nil {
-		return 0, fmt.Errorf("%s in %s: rx_packets: the kernel sent no statistics", b.rx, b.h2)
-	}
-	return st.RxPackets, nil
 }

@@ -288,12 +288,8 @@ func benchSearchRun(ctx context.Context, b *gen.Bench, p benchParams, prog *prog
 		return res.Sent, res.Received, err
 	}
 	sr, err := rfc2544.SearchWithLoss(ctx, trial, 0, hi, out.Resolution, p.maxTrials, p.loss)
-	out.Rate, out.TrialRate, out.Converged = sr.Rate, sr.Rate, sr.Converged
-	for _, r := range out.Trials {
-		if r.Rate == sr.Rate && r.Sent > 0 && r.Received >= r.Sent && r.SentPerSecond < 0.99*r.Rate {
-			out.Rate, out.SenderBound = r.SentPerSecond, true
-		}
-	}
+	out.TrialRate, out.Converged = sr.Rate, sr.Converged
+	out.Rate, out.SenderBound = gen.SearchRate(out.Trials, sr.Rate)
 	out.Mbps = out.Rate * float64(p.stream.Size) * 8 / 1e6
 	return out, err
 }
