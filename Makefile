@@ -122,7 +122,8 @@ bench-trunk: deps build
 
 # The regress suite (regress/, cmd/swctl-regress): iperf3 through veth,
 # a swctl trunk and a swctl bridge, PROMISC and -PROMISC, then the
-# forwarding rate (frames/s, RFC 2544 zero-loss rate, loss; window
+# forwarding rate (CPU ns per forwarded frame at a paced load net of
+# direct veth, frames/s, RFC 2544 zero-loss rate, loss; window
 # benchmark) through a swctl bridge and a roundrobin swctl trunk, then
 # TCP stream by message size (1 to 65536 bytes) across the bridge, then
 # RFC 2889 address caching capacity and learning rate of the bridge;
@@ -135,14 +136,15 @@ bench-trunk: deps build
 #   FULL=1         forwarding rate at every RFC 2544 size, 10 s trials, latency, frame loss rate steps, 300 s window benchmark
 #   HOSTS=f.conf   real test hosts (docs/REGRESS.md) instead of the netns testbed
 #   SECONDS=n ALPHA=a SETUPS=veth,trunk0,bridge0 SUITES=promisc,rate,msgsize,rfc2889
-#   RATE_SETUPS=bridge0,trunk0 TRIAL=duration WINDOW=duration (0 = none) MSG_SIZES=1,64,65536
+#   RATE_SETUPS=direct,bridge0,trunk0 TRIAL=duration WINDOW=duration (0 = none) MSG_SIZES=1,64,65536
+#   CPU_RATE=frames/s CPU_TRIAL=duration (0 = none)  the CPU-per-frame run's load and length
 #   MAXADDR=n      the rfc2889 bridge's table size, the capacity search's bound (default 65536; QUICK 16384)
 REGRESS_FLAGS = $(if $(QUICK),-quick) $(if $(FULL),-full) $(if $(PATCH),-patch '$(PATCH)') \
 	$(if $(BASE),-base '$(BASE)') $(if $(RUNS),-runs $(RUNS)) $(if $(SECONDS),-seconds $(SECONDS)) \
 	$(if $(ALPHA),-alpha $(ALPHA)) $(if $(SETUPS),-setups $(SETUPS)) $(if $(SUITES),-suites $(SUITES)) \
 	$(if $(RATE_SETUPS),-rate-setups $(RATE_SETUPS)) $(if $(TRIAL),-trial $(TRIAL)) $(if $(HOSTS),-hosts '$(HOSTS)') \
 	$(if $(WINDOW),-window-duration $(WINDOW)) $(if $(MSG_SIZES),-msg-sizes $(MSG_SIZES)) \
-	$(if $(MAXADDR),-maxaddr $(MAXADDR))
+	$(if $(MAXADDR),-maxaddr $(MAXADDR)) $(if $(CPU_RATE),-cpu-rate $(CPU_RATE)) $(if $(CPU_TRIAL),-cpu-trial $(CPU_TRIAL))
 
 regress: deps
 	CGO_ENABLED=0 $(GO) build -o bin/swctl-regress ./cmd/swctl-regress

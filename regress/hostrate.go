@@ -20,7 +20,7 @@ import (
 // tester.
 var HostRateSetups = []RateSpec{
 	{
-		Name: "bridge0",
+		Name: "bridge0", Method: MethodReceiving,
 		Desc: "swctl bridge (no TAP) over the device under test's test interfaces; the peer's swctl bench sends on its first interface and counts on its second, cabled to the DUT's first and second; static bridge entries for both of the peer's MACs, so every frame is a known unicast",
 	},
 }
@@ -239,7 +239,7 @@ func (b *hostBed) waitForward(ctx context.Context) error {
 // and the frame-loss-rate steps (paced runs at 100%, 90%, ... of the
 // max-rate run's sent rate).
 func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (RateSample, error) {
-	smp := RateSample{Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}}
+	smp := RateSample{Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}, Method: MethodReceiving}
 	trial := rc.Trial.String()
 	var top benchJSON
 	var err error
@@ -265,7 +265,7 @@ func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (Rat
 		smp.Trials = append(smp.Trials, RateRun{Result: t})
 	}
 	smp.ZeroLoss, smp.SenderBound, smp.Converged = s.Search.Rate, s.Search.SenderBound, s.Search.Converged
-	smp.SearchBound = s.Search.Max.SentPerSecond
+	smp.SearchBound, smp.ZeroLossTrialRate = s.Search.Max.SentPerSecond, s.Search.TrialRate
 	if rc.Latency && s.Search.TrialRate > 0 {
 		rr, err := b.paced(ctx, rc, size, s.Search.TrialRate)
 		if err != nil {
@@ -285,6 +285,7 @@ func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (Rat
 			return smp, fmt.Errorf("bridge0 size %d: %w", size, err)
 		}
 	}
+	smp.classify()
 	return smp, nil
 }
 
@@ -337,6 +338,7 @@ func hostRateDescribe(hc *HostsConfig, rc RateConfig) []string {
 	m := []string{
 		fmt.Sprintf("Forwarding rate on real test hosts: a swctl bridge over the device under test's %s, static entries for the peer's %s and %s; the peer's swctl bench (built from the tree as checked out, the same for both roles) sends on %s and counts on %s, %d UDP flows; frame sizes %s, RFC 2544's sizes with the FCS (swctl bench's --size counts without it).",
 			strings.Join(d, " "), p[0], p[1], p[0], p[1], rc.Flows, strings.Join(sizes, ", ")),
+		"Tester method (each table's \"method\" line): receiving: swctl bench's receiver on the peer reads every frame (on its own machine, so it takes no CPU from the device under test); no CPU-per-frame run here.",
 		fmt.Sprintf("Per size and instance: a max-rate run (swctl bench --window 0 --duration %v: \"max fps\" is frames delivered per second, \"loss %%\" its loss), then swctl bench --search (RFC 2544 throughput, \"0-loss fps\": its own max-rate run as the upper bound, then paced trials of %v, to within %.1f%% of the first run's sent rate, at most %d trials; 0 = no trial passed).", rc.Trial, rc.Trial, 100*rc.Resolution, rc.MaxTrials),
 		"Forwarding-rate CPU: the device under test's whole machine (/proc/stat, kern.cp_time) and the daemon's own time, read through the transport just before and after the peer's max-rate bench command: the span holds the transports' round trips and bench's start, so with short trials the percentages understate the load during the run. The search's trials carry no CPU figures.",
 	}

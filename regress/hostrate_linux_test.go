@@ -72,7 +72,7 @@ func TestIntegrationRegressHostsRateNetns(t *testing.T) {
 		t.Fatal(err)
 	}
 	text = stdout.String()
-	for _, want := range []string{"== forwarding rate: bridge0 ==\nForwarding rate (frames/s, loss %)\nbytes     max fps", "\n64/60     ", "== window benchmark: bridge0 ==", "\npackets/s "} {
+	for _, want := range []string{"== forwarding rate: bridge0 ==\nForwarding rate (frames/s, loss %)\nmethod: receiving: the generator's receiver reads every frame at the far end\nbytes     max fps", "\n64/60     ", "== window benchmark: bridge0 ==", "\npackets/s "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, text)
 		}

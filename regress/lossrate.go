@@ -144,7 +144,7 @@ func AnalyzeLossRate(setups []RateSpec, sizes []int, samples []RateSample, alpha
 // frame size and load, offered frames/s and loss %, patch beside no
 // patch. Frame sizes show both lengths (64/60): veth carries no FCS.
 func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) PairTable {
-	t := PairTable{Title: "Frame loss rate (RFC 2544 26.3: offered frames/s, loss %)", Label: "bytes     load",
+	t := PairTable{Title: "Frame loss rate (RFC 2544 26.3: offered frames/s, loss %)", Head: []string{methodLine(s.Method)}, Label: "bytes     load",
 		Cols: []string{"offered fps", "loss %"}, Formats: []string{"%.0f", "%.2f"}}
 	for _, size := range sizes {
 		var pcts []int

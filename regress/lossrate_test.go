@@ -141,8 +141,9 @@ func TestAnalyzeLossRateAndTable(t *testing.T) {
 			mk(RolePatch, 64, 10+f, 0, 0), mk(RoleNoPatch, 64, 40+f, 20+f, 0, 0),
 			mk(RolePatch, 1518, 0, 0), mk(RoleNoPatch, 1518, 0, 0))
 	}
-	cells := AnalyzeLossRate(RateSetups[:1], []int{64, 1518}, samples, 0.05)
-	tab := LossRateTable(RateSetups[0], []int{64, 1518}, cells)
+	setups := rateSetups(t, "bridge0")
+	cells := AnalyzeLossRate(setups, []int{64, 1518}, samples, 0.05)
+	tab := LossRateTable(setups[0], []int{64, 1518}, cells)
 	var b strings.Builder
 	RenderPairTable(&b, tab)
 	golden(t, "lossrate_table.golden", b.String())

@@ -122,7 +122,7 @@ func TestWindowTable(t *testing.T) {
 	}
 	cfg := DefaultRateConfig(false, false)
 	var b strings.Builder
-	RenderPairTable(&b, WindowTable(RateSetups[0], cfg, cells))
+	RenderPairTable(&b, WindowTable(rateSetups(t, "bridge0")[0], cfg, cells))
 	golden(t, "window_table.golden", b.String())
 }
 

@@ -11,6 +11,9 @@ import (
 type PairTable struct {
 	// Title is the first line.
 	Title string
+	// Head are lines between the title and the column headers (such as
+	// the tester method).
+	Head []string
 	// Label heads the label column ("" = blank).
 	Label string
 	// Cols title the pairs on the first header line; nil leaves that line
@@ -36,8 +39,9 @@ type PairRow struct {
 
 // RenderPairTable writes t: a label column as wide as the longest label
 // plus one blank (at least 10 characters), 12-character value columns,
-// no trailing blanks; "n/a" for a cell not measured, '*' after a patch
-// value that differs significantly from no patch.
+// no trailing blanks; "n/a" for a cell not measured, a cell's Flags
+// after its value, '*' after a patch value that differs significantly
+// from no patch.
 func RenderPairTable(w io.Writer, t PairTable) error {
 	width := max(10, len(t.Label)+1)
 	for _, r := range t.Rows {
@@ -55,6 +59,10 @@ func RenderPairTable(w io.Writer, t PairTable) error {
 	}
 	b.WriteString(t.Title)
 	b.WriteByte('\n')
+	for _, h := range t.Head {
+		b.WriteString(h)
+		b.WriteByte('\n')
+	}
 	roles := make([]string, 0, 2*len(t.Formats))
 	for range t.Formats {
 		roles = append(roles, "patch", "no patch")
@@ -79,14 +87,7 @@ func RenderPairTable(w io.Writer, t PairTable) error {
 			case i/2 < len(t.Formats):
 				f = t.Formats[i/2]
 			}
-			switch {
-			case c.NA:
-				cols[i] = "n/a"
-			case c.Marked:
-				cols[i] = fmt.Sprintf(f+"*", c.Value)
-			default:
-				cols[i] = fmt.Sprintf(f, c.Value)
-			}
+			cols[i] = c.format(f)
 		}
 		line(r.Label, cols)
 	}

@@ -2,9 +2,7 @@ package regress
 
 import (
 	"fmt"
-	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,17 +17,29 @@ type RateSpec struct {
 	Name string `json:"name"`
 	// Desc says what the device under test is and which way frames go.
 	Desc string `json:"desc"`
+	// Method is how the setup's rates count the frames delivered:
+	// MethodCounting or MethodReceiving.
+	Method string `json:"method"`
+	// Baseline marks the setup without a device under test (direct
+	// veth): its CPU per frame is the tester's own, subtracted from the
+	// others' (NetCPU), and it runs only the max-rate and CPU runs.
+	Baseline bool `json:"baseline,omitempty"`
 }
 
-// RateSetups are the forwarding-rate setups, in table order.
+// RateSetups are the forwarding-rate setups, in table order; the
+// baseline runs first.
 var RateSetups = []RateSpec{
 	{
-		Name: "bridge0",
-		Desc: "swctl bridge over two veth links p1, p2; the tester sends on t1 (p1's peer) and counts on t2 (p2's peer); static bridge entries for both tester MACs, so every frame is a known unicast",
+		Name: "direct", Baseline: true, Method: MethodCounting,
+		Desc: "no device under test: t1 cabled straight to t2 (one veth pair in the tester namespace); the tester alone, whose CPU per frame is subtracted from the other setups'",
 	},
 	{
-		Name: "trunk0",
-		Desc: "swctl bridge between p1 and a swctl trunk (roundrobin, --promisc) over two veth links a1, a2; the tester sends on t1 and counts on br0, a Linux bridge over the links' peers b1, b2 addressed to br0's own MAC (the tester's side of the trunk); static bridge entries for both tester MACs",
+		Name: "bridge0", Method: MethodCounting,
+		Desc: "swctl bridge over two veth links p1, p2; the tester sends on t1 (p1's peer) and counts on t2 (p2's peer); static bridge entries for both tester MACs and the sink address the rates are sent to, so every frame is a known unicast",
+	},
+	{
+		Name: "trunk0", Method: MethodCounting,
+		Desc: "swctl bridge between p1 and a swctl trunk (roundrobin, --promisc) over two veth links a1, a2; the tester sends on t1 and counts on br0, a Linux bridge over the links' peers b1, b2 addressed to br0's own MAC (the tester's side of the trunk), which delivers the rates' sink address locally; static bridge entries for both tester MACs and the sink address",
 	},
 }
 
@@ -37,6 +47,19 @@ var RateSetups = []RateSpec{
 // when names is empty), in table order.
 func FindRateSetups(names []string) ([]RateSpec, error) {
 	return findNamed(RateSetups, names, "forwarding-rate setup", func(s RateSpec) string { return s.Name })
+}
+
+// withBaseline returns setups with the baseline setups of RateSetups in
+// front, where setups lacks them: the CPU per frame is net of the
+// baseline's, so it runs whenever the CPU-cost run does.
+func withBaseline(setups []RateSpec) []RateSpec {
+	var out []RateSpec
+	for _, s := range RateSetups {
+		if s.Baseline && !slices.ContainsFunc(setups, func(x RateSpec) bool { return x.Name == s.Name }) {
+			out = append(out, s)
+		}
+	}
+	return append(out, setups...)
 }
 
 // RateConfig configures the forwarding-rate suite.
@@ -71,7 +94,16 @@ type RateConfig struct {
 	WindowSize int `json:"window_size,omitempty"`
 	// Window is the window benchmark's most frames in flight.
 	Window int `json:"window,omitempty"`
+	// CPURate is the paced load of the CPU-cost run per size, frames/s
+	// (make bench's -cpu-rate): the same for every setup and size, below
+	// what the device forwards, so the CPU per frame compares.
+	CPURate float64 `json:"cpu_rate,omitempty"`
+	// CPUTrial is the CPU-cost run's length; 0 skips it.
+	CPUTrial time.Duration `json:"cpu_trial_ns,omitempty"`
 }
+
+// DefaultCPURate is RateConfig.CPURate's default, make bench's.
+const DefaultCPURate = 200000
 
 // DefaultRateConfig returns the forwarding-rate settings of a mode:
 // quick (short trials), default, or full (the RFC 2544 size set, longer
@@ -80,13 +112,14 @@ func DefaultRateConfig(quick, full bool) RateConfig {
 	switch {
 	case full:
 		return RateConfig{Sizes: slices.Clone(gen.RFC2544Sizes), Trial: 10 * time.Second, MaxTrials: 12, Resolution: 0.002, Latency: true, Flows: 16,
-			LossRate: true, WindowDuration: 300 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow}
+			LossRate: true, WindowDuration: 300 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow,
+			CPURate: DefaultCPURate, CPUTrial: 10 * time.Second}
 	case quick:
 		return RateConfig{Sizes: []int{64, 1518}, Trial: 500 * time.Millisecond, MaxTrials: 6, Resolution: 0.02, Flows: 16,
-			WindowDuration: time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow}
+			WindowDuration: time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow, CPURate: DefaultCPURate, CPUTrial: time.Second}
 	}
 	return RateConfig{Sizes: []int{64, 1518}, Trial: time.Second, MaxTrials: 8, Resolution: 0.01, Flows: 16,
-		WindowDuration: 10 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow}
+		WindowDuration: 10 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow, CPURate: DefaultCPURate, CPUTrial: 2 * time.Second}
 }
 
 // check says what is wrong with c.
@@ -108,6 +141,10 @@ func (c RateConfig) check() error {
 		return fmt.Errorf("regress: forwarding rate: resolution %v: want a fraction between 0 and 1", c.Resolution)
 	case c.Flows < 1 || c.Flows > gen.MaxFlows:
 		return fmt.Errorf("regress: forwarding rate: flows %d: want 1-%d", c.Flows, gen.MaxFlows)
+	case c.CPUTrial < 0 || (c.CPUTrial > 0 && c.CPUTrial < 10*time.Millisecond):
+		return fmt.Errorf("regress: forwarding rate: CPU trial %v: want at least 10ms (or 0: none)", c.CPUTrial)
+	case c.CPUTrial > 0 && !(c.CPURate > 0 && c.CPURate <= 1e8):
+		return fmt.Errorf("regress: forwarding rate: CPU rate %v frames/s: want more than 0, at most 1e8", c.CPURate)
 	}
 	return c.checkWindow()
 }
@@ -128,7 +165,25 @@ func (c RateConfig) weight() float64 {
 	if c.LossRate {
 		n += 100 / LossRateStep / 2 // typically half the steps
 	}
-	return float64(len(c.Sizes))*n*per + c.windowWeight() + 1.5
+	cpu := 0.0
+	if c.CPUTrial > 0 {
+		cpu = c.CPUTrial.Seconds() + rateDrain.Seconds()
+	}
+	return float64(len(c.Sizes))*(n*per+cpu) + c.windowWeight() + 1.5
+}
+
+// weightOf is weight for the instances of the setup named name among
+// setups: the baseline runs neither the search, the frame-loss-rate
+// steps, latency nor the window benchmark.
+func (c RateConfig) weightOf(setups []RateSpec, name string) float64 {
+	for _, s := range setups {
+		if s.Name == name && s.Baseline {
+			b := c
+			b.MaxTrials, b.Latency, b.LossRate, b.WindowDuration = 0, false, false, 0
+			return b.weight()
+		}
+	}
+	return c.weight()
 }
 
 // RateInstance is one start of the device under test with one binary:
@@ -193,15 +248,37 @@ type RateSample struct {
 	Seq int `json:"seq"`
 	// Start is when the max-rate run began.
 	Start time.Time `json:"start"`
+	// Method is how the max-rate run, the search and the frame-loss-rate
+	// steps counted the frames delivered: MethodCounting or
+	// MethodReceiving. Latency and the window benchmark always use the
+	// receiving tester.
+	Method string `json:"method"`
 	// Max is the max-rate run: the sender as fast as the port takes frames.
 	Max RateRun `json:"max"`
+	// MaxRate is the max-rate run's figure: achieved and delivered, and
+	// whether the tester set it.
+	MaxRate RateFigure `json:"max_rate"`
 	// ZeroLoss is the RFC 2544 throughput: the highest offered rate of a
 	// trial without loss, frames/s (what the sender reached when it fell
 	// behind the pacer; then SenderBound is set); 0 when none passed.
 	ZeroLoss float64 `json:"zero_loss"`
+	// ZeroLossTrialRate is the paced rate of the search's best passing
+	// trial; 0 when none passed.
+	ZeroLossTrialRate float64 `json:"zero_loss_trial_rate,omitempty"`
+	// ZeroLossRate is that trial's figure: offered, achieved, delivered,
+	// and whether the tester set it.
+	ZeroLossRate RateFigure `json:"zero_loss_rate"`
+	// ZeroLossAboveMax says ZeroLoss is above the max-rate run's
+	// delivered rate: paced, the device delivered more than when
+	// overloaded (see ZeroLossNote).
+	ZeroLossAboveMax bool `json:"zero_loss_above_max,omitempty"`
 	// SenderBound says the sender reached less than 99% of the passing
-	// trial's rate: ZeroLoss is a lower bound.
+	// trial's rate: ZeroLoss is a lower bound. (Version 2's field;
+	// ZeroLossRate.TesterBound says it and more.)
 	SenderBound bool `json:"sender_bound,omitempty"`
+	// CPU is the CPU-cost run at RateConfig.CPURate; nil when it did not
+	// run.
+	CPU *CPURun `json:"cpu,omitempty"`
 	// Converged says the search came within its resolution.
 	Converged bool `json:"converged"`
 	// Trials are the search's paced trials in the order run.
@@ -218,35 +295,67 @@ type RateSample struct {
 	LossRate []LossStep `json:"loss_rate,omitempty"`
 }
 
-// RateMetrics are the figures summarised per forwarding-rate cell; the
-// first three are the printed table's column pairs.
-var RateMetrics = []struct {
+// RateMetric is a figure summarised per forwarding-rate cell.
+type RateMetric struct {
 	// Key names the metric in results.json.
 	Key string
 	// Title is the column's title (first header line).
 	Title string
 	// Value extracts the metric from a sample (ok false: not measured).
 	Value func(s RateSample) (float64, bool)
-}{
-	{"max_rate", "max fps", func(s RateSample) (float64, bool) { return s.Max.PacketsPerSecond, true }},
-	{"zero_loss", "0-loss fps", func(s RateSample) (float64, bool) { return s.ZeroLoss, true }},
-	{"loss", "loss %", func(s RateSample) (float64, bool) { return s.Max.LossPercent, true }},
-	{"offered", "offered fps", func(s RateSample) (float64, bool) { return s.Max.SentPerSecond, true }},
-	{"system", "CPU system % at max", func(s RateSample) (float64, bool) { return s.Max.CPU.System, true }},
-	{"interrupts", "CPU interrupts % at max", func(s RateSample) (float64, bool) { return s.Max.CPU.Interrupts, true }},
-	{"engine", "engine CPU % at max", func(s RateSample) (float64, bool) {
+	// Figure, for a rate cell, extracts the run's figure (ok false: not
+	// measured); nil for other metrics.
+	Figure func(s RateSample) (r cellRun, ok bool)
+	// NoBaseline says the baseline setup does not have the metric (it
+	// runs no search, and its CPU is the baseline itself).
+	NoBaseline bool
+}
+
+// cpuFigure is the figure of a sample's CPU-cost run.
+func cpuFigure(s RateSample) (cellRun, bool) {
+	if s.CPU == nil || s.CPU.Err != "" {
+		return cellRun{}, false
+	}
+	return cellRun{RateFigure: s.CPU.Figure, lossy: s.CPU.lossy(), saturated: s.CPU.saturated()}, true
+}
+
+// RateMetrics are the figures summarised per forwarding-rate cell; the
+// first four are the printed table's column pairs (cpu_gross in the
+// baseline's table instead of cpu_net).
+var RateMetrics = []RateMetric{
+	{Key: "cpu_net", Title: "ns/frame", Value: func(s RateSample) (float64, bool) {
+		if s.CPU == nil || s.CPU.Net == nil {
+			return 0, false
+		}
+		return *s.CPU.Net, true
+	}, Figure: cpuFigure, NoBaseline: true},
+	{Key: "max_rate", Title: "max fps", Value: func(s RateSample) (float64, bool) { return s.Max.PacketsPerSecond, true },
+		Figure: func(s RateSample) (cellRun, bool) { return cellRun{RateFigure: s.MaxRate}, true }},
+	{Key: "zero_loss", Title: "0-loss fps", Value: func(s RateSample) (float64, bool) { return s.ZeroLoss, true }, NoBaseline: true,
+		Figure: func(s RateSample) (cellRun, bool) { return cellRun{RateFigure: s.ZeroLossRate}, s.ZeroLoss > 0 }},
+	{Key: "loss", Title: "loss %", Value: func(s RateSample) (float64, bool) { return s.Max.LossPercent, true }},
+	{Key: "cpu_gross", Title: "ns/frame", Value: func(s RateSample) (float64, bool) {
+		if s.CPU == nil || s.CPU.Err != "" {
+			return 0, false
+		}
+		return s.CPU.Cost.NsPerFrame, true
+	}, Figure: cpuFigure},
+	{Key: "offered", Title: "sent fps at max", Value: func(s RateSample) (float64, bool) { return s.Max.SentPerSecond, true }},
+	{Key: "system", Title: "CPU system % at max", Value: func(s RateSample) (float64, bool) { return s.Max.CPU.System, true }},
+	{Key: "interrupts", Title: "CPU interrupts % at max", Value: func(s RateSample) (float64, bool) { return s.Max.CPU.Interrupts, true }},
+	{Key: "engine", Title: "engine CPU % at max", Value: func(s RateSample) (float64, bool) {
 		if s.Max.EngineCPU == nil {
 			return 0, false
 		}
 		return *s.Max.EngineCPU, true
 	}},
-	{"latency_avg_us", "latency avg µs at 0-loss", func(s RateSample) (float64, bool) {
+	{Key: "latency_avg_us", Title: "latency avg µs at 0-loss", Value: func(s RateSample) (float64, bool) {
 		if s.Latency == nil || s.Latency.Result.Latency == nil {
 			return 0, false
 		}
 		return float64(s.Latency.Result.Latency.Avg) / 1e3, true
 	}},
-	{"latency_max_us", "latency max µs at 0-loss", func(s RateSample) (float64, bool) {
+	{Key: "latency_max_us", Title: "latency max µs at 0-loss", Value: func(s RateSample) (float64, bool) {
 		if s.Latency == nil || s.Latency.Result.Latency == nil {
 			return 0, false
 		}
@@ -275,6 +384,10 @@ type RateCell struct {
 	P float64 `json:"p"`
 	// Significant says P < alpha.
 	Significant bool `json:"significant"`
+	// Figure, on a rate cell (max_rate, zero_loss, cpu_net, cpu_gross),
+	// is what its runs offered, achieved and delivered, and how many
+	// were tester-bound; nil elsewhere.
+	Figure *FigureSummary `json:"figure,omitempty"`
 }
 
 // AnalyzeRates summarises forwarding-rate samples per setup, metric,
@@ -284,16 +397,29 @@ func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha fl
 	var out []RateCell
 	for _, s := range setups {
 		for _, m := range RateMetrics {
+			if m.NoBaseline && s.Baseline {
+				continue
+			}
 			var cells []RateCell
 			any := false
 			for _, size := range sizes {
 				vals := map[string][]float64{}
+				runs := map[string][]cellRun{}
 				for _, x := range samples {
-					if x.Setup == s.Name && x.Size == size {
-						if v, ok := m.Value(x); ok {
-							vals[x.Role] = append(vals[x.Role], v)
-							any = true
-						}
+					if x.Setup != s.Name || x.Size != size {
+						continue
+					}
+					v, ok := m.Value(x)
+					if !ok {
+						continue
+					}
+					vals[x.Role] = append(vals[x.Role], v)
+					any = true
+					if m.Figure == nil {
+						continue
+					}
+					if r, ok := m.Figure(x); ok {
+						runs[x.Role] = append(runs[x.Role], r)
 					}
 				}
 				p, sig := Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
@@ -301,6 +427,7 @@ func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha fl
 					cells = append(cells, RateCell{
 						Setup: s.Name, Metric: m.Key, Size: size, Role: role,
 						NA: len(vals[role]) == 0, Summary: Summarize(vals[role]), Values: vals[role], P: p, Significant: sig,
+						Figure: summarizeFigures(runs[role]),
 					})
 				}
 			}
@@ -312,122 +439,6 @@ func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha fl
 	return out
 }
 
-// RateTable is the forwarding-rate table of one setup: a row per frame
-// size, columns max rate, zero-loss rate and loss %, patch beside no
-// patch.
-type RateTable struct {
-	// Title is the first line.
-	Title string
-	// Veth says the ports carry frames without FCS: the row labels then
-	// say both lengths (64/60).
-	Veth bool
-	// Rows are the frame sizes in order.
-	Rows []RateRow
-}
-
-// RateRow is one frame size of a RateTable.
-type RateRow struct {
-	// Size is the RFC 2544 frame size.
-	Size int
-	// Cells are max rate patch, max rate no patch, zero-loss patch,
-	// zero-loss no patch, loss % patch, loss % no patch.
-	Cells [6]Cell
-}
-
-// rateCols are the two header lines of a RateTable.
-var rateCols = [2][6]string{
-	{"max fps", "max fps", "0-loss fps", "0-loss fps", "loss %", "loss %"},
-	{"patch", "no patch", "patch", "no patch", "patch", "no patch"},
-}
-
-// rateTableCol is the column pair of each metric the table shows.
-var rateTableCol = map[string]int{"max_rate": 0, "zero_loss": 1, "loss": 2}
-
-// RenderRateTable writes t: a 10-character label column (frame size),
-// 12-character value columns; frames/s without decimals, loss % with two;
-// '*' marks a patch cell that differs significantly from no patch.
-func RenderRateTable(w io.Writer, t RateTable) error {
-	var b strings.Builder
-	line := func(label string, cols [6]string) {
-		s := fmt.Sprintf("%-10s", label)
-		for _, c := range cols {
-			s += fmt.Sprintf("%-12s", c+" ")
-		}
-		b.WriteString(strings.TrimRight(s, " "))
-		b.WriteByte('\n')
-	}
-	b.WriteString(t.Title)
-	b.WriteByte('\n')
-	line("bytes", rateCols[0])
-	line("", rateCols[1])
-	for _, r := range t.Rows {
-		var cols [6]string
-		for i, c := range r.Cells {
-			f := "%.0f"
-			if i >= 4 {
-				f = "%.2f"
-			}
-			switch {
-			case c.NA:
-				cols[i] = "n/a"
-			case c.Marked:
-				cols[i] = fmt.Sprintf(f+"*", c.Value)
-			default:
-				cols[i] = fmt.Sprintf(f, c.Value)
-			}
-		}
-		label := strconv.Itoa(r.Size)
-		if t.Veth {
-			label += "/" + strconv.Itoa(gen.FrameSize(r.Size))
-		}
-		line(label, cols)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// RateTables builds the table of setup s from cells, one row per size.
-func RateTables(s RateSpec, sizes []int, cells []RateCell) RateTable {
-	t := RateTable{Title: "Forwarding rate (frames/s, loss %)", Veth: true}
-	for _, size := range sizes {
-		r := RateRow{Size: size}
-		for k := range r.Cells {
-			r.Cells[k].NA = true
-		}
-		for _, c := range cells {
-			if c.Setup != s.Name || c.Size != size {
-				continue
-			}
-			k, ok := rateTableCol[c.Metric]
-			if !ok {
-				continue
-			}
-			k *= 2
-			if c.Role == RoleNoPatch {
-				k++
-			}
-			r.Cells[k] = Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
-		}
-		t.Rows = append(t.Rows, r)
-	}
-	return t
-}
-
-// PrintRateTables writes the table of every forwarding-rate setup, a
-// header line naming each.
-func PrintRateTables(w io.Writer, setups []RateSpec, sizes []int, cells []RateCell) error {
-	var b strings.Builder
-	for i, s := range setups {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "== forwarding rate: %s ==\n", s.Name)
-		RenderRateTable(&b, RateTables(s, sizes, cells))
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
 // describe is the rate testbed's method text for report.md.
 func (c RateConfig) describe() []string {
 	sizes := make([]string, len(c.Sizes))
@@ -436,8 +447,13 @@ func (c RateConfig) describe() []string {
 	}
 	m := []string{
 		fmt.Sprintf("Forwarding rate: package gen in the harness's process, tester ports opened with AF_PACKET in one tester namespace; %d UDP flows; frame sizes %s, RFC 2544's sizes with the 4-byte FCS that veth does not carry.", c.Flows, strings.Join(sizes, ", ")),
-		fmt.Sprintf("Per size and instance: a max-rate run of %v (the sender as fast as its port takes frames: \"max fps\" is frames delivered per second, \"loss %%\" its loss), then RFC 2544 throughput (\"0-loss fps\") by binary search (gen/rfc2544) of paced trials of %v between 0 and the max run's sent rate, to within %.1f%% of it, at most %d trials; 0 = no trial passed.", c.Trial, c.Trial, 100*c.Resolution, c.MaxTrials),
+		"Tester method (each table's \"method\" line): the rates, the search and the frame-loss-rate steps use the counting tester, as make bench does: a send-only generator (no receive ring) and, at the far end, the receiving interface's rx_packets (netlink), frames sent to a sink address no interface has, so nothing at the far end reads frames or takes CPU from the path. Latency and the window benchmark need the receiving tester, whose receiver reads every frame.",
+		fmt.Sprintf("Per size and instance: a max-rate run of %v (the sender as fast as its port takes frames: \"max fps\" is frames delivered per second, \"loss %%\" its loss), then RFC 2544 throughput (\"0-loss fps\") by binary search (gen/rfc2544) of paced trials of %v (bursts of %d, as make bench) between 0 and the max run's sent rate, to within %.1f%% of it, at most %d trials; 0 = no trial passed. A zero-loss rate above the max rate is possible (paced, a device can deliver more than overloaded) and the table says so where it happens.", c.Trial, c.Trial, gen.TrialBurst, 100*c.Resolution, c.MaxTrials),
+		fmt.Sprintf("Every rate records the rate offered (asked of the generator; a max-rate run offers all it can), achieved (sent by the generator) and delivered (counted at the far end), per run in results.json (rate_samples: max_rate, zero_loss_rate, cpu.figure) and per cell (rate_cells: figure). A figure is tester-bound (t) when the generator fell short of its offer: a paced run below %.0f%% of its rate, a max-rate run that lost nothing, a zero-loss rate at the search's upper bound.", 100*(1-gen.PaceTolerance)),
 		"Forwarding-rate CPU: whole-machine /proc/stat and the daemon's /proc/PID/stat deltas around every run (max-rate run, each trial), in results.json; the report's every-cell table gives those at max rate.",
+	}
+	if c.CPUTrial > 0 {
+		m = append(m, fmt.Sprintf("CPU per forwarded frame (\"ns/frame\", the table's first pair): per size and instance a run of %v paced at %.0f frames/s, the same for every setup and size, with the counting tester; the whole machine's busy time (/proc/stat) less the tester's own user time (its pacer spins), per frame delivered, less the mean of the direct setup's (veth with no device under test: the tester's own cost at both ends) at the same size in this run. This is the figure that measures the engine on a small machine, where the tester and the engine share the cores and the rates are often the tester's. It counts the whole machine: other work running meanwhile counts too, and a run whose machine had less than %.0f%% idle time is flagged s.", c.CPUTrial, c.CPURate, 100*SaturatedIdle))
 	}
 	if c.Latency {
 		m = append(m, fmt.Sprintf("Latency: one more trial of %v at the zero-loss rate; one-way delay from the sender's to the receiver's clock (one process), min/avg/max.", c.Trial))

@@ -13,16 +13,18 @@ func TestRenderRateTableGolden(t *testing.T) {
 		file  string
 		table RateTable
 	}{
-		// The default sizes on veth: both lengths in the label, a
-		// significant difference, an unmeasured zero-loss pair.
-		{"rate_table_veth.golden", RateTable{Title: "Forwarding rate (frames/s, loss %)", Veth: true, Rows: []RateRow{
-			{64, [6]Cell{{Value: 273867.4}, {Value: 225086}, {Value: 159945, Marked: true}, {Value: 219611}, {Value: 46.371}, {Value: 67.82}}},
-			{1518, [6]Cell{{Value: 81234}, {Value: 81000}, {NA: true}, {NA: true}, {Value: 0}, {Value: 0.004}}},
-		}}},
-		// A real NIC: sizes as RFC 2544 counts them, a figure wider than
-		// its column.
-		{"rate_table_nic.golden", RateTable{Title: "Forwarding rate (frames/s, loss %)", Rows: []RateRow{
-			{128, [6]Cell{{Value: 123456789012}, {Value: 1}, {Value: 2}, {Value: 3}, {Value: 100}, {Value: 99.999}}},
+		// The default sizes on veth with the CPU pair: both lengths in
+		// the label, a significant difference, tester-bound and lossy
+		// flags, an unmeasured zero-loss pair, and the notes.
+		{"rate_table_veth.golden", RateTable{Title: "Forwarding rate (CPU ns/frame at 200000 frames/s paced, net of direct veth; frames/s; loss %)",
+			Head: []string{methodLine(MethodCounting)}, Veth: true, CPU: true, Rows: []RateRow{
+				{64, [8]Cell{{Value: 1234.4}, {Value: 1301, Flags: "t"}, {Value: 273867.4}, {Value: 225086}, {Value: 159945, Marked: true}, {Value: 219611, Flags: "t"}, {Value: 46.371}, {Value: 67.82}}},
+				{1518, [8]Cell{{Value: 2456, Flags: "l", Marked: true}, {Value: -12}, {Value: 81234, Flags: "t"}, {Value: 81000, Flags: "t"}, {NA: true}, {NA: true}, {Value: 0}, {Value: 0.004}}},
+			}, Notes: []string{testerBoundLegend, lossyLegend}}},
+		// A real NIC without the CPU pair (real test hosts): sizes as RFC
+		// 2544 counts them, a figure wider than its column.
+		{"rate_table_nic.golden", RateTable{Title: "Forwarding rate (frames/s, loss %)", Head: []string{methodLine(MethodReceiving)}, Rows: []RateRow{
+			{128, [8]Cell{{NA: true}, {NA: true}, {Value: 123456789012}, {Value: 1}, {Value: 2}, {Value: 3}, {Value: 100}, {Value: 99.999}}},
 		}}},
 	}
 	for _, c := range cases {
@@ -36,10 +38,23 @@ func TestRenderRateTableGolden(t *testing.T) {
 	}
 }
 
+// rateSetups returns the forwarding-rate setups named, in table order.
+func rateSetups(t *testing.T, names ...string) []RateSpec {
+	t.Helper()
+	s, err := FindRateSetups(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestRatePlanInterleavesABBA(t *testing.T) {
 	plan := RatePlan(RateSetups, 4)
-	if n := len(plan); n != 2*4*2 {
-		t.Fatalf("plan has %d instances, want 16 (2 setups x 4 runs x 2 roles)", n)
+	if n := len(plan); n != 3*4*2 {
+		t.Fatalf("plan has %d instances, want 24 (3 setups x 4 runs x 2 roles)", n)
+	}
+	if plan[0].Setup != "direct" {
+		t.Errorf("first instance %s, want the baseline, direct, first", plan[0])
 	}
 	var got []string
 	for _, in := range plan {
@@ -59,7 +74,7 @@ func TestFindRateSetups(t *testing.T) {
 		want    string // names in order, comma-separated
 		wantErr string // substring of the error; "" = none
 	}{
-		{nil, "bridge0,trunk0", ""},
+		{nil, "direct,bridge0,trunk0", ""},
 		{[]string{"trunk0", "bridge0"}, "bridge0,trunk0", ""},
 		{[]string{"trunk0"}, "trunk0", ""},
 		{[]string{"veth"}, "", `"veth"`},
@@ -130,7 +145,8 @@ func TestAnalyzeRatesAndTable(t *testing.T) {
 			mk("bridge0", RolePatch, 64, 1000+f, 900+f, 10, 0), mk("bridge0", RoleNoPatch, 64, 500+f, 400+f, 20, 0),
 			mk("bridge0", RolePatch, 1518, 80+f, 70, 0, 0), mk("bridge0", RoleNoPatch, 1518, 81-f, 70, 0, 0))
 	}
-	cells := AnalyzeRates(RateSetups[:1], []int{64, 1518}, samples, 0.05)
+	setups := rateSetups(t, "bridge0")
+	cells := AnalyzeRates(setups, []int{64, 1518}, samples, 0.05)
 	get := func(metric string, size int, role string) *RateCell {
 		for i, c := range cells {
 			if c.Metric == metric && c.Size == size && c.Role == role {
@@ -166,16 +182,19 @@ func TestAnalyzeRatesAndTable(t *testing.T) {
 	if get("latency_avg_us", 64, RolePatch) != nil {
 		t.Errorf("latency cells without any latency sample: want them left out")
 	}
-	tab := RateTables(RateSetups[0], []int{64, 1518}, cells)
-	if len(tab.Rows) != 2 || !tab.Rows[0].Cells[0].Marked || tab.Rows[0].Cells[1].Marked || tab.Rows[1].Cells[0].Marked {
+	tab := RateTables(setups[0], []int{64, 1518}, DefaultCPURate, cells)
+	if len(tab.Rows) != 2 || !tab.Rows[0].Cells[2].Marked || tab.Rows[0].Cells[3].Marked || tab.Rows[1].Cells[2].Marked {
 		t.Errorf("table marks: %+v; want only 64-byte patch cells marked", tab.Rows)
 	}
-	if got := tab.Rows[1].Cells[2].Value; got != 70 {
+	if tab.CPU || !tab.Rows[0].Cells[0].NA {
+		t.Errorf("samples without a CPU run: want no ns/frame pair, got %+v", tab)
+	}
+	if got := tab.Rows[1].Cells[4].Value; got != 70 {
 		t.Errorf("table 1518 zero-loss patch = %v, want 70", got)
 	}
 	// With latency samples the latency metric appears.
 	samples[0] = mk("bridge0", RolePatch, 64, 1000, 900, 10, 42*time.Microsecond)
-	cells = AnalyzeRates(RateSetups[:1], []int{64, 1518}, samples, 0.05)
+	cells = AnalyzeRates(setups, []int{64, 1518}, samples, 0.05)
 	if c := get("latency_avg_us", 64, RolePatch); c == nil || c.Summary.Mean != 42 {
 		t.Errorf("latency_avg_us 64 patch = %+v, want mean 42", c)
 	}

@@ -34,7 +34,10 @@ type Environment struct {
 
 // Results is everything a run produced: results.json.
 type Results struct {
-	// Version is the format's version: 2 (1 had no forwarding rate).
+	// Version is the format's version: 3. Version 2 had no tester
+	// method, figures (offered, achieved, delivered, tester-bound) or CPU
+	// per frame in the forwarding rate, and its rates came from the
+	// receiving tester; version 1 had no forwarding rate.
 	Version int `json:"version"`
 	// Started is when the suite began.
 	Started time.Time `json:"started"`
@@ -157,7 +160,7 @@ func Header(r *Results) []string {
 	h = append(h, fmt.Sprintf("%d run(s)%s per cell and role, interleaved A B B A; cells are means; * = Mann-Whitney U p < %.3g (smallest p possible with %d runs a side: %.3g).",
 		r.Runs, length, r.Alpha, r.Runs, r.MinP))
 	if r.Rate != nil {
-		h = append(h, fmt.Sprintf("Forwarding rate: %v runs and trials, sizes %v (FCS included; veth carries 4 bytes less); max fps = frames delivered per second at maximum offered rate, 0-loss fps = RFC 2544 throughput.", r.Rate.Trial, r.Rate.Sizes))
+		h = append(h, rateHeader(*r.Rate))
 	}
 	h = append(h, extraHeader(r)...)
 	if r.RFC2889 != nil {
@@ -176,6 +179,7 @@ func Markdown(r *Results, charts []string) string {
 	if r.Runs <= 4 {
 		fmt.Fprintf(&b, "With %d runs a side a Mann-Whitney two-sided p-value cannot go below %.3f; RUNS=6 (the default) can reach 0.002.\n\n", r.Runs, r.MinP)
 	}
+	rateSummaryMarkdown(&b, r)
 	e := r.Environment
 	fmt.Fprintf(&b, "## Environment\n\n| | |\n|---|---|\n| kernel | %s |\n| OS | %s |\n| CPU | %s, %d logical CPUs |\n| Go | %s |\n| iperf3 | %s |\n| host | %s |\n| load average (start; end) | %s; %s |\n| mode | %s%s |\n",
 		e.Kernel, e.OS, e.CPUModel, e.CPUs, e.GoVersion, e.Iperf3, e.Hostname, e.LoadStart, e.LoadEnd, r.Mode, map[bool]string{true: " (QUICK)", false: ""}[r.Quick])
@@ -201,7 +205,7 @@ func Markdown(r *Results, charts []string) string {
 		if len(r.Setups) > 0 {
 			b.WriteString("\n")
 		}
-		PrintRateTables(&b, r.RateSetups, r.Rate.Sizes, r.RateCells)
+		PrintRateTables(&b, r.RateSetups, *r.Rate, r.RateCells)
 	}
 	PrintExtraTables(&b, r, len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0))
 	printRFC2889(&b, r)
@@ -229,27 +233,7 @@ func Markdown(r *Results, charts []string) string {
 				c.Metric, c.Row, colName(c.Promisc), c.Role, m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
 		}
 	}
-	if r.Rate != nil {
-		for _, s := range r.RateSetups {
-			fmt.Fprintf(&b, "\n### forwarding rate: %s\n\n%s.\n\n| metric | size | role | n | mean | median | min | max | stddev | p (patch vs no patch) |\n|---|---|---|---|---|---|---|---|---|---|\n", s.Name, s.Desc)
-			for _, c := range r.RateCells {
-				if c.Setup != s.Name {
-					continue
-				}
-				if c.NA {
-					fmt.Fprintf(&b, "| %s | %d | %s | n/a | | | | | | |\n", c.Metric, c.Size, c.Role)
-					continue
-				}
-				sig := ""
-				if c.Significant {
-					sig = " *"
-				}
-				m := c.Summary
-				fmt.Fprintf(&b, "| %s | %d | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g%s |\n",
-					c.Metric, c.Size, c.Role, m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
-			}
-		}
-	}
+	rateCellsMarkdown(&b, r)
 	extraMarkdown(&b, r)
 	if r.RFC2889 != nil {
 		rfc2889Markdown(&b, r)

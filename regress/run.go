@@ -40,6 +40,11 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		if cfg.Rate != nil && !slices.Contains(cfg.Hosts.Tests, hostRateTest) {
 			cfg.Rate = nil // regress.conf's [tests] run leaves it out
 		}
+		if cfg.Rate != nil {
+			rc := *cfg.Rate
+			rc.CPUTrial = 0 // the peer's swctl bench makes no CPU-per-frame run
+			cfg.Rate = &rc
+		}
 		if cfg.MsgSize != nil {
 			fmt.Fprintln(cfg.Stderr, msgSizeHostsNote)
 			cfg.MsgSize = nil
@@ -64,6 +69,9 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		if rateSetups, err = find(cfg.Rate.Setups); err != nil {
 			return nil, "", err
 		}
+		if cfg.Hosts == nil && cfg.Rate.CPUTrial > 0 {
+			rateSetups = withBaseline(rateSetups)
+		}
 	}
 	if cfg.MsgSize != nil {
 		if err := cfg.MsgSize.check(); err != nil {
@@ -87,7 +95,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		return nil, "", err
 	}
 	res := &Results{
-		Version: 2, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
+		Version: 3, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
 		Alpha: cfg.Alpha, MinP: MinP(cfg.Runs, cfg.Runs), Environment: environment(), Setups: setups,
 		Rate: cfg.Rate, RateSetups: rateSetups, MsgSize: cfg.MsgSize,
 	}
@@ -143,7 +151,9 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		total += weight(in)
 	}
 	if cfg.Rate != nil {
-		total += float64(len(ratePlan)) * cfg.Rate.weight()
+		for _, in := range ratePlan {
+			total += cfg.Rate.weightOf(rateSetups, in.Setup)
+		}
 	}
 	var msgPlan []MsgSizeInstance
 	if cfg.MsgSize != nil {
@@ -239,7 +249,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 					smp.Setup, smp.Role, smp.Run, smp.Seq = in.Setup, in.Role, in.Run, rateSeq
 					res.RateSamples = append(res.RateSamples, smp)
 				}
-				if cfg.Rate.WindowDuration > 0 {
+				if cfg.Rate.WindowDuration > 0 && !s.Baseline {
 					ws, err := b.window(ctx)
 					if err != nil {
 						b.stop()
@@ -251,7 +261,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 				if err := b.stop(); err != nil {
 					return err
 				}
-				prog.Done(cfg.Rate.weight())
+				prog.Done(cfg.Rate.weightOf(rateSetups, in.Setup))
 			}
 			return nil
 		}()
@@ -284,6 +294,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	res.Environment.LoadEnd = loadavg()
 	res.Cells = Analyze(setups, res.Samples, cfg.Alpha)
 	if cfg.Rate != nil {
+		NetCPU(rateSetups, res.RateSamples)
 		res.RateCells = AnalyzeRates(rateSetups, cfg.Rate.Sizes, res.RateSamples, cfg.Alpha)
 	}
 	analyzeExtra(res, cfg.Alpha)
@@ -301,7 +312,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		if len(setups) > 0 {
 			fmt.Fprintln(cfg.Stdout)
 		}
-		PrintRateTables(cfg.Stdout, rateSetups, cfg.Rate.Sizes, res.RateCells)
+		PrintRateTables(cfg.Stdout, rateSetups, *cfg.Rate, res.RateCells)
 	}
 	PrintExtraTables(cfg.Stdout, res, len(setups) == 0 && len(rateSetups) == 0)
 	printRFC2889(cfg.Stdout, res)

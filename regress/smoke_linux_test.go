@@ -130,10 +130,11 @@ func TestIntegrationRegressSmoke(t *testing.T) {
 }
 
 // TestIntegrationRegressRateSmoke runs the forwarding-rate suite alone
-// in a short form (one run, 200 ms trials, at most 3 search trials, both
-// setups, FULL's latency trial and frame-loss-rate steps, a 500 ms window
-// benchmark) and checks its tables, results.json, charts and that no
-// namespace is left behind.
+// in a short form (one run, 200 ms trials, at most 3 search trials, the
+// direct baseline and both setups, FULL's latency trial and
+// frame-loss-rate steps, a 500 ms window benchmark, a 500 ms CPU run)
+// and checks its tables, results.json, charts and that no namespace is
+// left behind.
 func TestIntegrationRegressRateSmoke(t *testing.T) {
 	netnstest.Require(t)
 	if testing.Short() {
@@ -143,6 +144,7 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 	rc.Trial, rc.MaxTrials, rc.Latency = 200*time.Millisecond, 3, true // latency: FULL's extra trial
 	rc.Sizes = []int{64, 1518}
 	rc.LossRate, rc.WindowDuration = true, 500*time.Millisecond // FULL's frame loss rate; the window benchmark
+	rc.CPUTrial = 500 * time.Millisecond
 	out := t.TempDir()
 	var stdout, stderr strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -157,19 +159,38 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := stdout.String()
+	cols := "\nmethod: counting: send-only generator; delivered = frames the receiving interface's rx_packets counted\nbytes     ns/frame    ns/frame    max fps     max fps     0-loss fps  0-loss fps  loss %      loss %\n          patch       no patch    patch       no patch    patch       no patch    patch       no patch\n64/60     "
 	for _, setup := range []string{"bridge0", "trunk0"} {
-		want := "== forwarding rate: " + setup + " ==\nForwarding rate (frames/s, loss %)\nbytes     max fps     max fps     0-loss fps  0-loss fps  loss %      loss %\n          patch       no patch    patch       no patch    patch       no patch\n64/60     "
+		want := "== forwarding rate: " + setup + " ==\nForwarding rate (CPU ns/frame at 200000 frames/s paced, net of direct veth; frames/s; loss %)" + cols
 		if !strings.Contains(text, want) {
 			t.Errorf("stdout lacks the %s forwarding-rate table in the shape wanted:\n%s", setup, text)
 		}
 	}
+	if want := "== forwarding rate: direct ==\nForwarding rate, no device under test (CPU ns/frame at 200000 frames/s paced: the tester's own, the baseline; frames/s; loss %)" + cols; !strings.Contains(text, want) {
+		t.Errorf("stdout lacks the direct baseline's table in the shape wanted:\n%s", text)
+	}
 	if strings.Contains(text, "Throughput (Mb/s)") {
 		t.Errorf("NoPromisc run printed promisc tables:\n%s", text)
 	}
-	if n := len(res.RateSamples); n != 2*2*2 {
-		t.Errorf("%d forwarding-rate samples, want 8 (2 setups x 2 roles x 2 sizes)", n)
+	if n := len(res.RateSamples); n != 3*2*2 {
+		t.Errorf("%d forwarding-rate samples, want 12 (3 setups x 2 roles x 2 sizes)", n)
 	}
 	for _, s := range res.RateSamples {
+		if s.Method != MethodCounting || s.CPU == nil || s.CPU.Err != "" || s.CPU.Cost.NsPerFrame <= 0 || s.CPU.Figure.Offered != rc.CPURate || s.CPU.Figure.Delivered <= 0 {
+			t.Errorf("%s %s %d: method %q, CPU run %+v; want the counting method and a CPU run at %v frames/s with a cost per frame", s.Setup, s.Role, s.Size, s.Method, s.CPU, rc.CPURate)
+		}
+		if s.MaxRate.Achieved != s.Max.SentPerSecond || s.MaxRate.Delivered != s.Max.PacketsPerSecond || s.MaxRate.TesterBound != (s.Max.Lost == 0) {
+			t.Errorf("%s %s %d: max-rate figure %+v does not match its run %+v", s.Setup, s.Role, s.Size, s.MaxRate, s.Max.Result)
+		}
+		if s.Setup == "direct" {
+			if s.Max.Received == 0 || s.Max.EngineCPU != nil || len(s.Trials) != 0 || s.CPU.Net != nil || s.Latency != nil || s.LossRate != nil {
+				t.Errorf("direct %s %d: the baseline runs the max-rate and CPU runs only, with no engine: %+v", s.Role, s.Size, s)
+			}
+			continue
+		}
+		if s.CPU.Net == nil || s.CPU.Baseline == nil || *s.CPU.Net != s.CPU.Cost.NsPerFrame-*s.CPU.Baseline {
+			t.Errorf("%s %s %d: CPU run without a net figure against the direct baseline: %+v", s.Setup, s.Role, s.Size, s.CPU)
+		}
 		if s.Max.Received == 0 || s.Max.CPU.Ticks == 0 || s.Max.EngineCPU == nil || len(s.Trials) == 0 {
 			t.Errorf("%s %s %d: max run without frames, CPU or engine CPU, or no trials: %+v", s.Setup, s.Role, s.Size, s)
 		}
@@ -185,6 +206,12 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 		if (s.ZeroLoss > 0) != passed {
 			t.Errorf("%s %s %d: zero-loss rate %v, but a trial without loss: %v", s.Setup, s.Role, s.Size, s.ZeroLoss, passed)
 		}
+		if s.ZeroLoss > 0 && (s.ZeroLossRate.Offered != s.ZeroLossTrialRate || s.ZeroLossRate.Achieved <= 0 || s.ZeroLossRate.Delivered < s.ZeroLossRate.Achieved) {
+			t.Errorf("%s %s %d: zero-loss figure %+v; want the passing trial's (rate %v) with all it sent delivered", s.Setup, s.Role, s.Size, s.ZeroLossRate, s.ZeroLossTrialRate)
+		}
+		if s.ZeroLossAboveMax != (s.ZeroLoss > s.Max.PacketsPerSecond) {
+			t.Errorf("%s %s %d: zero-loss %v, max %v: above-max flag %v", s.Setup, s.Role, s.Size, s.ZeroLoss, s.Max.PacketsPerSecond, s.ZeroLossAboveMax)
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
@@ -199,10 +226,19 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 			t.Errorf("results.json lacks %q", k)
 		}
 	}
-	if md, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || !strings.Contains(string(md), "```\n== forwarding rate: bridge0 ==") {
+	if v := js["version"]; v != 3.0 {
+		t.Errorf("results.json version %v, want 3", v)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil || !strings.Contains(string(md), "```\n== forwarding rate: direct ==") || !strings.Contains(string(md), "\n== forwarding rate: bridge0 ==") {
 		t.Errorf("report.md missing or without the forwarding-rate tables: %v", err)
 	}
-	for _, name := range []string{"rate-bridge0.svg", "rate-trunk0.svg"} {
+	// The summary leads, and leads with the CPU per frame.
+	if i, j := strings.Index(string(md), "## Summary\n\nCPU per forwarded frame at 200000 frames/s paced, net of direct veth"), strings.Index(string(md), "## Environment"); i < 0 || i > j ||
+		!strings.Contains(string(md), "| setup | bytes | ns/frame, patch | ns/frame, no patch | max fps, patch") || !strings.Contains(string(md), "\n| bridge0 | 64/60 | ") {
+		t.Errorf("report.md does not start with the summary, CPU per frame first:\n%s", md)
+	}
+	for _, name := range []string{"rate-direct.svg", "rate-bridge0.svg", "rate-trunk0.svg"} {
 		checkSVG(t, filepath.Join(dir, name))
 	}
 	checkLossRateAndWindow(t, text, res)
@@ -271,16 +307,19 @@ func checkMsgSize(t *testing.T, text string, res *Results) {
 func checkLossRateAndWindow(t *testing.T, text string, res *Results) {
 	t.Helper()
 	for _, setup := range []string{"bridge0", "trunk0"} {
-		want := "== frame loss rate: " + setup + " ==\nFrame loss rate (RFC 2544 26.3: offered frames/s, loss %)\nbytes     load offered fps offered fps loss %      loss %\n               patch       no patch    patch       no patch\n64/60     100% "
+		want := "== frame loss rate: " + setup + " ==\nFrame loss rate (RFC 2544 26.3: offered frames/s, loss %)\nmethod: counting: send-only generator; delivered = frames the receiving interface's rx_packets counted\nbytes     load offered fps offered fps loss %      loss %\n               patch       no patch    patch       no patch\n64/60     100% "
 		if !strings.Contains(text, want) {
 			t.Errorf("stdout lacks the %s frame-loss-rate table in the shape wanted:\n%s", setup, text)
 		}
-		want = "== window benchmark: " + setup + " ==\nWindow benchmark (BalanceNG: 1514-byte frames, 1518 with FCS, window 16, 500ms)\n          patch       no patch\nsent      "
+		want = "== window benchmark: " + setup + " ==\nWindow benchmark (BalanceNG: 1514-byte frames, 1518 with FCS, window 16, 500ms)\nmethod: receiving: the generator's receiver reads every frame at the far end\n          patch       no patch\nsent      "
 		if !strings.Contains(text, want) {
 			t.Errorf("stdout lacks the %s window-benchmark table in the shape wanted:\n%s", setup, text)
 		}
 	}
 	for _, s := range res.RateSamples {
+		if s.Setup == "direct" {
+			continue // the baseline: no frame loss rate
+		}
 		n := len(s.LossRate)
 		if n == 0 || s.LossRate[0].Percent != 100 {
 			t.Errorf("%s %s %d: frame loss rate does not start at 100%%: %+v", s.Setup, s.Role, s.Size, s.LossRate)

@@ -15,6 +15,22 @@ type Cell struct {
 	// Marked flags a patch cell that differs significantly from its no
 	// patch neighbour; it shows a '*' after the value.
 	Marked bool
+	// Flags are marks shown right after the value, before any '*' (the
+	// forwarding-rate table's "t", tester-bound); the table explains
+	// them below its rows.
+	Flags string
+}
+
+// format formats c's value with the fmt verb f, then its flags and
+// mark; "n/a" when not measured.
+func (c Cell) format(f string) string {
+	switch {
+	case c.NA:
+		return "n/a"
+	case c.Marked:
+		return fmt.Sprintf(f, c.Value) + c.Flags + "*"
+	}
+	return fmt.Sprintf(f, c.Value) + c.Flags
 }
 
 // TableRow is one line of a table: Receive, Transmit or Forward.

@@ -93,6 +93,7 @@ func WindowTable(s RateSpec, c RateConfig, cells []RoleCell) PairTable {
 	t := PairTable{
 		Title: fmt.Sprintf("Window benchmark (BalanceNG: %d-byte frames, %d with FCS, window %d, %v)",
 			c.WindowSize, c.WindowSize+gen.FCSLen, c.Window, c.WindowDuration),
+		Head:    []string{methodLine(MethodReceiving)},
 		Formats: []string{"%.0f"},
 	}
 	for _, m := range WindowMetrics {

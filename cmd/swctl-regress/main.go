@@ -33,7 +33,7 @@ func main() {
 		base    = flag.String("base", "", "git revision: \"no patch\" = it, built in a temporary worktree, \"patch\" = the tree")
 		setups  = flag.String("setups", "", "comma-separated promisc setups to run (veth,trunk0,bridge0; default all)")
 		suites  = flag.String("suites", "promisc,rate,msgsize,rfc2889", "comma-separated suites to run: promisc (iperf3 A/B tables), rate (forwarding rate), msgsize (TCP stream by message size), rfc2889 (address caching capacity and learning rate)")
-		rateSet = flag.String("rate-setups", "", "comma-separated forwarding-rate setups to run (bridge0,trunk0; default all)")
+		rateSet = flag.String("rate-setups", "", "comma-separated forwarding-rate setups to run (direct,bridge0,trunk0; default all; direct, the CPU baseline, runs whenever the CPU-cost run does)")
 		trial   = flag.Duration("trial", 0, "length of a forwarding-rate run and search trial (default 500ms QUICK, 1s, 10s FULL)")
 		out     = flag.String("out", "regress-out", "directory that receives the <timestamp>/ report directory")
 		repo    = flag.String("repo", ".", "a directory in the swctl git repository")
@@ -42,6 +42,8 @@ func main() {
 		msgSecs = flag.Int("msg-seconds", 0, "length of one msgsize iperf3 test in seconds (default 1 QUICK, 5, 10 FULL)")
 		window  = flag.Duration("window-duration", 0, "length of the window benchmark (1514-byte frames, window 16) per forwarding-rate instance (default 1s QUICK, 10s, 300s FULL; 0 = none)")
 		lossRt  = flag.Bool("loss-rate", false, "run RFC 2544's frame-loss-rate steps also outside FULL")
+		cpuRate = flag.Float64("cpu-rate", regress.DefaultCPURate, "paced load of the forwarding rate's CPU-per-frame run, `frames/s` (make bench's -cpu-rate)")
+		cpuTrl  = flag.Duration("cpu-trial", 0, "length of the CPU-per-frame run per frame size (default 1s QUICK, 2s, 10s FULL; 0 = none)")
 		maxAddr = flag.Int("maxaddr", 0, "address-table size set on the rfc2889 suite's bridge, the capacity search's upper bound (default 16384 QUICK, 65536, 262144 FULL; swctl's own default is 8192)")
 	)
 	flag.Parse()
@@ -80,6 +82,10 @@ func main() {
 			rc.WindowDuration = *window
 		}
 		rc.LossRate = rc.LossRate || *lossRt
+		rc.CPURate = *cpuRate
+		if set["cpu-trial"] {
+			rc.CPUTrial = *cpuTrl
+		}
 		rate = &rc
 	}
 	var msg *regress.MsgSizeConfig
