@@ -16,10 +16,17 @@
 //
 // The forwarding-rate suite (RateSetups, AnalyzeRates, RenderRateTable)
 // drives package gen in-process: tester ports opened with AF_PACKET in a
-// tester namespace, a max-rate run and an RFC 2544 zero-loss search
-// (gen/rfc2544) per frame size, through a swctl bridge and a swctl trunk;
-// in FULL mode also RFC 2544's frame-loss-rate steps (LossRateSteps), and
-// per instance the window benchmark (BalanceNG's form, WindowTable).
+// tester namespace, the counting tester (internal/tester: a send-only
+// generator, arrivals counted by the receiving interface's rx_packets)
+// for a max-rate run, an RFC 2544 zero-loss search (gen/rfc2544) and a
+// CPU-per-frame run at a fixed paced load per frame size, through a
+// swctl bridge, a swctl trunk and the direct-veth baseline the CPU is
+// netted against (NetCPU); in FULL mode also RFC 2544's frame-loss-rate
+// steps (LossRateSteps), and per instance the window benchmark
+// (BalanceNG's form, WindowTable), which needs the receiving tester.
+// Every rate records what the generator was asked to offer, what it sent
+// and what arrived (RateFigure), and says when the tester, not the
+// device, set it.
 //
 // The message-size suite (MsgSizePlan, AnalyzeMsgSize, MsgSizeTable) runs
 // iperf3 TCP with write sizes from 1 byte to 64 KiB (the netperf form)
