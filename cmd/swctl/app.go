@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -246,14 +247,29 @@ func dial(c *cli.Context) (*api.Client, error) {
 	return api.Dial(c.String("socket"))
 }
 
-// do dials the daemon and runs f with the client.
+// defaultRequestTimeout is how long a command waits for the daemon
+// unless --request-timeout says otherwise.
+const defaultRequestTimeout = 30 * time.Second
+
+// do dials the daemon and runs f with the client, within the
+// --request-timeout.
 func do(c *cli.Context, f func(ctx context.Context, cl *api.Client) error) error {
+	d := c.Duration("request-timeout")
+	if d <= 0 {
+		return usagef("--request-timeout: want a positive duration, got %v", d)
+	}
 	cl, err := dial(c)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	return f(c.Context, cl)
+	ctx, cancel := context.WithTimeout(c.Context, d)
+	defer cancel()
+	err = f(ctx, cl)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w (no reply within %v, --request-timeout; the daemon refuses a request it reaches later)", err, d)
+	}
+	return err
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
@@ -270,6 +286,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		DisableSliceFlagSeparator: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "socket", Value: api.DefaultSocket, EnvVars: []string{"SWCTL_SOCKET"}, Usage: "control socket `PATH`"},
+			&cli.DurationFlag{Name: "request-timeout", Value: defaultRequestTimeout, EnvVars: []string{"SWCTL_REQUEST_TIMEOUT"}, Usage: "wait at most `DURATION` for the daemon; it refuses a request it reaches later"},
 		},
 		Commands: []*cli.Command{
 			daemonCommand(),

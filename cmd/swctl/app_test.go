@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/api/apitest"
@@ -266,6 +267,12 @@ func TestCLI(t *testing.T) {
 			wantStderr: "swctl: --rx-ring: want 1-1024 MiB, got 2048\n"},
 		{name: "daemon coalesce too long", args: []string{"daemon", "--coalesce", "20ms"}, wantCode: 2,
 			wantStderr: "swctl: --coalesce: want 0-10ms, got 20ms\n"},
+		{name: "daemon idle timeout too short", args: []string{"daemon", "--idle-timeout", "10ms"}, wantCode: 2,
+			wantStderr: "swctl: --idle-timeout: want 1s-24h, got 10ms\n"},
+		{name: "daemon max clients 0", args: []string{"daemon", "--max-clients", "0"}, wantCode: 2,
+			wantStderr: "swctl: --max-clients: want 1-10000, got 0\n"},
+		{name: "request timeout 0", args: []string{"bridge", "flush", "bridge0", "--request-timeout", "0s"}, wantCode: 2,
+			wantStderr: "swctl: --request-timeout: want a positive duration, got 0s\n"},
 		{name: "unknown top-level command", args: []string{"explode", "-o", "json"}, wantCode: 2,
 			wantStderr: "{\"error\":\"unknown command \\\"swctl explode\\\" (see \\\"swctl --help\\\")\"}\n"},
 	}
@@ -299,13 +306,15 @@ func TestCLI(t *testing.T) {
 func TestCLIWithoutDaemon(t *testing.T) {
 	path := apitest.SocketPath(t)
 	want := "cannot reach the daemon at " + path + ": connect: no such file or directory (is `swctl daemon` running?)"
+	wantJSON := `{"error":"` + strings.ReplaceAll(want, `"`, `\"`) + "\"}\n"
 	tests := []struct {
 		name       string
 		args       []string
+		wantStdout string // "CONTAINS x" for output that contains x
 		wantStderr string
 	}{
-		{"text", []string{"bridge", "show"}, "swctl: " + want + "\n"},
-		{"json", []string{"bridge", "show", "-o", "json"}, `{"error":"` + strings.ReplaceAll(want, `"`, `\"`) + "\"}\n"},
+		{"text", []string{"bridge", "show"}, "", "swctl: " + want + "\n"},
+		{"json", []string{"bridge", "show", "-o", "json"}, "", wantJSON},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -314,10 +323,84 @@ func TestCLIWithoutDaemon(t *testing.T) {
 			if code != 1 {
 				t.Errorf("exit code: expected 1, got %d", code)
 			}
+			if part, ok := strings.CutPrefix(tt.wantStdout, "CONTAINS "); ok {
+				if !strings.Contains(stdout.String(), part) {
+					t.Errorf("stdout: expected it to contain %q, got\n%s", part, stdout.String())
+				}
+			} else if stdout.String() != tt.wantStdout {
+				t.Errorf("stdout:\nexpected %q\ngot      %q", tt.wantStdout, stdout.String())
+			}
 			if stderr.String() != tt.wantStderr {
 				t.Errorf("stderr:\nexpected %q\ngot      %q", tt.wantStderr, stderr.String())
 			}
 		})
+	}
+}
+
+// gatedFake is a fake daemon whose bridge create holds the handler until
+// gate is closed.
+type gatedFake struct {
+	*apitest.Fake
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (g *gatedFake) Change(ctx context.Context, r api.Edit) error {
+	if _, ok := r.(api.BridgeCreateRequest); ok {
+		g.entered <- struct{}{}
+		<-g.gate
+	}
+	return g.Fake.Change(ctx, r)
+}
+
+func TestCLIRequestTimeout(t *testing.T) {
+	fake := &gatedFake{Fake: newFake(), entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	path := apitest.Serve(t, fake)
+	// Another client's request holds the daemon.
+	slowDone := make(chan int, 1)
+	go func() {
+		var stdout, stderr bytes.Buffer
+		slowDone <- run(context.Background(), []string{"swctl", "--socket", path, "bridge", "create", "slow0"}, &stdout, &stderr)
+	}()
+	select {
+	case <-fake.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow request: not in the handler after 10s")
+	}
+
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"swctl", "--socket", path, "bridge", "add", "bridge0", "eth1", "--request-timeout", "100ms", "-o", "json"}, &stdout, &stderr)
+	if code != 1 {
+		t.Errorf("exit code: expected 1, got %d", code)
+	}
+	// The CLI's deadline and the daemon's refusal come at the same time:
+	// either may be the reply.
+	gotErr := stderr.String()
+	if !strings.HasPrefix(gotErr, `{"error":"bridge.add: `) ||
+		!strings.Contains(gotErr, "(no reply within 100ms, --request-timeout; the daemon refuses a request it reaches later)") &&
+			!strings.Contains(gotErr, "not applied: the request's deadline passed before the daemon could serve it") {
+		t.Errorf("stderr: expected the timeout or the daemon's refusal as JSON, got %q", gotErr)
+	}
+	close(fake.gate)
+	select {
+	case code := <-slowDone:
+		if code != 0 {
+			t.Errorf("the slow request: expected exit code 0, got %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow request: not done 10s after its handler was released")
+	}
+	// Served after the slow one, the timed-out request would come now.
+	var v bytes.Buffer
+	if code := run(context.Background(), []string{"swctl", "--socket", path, "version"}, &v, &v); code != 0 {
+		t.Fatalf("version: expected exit code 0, got %d: %s", code, v.String())
+	}
+	var got []string
+	for _, c := range fake.Recorded() {
+		got = append(got, c.Op)
+	}
+	if want := []string{"bridge.create", "version"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("daemon calls: expected %v (the timed-out bridge.add never applied), got %v", want, got)
 	}
 }
 

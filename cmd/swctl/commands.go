@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -39,6 +40,8 @@ func daemonCommand() *cli.Command {
 			&cli.DurationFlag{Name: "coalesce", Value: daemon.DefaultCoalesce, Usage: "after a read that emptied a ring, wait `DURATION` before the next, so that the frames arriving meanwhile come in one batch (interrupt moderation; 0 = off, at most 10ms; Linux)"},
 			&cli.BoolFlag{Name: "qdisc-bypass", Usage: "send straight to the driver, skipping the interfaces' qdiscs and tc egress (PACKET_QDISC_BYPASS; Linux)"},
 			&cli.BoolFlag{Name: "busy-poll", Usage: "readers poll their rings and never sleep: the lowest latency, for --workers cores at 100% all the time (Linux)"},
+			&cli.DurationFlag{Name: "idle-timeout", Value: api.DefaultIdleTimeout, Usage: "close a control connection that sends no request for `DURATION` (1s-24h)"},
+			&cli.IntFlag{Name: "max-clients", Value: api.DefaultMaxConns, Usage: "serve at most `N` control connections at once; refuse more with an error (1-10000)"},
 		},
 		Action: runDaemon,
 	}
@@ -56,6 +59,12 @@ func runDaemon(c *cli.Context) error {
 	}
 	if d := c.Duration("coalesce"); d < 0 || d > afpacket.MaxCoalesce {
 		return usagef("--coalesce: want 0-%v, got %v", afpacket.MaxCoalesce, d)
+	}
+	if d := c.Duration("idle-timeout"); d < time.Second || d > 24*time.Hour {
+		return usagef("--idle-timeout: want 1s-24h, got %v", d)
+	}
+	if n := c.Int("max-clients"); n < 1 || n > 10000 {
+		return usagef("--max-clients: want 1-10000, got %d", n)
 	}
 	tx := c.String("tx")
 	if tx != daemon.TXRing && tx != daemon.TXMmsg {
@@ -108,6 +117,8 @@ func runDaemon(c *cli.Context) error {
 		BusyPoll:    c.Bool("busy-poll"),
 		QdiscBypass: c.Bool("qdisc-bypass"),
 		Coalesce:    c.Duration("coalesce"),
+		IdleTimeout: c.Duration("idle-timeout"),
+		MaxClients:  c.Int("max-clients"),
 		Version:     api.Build(),
 		Logger:      log,
 		Hurry:       hurry,

@@ -739,3 +739,229 @@ func TestClientContext(t *testing.T) {
 		t.Errorf("Version with an expiring context: expected a deadline error, got %v", err)
 	}
 }
+
+// mustDial connects a client to the socket at path, closed when the test
+// ends.
+func mustDial(t *testing.T, path string) *api.Client {
+	t.Helper()
+	c, err := api.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// logLines is a slog destination that hands each record's line to a
+// channel, so a test can wait for one.
+type logLines chan string
+
+func (l logLines) Write(b []byte) (int, error) {
+	select {
+	case l <- string(b):
+	default: // a test that stopped reading loses later lines
+	}
+	return len(b), nil
+}
+
+func newLog() (*slog.Logger, logLines) {
+	l := make(logLines, 64)
+	return slog.New(slog.NewTextHandler(l, nil)), l
+}
+
+// waitLog returns the first line on lines that contains want, failing the
+// test if none comes within 5s.
+func waitLog(t *testing.T, lines logLines, want string) string {
+	t.Helper()
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case l := <-lines:
+			if strings.Contains(l, want) {
+				return l
+			}
+		case <-timeout:
+			t.Fatalf("log: expected a line containing %q within 5s, got none", want)
+		}
+	}
+}
+
+// gatedFake is a Fake whose bridge create signals entered, then waits for
+// gate: a request that holds the handler as long as the test wants.
+type gatedFake struct {
+	*apitest.Fake
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func newGatedFake() *gatedFake {
+	return &gatedFake{Fake: fakeState(), entered: make(chan struct{}, 1), gate: make(chan struct{})}
+}
+
+func (g *gatedFake) Change(ctx context.Context, r api.Edit) error {
+	if _, ok := r.(api.BridgeCreateRequest); ok {
+		g.entered <- struct{}{}
+		<-g.gate
+	}
+	return g.Fake.Change(ctx, r)
+}
+
+// ops returns the ops of the calls the fake received.
+func ops(f *apitest.Fake) []string {
+	var out []string
+	for _, c := range f.Recorded() {
+		out = append(out, c.Op)
+	}
+	return out
+}
+
+func TestRequestPastItsDeadlineIsNotApplied(t *testing.T) {
+	add := api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}
+	t.Run("waited in the listen queue", func(t *testing.T) {
+		// The daemon is out of descriptors, or busy: it does not accept
+		// until after the client has given up.
+		path := apitest.SocketPath(t)
+		ln, err := api.Listen(path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := mustDial(t, path) // queued, not yet accepted
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		if err := c.Do(ctx, add, nil); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("BridgeAdd with nobody accepting: expected a deadline error, got %v", err)
+		}
+		fake := fakeState()
+		log, lines := newLog()
+		serveCtx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- (&api.Server{Handler: fake, Log: log}).Serve(serveCtx, ln) }()
+		line := waitLog(t, lines, "deadline passed")
+		if !strings.Contains(line, "op=bridge.add") {
+			t.Errorf("log: expected the refused op named, got %s", line)
+		}
+		wantAnswer(t, path, "after refusing a late request")
+		stop()
+		within(t, done, "Serve after the cancel")
+		if got := ops(fake); !reflect.DeepEqual(got, []string{"version"}) {
+			t.Errorf("handler calls: expected only the later version, got %v", got)
+		}
+	})
+	t.Run("waited behind another request", func(t *testing.T) {
+		fake := newGatedFake()
+		log, lines := newLog()
+		path, _, _ := serveInBackground(t, &api.Server{Handler: fake, Log: log})
+		slow := mustDial(t, path)
+		slowDone := make(chan error, 1)
+		go func() { slowDone <- slow.Do(context.Background(), api.BridgeCreateRequest{Name: "bridge0"}, nil) }()
+		within(t, fake.entered, "the slow request in the handler")
+
+		c := mustDial(t, path)
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		// The client's read and the server's refusal end at the same
+		// deadline: either may come first.
+		err := c.Do(ctx, add, nil)
+		var re *api.RemoteError
+		if !errors.Is(err, context.DeadlineExceeded) && (!errors.As(err, &re) || re.Message != "bridge.add: not applied: the request's deadline passed before the daemon could serve it") {
+			t.Fatalf("BridgeAdd behind a slow request: expected a deadline error or the daemon's refusal, got %v", err)
+		}
+		waitLog(t, lines, "deadline passed")
+		close(fake.gate)
+		if err := within(t, slowDone, "the slow request"); err != nil {
+			t.Fatalf("the slow request: expected no error, got %v", err)
+		}
+		if got := ops(fake.Fake); !reflect.DeepEqual(got, []string{"bridge.create"}) {
+			t.Errorf("handler calls: expected only bridge.create, got %v", got)
+		}
+	})
+	t.Run("in time", func(t *testing.T) {
+		fake := fakeState()
+		c := mustDial(t, apitest.Serve(t, fake))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := c.Do(ctx, add, nil); err != nil {
+			t.Fatalf("BridgeAdd with a minute to go: expected no error, got %v", err)
+		}
+		if got := ops(fake); !reflect.DeepEqual(got, []string{"bridge.add"}) {
+			t.Errorf("handler calls: expected bridge.add, got %v", got)
+		}
+	})
+}
+
+func TestServeRefusesConnectionsOverTheLimit(t *testing.T) {
+	fake := fakeState()
+	log, lines := newLog()
+	path, _, _ := serveInBackground(t, &api.Server{Handler: fake, Log: log, MaxConns: 2})
+	const version = `{"version":1,"op":"version"}`
+	held := make([]net.Conn, 2)
+	for i := range held {
+		conn, r := rawDial(t, path)
+		exchange(t, conn, r, version) // accepted and served
+		held[i] = conn
+	}
+	want := "too many control connections: the daemon serves at most 2 at once (swctl daemon --max-clients); try again later"
+	for i := range 3 {
+		err := mustDial(t, path).Do(context.Background(), api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}, nil)
+		var re *api.RemoteError
+		if !errors.As(err, &re) || re.Message != want {
+			t.Fatalf("connection %d over the limit: expected the error %q, got %v", i+1, want, err)
+		}
+	}
+	if got := ops(fake); !reflect.DeepEqual(got, []string{"version", "version"}) {
+		t.Errorf("handler calls: expected the two versions under the limit, got %v", got)
+	}
+	if line := waitLog(t, lines, "refused"); !strings.Contains(line, "open=2 limit=2") {
+		t.Errorf("log: expected the count and the limit, got %s", line)
+	}
+	select {
+	case l := <-lines:
+		t.Errorf("log: expected one line for three refusals in a row, got another: %s", l)
+	default:
+	}
+	// A slot that frees up is given to the next connection.
+	held[0].Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := get[api.VersionInfo](context.Background(), mustDial(t, path), api.VersionRequest{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a connection closed: expected a new one served within 5s, got %v", err)
+		}
+	}
+}
+
+func TestServeClosesIdleConnections(t *testing.T) {
+	fake := newGatedFake()
+	srv := &api.Server{Handler: fake, IdleTimeout: 200 * time.Millisecond}
+	path, _, _ := serveInBackground(t, srv)
+
+	// A request that takes longer than the idle timeout is answered.
+	busy, busyR := rawDial(t, path)
+	if _, err := busy.Write([]byte(`{"version":1,"op":"bridge.create","args":{"name":"b0"}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	within(t, fake.entered, "the slow request in the handler")
+
+	idle, idleR := rawDial(t, path)
+	got, err := idleR.ReadString('\n')
+	if want := `{"error":"control connection closed: no request for 200ms (swctl daemon --idle-timeout)"}` + "\n"; err != nil || got != want {
+		t.Fatalf("idle connection: expected %q, got %q (%v)", want, got, err)
+	}
+	if _, err := idleR.ReadString('\n'); err == nil {
+		t.Errorf("idle connection after the notice: expected it closed, got more data")
+	}
+	idle.Close()
+
+	// The busy connection has been busy longer than the idle timeout.
+	close(fake.gate)
+	if got, err := busyR.ReadString('\n'); err != nil || got != `{"result":null}`+"\n" {
+		t.Fatalf("request that outlasted the idle timeout: expected its reply, got %q (%v)", got, err)
+	}
+	// The idle clock starts again after each reply.
+	if got := exchange(t, busy, busyR, `{"version":1,"op":"version"}`); !strings.HasPrefix(got, `{"result":`) {
+		t.Errorf("request right after a long one: expected a result, got %s", got)
+	}
+}

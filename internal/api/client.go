@@ -56,7 +56,10 @@ func Dial(path string) (*Client, error) {
 func (c *Client) Close() error { return c.conn.Close() }
 
 // Call sends one request and decodes the result into result (which may be
-// nil to ignore it). An error reply is returned as a *RemoteError.
+// nil to ignore it). An error reply is returned as a *RemoteError. A
+// deadline on ctx goes with the request: the daemon does not serve it
+// once the deadline has passed, so a request Call gave up on is never
+// applied later unless the daemon had already begun it.
 func (c *Client) Call(ctx context.Context, op string, args, result any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -64,6 +67,9 @@ func (c *Client) Call(ctx context.Context, op string, args, result any) error {
 		return c.broken
 	}
 	req := Request{Version: ProtocolVersion, Op: op}
+	// The daemon refuses the request if it reaches it after the client
+	// has stopped waiting.
+	req.Deadline, _ = ctx.Deadline()
 	if args != nil {
 		raw, err := json.Marshal(args)
 		if err != nil {

@@ -17,6 +17,19 @@
 // is closed. Malformed JSON, an unknown op, an unsupported version, unknown
 // or missing fields each get an error reply; the connection stays usable.
 //
+// A request may carry a deadline, when its client stops waiting:
+//
+//	{"version":1,"op":"bridge.add","args":{...},"deadline":"2025-01-02T03:04:05.5Z"}
+//
+// The server calls the handler for one request at a time and refuses a
+// request whose deadline has passed when its turn comes, so a client that
+// gave up never has its request applied later. A connection that sends no
+// request for Server.IdleTimeout gets an error line and is closed; one
+// over Server.MaxConns gets an error line naming the limit and is closed
+// at once. Both are errors as any other: {"error": "..."}. An operation
+// that streams (a packet capture, should one be added) will need its own
+// rule: the idle timeout counts the time between requests.
+//
 // Each operation has a request type (an Operation) and one row in the
 // operation table (protocol.go). A state operation's request is an Edit:
 // its Edit method is the operation, a change of the configuration, and the

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"testing"
 )
 
@@ -18,9 +19,10 @@ func (nopHandler) TrunkShow(context.Context, string) ([]TrunkInfo, error)   { re
 func (nopHandler) PortShow(context.Context, string) ([]PortInfo, error)     { return nil, nil }
 func (nopHandler) Version(context.Context) (VersionInfo, error)             { return VersionInfo{}, nil }
 
-// FuzzDecodeRequest feeds arbitrary lines to the request decoder and the
-// dispatcher: they must never panic, and every reply must be one line of
-// valid JSON with exactly one of result and error.
+// FuzzDecodeRequest feeds arbitrary lines to the server's request path
+// (decoder, deadline check, dispatcher): it must never panic, and every
+// reply must be one line of valid JSON with exactly one of result and
+// error.
 func FuzzDecodeRequest(f *testing.F) {
 	for _, s := range []string{
 		`{"version":1,"op":"version"}`,
@@ -32,6 +34,8 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"version":1,"op":"trunk.create","args":{"name":"t0","proto":"lacp","ports":["eth1","eth2"],"hash":"l3,l4"}}`,
 		`{"version":1,"op":"trunk.add","args":{"name":"t0","ifaces":["eth3"],"priority":10,"lacp_port_priority":100}}`,
 		`{"version":1,"op":"trunk.set","args":{"name":"t0","lacp_key":7,"lacp_timeout":"fast"}}`,
+		`{"version":1,"op":"bridge.del","args":{"name":"b0","ifaces":["eth1"]},"deadline":"2025-01-02T03:04:05.123456789Z"}`,
+		`{"version":1,"op":"version","deadline":"yesterday"}`,
 		`{"version":2,"op":"version"}`,
 		`{"version":1,"op":"nope"}`,
 		`{"version":1,`,
@@ -39,8 +43,9 @@ func FuzzDecodeRequest(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	srv := &Server{Handler: nopHandler{}, Log: slog.New(slog.DiscardHandler), turn: make(chan struct{}, 1)}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		reply := handleLine(context.Background(), nopHandler{}, line)
+		reply := srv.serveLine(context.Background(), line)
 		if len(reply) == 0 || reply[len(reply)-1] != '\n' {
 			t.Fatalf("reply %q: expected one newline-terminated line", reply)
 		}

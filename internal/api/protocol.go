@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/swctl/swctl/internal/config"
 )
@@ -42,10 +43,11 @@ type Edit interface {
 
 // Handler is what the daemon implements: Change for every state operation,
 // and one method for each operation that is not (mostly) state. The server
-// calls it with requests that passed their Validate method; it calls the
-// methods of one connection one at a time, in order, but different
-// connections concurrently. A returned error is sent to the client as is,
-// so it names the object and the cause.
+// calls it with requests that passed their Validate method, one request at
+// a time (Server). ctx carries the request's deadline, when the client gave
+// one: a method that can still back out should check it before it commits
+// a change. A returned error is sent to the client as is, so it names the
+// object and the cause.
 type Handler interface {
 	// Change runs a state operation: bridge and trunk create, destroy,
 	// add, del, set and port, bridge static, addspan and delspan.
@@ -80,6 +82,9 @@ type Request struct {
 	// Args holds the operation's request type as JSON; absent for ops
 	// without arguments.
 	Args json.RawMessage `json:"args,omitempty"`
+	// Deadline, when set, is when the client stops waiting for the reply:
+	// a server that reaches the request later refuses it unserved.
+	Deadline time.Time `json:"deadline,omitzero"`
 }
 
 // Reply is one reply line: exactly one of Result and Error is set.
@@ -97,6 +102,8 @@ type call struct {
 	op string
 	// run performs the operation.
 	run func(ctx context.Context, h Handler) (any, error)
+	// deadline is the request's Deadline, zero for none.
+	deadline time.Time
 }
 
 // opSpec is one row of the operation table.
@@ -233,15 +240,16 @@ func decodeRequest(line []byte) (*call, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", req.Op, err)
 	}
-	return &call{op: req.Op, run: run}, nil
+	return &call{op: req.Op, run: run, deadline: req.Deadline}, nil
 }
 
-// handleLine serves one request line and returns the reply line, newline
-// included.
-func handleLine(ctx context.Context, h Handler, line []byte) []byte {
-	c, err := decodeRequest(line)
-	if err != nil {
-		return errorReply(err)
+// answer runs the call against h, with the request's deadline on ctx, and
+// returns the reply line, newline included.
+func (c *call) answer(ctx context.Context, h Handler) []byte {
+	if !c.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, c.deadline)
+		defer cancel()
 	}
 	res, err := c.run(ctx, h)
 	if err != nil {

@@ -37,6 +37,20 @@ const replyTimeout = 5 * time.Second
 // be answered before it closes every connection.
 const shutdownGrace = time.Second
 
+// DefaultIdleTimeout is how long a connection may go without sending a
+// request before the server closes it, unless Server.IdleTimeout says
+// otherwise.
+const DefaultIdleTimeout = 60 * time.Second
+
+// DefaultMaxConns is how many connections a Server serves at once unless
+// Server.MaxConns says otherwise: far more than any person or script
+// needs, far fewer than the daemon's descriptors.
+const DefaultMaxConns = 64
+
+// refuseWriteTimeout bounds the write of the one reply that refuses a
+// connection over the limit, which the accept loop makes itself.
+const refuseWriteTimeout = 100 * time.Millisecond
+
 // umaskMu serialises Listen's change of the process-wide umask.
 var umaskMu sync.Mutex
 
@@ -212,7 +226,12 @@ func PeerOf(c *net.UnixConn) (Peer, error) {
 }
 
 // Server serves the control protocol: each connection gets a goroutine,
-// and its requests are served one at a time, in order.
+// and its requests are served one at a time, in order. The handler is
+// called for one request at a time across all connections, and a request
+// whose deadline (Request.Deadline) has passed when its turn comes is
+// refused, not served: a client that gave up never has its change
+// applied later, whether its request waited behind others, in the
+// listen queue while the daemon was out of descriptors, or in the socket.
 type Server struct {
 	// Handler serves the requests.
 	Handler Handler
@@ -226,11 +245,24 @@ type Server struct {
 	// Hurry, when closed during a shutdown, ends its grace period at
 	// once.
 	Hurry <-chan struct{}
+	// IdleTimeout closes a connection that has not sent a whole request
+	// for this long since it was opened or last answered, with an error
+	// line saying so; 0 means DefaultIdleTimeout. A request being served
+	// is never cut by it.
+	IdleTimeout time.Duration
+	// MaxConns is how many connections are served at once; 0 means
+	// DefaultMaxConns. A connection over it gets one error reply naming
+	// the limit and is closed at once, without its request being read.
+	MaxConns int
 
 	// replyTimeout is replyTimeout unless a test shortens it.
 	replyTimeout time.Duration
 	// grace is shutdownGrace unless a test changes it.
 	grace time.Duration
+	// turn holds a token while the handler serves a request: one at a
+	// time, so that a request's deadline is checked after it has waited
+	// for the others. Made by Serve.
+	turn chan struct{}
 }
 
 // Serve accepts connections on ln and serves their requests until ctx is
@@ -240,10 +272,15 @@ type Server struct {
 // under way have returned: no peer can hold it up.
 func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 	var (
-		mu    sync.Mutex
-		conns = map[*net.UnixConn]struct{}{}
-		wg    sync.WaitGroup
+		mu       sync.Mutex
+		conns    = map[*net.UnixConn]struct{}{}
+		wg       sync.WaitGroup
+		maxConns = cmp.Or(s.MaxConns, DefaultMaxConns)
+		// refusing is set while connections are refused for the
+		// limit, so that a flood is logged once.
+		refusing bool
 	)
+	s.turn = make(chan struct{}, 1)
 	each := func(fn func(c *net.UnixConn) error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -302,6 +339,16 @@ func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 			c.Close()
 			return nil
 		}
+		if n := len(conns); n >= maxConns {
+			mu.Unlock()
+			if !refusing {
+				cmp.Or(s.Log, slog.Default()).Warn("control connections refused: at the limit", "open", n, "limit", maxConns)
+				refusing = true
+			}
+			s.refuseOverLimit(c, maxConns)
+			continue
+		}
+		refusing = false
 		conns[c] = struct{}{}
 		mu.Unlock()
 		wg.Add(1)
@@ -316,11 +363,21 @@ func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 	}
 }
 
+// refuseOverLimit answers a connection over the limit of max with an error
+// and closes it, without reading its request: the reply waits in the
+// peer's socket for it to read after it has written.
+func (s *Server) refuseOverLimit(c *net.UnixConn, max int) {
+	c.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
+	c.Write(errorReply(fmt.Errorf("too many control connections: the daemon serves at most %d at once (swctl daemon --max-clients); try again later", max)))
+	c.Close()
+}
+
 // errTooLong reports a request line over MaxRequestSize.
 var errTooLong = fmt.Errorf("request longer than %d bytes", MaxRequestSize)
 
 // serveConn serves the requests of one connection until the peer closes
-// it, ctx is done or a reply cannot be written.
+// it, ctx is done, the peer stays idle too long or a reply cannot be
+// written.
 func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 	r := bufio.NewReaderSize(c, 64<<10)
 	if s.Auth != nil {
@@ -335,14 +392,25 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 			return
 		}
 	}
-	for ctx.Err() == nil {
+	idle := cmp.Or(s.IdleTimeout, DefaultIdleTimeout)
+	for {
+		c.SetReadDeadline(time.Now().Add(idle))
+		// Checked after the deadline is set: a shutdown that set its
+		// own deadline (now) just before is not overridden unseen.
+		if ctx.Err() != nil {
+			return
+		}
 		line, err := readLine(r, MaxRequestSize)
-		if errors.Is(err, errTooLong) {
+		switch {
+		case errors.Is(err, errTooLong):
 			s.reply(c, errorReply(err))
+			return
+		case errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil:
+			s.reply(c, errorReply(fmt.Errorf("control connection closed: no request for %v (swctl daemon --idle-timeout)", idle)))
 			return
 		}
 		if err == nil || len(line) > 0 {
-			if s.reply(c, handleLine(ctx, s.Handler, line)) != nil {
+			if s.reply(c, s.serveLine(ctx, line)) != nil {
 				return
 			}
 		}
@@ -350,6 +418,37 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 			return // end of stream, shutdown or a broken connection
 		}
 	}
+}
+
+// serveLine serves one request line when the handler is free, unless the
+// request's deadline passes or the server stops first, and returns the
+// reply line.
+func (s *Server) serveLine(ctx context.Context, line []byte) []byte {
+	cl, err := decodeRequest(line)
+	if err != nil {
+		return errorReply(err)
+	}
+	var expired <-chan time.Time
+	if !cl.deadline.IsZero() {
+		t := time.NewTimer(time.Until(cl.deadline))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case s.turn <- struct{}{}:
+		defer func() { <-s.turn }()
+	case <-expired:
+	case <-ctx.Done():
+	}
+	// Checked again when the turn came: select picks any ready case.
+	if ctx.Err() != nil {
+		return errorReply(fmt.Errorf("%s: not applied: the daemon is stopping", cl.op))
+	}
+	if late := time.Since(cl.deadline); !cl.deadline.IsZero() && late >= 0 {
+		cmp.Or(s.Log, slog.Default()).Warn("control request refused: its deadline passed before it could be served", "op", cl.op, "late", late)
+		return errorReply(fmt.Errorf("%s: not applied: the request's deadline passed before the daemon could serve it", cl.op))
+	}
+	return cl.answer(ctx, s.Handler)
 }
 
 // reply writes one reply to c. A peer that has not read it within the

@@ -71,6 +71,13 @@ type Options struct {
 	// batch. 0 turns it off; `swctl daemon` defaults to DefaultCoalesce.
 	// Linux only; the BSDs' bpf buffer batches already.
 	Coalesce time.Duration
+	// IdleTimeout closes a control connection that sends no request for
+	// this long; 0 means api.DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxClients is how many control connections are served at once; one
+	// over it is refused with an error naming the limit. 0 means
+	// api.DefaultMaxConns.
+	MaxClients int
 	// Hurry, when closed after ctx is done, cuts the shutdown short: the
 	// control connections are closed at once instead of after a grace
 	// period for the requests under way. The interfaces are given back
@@ -130,6 +137,9 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.RXRingMiB < 1 || opts.RXRingMiB > 1024 {
 		return fmt.Errorf("daemon: receive ring %d MiB: want 1-1024", opts.RXRingMiB)
 	}
+	if opts.IdleTimeout < 0 || opts.MaxClients < 0 {
+		return fmt.Errorf("daemon: idle timeout %v, max clients %d: want positive values, or 0 for the defaults", opts.IdleTimeout, opts.MaxClients)
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -184,7 +194,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	log.Info("swctl daemon started", "socket", opts.SocketPath, "config", opts.ConfigPath,
 		"state_dir", opts.StateDir, "bridges", len(cfg.Bridges), "pid", os.Getpid())
-	srv := &api.Server{Handler: e, Auth: auth, Log: log, Hurry: opts.Hurry}
+	srv := &api.Server{Handler: e, Auth: auth, Log: log, Hurry: opts.Hurry,
+		IdleTimeout: opts.IdleTimeout, MaxConns: opts.MaxClients}
 	err = srv.Serve(ctx, ln)
 	log.Info("swctl daemon stopping")
 	if err != nil && !errors.Is(err, context.Canceled) {
