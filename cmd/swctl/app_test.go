@@ -307,6 +307,7 @@ func TestCLIWithoutDaemon(t *testing.T) {
 	path := apitest.SocketPath(t)
 	want := "cannot reach the daemon at " + path + ": connect: no such file or directory (is `swctl daemon` running?)"
 	wantJSON := `{"error":"` + strings.ReplaceAll(want, `"`, `\"`) + "\"}\n"
+	build := api.Build()
 	tests := []struct {
 		name       string
 		args       []string
@@ -315,6 +316,9 @@ func TestCLIWithoutDaemon(t *testing.T) {
 	}{
 		{"text", []string{"bridge", "show"}, "", "swctl: " + want + "\n"},
 		{"json", []string{"bridge", "show", "-o", "json"}, "", wantJSON},
+		// The binary's own version is still printed.
+		{"version", []string{"version"}, formatted(t, versionOutput{VersionInfo: build}), "swctl: " + want + "\n"},
+		{"version json", []string{"version", "-o", "json"}, "CONTAINS \"daemon_error\": \"cannot reach the daemon", wantJSON},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -335,6 +339,15 @@ func TestCLIWithoutDaemon(t *testing.T) {
 			}
 		})
 	}
+}
+
+// formatted is formatVersion's text for v.
+func formatted(t *testing.T, v versionOutput) string {
+	var b bytes.Buffer
+	if err := formatVersion(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // gatedFake is a fake daemon whose bridge create holds the handler until

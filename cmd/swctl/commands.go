@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"os"
@@ -453,22 +454,26 @@ func versionCommand() *cli.Command {
 			if err := wantArgs(c, 0, 0); err != nil {
 				return err
 			}
+			// This binary's version is printed in any case; a daemon
+			// that cannot be asked is an error all the same.
 			out := versionOutput{VersionInfo: api.Build()}
-			if cl, err := dial(c); err == nil {
+			derr := do(c, func(ctx context.Context, cl *api.Client) error {
 				var d api.VersionInfo
-				if err := cl.Do(c.Context, api.VersionRequest{}, &d); err == nil {
+				err := cl.Do(ctx, api.VersionRequest{}, &d)
+				if err == nil {
 					out.Daemon = &d
-				} else {
-					out.DaemonError = err.Error()
 				}
-				cl.Close()
-			} else {
-				out.DaemonError = err.Error()
+				return err
+			})
+			if derr != nil {
+				out.DaemonError = derr.Error()
 			}
 			if asJSON {
-				return writeJSON(c.App.Writer, out)
+				err = writeJSON(c.App.Writer, out)
+			} else {
+				err = formatVersion(c.App.Writer, out)
 			}
-			return formatVersion(c.App.Writer, out)
+			return cmp.Or(derr, err)
 		},
 	}
 }

@@ -138,11 +138,10 @@ func formatVersion(w io.Writer, v versionOutput) error {
 		}
 		return s + fmt.Sprintf("%s, protocol %d)", v.Go, v.Protocol)
 	}
-	fmt.Fprintln(w, line("swctl", v.VersionInfo))
+	_, err := fmt.Fprintln(w, line("swctl", v.VersionInfo))
 	if v.Daemon != nil {
-		_, err := fmt.Fprintln(w, line("daemon", *v.Daemon))
-		return err
+		_, err = fmt.Fprintln(w, line("daemon", *v.Daemon))
 	}
-	_, err := fmt.Fprintf(w, "daemon: %s\n", v.DaemonError)
+	// Without a daemon, the command's error says why, on stderr.
 	return err
 }
