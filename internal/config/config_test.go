@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/swctl/swctl/frame"
 )
@@ -386,6 +389,64 @@ func TestLoadNamesThePath(t *testing.T) {
 	want := path + `:2: unknown setting "bogus" in bridge b0 (want local, timeout, maxaddr, port, span or static)`
 	if err == nil || err.Error() != want {
 		t.Errorf("Load: expected error %q, got %v", want, err)
+	}
+}
+
+// errSymlink is Load's error for a symbolic link, after "PATH: ".
+const errSymlink = "is a symbolic link (give the file's own path: the daemon replaces the file when it saves)"
+
+// symlinkTo returns a maker of a symbolic link to a file elsewhere that
+// holds content; to no file at all when content is "".
+func symlinkTo(content string) func(t *testing.T, path string) {
+	return func(t *testing.T, path string) {
+		target := filepath.Join(t.TempDir(), "target")
+		if content != "" {
+			if err := os.WriteFile(target, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(target, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLoadRefusesWhatIsNotARegularFile(t *testing.T) {
+	tests := []struct {
+		name    string
+		make    func(t *testing.T, path string)
+		wantErr string // after "PATH: "
+	}{
+		{"symbolic link to another file", symlinkTo("root:secret-first-line:19000::::::\n"), errSymlink},
+		{"symbolic link to a valid configuration", symlinkTo("bridge b0 {\n}\n"), errSymlink},
+		{"dangling symbolic link", symlinkTo(""), errSymlink},
+		{"FIFO nobody writes to", func(t *testing.T, path string) {
+			if err := unix.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "not a regular file but a FIFO"},
+		{"directory", func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "not a regular file but a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "swctl.conf")
+			tt.make(t, path)
+			done := make(chan error, 1)
+			go func() { _, err := Load(path); done <- err }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Load: expected an error at once, still blocked after 5s")
+			}
+			if want := path + ": " + tt.wantErr; err == nil || err.Error() != want {
+				t.Errorf("Load:\nexpected %s\ngot      %v", want, err)
+			}
+		})
 	}
 }
 

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/swctl/swctl/frame"
 )
@@ -57,17 +60,49 @@ type stmt struct {
 }
 
 // Load reads the configuration at path. A missing file is an empty
-// configuration, not an error.
+// configuration, not an error. path must be a regular file itself: a
+// symbolic link is refused (the daemon saves by renaming a new file over
+// path, which would replace the link, and a parse error would show the
+// linked file's lines), and so are a FIFO and a device, without blocking
+// on them.
 func Load(path string) (*Config, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return &Config{}, nil
 	}
 	if err != nil {
+		// O_NOFOLLOW fails with ELOOP on Linux and OpenBSD, EMLINK on
+		// FreeBSD.
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, &Error{File: path, Err: errors.New("is a symbolic link (give the file's own path: the daemon replaces the file when it saves)")}
+		}
 		return nil, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &Error{File: path, Err: fmt.Errorf("not a regular file but %s", fileKind(st.Mode()))}
+	}
 	return Parse(f, path)
+}
+
+// fileKind names the kind of file m describes, for an error.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	default:
+		return "a special file (" + m.Type().String() + ")"
+	}
 }
 
 // Parse reads a configuration. filename is used in error messages only.
