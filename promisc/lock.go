@@ -38,8 +38,14 @@ func LockStateDir(dir string) (unlock func(), err error) {
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, LockFile)
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	// Never through a link: O_CREAT would make (as root) whatever file
+	// a planted link names.
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
+		// ELOOP on Linux and OpenBSD, EMLINK on FreeBSD.
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("state dir %s: %s is a symbolic link; remove it (swctl makes the lock file itself)", dir, path)
+		}
 		return nil, fmt.Errorf("state dir %s: %s: %w", dir, path, err)
 	}
 	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {

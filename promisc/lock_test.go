@@ -95,6 +95,45 @@ func TestLockStateDir(t *testing.T) {
 	unlock2()
 }
 
+func TestLockStateDirRefusesASymlink(t *testing.T) {
+	tests := []struct {
+		name   string
+		target func(t *testing.T) string // the file the link names
+	}{
+		{"to an existing file", func(t *testing.T) string {
+			p := filepath.Join(t.TempDir(), "passwd")
+			if err := os.WriteFile(p, []byte("root:x:0:0::/root:/bin/sh\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+		{"to nothing yet", func(t *testing.T) string { return filepath.Join(t.TempDir(), "planted") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			target := tt.target(t)
+			before, beforeErr := os.ReadFile(target)
+			lock := filepath.Join(dir, promisc.LockFile)
+			if err := os.Symlink(target, lock); err != nil {
+				t.Fatal(err)
+			}
+			unlock, err := promisc.LockStateDir(dir)
+			if err == nil {
+				unlock()
+			}
+			want := "state dir " + dir + ": " + lock + " is a symbolic link; remove it (swctl makes the lock file itself)"
+			if err == nil || err.Error() != want {
+				t.Errorf("LockStateDir:\nexpected %s\ngot      %v", want, err)
+			}
+			after, afterErr := os.ReadFile(target)
+			if string(after) != string(before) || (beforeErr == nil) != (afterErr == nil) {
+				t.Errorf("link target %s: expected untouched (%q, %v), got %q, %v", target, before, beforeErr, after, afterErr)
+			}
+		})
+	}
+}
+
 func TestRecoverWithoutStateDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "never-made")
 	rep, err := promisc.Recover(dir, quiet)
