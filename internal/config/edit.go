@@ -172,7 +172,10 @@ func (c *Config) CreateBridge(name string, local bool, h Host) error {
 		return fmt.Errorf("%s: bridge exists", name)
 	}
 	if owner, _ := c.owner(name); owner != "" {
-		return fmt.Errorf("%s: is a port of bridge %s", name, owner)
+		if !strings.HasPrefix(owner, "trunk ") {
+			owner = "bridge " + owner
+		}
+		return fmt.Errorf("%s: is a port of %s", name, owner)
 	}
 	if local && h.Exists(name) {
 		return fmt.Errorf("%s: create --local: an interface named %s exists", name, name)

@@ -301,6 +301,7 @@ func TestEngineRefusals(t *testing.T) {
 		{"static on non-member", e.Change(bg, api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:05", Iface: "eth2"}), "eth2 is not a member"},
 		{"del non-member", e.Change(bg, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth2"}}), "bridge0: del eth2: not a member"},
 		{"span already member", e.Change(bg, api.AddSpanRequest{Name: "bridge1", Iface: "eth1"}), "already a port of bridge bridge0"},
+		{"bridge named like a member", e.Change(bg, api.BridgeCreateRequest{Name: "eth1", Local: true}), "eth1: is a port of bridge bridge0"},
 	}
 	for _, c := range cases {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
@@ -427,6 +428,7 @@ func TestEngineTrunkRefusals(t *testing.T) {
 		{"trunk named like a bridge", e.Change(bg, api.TrunkCreateRequest{Name: "bridge0"}), "bridge0: a bridge has that name"},
 		{"trunk as its own port", e.Change(bg, api.TrunkCreateRequest{Name: "trunk1", Ports: []string{"trunk0"}}), "is a swctl trunk"},
 		{"missing port", e.Change(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth9"}}), "trunk0: add eth9: no such interface"},
+		{"bridge named like a trunk port", e.Change(bg, api.BridgeCreateRequest{Name: "eth2", Local: true}), "eth2: is a port of trunk trunk0"},
 	}
 	for _, c := range cases {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
