@@ -533,3 +533,42 @@ func TestIntegrationBridgeForwardsBPDUsWithSTPOff(t *testing.T) {
 		}
 	}
 }
+
+func TestIntegrationBridgeRefusesTheManagementInterface(t *testing.T) {
+	tb := newTestbed(t, 3)
+	// p1 is how the dut is reached: its default routes leave by it.
+	tb.dut.Run("ip", "addr", "add", "192.0.2.1/24", "dev", "p1")
+	tb.dut.Run("ip", "route", "add", "default", "via", "192.0.2.254", "dev", "p1")
+	tb.dut.Run("sysctl", "-qw", "net.ipv6.conf.p2.disable_ipv6=0")
+	tb.dut.Run("ip", "-6", "addr", "add", "2001:db8::1/64", "dev", "p2", "nodad")
+	tb.dut.Run("ip", "-6", "route", "add", "default", "via", "2001:db8::fe", "dev", "p2")
+	tb.start()
+	tb.swctl("bridge", "create", "bridge0")
+	tb.swctl("trunk", "create", "trunk0")
+	const held = "holds the host's default route, so taking it would cut the host off that network (give --force to add it anyway)"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bridge", "add", "bridge0", "p3", "p1"}, "bridge0: add p1: " + held},
+		{[]string{"bridge", "add", "bridge0", "p2"}, "bridge0: add p2: " + held},
+		{[]string{"trunk", "create", "trunk1", "--port", "p1"}, "trunk1: add p1: " + held},
+		{[]string{"trunk", "add", "trunk0", "p2"}, "trunk0: add p2: " + held},
+	} {
+		if _, err := tb.try(c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("swctl %s: expected an error containing %q, got %v", strings.Join(c.args, " "), c.want, err)
+		}
+	}
+	var shown []struct {
+		Ports []struct{ Name string } `json:"ports"`
+	}
+	tb.swctlJSON(&shown, "bridge", "show", "bridge0")
+	if len(shown[0].Ports) != 0 {
+		t.Errorf("bridge0 after the refusals: expected no members, got %+v", shown[0].Ports)
+	}
+	tb.swctl("bridge", "add", "bridge0", "p3", "p1", "--force")
+	tb.swctlJSON(&shown, "bridge", "show", "bridge0")
+	if len(shown[0].Ports) != 2 {
+		t.Errorf("bridge0 after bridge add --force: expected p3 and p1, got %+v", shown[0].Ports)
+	}
+}

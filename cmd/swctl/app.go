@@ -195,6 +195,12 @@ func outputFlag() cli.Flag {
 	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "output format: text or json"}
 }
 
+// forceFlag is the --force of the commands that take interfaces from the
+// host.
+func forceFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "force", Usage: "take an interface even if it holds the host's default route (which cuts the host off that network)"}
+}
+
 // jsonOutput reports whether -o json was given, and refuses other values
 // than json and text.
 func jsonOutput(c *cli.Context) (bool, error) {

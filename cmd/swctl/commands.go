@@ -185,9 +185,9 @@ func bridgeCommand() *cli.Command {
 			},
 			{
 				Name: "add", Usage: "add members (all or none)", ArgsUsage: "NAME IFACE...",
-				Flags: []cli.Flag{outputFlag()},
+				Flags: []cli.Flag{forceFlag(), outputFlag()},
 				Action: func(c *cli.Context) error {
-					req := api.BridgeAddRequest{Name: c.Args().Get(0), Ifaces: tail(c)}
+					req := api.BridgeAddRequest{Name: c.Args().Get(0), Ifaces: tail(c), Force: c.Bool("force")}
 					return mutate(c, 2, -1, req)
 				},
 			},

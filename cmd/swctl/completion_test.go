@@ -164,7 +164,7 @@ func TestBashCompletion(t *testing.T) {
 		{"unknown command", withDaemon, "swctl explode ", nil},
 		{"hidden command not offered", withDaemon, "swctl _", nil},
 		{"no daemon: commands", noDaemon, "swctl bridge ", bridgeCmds},
-		{"no daemon: flags", noDaemon, "swctl trunk add --", []string{"--priority", "--lacp-port-priority", "--output", "--help"}},
+		{"no daemon: flags", noDaemon, "swctl trunk add --", []string{"--priority", "--lacp-port-priority", "--force", "--output", "--help"}},
 		{"no daemon: no names", noDaemon, "swctl bridge show ", nil},
 		{"no daemon: no interfaces", noDaemon, "swctl bridge add bridge0 ", nil},
 	}

@@ -65,11 +65,12 @@ func trunkCommand() *cli.Command {
 					&cli.StringFlag{Name: "lacp-mode", Usage: "`MODE`: active or passive (default active)"},
 					&cli.StringFlag{Name: "lacp-timeout", Usage: "`T`: slow or fast (default slow)"},
 					&cli.StringFlag{Name: "hash", Usage: "`FIELDS` hashed by loadbalance and lacp: a list of l2,l3,l4 (default all)"},
-				}, append(policyFlags(), outputFlag())...),
+				}, append(policyFlags(), forceFlag(), outputFlag())...),
 				Action: func(c *cli.Context) error {
 					req := api.TrunkCreateRequest{
 						Name: c.Args().Get(0), Proto: c.String("proto"), Promisc: c.Bool("promisc"),
 						LACPMode: c.String("lacp-mode"), LACPTimeout: c.String("lacp-timeout"), Hash: c.String("hash"),
+						Force: c.Bool("force"),
 					}
 					var err error
 					if req.UpDelay, req.DownDelay, req.MinLinks, req.Preempt, err = policyIfSet(c); err != nil {
@@ -99,10 +100,11 @@ func trunkCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.IntFlag{Name: "priority", Usage: "failover priority `N`, 0 to 65535, higher preferred (default 0)"},
 					&cli.IntFlag{Name: "lacp-port-priority", Usage: "LACP port priority `N`, 0 to 65535, lower wins (default 32768)"},
+					forceFlag(),
 					outputFlag(),
 				},
 				Action: func(c *cli.Context) error {
-					req := api.TrunkAddRequest{Name: c.Args().Get(0), Ifaces: tail(c)}
+					req := api.TrunkAddRequest{Name: c.Args().Get(0), Ifaces: tail(c), Force: c.Bool("force")}
 					req.Priority = intIfSet(c, "priority")
 					req.LACPPortPriority = intIfSet(c, "lacp-port-priority")
 					return mutate(c, 2, -1, req)

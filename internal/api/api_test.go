@@ -76,6 +76,9 @@ func TestRoundTrip(t *testing.T) {
 		{"bridge add", func(c *api.Client) (any, error) {
 			return nil, c.Do(ctx, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}}, nil)
 		}, apitest.Call{Op: "bridge.add", Req: api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}}}, nil},
+		{"bridge add --force", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth0"}, Force: true}, nil)
+		}, apitest.Call{Op: "bridge.add", Req: api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth0"}, Force: true}}, nil},
 		{"bridge del", func(c *api.Client) (any, error) {
 			return nil, c.Do(ctx, api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth2"}}, nil)
 		}, apitest.Call{Op: "bridge.del", Req: api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth2"}}}, nil},
@@ -122,8 +125,8 @@ func TestRoundTrip(t *testing.T) {
 			return nil, c.Do(ctx, api.TrunkCreateRequest{Name: "trunk0"}, nil)
 		}, apitest.Call{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0"}}, nil},
 		{"trunk create everything", func(c *api.Client) (any, error) {
-			return nil, c.Do(ctx, api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1", "eth2"}, Promisc: true, LACPMode: "passive", LACPTimeout: "fast", Hash: "l3,l2"}, nil)
-		}, apitest.Call{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1", "eth2"}, Promisc: true, LACPMode: "passive", LACPTimeout: "fast", Hash: "l3,l2"}}, nil},
+			return nil, c.Do(ctx, api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1", "eth2"}, Promisc: true, LACPMode: "passive", LACPTimeout: "fast", Hash: "l3,l2", Force: true}, nil)
+		}, apitest.Call{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1", "eth2"}, Promisc: true, LACPMode: "passive", LACPTimeout: "fast", Hash: "l3,l2", Force: true}}, nil},
 		{"trunk destroy", func(c *api.Client) (any, error) {
 			return nil, c.Do(ctx, api.TrunkDestroyRequest{Name: "trunk0"}, nil)
 		}, apitest.Call{Op: "trunk.destroy", Req: api.TrunkDestroyRequest{Name: "trunk0"}}, nil},
@@ -131,8 +134,8 @@ func TestRoundTrip(t *testing.T) {
 			return nil, c.Do(ctx, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3"}}, nil)
 		}, apitest.Call{Op: "trunk.add", Req: api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3"}}}, nil},
 		{"trunk add with priorities 0", func(c *api.Client) (any, error) {
-			return nil, c.Do(ctx, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3", "eth4"}, Priority: ptr(0), LACPPortPriority: ptr(0)}, nil)
-		}, apitest.Call{Op: "trunk.add", Req: api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3", "eth4"}, Priority: ptr(0), LACPPortPriority: ptr(0)}}, nil},
+			return nil, c.Do(ctx, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3", "eth4"}, Priority: ptr(0), LACPPortPriority: ptr(0), Force: true}, nil)
+		}, apitest.Call{Op: "trunk.add", Req: api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth3", "eth4"}, Priority: ptr(0), LACPPortPriority: ptr(0), Force: true}}, nil},
 		{"trunk del", func(c *api.Client) (any, error) {
 			return nil, c.Do(ctx, api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth3"}}, nil)
 		}, apitest.Call{Op: "trunk.del", Req: api.TrunkDelRequest{Name: "trunk0", Ifaces: []string{"eth3"}}}, nil},

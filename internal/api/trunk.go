@@ -51,6 +51,9 @@ type TrunkCreateRequest struct {
 	// Preempt is whether failover returns to the port of highest
 	// priority when it comes back; nil for true.
 	Preempt *bool `json:"preempt,omitempty"`
+	// Force takes a port that holds the host's default route, which is
+	// refused otherwise.
+	Force bool `json:"force,omitempty"`
 }
 
 // TrunkDestroyRequest destroys a trunk and releases its ports
@@ -72,6 +75,9 @@ type TrunkAddRequest struct {
 	// LACPPortPriority is the new ports' LACP port priority (lower wins);
 	// nil for the default, 32768.
 	LACPPortPriority *int `json:"lacp_port_priority,omitempty"`
+	// Force takes an interface that holds the host's default route,
+	// which is refused otherwise.
+	Force bool `json:"force,omitempty"`
 }
 
 // TrunkDelRequest removes ports from a trunk, all or none
@@ -495,7 +501,10 @@ func (r TrunkCreateRequest) Edit(c *config.Config, h config.Host) error {
 		Proto: given(r.Proto), LACPMode: given(r.LACPMode), LACPTimeout: given(r.LACPTimeout), Hash: given(r.Hash),
 		UpDelay: r.UpDelay, DownDelay: r.DownDelay, MinLinks: r.MinLinks, Preempt: r.Preempt,
 	}
-	return c.CreateTrunk(r.Name, s, r.Promisc, r.Ports, h)
+	if err := c.CreateTrunk(r.Name, s, r.Promisc, r.Ports, h); err != nil || r.Force {
+		return err
+	}
+	return config.CheckNotManagement(r.Name, "add", r.Ports, h)
 }
 
 func (r TrunkDestroyRequest) Edit(c *config.Config, _ config.Host) error {
@@ -503,7 +512,10 @@ func (r TrunkDestroyRequest) Edit(c *config.Config, _ config.Host) error {
 }
 
 func (r TrunkAddRequest) Edit(c *config.Config, h config.Host) error {
-	return c.AddTrunkPorts(r.Name, r.Ifaces, r.Priority, r.LACPPortPriority, h)
+	if err := c.AddTrunkPorts(r.Name, r.Ifaces, r.Priority, r.LACPPortPriority, h); err != nil || r.Force {
+		return err
+	}
+	return config.CheckNotManagement(r.Name, "add", r.Ifaces, h)
 }
 
 func (r TrunkDelRequest) Edit(c *config.Config, _ config.Host) error {

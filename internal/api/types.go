@@ -84,6 +84,9 @@ type BridgeAddRequest struct {
 	Name string `json:"name"`
 	// Ifaces are the interfaces to add, at least one, no duplicates.
 	Ifaces []string `json:"ifaces"`
+	// Force takes an interface that holds the host's default route,
+	// which is refused otherwise.
+	Force bool `json:"force,omitempty"`
 }
 
 // BridgeDelRequest removes members from a bridge, all or none
@@ -554,7 +557,10 @@ func (r BridgeDestroyRequest) Edit(c *config.Config, _ config.Host) error {
 }
 
 func (r BridgeAddRequest) Edit(c *config.Config, h config.Host) error {
-	return c.AddPorts(r.Name, r.Ifaces, h)
+	if err := c.AddPorts(r.Name, r.Ifaces, h); err != nil || r.Force {
+		return err
+	}
+	return config.CheckNotManagement(r.Name, "add", r.Ifaces, h)
 }
 
 func (r BridgeDelRequest) Edit(c *config.Config, _ config.Host) error {

@@ -25,6 +25,30 @@ type Host interface {
 	Exists(name string) bool
 	// HardwareAddr returns the MAC of the interface called name.
 	HardwareAddr(name string) (net.HardwareAddr, error)
+	// DefaultRouteIfaces names the interfaces the host's default routes
+	// leave by.
+	DefaultRouteIfaces() ([]string, error)
+}
+
+// CheckNotManagement refuses to take any of ifaces into bridge or trunk
+// name (for op, "add") when it holds the host's default route: a member's
+// own stack no longer sees its frames, so taking the interface the host
+// is reached by cuts the host off, and whoever ran the command with it.
+// Callers skip it when the user forces the change.
+func CheckNotManagement(name, op string, ifaces []string, h Host) error {
+	if len(ifaces) == 0 {
+		return nil
+	}
+	held, err := h.DefaultRouteIfaces()
+	if err != nil {
+		return fmt.Errorf("%s: %s: cannot tell which interface holds the default route: %w (give --force to %s anyway)", name, op, err, op)
+	}
+	for _, iface := range ifaces {
+		if slices.Contains(held, iface) {
+			return fmt.Errorf("%s: %s %s: holds the host's default route, so taking it would cut the host off that network (give --force to %s it anyway)", name, op, iface, op)
+		}
+	}
+	return nil
 }
 
 // errNothing says that a change request named nothing to change.

@@ -14,6 +14,8 @@ type tableHost map[string]net.HardwareAddr
 
 func (h tableHost) Exists(name string) bool { _, ok := h[name]; return ok }
 
+func (h tableHost) DefaultRouteIfaces() ([]string, error) { return nil, nil }
+
 func (h tableHost) HardwareAddr(name string) (net.HardwareAddr, error) {
 	hw, ok := h[name]
 	if !ok {

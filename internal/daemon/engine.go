@@ -82,6 +82,8 @@ func (h sysHost) HardwareAddr(name string) (net.HardwareAddr, error) {
 	return h.sys.HardwareAddr(name)
 }
 
+func (h sysHost) DefaultRouteIfaces() ([]string, error) { return h.sys.DefaultRouteIfaces() }
+
 func newEngine(cfgPath string, sys system, clk clock.Clock, log *slog.Logger) *engine {
 	return &engine{
 		cfg:   &config.Config{},

@@ -48,6 +48,8 @@ type fakeSystem struct {
 	watch func(string, platform.LinkState)
 	// ips are the host's addresses on TAPs, by name (HostIPs).
 	ips map[string][]netip.Addr
+	// defaultRoute are the interfaces holding the default route.
+	defaultRoute []string
 }
 
 func newFakeSystem(ifaces ...string) *fakeSystem {
@@ -212,6 +214,8 @@ func (s *fakeSystem) RestoreLLAddr(name string) error {
 	}
 	return nil
 }
+
+func (s *fakeSystem) DefaultRouteIfaces() ([]string, error) { return s.defaultRoute, nil }
 
 func (s *fakeSystem) Watch(fn func(string, platform.LinkState)) error { s.watch = fn; return nil }
 func (s *fakeSystem) Close() error                                    { return nil }
@@ -434,6 +438,56 @@ func TestEngineTrunkRefusals(t *testing.T) {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: want an error containing %q, got %v", c.name, c.want, c.err)
 		}
+	}
+}
+
+func TestEngineRefusesTheManagementInterface(t *testing.T) {
+	const held = "holds the host's default route, so taking it would cut the host off that network"
+	tests := []struct {
+		name    string
+		op      func(e *engine) error
+		wantErr string // "" for success
+	}{
+		{"bridge add", func(e *engine) error {
+			return e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth2", "eth1"}})
+		}, "bridge0: add eth1: " + held + " (give --force to add it anyway)"},
+		{"bridge add --force", func(e *engine) error {
+			return e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth2", "eth1"}, Force: true})
+		}, ""},
+		{"bridge add of another interface", func(e *engine) error {
+			return e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth2"}})
+		}, ""},
+		{"trunk create", func(e *engine) error {
+			return e.Change(bg, api.TrunkCreateRequest{Name: "trunk1", Ports: []string{"eth1"}})
+		}, "trunk1: add eth1: " + held + " (give --force to add it anyway)"},
+		{"trunk create --force", func(e *engine) error {
+			return e.Change(bg, api.TrunkCreateRequest{Name: "trunk1", Ports: []string{"eth1"}, Force: true})
+		}, ""},
+		{"trunk add", func(e *engine) error {
+			return e.Change(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth1", "eth2"}})
+		}, "trunk0: add eth1: " + held + " (give --force to add it anyway)"},
+		{"trunk add --force", func(e *engine) error {
+			return e.Change(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth1", "eth2"}, Force: true})
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sys := newFakeSystem("eth1", "eth2")
+			sys.defaultRoute = []string{"eth1"}
+			e, _ := newTestEngine(t, sys)
+			mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+			mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk0"}))
+			got := ""
+			if err := tt.op(e); err != nil {
+				got = err.Error()
+			}
+			if got != tt.wantErr {
+				t.Fatalf("expected error %q, got %q", tt.wantErr, got)
+			}
+			if open, _ := sys.counts("eth1"); tt.wantErr != "" && open != 0 {
+				t.Errorf("eth1 after a refusal: %d ports open, want none", open)
+			}
+		})
 	}
 }
 

@@ -41,6 +41,9 @@ type system interface {
 	// RestoreLLAddr puts back the MAC SetLLAddr recorded, if the
 	// interface still carries the one swctl set.
 	RestoreLLAddr(name string) error
+	// DefaultRouteIfaces names the interfaces the host's default routes
+	// (IPv4 and IPv6, main table) leave by.
+	DefaultRouteIfaces() ([]string, error)
 	// Watch delivers link changes to fn until the system is closed.
 	Watch(fn func(name string, state platform.LinkState)) error
 	// Close stops watching.
