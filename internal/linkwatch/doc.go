@@ -17,6 +17,11 @@
 // kernel ever drops its subscription (a full socket buffer: ENOBUFS) and
 // then reports what changed meanwhile.
 //
+// The messages are decoded here (decodeLink), every length checked before
+// it is read, and fuzzed (FuzzDecodeLink): the netlink package's decoder
+// trusts its input and panics on some malformed messages. A message that
+// does not decode is skipped.
+//
 // The daemon uses it to attach configured members when their interface
 // appears, to mark them absent when it goes, and to give each Port its
 // link state (platform.LinkSetter).

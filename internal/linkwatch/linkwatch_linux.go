@@ -3,14 +3,11 @@ package linkwatch
 import (
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 
-	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
-
-	"github.com/swctl/swctl/platform"
 )
 
 // rcvBuf is the receive buffer asked for the subscription socket (capped
@@ -22,20 +19,19 @@ const rcvBuf = 1 << 20
 // subscription then corrects it.
 const dumpRetries = 5
 
-// source is an rtnetlink link subscription plus a handle for listings,
-// both in the namespace the Watcher was made in.
+// source is an rtnetlink link subscription, and listings, in the
+// namespace the Watcher was made in. Both decode the kernel's messages
+// with decodeLink.
 type source struct {
 	// ns is the network namespace, held open so that a re-subscription
 	// from any thread happens there.
 	ns netns.NsHandle
-	// h lists links; its socket lives in ns.
-	h *netlink.Handle
 
 	// mu guards updates, stopSub and subErr.
 	mu sync.Mutex
-	// updates receives the subscription's messages; the subscription
-	// closes it when its socket fails or is closed.
-	updates chan netlink.LinkUpdate
+	// updates receives the subscription's events; the subscription's
+	// reader closes it when its socket fails or is closed.
+	updates chan Event
 	// stopSub closes the current subscription's socket (once; later calls
 	// do nothing).
 	stopSub func()
@@ -54,9 +50,6 @@ func openSource() (_ *source, _ []Event, err error) {
 			s.close()
 		}
 	}()
-	if s.h, err = netlink.NewHandleAt(ns, unix.NETLINK_ROUTE); err != nil {
-		return nil, nil, fmt.Errorf("linkwatch: rtnetlink socket: %w", err)
-	}
 	links, err := s.resubscribe()
 	if err != nil {
 		return nil, nil, err
@@ -67,47 +60,98 @@ func openSource() (_ *source, _ []Event, err error) {
 // resubscribe subscribes to link events, then lists the links: a change
 // made between the two is in the listing or in the subscription, or both.
 func (s *source) resubscribe() ([]Event, error) {
-	updates := make(chan netlink.LinkUpdate, 256)
-	done := make(chan struct{})
-	ns := s.ns
-	err := netlink.LinkSubscribeWithOptions(updates, done, netlink.LinkSubscribeOptions{
-		Namespace:         &ns,
-		ReceiveBufferSize: rcvBuf,
-		ErrorCallback: func(err error) {
-			s.mu.Lock()
-			s.subErr = err
-			s.mu.Unlock()
-		},
-	})
+	sock, err := nl.SubscribeAt(s.ns, netns.None(), unix.NETLINK_ROUTE, unix.RTNLGRP_LINK)
 	if err != nil {
-		close(done)
 		return nil, fmt.Errorf("linkwatch: subscribe to link events: %w", err)
 	}
+	if err := sock.SetReceiveBufferSize(rcvBuf, false); err != nil {
+		sock.Close()
+		return nil, fmt.Errorf("linkwatch: subscription receive buffer: %w", err)
+	}
+	updates := make(chan Event, 256)
+	go s.read(sock, updates)
 	s.mu.Lock()
 	if s.stopSub != nil {
 		s.stopSub() // the failed one: release its socket and goroutine
 	}
-	s.updates, s.stopSub = updates, sync.OnceFunc(func() { close(done) })
+	s.updates, s.stopSub = updates, sync.OnceFunc(sock.Close)
 	s.mu.Unlock()
-	var links []netlink.Link
-	for try := 0; ; try++ {
-		links, err = s.h.LinkList()
-		if err == nil || (errors.Is(err, netlink.ErrDumpInterrupted) && try >= dumpRetries) {
-			break
+	return s.list()
+}
+
+// read sends the events of the subscription on sock to updates until the
+// socket fails (ENOBUFS after a burst) or is closed; then it closes
+// updates. A message that does not decode is skipped and noted in subErr.
+func (s *source) read(sock *nl.NetlinkSocket, updates chan<- Event) {
+	defer close(updates)
+	for {
+		msgs, from, err := sock.Receive()
+		if err != nil {
+			s.noteErr(err)
+			return
 		}
-		if !errors.Is(err, netlink.ErrDumpInterrupted) {
+		if from.Pid != nl.PidKernel {
+			continue
+		}
+		for _, m := range msgs {
+			if m.Header.Type != unix.RTM_NEWLINK && m.Header.Type != unix.RTM_DELLINK {
+				continue
+			}
+			e, ok, err := decodeLink(m.Header.Type, m.Data)
+			if err != nil {
+				s.noteErr(err)
+				continue
+			}
+			if ok {
+				updates <- e
+			}
+		}
+	}
+}
+
+func (s *source) noteErr(err error) {
+	s.mu.Lock()
+	s.subErr = err
+	s.mu.Unlock()
+}
+
+// list returns the state of every link, from a dump taken again while a
+// concurrent change interrupts it (NLM_F_DUMP_INTR), dumpRetries times at
+// most.
+func (s *source) list() ([]Event, error) {
+	sock, err := nl.GetNetlinkSocketAt(s.ns, netns.None(), unix.NETLINK_ROUTE)
+	if err != nil {
+		return nil, fmt.Errorf("linkwatch: rtnetlink socket: %w", err)
+	}
+	defer sock.Close()
+	for try := 0; ; try++ {
+		req := nl.NewNetlinkRequest(unix.RTM_GETLINK, unix.NLM_F_DUMP)
+		req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
+		req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: sock}}
+		msgs, err := req.Execute(unix.NETLINK_ROUTE, unix.RTM_NEWLINK)
+		interrupted := errors.Is(err, nl.ErrDumpInterrupted)
+		if err != nil && !interrupted {
 			return nil, fmt.Errorf("linkwatch: list links: %w", err)
 		}
+		if interrupted && try < dumpRetries {
+			continue
+		}
+		links := make([]Event, 0, len(msgs))
+		for _, m := range msgs {
+			e, ok, err := decodeLink(unix.RTM_NEWLINK, m)
+			if err != nil {
+				return nil, fmt.Errorf("linkwatch: list links: %w", err)
+			}
+			if ok {
+				links = append(links, e)
+			}
+		}
+		return links, nil
 	}
-	out := make([]Event, 0, len(links))
-	for _, l := range links {
-		out = append(out, eventOf(l.Attrs(), false))
-	}
-	return out, nil
 }
 
 // current returns the current subscription's channel and stop function.
-func (s *source) current() (chan netlink.LinkUpdate, func()) {
+func (s *source) current() (chan Event, func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.updates, s.stopSub
@@ -123,13 +167,10 @@ func (s *source) dropSubscription() {
 func (s *source) close() {
 	if updates, stop := s.current(); stop != nil {
 		stop()
-		// Let the subscription's goroutine finish: it may be blocked
+		// Let the subscription's reader finish: it may be blocked
 		// sending to updates; it closes updates once its socket is shut.
 		for range updates {
 		}
-	}
-	if s.h != nil {
-		s.h.Close()
 	}
 	s.ns.Close()
 }
@@ -142,9 +183,9 @@ func (w *Watcher) run() error {
 		select {
 		case <-w.stop:
 			return nil
-		case u, ok := <-updates:
+		case e, ok := <-updates:
 			if ok {
-				w.handle(u)
+				w.apply(e)
 				continue
 			}
 		}
@@ -164,41 +205,4 @@ func (w *Watcher) run() error {
 		}
 		w.replace(links)
 	}
-}
-
-func (w *Watcher) handle(u netlink.LinkUpdate) {
-	if u.IfInfomsg.Family == unix.AF_BRIDGE {
-		// Bridge-port notifications from a kernel bridge: partial
-		// state, and the full RTM_NEWLINK comes too.
-		return
-	}
-	switch u.Header.Type {
-	case unix.RTM_NEWLINK:
-		w.apply(eventOf(u.Attrs(), false))
-	case unix.RTM_DELLINK:
-		w.apply(eventOf(u.Attrs(), true))
-	}
-}
-
-// eventOf turns netlink's view of a link into an Event.
-func eventOf(a *netlink.LinkAttrs, deleted bool) Event {
-	e := Event{
-		Name:    a.Name,
-		Index:   a.Index,
-		AdminUp: a.RawFlags&unix.IFF_UP != 0,
-		Carrier: a.RawFlags&unix.IFF_LOWER_UP != 0,
-		MTU:     a.MTU,
-	}
-	if len(a.HardwareAddr) > 0 {
-		e.MAC = append(net.HardwareAddr(nil), a.HardwareAddr...)
-	}
-	switch {
-	case deleted:
-		e.State = platform.LinkAbsent
-	case e.AdminUp && e.Carrier && (a.OperState == netlink.OperUp || a.OperState == netlink.OperUnknown):
-		e.State = platform.LinkUp
-	default:
-		e.State = platform.LinkDown
-	}
-	return e
 }
