@@ -10,10 +10,9 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
-	"slices"
 	"sync"
-	"syscall"
 
+	"github.com/swctl/swctl/internal/defaultroute"
 	"github.com/swctl/swctl/internal/ifreq"
 	"github.com/swctl/swctl/internal/linkwatch"
 	"github.com/swctl/swctl/platform"
@@ -147,45 +146,8 @@ func (s *bsdSystem) LinkState(name string) platform.LinkState {
 	return platform.LinkAbsent
 }
 
-// DefaultRouteIfaces implements system: the interfaces of the routes up
-// through a gateway to 0.0.0.0 or :: in the routing table's dump.
-func (s *bsdSystem) DefaultRouteIfaces() ([]string, error) {
-	rib, err := syscall.RouteRIB(syscall.NET_RT_DUMP, 0)
-	if err != nil {
-		return nil, fmt.Errorf("route dump: %w", err)
-	}
-	msgs, err := syscall.ParseRoutingMessage(rib)
-	if err != nil {
-		return nil, fmt.Errorf("route dump: %w", err)
-	}
-	var names []string
-	for _, m := range msgs {
-		rm, ok := m.(*syscall.RouteMessage)
-		if !ok || rm.Header.Flags&syscall.RTF_UP == 0 || rm.Header.Flags&syscall.RTF_GATEWAY == 0 {
-			continue
-		}
-		sas, err := syscall.ParseRoutingSockaddr(rm)
-		if err != nil || len(sas) <= syscall.RTAX_DST {
-			continue
-		}
-		switch dst := sas[syscall.RTAX_DST].(type) {
-		case *syscall.SockaddrInet4:
-			if dst.Addr != [4]byte{} {
-				continue
-			}
-		case *syscall.SockaddrInet6:
-			if dst.Addr != [16]byte{} {
-				continue
-			}
-		default:
-			continue
-		}
-		if ifi, err := net.InterfaceByIndex(int(rm.Header.Index)); err == nil && !slices.Contains(names, ifi.Name) {
-			names = append(names, ifi.Name)
-		}
-	}
-	return names, nil
-}
+// DefaultRouteIfaces implements system.
+func (s *bsdSystem) DefaultRouteIfaces() ([]string, error) { return defaultroute.Ifaces() }
 
 func (s *bsdSystem) HardwareAddr(name string) (net.HardwareAddr, error) {
 	ifi, err := net.InterfaceByName(name)

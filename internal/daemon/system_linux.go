@@ -2,17 +2,16 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/netip"
-	"slices"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/swctl/swctl/internal/defaultroute"
 	"github.com/swctl/swctl/internal/linkwatch"
 	"github.com/swctl/swctl/internal/stackguard"
 	"github.com/swctl/swctl/platform"
@@ -177,42 +176,8 @@ func (s *linuxSystem) LinkState(name string) platform.LinkState {
 	return platform.LinkAbsent
 }
 
-// DefaultRouteIfaces implements system: the interfaces of the main
-// table's unicast routes to 0.0.0.0/0 and ::/0, multipath hops included.
-func (s *linuxSystem) DefaultRouteIfaces() ([]string, error) {
-	var routes []netlink.Route
-	var err error
-	// A dump that a concurrent change interrupts is taken again.
-	for range 5 {
-		if routes, err = netlink.RouteList(nil, netlink.FAMILY_ALL); !errors.Is(err, netlink.ErrDumpInterrupted) {
-			break
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list routes: %w", err)
-	}
-	var names []string
-	add := func(index int) {
-		if ifi, err := net.InterfaceByIndex(index); err == nil && !slices.Contains(names, ifi.Name) {
-			names = append(names, ifi.Name)
-		}
-	}
-	for _, r := range routes {
-		if r.Type != unix.RTN_UNICAST || r.Dst == nil {
-			continue
-		}
-		if ones, _ := r.Dst.Mask.Size(); ones != 0 {
-			continue
-		}
-		if r.LinkIndex > 0 {
-			add(r.LinkIndex)
-		}
-		for _, hop := range r.MultiPath {
-			add(hop.LinkIndex)
-		}
-	}
-	return names, nil
-}
+// DefaultRouteIfaces implements system.
+func (s *linuxSystem) DefaultRouteIfaces() ([]string, error) { return defaultroute.Ifaces() }
 
 func (s *linuxSystem) Watch(fn func(name string, state platform.LinkState)) error {
 	ctx, cancel := context.WithCancel(context.Background())
