@@ -4,6 +4,7 @@
 #   make test    vet, unit and netns integration tests, BSD cross-builds (build, vet, test binaries)
 #   make bench   forwarding benchmarks (go test -bench, the netns comparison table, bench-trunk)
 #   make bench-trunk  trunk throughput over shaped links, failover loss, LACP negotiation time
+#   make fuzz    every fuzz target, FUZZTIME each (default 60s)
 
 GO       ?= go
 BIN      := bin/swctl
@@ -15,7 +16,7 @@ CROSS    := openbsd/amd64 openbsd/arm64 freebsd/amd64 freebsd/arm64
 BSD_TEST_PKGS := ./platform/bpf/ ./platform/tap/ ./internal/linkwatch/ ./internal/ifreq/ \
 	./promisc/ ./internal/daemon/ ./internal/api/ ./internal/selftest/
 
-.PHONY: all build install test unit demo bench bench-trunk lint cross deps clean
+.PHONY: all build install test unit fuzz demo bench bench-trunk lint cross deps clean
 
 all: build
 
@@ -80,6 +81,14 @@ test: deps lint cross
 # Unit tests only: no root, no network namespaces.
 unit:
 	SWCTL_REQUIRE_NETNS= $(GO) test -count=1 -short ./...
+
+# Every fuzz target (scripts/fuzz.sh finds them with go test -list), one
+# after the other, for FUZZTIME each; FUZZBUDGET=SECONDS instead splits that
+# much fuzzing among them all (.ci/run: 60). The checked-in corpora under
+# testdata/fuzz/ run with every plain go test.
+FUZZTIME ?= 60s
+fuzz:
+	FUZZTIME=$(FUZZTIME) FUZZBUDGET=$(FUZZBUDGET) GO=$(GO) bash scripts/fuzz.sh
 
 lint:
 	$(GO) vet ./...
