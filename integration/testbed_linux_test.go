@@ -63,8 +63,9 @@ type testbed struct {
 	daemon *exec.Cmd
 	// exited is closed when the running daemon has exited and been reaped.
 	exited chan struct{}
-	// log collects the daemon's stderr across restarts.
-	log *bytes.Buffer
+	// log collects the daemon's stderr across restarts; tests may read
+	// it while the daemon writes.
+	log *lockedBuffer
 	// subnet is the third octet of the hosts' 10.66.x.0/24.
 	subnet int
 	// offloadsOff turns checksum and segmentation offloads off on the
@@ -86,7 +87,7 @@ func newTestbedWith(t *testing.T, n int, offloadsOff bool) *testbed {
 	t.Helper()
 	netnstest.Require(t)
 	subnetCounter++
-	tb := &testbed{t: t, dut: netnstest.New(t, "dut"), dir: t.TempDir(), log: &bytes.Buffer{}, subnet: subnetCounter%250 + 1, offloadsOff: offloadsOff}
+	tb := &testbed{t: t, dut: netnstest.New(t, "dut"), dir: t.TempDir(), log: &lockedBuffer{}, subnet: subnetCounter%250 + 1, offloadsOff: offloadsOff}
 	if err := os.Mkdir(filepath.Dir(tb.configPath()), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +232,23 @@ func (tb *testbed) portOf(bridge, mac string) string {
 		}
 	}
 	return ""
+}
+
+// members returns the names of a bridge's members, from bridge show.
+func (tb *testbed) members(bridge string) []string {
+	tb.t.Helper()
+	var shown []struct {
+		Ports []struct{ Name string } `json:"ports"`
+	}
+	tb.swctlJSON(&shown, "bridge", "show", bridge)
+	if len(shown) != 1 {
+		tb.t.Fatalf("bridge show %s: want 1 bridge, got %d", bridge, len(shown))
+	}
+	var names []string
+	for _, p := range shown[0].Ports {
+		names = append(names, p.Name)
+	}
+	return names
 }
 
 // portEntry is one row of `port show -o json`.
