@@ -22,8 +22,9 @@
 //	{"version":1,"op":"bridge.add","args":{...},"deadline":"2025-01-02T03:04:05.5Z"}
 //
 // The server calls the handler for one request at a time and refuses a
-// request whose deadline has passed when its turn comes, so a client that
-// gave up never has its request applied later. A connection that sends no
+// request whose deadline has passed when its turn comes; the handler gets
+// the deadline on its context and undoes a change it overtakes, so a
+// client that gave up never has its request applied later. A connection that sends no
 // request for Server.IdleTimeout gets an error line and is closed; one
 // over Server.MaxConns gets an error line naming the limit and is closed
 // at once. Both are errors as any other: {"error": "..."}. An operation

@@ -44,10 +44,10 @@ type Edit interface {
 // Handler is what the daemon implements: Change for every state operation,
 // and one method for each operation that is not (mostly) state. The server
 // calls it with requests that passed their Validate method, one request at
-// a time (Server). ctx carries the request's deadline, when the client gave
-// one: a method that can still back out should check it before it commits
-// a change. A returned error is sent to the client as is, so it names the
-// object and the cause.
+// a time (Server). ctx ends at the request's deadline, when the client gave
+// one (not when the server stops): a method that can still back out checks
+// it before it commits a change. A returned error is sent to the client as
+// is, so it names the object and the cause.
 type Handler interface {
 	// Change runs a state operation: bridge and trunk create, destroy,
 	// add, del, set and port, bridge static, addspan and delspan.
@@ -243,9 +243,11 @@ func decodeRequest(line []byte) (*call, error) {
 	return &call{op: req.Op, run: run, deadline: req.Deadline}, nil
 }
 
-// answer runs the call against h, with the request's deadline on ctx, and
-// returns the reply line, newline included.
+// answer runs the call against h and returns the reply line, newline
+// included. The handler's ctx ends at the request's deadline only: a
+// shutdown gives the requests under way their grace period to finish.
 func (c *call) answer(ctx context.Context, h Handler) []byte {
+	ctx = context.WithoutCancel(ctx)
 	if !c.deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, c.deadline)

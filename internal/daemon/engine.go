@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -105,20 +106,23 @@ func (e *engine) load(cfg *config.Config) error {
 	if err := next.Validate(); err != nil {
 		return err
 	}
-	return e.commit(next, next.ChooseAddrs(e.host))
+	return e.commit(context.Background(), next, next.ChooseAddrs(e.host))
 }
 
 // change runs one state operation: edit turns a copy of the configuration
 // into the new one, or says why not.
-func (e *engine) change(edit func(c *config.Config) error) error {
+func (e *engine) change(ctx context.Context, edit func(c *config.Config) error) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.changeLocked(edit)
+	return e.changeLocked(ctx, edit)
 }
 
 // changeLocked is change with mu held. An edit that leaves the file as it
 // is changes nothing and writes nothing.
-func (e *engine) changeLocked(edit func(c *config.Config) error) error {
+func (e *engine) changeLocked(ctx context.Context, edit func(c *config.Config) error) error {
+	if err := ctx.Err(); err != nil {
+		return notInTime(err)
+	}
 	next := e.cfg.Clone()
 	if err := edit(next); err != nil {
 		return err
@@ -129,13 +133,20 @@ func (e *engine) changeLocked(edit func(c *config.Config) error) error {
 	if bytes.Equal(next.Format(), e.cfg.Format()) {
 		return nil
 	}
-	return e.commit(next, true)
+	return e.commit(ctx, next, true)
+}
+
+// notInTime is the error of a change whose client stopped waiting (ctx,
+// the request's deadline) before it was made.
+func notInTime(err error) error {
+	return fmt.Errorf("not applied: the request's deadline passed before the daemon could make the change (%w)", err)
 }
 
 // commit makes next the configuration: with save, write it beside the
-// file; make the graph match it; with save, rename it into place. Call
-// with mu held.
-func (e *engine) commit(next *config.Config, save bool) error {
+// file; make the graph match it; unless ctx is done by then, with save,
+// rename it into place; when ctx is done (the client stopped waiting) the
+// graph is rolled back instead. Call with mu held.
+func (e *engine) commit(ctx context.Context, next *config.Config, save bool) error {
 	var pend pendingWrite
 	if save {
 		p, err := e.file.write(next)
@@ -151,6 +162,13 @@ func (e *engine) commit(next *config.Config, save bool) error {
 			pend.Discard()
 		}
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		p.rollback()
+		if pend != nil {
+			pend.Discard()
+		}
+		return notInTime(err)
 	}
 	if pend != nil {
 		if err := pend.Commit(); err != nil {

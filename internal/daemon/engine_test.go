@@ -38,6 +38,8 @@ type fakeSystem struct {
 	guards map[string]int
 	// failOpen makes OpenPort fail for that interface.
 	failOpen string
+	// onOpen, when set, is called by OpenPort with the interface's name.
+	onOpen func(name string)
 	// macs are MACs set by SetLLAddr; orig the ones they replaced.
 	macs, orig map[string]net.HardwareAddr
 	// ports are the ports last opened, by interface name.
@@ -83,6 +85,9 @@ func (p *trackedPort) Promisc() bool            { return p.promisc }
 func (s *fakeSystem) OpenPort(name string, _ bool) (platform.Port, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.onOpen != nil {
+		s.onOpen(name)
+	}
 	if name == s.failOpen {
 		return nil, errors.New("injected failure")
 	}

@@ -20,14 +20,14 @@ import (
 // directly.
 
 // Change runs a state operation: req's edit of the configuration.
-func (e *engine) Change(_ context.Context, req api.Edit) error {
-	return e.change(func(c *config.Config) error { return req.Edit(c, e.host) })
+func (e *engine) Change(ctx context.Context, req api.Edit) error {
+	return e.change(ctx, func(c *config.Config) error { return req.Edit(c, e.host) })
 }
 
 // BridgeDelAddr removes an address: its static entries from the
 // configuration (a state change), then what the table still has of it,
 // learned, from the running bridge (an action).
-func (e *engine) BridgeDelAddr(_ context.Context, r api.DelAddrRequest) error {
+func (e *engine) BridgeDelAddr(ctx context.Context, r api.DelAddrRequest) error {
 	mac, err := frame.ParseMAC(r.MAC)
 	if err != nil {
 		return fmt.Errorf("%s: deladdr: %w", r.Name, err)
@@ -35,7 +35,7 @@ func (e *engine) BridgeDelAddr(_ context.Context, r api.DelAddrRequest) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	before := e.cfg
-	if err := e.changeLocked(func(c *config.Config) error { return r.Edit(c, e.host) }); err != nil {
+	if err := e.changeLocked(ctx, func(c *config.Config) error { return r.Edit(c, e.host) }); err != nil {
 		return err
 	}
 	wasStatic := e.cfg != before
@@ -53,10 +53,10 @@ func (e *engine) BridgeDelAddr(_ context.Context, r api.DelAddrRequest) error {
 
 // BridgeFlush forgets learned addresses, an action; with All the static
 // entries go from the configuration first, a state change.
-func (e *engine) BridgeFlush(_ context.Context, r api.FlushRequest) error {
+func (e *engine) BridgeFlush(ctx context.Context, r api.FlushRequest) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.changeLocked(func(c *config.Config) error { return r.Edit(c, e.host) }); err != nil {
+	if err := e.changeLocked(ctx, func(c *config.Config) error { return r.Edit(c, e.host) }); err != nil {
 		return err
 	}
 	b := e.graph.bridges[r.Name]

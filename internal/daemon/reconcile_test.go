@@ -472,7 +472,7 @@ func TestReconcileRefusesWhatCannotChangeInPlace(t *testing.T) {
 			taps := sys.openTaps()
 			// With a new trunk first in the same change, so that the plan
 			// has something to roll back when it meets the refusal.
-			err := e.change(func(c *config.Config) error {
+			err := e.change(bg, func(c *config.Config) error {
 				t9 := config.NewTrunk("trunk9")
 				t9.LLAddr, t9.Ports = config.NewLocalMAC(), []config.TrunkPort{config.NewTrunkPort("eth7")}
 				c.Trunks = append([]config.Trunk{t9}, c.Trunks...)
