@@ -105,7 +105,20 @@
 //
 // # Files
 //
-// port.go is the API, the same on every system; port_linux.go and the
-// other _linux.go files do the work. Other systems get a stub whose Open
-// returns a "not implemented" error.
+// port.go is the API, the same on every system; options.go the Options.
+// On Linux the work is split by direction:
+//
+//   - socket_linux.go opens the sockets (options, rings, fanout group,
+//     the transmitter), holds the memberships, reads the statistics and
+//     closes it all;
+//   - receive_linux.go is the receive side: the queues, collecting,
+//     coalescing, busy polling and waiting; rxring_linux.go the receive
+//     ring's geometry and collect;
+//   - send_linux.go is the send side: the checks every frame passes, and
+//     the transmitter interface, with two implementations chosen at Open:
+//     the TX ring (txring_linux.go) and sendmmsg (mmsg_linux.go);
+//   - tpacket_linux.go is the slot layout and virtio_net_hdr both rings
+//     share, ring_unsafe.go every pointer conversion.
+//
+// Other systems get a stub whose Open returns a "not implemented" error.
 package afpacket

@@ -2,27 +2,48 @@ package afpacket
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
+	"sync"
 	"sync/atomic"
 
 	"github.com/swctl/swctl/platform"
 )
 
 // Port is an AF_PACKET port on one interface. It implements
-// platform.Port, platform.Port, platform.LinkSetter and
+// platform.Port, platform.MultiQueuePort, platform.LinkSetter and
 // platform.Promiscuous. One goroutine at a time may call ReadBatch (or,
 // with Workers, one per queue ReadQueue); every other method is safe for
 // concurrent use, Close included. AF_PACKET is Linux's: elsewhere Open
 // fails and no Port is ever made.
 type Port struct {
-	// name is the interface name.
-	name string
+	// portState is what every part of the port reads and counts into.
+	portState
 	// mac is the interface's hardware address at Open.
 	mac net.HardwareAddr
 	// headroom is the PACKET_RESERVE in bytes, the guaranteed free space
 	// in front of every frame ReadBatch returns.
 	headroom int
-	// batch is the most frames one ReadBatch returns or one sendmmsg sends.
+	// rx is the receive side: the sockets with their rings, and how a
+	// reader waits for frames (receive_linux.go); nothing off Linux.
+	rx receiver
+	// tx is the send side: the checks every frame passes, then the
+	// transmitter Open chose (send_linux.go); nothing off Linux.
+	tx sender
+	// ctl is the control path: the memberships of the first socket, and
+	// the lock statistics reads share with Close (socket_linux.go);
+	// nothing off Linux.
+	ctl control
+}
+
+// portState is a port's name, limits, state and counters: what the
+// receive side, the send side and the control path read and count into,
+// each through a pointer set at Open.
+type portState struct {
+	// name is the interface name.
+	name string
+	// batch is the most frames one ReadBatch returns or one system call
+	// sends.
 	batch int
 	// offload is set when the socket has PACKET_VNET_HDR: every frame in
 	// the ring and every frame sent carries a virtio_net_hdr. Immutable.
@@ -32,19 +53,23 @@ type Port struct {
 	// link is the platform.LinkState, set at Open and by SetLink.
 	link atomic.Uint32
 	// promisc is set while the socket holds a PACKET_MR_PROMISC
-	// membership; written under ctlmu.
+	// membership; written under ctl.mu.
 	promisc atomic.Bool
 	// allmulti is set while the socket holds a PACKET_MR_ALLMULTI
-	// membership; written under ctlmu.
+	// membership; written under ctl.mu.
 	allmulti atomic.Bool
 	// counters are the port's counters. RxDropped counts runt and
 	// truncated frames refused by ReadBatch; RingDropped accumulates
 	// tp_drops from PACKET_STATISTICS (the kernel resets it on every
 	// read); Errors counts failed system calls.
 	counters platform.PortCounters
-	// sockets are the sockets, their rings and the locks that guard them
-	// (port_linux.go); nothing off Linux.
-	sockets
+	// log receives the rare warnings; immutable.
+	log *slog.Logger
+	// closed is set first thing by Close; every part checks it under
+	// its mutex before it touches a socket or a ring.
+	closed atomic.Bool
+	// closeOnce runs Close's teardown once.
+	closeOnce sync.Once
 }
 
 // Compile-time checks of the interfaces Port implements.
@@ -101,7 +126,7 @@ func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 // port opened with Offload returns plain frames only: it finishes partial
 // checksums in place and drops super-frames (counted in RxDropped). Only
 // one goroutine at a time may call ReadBatch.
-func (p *Port) ReadBatch(b platform.Batch) (int, error) { return p.read(readable(b)) }
+func (p *Port) ReadBatch(b platform.Batch) (int, error) { return p.rx.read(readable(b)) }
 
 // readable returns b's frames and offloads, cut to the same length.
 func readable(b platform.Batch) ([][]byte, []platform.Offload) {
@@ -117,7 +142,7 @@ func (p *Port) Offloads() bool { return p.offload }
 
 // RxQueues returns the number of receive queues: Options.Workers sockets
 // in a PACKET_FANOUT group, or 1.
-func (p *Port) RxQueues() int { return p.queues() }
+func (p *Port) RxQueues() int { return p.rx.numQueues() }
 
 // ReadQueue reads receive queue q only, one of RxQueues(), as ReadBatch
 // reads every queue. Each queue may have its own reader goroutine; the
@@ -125,11 +150,11 @@ func (p *Port) RxQueues() int { return p.queues() }
 // in order. A port is read either with ReadQueue, one goroutine per
 // queue, or with ReadBatch, which takes every queue in turn, never both.
 func (p *Port) ReadQueue(q int, b platform.Batch) (int, error) {
-	if n := p.queues(); q < 0 || q >= n {
+	if n := p.rx.numQueues(); q < 0 || q >= n {
 		return 0, fmt.Errorf("afpacket %s: ReadQueue: queue %d of %d", p.name, q, n)
 	}
 	frames, offs := readable(b)
-	return p.readQueueAt(q, frames, offs)
+	return p.rx.readQueue(q, frames, offs)
 }
 
 // WriteBatch implements platform.Port. It sends b's frames with one
@@ -148,7 +173,7 @@ func (p *Port) WriteBatch(b platform.Batch) (int, error) {
 	if b.Offs != nil && len(b.Offs) < len(b.Frames) {
 		return 0, fmt.Errorf("afpacket %s: WriteBatch: %d offloads for %d frames", p.name, len(b.Offs), len(b.Frames))
 	}
-	return p.write(b.Frames, b.Offs)
+	return p.tx.write(b.Frames, b.Offs)
 }
 
 // Counters implements platform.Port. It reads and accumulates the
@@ -163,7 +188,7 @@ func (p *Port) Counters() platform.Counters {
 // interface's promiscuity and drops it when the socket closes, even if
 // the process is killed. Setting the state the port is already in does
 // nothing. After Close, SetPromisc(false) succeeds (nothing is held).
-func (p *Port) SetPromisc(on bool) error { return p.setPromisc(on) }
+func (p *Port) SetPromisc(on bool) error { return p.ctl.setPromisc(on) }
 
 // Promisc implements platform.Promiscuous.
 func (p *Port) Promisc() bool { return p.promisc.Load() }
@@ -171,7 +196,7 @@ func (p *Port) Promisc() bool { return p.promisc.Load() }
 // SetAllMulti takes (on) or releases (off) a PACKET_MR_ALLMULTI membership
 // on the port's socket, so the interface passes every multicast frame.
 // Like promiscuity it is dropped by the kernel when the socket closes.
-func (p *Port) SetAllMulti(on bool) error { return p.setAllMulti(on) }
+func (p *Port) SetAllMulti(on bool) error { return p.ctl.setAllMulti(on) }
 
 // AllMulti reports whether the port holds an all-multicast membership.
 func (p *Port) AllMulti() bool { return p.allmulti.Load() }
@@ -180,7 +205,7 @@ func (p *Port) AllMulti() bool { return p.allmulti.Load() }
 // the port's socket (a trunk member joins 01:80:c2:00:00:02 for LACP).
 // The membership lasts as long as the socket: Close drops it, and so does
 // the kernel when the process dies.
-func (p *Port) JoinMulticast(mac net.HardwareAddr) error { return p.joinGroup(mac) }
+func (p *Port) JoinMulticast(mac net.HardwareAddr) error { return p.ctl.join(mac) }
 
 // Close implements platform.Port. It wakes a ReadBatch blocked in ppoll
 // and waits for it to leave, waits for a WriteBatch in progress, gives the

@@ -10,8 +10,13 @@ import (
 	"github.com/swctl/swctl/platform"
 )
 
-// sockets are none: AF_PACKET is Linux's (the BSDs use the bpf backend).
-type sockets struct{}
+// AF_PACKET is Linux's (the BSDs use the bpf backend): a port has no
+// receive side, send side or control path here.
+type (
+	receiver struct{}
+	sender   struct{}
+	control  struct{}
+)
 
 // openPort fails: see Open.
 func openPort(name string, _ Options) (*Port, error) {
@@ -21,22 +26,22 @@ func openPort(name string, _ Options) (*Port, error) {
 // No Port is ever made here, so nothing below runs; a Port made by hand
 // is as closed.
 
-func (p *Port) read([][]byte, []platform.Offload) (int, error) { return 0, platform.ErrClosed }
+func (*receiver) read([][]byte, []platform.Offload) (int, error) { return 0, platform.ErrClosed }
 
-func (p *Port) queues() int { return 0 }
+func (*receiver) numQueues() int { return 0 }
 
-func (p *Port) readQueueAt(int, [][]byte, []platform.Offload) (int, error) {
+func (*receiver) readQueue(int, [][]byte, []platform.Offload) (int, error) {
 	return 0, platform.ErrClosed
 }
 
-func (p *Port) write([][]byte, []platform.Offload) (int, error) { return 0, platform.ErrClosed }
+func (*sender) write([][]byte, []platform.Offload) (int, error) { return 0, platform.ErrClosed }
+
+func (*control) setPromisc(bool) error { return platform.ErrClosed }
+
+func (*control) setAllMulti(bool) error { return platform.ErrClosed }
+
+func (*control) join(net.HardwareAddr) error { return platform.ErrClosed }
 
 func (p *Port) refreshStats() {}
-
-func (p *Port) setPromisc(bool) error { return platform.ErrClosed }
-
-func (p *Port) setAllMulti(bool) error { return platform.ErrClosed }
-
-func (p *Port) joinGroup(net.HardwareAddr) error { return platform.ErrClosed }
 
 func (p *Port) close() error { return nil }

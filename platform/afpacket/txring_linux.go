@@ -3,6 +3,7 @@ package afpacket
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
@@ -38,12 +39,15 @@ const txLinearLen = 0xffff
 // reading), with PACKET_VNET_HDR whether the port has Offload or not: a
 // virtio_net_hdr in front of each frame tells the kernel how much of it
 // to copy into the socket buffer (txLinearLen), and a plain frame gets a
-// header with no offload. WriteBatch fills slots from head on and kicks the kernel with
-// one send(2), which sends every slot marked TP_STATUS_SEND_REQUEST in
-// ring order; the kernel marks a slot TP_STATUS_SENDING while its frame
-// is in flight (the skb points into the ring) and TP_STATUS_AVAILABLE
-// again when the skb is freed. The port's txmu guards everything here.
+// header with no offload. It is a transmitter: send fills slots from
+// head on and kicks the kernel with one send(2), which sends every slot
+// marked TP_STATUS_SEND_REQUEST in ring order; the kernel marks a slot
+// TP_STATUS_SENDING while its frame is in flight (the skb points into the
+// ring) and TP_STATUS_AVAILABLE again when the skb is freed. The sender's
+// mutex guards everything here.
 type txRing struct {
+	// st is the port's state; immutable.
+	st *portState
 	// fd is the sending socket.
 	fd int
 	slots
@@ -54,16 +58,23 @@ type txRing struct {
 	// maxData is the most bytes of data (vnet header included) a slot
 	// holds.
 	maxData int
+	// big sends the frames too large for a slot (super-frames with
+	// Offload), one at a time, with sendmmsg on the first receive socket.
+	big *mmsg
+	// refusedLogged is set once a frame refused by the ring has been
+	// logged.
+	refusedLogged atomic.Bool
 }
 
 // openTXRing makes the sending socket of a port with Options.TXRing and
-// its ring, bound to ifindex.
-func openTXRing(ifindex, mtu int, opts Options) (*txRing, error) {
+// its ring, bound to ifindex; frames too large for a slot go with
+// sendmmsg on bigFD.
+func openTXRing(st *portState, bigFD, ifindex, mtu int, opts Options) (*txRing, error) {
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("TX ring: socket: %w", err)
 	}
-	t := &txRing{fd: fd}
+	t := &txRing{st: st, fd: fd, big: newMmsg(st, bigFD, 1)}
 	if err := t.setup(ifindex, mtu, opts); err != nil {
 		t.close()
 		return nil, fmt.Errorf("TX ring: %w", err)
@@ -73,24 +84,14 @@ func openTXRing(ifindex, mtu int, opts Options) (*txRing, error) {
 
 // setup sets the socket's options, makes and maps the ring and binds.
 func (t *txRing) setup(ifindex, mtu int, opts Options) error {
-	sockopts := []struct {
-		name     string
-		opt, val int
-		on       bool
-	}{
+	if err := setPacketOptions(t.fd, []packetOption{
 		{"PACKET_VERSION", unix.PACKET_VERSION, unix.TPACKET_V2, true},
 		// Before the ring: the kernel refuses it (EBUSY) once a ring
 		// exists.
 		{"PACKET_VNET_HDR", unix.PACKET_VNET_HDR, 1, true},
 		{"PACKET_QDISC_BYPASS", unix.PACKET_QDISC_BYPASS, 1, opts.QdiscBypass},
-	}
-	for _, o := range sockopts {
-		if !o.on {
-			continue
-		}
-		if err := unix.SetsockoptInt(t.fd, unix.SOL_PACKET, o.opt, o.val); err != nil {
-			return fmt.Errorf("setsockopt %s: %w", o.name, err)
-		}
+	}); err != nil {
+		return err
 	}
 	t.frameSize = txFrameSizeFor(mtu)
 	page := unix.Getpagesize()
@@ -129,7 +130,7 @@ func (t *txRing) setup(ifindex, mtu int, opts Options) error {
 	return nil
 }
 
-// close unmaps the ring and closes the socket.
+// close implements transmitter: it unmaps the ring and closes its socket.
 func (t *txRing) close() error {
 	var errs []error
 	if t.mem != nil {
@@ -215,9 +216,9 @@ func (t *txRing) rewind() (frames, bytes int, refused bool) {
 }
 
 // accepts reports whether the kernel's TX ring takes f with offload o:
-// the checks of tpacket_snd that sendable does not make, so that a slot
-// is rarely marked TP_STATUS_WRONG_FORMAT: the checksum range and the
-// header length must lie within the frame
+// the checks of tpacket_snd that sendable (send_linux.go) does not make,
+// so that a slot is rarely marked TP_STATUS_WRONG_FORMAT: the checksum
+// range and the header length must lie within the frame
 // (net/packet/af_packet.c, __packet_snd_vnet_parse). With vnet headers
 // the kernel applies no MTU rule of its own; sendable's is the one.
 func accepts(f []byte, o platform.Offload) bool {
@@ -227,34 +228,31 @@ func accepts(f []byte, o platform.Offload) bool {
 	return int(o.HdrLen) <= len(f)
 }
 
-// sendRing sends at most BatchSize frames, with their offloads when offs
-// is not nil, through the TX ring: it copies each into the next free
+// send implements transmitter: it copies each frame into the next free
 // slot and kicks the kernel once at the end. A frame larger than a slot
-// goes with sendmmsg, after a kick for the frames before it. When the
-// slot at head is still in flight, sendRing kicks what it has filled and
+// goes with sendmmsg (big), after a kick for the frames before it. When
+// the slot at head is still in flight, send kicks what it has filled and
 // looks again; if the ring is still full, the frame is dropped and
-// counted (WriteBatch never waits). txmu is held.
-func (p *Port) sendRing(frames [][]byte, offs []platform.Offload) (int, error) {
-	t := p.txr
-	mtu := p.MTU()
+// counted (WriteBatch never waits).
+func (t *txRing) send(frames [][]byte, offs []platform.Offload) (int, error) {
 	sent, bytes, dropped := 0, 0, 0
 	queued, qbytes := 0, 0
 	var err error
 	flush := func() {
-		s, b, d, e := p.kickRing(queued, qbytes)
+		s, b, d, e := t.sendQueued(queued, qbytes)
 		sent, bytes, dropped = sent+s, bytes+b, dropped+d
 		queued, qbytes = 0, 0
 		if err == nil {
 			err = e
 		}
 	}
-	mmsgSent := 0
+	bigSent := 0
 	for i, f := range frames {
 		var o platform.Offload
 		if offs != nil {
 			o = offs[i]
 		}
-		if !p.sendable(f, o, mtu) || !accepts(f, o) {
+		if !accepts(f, o) {
 			dropped++
 			continue
 		}
@@ -263,11 +261,11 @@ func (p *Port) sendRing(frames [][]byte, offs []platform.Offload) (int, error) {
 			var e error
 			var n int
 			if offs != nil {
-				n, e = p.sendMmsg(frames[i:i+1], offs[i:i+1])
+				n, e = t.big.send(frames[i:i+1], offs[i:i+1])
 			} else {
-				n, e = p.sendMmsg(frames[i:i+1], nil)
+				n, e = t.big.send(frames[i:i+1], nil)
 			}
-			mmsgSent += n
+			bigSent += n
 			if err == nil {
 				err = e
 			}
@@ -288,23 +286,21 @@ func (p *Port) sendRing(frames [][]byte, offs []platform.Offload) (int, error) {
 	}
 	flush()
 	if sent > 0 {
-		p.counters.AddTx(sent, bytes)
+		t.st.counters.AddTx(sent, bytes)
 	}
 	if dropped > 0 {
-		p.counters.AddTxDropped(dropped)
+		t.st.counters.AddTxDropped(dropped)
 	}
-	return sent + mmsgSent, err
+	return sent + bigSent, err
 }
 
-// kickRing asks the kernel to send the queued frames (qbytes bytes)
+// sendQueued kicks the kernel to send the queued frames (qbytes bytes)
 // filled since the last kick, takes back what it left unsent (rewind),
 // and returns how many frames and bytes were sent and how many dropped.
-// txmu is held.
-func (p *Port) kickRing(queued, qbytes int) (sent, bytes, dropped int, err error) {
+func (t *txRing) sendQueued(queued, qbytes int) (sent, bytes, dropped int, err error) {
 	if queued == 0 {
 		return 0, 0, 0, nil
 	}
-	t := p.txr
 	var errno unix.Errno
 	for {
 		if _, errno = kick(t.fd); errno != unix.EINTR {
@@ -314,10 +310,10 @@ func (p *Port) kickRing(queued, qbytes int) (sent, bytes, dropped int, err error
 	n, b, refused := t.rewind()
 	sent, bytes, dropped = queued-n, qbytes-b, n
 	if refused {
-		p.counters.AddError()
-		if p.refusedLogged.CompareAndSwap(false, true) {
-			p.log.Warn("afpacket: TX ring refused a frame (TP_STATUS_WRONG_FORMAT); it and the frames behind it were dropped (counted in tx_dropped; logged once per port)",
-				"port", p.name, "err", errno.Error(), "hint", "a virtio_net_hdr the kernel refuses (an unknown GSO type, a checksum outside the frame)")
+		t.st.counters.AddError()
+		if t.refusedLogged.CompareAndSwap(false, true) {
+			t.st.log.Warn("afpacket: TX ring refused a frame (TP_STATUS_WRONG_FORMAT); it and the frames behind it were dropped (counted in tx_dropped; logged once per port)",
+				"port", t.st.name, "err", errno.Error(), "hint", "a virtio_net_hdr the kernel refuses (an unknown GSO type, a checksum outside the frame)")
 		}
 		return sent, bytes, dropped, nil
 	}
@@ -327,10 +323,10 @@ func (p *Port) kickRing(queued, qbytes int) (sent, bytes, dropped int, err error
 		// dropped transmit: rewind dropped those.
 	case unix.ENETDOWN, unix.ENXIO, unix.ENODEV:
 		// The link went away under us.
-		p.counters.AddError()
+		t.st.counters.AddError()
 	default:
-		p.counters.AddError()
-		err = fmt.Errorf("afpacket %s: send (TX ring): %w", p.name, errno)
+		t.st.counters.AddError()
+		err = fmt.Errorf("afpacket %s: send (TX ring): %w", t.st.name, errno)
 	}
 	return sent, bytes, dropped, err
 }

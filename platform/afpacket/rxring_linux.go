@@ -2,16 +2,16 @@ package afpacket
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 	"golang.org/x/sys/unix"
 )
 
-// TPACKET_ALIGN rounds x up to TPACKET_ALIGNMENT (linux/if_packet.h).
-func tpacketAlign(x int) int {
-	return (x + unix.TPACKET_ALIGNMENT - 1) &^ (unix.TPACKET_ALIGNMENT - 1)
-}
+// This file is the receive ring: its geometry, its setup, and collect,
+// which turns the slots the kernel filled into frames (receive_linux.go
+// says when it runs).
 
 // TPACKET2_HDRLEN is the aligned tpacket2_hdr followed by a sockaddr_ll
 // (linux/if_packet.h).
@@ -32,12 +32,6 @@ func netOffset(reserve int) int { return tpacketAlign(tpacket2HdrLen+16) + reser
 func frameSizeFor(mtu, reserve int) int {
 	return tpacketAlign(netOffset(reserve) + maxTags + mtu)
 }
-
-// vnetHdrLen is the size of struct virtio_net_hdr
-// (include/uapi/linux/virtio_net.h), which the kernel writes right in
-// front of the MAC header of every frame in the slot when PACKET_VNET_HDR
-// is on (net/packet/af_packet.c, tpacket_rcv: netoff grows by it).
-const vnetHdrLen = 10
 
 // maxSuperFrame is the largest frame a GSO super-frame can be without BIG
 // TCP: a 64 KiB IP packet (gso_max_size, GSO_LEGACY_MAX_SIZE) and its
@@ -69,45 +63,6 @@ func copyBufSize(mtu, reserve int) int {
 // copyOffset is where a copy is read into its buffer: the frame, once its
 // tag is restored, still has reserve bytes free in front of it.
 func copyOffset(reserve int) int { return reserve + frame.TagLen }
-
-// readVnetHdr decodes a struct virtio_net_hdr. Its 16-bit fields are in
-// the host's byte order (the kernel writes them with vio_le(), little
-// endian on little-endian hosts: the legacy virtio rule).
-func readVnetHdr(b []byte) platform.Offload {
-	return platform.Offload{
-		Flags:      b[0],
-		GSOType:    b[1],
-		HdrLen:     binary.NativeEndian.Uint16(b[2:]),
-		GSOSize:    binary.NativeEndian.Uint16(b[4:]),
-		CsumStart:  binary.NativeEndian.Uint16(b[6:]),
-		CsumOffset: binary.NativeEndian.Uint16(b[8:]),
-	}
-}
-
-// putVnetHdr encodes o as a struct virtio_net_hdr into b.
-func putVnetHdr(b []byte, o platform.Offload) {
-	b[0], b[1] = o.Flags, o.GSOType
-	binary.NativeEndian.PutUint16(b[2:], o.HdrLen)
-	binary.NativeEndian.PutUint16(b[4:], o.GSOSize)
-	binary.NativeEndian.PutUint16(b[6:], o.CsumStart)
-	binary.NativeEndian.PutUint16(b[8:], o.CsumOffset)
-}
-
-// slots is the layout of a mapped TPACKET_V2 ring, receive or transmit:
-// slot i lives in block i/framesPerBlock at offset
-// (i%framesPerBlock)*frameSize.
-type slots struct {
-	// mem is the mapped ring (nil once unmapped).
-	mem []byte
-	// blockSize is the size of one block in bytes.
-	blockSize int
-	// frameSize is the size of one slot in bytes.
-	frameSize int
-	// framesPerBlock is how many slots one block holds.
-	framesPerBlock int
-	// frames is the number of slots in the ring.
-	frames int
-}
 
 // ring is a TPACKET_V2 receive ring shared with the kernel (layout:
 // slots). Only the goroutine in ReadBatch (or Close, once that has
@@ -163,9 +118,81 @@ const (
 	slotBadOffload
 )
 
-// offset returns the byte offset of slot i in mem.
-func (s *slots) offset(i int) int {
-	return (i/s.framesPerBlock)*s.blockSize + (i%s.framesPerBlock)*s.frameSize
+// openRing makes the receive ring of socket fd, before the socket is
+// bound, and maps it. Its slots hold a frame of the MTU, or with Offload
+// either a whole super-frame (OffloadSlots) or a frame of the MTU, the
+// larger ones reaching the socket's receive queue as copies
+// (PACKET_COPY_THRESH) that collect reads into copy buffers.
+func openRing(fd, mtu int, opts Options) (ring, error) {
+	page := unix.Getpagesize()
+	frameSize := frameSizeFor(mtu, opts.Headroom)
+	blockSize := (max(opts.BlockSize, frameSize) + page - 1) / page * page
+	blocks := opts.BlockCount
+	copies := false
+	switch {
+	case opts.Offload && opts.OffloadSlots > 0:
+		// Slots for whole super-frames: a few per block, the block
+		// rounded up to pages.
+		frameSize = offloadFrameSize(mtu, opts.Headroom)
+		blockSize = (offloadSlotsPerBlock*frameSize + page - 1) / page * page
+		blocks = opts.OffloadSlots / offloadSlotsPerBlock
+	case opts.Offload:
+		// Small slots; a frame that does not fit (a super-frame) gets
+		// its head in the slot, marked TP_STATUS_COPY, and a full copy
+		// on the socket's receive queue, bounded by the receive buffer.
+		frameSize = smallOffloadFrameSize(mtu, opts.Headroom)
+		blockSize = (max(opts.BlockSize, frameSize) + page - 1) / page * page
+		copies = true
+		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_COPY_THRESH, 1); err != nil {
+			return ring{}, fmt.Errorf("setsockopt PACKET_COPY_THRESH: %w", err)
+		}
+		// The kernel doubles the value. SO_RCVBUFFORCE needs
+		// CAP_NET_ADMIN; without it SO_RCVBUF is capped by
+		// net.core.rmem_max.
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, opts.CopyQueue/2); err != nil {
+			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, opts.CopyQueue/2); err != nil {
+				return ring{}, fmt.Errorf("setsockopt SO_RCVBUF: %w", err)
+			}
+		}
+	}
+	perBlock := blockSize / frameSize
+	if opts.SendOnly {
+		// Nothing ever arrives: the smallest ring a batch fits.
+		blocks = (opts.BatchSize + perBlock - 1) / perBlock
+	}
+	req := unix.TpacketReq{
+		Block_size: uint32(blockSize),
+		Block_nr:   uint32(blocks),
+		Frame_size: uint32(frameSize),
+		Frame_nr:   uint32(perBlock * blocks),
+	}
+	if int(req.Frame_nr) < opts.BatchSize {
+		return ring{}, fmt.Errorf("ring of %d slots is smaller than the batch size %d", req.Frame_nr, opts.BatchSize)
+	}
+	if err := unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
+		return ring{}, fmt.Errorf("setsockopt PACKET_RX_RING (%d blocks of %d bytes, %d-byte slots): %w",
+			blocks, blockSize, frameSize, err)
+	}
+	mem, err := unix.Mmap(fd, 0, blockSize*blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return ring{}, fmt.Errorf("mmap ring of %d bytes: %w", blockSize*blocks, err)
+	}
+	r := ring{
+		slots: slots{mem: mem, blockSize: blockSize, frameSize: frameSize,
+			framesPerBlock: perBlock, frames: int(req.Frame_nr)},
+		held: make([]int, 0, opts.BatchSize),
+		vnet: opts.Offload,
+		fd:   fd,
+	}
+	if copies {
+		r.copyOff = copyOffset(opts.Headroom)
+		r.bufs = make([][]byte, opts.CopyBuffers)
+		size := copyBufSize(mtu, opts.Headroom)
+		for i := range r.bufs {
+			r.bufs[i] = make([]byte, size)
+		}
+	}
+	return r, nil
 }
 
 // slot returns the bytes of slot i.
