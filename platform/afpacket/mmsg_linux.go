@@ -69,7 +69,7 @@ func (m *mmsg) send(frames [][]byte, offs []platform.Offload) (int, error) {
 			if offs != nil {
 				o = offs[i]
 			}
-			putVnetHdr(m.vhdrs[i][:], o)
+			o.EncodeVirtioHdr(m.vhdrs[i][:])
 		}
 		m.iovs[stride*i+fi].Base = &f[0]
 		m.iovs[stride*i+fi].SetLen(len(f))

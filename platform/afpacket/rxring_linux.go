@@ -301,7 +301,7 @@ func (r *ring) frame(i int) ([]byte, platform.Offload, int) {
 		if mac-vnetHdrLen < tpacket2HdrLen {
 			return nil, o, slotTruncated
 		}
-		o = readVnetHdr(s[mac-vnetHdrLen : mac])
+		o = frame.DecodeVirtioHdr(s[mac-vnetHdrLen : mac])
 	}
 	// The slot's header and sockaddr_ll end at tpacket2HdrLen; the
 	// headroom starts there, and at least 14+reserve bytes of it are free.
@@ -338,7 +338,7 @@ func (r *ring) copy(i int) ([]byte, platform.Offload, int) {
 	case k-vnetHdrLen < frame.HeaderLen:
 		return nil, o, slotRunt
 	}
-	o = readVnetHdr(b[r.copyOff:])
+	o = frame.DecodeVirtioHdr(b[r.copyOff:])
 	mac := r.copyOff + vnetHdrLen
 	return restoreTag(b, mac, r.copyOff+k, 0, h, o)
 }

@@ -1,9 +1,7 @@
 package afpacket
 
 import (
-	"encoding/binary"
-
-	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/frame"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,28 +38,8 @@ func (s *slots) offset(i int) int {
 // vnetHdrLen is the size of struct virtio_net_hdr
 // (include/uapi/linux/virtio_net.h), which the kernel writes right in
 // front of the MAC header of every frame in the slot when PACKET_VNET_HDR
-// is on (net/packet/af_packet.c, tpacket_rcv: netoff grows by it).
-const vnetHdrLen = 10
-
-// readVnetHdr decodes a struct virtio_net_hdr. Its 16-bit fields are in
-// the host's byte order (the kernel writes them with vio_le(), little
-// endian on little-endian hosts: the legacy virtio rule).
-func readVnetHdr(b []byte) platform.Offload {
-	return platform.Offload{
-		Flags:      b[0],
-		GSOType:    b[1],
-		HdrLen:     binary.NativeEndian.Uint16(b[2:]),
-		GSOSize:    binary.NativeEndian.Uint16(b[4:]),
-		CsumStart:  binary.NativeEndian.Uint16(b[6:]),
-		CsumOffset: binary.NativeEndian.Uint16(b[8:]),
-	}
-}
-
-// putVnetHdr encodes o as a struct virtio_net_hdr into b.
-func putVnetHdr(b []byte, o platform.Offload) {
-	b[0], b[1] = o.Flags, o.GSOType
-	binary.NativeEndian.PutUint16(b[2:], o.HdrLen)
-	binary.NativeEndian.PutUint16(b[4:], o.GSOSize)
-	binary.NativeEndian.PutUint16(b[6:], o.CsumStart)
-	binary.NativeEndian.PutUint16(b[8:], o.CsumOffset)
-}
+// is on (net/packet/af_packet.c, tpacket_rcv: netoff grows by it). Its
+// 16-bit fields are in the host's byte order (vio_le(): the legacy virtio
+// rule); frame.DecodeVirtioHdr and Offload.EncodeVirtioHdr read and write
+// it.
+const vnetHdrLen = frame.VirtioHdrLen

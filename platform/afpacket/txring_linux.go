@@ -173,7 +173,7 @@ func (t *txRing) put(i int, f []byte, o platform.Offload) {
 	off := t.offset(i)
 	data := t.mem[off+txDataOffset : off+t.frameSize]
 	o.HdrLen = max(o.HdrLen, uint16(min(len(f), txLinearLen)))
-	putVnetHdr(data[:vnetHdrLen], o)
+	o.EncodeVirtioHdr(data[:vnetHdrLen])
 	n := vnetHdrLen + copy(data[vnetHdrLen:], f)
 	t.setLen(i, n)
 	t.request(i)
