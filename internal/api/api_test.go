@@ -271,7 +271,7 @@ func TestBadRequests(t *testing.T) {
 		{"not an object", `[1,2]`, `{"error":"malformed request: json: cannot unmarshal array into Go value of type api.Request"}`},
 		{"trailing data", `{"version":1,"op":"version"} x`, `{"error":"malformed request: trailing data after the JSON value"}`},
 		{"missing version", `{"op":"version"}`, `{"error":"malformed request: missing version"}`},
-		{"bad version", `{"version":2,"op":"version"}`, `{"error":"unsupported protocol version 2 (this daemon speaks version 1)"}`},
+		{"bad version", `{"version":3,"op":"version"}`, `{"error":"unsupported protocol version 3 (this daemon speaks versions 1 to 2: restart the daemon after upgrading swctl)"}`},
 		{"missing op", `{"version":1}`, `{"error":"malformed request: missing op"}`},
 		{"unknown field in envelope", `{"version":1,"op":"version","extra":1}`, `{"error":"malformed request: json: unknown field \"extra\""}`},
 		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, port.show, trunk.add, trunk.create, trunk.del, trunk.destroy, trunk.port, trunk.set, trunk.show, version)"}`},

@@ -227,8 +227,8 @@ func decodeRequest(line []byte) (*call, error) {
 	switch {
 	case req.Version == 0:
 		return nil, errors.New("malformed request: missing version")
-	case req.Version != ProtocolVersion:
-		return nil, fmt.Errorf("unsupported protocol version %d (this daemon speaks version %d)", req.Version, ProtocolVersion)
+	case req.Version < 1 || req.Version > ProtocolVersion:
+		return nil, fmt.Errorf("unsupported protocol version %d (this daemon speaks versions 1 to %d: restart the daemon after upgrading swctl)", req.Version, ProtocolVersion)
 	case req.Op == "":
 		return nil, errors.New("malformed request: missing op")
 	}

@@ -10,7 +10,10 @@ import (
 )
 
 // ProtocolVersion is the version of the protocol this package speaks.
-const ProtocolVersion = 1
+// Version 2 added the request's deadline; a daemon still answers version
+// 1 clients, which send none, and an older daemon refuses a version 2
+// request by its version instead of by an unknown field.
+const ProtocolVersion = 2
 
 // The operations, as named in a request's "op".
 const (
