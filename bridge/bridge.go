@@ -125,7 +125,8 @@ type PortInfo struct {
 // Stats are the bridge's counters since New. Each frame given to Forward
 // is counted in Received and in exactly one of Forwarded, Flooded and the
 // ingress drops (DroppedRunt, DroppedLinkLocal, DroppedBadSource,
-// DroppedBlockNonIP, DroppedSamePort). The egress drops count copies: a
+// DroppedBlockNonIP, DroppedDiscarding, DroppedSamePort). The egress drops
+// count copies: a
 // flooded frame can be dropped at several members.
 type Stats struct {
 	// Received counts frames members received.
@@ -147,6 +148,12 @@ type Stats struct {
 	// DroppedSamePort counts unicast frames whose destination is on the
 	// member they came from.
 	DroppedSamePort uint64
+	// DroppedDiscarding counts frames received on a member whose gate
+	// does not forward (a spanning-tree port discarding or learning).
+	DroppedDiscarding uint64
+	// DroppedDiscardingOut counts copies not sent to a member whose gate
+	// does not forward.
+	DroppedDiscardingOut uint64
 	// DroppedBlockNonIPOut counts copies of non-IP frames not sent to a
 	// BlockNonIP member.
 	DroppedBlockNonIPOut uint64
@@ -192,6 +199,8 @@ const (
 	cBadSource
 	cBlockNonIP
 	cSamePort
+	cDiscarding
+	cDiscardingOut
 	cBlockNonIPOut
 	cOversize
 	cLinkDown
@@ -223,6 +232,9 @@ type Member struct {
 	flags atomic.Uint32
 	// linkLocal is the link-local handler, or nil. Atomic.
 	linkLocal atomic.Pointer[func([]byte)]
+	// gate is the member's spanning-tree gate, or nil (always
+	// forwarding; see SetPortGate). Atomic.
+	gate atomic.Pointer[gateRef]
 	// link is the platform.LinkState last seen by LinkChanged, for logs.
 	// Atomic.
 	link atomic.Uint32
@@ -523,6 +535,7 @@ func (b *Bridge) Stats() Stats {
 		Received: c(cReceived), Forwarded: c(cForwarded), Flooded: c(cFlooded),
 		DroppedRunt: c(cRunt), DroppedLinkLocal: c(cLinkLocal), DroppedBadSource: c(cBadSource),
 		DroppedBlockNonIP: c(cBlockNonIP), DroppedSamePort: c(cSamePort),
+		DroppedDiscarding: c(cDiscarding), DroppedDiscardingOut: c(cDiscardingOut),
 		DroppedBlockNonIPOut: c(cBlockNonIPOut), DroppedOversize: c(cOversize), DroppedLinkDown: c(cLinkDown),
 		DroppedOffload: c(cOffloadDropped), SoftwareOffload: c(cSoftOffload), Segments: c(cSegments),
 		Sent: c(cSent), SpanSent: c(cSpanSent),

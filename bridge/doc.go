@@ -25,19 +25,26 @@
 //     RARP (a tagged frame is not IP, as in bridge(4)): dropped
 //     (DroppedBlockNonIP).
 //  5. The source address is learned on the member, keyed by (VLAN ID,
-//     MAC), if the member has Learning set (see the address table below).
-//  6. Unicast destination found in the address table:
+//     MAC), if the member has Learning set (see the address table below)
+//     and its gate, if it has one, learns (SetPortGate: the member's
+//     spanning-tree port state).
+//  6. Member whose gate does not forward (discarding or learning):
+//     dropped (DroppedDiscarding).
+//  7. Unicast destination found in the address table:
 //     - learned on the ingress member itself: dropped (DroppedSamePort);
 //     - else sent to that one member (Forwarded).
-//  7. Anything else is flooded (Flooded) to every other member; unknown
+//  8. Anything else is flooded (Flooded) to every other member; unknown
 //     unicast only to members with Discover set, broadcast and multicast
 //     to all of them whatever their Discover flag, as bridge(4) does.
 //
 // Then, for each egress member, the copy is dropped and counted (once per
 // egress member) when the member is flagged BlockNonIP and the frame is not
-// IP (DroppedBlockNonIPOut), when its link is not up (DroppedLinkDown), or
-// when the frame's L2 payload, one VLAN tag allowed, exceeds its MTU
+// IP (DroppedBlockNonIPOut), when its link is not up (DroppedLinkDown),
+// when its gate does not forward (DroppedDiscardingOut), or when the
+// frame's L2 payload, one VLAN tag allowed, exceeds its MTU
 // (DroppedOversize). Nothing is ever sent back out of the ingress member.
+// A member's gate is read once per frame it receives (one atomic load
+// for a spanning-tree port) and once per batch of copies it is sent.
 //
 // The bridge never rewrites a frame: 802.1Q and 802.1ad tags cross intact.
 // An untagged frame, and a priority-tagged one (VID 0), belong to VLAN 0.

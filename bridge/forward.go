@@ -123,19 +123,21 @@ func (b *Bridge) Forward(w *Worker, in *Member, batch platform.Batch, now time.T
 	t := b.table.Load()
 	ts := b.since(now)
 	inFlags := in.flags.Load()
+	gate := in.gate.Load()
 	withOffs := batch.Offs != nil
 	for i, f := range batch.Frames {
 		var o platform.Offload
 		if withOffs {
 			o = batch.Offs[i]
 		}
-		b.forwardOne(w, t, in, inFlags, f, o, withOffs, ts)
+		b.forwardOne(w, t, in, inFlags, gate, f, o, withOffs, ts)
 	}
 	b.flush(w, t)
 }
 
 // forwardOne decides the fate of one frame and queues its copies in w.
-func (b *Bridge) forwardOne(w *Worker, t *portTable, in *Member, inFlags uint32, f []byte, o platform.Offload, withOffs bool, now int64) {
+// gate is the ingress member's gate, read once per batch; nil forwards.
+func (b *Bridge) forwardOne(w *Worker, t *portTable, in *Member, inFlags uint32, gate *gateRef, f []byte, o platform.Offload, withOffs bool, now int64) {
 	w.ctrs[cReceived]++
 	e := frame.Ethernet(f)
 	if !e.Valid() {
@@ -160,7 +162,12 @@ func (b *Bridge) forwardOne(w *Worker, t *portTable, in *Member, inFlags uint32,
 		return
 	}
 	vlan := e.VLAN()
-	if inFlags&flagLearning != 0 {
+	learn, fwd := inFlags&flagLearning != 0, true
+	if gate != nil && !gate.g.Forwarding() {
+		fwd = false
+		learn = learn && gate.g.Learning()
+	}
+	if learn {
 		switch b.fdb.learn(fdbKey(vlan, src), in, now) {
 		case learnNew:
 			w.ctrs[cLearned]++
@@ -170,6 +177,10 @@ func (b *Bridge) forwardOne(w *Worker, t *portTable, in *Member, inFlags uint32,
 			w.ctrs[cExceeded]++
 			b.noteFull()
 		}
+	}
+	if !fwd {
+		w.ctrs[cDiscarding]++
+		return
 	}
 	unicast := dst&groupBit == 0
 	if unicast {
@@ -232,7 +243,7 @@ func (b *Bridge) flush(w *Worker, t *portTable) {
 
 // send writes frames (with their offloads offs, or nil) to m through
 // w's Egress, leaving out (and counting) what m must not get: everything
-// when its link is not up, frames whose payload (a super-frame's
+// when its link is not up or its gate does not forward, frames whose payload (a super-frame's
 // segments) exceeds its MTU. A port without offloads gets them done in
 // software; a frame the software cannot finish is dropped, counted in
 // DroppedOffload and logged once. sent counts what m accepted, each
@@ -243,6 +254,10 @@ func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, offs []platform.Off
 	}
 	if m.port.Link() != platform.LinkUp {
 		w.ctrs[cLinkDown] += uint64(len(frames))
+		return
+	}
+	if !m.forwarding() {
+		w.ctrs[cDiscardingOut] += uint64(len(frames))
 		return
 	}
 	st := w.eg.Send(m.port, platform.Batch{Frames: frames, Offs: offs})

@@ -63,13 +63,23 @@ func (b *Bridge) SetLinkLocalHandler(name string, h func(frame []byte)) error {
 // spanning tree runs, see SetSpanningTree), 1 (pause) and 2 (slow
 // protocols) are refused.
 func (b *Bridge) SetForwardMask(mask uint16) error {
-	if bad := mask & restrictedGroups; bad != 0 {
-		return fmt.Errorf("%s: fwd-mask 0x%04x: %s cannot be forwarded", b.name, mask, restrictedName(bad))
+	if err := CheckForwardMask(mask); err != nil {
+		return fmt.Errorf("%s: %w", b.name, err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.fwdMask = mask
 	b.storeLinkLocalFwd()
+	return nil
+}
+
+// CheckForwardMask returns the error SetForwardMask gives for mask
+// (without the bridge's name), or nil: the configuration and the command
+// line check a mask with it.
+func CheckForwardMask(mask uint16) error {
+	if bad := mask & restrictedGroups; bad != 0 {
+		return fmt.Errorf("fwd-mask 0x%04x: %s cannot be forwarded", mask, restrictedName(bad))
+	}
 	return nil
 }
 
