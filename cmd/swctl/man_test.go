@@ -16,6 +16,7 @@ import (
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/config"
 	"github.com/swctl/swctl/internal/netnstest"
+	"github.com/swctl/swctl/stp"
 )
 
 // The manual pages, relative to this package.
@@ -213,13 +214,16 @@ func fullConfig(t *testing.T) *config.Config {
 		}
 		return m
 	}
-	port := config.Port{Name: "P1", Learning: false, Discover: false, BlockNonIP: true, Stack: true, NoPromisc: true}
+	port := config.Port{Name: "P1", Learning: false, Discover: false, BlockNonIP: true, Stack: true, NoPromisc: true,
+		STP: &config.PortSTP{Edge: true, PTP: stp.PTPOff, Priority: 16, Cost: 1}}
 	c := &config.Config{
 		Bridges: []config.Bridge{{
 			Name: "BR", Local: true, LocalMAC: mac("02:00:00:00:00:01"), Timeout: 1, MaxAddr: 2,
 			Ports:   []config.Port{port},
 			Spans:   []string{"S1"},
 			Statics: []config.Static{{MAC: mac("02:00:00:00:00:02"), VLAN: 3, Port: "P1"}},
+			STP:     &config.STP{On: true, Proto: stp.STP, Priority: 0, HelloTime: 1, FwdDelay: 4, MaxAge: 6, HoldCount: 1},
+			FwdMask: 0x4000,
 		}},
 		Trunks: []config.Trunk{{
 			Name: "TR", Proto: config.ProtoLACP, LLAddr: mac("02:00:00:00:00:03"), Promisc: true,

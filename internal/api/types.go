@@ -593,7 +593,7 @@ func (r FlushRequest) Edit(c *config.Config, _ config.Host) error {
 }
 
 func (r BridgeSetRequest) Edit(c *config.Config, _ config.Host) error {
-	return c.SetBridge(r.Name, r.Timeout, r.MaxAddr)
+	return c.SetBridge(r.Name, r.Timeout, r.MaxAddr, nil)
 }
 
 func (r BridgePortRequest) Edit(c *config.Config, _ config.Host) error {

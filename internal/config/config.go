@@ -8,9 +8,11 @@
 //	    local 02:5e:00:12:34:56
 //	    timeout 240
 //	    maxaddr 8192
+//	    stp on priority 4096
+//	    fwd-mask 0x4000
 //	    port eth1
 //	    port eth2 -learning blocknonip stack
-//	    port trunk0
+//	    port trunk0 ifcost 2000 -autoedge
 //	    span eth3
 //	    static 02:00:00:00:00:01 eth1 vlan 10
 //	}
@@ -76,6 +78,13 @@ type Bridge struct {
 	Spans []string
 	// Statics are the static address-table entries, in file order.
 	Statics []Static
+	// STP is the spanning tree; nil means the defaults (off). Use
+	// STPSettings to read it.
+	STP *STP
+	// FwdMask has bit n set to forward frames to 01:80:c2:00:00:0n like
+	// other multicast (LLDP 0x4000, 802.1X 0x0008), as Linux's
+	// group_fwd_mask; bits 0-2 are refused (bridge.CheckForwardMask).
+	FwdMask uint16
 }
 
 // Port is one member of a bridge and its flags.
@@ -99,6 +108,9 @@ type Port struct {
 	// links that deliver every frame anyway (veth): a member on a real
 	// NIC then sees only frames for its own MAC.
 	NoPromisc bool
+	// STP is the member's spanning tree settings; nil means the defaults.
+	// Use STPSettings to read it.
+	STP *PortSTP
 }
 
 // Static is a static address-table entry: it never ages, never moves and
@@ -257,6 +269,9 @@ func (c *Config) Validate() error {
 			return wrap(err)
 		}
 		if err := CheckMaxAddr(b.MaxAddr); err != nil {
+			return wrap(err)
+		}
+		if err := b.checkSTP(); err != nil {
 			return wrap(err)
 		}
 		for _, p := range b.Ports {

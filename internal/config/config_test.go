@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/stp"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -33,8 +34,9 @@ func sample() *Config {
 			Timeout: 240, MaxAddr: 8192,
 			Ports: []Port{
 				{Name: "eth1", Learning: true, Discover: true},
-				{Name: "eth2", Learning: false, Discover: true, BlockNonIP: true, Stack: true},
-				{Name: "eth4", Learning: true, Discover: false},
+				{Name: "eth2", Learning: false, Discover: true, BlockNonIP: true, Stack: true,
+					STP: &PortSTP{Enabled: true, Edge: true, PTP: stp.PTPOn, Priority: 64, Cost: 2000}},
+				{Name: "eth4", Learning: true, Discover: false, STP: &PortSTP{AutoEdge: true, Priority: 128}},
 				{Name: "trunk0", Learning: true, Discover: true},
 			},
 			Spans: []string{"eth3"},
@@ -42,6 +44,8 @@ func sample() *Config {
 				{MAC: mac("02:00:00:00:00:01"), Port: "eth1"},
 				{MAC: mac("02:00:00:00:00:01"), VLAN: 10, Port: "eth2"},
 			},
+			STP:     &STP{On: true, Priority: 4096, HelloTime: 1, FwdDelay: 4, MaxAge: 6, HoldCount: 6},
+			FwdMask: 0x4008,
 		},
 		{Name: "br1", Local: true, Timeout: 0, MaxAddr: 100, Ports: []Port{{Name: "veth-a", Learning: true, Discover: true}}},
 		{Name: "empty", Timeout: 240, MaxAddr: 8192},
@@ -138,8 +142,8 @@ func TestParseErrors(t *testing.T) {
 		{"bridge name too long", "bridge abcdefghijklmnop {\n}", `swctl.conf:1: bridge name "abcdefghijklmnop" is 16 bytes long (at most 15)`},
 		{"bridge name with slash", "bridge a/b {\n}", `swctl.conf:1: bridge name "a/b" contains '/'`},
 		{"bridge twice", "bridge b0 {\n}\nbridge b0 {\n}", `swctl.conf:3: bridge b0: declared twice (line 1)`},
-		{"unknown setting", "bridge b0 {\n learn eth1\n}", `swctl.conf:2: unknown setting "learn" in bridge b0 (want local, timeout, maxaddr, port, span or static)`},
-		{"unknown flag", "bridge b0 {\n port eth1\n port eth2 -learning blocknonipp\n}", `swctl.conf:3: port eth2: unknown flag "blocknonipp" (want learning, discover, blocknonip, stack, promisc, each optionally prefixed by "-")`},
+		{"unknown setting", "bridge b0 {\n learn eth1\n}", `swctl.conf:2: unknown setting "learn" in bridge b0 (want local, timeout, maxaddr, stp, fwd-mask, port, span or static)`},
+		{"unknown flag", "bridge b0 {\n port eth1\n port eth2 -learning blocknonipp\n}", `swctl.conf:3: port eth2: unknown flag "blocknonipp" (want learning, discover, blocknonip, stack, promisc, stp, edge, autoedge, each optionally prefixed by "-", or ptp auto|on|off, ifpriority N, ifcost N)`},
 		{"flag twice", "bridge b0 {\n port eth1 learning -learning\n}", `swctl.conf:2: port eth1: flag learning given twice`},
 		{"port without name", "bridge b0 {\n port\n}", `swctl.conf:2: want "port IFACE [FLAG...]"`},
 		{"port name too long", "bridge b0 {\n port eth0123456789abc\n}", `swctl.conf:2: port: interface name "eth0123456789abc" is 16 bytes long (at most 15)`},
@@ -386,7 +390,7 @@ func TestLoadNamesThePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Load(path)
-	want := path + `:2: unknown setting "bogus" in bridge b0 (want local, timeout, maxaddr, port, span or static)`
+	want := path + `:2: unknown setting "bogus" in bridge b0 (want local, timeout, maxaddr, stp, fwd-mask, port, span or static)`
 	if err == nil || err.Error() != want {
 		t.Errorf("Load: expected error %q, got %v", want, err)
 	}

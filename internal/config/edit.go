@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/swctl/swctl/bridge"
 	"github.com/swctl/swctl/frame"
 )
 
@@ -67,6 +68,10 @@ func (c *Config) Clone() *Config {
 		b.Ports = slices.Clone(b.Ports)
 		b.Spans = slices.Clone(b.Spans)
 		b.Statics = slices.Clone(b.Statics)
+		b.STP = clonePtr(b.STP)
+		for j := range b.Ports {
+			b.Ports[j].STP = clonePtr(b.Ports[j].STP)
+		}
 		n.Bridges[i] = b
 	}
 	for i, t := range c.Trunks {
@@ -74,6 +79,15 @@ func (c *Config) Clone() *Config {
 		n.Trunks[i] = t
 	}
 	return n
+}
+
+// clonePtr returns a pointer to a copy of *p, or nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // BridgeOf returns the bridge that has member as a member port, or "". A
@@ -311,15 +325,20 @@ func (c *Config) Flush(bridge, port string, all bool) error {
 	return nil
 }
 
-// SetBridge changes a bridge's ageing time and address-table size; nil
-// leaves one as it is, and at least one must be given.
-func (c *Config) SetBridge(name string, timeout, maxAddr *int) error {
-	if timeout == nil && maxAddr == nil {
-		return fmt.Errorf("%s: set: %w (give --timeout or --maxaddr)", name, errNothing)
+// SetBridge changes a bridge's ageing time, address-table size and
+// forward mask; nil leaves one as it is, and at least one must be given.
+func (c *Config) SetBridge(name string, timeout, maxAddr *int, fwdMask *uint16) error {
+	if timeout == nil && maxAddr == nil && fwdMask == nil {
+		return fmt.Errorf("%s: set: %w (give --timeout, --maxaddr or --fwd-mask)", name, errNothing)
 	}
 	b := c.Bridge(name)
 	if b == nil {
 		return errNoBridge(name)
+	}
+	if fwdMask != nil {
+		if err := bridge.CheckForwardMask(*fwdMask); err != nil {
+			return fmt.Errorf("%s: set: %w", name, err)
+		}
 	}
 	if timeout != nil {
 		if err := CheckTimeout(*timeout); err != nil {
@@ -333,6 +352,9 @@ func (c *Config) SetBridge(name string, timeout, maxAddr *int) error {
 		}
 		b.MaxAddr = *maxAddr
 	}
+	if fwdMask != nil {
+		b.FwdMask = *fwdMask
+	}
 	return nil
 }
 
@@ -344,9 +366,12 @@ type PortChange struct {
 	Learning, Discover, BlockNonIP, Stack *bool
 	// Promisc sets Port.NoPromisc to its negation.
 	Promisc *bool
+	// STP changes the member's spanning tree settings.
+	STP PortSTPChange
 }
 
-// SetPort changes a member's flags; at least one must be given.
+// SetPort changes a member's flags and spanning tree settings; at least
+// one must be given.
 func (c *Config) SetPort(bridge, iface string, ch PortChange) error {
 	if ch == (PortChange{}) {
 		return fmt.Errorf("%s: port %s: %w", bridge, iface, errNothing)
@@ -358,6 +383,9 @@ func (c *Config) SetPort(bridge, iface string, ch PortChange) error {
 	p := b.Port(iface)
 	if p == nil {
 		return fmt.Errorf("%s: port %s: not a member", bridge, iface)
+	}
+	if err := ch.STP.apply(p); err != nil {
+		return fmt.Errorf("%s: port %s: %w", bridge, iface, err)
 	}
 	for _, f := range []struct {
 		dst *bool

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/swctl/swctl/stp"
 )
 
 // tableHost is a Host whose interfaces are a map from name to MAC.
@@ -82,9 +84,9 @@ func TestEditRefusals(t *testing.T) {
 		{"deladdr: no such bridge", func(c *Config) error { return c.DelStatics("nope", mac("02:aa:00:00:00:01"), nil) }, "nope: no such bridge"},
 		{"flush: no such bridge", func(c *Config) error { return c.Flush("nope", "", true) }, "nope: no such bridge"},
 		{"flush --port: not a member", func(c *Config) error { return c.Flush("bridge0", "eth3", true) }, "bridge0: flush --port eth3: not a member"},
-		{"set: nothing", func(c *Config) error { return c.SetBridge("br1", nil, nil) }, "br1: set: nothing to change (give --timeout or --maxaddr)"},
-		{"set: bad timeout", func(c *Config) error { return c.SetBridge("br1", ptr(-1), nil) }, "br1: set: timeout -1 out of range (0 to 1000000 seconds, 0 = never age)"},
-		{"set: bad maxaddr", func(c *Config) error { return c.SetBridge("br1", nil, ptr(0)) }, "br1: set: maxaddr 0 out of range (1 to 16777216)"},
+		{"set: nothing", func(c *Config) error { return c.SetBridge("br1", nil, nil, nil) }, "br1: set: nothing to change (give --timeout, --maxaddr or --fwd-mask)"},
+		{"set: bad timeout", func(c *Config) error { return c.SetBridge("br1", ptr(-1), nil, nil) }, "br1: set: timeout -1 out of range (0 to 1000000 seconds, 0 = never age)"},
+		{"set: bad maxaddr", func(c *Config) error { return c.SetBridge("br1", nil, ptr(0), nil) }, "br1: set: maxaddr 0 out of range (1 to 16777216)"},
 		{"port: nothing", func(c *Config) error { return c.SetPort("bridge0", "eth1", PortChange{}) }, "bridge0: port eth1: nothing to change"},
 		{"port: not a member", func(c *Config) error { return c.SetPort("bridge0", "eth3", PortChange{Stack: ptr(true)}) }, "bridge0: port eth3: not a member"},
 		{"addspan: a trunk", func(c *Config) error { return c.AddSpan("br1", "trunk0", editHost) }, "br1: addspan trunk0: a trunk cannot be a span port"},
@@ -141,6 +143,25 @@ func TestEditRefusals(t *testing.T) {
 		{"trunk port: priority too large", func(c *Config) error {
 			return c.SetTrunkPort("trunk0", "eth4", ptr(65536))
 		}, "trunk0: port eth4: priority 65536 out of range (0 to 65535)"},
+		{"stp: nothing", func(c *Config) error { return c.SetSTP("br1", STPChange{}) }, "br1: stp: nothing to change (give on, off or an option)"},
+		{"stp: no such bridge", func(c *Config) error { return c.SetSTP("nope", STPChange{On: ptr(true)}) }, "nope: no such bridge"},
+		{"stp: bad proto", func(c *Config) error { return c.SetSTP("br1", STPChange{Proto: ptr("mstp")}) }, `br1: stp: protocol "mstp": want rstp or stp`},
+		{"stp: priority", func(c *Config) error { return c.SetSTP("br1", STPChange{Priority: ptr(100)}) }, "br1: stp: priority 100: want 0-61440 in steps of 4096"},
+		{"stp: maxage against fwddelay", func(c *Config) error { return c.SetSTP("br1", STPChange{MaxAge: ptr(30)}) },
+			"br1: stp: maxage 30 with fwddelay 15: want maxage <= 2 x (fwddelay - 1) = 28"},
+		{"stp: fwddelay against maxage", func(c *Config) error { return c.SetSTP("br1", STPChange{FwdDelay: ptr(4)}) },
+			"br1: stp: maxage 20 with fwddelay 4: want maxage <= 2 x (fwddelay - 1) = 6"},
+		{"port: bad ptp", func(c *Config) error {
+			return c.SetPort("bridge0", "eth1", PortChange{STP: PortSTPChange{PTP: ptr("yes")}})
+		}, `bridge0: port eth1: stp: ptp "yes": want auto, on or off`},
+		{"port: ifpriority", func(c *Config) error {
+			return c.SetPort("bridge0", "eth1", PortChange{Stack: ptr(true), STP: PortSTPChange{IfPriority: ptr(8)}})
+		}, "bridge0: port eth1: ifpriority 8: want 0-240 in steps of 16"},
+		{"port: ifcost", func(c *Config) error {
+			return c.SetPort("bridge0", "eth1", PortChange{STP: PortSTPChange{IfCost: ptr(-5)}})
+		}, "bridge0: port eth1: ifcost -5: want 1-200000000, or 0 for the cost of the link speed"},
+		{"set: fwd-mask LACP", func(c *Config) error { return c.SetBridge("br1", ptr(10), nil, ptr(uint16(0x0004))) },
+			"br1: set: fwd-mask 0x0004: bit 2 (slow protocols: LACP and marker, 01:80:c2:00:00:02) cannot be forwarded"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -200,7 +221,7 @@ func TestEdits(t *testing.T) {
 		{"flush --all --port", func(c *Config) error { return c.Flush("bridge0", "eth2", true) }, func(c *Config) {
 			c.Bridges[0].Statics = c.Bridges[0].Statics[:1]
 		}},
-		{"set", func(c *Config) error { return c.SetBridge("br1", ptr(0), ptr(16)) }, func(c *Config) {
+		{"set", func(c *Config) error { return c.SetBridge("br1", ptr(0), ptr(16), nil) }, func(c *Config) {
 			c.Bridges[1].Timeout, c.Bridges[1].MaxAddr = 0, 16
 		}},
 		{"port flags", func(c *Config) error {
@@ -260,6 +281,39 @@ func TestEdits(t *testing.T) {
 		}, func(c *Config) {}},
 		{"trunk port priority", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth4", ptr(65535)) }, func(c *Config) {
 			c.Trunks[0].Ports[0].Priority = 65535
+		}},
+		{"stp on", func(c *Config) error { return c.SetSTP("br1", STPChange{On: ptr(true)}) }, func(c *Config) {
+			s := DefaultSTP()
+			s.On = true
+			c.Bridges[1].STP = &s
+		}},
+		{"stp options keep it off", func(c *Config) error {
+			return c.SetSTP("br1", STPChange{Proto: ptr("stp"), Priority: ptr(0), HelloTime: ptr(1), FwdDelay: ptr(4), MaxAge: ptr(6), HoldCount: ptr(1)})
+		}, func(c *Config) {
+			c.Bridges[1].STP = &STP{Proto: stp.STP, Priority: 0, HelloTime: 1, FwdDelay: 4, MaxAge: 6, HoldCount: 1}
+		}},
+		{"stp back to the defaults", func(c *Config) error {
+			if err := c.SetSTP("br1", STPChange{On: ptr(true), Priority: ptr(4096)}); err != nil {
+				return err
+			}
+			return c.SetSTP("br1", STPChange{On: ptr(false), Priority: ptr(32768)})
+		}, func(c *Config) {}},
+		{"port stp settings", func(c *Config) error {
+			return c.SetPort("bridge0", "eth2", PortChange{STP: PortSTPChange{
+				STP: ptr(false), Edge: ptr(true), AutoEdge: ptr(false), PTP: ptr("off"), IfPriority: ptr(240), IfCost: ptr(1),
+			}})
+		}, func(c *Config) {
+			c.Bridges[0].Ports[1].STP = &PortSTP{Edge: true, PTP: stp.PTPOff, Priority: 240, Cost: 1}
+		}},
+		{"port stp and flags at once", func(c *Config) error {
+			return c.SetPort("bridge0", "trunk1", PortChange{Stack: ptr(true), STP: PortSTPChange{IfCost: ptr(20000)}})
+		}, func(c *Config) {
+			p := &c.Bridges[0].Ports[2]
+			p.Stack = true
+			p.STP = &PortSTP{Enabled: true, AutoEdge: true, Priority: 128, Cost: 20000}
+		}},
+		{"fwd-mask", func(c *Config) error { return c.SetBridge("br1", nil, nil, ptr(uint16(0x4008))) }, func(c *Config) {
+			c.Bridges[1].FwdMask = 0x4008
 		}},
 	}
 	for _, tt := range tests {

@@ -352,6 +352,27 @@ func buildBridge(k *checker, s stmt) (Bridge, error) {
 				return Bridge{}, wrapAt(st.line, err)
 			}
 			b.Spans = append(b.Spans, args[0])
+		case "stp":
+			if err := once(st); err != nil {
+				return Bridge{}, err
+			}
+			s, err := parseSTP(args)
+			if err != nil {
+				return Bridge{}, wrapAt(st.line, err)
+			}
+			b.setSTP(s)
+		case "fwd-mask":
+			if err := once(st); err != nil {
+				return Bridge{}, err
+			}
+			if len(args) != 1 {
+				return Bridge{}, errAt(st.line, "want \"fwd-mask MASK\", got %q", strings.Join(st.words, " "))
+			}
+			m, err := ParseFwdMask(args[0])
+			if err != nil {
+				return Bridge{}, wrapAt(st.line, err)
+			}
+			b.FwdMask = m
 		case "static":
 			sa, err := parseStatic(args)
 			if err != nil {
@@ -362,7 +383,7 @@ func buildBridge(k *checker, s stmt) (Bridge, error) {
 			}
 			b.Statics = append(b.Statics, sa)
 		default:
-			return Bridge{}, errAt(st.line, "unknown setting %q in bridge %s (want local, timeout, maxaddr, port, span or static)", kw, b.Name)
+			return Bridge{}, errAt(st.line, "unknown setting %q in bridge %s (want local, timeout, maxaddr, stp, fwd-mask, port, span or static)", kw, b.Name)
 		}
 	}
 	if line, err := k.endBridge(&b); err != nil {
@@ -551,7 +572,7 @@ func parseTrunkPort(args []string) (TrunkPort, error) {
 }
 
 // portFlags are the flag words of a port statement; "-flag" turns a flag off.
-var portFlags = []string{"learning", "discover", "blocknonip", "stack", "promisc"}
+var portFlags = []string{"learning", "discover", "blocknonip", "stack", "promisc", "stp", "edge", "autoedge"}
 
 func parsePort(args []string) (Port, error) {
 	p := NewPort(args[0])
@@ -559,8 +580,22 @@ func parsePort(args []string) (Port, error) {
 		return Port{}, fmt.Errorf("port: %w", err)
 	}
 	given := map[string]bool{}
-	for _, w := range args[1:] {
+	st := p.STPSettings()
+	for rest := args[1:]; len(rest) > 0; rest = rest[1:] {
+		w := rest[0]
 		name, on := strings.CutPrefix(w, "-")
+		if given[name] {
+			return Port{}, fmt.Errorf("port %s: flag %s given twice", p.Name, name)
+		}
+		n, err := parsePortSTP(p.Name, rest, &st)
+		if err != nil {
+			return Port{}, err
+		}
+		if n > 0 {
+			given[name] = true
+			rest = rest[n-1:]
+			continue
+		}
 		var field *bool
 		var promisc bool
 		switch name {
@@ -575,10 +610,7 @@ func parsePort(args []string) (Port, error) {
 		case "stack":
 			field = &p.Stack
 		default:
-			return Port{}, fmt.Errorf("port %s: unknown flag %q (want %s, each optionally prefixed by \"-\")", p.Name, w, strings.Join(portFlags, ", "))
-		}
-		if given[name] {
-			return Port{}, fmt.Errorf("port %s: flag %s given twice", p.Name, name)
+			return Port{}, fmt.Errorf("port %s: unknown flag %q (want %s, each optionally prefixed by \"-\", or ptp auto|on|off, ifpriority N, ifcost N)", p.Name, w, strings.Join(portFlags, ", "))
 		}
 		given[name] = true
 		*field = !on
@@ -586,6 +618,10 @@ func parsePort(args []string) (Port, error) {
 			*field = on
 		}
 	}
+	if err := st.Check(); err != nil {
+		return Port{}, fmt.Errorf("port %s: %w", p.Name, err)
+	}
+	p.setSTP(st)
 	return p, nil
 }
 

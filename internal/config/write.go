@@ -17,8 +17,9 @@ const header = `# swctl configuration: loaded by "swctl daemon" at start and rew
 
 // Format returns the configuration in canonical form: the header comment,
 // then one block per bridge with its settings in a fixed order (local,
-// timeout, maxaddr, ports, spans, statics), port flags only where they
-// differ from the defaults, then one block per trunk (proto, lladdr when
+// timeout, maxaddr, stp and fwd-mask when not the defaults, ports, spans,
+// statics), port flags and spanning tree settings only where they differ
+// from the defaults, then one block per trunk (proto, lladdr when
 // chosen, promisc when set, hash, the LACP settings when the protocol is
 // lacp or they differ from the defaults, updelay, downdelay, min-links and
 // preempt where they differ from the defaults, ports with their priorities
@@ -37,6 +38,12 @@ func (c *Config) Format() []byte {
 		}
 		b.WriteString("    timeout " + strconv.Itoa(br.Timeout) + "\n")
 		b.WriteString("    maxaddr " + strconv.Itoa(br.MaxAddr) + "\n")
+		if br.STP != nil {
+			b.WriteString("    " + formatSTP(*br.STP) + "\n")
+		}
+		if br.FwdMask != 0 {
+			b.WriteString("    fwd-mask " + formatFwdMask(br.FwdMask) + "\n")
+		}
 		for _, p := range br.Ports {
 			b.WriteString("    port " + p.Name)
 			if !p.Learning {
@@ -53,6 +60,9 @@ func (c *Config) Format() []byte {
 			}
 			if p.Stack {
 				b.WriteString(" stack")
+			}
+			if p.STP != nil {
+				b.WriteString(formatPortSTP(*p.STP))
 			}
 			b.WriteString("\n")
 		}
