@@ -376,17 +376,19 @@ func (b *Bridge) Member(name string) *Member { return b.table.Load().find(name) 
 // starts a goroutine that reads p and forwards what it reads, and closes p
 // when p is removed or the bridge closes. On error the caller keeps p.
 func (b *Bridge) AddPort(p platform.Port, f PortFlags) error {
-	return b.add(p, f, false)
+	return b.add(p, f, false, nil)
 }
 
 // AddSpan makes p a span port: it receives a copy of every frame the
 // bridge forwards; what it receives is read and discarded. Ownership is as
 // for AddPort.
 func (b *Bridge) AddSpan(p platform.Port) error {
-	return b.add(p, PortFlags{}, true)
+	return b.add(p, PortFlags{}, true, nil)
 }
 
-func (b *Bridge) add(p platform.Port, f PortFlags, span bool) error {
+// add adds p as a member or a span port; setup, when not nil, prepares
+// the new Member before its reader starts.
+func (b *Bridge) add(p platform.Port, f PortFlags, span bool, setup func(m *Member)) error {
 	if p == nil {
 		return fmt.Errorf("%s: add: no port", b.name)
 	}
@@ -406,6 +408,9 @@ func (b *Bridge) add(p platform.Port, f PortFlags, span bool) error {
 	m := &Member{name: name, port: p, span: span, slot: -1, done: make(chan struct{})}
 	m.flags.Store(f.bits())
 	m.link.Store(uint32(p.Link()))
+	if setup != nil {
+		setup(m)
+	}
 	nt := &portTable{members: t.members, spans: t.spans}
 	if span {
 		nt.spans = append(slices.Clip(t.spans), m)

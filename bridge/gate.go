@@ -1,5 +1,7 @@
 package bridge
 
+import "github.com/swctl/swctl/platform"
+
 // Gate is a member's port state as a spanning tree decides it (stp.Gate
 // is one): whether the source addresses of frames received on the member
 // are learned, and whether frames may come in from it and go out to it.
@@ -44,6 +46,21 @@ func (b *Bridge) SetPortGate(name string, g Gate) error {
 		m.gate.Store(&gateRef{g: g})
 	}
 	return nil
+}
+
+// AddGatedPort is AddPort with the member's gate g (see SetPortGate) and
+// link-local handler h (see SetLinkLocalHandler; nil for none) in place
+// before its reader starts: no frame crosses the member before the
+// spanning tree lets it, and no BPDU it receives first is missed.
+func (b *Bridge) AddGatedPort(p platform.Port, f PortFlags, g Gate, h func(frame []byte)) error {
+	return b.add(p, f, false, func(m *Member) {
+		if g != nil {
+			m.gate.Store(&gateRef{g: g})
+		}
+		if h != nil {
+			m.linkLocal.Store(&h)
+		}
+	})
 }
 
 // forwarding reports whether copies may be sent to m: it has no gate, or

@@ -214,3 +214,30 @@ func BenchmarkForwardUnicastGated(b *testing.B) {
 		return batchOf(64, ip4(stB, stA))
 	})
 }
+
+// TestAddGatedPort checks that a member added with a discarding gate and
+// a handler forwards nothing from its first frame on, and hands its
+// BPDUs to the handler.
+func TestAddGatedPort(t *testing.T) {
+	fx := newFixture(t, "b")
+	fx.b.SetSpanningTree(true)
+	p := newTestPort("a", true)
+	bpdus := make(chan []byte, 1)
+	if err := fx.b.AddGatedPort(p, DefaultPortFlags(), newTestGate(discarding), func(f []byte) { bpdus <- slices.Clone(f) }); err != nil {
+		t.Fatalf("AddGatedPort = %v, want nil", err)
+	}
+	bpdu := eth(frame.MAC{0x01, 0x80, 0xc2, 0, 0, 0}, stA, 39, 60)
+	p.feed(ip4(frame.Broadcast, stA), bpdu)
+	got := <-bpdus
+	if !slices.Equal(got, bpdu) {
+		t.Errorf("handler got %x, want the BPDU %x", got, bpdu)
+	}
+	eventually(t, "both frames counted", func() bool { return fx.b.Stats().Received == 2 })
+	st := fx.b.Stats()
+	if st.DroppedDiscarding != 1 || st.Flooded != 0 {
+		t.Errorf("after a broadcast and a BPDU on a discarding member: DroppedDiscarding %d, Flooded %d; want 1, 0", st.DroppedDiscarding, st.Flooded)
+	}
+	if got := fx.ports["b"].take(); len(got) != 0 {
+		t.Errorf("b got %d frames from a discarding member, want none", len(got))
+	}
+}

@@ -23,6 +23,8 @@ type bridgeObj struct {
 	br *bridge.Bridge
 	// local is the bridge's host TAP, nil without --local.
 	local platform.Port
+	// stp is the bridge's spanning tree, nil while it does not run.
+	stp *stpObj
 	// ports are members and span ports by interface name, attached or
 	// absent.
 	ports map[string]*portObj
@@ -149,7 +151,7 @@ func (b *bridgeObj) attach(po *portObj, p *config.Port) (err error) {
 			return fmt.Errorf("%s: add %s: %w", b.name, po.name, err)
 		}
 	}
-	if err := b.br.AddPort(port, portFlags(p)); err != nil {
+	if err := b.addMember(po, port, p, nil); err != nil {
 		return fmt.Errorf("%s: add %s: %w", b.name, po.name, err)
 	}
 	po.port, po.guard = port, guard
@@ -165,6 +167,7 @@ func (b *bridgeObj) detach(po *portObj) {
 		return
 	}
 	g := b.g
+	b.leaveSTP(po)
 	if po.trunk != nil {
 		if err := b.br.RemovePort(po.name); err != nil {
 			g.log.Warn("remove port", "bridge", b.name, "port", po.name, "err", err)
@@ -201,6 +204,7 @@ func (b *bridgeObj) stop() {
 	for _, po := range b.ports {
 		b.detach(po)
 	}
+	b.stopSTP()
 	b.br.Close()
 	if b.local != nil {
 		b.local.Close()
@@ -333,6 +337,7 @@ func (b *bridgeObj) linkChanged(c *config.Bridge, po *portObj, state platform.Li
 		}
 		if !po.span {
 			b.br.LinkChanged(po.name)
+			b.linkSTP()
 		}
 	}
 }

@@ -57,6 +57,9 @@ func (g *graph) startBridge(c *config.Bridge, cfg *config.Config) (_ *bridgeObj,
 			b.stop()
 		}
 	}()
+	if err := b.startSTP(c); err != nil {
+		return nil, err
+	}
 	for i := range c.Ports {
 		if cfg.Trunk(c.Ports[i].Name) != nil {
 			continue
@@ -162,7 +165,7 @@ func (g *graph) join(b *bridgeObj, to *trunkObj, c *config.Bridge) {
 	po := &portObj{name: to.name}
 	b.ports[to.name] = po
 	h := to.tr.Handle()
-	if err := b.br.AddPort(h, portFlags(c.Port(to.name))); err != nil {
+	if err := b.addMember(po, h, c.Port(to.name), to.tr); err != nil {
 		h.Close()
 		g.log.Error("trunk cannot join its bridge: shown absent there", "bridge", b.name, "trunk", to.name, "err", err)
 		return

@@ -191,6 +191,7 @@ func (p *plan) changeBridge(b *bridgeObj, was, c *config.Bridge, next *config.Co
 		p.refuse(fmt.Errorf("%s: its local TAP cannot change while it runs", c.Name))
 		return
 	}
+	p.changeSTP(b, was, c)
 	if c.Timeout != was.Timeout || c.MaxAddr != was.MaxAddr {
 		set := func(c *config.Bridge) error {
 			if err := b.br.SetMaxAddr(c.MaxAddr); err != nil {

@@ -157,6 +157,7 @@ func running(e *engine, sys *fakeSystem) []string {
 				out = append(out, fmt.Sprintf("bridge %s static %s vlan %d on %s", name, a.MAC, a.VLAN, a.Port))
 			}
 		}
+		out = append(out, stpRunning(name, b)...)
 	}
 	for name, to := range e.graph.trunks {
 		tap := "-"
@@ -219,6 +220,7 @@ func configured(c *config.Config) []string {
 		for _, s := range b.Statics {
 			out = append(out, fmt.Sprintf("bridge %s static %s vlan %d on %s", b.Name, s.MAC, s.VLAN, s.Port))
 		}
+		out = append(out, stpConfigured(&b)...)
 	}
 	for _, t := range c.Trunks {
 		tap := "-"

@@ -35,6 +35,9 @@ type system interface {
 	// TAP made for the object name (link-local ones included; IPv6 ones
 	// still tentative left out).
 	HostIPs(name string) ([]netip.Addr, error)
+	// LinkSpeed reads an interface's speed in Mb/s (0 when unknown) and
+	// whether it is half duplex, for the spanning tree's path costs.
+	LinkSpeed(name string) (mbps uint64, halfDuplex bool)
 	// SetLLAddr changes an interface's MAC, journalled first so that a
 	// crash leaves a record for the next start or `swctl recover`.
 	SetLLAddr(name string, mac net.HardwareAddr, owner string) error
