@@ -256,10 +256,11 @@ func bridgeCommand() *cli.Command {
 				},
 			},
 			{
-				Name: "set", Usage: "change the ageing time or the table size", ArgsUsage: "NAME",
+				Name: "set", Usage: "change the ageing time, the table size or the forward mask", ArgsUsage: "NAME",
 				Flags: []cli.Flag{
 					&cli.IntFlag{Name: "timeout", Usage: "ageing time in `SECONDS` (0 = never)"},
 					&cli.IntFlag{Name: "maxaddr", Usage: "address-table capacity `N`"},
+					fwdMaskFlag(),
 					outputFlag(),
 				},
 				Action: func(c *cli.Context) error {
@@ -272,19 +273,22 @@ func bridgeCommand() *cli.Command {
 						v := c.Int("maxaddr")
 						req.MaxAddr = &v
 					}
+					if err := fwdMaskRequest(c, &req); err != nil {
+						return err
+					}
 					return mutate(c, 1, 1, req)
 				},
 			},
 			{
-				Name: "port", Usage: "change a member's flags", ArgsUsage: "NAME IFACE",
-				Flags: []cli.Flag{
+				Name: "port", Usage: "change a member's flags and spanning tree settings", ArgsUsage: "NAME IFACE",
+				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "learning", Usage: "`on|off`: learn source addresses"},
 					&cli.StringFlag{Name: "discover", Usage: "`on|off`: flood unknown unicast to this port"},
 					&cli.StringFlag{Name: "blocknonip", Usage: "`on|off`: drop frames that are not IPv4, IPv6, ARP or RARP"},
 					&cli.StringFlag{Name: "stack", Usage: "`on|off`: let frames reach the host's own stack on this interface"},
 					&cli.StringFlag{Name: "promisc", Usage: "`on|off`: hold the member in promiscuous mode (default on; off only for measurements on links that deliver every frame, such as veth)"},
 					outputFlag(),
-				},
+				}, portSTPFlags()...),
 				Action: func(c *cli.Context) error {
 					req := api.BridgePortRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1)}
 					for _, f := range []struct {
@@ -303,9 +307,13 @@ func bridgeCommand() *cli.Command {
 						}
 						*f.field = &v
 					}
+					if err := portSTPRequest(c, &req); err != nil {
+						return err
+					}
 					return mutate(c, 2, 2, req)
 				},
 			},
+			bridgeSTPCommand(),
 			{
 				Name: "addspan", Usage: "add a span port", ArgsUsage: "NAME IFACE",
 				Flags: []cli.Flag{outputFlag()},

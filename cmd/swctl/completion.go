@@ -208,6 +208,10 @@ var fixedFlagValues = map[string][]string{
 	"stack":        {"on", "off"},
 	"promisc":      {"on", "off"},
 	"preempt":      {"on", "off"},
+	"stp":          {"on", "off"},
+	"edge":         {"on", "off"},
+	"autoedge":     {"on", "off"},
+	"ptp":          {"auto", "on", "off"},
 	"tx":           {"ring", "mmsg"},
 	"log-level":    {"debug", "info", "warn", "error"},
 	"log-format":   {"text", "json"},
@@ -225,6 +229,9 @@ func flagValues(f cli.Flag, path, args []string, names *daemonNames) []string {
 	}
 	if name == "port" && strings.Join(path, " ") == "trunk create" {
 		return names.freeInterfaces(false)
+	}
+	if name == "proto" && strings.Join(path, " ") == "bridge stp" {
+		return []string{"rstp", "stp"}
 	}
 	return fixedFlagValues[name]
 }

@@ -65,11 +65,18 @@ func formatBridges(w io.Writer, bs []api.BridgeInfo) error {
 			spans = strings.Join(b.Spans, " ")
 		}
 		fmt.Fprintf(t, "  spans\t%s\n", spans)
+		formatSTPLines(t, b)
 		if err := t.Flush(); err != nil {
 			return err
 		}
 		if len(b.Ports) == 0 {
 			fmt.Fprintln(w, "  no ports")
+			continue
+		}
+		if b.STP != nil {
+			if err := formatSTPPorts(w, b.Ports); err != nil {
+				return err
+			}
 			continue
 		}
 		t = newTable(w)

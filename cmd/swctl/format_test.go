@@ -45,6 +45,44 @@ var testBridges = []api.BridgeInfo{
 	{Name: "br1", Timeout: 0, MaxAddr: 16},
 }
 
+// testSTPBridges run spanning trees: bridge0 is not the root, and has a
+// member that takes no part and one absent; core is the root.
+var testSTPBridges = []api.BridgeInfo{
+	{
+		Name: "bridge0", Timeout: 240, MaxAddr: 8192, FwdMask: 0x4000,
+		STP: &api.STPInfo{
+			Proto: "rstp", Priority: 32768, HelloTime: 2, FwdDelay: 15, MaxAge: 20, HoldCount: 6,
+			BridgeID: "8000.025e00123456", Root: "1000.020000000099", RootPathCost: 4000, RootPort: "eth1",
+			RootMaxAge: 20, RootFwdDelay: 15, TopologyChanges: 3, TopologyChange: true, SinceTopologyChange: ptr(int64(12)),
+		},
+		Ports: []api.BridgePortInfo{
+			{Name: "eth1", Flags: []string{"learning", "discover"}, Link: "up", STP: &api.PortSTPInfo{
+				Enabled: true, AutoEdge: true, PTP: "auto", Priority: 128, PortID: "8001", Role: "root", State: "forwarding",
+				PointToPoint: true, PathCost: 2000, Protocol: "rstp", DesignatedRoot: "1000.020000000099",
+				DesignatedBridge: "8000.020000000042", DesignatedPort: "8003", DesignatedCost: 2000, BPDUsIn: 120, BPDUsOut: 4,
+			}},
+			{Name: "eth2", Flags: []string{"learning", "discover"}, Link: "up", STP: &api.PortSTPInfo{
+				Enabled: true, AutoEdge: true, PTP: "auto", Priority: 128, PortID: "8002", Role: "alternate", State: "discarding",
+				PathCost: 2000, Protocol: "stp", DesignatedRoot: "1000.020000000099", DesignatedBridge: "8000.020000000007",
+				DesignatedPort: "8001", DesignatedCost: 2000, BPDUsIn: 60, BPDUsOut: 3, BPDUsBad: 1,
+			}},
+			{Name: "eth3", Flags: []string{"learning", "discover"}, Link: "up", STP: &api.PortSTPInfo{
+				AutoEdge: true, PTP: "auto", Priority: 128, PortID: "8003", Role: "disabled", State: "forwarding", PathCost: 2000, Protocol: "rstp",
+			}},
+			{Name: "eth4", Flags: []string{"learning", "discover"}, Link: "absent", STP: &api.PortSTPInfo{
+				Enabled: true, AdminEdge: true, PTP: "on", Priority: 64, Cost: 100, Role: "disabled", State: "discarding",
+			}},
+		},
+	},
+	{
+		Name: "core", Timeout: 240, MaxAddr: 8192,
+		STP: &api.STPInfo{
+			Proto: "stp", Priority: 4096, HelloTime: 1, FwdDelay: 4, MaxAge: 6, HoldCount: 6,
+			BridgeID: "1000.020000000099", Root: "1000.020000000099", IsRoot: true, RootMaxAge: 6, RootFwdDelay: 4,
+		},
+	},
+}
+
 var testAddrs = []api.AddrInfo{
 	{MAC: "02:00:00:00:00:01", VLAN: 0, Port: "eth1", Age: ptr(int64(12))},
 	{MAC: "02:00:00:00:00:02", VLAN: 4094, Port: "veth-long-name", Age: ptr(int64(0))},
@@ -110,6 +148,8 @@ func TestFormat(t *testing.T) {
 		{"bridge-show.txt", func(w *bytes.Buffer) error { return formatBridges(w, testBridges) }},
 		{"bridge-show-none.txt", func(w *bytes.Buffer) error { return formatBridges(w, nil) }},
 		{"bridge-show.json", func(w *bytes.Buffer) error { return writeJSON(w, testBridges) }},
+		{"bridge-show-stp.txt", func(w *bytes.Buffer) error { return formatBridges(w, testSTPBridges) }},
+		{"bridge-show-stp.json", func(w *bytes.Buffer) error { return writeJSON(w, testSTPBridges) }},
 		{"bridge-addr.txt", func(w *bytes.Buffer) error { return formatAddrs(w, testAddrs) }},
 		{"bridge-addr-empty.txt", func(w *bytes.Buffer) error { return formatAddrs(w, nil) }},
 		{"bridge-addr.json", func(w *bytes.Buffer) error { return writeJSON(w, testAddrs) }},

@@ -32,8 +32,17 @@ func fakeState() *apitest.Fake {
 	return &apitest.Fake{
 		Bridges: []api.BridgeInfo{{
 			Name: "bridge0", Timeout: 240, MaxAddr: 8192, Local: "bridge0", LocalMAC: "02:5e:00:12:34:56",
-			Ports: []api.BridgePortInfo{{Name: "eth1", Flags: []string{"learning", "discover"}, Link: "up"}},
-			Spans: []string{"eth3"}, Addresses: 1, Exceeded: 2, Forwarded: 3, Flooded: 4, Dropped: 5,
+			Ports: []api.BridgePortInfo{{Name: "eth1", Flags: []string{"learning", "discover"}, Link: "up", STP: &api.PortSTPInfo{
+				Enabled: true, AutoEdge: true, PTP: "auto", Priority: 128, PortID: "8001", Role: "root", State: "forwarding",
+				PointToPoint: true, PathCost: 2000, Protocol: "rstp", DesignatedRoot: "1000.020000000099", DesignatedBridge: "1000.020000000099",
+				DesignatedPort: "8002", BPDUsIn: 7, BPDUsOut: 8, BPDUsBad: 1,
+			}}},
+			Spans: []string{"eth3"}, Addresses: 1, Exceeded: 2, Forwarded: 3, Flooded: 4, Dropped: 5, FwdMask: 0x4000,
+			STP: &api.STPInfo{
+				Proto: "rstp", Priority: 32768, HelloTime: 2, FwdDelay: 15, MaxAge: 20, HoldCount: 6,
+				BridgeID: "8000.025e00123456", Root: "1000.020000000099", RootPathCost: 2000, RootPort: "eth1",
+				RootMaxAge: 20, RootFwdDelay: 15, TopologyChanges: 3, SinceTopologyChange: ptr(int64(12)),
+			},
 		}},
 		Addrs: map[string][]api.AddrInfo{"bridge0": {
 			{MAC: "02:00:00:00:00:01", VLAN: 0, Port: "eth1", Age: ptr(int64(12))},
@@ -115,6 +124,18 @@ func TestRoundTrip(t *testing.T) {
 		{"bridge port", func(c *api.Client) (any, error) {
 			return nil, c.Do(ctx, api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Learning: ptr(false), Stack: ptr(true)}, nil)
 		}, apitest.Call{Op: "bridge.port", Req: api.BridgePortRequest{Name: "bridge0", Iface: "eth1", Learning: ptr(false), Stack: ptr(true)}}, nil},
+		{"bridge set fwd-mask", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.BridgeSetRequest{Name: "bridge0", FwdMask: ptr(uint16(0x4000))}, nil)
+		}, apitest.Call{Op: "bridge.set", Req: api.BridgeSetRequest{Name: "bridge0", FwdMask: ptr(uint16(0x4000))}}, nil},
+		{"bridge port stp settings", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.BridgePortRequest{Name: "bridge0", Iface: "eth1", STP: ptr(false), Edge: ptr(true), AutoEdge: ptr(false), PTP: ptr("on"), IfPriority: ptr(0), IfCost: ptr(0)}, nil)
+		}, apitest.Call{Op: "bridge.port", Req: api.BridgePortRequest{Name: "bridge0", Iface: "eth1", STP: ptr(false), Edge: ptr(true), AutoEdge: ptr(false), PTP: ptr("on"), IfPriority: ptr(0), IfCost: ptr(0)}}, nil},
+		{"bridge stp on with every setting", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.BridgeSTPRequest{Name: "bridge0", On: ptr(true), Proto: ptr("stp"), Priority: ptr(0), HelloTime: ptr(1), FwdDelay: ptr(4), MaxAge: ptr(6), HoldCount: ptr(1)}, nil)
+		}, apitest.Call{Op: "bridge.stp", Req: api.BridgeSTPRequest{Name: "bridge0", On: ptr(true), Proto: ptr("stp"), Priority: ptr(0), HelloTime: ptr(1), FwdDelay: ptr(4), MaxAge: ptr(6), HoldCount: ptr(1)}}, nil},
+		{"bridge stp off", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.BridgeSTPRequest{Name: "bridge0", On: ptr(false)}, nil)
+		}, apitest.Call{Op: "bridge.stp", Req: api.BridgeSTPRequest{Name: "bridge0", On: ptr(false)}}, nil},
 		{"bridge addspan", func(c *api.Client) (any, error) {
 			return nil, c.Do(ctx, api.AddSpanRequest{Name: "bridge0", Iface: "eth3"}, nil)
 		}, apitest.Call{Op: "bridge.addspan", Req: api.AddSpanRequest{Name: "bridge0", Iface: "eth3"}}, nil},
@@ -274,7 +295,7 @@ func TestBadRequests(t *testing.T) {
 		{"bad version", `{"version":3,"op":"version"}`, `{"error":"unsupported protocol version 3 (this daemon speaks versions 1 to 2: restart the daemon after upgrading swctl)"}`},
 		{"missing op", `{"version":1}`, `{"error":"malformed request: missing op"}`},
 		{"unknown field in envelope", `{"version":1,"op":"version","extra":1}`, `{"error":"malformed request: json: unknown field \"extra\""}`},
-		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, port.show, trunk.add, trunk.create, trunk.del, trunk.destroy, trunk.port, trunk.set, trunk.show, version)"}`},
+		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, bridge.stp, port.show, trunk.add, trunk.create, trunk.del, trunk.destroy, trunk.port, trunk.set, trunk.show, version)"}`},
 		{"unknown arg", `{"version":1,"op":"bridge.create","args":{"name":"b0","color":"red"}}`, `{"error":"bridge.create: malformed args: json: unknown field \"color\""}`},
 		{"arg of the wrong type", `{"version":1,"op":"bridge.create","args":{"name":7}}`, `{"error":"bridge.create: malformed args: json: cannot unmarshal number into Go struct field BridgeCreateRequest.name of type string"}`},
 		{"missing args", `{"version":1,"op":"bridge.create"}`, `{"error":"bridge.create: bridge name is empty"}`},
@@ -287,9 +308,13 @@ func TestBadRequests(t *testing.T) {
 		{"vlan out of range", `{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"02:00:00:00:00:01","iface":"e1","vlan":4095}}`, `{"error":"bridge.static: b0: static 02:00:00:00:00:01: vlan 4095 out of range (0 for untagged, 1 to 4094)"}`},
 		{"vlan overflows uint16", `{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"02:00:00:00:00:01","iface":"e1","vlan":70000}}`, `{"error":"bridge.static: malformed args: json: cannot unmarshal number 70000 into Go struct field StaticRequest.vlan of type uint16"}`},
 		{"flush bad port", `{"version":1,"op":"bridge.flush","args":{"name":"b0","port":"a/b"}}`, `{"error":"bridge.flush: b0: flush --port: interface name \"a/b\" contains '/'"}`},
-		{"set nothing", `{"version":1,"op":"bridge.set","args":{"name":"b0"}}`, `{"error":"bridge.set: b0: set: nothing to set (give timeout or maxaddr)"}`},
+		{"set nothing", `{"version":1,"op":"bridge.set","args":{"name":"b0"}}`, `{"error":"bridge.set: b0: set: nothing to set (give timeout, maxaddr or fwd-mask)"}`},
+		{"set fwd-mask with pause", `{"version":1,"op":"bridge.set","args":{"name":"b0","fwd_mask":16386}}`, `{"error":"bridge.set: b0: set: fwd-mask 0x4002: bit 1 (MAC control/pause, 01:80:c2:00:00:01) cannot be forwarded"}`},
+		{"stp nothing", `{"version":1,"op":"bridge.stp","args":{"name":"b0"}}`, `{"error":"bridge.stp: b0: stp: nothing to change (give on, off, or a setting)"}`},
+		{"stp bad proto", `{"version":1,"op":"bridge.stp","args":{"name":"b0","proto":"mstp"}}`, `{"error":"bridge.stp: b0: stp: protocol \"mstp\": want rstp or stp"}`},
+		{"port bad ptp", `{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"e1","ptp":"yes"}}`, `{"error":"bridge.port: b0: port e1: stp: ptp \"yes\": want auto, on or off"}`},
 		{"set negative timeout", `{"version":1,"op":"bridge.set","args":{"name":"b0","timeout":-1}}`, `{"error":"bridge.set: b0: set: timeout -1 out of range (0 to 1000000 seconds, 0 = never age)"}`},
-		{"port without flags", `{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"e1"}}`, `{"error":"bridge.port: b0: port e1: no flag to change (give learning, discover, blocknonip, stack or promisc)"}`},
+		{"port without flags", `{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"e1"}}`, `{"error":"bridge.port: b0: port e1: no flag to change (give learning, discover, blocknonip, stack, promisc, stp, edge, autoedge, ptp, ifpriority or ifcost)"}`},
 		{"args for version", `{"version":1,"op":"version","args":{"x":1}}`, `{"error":"version: malformed args: json: unknown field \"x\""}`},
 		{"trunk create without name", `{"version":1,"op":"trunk.create","args":{}}`, `{"error":"trunk.create: trunk name is empty"}`},
 		{"trunk name too long", `{"version":1,"op":"trunk.destroy","args":{"name":"abcdefghijklmnop"}}`, `{"error":"trunk.destroy: trunk name \"abcdefghijklmnop\" is 16 bytes long (at most 15)"}`},

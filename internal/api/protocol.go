@@ -50,7 +50,7 @@ type Edit interface {
 // is, so it names the object and the cause.
 type Handler interface {
 	// Change runs a state operation: bridge and trunk create, destroy,
-	// add, del, set and port, bridge static, addspan and delspan.
+	// add, del, set and port, bridge static, stp, addspan and delspan.
 	Change(ctx context.Context, req Edit) error
 	// BridgeDelAddr removes an address: its static entries (a state
 	// change, req's Edit), then what the address table still has of it.

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/swctl/swctl/bridge"
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/config"
+	"github.com/swctl/swctl/stp"
 )
 
 // ProtocolVersion is the version of the protocol this package speaks.
@@ -159,6 +161,9 @@ type BridgeSetRequest struct {
 	Timeout *int `json:"timeout,omitempty"`
 	// MaxAddr is the new address-table capacity.
 	MaxAddr *int `json:"maxaddr,omitempty"`
+	// FwdMask is the new forward mask: bit n forwards frames to
+	// 01:80:c2:00:00:0n like other multicast; bits 0-2 are refused.
+	FwdMask *uint16 `json:"fwd_mask,omitempty"`
 }
 
 // BridgePortRequest changes a member's flags (swctl bridge port). Nil
@@ -179,6 +184,18 @@ type BridgePortRequest struct {
 	// Promisc turns the member's promiscuous membership on (the default)
 	// or off (for measurements on links that deliver every frame).
 	Promisc *bool `json:"promisc,omitempty"`
+	// STP, Edge and AutoEdge turn the member's part in the spanning tree,
+	// its being an edge port from the start, and automatic edge
+	// detection on or off.
+	STP      *bool `json:"stp,omitempty"`
+	Edge     *bool `json:"edge,omitempty"`
+	AutoEdge *bool `json:"autoedge,omitempty"`
+	// PTP is "auto", "on" or "off": whether the link is point-to-point.
+	PTP *string `json:"ptp,omitempty"`
+	// IfPriority is the spanning-tree port priority, 0-240 in steps of
+	// 16; IfCost its path cost, 0 for the cost of the link speed.
+	IfPriority *int `json:"ifpriority,omitempty"`
+	IfCost     *int `json:"ifcost,omitempty"`
 }
 
 // AddSpanRequest adds a span port (swctl bridge addspan).
@@ -236,8 +253,12 @@ type BridgeInfo struct {
 	Flooded uint64 `json:"flooded"`
 	// Dropped counts frames the bridge dropped (runts, too long for the
 	// egress MTU, bad source address, link-local groups, blocknonip,
-	// destination on the ingress port).
+	// destination on the ingress port, ports the spanning tree blocks).
 	Dropped uint64 `json:"dropped"`
+	// FwdMask is the forward mask (see BridgeSetRequest); omitted when 0.
+	FwdMask uint16 `json:"fwd_mask,omitempty"`
+	// STP is the spanning tree; nil (omitted) while it does not run.
+	STP *STPInfo `json:"stp,omitempty"`
 }
 
 // MarshalJSON writes empty lists as [] rather than null.
@@ -261,6 +282,9 @@ type BridgePortInfo struct {
 	Flags []string `json:"flags"`
 	// Link is LinkUp, LinkDown or LinkAbsent.
 	Link string `json:"link"`
+	// STP is the member's spanning tree port; nil (omitted) while the
+	// bridge runs none.
+	STP *PortSTPInfo `json:"stp,omitempty"`
 }
 
 // MarshalJSON writes an empty flag list as [] rather than null.
@@ -454,8 +478,13 @@ func (r BridgeSetRequest) Validate() error {
 	if err := checkBridge(r.Name); err != nil {
 		return err
 	}
-	if r.Timeout == nil && r.MaxAddr == nil {
-		return fmt.Errorf("%s: set: nothing to set (give timeout or maxaddr)", r.Name)
+	if r.Timeout == nil && r.MaxAddr == nil && r.FwdMask == nil {
+		return fmt.Errorf("%s: set: nothing to set (give timeout, maxaddr or fwd-mask)", r.Name)
+	}
+	if r.FwdMask != nil {
+		if err := bridge.CheckForwardMask(*r.FwdMask); err != nil {
+			return fmt.Errorf("%s: set: %w", r.Name, err)
+		}
 	}
 	if r.Timeout != nil {
 		if err := config.CheckTimeout(*r.Timeout); err != nil {
@@ -478,8 +507,13 @@ func (r BridgePortRequest) Validate() error {
 	if err := checkIface(r.Name, "port", r.Iface); err != nil {
 		return err
 	}
-	if r.Learning == nil && r.Discover == nil && r.BlockNonIP == nil && r.Stack == nil && r.Promisc == nil {
-		return fmt.Errorf("%s: port %s: no flag to change (give learning, discover, blocknonip, stack or promisc)", r.Name, r.Iface)
+	if r == (BridgePortRequest{Name: r.Name, Iface: r.Iface}) {
+		return fmt.Errorf("%s: port %s: no flag to change (give learning, discover, blocknonip, stack, promisc, stp, edge, autoedge, ptp, ifpriority or ifcost)", r.Name, r.Iface)
+	}
+	if r.PTP != nil {
+		if _, err := stp.ParsePointToPoint(*r.PTP); err != nil {
+			return fmt.Errorf("%s: port %s: %w", r.Name, r.Iface, err)
+		}
 	}
 	return nil
 }
@@ -519,6 +553,7 @@ var bridgeOps = []opSpec{
 	state[StaticRequest](),
 	state[BridgeSetRequest](),
 	state[BridgePortRequest](),
+	state[BridgeSTPRequest](),
 	state[AddSpanRequest](),
 	state[DelSpanRequest](),
 	action(Handler.BridgeDelAddr),
@@ -593,11 +628,14 @@ func (r FlushRequest) Edit(c *config.Config, _ config.Host) error {
 }
 
 func (r BridgeSetRequest) Edit(c *config.Config, _ config.Host) error {
-	return c.SetBridge(r.Name, r.Timeout, r.MaxAddr, nil)
+	return c.SetBridge(r.Name, r.Timeout, r.MaxAddr, r.FwdMask)
 }
 
 func (r BridgePortRequest) Edit(c *config.Config, _ config.Host) error {
-	return c.SetPort(r.Name, r.Iface, config.PortChange{Learning: r.Learning, Discover: r.Discover, BlockNonIP: r.BlockNonIP, Stack: r.Stack, Promisc: r.Promisc})
+	return c.SetPort(r.Name, r.Iface, config.PortChange{
+		Learning: r.Learning, Discover: r.Discover, BlockNonIP: r.BlockNonIP, Stack: r.Stack, Promisc: r.Promisc,
+		STP: config.PortSTPChange{STP: r.STP, Edge: r.Edge, AutoEdge: r.AutoEdge, PTP: r.PTP, IfPriority: r.IfPriority, IfCost: r.IfCost},
+	})
 }
 
 func (r AddSpanRequest) Edit(c *config.Config, h config.Host) error {

@@ -91,8 +91,12 @@ func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, e
 			Addresses: len(b.br.Addrs()),
 			Exceeded:  st.Exceeded, Forwarded: st.Forwarded, Flooded: st.Flooded,
 			Dropped: st.DroppedRunt + st.DroppedLinkLocal + st.DroppedBadSource + st.DroppedBlockNonIP +
-				st.DroppedSamePort + st.DroppedBlockNonIPOut + st.DroppedOversize + st.DroppedLinkDown + st.DroppedOffload,
+				st.DroppedSamePort + st.DroppedBlockNonIPOut + st.DroppedOversize + st.DroppedLinkDown + st.DroppedOffload +
+				st.DroppedDiscarding + st.DroppedDiscardingOut,
+			FwdMask: c.FwdMask,
 		}
+		var stpPorts map[string]*api.PortSTPInfo
+		info.STP, stpPorts = b.stpShow(&c)
 		if c.Local {
 			info.Local, info.LocalMAC = c.Name, c.LocalMAC.String()
 			if b.local != nil {
@@ -103,7 +107,7 @@ func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, e
 		}
 		for _, p := range c.Ports {
 			info.Ports = append(info.Ports, api.BridgePortInfo{
-				Name: p.Name, Flags: flagWords(p), Link: b.ports[p.Name].link().String(),
+				Name: p.Name, Flags: flagWords(p), Link: b.ports[p.Name].link().String(), STP: stpPorts[p.Name],
 			})
 		}
 		out = append(out, info)

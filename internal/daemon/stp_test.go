@@ -310,3 +310,53 @@ func TestSTPLinkDownDisablesPort(t *testing.T) {
 		t.Errorf("eth3: expected discarding when its link returns, got %v", p.State)
 	}
 }
+
+// TestSTPShow checks what bridge show says of the spanning tree: the
+// bridge's identifier, root and settings, each member's role, state,
+// settings and counters, nothing of the local TAP, and nothing once the
+// tree stops.
+func TestSTPShow(t *testing.T) {
+	sb := newSTPBench(t)
+	mustDo(t, sb.e.Change(bg, api.BridgePortRequest{Name: "bridge0", Iface: "eth3", IfCost: ptr(7), PTP: ptr("off"), Edge: ptr(true)}))
+	mustDo(t, sb.e.Change(bg, api.BridgeSetRequest{Name: "bridge0", FwdMask: ptr(uint16(0x4000))}))
+	sb.seconds(1)
+	bs, err := sb.e.BridgeShow(bg, "bridge0")
+	mustDo(t, err)
+	b := bs[0]
+	if b.FwdMask != 0x4000 {
+		t.Errorf("fwd-mask: expected 0x4000, got 0x%04x", b.FwdMask)
+	}
+	if b.STP == nil {
+		t.Fatal("stp: expected the spanning tree, got none")
+	}
+	// The bridge's identifier takes the local TAP's MAC.
+	id := stp.NewBridgeID(32768, sb.e.cfg.Bridge("bridge0").LocalMAC).String()
+	wantSTP := api.STPInfo{
+		Proto: "rstp", Priority: 32768, HelloTime: 1, FwdDelay: 4, MaxAge: 6, HoldCount: 6,
+		BridgeID: id, Root: id, IsRoot: true, RootMaxAge: 6, RootFwdDelay: 4,
+	}
+	got := *b.STP
+	got.TopologyChanges, got.TopologyChange, got.SinceTopologyChange = 0, false, nil
+	if got != wantSTP {
+		t.Errorf("stp:\nexpected %+v\ngot      %+v", wantSTP, got)
+	}
+	for _, p := range b.Ports {
+		s := p.STP
+		switch {
+		case s == nil:
+			t.Errorf("%s: expected its spanning tree port, got none", p.Name)
+		case p.Name == "eth3" && (s.Cost != 7 || s.PathCost != 7 || s.PTP != "off" || s.PointToPoint || !s.AdminEdge || !s.Edge || s.State != "forwarding"):
+			t.Errorf("eth3: expected cost 7, ptp off and an edge port forwarding, got %+v", *s)
+		case p.Name != "eth3" && (s.Role != "designated" || s.State != "discarding" || s.PathCost != 2000 || !s.PointToPoint || s.Protocol != "rstp" || s.PortID == ""):
+			t.Errorf("%s: expected designated, discarding, cost 2000, point-to-point, rstp, got %+v", p.Name, *s)
+		case s.BPDUsOut == 0:
+			t.Errorf("%s: expected BPDUs sent, got none", p.Name)
+		}
+	}
+	mustDo(t, sb.e.Change(bg, api.BridgeSTPRequest{Name: "bridge0", On: ptr(false)}))
+	bs, err = sb.e.BridgeShow(bg, "bridge0")
+	mustDo(t, err)
+	if bs[0].STP != nil || bs[0].Ports[0].STP != nil {
+		t.Errorf("after stp off: expected no spanning tree in show, got %+v and %+v", bs[0].STP, bs[0].Ports[0].STP)
+	}
+}
