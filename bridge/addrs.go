@@ -82,6 +82,11 @@ func (b *Bridge) FlushPort(port string, all bool) (int, error) {
 // VLAN, then MAC.
 func (b *Bridge) Addrs() []Addr { return b.fdb.addrs(b.since(b.clock.Now())) }
 
+// AddrCount returns the number of entries in the address table, static
+// ones included, without taking the table's locks: entries expired since
+// the last ageing sweep are still counted.
+func (b *Bridge) AddrCount() int { return b.fdb.len() }
+
 // noteFull logs, once until it drains, that the address table is full.
 func (b *Bridge) noteFull() {
 	if b.full.CompareAndSwap(false, true) {

@@ -299,6 +299,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			bridgeCommand(),
 			trunkCommand(),
 			portCommand(),
+			statsCommand(),
 			recoverCommand(),
 			selftestCommand(),
 			versionCommand(),

@@ -21,6 +21,7 @@ func newFake() *apitest.Fake {
 		Trunks:      testTrunks,
 		Ports:       testPorts,
 		VersionInfo: *testVersion.Daemon,
+		Samples:     testSamples,
 		Errs: map[string]error{
 			api.OpBridgeAdd: errors.New("bridge0: add eth9: no such interface"),
 			api.OpTrunkDel:  errors.New("trunk0: del eth9: not a port of this trunk"),
@@ -102,6 +103,11 @@ func TestCLI(t *testing.T) {
 			wantCalls: []apitest.Call{{Op: "port.show", Req: ""}}},
 		{name: "port show one", args: []string{"port", "show", "gone0"}, wantStdout: "NAME   BRIDGE   LINK    PROMISC  RX-PKTS  RX-BYTES  TX-PKTS  TX-BYTES  RX-DROP  BAD-OFFLOAD  TX-DROP  RING-DROP  ERRORS\ngone0  bridge0  absent  no       0        0         0        0         0        0            0        0          0\n",
 			wantCalls: []apitest.Call{{Op: "port.show", Req: "gone0"}}},
+
+		{name: "stats text", args: []string{"stats"}, wantStdout: readGolden("stats.txt"),
+			wantCalls: []apitest.Call{{Op: "stats"}}},
+		{name: "stats json", args: []string{"stats", "-o", "json"}, wantStdout: readGolden("stats.json"),
+			wantCalls: []apitest.Call{{Op: "stats"}}},
 
 		{name: "trunk show text", args: []string{"trunk", "show"}, wantStdout: readGolden("trunk-show.txt"),
 			wantCalls: []apitest.Call{{Op: "trunk.show", Req: ""}}},

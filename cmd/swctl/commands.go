@@ -43,6 +43,7 @@ func daemonCommand() *cli.Command {
 			&cli.BoolFlag{Name: "busy-poll", Usage: "readers poll their rings and never sleep: the lowest latency, for --workers cores at 100% all the time (Linux)"},
 			&cli.DurationFlag{Name: "idle-timeout", Value: api.DefaultIdleTimeout, Usage: "close a control connection that sends no request for `DURATION` (1s-24h)"},
 			&cli.IntFlag{Name: "max-clients", Value: api.DefaultMaxConns, Usage: "serve at most `N` control connections at once; refuse more with an error (1-10000)"},
+			&cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics at /metrics on `ADDR`: a loopback host:port (127.0.0.1:9477) or a unix socket path; off by default"},
 		},
 		Action: runDaemon,
 	}
@@ -120,6 +121,7 @@ func runDaemon(c *cli.Context) error {
 		Coalesce:    c.Duration("coalesce"),
 		IdleTimeout: c.Duration("idle-timeout"),
 		MaxClients:  c.Int("max-clients"),
+		Metrics:     c.String("metrics"),
 		Version:     api.Build(),
 		Logger:      log,
 		Hurry:       hurry,

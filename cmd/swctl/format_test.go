@@ -163,6 +163,8 @@ func TestFormat(t *testing.T) {
 			return formatVersion(w, versionOutput{VersionInfo: testVersion.VersionInfo, DaemonError: "cannot reach the daemon at /x: connect: no such file or directory (is `swctl daemon` running?)"})
 		}},
 		{"version.json", func(w *bytes.Buffer) error { return writeJSON(w, testVersion) }},
+		{"stats.txt", func(w *bytes.Buffer) error { return formatStats(w, testSamples) }},
+		{"stats.json", func(w *bytes.Buffer) error { return writeJSON(w, testSamples) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {

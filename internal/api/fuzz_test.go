@@ -18,6 +18,7 @@ func (nopHandler) BridgeAddr(context.Context, string) ([]AddrInfo, error)   { re
 func (nopHandler) TrunkShow(context.Context, string) ([]TrunkInfo, error)   { return nil, nil }
 func (nopHandler) PortShow(context.Context, string) ([]PortInfo, error)     { return nil, nil }
 func (nopHandler) Version(context.Context) (VersionInfo, error)             { return VersionInfo{}, nil }
+func (nopHandler) Stats(context.Context) ([]Sample, error)                  { return nil, nil }
 
 // FuzzDecodeRequest feeds arbitrary lines to the server's request path
 // (decoder, deadline check, dispatcher): it must never panic, and every
@@ -26,6 +27,7 @@ func (nopHandler) Version(context.Context) (VersionInfo, error)             { re
 func FuzzDecodeRequest(f *testing.F) {
 	for _, s := range []string{
 		`{"version":1,"op":"version"}`,
+		`{"version":1,"op":"stats"}`,
 		`{"version":1,"op":"bridge.create","args":{"name":"bridge0","local":true}}`,
 		`{"version":1,"op":"bridge.add","args":{"name":"bridge0","ifaces":["eth1","eth2"]}}`,
 		`{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"02:00:00:00:00:01","iface":"eth1","vlan":10}}`,

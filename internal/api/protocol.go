@@ -71,6 +71,9 @@ type Handler interface {
 	PortShow(ctx context.Context, name string) ([]PortInfo, error)
 	// Version identifies the daemon's build.
 	Version(ctx context.Context) (VersionInfo, error)
+	// Stats returns every counter of the engine, as the metrics
+	// endpoint serves them, sorted by name and labels.
+	Stats(ctx context.Context) ([]Sample, error)
 }
 
 // Request is one request line.
@@ -170,7 +173,7 @@ func list[Req any, T any, P interface {
 // request types, in types.go and trunk.go. A state operation needs only its
 // request type, whose Edit method is the operation; the others name what
 // serves them.
-var ops = table(slices.Concat(bridgeOps, trunkOps)...)
+var ops = table(slices.Concat(bridgeOps, trunkOps, statsOps)...)
 
 // table indexes operations by name.
 func table(specs ...opSpec) map[string]opSpec {

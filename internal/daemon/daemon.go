@@ -78,6 +78,10 @@ type Options struct {
 	// over it is refused with an error naming the limit. 0 means
 	// api.DefaultMaxConns.
 	MaxClients int
+	// Metrics, when not "", is where the Prometheus metrics endpoint
+	// listens: a loopback host:port or the path of a unix socket
+	// (metrics.Listen). Off by default.
+	Metrics string
 	// Hurry, when closed after ctx is done, cuts the shutdown short: the
 	// control connections are closed at once instead of after a grace
 	// period for the requests under way. The interfaces are given back
@@ -181,6 +185,13 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	// Links may have changed between the load and the watch.
 	e.resync()
+	if opts.Metrics != "" {
+		stop, err := e.serveMetrics(ctx, opts.Metrics, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 
 	ln, err := api.Listen(opts.SocketPath, opts.SocketGroup)
 	if err != nil {

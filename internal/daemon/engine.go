@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/swctl/swctl/clock"
 	"github.com/swctl/swctl/internal/api"
@@ -47,6 +48,9 @@ type engine struct {
 	fault func() error
 	// version is what `swctl version` reports for the daemon.
 	version api.VersionInfo
+	// started is when the engine was made: the metrics' uptime counts
+	// from it.
+	started time.Time
 }
 
 // configFile is where the engine keeps its configuration: write puts the
@@ -87,11 +91,12 @@ func (h sysHost) DefaultRouteIfaces() ([]string, error) { return h.sys.DefaultRo
 
 func newEngine(cfgPath string, sys system, clk clock.Clock, log *slog.Logger) *engine {
 	return &engine{
-		cfg:   &config.Config{},
-		file:  diskFile(cfgPath),
-		host:  sysHost{sys},
-		graph: newGraph(sys, clk, log),
-		log:   log,
+		cfg:     &config.Config{},
+		file:    diskFile(cfgPath),
+		host:    sysHost{sys},
+		graph:   newGraph(sys, clk, log),
+		log:     log,
+		started: clk.Now(),
 	}
 }
 

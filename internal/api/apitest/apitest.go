@@ -26,7 +26,7 @@ type Call struct {
 	Op string
 	// Req is the request: the api request type for state operations,
 	// deladdr and flush, the name (a string) for BridgeShow, BridgeAddr,
-	// TrunkShow and PortShow, nil for Version.
+	// TrunkShow and PortShow, nil for Version and Stats.
 	Req any
 }
 
@@ -43,6 +43,8 @@ type Fake struct {
 	Ports []api.PortInfo
 	// VersionInfo is what Version returns.
 	VersionInfo api.VersionInfo
+	// Samples is what Stats returns.
+	Samples []api.Sample
 	// Errs makes an operation fail with the given error, by op name.
 	Errs map[string]error
 
@@ -142,6 +144,13 @@ func (f *Fake) Version(context.Context) (api.VersionInfo, error) {
 		return api.VersionInfo{}, err
 	}
 	return f.VersionInfo, nil
+}
+
+func (f *Fake) Stats(context.Context) ([]api.Sample, error) {
+	if err := f.record(api.OpStats, nil); err != nil {
+		return nil, err
+	}
+	return f.Samples, nil
 }
 
 // SocketPath returns a fresh socket path in a short temporary directory

@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"slices"
+
+	"github.com/swctl/swctl/internal/api"
+	"github.com/swctl/swctl/internal/metrics"
+	"github.com/swctl/swctl/lacp"
+	"github.com/swctl/swctl/platform"
+)
+
+// The engine's counters for the metrics endpoint (`swctl daemon
+// --metrics`) and `swctl stats`: one snapshot of the graph per scrape,
+// taken under the engine's mutex. The forwarding path never takes that
+// mutex, and every counter read here is an atomic, so a scrape costs
+// forwarding nothing.
+
+// collector returns a metrics collector over the engine's snapshots.
+func (e *engine) collector() *metrics.Collector {
+	v := e.version
+	if v.Go == "" {
+		v.Go = runtime.Version()
+	}
+	return metrics.New(e.snapshot, metrics.Build{Version: v.Version, Revision: v.Revision, Go: v.Go}, e.started)
+}
+
+// serveMetrics opens the metrics endpoint at addr and serves it until
+// ctx is done or stop is called; stop returns once it has stopped.
+func (e *engine) serveMetrics(ctx context.Context, addr string, log *slog.Logger) (stop func(), err error) {
+	ln, err := metrics.Listen(addr)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := metrics.Serve(ctx, ln, e.collector()); err != nil {
+			log.Error("metrics endpoint failed", "err", err)
+		}
+	}()
+	log.Info("metrics endpoint listening", "addr", ln.Addr().String())
+	return func() { cancel(); <-done }, nil
+}
+
+// Stats implements api.Handler: every sample a scrape would give.
+func (e *engine) Stats(context.Context) ([]api.Sample, error) {
+	samples, err := metrics.Samples(e.collector())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Sample, len(samples))
+	for i, s := range samples {
+		out[i] = api.Sample{Name: s.Name, Labels: s.Labels, Value: s.Value}
+	}
+	return out, nil
+}
+
+// snapshot reads the counters of every bridge, trunk and port, in the
+// order of the configuration. A configured port that is absent is shown
+// down, with zero counters.
+func (e *engine) snapshot() metrics.Snapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var s metrics.Snapshot
+	addPort := func(owner, role, name string, p platform.Port) {
+		mp := metrics.Port{Name: name, Owner: owner, Role: role}
+		if p != nil {
+			mp.Up = p.Link() == platform.LinkUp
+			mp.Counters = p.Counters()
+		}
+		s.Ports = append(s.Ports, mp)
+	}
+	for _, c := range e.cfg.Bridges {
+		b := e.graph.bridges[c.Name]
+		if b == nil {
+			continue
+		}
+		if b.local != nil {
+			addPort(c.Name, api.RoleLocal, b.local.Name(), b.local)
+		}
+		for _, p := range c.Ports {
+			addPort(c.Name, api.RoleMember, p.Name, b.ports[p.Name].open())
+		}
+		for _, sp := range c.Spans {
+			addPort(c.Name, api.RoleSpan, sp, b.ports[sp].open())
+		}
+		s.Bridges = append(s.Bridges, metrics.Bridge{Name: c.Name, Addresses: b.br.AddrCount(), Stats: b.br.Stats()})
+	}
+	for _, c := range e.cfg.Trunks {
+		to := e.graph.trunks[c.Name]
+		if to == nil {
+			continue
+		}
+		to.tapMu.Lock()
+		if to.tap != nil {
+			addPort(c.Name, api.RoleLocal, to.tap.Name(), to.tap)
+		}
+		to.tapMu.Unlock()
+		for _, p := range c.Ports {
+			var port platform.Port
+			if tpo := to.ports[p.Name]; tpo != nil {
+				port = tpo.port
+			}
+			addPort(c.Name, api.RoleTrunk, p.Name, port)
+		}
+		mt := metrics.Trunk{Name: c.Name, Proto: c.Proto, Active: to.tr.Active(), Stats: to.tr.Stats()}
+		for _, p := range to.tr.Ports() {
+			m := metrics.TrunkMember{
+				Name:         p.Name,
+				Collecting:   slices.Contains(p.Flags, api.TrunkFlagCollecting),
+				Distributing: slices.Contains(p.Flags, api.TrunkFlagDistributing),
+			}
+			if ls, ok := p.Detail.(lacp.PortState); ok {
+				m.LACP, m.Selected = true, ls.Selected
+			}
+			mt.Members = append(mt.Members, m)
+		}
+		s.Trunks = append(s.Trunks, mt)
+	}
+	return s
+}
+
+// open returns the port's open Port, nil while absent.
+func (po *portObj) open() platform.Port {
+	if po == nil || po.port == nil {
+		return nil
+	}
+	return po.port
+}
