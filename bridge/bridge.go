@@ -311,6 +311,9 @@ type Bridge struct {
 	offloadLogged atomic.Bool
 	// ctrs are the Stats counters, indexed by counter. Atomic.
 	ctrs [numCounters]atomic.Uint64
+	// tap sees frames for packet capture, nil without one (SetTap).
+	// Atomic: Forward loads it once per batch.
+	tap atomic.Pointer[tapRef]
 
 	// mu serialises configuration changes; it guards the fields below
 	// and the storing of table.

@@ -31,6 +31,10 @@ type Worker struct {
 	eg platform.Egress
 	// ctrs counts in plain integers during one Forward call.
 	ctrs [numCounters]uint64
+	// tap is the bridge's tap during one Forward call, nil without one;
+	// tapNow is that call's time.
+	tap    *tapRef
+	tapNow time.Time
 }
 
 // egress is the batch one Worker collects for one member.
@@ -121,6 +125,10 @@ func (b *Bridge) Forward(w *Worker, in *Member, batch platform.Batch, now time.T
 		return
 	}
 	t := b.table.Load()
+	if w.tap = b.tap.Load(); w.tap != nil {
+		w.tapNow = now
+		w.tap.t.Capture(in.name, In, batch.Frames, now)
+	}
 	ts := b.since(now)
 	inFlags := in.flags.Load()
 	gate := in.gate.Load()
@@ -259,6 +267,9 @@ func (b *Bridge) send(w *Worker, m *Member, frames [][]byte, offs []platform.Off
 	if !m.forwarding() {
 		w.ctrs[cDiscardingOut] += uint64(len(frames))
 		return
+	}
+	if w.tap != nil {
+		w.tap.t.Capture(m.name, Out, frames, w.tapNow)
 	}
 	st := w.eg.Send(m.port, platform.Batch{Frames: frames, Offs: offs})
 	w.ctrs[sent] += uint64(st.Sent)
