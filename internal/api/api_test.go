@@ -65,6 +65,12 @@ func fakeState() *apitest.Fake {
 		}},
 		Ports:       []api.PortInfo{{Name: "eth1", Bridge: "bridge0", Role: "member", Link: "up", Promisc: true, RxPackets: 1, RxBytes: 2, TxPackets: 3, TxBytes: 4, RxDropped: 5, TxDropped: 6, RingDropped: 7, Errors: 8}},
 		VersionInfo: api.VersionInfo{Version: "v1.2.3", Revision: "abc", Go: "go1.26", Protocol: 1},
+		Frames: []api.CapturedFrame{
+			{Port: "eth1", Dir: api.FrameIn, Time: time.Unix(1700000000, 5), Len: 60, Data: bytes.Repeat([]byte{1}, 60)},
+			{Port: "eth3", Dir: api.FrameOut, Time: time.Unix(1700000001, 6), Len: 1514, Data: bytes.Repeat([]byte{2}, 64)},
+			{Port: "eth1", Dir: api.FrameIn, Time: time.Unix(1700000002, 7), Len: 60, Data: bytes.Repeat([]byte{3}, 60)},
+		},
+		CaptureDropped: 4,
 		Samples: []api.Sample{
 			{Name: "swctl_port_dropped_frames_total", Labels: map[string]string{"port": "eth1", "owner": "bridge0", "role": "member", "reason": "tx"}, Value: 6},
 			{Name: "swctl_uptime_seconds", Value: 12.5},
@@ -191,6 +197,10 @@ func TestRoundTrip(t *testing.T) {
 		{"version", func(c *api.Client) (any, error) {
 			return get[api.VersionInfo](ctx, c, api.VersionRequest{})
 		}, apitest.Call{Op: "version", Req: nil}, fakeState().VersionInfo},
+		{"capture", func(c *api.Client) (any, error) {
+			return readCapture(ctx, c, api.CaptureRequest{Name: "bridge0", Count: 2})
+		}, apitest.Call{Op: "capture", Req: api.CaptureRequest{StreamVersion: api.StreamVersion, Name: "bridge0", Count: 2}},
+			capture{fakeState().Frames[:2], api.CaptureEnd{Sent: 2, Dropped: 4}}},
 		{"stats", func(c *api.Client) (any, error) {
 			return get[[]api.Sample](ctx, c, api.StatsRequest{})
 		}, apitest.Call{Op: "stats", Req: nil}, fakeState().Samples},
@@ -302,7 +312,7 @@ func TestBadRequests(t *testing.T) {
 		{"bad version", `{"version":3,"op":"version"}`, `{"error":"unsupported protocol version 3 (this daemon speaks versions 1 to 2: restart the daemon after upgrading swctl)"}`},
 		{"missing op", `{"version":1}`, `{"error":"malformed request: missing op"}`},
 		{"unknown field in envelope", `{"version":1,"op":"version","extra":1}`, `{"error":"malformed request: json: unknown field \"extra\""}`},
-		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, bridge.stp, port.show, stats, trunk.add, trunk.create, trunk.del, trunk.destroy, trunk.port, trunk.set, trunk.show, version)"}`},
+		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, bridge.stp, capture, port.show, stats, trunk.add, trunk.create, trunk.del, trunk.destroy, trunk.port, trunk.set, trunk.show, version)"}`},
 		{"unknown arg", `{"version":1,"op":"bridge.create","args":{"name":"b0","color":"red"}}`, `{"error":"bridge.create: malformed args: json: unknown field \"color\""}`},
 		{"arg of the wrong type", `{"version":1,"op":"bridge.create","args":{"name":7}}`, `{"error":"bridge.create: malformed args: json: cannot unmarshal number into Go struct field BridgeCreateRequest.name of type string"}`},
 		{"missing args", `{"version":1,"op":"bridge.create"}`, `{"error":"bridge.create: bridge name is empty"}`},

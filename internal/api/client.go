@@ -61,6 +61,14 @@ func (c *Client) Close() error { return c.conn.Close() }
 // once the deadline has passed, so a request Call gave up on is never
 // applied later unless the daemon had already begun it.
 func (c *Client) Call(ctx context.Context, op string, args, result any) error {
+	if spec, ok := ops[op]; ok && spec.stream != nil {
+		return fmt.Errorf("%s: a stream operation: use its own method (Client.Capture)", op)
+	}
+	return c.call(ctx, op, args, result)
+}
+
+// call is Call for any operation.
+func (c *Client) call(ctx context.Context, op string, args, result any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.broken != nil {

@@ -39,6 +39,12 @@
 // A Server decodes and validates requests and calls the Handler; Client.Do
 // sends any Operation.
 //
+// One operation, capture, is a stream (stream.go): its reply line begins a
+// stream of binary messages from the daemon (frames, then an end) that
+// takes the connection for itself. The stream's format has its own
+// version, StreamVersion, named in the request; its writes have their own
+// stall rule (StreamStall) instead of the reply timeout.
+//
 // Listen creates the socket with mode 0600 (0660 and the group's ownership
 // when a group is named), and a Server checks the credentials of every peer
 // (SO_PEERCRED on Linux and OpenBSD, LOCAL_PEERCRED on FreeBSD) against an

@@ -1,10 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"testing"
+	"time"
 )
 
 // nopHandler answers every operation with zero values.
@@ -19,6 +22,9 @@ func (nopHandler) TrunkShow(context.Context, string) ([]TrunkInfo, error)   { re
 func (nopHandler) PortShow(context.Context, string) ([]PortInfo, error)     { return nil, nil }
 func (nopHandler) Version(context.Context) (VersionInfo, error)             { return VersionInfo{}, nil }
 func (nopHandler) Stats(context.Context) ([]Sample, error)                  { return nil, nil }
+func (nopHandler) Capture(context.Context, CaptureRequest, CaptureSink) (CaptureEnd, error) {
+	return CaptureEnd{}, nil
+}
 
 // FuzzDecodeRequest feeds arbitrary lines to the server's request path
 // (decoder, deadline check, dispatcher): it must never panic, and every
@@ -28,6 +34,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	for _, s := range []string{
 		`{"version":1,"op":"version"}`,
 		`{"version":1,"op":"stats"}`,
+		`{"version":1,"op":"capture","args":{"stream_version":1,"name":"bridge0","direction":"both","count":10}}`,
 		`{"version":1,"op":"bridge.create","args":{"name":"bridge0","local":true}}`,
 		`{"version":1,"op":"bridge.add","args":{"name":"bridge0","ifaces":["eth1","eth2"]}}`,
 		`{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"02:00:00:00:00:01","iface":"eth1","vlan":10}}`,
@@ -63,6 +70,43 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 		if (rep.Error == "") == (len(rep.Result) == 0) {
 			t.Fatalf("reply %q: expected exactly one of result and error", reply)
+		}
+	})
+}
+
+// FuzzCaptureStream feeds arbitrary bytes to the capture stream reader:
+// it must never panic, every frame it returns must be one the daemon
+// could send (checkFrame), encoding it again must give the bytes it came
+// from, and an end message must end the stream.
+func FuzzCaptureStream(f *testing.F) {
+	frames := []CapturedFrame{
+		{Port: "eth1", Dir: FrameIn, Time: time.Unix(1700000000, 1), Len: 60, Data: make([]byte, 60)},
+		{Port: "bridge0", Dir: FrameOut, Time: time.Unix(0, 0), Len: 9000, Data: []byte{1, 2, 3}},
+	}
+	f.Add(EncodeStream(frames, &CaptureEnd{Sent: 2, Dropped: 1}))
+	f.Add(EncodeStream(nil, &CaptureEnd{Error: "bridge0: the bridge went away"}))
+	f.Add(EncodeStream(frames[:1], nil))
+	f.Add([]byte("F\x00\x00\x00\x0e\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := NewCaptureStream(bytes.NewReader(data))
+		for range 1000 {
+			fr, end, err := s.Next()
+			if err != nil {
+				return
+			}
+			if end != nil {
+				if _, _, err := s.Next(); err != io.EOF {
+					t.Fatalf("Next after the end: expected io.EOF, got %v", err)
+				}
+				return
+			}
+			if err := checkFrame(fr); err != nil {
+				t.Fatalf("frame %+v: %v", fr, err)
+			}
+			again := EncodeStream([]CapturedFrame{fr}, nil)
+			if !bytes.Contains(data, again) {
+				t.Fatalf("frame %+v encodes as %x, not found in the input", fr, again)
+			}
 		}
 	})
 }

@@ -74,6 +74,13 @@ type Handler interface {
 	// Stats returns every counter of the engine, as the metrics
 	// endpoint serves them, sorted by name and labels.
 	Stats(ctx context.Context) ([]Sample, error)
+	// Capture runs a packet capture into sink: it calls sink.Start once
+	// the capture is under way (an error before that is the request's
+	// error reply), then sends frames until ctx is done (the client
+	// stopped it, or the daemon is stopping), req.Count frames are sent,
+	// or it fails (the error ends the stream). The server then sends the
+	// end message, the returned CaptureEnd.
+	Capture(ctx context.Context, req CaptureRequest, sink CaptureSink) (CaptureEnd, error)
 }
 
 // Request is one request line.
@@ -103,10 +110,12 @@ type Reply struct {
 type call struct {
 	// op is the operation's name.
 	op string
-	// run performs the operation.
+	// run performs the operation; nil for a stream operation.
 	run func(ctx context.Context, h Handler) (any, error)
 	// deadline is the request's Deadline, zero for none.
 	deadline time.Time
+	// stream performs a stream operation (stream.go); nil for others.
+	stream streamRun
 }
 
 // opSpec is one row of the operation table.
@@ -116,6 +125,8 @@ type opSpec struct {
 	// decode decodes and validates the operation's arguments and returns
 	// how to run it.
 	decode func(args json.RawMessage) (func(context.Context, Handler) (any, error), error)
+	// stream is decode for a stream operation (decode is nil then).
+	stream func(args json.RawMessage) (streamRun, error)
 }
 
 // op builds the opSpec of an operation whose arguments are a Req, served
@@ -173,7 +184,7 @@ func list[Req any, T any, P interface {
 // request types, in types.go and trunk.go. A state operation needs only its
 // request type, whose Edit method is the operation; the others name what
 // serves them.
-var ops = table(slices.Concat(bridgeOps, trunkOps, statsOps)...)
+var ops = table(slices.Concat(bridgeOps, trunkOps, statsOps, streamOps)...)
 
 // table indexes operations by name.
 func table(specs ...opSpec) map[string]opSpec {
@@ -239,6 +250,13 @@ func decodeRequest(line []byte) (*call, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown op %q (want one of %s)", req.Op, strings.Join(Ops(), ", "))
 	}
+	if spec.stream != nil {
+		stream, err := spec.stream(req.Args)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", req.Op, err)
+		}
+		return &call{op: req.Op, stream: stream, deadline: req.Deadline}, nil
+	}
 	run, err := spec.decode(req.Args)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", req.Op, err)
@@ -255,6 +273,10 @@ func (c *call) answer(ctx context.Context, h Handler) []byte {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, c.deadline)
 		defer cancel()
+	}
+	if c.stream != nil {
+		// Server.serveStream serves streams, on their connection.
+		return errorReply(fmt.Errorf("%s: a stream operation, served on a connection of its own", c.op))
 	}
 	res, err := c.run(ctx, h)
 	if err != nil {

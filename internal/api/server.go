@@ -263,6 +263,8 @@ type Server struct {
 	// time, so that a request's deadline is checked after it has waited
 	// for the others. Made by Serve.
 	turn chan struct{}
+	// streamStall is StreamStall unless a test shortens it.
+	streamStall time.Duration
 }
 
 // Serve accepts connections on ln and serves their requests until ctx is
@@ -410,7 +412,12 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 			return
 		}
 		if err == nil || len(line) > 0 {
-			if s.reply(c, s.serveLine(ctx, line)) != nil {
+			cl, derr := decodeRequest(line)
+			if derr == nil && cl.stream != nil {
+				if s.serveStream(ctx, c, r, cl) {
+					return
+				}
+			} else if s.reply(c, s.serveCall(ctx, cl, derr)) != nil {
 				return
 			}
 		}
@@ -425,6 +432,12 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 // reply line.
 func (s *Server) serveLine(ctx context.Context, line []byte) []byte {
 	cl, err := decodeRequest(line)
+	return s.serveCall(ctx, cl, err)
+}
+
+// serveCall is serveLine once the line is decoded (err: why it could not
+// be).
+func (s *Server) serveCall(ctx context.Context, cl *call, err error) []byte {
 	if err != nil {
 		return errorReply(err)
 	}

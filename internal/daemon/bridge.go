@@ -7,6 +7,7 @@ import (
 
 	"github.com/swctl/swctl/bridge"
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/internal/capture"
 	"github.com/swctl/swctl/internal/config"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/promisc"
@@ -28,6 +29,9 @@ type bridgeObj struct {
 	// ports are members and span ports by interface name, attached or
 	// absent.
 	ports map[string]*portObj
+	// capture is the bridge's packet-capture hub, nil until the first
+	// capture (capture.go).
+	capture *capture.Hub
 }
 
 // portObj is one member or span port of a bridge.
@@ -201,6 +205,7 @@ func (b *bridgeObj) detach(po *portObj) {
 
 // stop closes the bridge and everything it opened.
 func (b *bridgeObj) stop() {
+	b.capture.Close()
 	for _, po := range b.ports {
 		b.detach(po)
 	}

@@ -88,7 +88,12 @@ func (e *engine) snapshot() metrics.Snapshot {
 		for _, sp := range c.Spans {
 			addPort(c.Name, api.RoleSpan, sp, b.ports[sp].open())
 		}
-		s.Bridges = append(s.Bridges, metrics.Bridge{Name: c.Name, Addresses: b.br.AddrCount(), Stats: b.br.Stats()})
+		mb := metrics.Bridge{Name: c.Name, Addresses: b.br.AddrCount(), Stats: b.br.Stats()}
+		if b.capture != nil {
+			cs := b.capture.Stats()
+			mb.Capture = metrics.Capture{Sessions: cs.Sessions, Queued: cs.Queued, Dropped: cs.Dropped, Cut: cs.Cut}
+		}
+		s.Bridges = append(s.Bridges, mb)
 	}
 	for _, c := range e.cfg.Trunks {
 		to := e.graph.trunks[c.Name]

@@ -50,6 +50,21 @@ type Bridge struct {
 	Addresses int
 	// Stats are its counters.
 	Stats bridge.Stats
+	// Capture are the counts of its packet captures.
+	Capture Capture
+}
+
+// Capture are the counts of a bridge's packet captures (swctl capture)
+// since the bridge started.
+type Capture struct {
+	// Sessions is the number of captures running.
+	Sessions int
+	// Queued counts the frames captures copied for their clients;
+	// Dropped the frames they lost because a client did not keep up.
+	Queued, Dropped uint64
+	// Cut counts the captures whose client read nothing for the stream's
+	// stall time, and which were cut.
+	Cut uint64
 }
 
 // Trunk is one trunk in a Snapshot.
@@ -127,11 +142,14 @@ var (
 	mPortDrops   = counter("swctl_port_dropped_frames_total", "Frames dropped at the port, by reason.", "port", "owner", "role", "reason")
 	mPortErrors  = counter("swctl_port_errors_total", "Failed system calls on the port.", "port", "owner", "role")
 
-	mFDBEntries = gauge("swctl_bridge_fdb_entries", "Entries in the bridge's address table.", "bridge")
-	mFDBEvents  = counter("swctl_bridge_fdb_events_total", "Address-table events: learned, moved, aged, exceeded (not learned: table full).", "bridge", "event")
-	mBrFrames   = counter("swctl_bridge_frames_total", "Frames the bridge handled, by fate: received, forwarded (to one port), flooded, sent (copies written), span_sent.", "bridge", "fate")
-	mBrDrops    = counter("swctl_bridge_dropped_frames_total", "Frames (at ingress) or copies (at egress) the bridge dropped, by reason.", "bridge", "reason")
-	mBrOffload  = counter("swctl_bridge_software_offload_frames_total", "Frames whose offload the bridge did in software (finished), and the frames they became (segments).", "bridge", "kind")
+	mFDBEntries  = gauge("swctl_bridge_fdb_entries", "Entries in the bridge's address table.", "bridge")
+	mFDBEvents   = counter("swctl_bridge_fdb_events_total", "Address-table events: learned, moved, aged, exceeded (not learned: table full).", "bridge", "event")
+	mBrFrames    = counter("swctl_bridge_frames_total", "Frames the bridge handled, by fate: received, forwarded (to one port), flooded, sent (copies written), span_sent.", "bridge", "fate")
+	mBrDrops     = counter("swctl_bridge_dropped_frames_total", "Frames (at ingress) or copies (at egress) the bridge dropped, by reason.", "bridge", "reason")
+	mBrOffload   = counter("swctl_bridge_software_offload_frames_total", "Frames whose offload the bridge did in software (finished), and the frames they became (segments).", "bridge", "kind")
+	mCapSessions = gauge("swctl_bridge_capture_sessions", "Packet captures running on the bridge.", "bridge")
+	mCapFrames   = counter("swctl_bridge_capture_frames_total", "Frames the bridge's captures copied for their clients (queued), and frames they dropped because a client did not keep up (dropped).", "bridge", "fate")
+	mCapCut      = counter("swctl_bridge_capture_streams_cut_total", "Captures cut because their client read nothing for the stream's stall time.", "bridge")
 
 	mTrActive  = gauge("swctl_trunk_active", "1 while the trunk is active: enough members distribute, its carrier is up.", "trunk", "proto")
 	mTrMembers = gauge("swctl_trunk_members", "Members of the trunk, by state: all, collecting, distributing, lacp_selected.", "trunk", "state")
@@ -147,7 +165,7 @@ var (
 
 // all lists every family, for Describe.
 var all = []desc{mBuild, mUptime, mPortUp, mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortDrops, mPortErrors,
-	mFDBEntries, mFDBEvents, mBrFrames, mBrDrops, mBrOffload,
+	mFDBEntries, mFDBEvents, mBrFrames, mBrDrops, mBrOffload, mCapSessions, mCapFrames, mCapCut,
 	mTrActive, mTrMembers, mTrMember, mTrRx, mTrRxBytes, mTrTx, mTrTxBytes, mTrControl, mTrDrops, mTrOffload}
 
 // Describe implements prometheus.Collector.
@@ -200,6 +218,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		emit(mBrOffload, float64(st.SoftwareOffload), b.Name, "finished")
 		emit(mBrOffload, float64(st.Segments), b.Name, "segments")
+		emit(mCapSessions, float64(b.Capture.Sessions), b.Name)
+		emit(mCapFrames, float64(b.Capture.Queued), b.Name, "queued")
+		emit(mCapFrames, float64(b.Capture.Dropped), b.Name, "dropped")
+		emit(mCapCut, float64(b.Capture.Cut), b.Name)
 	}
 	for _, t := range s.Trunks {
 		st := t.Stats

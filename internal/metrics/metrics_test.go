@@ -31,7 +31,8 @@ func snapshot() metrics.Snapshot {
 		},
 		Bridges: []metrics.Bridge{{Name: "bridge0", Addresses: 7, Stats: bridge.Stats{
 			Received: 100, Forwarded: 60, Flooded: 30, DroppedRunt: 1, DroppedLinkLocal: 2, DroppedOversize: 3,
-			Learned: 9, Moved: 1, Aged: 2, Exceeded: 0, Sent: 95, SoftwareOffload: 4, Segments: 12}}},
+			Learned: 9, Moved: 1, Aged: 2, Exceeded: 0, Sent: 95, SoftwareOffload: 4, Segments: 12},
+			Capture: metrics.Capture{Sessions: 1, Queued: 30, Dropped: 6, Cut: 2}}},
 		Trunks: []metrics.Trunk{{Name: "trunk0", Proto: "lacp", Active: true,
 			Stats: trunk.Stats{RxPackets: 8, TxPackets: 9, RxRefused: 1, TxNoPort: 2, RxControl: 5},
 			Members: []metrics.TrunkMember{
@@ -127,6 +128,8 @@ func TestScrapeEqualsSamples(t *testing.T) {
 		{"swctl_bridge_fdb_entries", map[string]string{"bridge": "bridge0"}, 7},
 		{"swctl_bridge_fdb_events_total", map[string]string{"bridge": "bridge0", "event": "aged"}, 2},
 		{"swctl_bridge_dropped_frames_total", map[string]string{"bridge": "bridge0", "reason": "oversize"}, 3},
+		{"swctl_bridge_capture_frames_total", map[string]string{"bridge": "bridge0", "fate": "dropped"}, 6},
+		{"swctl_bridge_capture_streams_cut_total", map[string]string{"bridge": "bridge0"}, 2},
 		{"swctl_trunk_members", map[string]string{"trunk": "trunk0", "state": "distributing"}, 1},
 		{"swctl_trunk_member_state", map[string]string{"trunk": "trunk0", "port": "eth6", "state": "lacp_selected"}, 0},
 		{"swctl_trunk_dropped_frames_total", map[string]string{"trunk": "trunk0", "reason": "tx_no_member"}, 2},

@@ -26,7 +26,8 @@ type Call struct {
 	Op string
 	// Req is the request: the api request type for state operations,
 	// deladdr and flush, the name (a string) for BridgeShow, BridgeAddr,
-	// TrunkShow and PortShow, nil for Version and Stats.
+	// TrunkShow and PortShow, nil for Version and Stats, the
+	// CaptureRequest for Capture.
 	Req any
 }
 
@@ -45,6 +46,10 @@ type Fake struct {
 	VersionInfo api.VersionInfo
 	// Samples is what Stats returns.
 	Samples []api.Sample
+	// Frames are what Capture sends (at most the request's count), before
+	// it ends the stream with CaptureDropped frames dropped.
+	Frames         []api.CapturedFrame
+	CaptureDropped uint64
 	// Errs makes an operation fail with the given error, by op name.
 	Errs map[string]error
 
@@ -151,6 +156,32 @@ func (f *Fake) Stats(context.Context) ([]api.Sample, error) {
 		return nil, err
 	}
 	return f.Samples, nil
+}
+
+// Capture records the request, then (unless Errs refuses it) starts the
+// stream, sends Frames (at most req.Count) and ends it.
+func (f *Fake) Capture(ctx context.Context, req api.CaptureRequest, sink api.CaptureSink) (api.CaptureEnd, error) {
+	if err := f.record(api.OpCapture, req); err != nil {
+		return api.CaptureEnd{}, err
+	}
+	dir := req.Direction
+	if dir == "" {
+		dir = api.DirectionBoth
+	}
+	if err := sink.Start(api.CaptureStart{Bridge: req.Name, Direction: dir, Snaplen: api.DefaultSnaplen}); err != nil {
+		return api.CaptureEnd{}, err
+	}
+	end := api.CaptureEnd{Dropped: f.CaptureDropped}
+	for _, fr := range f.Frames {
+		if req.Count > 0 && end.Sent == uint64(req.Count) {
+			break
+		}
+		if err := sink.Frame(fr); err != nil {
+			return end, err
+		}
+		end.Sent++
+	}
+	return end, sink.Flush()
 }
 
 // SocketPath returns a fresh socket path in a short temporary directory
