@@ -257,12 +257,21 @@ func dial(c *cli.Context) (*api.Client, error) {
 // unless --request-timeout says otherwise.
 const defaultRequestTimeout = 30 * time.Second
 
+// requestTimeout returns --request-timeout, which must be positive.
+func requestTimeout(c *cli.Context) (time.Duration, error) {
+	d := c.Duration("request-timeout")
+	if d <= 0 {
+		return 0, usagef("--request-timeout: want a positive duration, got %v", d)
+	}
+	return d, nil
+}
+
 // do dials the daemon and runs f with the client, within the
 // --request-timeout.
 func do(c *cli.Context, f func(ctx context.Context, cl *api.Client) error) error {
-	d := c.Duration("request-timeout")
-	if d <= 0 {
-		return usagef("--request-timeout: want a positive duration, got %v", d)
+	d, err := requestTimeout(c)
+	if err != nil {
+		return err
 	}
 	cl, err := dial(c)
 	if err != nil {
@@ -300,6 +309,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			trunkCommand(),
 			portCommand(),
 			statsCommand(),
+			captureCommand(),
 			recoverCommand(),
 			selftestCommand(),
 			versionCommand(),

@@ -215,10 +215,11 @@ var fixedFlagValues = map[string][]string{
 	"tx":           {"ring", "mmsg"},
 	"log-level":    {"debug", "info", "warn", "error"},
 	"log-format":   {"text", "json"},
+	"direction":    {"in", "out", "both"},
 }
 
 // fileFlags are the flags whose value is a file or directory name.
-var fileFlags = []string{"config", "socket", "state-dir", "rc-conf"}
+var fileFlags = []string{"config", "socket", "state-dir", "rc-conf", "write"}
 
 // flagValues returns the candidates for the value of flag f of the command
 // at path.
@@ -271,6 +272,15 @@ func argValues(cmd *cli.Command, path, args []string, names *daemonNames) []stri
 		return names.bridges()
 	case word == "NAME" && path[0] == "trunk":
 		return names.trunks()
+	case word == "NAME" && path[0] == "capture":
+		// A bridge's local TAP has its name: that name is the bridge.
+		out := names.bridges()
+		for _, p := range names.ports() {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+		return out
 	case word == "FILE":
 		return []string{completeFiles}
 	case word == "IFACE" || word == "IFA" || word == "IFB":

@@ -123,7 +123,7 @@ func freeHostInterfaces(t *testing.T) []string {
 func TestBashCompletion(t *testing.T) {
 	withDaemon := newCompletionShell(t, apitest.Serve(t, newFake()))
 	noDaemon := newCompletionShell(t, apitest.SocketPath(t))
-	topLevel := []string{"daemon", "bridge", "trunk", "port", "stats", "recover", "selftest", "version", "bench", "config", "completion"}
+	topLevel := []string{"daemon", "bridge", "trunk", "port", "stats", "capture", "recover", "selftest", "version", "bench", "config", "completion"}
 	bridgeCmds := []string{"create", "destroy", "add", "del", "show", "addr", "static", "deladdr", "flush", "set", "port", "stp", "addspan", "delspan"}
 	files := []string{"hostname.bridge0", "hostname.trunk0", "rc.conf"}
 	tests := []struct {
@@ -151,6 +151,9 @@ func TestBashCompletion(t *testing.T) {
 		{"spans of the bridge", withDaemon, "swctl bridge delspan bridge0 ", []string{"eth3", "eth4"}},
 		{"ports of the trunk", withDaemon, "swctl trunk del trunk1 ", []string{"eth7", "eth8"}},
 		{"ports the daemon has", withDaemon, "swctl port show ", []string{"eth1", "eth3", "bridge0", "gone0", "eth5", "eth9"}},
+		{"capture: bridges, then ports", withDaemon, "swctl capture ", []string{"bridge0", "br1", "eth1", "eth3", "gone0", "eth5", "eth9"}},
+		{"capture directions", withDaemon, "swctl capture bridge0 --direction ", []string{"in", "out", "both"}},
+		{"capture file", withDaemon, "swctl capture bridge0 -w host", []string{"hostname.bridge0", "hostname.trunk0"}},
 		{"new members: free interfaces and trunks", withDaemon, "swctl bridge add bridge0 ", append(freeHostInterfaces(t), "trunk0", "trunk1", "trunk2")},
 		{"new trunk ports: free interfaces", withDaemon, "swctl trunk create t0 --port ", freeHostInterfaces(t)},
 		{"no argument after the last", withDaemon, "swctl bridge addr bridge0 ", nil},
