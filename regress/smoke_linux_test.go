@@ -176,7 +176,11 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 		t.Errorf("%d forwarding-rate samples, want 12 (3 setups x 2 roles x 2 sizes)", n)
 	}
 	for _, s := range res.RateSamples {
-		if s.Method != MethodCounting || s.CPU == nil || s.CPU.Err != "" || s.CPU.Cost.NsPerFrame <= 0 || s.CPU.Figure.Offered != rc.CPURate || s.CPU.Figure.Delivered <= 0 {
+		// The whole machine's cost per frame is measured; less the
+		// tester's own user time it may come to 0 on a quiet direct
+		// veth (the two are read from /proc/stat and /proc/PID/stat,
+		// in clock ticks), never below.
+		if s.Method != MethodCounting || s.CPU == nil || s.CPU.Err != "" || s.CPU.Cost.WholeNsPerFrame <= 0 || s.CPU.Cost.NsPerFrame < 0 || s.CPU.Figure.Offered != rc.CPURate || s.CPU.Figure.Delivered <= 0 {
 			t.Errorf("%s %s %d: method %q, CPU run %+v; want the counting method and a CPU run at %v frames/s with a cost per frame", s.Setup, s.Role, s.Size, s.Method, s.CPU, rc.CPURate)
 		}
 		if s.MaxRate.Achieved != s.Max.SentPerSecond || s.MaxRate.Delivered != s.Max.PacketsPerSecond || s.MaxRate.TesterBound != (s.Max.Lost == 0) {

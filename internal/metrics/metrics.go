@@ -269,6 +269,7 @@ func bridgeDrops(st bridge.Stats) []named {
 		{"block_non_ip", st.DroppedBlockNonIP}, {"same_port", st.DroppedSamePort},
 		{"block_non_ip_egress", st.DroppedBlockNonIPOut}, {"oversize", st.DroppedOversize},
 		{"link_down", st.DroppedLinkDown}, {"offload", st.DroppedOffload},
+		{"stp_discarding", st.DroppedDiscarding}, {"stp_discarding_egress", st.DroppedDiscardingOut},
 	}
 }
 
