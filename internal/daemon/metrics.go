@@ -10,6 +10,7 @@ import (
 	"github.com/swctl/swctl/internal/metrics"
 	"github.com/swctl/swctl/lacp"
 	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/stp"
 )
 
 // The engine's counters for the metrics endpoint (`swctl daemon
@@ -93,6 +94,9 @@ func (e *engine) snapshot() metrics.Snapshot {
 			cs := b.capture.Stats()
 			mb.Capture = metrics.Capture{Sessions: cs.Sessions, Queued: cs.Queued, Dropped: cs.Dropped, Cut: cs.Cut}
 		}
+		if b.stp != nil {
+			mb.STP = stpSnapshot(b.stp.tree)
+		}
 		s.Bridges = append(s.Bridges, mb)
 	}
 	for _, c := range e.cfg.Trunks {
@@ -135,4 +139,15 @@ func (po *portObj) open() platform.Port {
 		return nil
 	}
 	return po.port
+}
+
+// stpSnapshot reads a spanning tree's status for the metrics.
+func stpSnapshot(tree *stp.Bridge) *metrics.STP {
+	st := tree.Status()
+	out := &metrics.STP{IsRoot: st.IsRoot, RootPathCost: st.RootPathCost, TopologyChanges: st.TopologyChanges}
+	for _, p := range tree.Ports() {
+		out.Ports = append(out.Ports, metrics.STPPort{Name: p.Name, Role: p.Role.String(), State: p.State.String(),
+			BPDUsIn: p.Counters.Rx(), BPDUsOut: p.Counters.Tx()})
+	}
+	return out
 }

@@ -52,6 +52,8 @@ type Bridge struct {
 	Stats bridge.Stats
 	// Capture are the counts of its packet captures.
 	Capture Capture
+	// STP is its spanning tree; nil while it runs none.
+	STP *STP
 }
 
 // Capture are the counts of a bridge's packet captures (swctl capture)
@@ -66,6 +68,33 @@ type Capture struct {
 	// stall time, and which were cut.
 	Cut uint64
 }
+
+// STP is the spanning tree of a bridge that runs one, in a Snapshot.
+type STP struct {
+	// IsRoot is whether the bridge is the root; RootPathCost its cost to
+	// it; TopologyChanges the changes it has seen.
+	IsRoot          bool
+	RootPathCost    uint32
+	TopologyChanges uint64
+	// Ports are the tree's ports.
+	Ports []STPPort
+}
+
+// STPPort is one port of a spanning tree.
+type STPPort struct {
+	// Name is the member; Role and State its role and state as
+	// stp.Role.String and stp.State.String name them.
+	Name, Role, State string
+	// BPDUsIn and BPDUsOut count the valid BPDUs it received and sent.
+	BPDUsIn, BPDUsOut uint64
+}
+
+// stpRoles and stpStates are the values of the one-hot role and state
+// families, so that a dashboard sees a 0 for every state a port is not in.
+var (
+	stpRoles  = []string{"disabled", "root", "designated", "alternate", "backup"}
+	stpStates = []string{"discarding", "learning", "forwarding"}
+)
 
 // Trunk is one trunk in a Snapshot.
 type Trunk struct {
@@ -151,6 +180,13 @@ var (
 	mCapFrames   = counter("swctl_bridge_capture_frames_total", "Frames the bridge's captures copied for their clients (queued), and frames they dropped because a client did not keep up (dropped).", "bridge", "fate")
 	mCapCut      = counter("swctl_bridge_capture_streams_cut_total", "Captures cut because their client read nothing for the stream's stall time.", "bridge")
 
+	mSTPRoot    = gauge("swctl_bridge_stp_root", "1 while the bridge is the spanning tree's root.", "bridge")
+	mSTPCost    = gauge("swctl_bridge_stp_root_path_cost", "The bridge's path cost to the root.", "bridge")
+	mSTPChanges = counter("swctl_bridge_stp_topology_changes_total", "Topology changes the bridge's spanning tree has seen.", "bridge")
+	mSTPRole    = gauge("swctl_bridge_stp_port_role", "1 for the role the port has: disabled, root, designated, alternate, backup.", "bridge", "port", "role")
+	mSTPState   = gauge("swctl_bridge_stp_port_state", "1 for the state the port is in: discarding, learning, forwarding.", "bridge", "port", "state")
+	mSTPBPDUs   = counter("swctl_bridge_stp_bpdus_total", "Valid BPDUs the port received (in) and sent (out).", "bridge", "port", "direction")
+
 	mTrActive  = gauge("swctl_trunk_active", "1 while the trunk is active: enough members distribute, its carrier is up.", "trunk", "proto")
 	mTrMembers = gauge("swctl_trunk_members", "Members of the trunk, by state: all, collecting, distributing, lacp_selected.", "trunk", "state")
 	mTrMember  = gauge("swctl_trunk_member_state", "1 when the member is in the state: collecting, distributing, lacp_selected.", "trunk", "port", "state")
@@ -166,6 +202,7 @@ var (
 // all lists every family, for Describe.
 var all = []desc{mBuild, mUptime, mPortUp, mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortDrops, mPortErrors,
 	mFDBEntries, mFDBEvents, mBrFrames, mBrDrops, mBrOffload, mCapSessions, mCapFrames, mCapCut,
+	mSTPRoot, mSTPCost, mSTPChanges, mSTPRole, mSTPState, mSTPBPDUs,
 	mTrActive, mTrMembers, mTrMember, mTrRx, mTrRxBytes, mTrTx, mTrTxBytes, mTrControl, mTrDrops, mTrOffload}
 
 // Describe implements prometheus.Collector.
@@ -222,6 +259,21 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		emit(mCapFrames, float64(b.Capture.Queued), b.Name, "queued")
 		emit(mCapFrames, float64(b.Capture.Dropped), b.Name, "dropped")
 		emit(mCapCut, float64(b.Capture.Cut), b.Name)
+		if t := b.STP; t != nil {
+			emit(mSTPRoot, b2f(t.IsRoot), b.Name)
+			emit(mSTPCost, float64(t.RootPathCost), b.Name)
+			emit(mSTPChanges, float64(t.TopologyChanges), b.Name)
+			for _, p := range t.Ports {
+				for _, r := range stpRoles {
+					emit(mSTPRole, b2f(p.Role == r), b.Name, p.Name, r)
+				}
+				for _, st := range stpStates {
+					emit(mSTPState, b2f(p.State == st), b.Name, p.Name, st)
+				}
+				emit(mSTPBPDUs, float64(p.BPDUsIn), b.Name, p.Name, "in")
+				emit(mSTPBPDUs, float64(p.BPDUsOut), b.Name, p.Name, "out")
+			}
+		}
 	}
 	for _, t := range s.Trunks {
 		st := t.Stats

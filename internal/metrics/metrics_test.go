@@ -32,7 +32,11 @@ func snapshot() metrics.Snapshot {
 		Bridges: []metrics.Bridge{{Name: "bridge0", Addresses: 7, Stats: bridge.Stats{
 			Received: 100, Forwarded: 60, Flooded: 30, DroppedRunt: 1, DroppedLinkLocal: 2, DroppedOversize: 3,
 			Learned: 9, Moved: 1, Aged: 2, Exceeded: 0, Sent: 95, SoftwareOffload: 4, Segments: 12},
-			Capture: metrics.Capture{Sessions: 1, Queued: 30, Dropped: 6, Cut: 2}}},
+			Capture: metrics.Capture{Sessions: 1, Queued: 30, Dropped: 6, Cut: 2},
+			STP: &metrics.STP{IsRoot: false, RootPathCost: 2000, TopologyChanges: 3, Ports: []metrics.STPPort{
+				{Name: "eth1", Role: "root", State: "forwarding", BPDUsIn: 40, BPDUsOut: 2},
+				{Name: "eth2", Role: "alternate", State: "discarding", BPDUsIn: 39, BPDUsOut: 1},
+			}}}},
 		Trunks: []metrics.Trunk{{Name: "trunk0", Proto: "lacp", Active: true,
 			Stats: trunk.Stats{RxPackets: 8, TxPackets: 9, RxRefused: 1, TxNoPort: 2, RxControl: 5},
 			Members: []metrics.TrunkMember{
@@ -133,6 +137,11 @@ func TestScrapeEqualsSamples(t *testing.T) {
 		{"swctl_trunk_members", map[string]string{"trunk": "trunk0", "state": "distributing"}, 1},
 		{"swctl_trunk_member_state", map[string]string{"trunk": "trunk0", "port": "eth6", "state": "lacp_selected"}, 0},
 		{"swctl_trunk_dropped_frames_total", map[string]string{"trunk": "trunk0", "reason": "tx_no_member"}, 2},
+		{"swctl_bridge_stp_root_path_cost", map[string]string{"bridge": "bridge0"}, 2000},
+		{"swctl_bridge_stp_port_role", map[string]string{"bridge": "bridge0", "port": "eth2", "role": "alternate"}, 1},
+		{"swctl_bridge_stp_port_role", map[string]string{"bridge": "bridge0", "port": "eth2", "role": "root"}, 0},
+		{"swctl_bridge_stp_port_state", map[string]string{"bridge": "bridge0", "port": "eth1", "state": "forwarding"}, 1},
+		{"swctl_bridge_stp_bpdus_total", map[string]string{"bridge": "bridge0", "port": "eth1", "direction": "in"}, 40},
 		{"swctl_build_info", map[string]string{"version": "v1", "revision": "abc", "goversion": "go1.26"}, 1},
 	} {
 		if got, ok := value(w.name, w.labels); !ok || got != w.want {
