@@ -302,6 +302,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "socket", Value: api.DefaultSocket, EnvVars: []string{"SWCTL_SOCKET"}, Usage: "control socket `PATH`"},
 			&cli.DurationFlag{Name: "request-timeout", Value: defaultRequestTimeout, EnvVars: []string{"SWCTL_REQUEST_TIMEOUT"}, Usage: "wait at most `DURATION` for the daemon; it refuses a request it reaches later"},
+			// Our own flag rather than urfave/cli's, which would also take -v.
+			&cli.BoolFlag{Name: "version", Usage: "show the version of this program and exit (\"swctl version\" asks the daemon too)"},
 		},
 		Commands: []*cli.Command{
 			daemonCommand(),
@@ -318,7 +320,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			completionCommand(),
 			completeCommand(),
 		},
-		Action: unknownCommand,
+		Action: appAction,
 	}
 	setUsageHandlers(app.Commands)
 	return app
@@ -330,6 +332,19 @@ func setUsageHandlers(cmds []*cli.Command) {
 		c.OnUsageError = onUsageError
 		setUsageHandlers(c.Subcommands)
 	}
+}
+
+// appAction answers --version without a command, and otherwise refuses
+// or shows help as unknownCommand does.
+func appAction(c *cli.Context) error {
+	if c.Bool("version") {
+		if c.NArg() > 0 {
+			return usagef("--version takes no command (see \"swctl version\")")
+		}
+		_, err := fmt.Fprintln(c.App.Writer, versionLine("swctl", api.Build()))
+		return err
+	}
+	return unknownCommand(c)
 }
 
 // unknownCommand is the action of the app and of commands that only group

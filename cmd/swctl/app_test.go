@@ -194,6 +194,10 @@ func TestCLI(t *testing.T) {
 			wantCalls: []apitest.Call{{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", UpDelay: ptr(3600000), MinLinks: ptr(0), Preempt: ptr(true)}}}},
 		{name: "trunk port priority", args: []string{"trunk", "port", "trunk0", "eth3", "--priority", "0"},
 			wantCalls: []apitest.Call{{Op: "trunk.port", Req: api.TrunkPortRequest{Name: "trunk0", Iface: "eth3", Priority: ptr(0)}}}},
+		{name: "--version answers without the daemon", args: []string{"--version"},
+			wantStdout: versionLine("swctl", api.Build()) + "\n"},
+		{name: "--version with a word that is no command", args: []string{"--version", "explode"}, wantCode: 2,
+			wantStderr: "swctl: --version takes no command (see \"swctl version\")\n"},
 		{name: "version", args: []string{"version", "-o", "json"}, wantCalls: []apitest.Call{{Op: "version"}},
 			wantStdout: "CONTAINS \"daemon\": {\n    \"version\": \"v0.1.0\""},
 

@@ -136,7 +136,7 @@ func TestBashCompletion(t *testing.T) {
 		{"command prefix", withDaemon, "swctl tr", []string{"trunk"}},
 		{"subcommands", withDaemon, "swctl bridge ", bridgeCmds},
 		{"subcommand prefix", withDaemon, "swctl bridge de", []string{"destroy", "del", "deladdr", "delspan"}},
-		{"global flags", withDaemon, "swctl -", []string{"--socket", "--request-timeout", "--help"}},
+		{"global flags", withDaemon, "swctl -", []string{"--socket", "--request-timeout", "--version", "--help"}},
 		{"command flags", withDaemon, "swctl bridge create --", []string{"--local", "--output", "--help"}},
 		{"short flag", withDaemon, "swctl bridge show -", []string{"--output", "-o", "--help"}},
 		{"flag values", withDaemon, "swctl trunk create t0 --proto l", []string{"loadbalance", "lacp"}},

@@ -136,18 +136,21 @@ func formatPorts(w io.Writer, ps []api.PortInfo) error {
 	return t.Flush()
 }
 
+// versionLine describes one build: "swctl v0.1.0 (revision 0123abcd,
+// go1.26.0, protocol 1)".
+func versionLine(who string, v api.VersionInfo) string {
+	s := fmt.Sprintf("%s %s (", who, v.Version)
+	if v.Revision != "" {
+		s += "revision " + v.Revision + ", "
+	}
+	return s + fmt.Sprintf("%s, protocol %d)", v.Go, v.Protocol)
+}
+
 // formatVersion writes the client's version and the daemon's.
 func formatVersion(w io.Writer, v versionOutput) error {
-	line := func(who string, v api.VersionInfo) string {
-		s := fmt.Sprintf("%s %s (", who, v.Version)
-		if v.Revision != "" {
-			s += "revision " + v.Revision + ", "
-		}
-		return s + fmt.Sprintf("%s, protocol %d)", v.Go, v.Protocol)
-	}
-	_, err := fmt.Fprintln(w, line("swctl", v.VersionInfo))
+	_, err := fmt.Fprintln(w, versionLine("swctl", v.VersionInfo))
 	if v.Daemon != nil {
-		_, err = fmt.Fprintln(w, line("daemon", *v.Daemon))
+		_, err = fmt.Fprintln(w, versionLine("daemon", *v.Daemon))
 	}
 	// Without a daemon, the command's error says why, on stderr.
 	return err
