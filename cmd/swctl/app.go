@@ -190,6 +190,30 @@ func onUsageError(_ *cli.Context, err error, _ bool) error {
 	return usageError{err}
 }
 
+// optionalInt is an int flag whose absence means something other than a
+// number ("unchanged", "every VLAN"): help shows no "(default: 0)" for it.
+type optionalInt struct{ *cli.IntFlag }
+
+// GetDefaultText hides the zero value, which is not what omitting the flag
+// means.
+func (optionalInt) GetDefaultText() string { return "" }
+
+// String formats the flag for help through the wrapper, so that its
+// GetDefaultText counts.
+func (f optionalInt) String() string { return cli.FlagStringer(f) }
+
+// intFlag is an int flag that help shows with its real default, def:
+// the value that omitting it gives, which the daemon chooses.
+func intFlag(name, usage string, def int) cli.Flag {
+	return &cli.IntFlag{Name: name, Usage: usage, DefaultText: fmt.Sprint(def)}
+}
+
+// optIntFlag is an int flag that help shows without a default, for
+// settings that omitting leaves alone.
+func optIntFlag(name, usage string) cli.Flag {
+	return optionalInt{&cli.IntFlag{Name: name, Usage: usage}}
+}
+
 // outputFlag is the -o flag of every command that prints.
 func outputFlag() cli.Flag {
 	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "output format: text or json"}

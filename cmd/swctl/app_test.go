@@ -6,9 +6,12 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/api/apitest"
@@ -504,4 +507,95 @@ func TestReorderArgs(t *testing.T) {
 			t.Errorf("reorderArgs(%q):\nexpected %q\ngot      %q", tt.in, tt.want, got)
 		}
 	}
+}
+
+// helpOf returns the help of the command at path, as "swctl PATH --help"
+// prints it.
+func helpOf(t *testing.T, path ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), append(append([]string{"swctl"}, path...), "--help"), &stdout, &stderr); code != 0 {
+		t.Fatalf("swctl %s --help: exit code %d (stderr %q)", strings.Join(path, " "), code, stderr.String())
+	}
+	return stdout.String()
+}
+
+// helpLine returns the line of help that describes --flag.
+func helpLine(help, flag string) string {
+	for _, l := range strings.Split(help, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "--"+flag {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+func TestHelpDefaults(t *testing.T) {
+	tests := []struct {
+		cmd         string
+		flag        string
+		wantDefault string // "" when omitting the flag changes nothing
+	}{
+		{"bridge set", "timeout", ""},
+		{"bridge set", "maxaddr", ""},
+		{"bridge deladdr", "vlan", ""},
+		{"bridge static", "vlan", "0"},
+		{"trunk add", "priority", "0"},
+		{"trunk add", "lacp-port-priority", "32768"},
+		{"trunk create", "proto", "failover"},
+		{"trunk create", "lacp-mode", "active"},
+		{"trunk create", "lacp-timeout", "slow"},
+		{"trunk create", "hash", "l2,l3,l4"},
+		{"trunk create", "updelay", "0"},
+		{"trunk create", "preempt", "on"},
+		{"trunk set", "lacp-system-priority", ""},
+		{"trunk set", "lacp-key", ""},
+		{"trunk set", "updelay", ""},
+		{"trunk set", "min-links", ""},
+		{"trunk set", "preempt", ""},
+		{"trunk port", "priority", ""},
+	}
+	for _, tt := range tests {
+		line := helpLine(helpOf(t, strings.Fields(tt.cmd)...), tt.flag)
+		if line == "" {
+			t.Errorf("swctl %s --help: no line for --%s", tt.cmd, tt.flag)
+			continue
+		}
+		n := strings.Count(line, "(default")
+		switch {
+		case tt.wantDefault == "" && n != 0:
+			t.Errorf("swctl %s --help: expected --%s without a default, got %q", tt.cmd, tt.flag, line)
+		case tt.wantDefault != "" && (n != 1 || !strings.HasSuffix(line, "(default: "+tt.wantDefault+")")):
+			t.Errorf("swctl %s --help: expected --%s to end in one \"(default: %s)\", got %q", tt.cmd, tt.flag, tt.wantDefault, line)
+		}
+	}
+}
+
+// TestHelpDefaultsOnce checks every command's help: no flag states its
+// default twice, and no flag of a set or port command, which change only
+// what is given, claims one.
+func TestHelpDefaultsOnce(t *testing.T) {
+	var walk func(path []string, cmds []*cli.Command)
+	walk = func(path []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.Hidden {
+				continue
+			}
+			p := append(slices.Clone(path), c.Name)
+			if len(c.Subcommands) > 0 {
+				walk(p, c.Subcommands)
+				continue
+			}
+			for _, l := range strings.Split(helpOf(t, p...), "\n") {
+				if strings.HasPrefix(strings.TrimSpace(l), "--output") || strings.HasPrefix(strings.TrimSpace(l), "--help") {
+					continue
+				}
+				n := strings.Count(l, "(default")
+				if n > 1 || (n > 0 && (c.Name == "set" || c.Name == "port")) {
+					t.Errorf("swctl %s --help: %q", strings.Join(p, " "), strings.TrimSpace(l))
+				}
+			}
+		}
+	}
+	walk(nil, newApp(nil, nil).Commands)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -214,7 +215,7 @@ func bridgeCommand() *cli.Command {
 			{
 				Name: "static", Usage: "add a static address", ArgsUsage: "NAME MAC IFACE",
 				Flags: []cli.Flag{
-					&cli.IntFlag{Name: "vlan", Usage: "VLAN `ID` (0 = untagged)"},
+					intFlag("vlan", "VLAN `ID` (0 = untagged)", 0),
 					outputFlag(),
 				},
 				Action: func(c *cli.Context) error {
@@ -229,7 +230,7 @@ func bridgeCommand() *cli.Command {
 			{
 				Name: "deladdr", Usage: "remove an address, learned or static", ArgsUsage: "NAME MAC",
 				Flags: []cli.Flag{
-					&cli.IntFlag{Name: "vlan", Usage: "only in VLAN `ID` (0 = untagged); default: every VLAN"},
+					optIntFlag("vlan", "only in VLAN `ID` (0 = untagged; without it, every VLAN)"),
 					outputFlag(),
 				},
 				Action: func(c *cli.Context) error {
@@ -260,8 +261,8 @@ func bridgeCommand() *cli.Command {
 			{
 				Name: "set", Usage: "change the ageing time, the table size or the forward mask", ArgsUsage: "NAME",
 				Flags: []cli.Flag{
-					&cli.IntFlag{Name: "timeout", Usage: "ageing time in `SECONDS` (0 = never)"},
-					&cli.IntFlag{Name: "maxaddr", Usage: "address-table capacity `N`"},
+					optIntFlag("timeout", fmt.Sprintf("ageing time in `SECONDS` (0 = never; a new bridge has %d)", config.DefaultTimeout)),
+					optIntFlag("maxaddr", fmt.Sprintf("address-table capacity `N` (a new bridge has %d)", config.DefaultMaxAddr)),
 					fwdMaskFlag(),
 					outputFlag(),
 				},
@@ -288,7 +289,7 @@ func bridgeCommand() *cli.Command {
 					&cli.StringFlag{Name: "discover", Usage: "`on|off`: flood unknown unicast to this port"},
 					&cli.StringFlag{Name: "blocknonip", Usage: "`on|off`: drop frames that are not IPv4, IPv6, ARP or RARP"},
 					&cli.StringFlag{Name: "stack", Usage: "`on|off`: let frames reach the host's own stack on this interface"},
-					&cli.StringFlag{Name: "promisc", Usage: "`on|off`: hold the member in promiscuous mode (default on; off only for measurements on links that deliver every frame, such as veth)"},
+					&cli.StringFlag{Name: "promisc", Usage: "`on|off`: hold the member in promiscuous mode (a new member is; off only for measurements on links that deliver every frame, such as veth)"},
 					outputFlag(),
 				}, portSTPFlags()...),
 				Action: func(c *cli.Context) error {

@@ -26,13 +26,25 @@ RX-DROP (dropped by the port; BAD-OFFLOAD of them had a bad offload header),
 TX-DROP (not sent: full ring, link down), RING-DROP (the kernel's receive
 ring was full) and ERRORS.`
 
-// policyFlags are the link policy flags of trunk create and set.
-func policyFlags() []cli.Flag {
+// policyFlags are the link policy flags of trunk create and, with
+// create false, of trunk set, where an omitted flag leaves the setting
+// alone and help shows no default.
+func policyFlags(create bool) []cli.Flag {
+	num := func(name, usage, def string) cli.Flag {
+		if create {
+			return &cli.IntFlag{Name: name, Usage: usage, DefaultText: def}
+		}
+		return optIntFlag(name, usage)
+	}
+	preempt := "`on|off`: failover returns to the port of highest priority when it comes back (on), or stays"
+	if create {
+		preempt += " (default: on)"
+	}
 	return []cli.Flag{
-		&cli.IntFlag{Name: "updelay", Usage: "`MS` a port's link must stay up before the trunk uses it, 0 to 3600000 (default 0: at once)"},
-		&cli.IntFlag{Name: "downdelay", Usage: "`MS` a port's link must stay down before the trunk stops using it, 0 to 3600000 (default 0: at once)"},
-		&cli.IntFlag{Name: "min-links", Usage: "`N` ports that must collect and distribute for the trunk's carrier to be up, 0 to 64 (default 0: one)"},
-		&cli.StringFlag{Name: "preempt", Usage: "`on|off`: failover returns to the port of highest priority when it comes back (default on), or stays"},
+		num("updelay", "`MS` a port's link must stay up before the trunk uses it, 0 to 3600000 (0 = at once)", "0"),
+		num("downdelay", "`MS` a port's link must stay down before the trunk stops using it, 0 to 3600000 (0 = at once)", "0"),
+		num("min-links", "`N` ports that must collect and distribute for the trunk's carrier to be up, 0 to 64 (0 = one)", "0"),
+		&cli.StringFlag{Name: "preempt", Usage: preempt},
 	}
 }
 
@@ -59,13 +71,13 @@ func trunkCommand() *cli.Command {
 			{
 				Name: "create", Usage: "create a trunk", ArgsUsage: "NAME",
 				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "proto", Usage: protoUsage + " (default failover)"},
+					&cli.StringFlag{Name: "proto", Usage: protoUsage, DefaultText: config.DefaultProto},
 					&cli.StringSliceFlag{Name: "port", Usage: "member `IFACE` (repeat for more; all or none are added)"},
 					&cli.BoolFlag{Name: "promisc", Usage: "promisc policy: members keep their own MACs and are made promiscuous (otherwise they take the trunk's MAC)"},
-					&cli.StringFlag{Name: "lacp-mode", Usage: "`MODE`: active or passive (default active)"},
-					&cli.StringFlag{Name: "lacp-timeout", Usage: "`T`: slow or fast (default slow)"},
-					&cli.StringFlag{Name: "hash", Usage: "`FIELDS` hashed by loadbalance and lacp: a list of l2,l3,l4 (default all)"},
-				}, append(policyFlags(), forceFlag(), outputFlag())...),
+					&cli.StringFlag{Name: "lacp-mode", Usage: "`MODE`: active or passive", DefaultText: config.DefaultLACPMode},
+					&cli.StringFlag{Name: "lacp-timeout", Usage: "`T`: slow or fast", DefaultText: config.DefaultLACPTimeout},
+					&cli.StringFlag{Name: "hash", Usage: "`FIELDS` hashed by loadbalance and lacp: a list of l2,l3,l4", DefaultText: config.DefaultHash},
+				}, append(policyFlags(true), forceFlag(), outputFlag())...),
 				Action: func(c *cli.Context) error {
 					req := api.TrunkCreateRequest{
 						Name: c.Args().Get(0), Proto: c.String("proto"), Promisc: c.Bool("promisc"),
@@ -98,8 +110,8 @@ func trunkCommand() *cli.Command {
 			{
 				Name: "add", Usage: "add ports (all or none)", ArgsUsage: "NAME IFACE...",
 				Flags: []cli.Flag{
-					&cli.IntFlag{Name: "priority", Usage: "failover priority `N`, 0 to 65535, higher preferred (default 0)"},
-					&cli.IntFlag{Name: "lacp-port-priority", Usage: "LACP port priority `N`, 0 to 65535, lower wins (default 32768)"},
+					intFlag("priority", "failover priority `N`, 0 to 65535, higher preferred", 0),
+					intFlag("lacp-port-priority", "LACP port priority `N`, 0 to 65535, lower wins", config.DefaultLACPPortPriority),
 					forceFlag(),
 					outputFlag(),
 				},
@@ -124,10 +136,10 @@ func trunkCommand() *cli.Command {
 					&cli.StringFlag{Name: "proto", Usage: protoUsage},
 					&cli.StringFlag{Name: "lacp-mode", Usage: "`MODE`: active or passive"},
 					&cli.StringFlag{Name: "lacp-timeout", Usage: "`T`: slow or fast"},
-					&cli.IntFlag{Name: "lacp-system-priority", Usage: "LACP system priority `N`, 0 to 65535, lower wins"},
-					&cli.IntFlag{Name: "lacp-key", Usage: "LACP key `N`, 0 to 65535 (0 = derive)"},
+					optIntFlag("lacp-system-priority", "LACP system priority `N`, 0 to 65535, lower wins"),
+					optIntFlag("lacp-key", "LACP key `N`, 0 to 65535 (0 = derive)"),
 					&cli.StringFlag{Name: "hash", Usage: "`FIELDS` hashed by loadbalance and lacp: a list of l2,l3,l4"},
-				}, append(policyFlags(), outputFlag())...),
+				}, append(policyFlags(false), outputFlag())...),
 				Action: func(c *cli.Context) error {
 					req := api.TrunkSetRequest{
 						Name:               c.Args().Get(0),
@@ -148,7 +160,7 @@ func trunkCommand() *cli.Command {
 			{
 				Name: "port", Usage: "change a port's failover priority in place", ArgsUsage: "NAME IFACE",
 				Flags: []cli.Flag{
-					&cli.IntFlag{Name: "priority", Usage: "failover priority `N`, 0 to 65535, higher preferred"},
+					optIntFlag("priority", "failover priority `N`, 0 to 65535, higher preferred"),
 					outputFlag(),
 				},
 				Action: func(c *cli.Context) error {
