@@ -206,8 +206,12 @@ func (c *Config) CreateBridge(name string, local bool, h Host) error {
 	if err := CheckName("bridge", name); err != nil {
 		return err
 	}
-	if c.Bridge(name) != nil {
+	switch {
+	case c.Bridge(name) != nil:
 		return fmt.Errorf("%s: bridge exists", name)
+	case c.Trunk(name) != nil:
+		// Said here: Validate would name the objects the other way round.
+		return fmt.Errorf("%s: a trunk has that name", name)
 	}
 	if owner, _ := c.owner(name); owner != "" {
 		if !strings.HasPrefix(owner, "trunk ") {

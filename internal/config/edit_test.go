@@ -61,6 +61,8 @@ func TestEditRefusals(t *testing.T) {
 	}{
 		{"create: bad name", func(c *Config) error { return c.CreateBridge("a/b", false, editHost) }, `bridge name "a/b" contains '/'`},
 		{"create: exists", func(c *Config) error { return c.CreateBridge("br1", false, editHost) }, "br1: bridge exists"},
+		{"create: a trunk's name", func(c *Config) error { return c.CreateBridge("trunk0", false, editHost) }, "trunk0: a trunk has that name"},
+		{"create: a member trunk's name", func(c *Config) error { return c.CreateBridge("trunk1", true, editHost) }, "trunk1: a trunk has that name"},
 		{"create: a member's name", func(c *Config) error { return c.CreateBridge("eth1", false, editHost) }, "eth1: is a port of bridge bridge0"},
 		{"create: a trunk port's name", func(c *Config) error { return c.CreateBridge("eth4", false, editHost) }, "eth4: is a port of trunk trunk0"},
 		{"create --local: interface exists", func(c *Config) error { return c.CreateBridge("eth9", true, editHost) }, "eth9: create --local: an interface named eth9 exists"},

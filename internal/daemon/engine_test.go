@@ -435,6 +435,7 @@ func TestEngineTrunkRefusals(t *testing.T) {
 		{"trunk port into a bridge", e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth2"}}), "already a port of trunk trunk0"},
 		{"trunk port twice", e.Change(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth2"}}), "trunk0: add eth2: already a port"},
 		{"trunk named like a bridge", e.Change(bg, api.TrunkCreateRequest{Name: "bridge0"}), "bridge0: a bridge has that name"},
+		{"bridge named like a trunk", e.Change(bg, api.BridgeCreateRequest{Name: "trunk0"}), "trunk0: a trunk has that name"},
 		{"trunk as its own port", e.Change(bg, api.TrunkCreateRequest{Name: "trunk1", Ports: []string{"trunk0"}}), "is a swctl trunk"},
 		{"missing port", e.Change(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth9"}}), "trunk0: add eth9: no such interface"},
 		{"bridge named like a trunk port", e.Change(bg, api.BridgeCreateRequest{Name: "eth2", Local: true}), "eth2: is a port of trunk trunk0"},
