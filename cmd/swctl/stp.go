@@ -19,12 +19,12 @@ func bridgeSTPCommand() *cli.Command {
 members, falling back to 802.1D STP towards neighbours that speak only
 that. Settings given with the spanning tree off are kept for when it runs.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "proto", Usage: "`rstp|stp`: RSTP (default), or 802.1D STP on every port"},
-			&cli.IntFlag{Name: "priority", Usage: "bridge priority `N`, 0-61440 in steps of 4096 (default 32768; lowest is root)"},
-			&cli.IntFlag{Name: "hellotime", Usage: "`SECONDS` between BPDUs, 1-10 (default 2)"},
-			&cli.IntFlag{Name: "fwddelay", Usage: "`SECONDS` a port discards, then learns, without an agreement, 4-30 (default 15)"},
-			&cli.IntFlag{Name: "maxage", Usage: "`SECONDS` root information lives, 6-40, within 2 x (fwddelay - 1) and 2 x (hellotime + 1) (default 20)"},
-			&cli.IntFlag{Name: "holdcnt", Usage: "`N` BPDUs a port sends a second at most, 1-10 (default 6)"},
+			&cli.StringFlag{Name: "proto", Usage: "`rstp|stp`: RSTP, or 802.1D STP on every port (a new tree runs rstp)"},
+			optIntFlag("priority", "bridge priority `N`, 0-61440 in steps of 4096, lowest is root (a new tree has 32768)"),
+			optIntFlag("hellotime", "`SECONDS` between BPDUs, 1-10 (a new tree has 2)"),
+			optIntFlag("fwddelay", "`SECONDS` a port discards, then learns, without an agreement, 4-30 (a new tree has 15)"),
+			optIntFlag("maxage", "`SECONDS` root information lives, 6-40, within 2 x (fwddelay - 1) and 2 x (hellotime + 1) (a new tree has 20)"),
+			optIntFlag("holdcnt", "`N` BPDUs a port sends a second at most, 1-10 (a new tree has 6)"),
 			outputFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -52,12 +52,12 @@ that. Settings given with the spanning tree off are kept for when it runs.`,
 // portSTPFlags are `swctl bridge port`'s spanning tree flags.
 func portSTPFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "stp", Usage: "`on|off`: take part in the spanning tree (default on)"},
-		&cli.StringFlag{Name: "edge", Usage: "`on|off`: be an edge port from the start (default off)"},
-		&cli.StringFlag{Name: "autoedge", Usage: "`on|off`: become an edge port when no BPDU comes (default on)"},
-		&cli.StringFlag{Name: "ptp", Usage: "`auto|on|off`: the link is point-to-point (default auto: from the duplex)"},
-		&cli.IntFlag{Name: "ifpriority", Usage: "spanning tree port priority `N`, 0-240 in steps of 16 (default 128)"},
-		&cli.IntFlag{Name: "ifcost", Usage: "spanning tree path cost `N`, 1-200000000; 0 (default) from the link speed"},
+		&cli.StringFlag{Name: "stp", Usage: "`on|off`: take part in the spanning tree (a new member does)"},
+		&cli.StringFlag{Name: "edge", Usage: "`on|off`: be an edge port from the start (a new member is not)"},
+		&cli.StringFlag{Name: "autoedge", Usage: "`on|off`: become an edge port when no BPDU comes (a new member does)"},
+		&cli.StringFlag{Name: "ptp", Usage: "`auto|on|off`: the link is point-to-point (a new member is auto: from the duplex)"},
+		optIntFlag("ifpriority", "spanning tree port priority `N`, 0-240 in steps of 16 (a new member has 128)"),
+		optIntFlag("ifcost", "spanning tree path cost `N`, 1-200000000; 0 from the link speed (as a new member has)"),
 	}
 }
 

@@ -41,7 +41,7 @@ func (r BridgeSTPRequest) Validate() error {
 		return err
 	}
 	if r == (BridgeSTPRequest{Name: r.Name}) {
-		return fmt.Errorf("%s: stp: nothing to change (give on, off, or a setting)", r.Name)
+		return fmt.Errorf("%s: stp: nothing to change (give on, off, or a setting such as --priority)", r.Name)
 	}
 	if r.Proto != nil {
 		if _, err := stp.ParseProtocol(*r.Proto); err != nil {

@@ -437,7 +437,7 @@ func (r TrunkSetRequest) Validate() error {
 	}
 	if r.Proto == nil && r.LACPMode == nil && r.LACPTimeout == nil && r.Hash == nil && r.LACPSystemPriority == nil && r.LACPKey == nil &&
 		r.UpDelay == nil && r.DownDelay == nil && r.MinLinks == nil && r.Preempt == nil {
-		return fmt.Errorf("%s: set: nothing to set (give proto, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key, hash, updelay, downdelay, min-links or preempt)", r.Name)
+		return fmt.Errorf("%s: set: nothing to set (give --proto, --lacp-mode, --lacp-timeout, --lacp-system-priority, --lacp-key, --hash, --updelay, --downdelay, --min-links or --preempt)", r.Name)
 	}
 	if err := checkTrunkSettings(r.Name, "set", r.Proto, r.LACPMode, r.LACPTimeout, r.Hash); err != nil {
 		return err
@@ -460,7 +460,7 @@ func (r TrunkPortRequest) Validate() error {
 		return err
 	}
 	if r.Priority == nil {
-		return fmt.Errorf("%s: port %s: nothing to set (give priority)", r.Name, r.Iface)
+		return fmt.Errorf("%s: port %s: nothing to set (give --priority)", r.Name, r.Iface)
 	}
 	return checkPriority(r.Name, "port "+r.Iface, "priority", r.Priority)
 }

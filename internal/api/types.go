@@ -479,7 +479,7 @@ func (r BridgeSetRequest) Validate() error {
 		return err
 	}
 	if r.Timeout == nil && r.MaxAddr == nil && r.FwdMask == nil {
-		return fmt.Errorf("%s: set: nothing to set (give timeout, maxaddr or fwd-mask)", r.Name)
+		return fmt.Errorf("%s: set: nothing to set (give --timeout, --maxaddr or --fwd-mask)", r.Name)
 	}
 	if r.FwdMask != nil {
 		if err := bridge.CheckForwardMask(*r.FwdMask); err != nil {
@@ -508,7 +508,7 @@ func (r BridgePortRequest) Validate() error {
 		return err
 	}
 	if r == (BridgePortRequest{Name: r.Name, Iface: r.Iface}) {
-		return fmt.Errorf("%s: port %s: no flag to change (give learning, discover, blocknonip, stack, promisc, stp, edge, autoedge, ptp, ifpriority or ifcost)", r.Name, r.Iface)
+		return fmt.Errorf("%s: port %s: no flag to change (give --learning, --discover, --blocknonip, --stack, --promisc, --stp, --edge, --autoedge, --ptp, --ifpriority or --ifcost)", r.Name, r.Iface)
 	}
 	if r.PTP != nil {
 		if _, err := stp.ParsePointToPoint(*r.PTP); err != nil {

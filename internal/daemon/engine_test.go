@@ -319,6 +319,30 @@ func TestEngineRefusals(t *testing.T) {
 	}
 }
 
+// TestEngineDelAddrUnknown checks that deladdr of an address the table
+// does not hold says so once, naming the bridge and the address.
+func TestEngineDelAddrUnknown(t *testing.T) {
+	sys := newFakeSystem("eth1")
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	tests := []struct {
+		name string
+		req  api.DelAddrRequest
+		want string
+	}{
+		{"every VLAN", api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:99"},
+			"bridge0: delete address 02:00:00:00:00:99: not in the address table"},
+		{"one VLAN", api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:99", VLAN: ptr(uint16(5))},
+			"bridge0: delete address 02:00:00:00:00:99 vlan 5: not in the address table"},
+	}
+	for _, tt := range tests {
+		err := e.BridgeDelAddr(bg, tt.req)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s: expected error %q, got %v", tt.name, tt.want, err)
+		}
+	}
+}
+
 func TestEngineAbsentMemberAttachesWhenItAppears(t *testing.T) {
 	sys := newFakeSystem("eth1")
 	e, _ := newTestEngine(t, sys)

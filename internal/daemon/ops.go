@@ -46,7 +46,7 @@ func (e *engine) BridgeDelAddr(ctx context.Context, r api.DelAddrRequest) error 
 		_, err = br.DeleteAddr(mac)
 	}
 	if err != nil && !wasStatic {
-		return fmt.Errorf("%s: deladdr %s: %w", r.Name, r.MAC, err)
+		return err // it names the bridge, the address and the cause
 	}
 	return nil
 }
