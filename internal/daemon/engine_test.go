@@ -596,3 +596,41 @@ func TestEngineFlushPort(t *testing.T) {
 		t.Errorf("flush --port of a non-member: expected %q, got %v", want, err)
 	}
 }
+
+// TestEngineTrunkLogNamesTheTrunkOnce checks the trunk's own log lines
+// (port added, proto changed) carry trunk= once.
+func TestEngineTrunkLogNamesTheTrunkOnce(t *testing.T) {
+	sys := newFakeSystem("eth1", "eth2")
+	dir := t.TempDir()
+	// A file, which the trunks' goroutines may write while the test reads.
+	logs, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
+	e := newEngine(filepath.Join(dir, "swctl.conf"), sys, clock.NewFake(), slog.New(slog.NewTextHandler(logs, nil)))
+	if err := e.load(&config.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth1", "eth2"}}))
+	mustDo(t, e.Change(bg, api.TrunkSetRequest{Name: "trunk0", Proto: ptr("roundrobin")}))
+	out, err := os.ReadFile(logs.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, l := range strings.Split(string(out), "\n") {
+		for _, msg := range []string{`msg="port added"`, `msg="proto changed"`} {
+			if strings.Contains(l, msg) {
+				seen = append(seen, msg)
+			}
+		}
+		if n := strings.Count(l, "trunk=trunk0"); n > 1 {
+			t.Errorf("expected trunk=trunk0 once, got %d times in %q", n, l)
+		}
+	}
+	if len(seen) < 2 {
+		t.Errorf("expected the trunk's port added and proto changed lines, got %q in\n%s", seen, out)
+	}
+}
