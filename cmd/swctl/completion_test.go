@@ -156,6 +156,7 @@ func TestBashCompletion(t *testing.T) {
 		{"capture file", withDaemon, "swctl capture bridge0 -w host", []string{"hostname.bridge0", "hostname.trunk0"}},
 		{"new members: free interfaces and trunks", withDaemon, "swctl bridge add bridge0 ", append(freeHostInterfaces(t), "trunk0", "trunk1", "trunk2")},
 		{"new trunk ports: free interfaces", withDaemon, "swctl trunk create t0 --port ", freeHostInterfaces(t)},
+		{"new trunk ports after the name", withDaemon, "swctl trunk create t0 eth9 ", freeHostInterfaces(t)},
 		{"no argument after the last", withDaemon, "swctl bridge addr bridge0 ", nil},
 		{"shells", withDaemon, "swctl completion ", []string{"bash", "zsh", "fish"}},
 		{"files", withDaemon, "swctl daemon --config ", files},

@@ -69,10 +69,10 @@ func trunkCommand() *cli.Command {
 		Action: unknownCommand,
 		Subcommands: []*cli.Command{
 			{
-				Name: "create", Usage: "create a trunk", ArgsUsage: "NAME",
+				Name: "create", Usage: "create a trunk, with ports (all or none)", ArgsUsage: "NAME [IFACE...]",
 				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "proto", Usage: protoUsage, DefaultText: config.DefaultProto},
-					&cli.StringSliceFlag{Name: "port", Usage: "member `IFACE` (repeat for more; all or none are added)"},
+					&cli.StringSliceFlag{Name: "port", Usage: "member `IFACE`, the same as giving it after NAME (repeat for more)"},
 					&cli.BoolFlag{Name: "promisc", Usage: "promisc policy: members keep their own MACs and are made promiscuous (otherwise they take the trunk's MAC)"},
 					&cli.StringFlag{Name: "lacp-mode", Usage: "`MODE`: active or passive", DefaultText: config.DefaultLACPMode},
 					&cli.StringFlag{Name: "lacp-timeout", Usage: "`T`: slow or fast", DefaultText: config.DefaultLACPTimeout},
@@ -88,7 +88,7 @@ func trunkCommand() *cli.Command {
 					if req.UpDelay, req.DownDelay, req.MinLinks, req.Preempt, err = policyIfSet(c); err != nil {
 						return err
 					}
-					if ports := c.StringSlice("port"); len(ports) > 0 {
+					if ports := append(tail(c), c.StringSlice("port")...); len(ports) > 0 {
 						req.Ports = ports
 					}
 					for _, f := range []string{"proto", "lacp-mode", "lacp-timeout", "hash"} {
@@ -96,7 +96,7 @@ func trunkCommand() *cli.Command {
 							return usagef("--%s: empty value", f)
 						}
 					}
-					return mutate(c, 1, 1, req)
+					return mutate(c, 1, -1, req)
 				},
 			},
 			{

@@ -121,6 +121,17 @@ func (c *Config) owner(iface string) (owner string, tap bool) {
 	return "", false
 }
 
+// errNoInterface says that iface, to be added to object by op, does not
+// exist; a comma in its name is most likely a list the user meant as
+// separate members, which the message then suggests.
+func errNoInterface(object, op, iface string) error {
+	if strings.Contains(iface, ",") {
+		return fmt.Errorf("%s: %s %s: no such interface (members are separate arguments: %s)",
+			object, op, iface, strings.Join(strings.FieldsFunc(iface, func(r rune) bool { return r == ',' }), " "))
+	}
+	return fmt.Errorf("%s: %s %s: no such interface", object, op, iface)
+}
+
 // checkNewPort says why iface cannot become a member (op "add") or a span
 // port (op "addspan") of bridge, or returns nil.
 func (c *Config) checkNewPort(bridge, op, iface string, h Host) error {
@@ -150,7 +161,7 @@ func (c *Config) checkNewPort(bridge, op, iface string, h Host) error {
 		return nil
 	}
 	if !h.Exists(iface) {
-		return fmt.Errorf("%s: %s %s: no such interface", bridge, op, iface)
+		return errNoInterface(bridge, op, iface)
 	}
 	return nil
 }
@@ -180,7 +191,7 @@ func (c *Config) checkNewTrunkPort(trunk, iface string, h Host) error {
 		}
 	}
 	if !h.Exists(iface) {
-		return fmt.Errorf("%s: add %s: no such interface", trunk, iface)
+		return errNoInterface(trunk, "add", iface)
 	}
 	return nil
 }

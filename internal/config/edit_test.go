@@ -77,6 +77,11 @@ func TestEditRefusals(t *testing.T) {
 		{"add: a trunk's port", func(c *Config) error { return c.AddPorts("br1", []string{"eth4"}, editHost) }, "br1: add eth4: already a port of trunk trunk0"},
 		{"add: a trunk in another bridge", func(c *Config) error { return c.AddPorts("br1", []string{"trunk1"}, editHost) }, "br1: add trunk1: already a port of bridge bridge0"},
 		{"add: no such interface", func(c *Config) error { return c.AddPorts("br1", []string{"eth8", "eth0"}, editHost) }, "br1: add eth0: no such interface"},
+		{"add: a list in one name", func(c *Config) error { return c.AddPorts("br1", []string{"eth8,eth0"}, editHost) },
+			"br1: add eth8,eth0: no such interface (members are separate arguments: eth8 eth0)"},
+		{"trunk create: a list in one name", func(c *Config) error {
+			return c.CreateTrunk("t9", TrunkSettings{}, false, []string{"sw5,sw6,"}, editHost)
+		}, "t9: add sw5,sw6,: no such interface (members are separate arguments: sw5 sw6)"},
 		{"del: nothing", func(c *Config) error { return c.DelPorts("br1", nil) }, "br1: del: no interface given"},
 		{"del: given twice", func(c *Config) error { return c.DelPorts("bridge0", []string{"eth1", "eth1"}) }, "bridge0: del eth1: given twice"},
 		{"del: not a member", func(c *Config) error { return c.DelPorts("bridge0", []string{"eth1", "eth3"}) }, "bridge0: del eth3: not a member"},

@@ -463,6 +463,8 @@ func TestEngineTrunkRefusals(t *testing.T) {
 		{"trunk as its own port", e.Change(bg, api.TrunkCreateRequest{Name: "trunk1", Ports: []string{"trunk0"}}), "is a swctl trunk"},
 		{"missing port", e.Change(bg, api.TrunkAddRequest{Name: "trunk0", Ifaces: []string{"eth9"}}), "trunk0: add eth9: no such interface"},
 		{"bridge named like a trunk port", e.Change(bg, api.BridgeCreateRequest{Name: "eth2", Local: true}), "eth2: is a port of trunk trunk0"},
+		{"ports as one name with commas", e.Change(bg, api.TrunkCreateRequest{Name: "trunk9", Ports: []string{"sw5,sw6"}}),
+			"trunk9: add sw5,sw6: no such interface (members are separate arguments: sw5 sw6)"},
 	}
 	for _, c := range cases {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
