@@ -530,6 +530,8 @@ func TestConfigChanges(t *testing.T) {
 			func(in PortInfo) bool { return in.Key == 99 }, "key 99"},
 		{"new system priority", func(a *Actor) { a.SetConfig(Config{Timeout: Fast, SystemPriority: 5}) },
 			func(in PortInfo) bool { return in.SystemPriority == 5 }, "system priority 5"},
+		{"system priority 0, exact", func(a *Actor) { a.SetConfig(Config{Timeout: Fast, ExactSystemPriority: true}) },
+			func(in PortInfo) bool { return in.SystemPriority == 0 }, "system priority 0"},
 		{"timeout slow", func(a *Actor) { a.SetConfig(Config{Timeout: Slow}) },
 			func(in PortInfo) bool { return in.State&StateTimeout == 0 }, "timeout bit clear"},
 		{"port priority", func(a *Actor) {

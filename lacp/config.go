@@ -105,8 +105,11 @@ type Config struct {
 	// Timeout is the timeout we advertise and apply (default slow).
 	Timeout Timeout
 	// SystemPriority is our system priority, lower wins; 0 means
-	// DefaultSystemPriority (so priority 0 itself cannot be configured).
+	// DefaultSystemPriority unless ExactSystemPriority is set.
 	SystemPriority uint16
+	// ExactSystemPriority makes SystemPriority count as given, 0 (the
+	// highest priority) included: for a caller that always has one.
+	ExactSystemPriority bool
 	// SystemMAC is our system MAC: use the trunk's own MAC, one per
 	// trunk. All zeros means the MAC of the first port added; it then
 	// stays even if that port leaves.
@@ -118,7 +121,7 @@ type Config struct {
 // withDefaults returns c with zero fields replaced by their defaults,
 // except SystemMAC, which the Actor fills from its first port.
 func (c Config) withDefaults() Config {
-	if c.SystemPriority == 0 {
+	if c.SystemPriority == 0 && !c.ExactSystemPriority {
 		c.SystemPriority = DefaultSystemPriority
 	}
 	if c.Key == 0 {

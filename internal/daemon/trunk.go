@@ -89,7 +89,9 @@ func trunkProtocol(c *config.Trunk) (trunk.Protocol, error) {
 	}
 	return trunk.NewLACP(lacp.Config{
 		Mode: mode, Timeout: timeout,
-		SystemPriority: uint16(c.LACPSystemPriority), SystemMAC: c.LLAddr, Key: uint16(c.LACPKey),
+		// The configuration always holds a priority, and 0 is one.
+		SystemPriority: uint16(c.LACPSystemPriority), ExactSystemPriority: true,
+		SystemMAC: c.LLAddr, Key: uint16(c.LACPKey),
 	}), nil
 }
 

@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"fmt"
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +78,28 @@ func TestEngineTrunkShowPerPort(t *testing.T) {
 	}
 	if p, want := port(ti, "eth9"), (api.TrunkPortInfo{Name: "eth9", Link: api.LinkAbsent}); !reflect.DeepEqual(p, want) {
 		t.Errorf("eth9, absent: expected %+v, got %+v", want, p)
+	}
+}
+
+// TestEngineLACPSystemPriorityZero checks that a system priority of 0,
+// which trunk set accepts and trunk show shows, is also what the actor
+// sends, rather than the default.
+func TestEngineLACPSystemPriorityZero(t *testing.T) {
+	sys := newFakeSystem("eth1")
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1"}}))
+	actor := func() string {
+		ti, err := e.TrunkShow(bg, "trunk0")
+		mustDo(t, err)
+		if len(ti) != 1 || len(ti[0].Ports) != 1 || ti[0].Ports[0].LACP == nil {
+			t.Fatalf("trunk show: expected trunk0 with one LACP port, got %+v", ti)
+		}
+		return ti[0].Ports[0].LACP.Actor.System
+	}
+	for _, prio := range []int{0, 32768, 7} {
+		mustDo(t, e.Change(bg, api.TrunkSetRequest{Name: "trunk0", LACPSystemPriority: ptr(prio)}))
+		if got, want := actor(), fmt.Sprintf("%d,", prio); !strings.HasPrefix(got, want) {
+			t.Errorf("lacp-system-priority %d: expected the actor's system %q..., got %q", prio, want, got)
+		}
 	}
 }
