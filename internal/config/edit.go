@@ -283,7 +283,7 @@ func (c *Config) DelPorts(bridge string, ifaces []string) error {
 	}
 	if err := checkEach(bridge, "del", ifaces, func(iface string) error {
 		if b.Port(iface) == nil {
-			return fmt.Errorf("%s: del %s: not a member", bridge, iface)
+			return fmt.Errorf("%s: del %s: %s", bridge, iface, b.notMember(iface))
 		}
 		return nil
 	}); err != nil {
@@ -294,6 +294,15 @@ func (c *Config) DelPorts(bridge string, ifaces []string) error {
 	return nil
 }
 
+// notMember says why iface, named as a member of b, is not one: "not a
+// member", or that it is a span port, which it is easy to take for one.
+func (b *Bridge) notMember(iface string) string {
+	if slices.Contains(b.Spans, iface) {
+		return "a span port, not a member"
+	}
+	return "not a member"
+}
+
 // AddStatic adds a static entry on a member of bridge, replacing one for
 // the same address and VLAN.
 func (c *Config) AddStatic(bridge string, s Static) error {
@@ -302,7 +311,7 @@ func (c *Config) AddStatic(bridge string, s Static) error {
 		return errNoBridge(bridge)
 	}
 	if b.Port(s.Port) == nil {
-		return fmt.Errorf("%s: static %s: %s is not a member", bridge, s.MAC, s.Port)
+		return fmt.Errorf("%s: static %s: %s is %s", bridge, s.MAC, s.Port, b.notMember(s.Port))
 	}
 	b.Statics = slices.DeleteFunc(b.Statics, func(o Static) bool { return o.MAC == s.MAC && o.VLAN == s.VLAN })
 	b.Statics = append(b.Statics, s)
@@ -332,7 +341,7 @@ func (c *Config) Flush(bridge, port string, all bool) error {
 		return errNoBridge(bridge)
 	}
 	if port != "" && b.Port(port) == nil {
-		return fmt.Errorf("%s: flush --port %s: not a member", bridge, port)
+		return fmt.Errorf("%s: flush --port %s: %s", bridge, port, b.notMember(port))
 	}
 	if all {
 		b.Statics = slices.DeleteFunc(b.Statics, func(s Static) bool { return port == "" || s.Port == port })
@@ -397,7 +406,7 @@ func (c *Config) SetPort(bridge, iface string, ch PortChange) error {
 	}
 	p := b.Port(iface)
 	if p == nil {
-		return fmt.Errorf("%s: port %s: not a member", bridge, iface)
+		return fmt.Errorf("%s: port %s: %s", bridge, iface, b.notMember(iface))
 	}
 	if err := ch.STP.apply(p); err != nil {
 		return fmt.Errorf("%s: port %s: %w", bridge, iface, err)

@@ -84,18 +84,22 @@ func TestEditRefusals(t *testing.T) {
 		}, "t9: add sw5,sw6,: no such interface (members are separate arguments: sw5 sw6)"},
 		{"del: nothing", func(c *Config) error { return c.DelPorts("br1", nil) }, "br1: del: no interface given"},
 		{"del: given twice", func(c *Config) error { return c.DelPorts("bridge0", []string{"eth1", "eth1"}) }, "bridge0: del eth1: given twice"},
-		{"del: not a member", func(c *Config) error { return c.DelPorts("bridge0", []string{"eth1", "eth3"}) }, "bridge0: del eth3: not a member"},
+		{"del: not a member", func(c *Config) error { return c.DelPorts("bridge0", []string{"eth1", "eth3"}) }, "bridge0: del eth3: a span port, not a member"},
 		{"static: not a member", func(c *Config) error {
 			return c.AddStatic("bridge0", Static{MAC: mac("02:aa:00:00:00:09"), Port: "eth3"})
-		}, "bridge0: static 02:aa:00:00:00:09: eth3 is not a member"},
+		}, "bridge0: static 02:aa:00:00:00:09: eth3 is a span port, not a member"},
+		{"static: not a member, not a span", func(c *Config) error {
+			return c.AddStatic("bridge0", Static{MAC: mac("02:aa:00:00:00:09"), Port: "eth9"})
+		}, "bridge0: static 02:aa:00:00:00:09: eth9 is not a member"},
 		{"deladdr: no such bridge", func(c *Config) error { return c.DelStatics("nope", mac("02:aa:00:00:00:01"), nil) }, "nope: no such bridge"},
 		{"flush: no such bridge", func(c *Config) error { return c.Flush("nope", "", true) }, "nope: no such bridge"},
-		{"flush --port: not a member", func(c *Config) error { return c.Flush("bridge0", "eth3", true) }, "bridge0: flush --port eth3: not a member"},
+		{"flush --port: not a member", func(c *Config) error { return c.Flush("bridge0", "eth3", true) }, "bridge0: flush --port eth3: a span port, not a member"},
 		{"set: nothing", func(c *Config) error { return c.SetBridge("br1", nil, nil, nil) }, "br1: set: nothing to change (give --timeout, --maxaddr or --fwd-mask)"},
 		{"set: bad timeout", func(c *Config) error { return c.SetBridge("br1", ptr(-1), nil, nil) }, "br1: set: timeout -1 out of range (0 to 1000000 seconds, 0 = never age)"},
 		{"set: bad maxaddr", func(c *Config) error { return c.SetBridge("br1", nil, ptr(0), nil) }, "br1: set: maxaddr 0 out of range (1 to 16777216)"},
 		{"port: nothing", func(c *Config) error { return c.SetPort("bridge0", "eth1", PortChange{}) }, "bridge0: port eth1: nothing to change"},
-		{"port: not a member", func(c *Config) error { return c.SetPort("bridge0", "eth3", PortChange{Stack: ptr(true)}) }, "bridge0: port eth3: not a member"},
+		{"port: not a member", func(c *Config) error { return c.SetPort("bridge0", "eth3", PortChange{Stack: ptr(true)}) }, "bridge0: port eth3: a span port, not a member"},
+		{"port: not a member, not a span", func(c *Config) error { return c.SetPort("bridge0", "eth9", PortChange{Stack: ptr(true)}) }, "bridge0: port eth9: not a member"},
 		{"addspan: a trunk", func(c *Config) error { return c.AddSpan("br1", "trunk0", editHost) }, "br1: addspan trunk0: a trunk cannot be a span port"},
 		{"addspan: a member", func(c *Config) error { return c.AddSpan("br1", "eth2", editHost) }, "br1: addspan eth2: already a port of bridge bridge0"},
 		{"delspan: not a span", func(c *Config) error { return c.DelSpan("bridge0", "eth1") }, "bridge0: delspan eth1: not a span port"},
