@@ -142,6 +142,8 @@ func TestCLI(t *testing.T) {
 			wantCalls: []apitest.Call{{Op: "bridge.del", Req: api.BridgeDelRequest{Name: "bridge0", Ifaces: []string{"eth1", "eth2"}}}}},
 		{name: "bridge static --vlan", args: []string{"bridge", "static", "bridge0", "02:00:00:00:00:01", "eth1", "--vlan", "10"},
 			wantCalls: []apitest.Call{{Op: "bridge.static", Req: api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", Iface: "eth1", VLAN: 10}}}},
+		{name: "bridge static --replace", args: []string{"bridge", "static", "--replace", "bridge0", "02:00:00:00:00:01", "eth2"},
+			wantCalls: []apitest.Call{{Op: "bridge.static", Req: api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", Iface: "eth2", Replace: true}}}},
 		{name: "bridge deladdr", args: []string{"bridge", "deladdr", "bridge0", "02:00:00:00:00:01"},
 			wantCalls: []apitest.Call{{Op: "bridge.deladdr", Req: api.DelAddrRequest{Name: "bridge0", MAC: "02:00:00:00:00:01"}}}},
 		{name: "bridge deladdr --vlan 0", args: []string{"bridge", "deladdr", "bridge0", "02:00:00:00:00:01", "--vlan", "0"},

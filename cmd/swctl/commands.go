@@ -216,6 +216,7 @@ func bridgeCommand() *cli.Command {
 				Name: "static", Usage: "add a static address", ArgsUsage: "NAME MAC IFACE",
 				Flags: []cli.Flag{
 					intFlag("vlan", "VLAN `ID` (0 = untagged)", 0),
+					&cli.BoolFlag{Name: "replace", Usage: "move the address's static entry in this VLAN from another member to IFACE (without it, refused)"},
 					outputFlag(),
 				},
 				Action: func(c *cli.Context) error {
@@ -223,7 +224,7 @@ func bridgeCommand() *cli.Command {
 					if err := config.CheckVLAN(vlan); err != nil {
 						return usagef("--vlan: %v", err)
 					}
-					req := api.StaticRequest{Name: c.Args().Get(0), MAC: c.Args().Get(1), Iface: c.Args().Get(2), VLAN: uint16(vlan)}
+					req := api.StaticRequest{Name: c.Args().Get(0), MAC: c.Args().Get(1), Iface: c.Args().Get(2), VLAN: uint16(vlan), Replace: c.Bool("replace")}
 					return mutate(c, 3, 3, req)
 				},
 			},

@@ -126,6 +126,9 @@ type StaticRequest struct {
 	Iface string `json:"iface"`
 	// VLAN is the VLAN ID, 0 for untagged.
 	VLAN uint16 `json:"vlan"`
+	// Replace moves a static entry for MAC and VLAN on another member to
+	// Iface; without it such an entry is refused.
+	Replace bool `json:"replace,omitempty"`
 }
 
 // DelAddrRequest removes an address-table entry, learned or static
@@ -610,7 +613,11 @@ func (r StaticRequest) Edit(c *config.Config, _ config.Host) error {
 	if err != nil {
 		return fmt.Errorf("%s: static: %w", r.Name, err)
 	}
-	return c.AddStatic(r.Name, config.Static{MAC: mac, VLAN: r.VLAN, Port: r.Iface})
+	s := config.Static{MAC: mac, VLAN: r.VLAN, Port: r.Iface}
+	if r.Replace {
+		return c.MoveStatic(r.Name, s)
+	}
+	return c.AddStatic(r.Name, s)
 }
 
 // Edit is the state part of deladdr: the address's static entries.

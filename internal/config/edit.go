@@ -303,15 +303,30 @@ func (b *Bridge) notMember(iface string) string {
 	return "not a member"
 }
 
-// AddStatic adds a static entry on a member of bridge, replacing one for
-// the same address and VLAN.
-func (c *Config) AddStatic(bridge string, s Static) error {
+// AddStatic adds a static entry on a member of bridge. One for the same
+// address and VLAN on another member is refused, so that a typo does not
+// quietly move a station: MoveStatic moves it.
+func (c *Config) AddStatic(bridge string, s Static) error { return c.addStatic(bridge, s, false) }
+
+// MoveStatic adds a static entry as AddStatic does, replacing one for the
+// same address and VLAN on another member.
+func (c *Config) MoveStatic(bridge string, s Static) error { return c.addStatic(bridge, s, true) }
+
+func (c *Config) addStatic(bridge string, s Static, move bool) error {
 	b := c.Bridge(bridge)
 	if b == nil {
 		return errNoBridge(bridge)
 	}
 	if b.Port(s.Port) == nil {
 		return fmt.Errorf("%s: static %s: %s is %s", bridge, s.MAC, s.Port, b.notMember(s.Port))
+	}
+	i := slices.IndexFunc(b.Statics, func(o Static) bool { return o.MAC == s.MAC && o.VLAN == s.VLAN })
+	if i >= 0 && b.Statics[i].Port != s.Port && !move {
+		vlan := ""
+		if s.VLAN != 0 {
+			vlan = fmt.Sprintf(" vlan %d", s.VLAN)
+		}
+		return fmt.Errorf("%s: static %s%s: already static on %s (give --replace to move it to %s)", bridge, s.MAC, vlan, b.Statics[i].Port, s.Port)
 	}
 	b.Statics = slices.DeleteFunc(b.Statics, func(o Static) bool { return o.MAC == s.MAC && o.VLAN == s.VLAN })
 	b.Statics = append(b.Statics, s)

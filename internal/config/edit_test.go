@@ -88,6 +88,12 @@ func TestEditRefusals(t *testing.T) {
 		{"static: not a member", func(c *Config) error {
 			return c.AddStatic("bridge0", Static{MAC: mac("02:aa:00:00:00:09"), Port: "eth3"})
 		}, "bridge0: static 02:aa:00:00:00:09: eth3 is a span port, not a member"},
+		{"static: already on another member", func(c *Config) error {
+			return c.AddStatic("bridge0", Static{MAC: mac("02:aa:00:00:00:01"), Port: "eth2"})
+		}, "bridge0: static 02:aa:00:00:00:01: already static on eth1 (give --replace to move it to eth2)"},
+		{"static: already on another member in a VLAN", func(c *Config) error {
+			return c.AddStatic("bridge0", Static{MAC: mac("02:aa:00:00:00:01"), VLAN: 10, Port: "eth1"})
+		}, "bridge0: static 02:aa:00:00:00:01 vlan 10: already static on eth2 (give --replace to move it to eth1)"},
 		{"static: not a member, not a span", func(c *Config) error {
 			return c.AddStatic("bridge0", Static{MAC: mac("02:aa:00:00:00:09"), Port: "eth9"})
 		}, "bridge0: static 02:aa:00:00:00:09: eth9 is not a member"},
@@ -208,11 +214,14 @@ func TestEdits(t *testing.T) {
 			c.Bridges[0].Ports = []Port{NewPort("eth2")}
 			c.Bridges[0].Statics = c.Bridges[0].Statics[1:]
 		}},
-		{"static replaces the same address and VLAN", func(c *Config) error {
-			return c.AddStatic("bridge0", Static{MAC: mac("02:aa:00:00:00:01"), VLAN: 10, Port: "eth1"})
+		{"static move replaces the same address and VLAN", func(c *Config) error {
+			return c.MoveStatic("bridge0", Static{MAC: mac("02:aa:00:00:00:01"), VLAN: 10, Port: "eth1"})
 		}, func(c *Config) {
 			c.Bridges[0].Statics[1].Port = "eth1"
 		}},
+		{"static again on the same member changes nothing", func(c *Config) error {
+			return c.AddStatic("bridge0", Static{MAC: mac("02:aa:00:00:00:01"), VLAN: 10, Port: "eth2"})
+		}, func(c *Config) {}},
 		{"deladdr in one VLAN", func(c *Config) error {
 			return c.DelStatics("bridge0", mac("02:aa:00:00:00:01"), ptr(uint16(10)))
 		}, func(c *Config) {

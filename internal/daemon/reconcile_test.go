@@ -323,8 +323,8 @@ var stateOps = []struct {
 	{"bridge static", func(e *engine) error {
 		return e.Change(bg, api.StaticRequest{Name: "bridge0", MAC: "02:aa:00:00:00:09", Iface: "eth2"})
 	}},
-	{"bridge static moves an entry", func(e *engine) error {
-		return e.Change(bg, api.StaticRequest{Name: "bridge0", MAC: "02:aa:00:00:00:01", Iface: "eth2"})
+	{"bridge static --replace moves an entry", func(e *engine) error {
+		return e.Change(bg, api.StaticRequest{Name: "bridge0", MAC: "02:aa:00:00:00:01", Iface: "eth2", Replace: true})
 	}},
 	{"bridge deladdr", func(e *engine) error {
 		return e.BridgeDelAddr(bg, api.DelAddrRequest{Name: "bridge0", MAC: "02:aa:00:00:00:01"})
