@@ -36,7 +36,7 @@ var testBridges = []api.BridgeInfo{
 	{
 		Name: "bridge0", Timeout: 240, MaxAddr: 8192, Local: "bridge0", LocalMAC: "02:5e:00:12:34:56",
 		Ports: []api.BridgePortInfo{
-			{Name: "eth1", Flags: []string{"learning", "discover"}, Link: "up"},
+			{Name: "eth1", Flags: []string{"learning", "discover", "-promisc"}, Link: "up"},
 			{Name: "veth-long-name", Flags: []string{"discover", "blocknonip", "stack"}, Link: "absent"},
 			{Name: "eth2", Link: "down"},
 		},

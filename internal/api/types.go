@@ -49,6 +49,9 @@ const (
 	FlagDiscover   = "discover"
 	FlagBlockNonIP = "blocknonip"
 	FlagStack      = "stack"
+	// FlagNoPromisc marks a member held out of promiscuous mode
+	// (bridge port --promisc off), which the default, on, is not.
+	FlagNoPromisc = "-promisc"
 )
 
 // Link states as they appear in BridgePortInfo.Link, TrunkPortInfo.Link
@@ -281,7 +284,8 @@ type BridgePortInfo struct {
 	// Name is the member interface.
 	Name string `json:"name"`
 	// Flags are the flags that are on, from FlagLearning, FlagDiscover,
-	// FlagBlockNonIP and FlagStack, in that order.
+	// FlagBlockNonIP and FlagStack, in that order, then FlagNoPromisc when
+	// the member is not promiscuous.
 	Flags []string `json:"flags"`
 	// Link is LinkUp, LinkDown or LinkAbsent.
 	Link string `json:"link"`

@@ -319,6 +319,36 @@ func TestEngineRefusals(t *testing.T) {
 	}
 }
 
+// TestEngineBridgeShowFlags checks the flag words bridge show gives a
+// member as its flags change, -promisc among them.
+func TestEngineBridgeShowFlags(t *testing.T) {
+	sys := newFakeSystem("eth1")
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+	mustDo(t, e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}))
+	tests := []struct {
+		name   string
+		change api.BridgePortRequest
+		want   []string
+	}{
+		{"defaults", api.BridgePortRequest{}, []string{"learning", "discover"}},
+		{"promisc off", api.BridgePortRequest{Promisc: ptr(false)}, []string{"learning", "discover", "-promisc"}},
+		{"stack on, learning off", api.BridgePortRequest{Stack: ptr(true), Learning: ptr(false)}, []string{"discover", "stack", "-promisc"}},
+		{"promisc on", api.BridgePortRequest{Promisc: ptr(true)}, []string{"discover", "stack"}},
+	}
+	for _, tt := range tests {
+		if tt.change != (api.BridgePortRequest{}) {
+			tt.change.Name, tt.change.Iface = "bridge0", "eth1"
+			mustDo(t, e.Change(bg, tt.change))
+		}
+		bs, err := e.BridgeShow(bg, "bridge0")
+		mustDo(t, err)
+		if got := bs[0].Ports[0].Flags; !slices.Equal(got, tt.want) {
+			t.Errorf("%s: expected flags %q, got %q", tt.name, tt.want, got)
+		}
+	}
+}
+
 // TestEngineDelAddrUnknown checks that deladdr of an address the table
 // does not hold says so once, naming the bridge and the address.
 func TestEngineDelAddrUnknown(t *testing.T) {

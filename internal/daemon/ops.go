@@ -129,6 +129,9 @@ func flagWords(p config.Port) []string {
 	if p.Stack {
 		f = append(f, api.FlagStack)
 	}
+	if p.NoPromisc {
+		f = append(f, api.FlagNoPromisc)
+	}
 	return f
 }
 
