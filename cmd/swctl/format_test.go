@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/swctl/swctl/internal/api"
@@ -174,5 +175,36 @@ func TestFormat(t *testing.T) {
 			}
 			golden(t, tt.golden, b.Bytes())
 		})
+	}
+}
+
+// TestREADMEAddrSample keeps the README's sample of bridge addr equal to
+// what the CLI prints for the same table.
+func TestREADMEAddrSample(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cmd = "    # swctl bridge addr bridge0\n"
+	_, after, ok := strings.Cut(string(b), cmd)
+	if !ok {
+		t.Fatalf("README.md: no line %q", strings.TrimSpace(cmd))
+	}
+	var sample strings.Builder
+	for _, l := range strings.Split(after, "\n") {
+		if !strings.HasPrefix(l, "    ") {
+			break
+		}
+		sample.WriteString(strings.TrimPrefix(l, "    ") + "\n")
+	}
+	var got bytes.Buffer
+	if err := formatAddrs(&got, []api.AddrInfo{
+		{MAC: "02:00:00:00:00:10", Port: "eth1", Static: true},
+		{MAC: "02:00:00:00:00:22", Port: "eth2", Age: ptr(int64(3))},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if sample.String() != got.String() {
+		t.Errorf("README.md sample of bridge addr:\n%s\nthe CLI prints:\n%s", sample.String(), got.String())
 	}
 }
