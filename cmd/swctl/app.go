@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -350,11 +351,18 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return app
 }
 
-// setUsageHandlers makes every command report flag errors as usage errors.
-func setUsageHandlers(cmds []*cli.Command) {
+// setUsageHandlers makes every command report flag errors as usage
+// errors, and gives each group of subcommands a usage line that names the
+// group and a COMMAND, which urfave/cli leaves out ("swctl bridge
+// [command options]").
+func setUsageHandlers(cmds []*cli.Command, path ...string) {
 	for _, c := range cmds {
 		c.OnUsageError = onUsageError
-		setUsageHandlers(c.Subcommands)
+		p := append(slices.Clone(path), c.Name)
+		if len(c.Subcommands) > 0 && c.UsageText == "" {
+			c.UsageText = "swctl " + strings.Join(p, " ") + " COMMAND [command options] [arguments...]"
+		}
+		setUsageHandlers(c.Subcommands, p...)
 	}
 }
 

@@ -605,3 +605,18 @@ func TestHelpDefaultsOnce(t *testing.T) {
 	}
 	walk(nil, newApp(nil, nil).Commands)
 }
+
+// TestGroupHelpUsage checks the usage line of each group of subcommands:
+// it names the group and a COMMAND.
+func TestGroupHelpUsage(t *testing.T) {
+	for _, c := range newApp(nil, nil).Commands {
+		if len(c.Subcommands) == 0 || c.Hidden {
+			continue
+		}
+		help := helpOf(t, c.Name)
+		want := "USAGE:\n   swctl " + c.Name + " COMMAND [command options] [arguments...]\n"
+		if !strings.Contains(help, want) {
+			t.Errorf("swctl %s --help: expected the usage %q, got\n%s", c.Name, want, help)
+		}
+	}
+}
