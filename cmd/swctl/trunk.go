@@ -77,12 +77,20 @@ func trunkCommand() *cli.Command {
 					&cli.StringFlag{Name: "lacp-mode", Usage: "`MODE`: active or passive", DefaultText: config.DefaultLACPMode},
 					&cli.StringFlag{Name: "lacp-timeout", Usage: "`T`: slow or fast", DefaultText: config.DefaultLACPTimeout},
 					&cli.StringFlag{Name: "hash", Usage: "`FIELDS` hashed by loadbalance and lacp: a list of l2,l3,l4", DefaultText: config.DefaultHash},
+					intFlag("lacp-system-priority", "LACP system priority `N`, 0 to 65535, lower wins", config.DefaultLACPSystemPriority),
+					&cli.IntFlag{Name: "lacp-key", Usage: "LACP key `N`, 0 to 65535 (0 = derive)", DefaultText: "0"},
+					intFlag("priority", "the ports' failover priority `N`, 0 to 65535, higher preferred", 0),
+					intFlag("lacp-port-priority", "the ports' LACP port priority `N`, 0 to 65535, lower wins", config.DefaultLACPPortPriority),
+					&cli.StringFlag{Name: "lladdr", Usage: "the trunk's `MAC` (default: its first port's, or a random one without ports)"},
 				}, append(policyFlags(true), forceFlag(), outputFlag())...),
 				Action: func(c *cli.Context) error {
 					req := api.TrunkCreateRequest{
 						Name: c.Args().Get(0), Proto: c.String("proto"), Promisc: c.Bool("promisc"),
 						LACPMode: c.String("lacp-mode"), LACPTimeout: c.String("lacp-timeout"), Hash: c.String("hash"),
-						Force: c.Bool("force"),
+						LACPSystemPriority: intIfSet(c, "lacp-system-priority"), LACPKey: intIfSet(c, "lacp-key"),
+						Priority: intIfSet(c, "priority"), LACPPortPriority: intIfSet(c, "lacp-port-priority"),
+						LLAddr: c.String("lladdr"),
+						Force:  c.Bool("force"),
 					}
 					var err error
 					if req.UpDelay, req.DownDelay, req.MinLinks, req.Preempt, err = policyIfSet(c); err != nil {
@@ -91,7 +99,7 @@ func trunkCommand() *cli.Command {
 					if ports := append(tail(c), c.StringSlice("port")...); len(ports) > 0 {
 						req.Ports = ports
 					}
-					for _, f := range []string{"proto", "lacp-mode", "lacp-timeout", "hash"} {
+					for _, f := range []string{"proto", "lacp-mode", "lacp-timeout", "hash", "lladdr"} {
 						if c.IsSet(f) && c.String(f) == "" {
 							return usagef("--%s: empty value", f)
 						}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/config"
 )
 
@@ -51,6 +52,17 @@ type TrunkCreateRequest struct {
 	// Preempt is whether failover returns to the port of highest
 	// priority when it comes back; nil for true.
 	Preempt *bool `json:"preempt,omitempty"`
+	// LACPSystemPriority (lower wins) and LACPKey (0 = derive) are the
+	// LACP settings that trunk set also changes; nil for 32768 and 0.
+	LACPSystemPriority *int `json:"lacp_system_priority,omitempty"`
+	LACPKey            *int `json:"lacp_key,omitempty"`
+	// Priority and LACPPortPriority are the ports' failover and LACP
+	// port priorities, as trunk add takes them; nil for the defaults.
+	Priority         *int `json:"priority,omitempty"`
+	LACPPortPriority *int `json:"lacp_port_priority,omitempty"`
+	// LLAddr is the trunk's MAC, aa:bb:cc:dd:ee:ff; "" for its first
+	// port's, or a random one without ports.
+	LLAddr string `json:"lladdr,omitempty"`
 	// Force takes a port that holds the host's default route, which is
 	// refused otherwise.
 	Force bool `json:"force,omitempty"`
@@ -399,10 +411,36 @@ func (r TrunkCreateRequest) Validate() error {
 	if err := checkPolicy(r.Name, "create", r.UpDelay, r.DownDelay, r.MinLinks); err != nil {
 		return err
 	}
+	for _, p := range []struct {
+		what string
+		n    *int
+	}{{"lacp-system-priority", r.LACPSystemPriority}, {"lacp-key", r.LACPKey}, {"priority", r.Priority}, {"lacp-port-priority", r.LACPPortPriority}} {
+		if err := checkPriority(r.Name, "create", p.what, p.n); err != nil {
+			return err
+		}
+	}
+	if _, err := r.lladdr(); err != nil {
+		return err
+	}
 	if len(r.Ports) == 0 {
 		return nil
 	}
 	return checkTrunkIfaces(r.Name, "port", r.Ports)
+}
+
+// lladdr parses and checks LLAddr; zero when not given.
+func (r TrunkCreateRequest) lladdr() (frame.MAC, error) {
+	if r.LLAddr == "" {
+		return frame.MAC{}, nil
+	}
+	m, err := frame.ParseMAC(r.LLAddr)
+	if err == nil {
+		err = config.CheckUnicast("lladdr", m)
+	}
+	if err != nil {
+		return frame.MAC{}, fmt.Errorf("%s: create: %w", r.Name, err)
+	}
+	return m, nil
 }
 
 // Validate checks the request's fields.
@@ -499,9 +537,16 @@ func (TrunkShowRequest) Op() string    { return OpTrunkShow }
 func (r TrunkCreateRequest) Edit(c *config.Config, h config.Host) error {
 	s := config.TrunkSettings{
 		Proto: given(r.Proto), LACPMode: given(r.LACPMode), LACPTimeout: given(r.LACPTimeout), Hash: given(r.Hash),
+		LACPSystemPriority: r.LACPSystemPriority, LACPKey: r.LACPKey,
 		UpDelay: r.UpDelay, DownDelay: r.DownDelay, MinLinks: r.MinLinks, Preempt: r.Preempt,
 	}
-	if err := c.CreateTrunk(r.Name, s, r.Promisc, r.Ports, h); err != nil || r.Force {
+	mac, err := r.lladdr()
+	if err != nil {
+		return err
+	}
+	if err := c.CreateTrunk(r.Name, s, config.TrunkCreation{
+		Promisc: r.Promisc, LLAddr: mac, Ports: r.Ports, Priority: r.Priority, LACPPortPriority: r.LACPPortPriority,
+	}, h); err != nil || r.Force {
 		return err
 	}
 	return config.CheckNotManagement(r.Name, "add", r.Ports, h)

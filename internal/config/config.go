@@ -261,7 +261,7 @@ func (c *Config) Validate() error {
 			return wrap(fmt.Errorf("local MAC %s set without local", b.LocalMAC))
 		}
 		if b.Local && !b.LocalMAC.IsZero() {
-			if err := checkUnicast("local", b.LocalMAC); err != nil {
+			if err := CheckUnicast("local", b.LocalMAC); err != nil {
 				return wrap(err)
 			}
 		}
@@ -324,7 +324,7 @@ func (t *Trunk) checkSettings() error {
 		return err
 	}
 	if !t.LLAddr.IsZero() {
-		if err := checkUnicast("lladdr", t.LLAddr); err != nil {
+		if err := CheckUnicast("lladdr", t.LLAddr); err != nil {
 			return err
 		}
 	}
@@ -475,7 +475,7 @@ func (k *checker) use(kind, owner, role, iface string, line int) error {
 }
 
 func (k *checker) static(b *Bridge, s Static, line int) error {
-	if err := checkUnicast("static "+s.MAC.String(), s.MAC); err != nil {
+	if err := CheckUnicast("static "+s.MAC.String(), s.MAC); err != nil {
 		return err
 	}
 	if err := CheckVLAN(int(s.VLAN)); err != nil {
@@ -532,7 +532,9 @@ func (k *checker) end(c *Config) (int, error) {
 	return 0, nil
 }
 
-func checkUnicast(what string, m frame.MAC) error {
+// CheckUnicast refuses a MAC that cannot be a station's: all zeros, or
+// multicast; what names the setting.
+func CheckUnicast(what string, m frame.MAC) error {
 	switch {
 	case m.IsZero():
 		return fmt.Errorf("%s: the all-zero MAC is not a station address", what)

@@ -540,10 +540,23 @@ func (s TrunkSettings) applyTo(t *Trunk, verb string) error {
 	return nil
 }
 
-// CreateTrunk adds a trunk with settings s (defaults where nil), the
-// promisc policy when promisc is set, and ports, all or none. Its MAC is
-// its first port's, or a random one without ports, as trunk(4)'s.
-func (c *Config) CreateTrunk(name string, s TrunkSettings, promisc bool, ports []string, h Host) error {
+// TrunkCreation is what a new trunk has besides its settings.
+type TrunkCreation struct {
+	// Promisc selects the promisc policy.
+	Promisc bool
+	// LLAddr is the trunk's MAC; zero for its first port's, or a random
+	// one without ports, as trunk(4)'s.
+	LLAddr frame.MAC
+	// Ports are its ports, in order, all or none.
+	Ports []string
+	// Priority and LACPPortPriority are the ports' failover and LACP
+	// port priorities; nil for the defaults.
+	Priority, LACPPortPriority *int
+}
+
+// CreateTrunk adds a trunk with settings s (defaults where nil) and what
+// n gives.
+func (c *Config) CreateTrunk(name string, s TrunkSettings, n TrunkCreation, h Host) error {
 	if err := CheckName("trunk", name); err != nil {
 		return err
 	}
@@ -562,16 +575,34 @@ func (c *Config) CreateTrunk(name string, s TrunkSettings, promisc bool, ports [
 	if err := s.apply(&t, ""); err != nil {
 		return err
 	}
-	t.Promisc = promisc
-	if err := checkEach(name, "add", ports, func(iface string) error { return c.checkNewTrunkPort(name, iface, h) }); err != nil {
+	t.Promisc = n.Promisc
+	if err := checkEach(name, "add", n.Ports, func(iface string) error { return c.checkNewTrunkPort(name, iface, h) }); err != nil {
 		return err
 	}
-	for _, iface := range ports {
-		t.Ports = append(t.Ports, NewTrunkPort(iface))
+	t.Ports = newTrunkPorts(n.Ports, n.Priority, n.LACPPortPriority)
+	t.LLAddr = n.LLAddr
+	if t.LLAddr.IsZero() {
+		t.LLAddr = firstPortMAC(&t, h)
 	}
-	t.LLAddr = firstPortMAC(&t, h)
 	c.Trunks = append(c.Trunks, t)
 	return nil
+}
+
+// newTrunkPorts returns ports for ifaces with the given priorities
+// (defaults where nil).
+func newTrunkPorts(ifaces []string, priority, lacpPortPriority *int) []TrunkPort {
+	var out []TrunkPort
+	for _, iface := range ifaces {
+		p := NewTrunkPort(iface)
+		if priority != nil {
+			p.Priority = *priority
+		}
+		if lacpPortPriority != nil {
+			p.LACPPortPriority = *lacpPortPriority
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // DestroyTrunk removes a trunk that no bridge has as a member.
@@ -600,16 +631,7 @@ func (c *Config) AddTrunkPorts(trunk string, ifaces []string, priority, lacpPort
 	if err := checkEach(trunk, "add", ifaces, func(iface string) error { return c.checkNewTrunkPort(trunk, iface, h) }); err != nil {
 		return err
 	}
-	for _, iface := range ifaces {
-		p := NewTrunkPort(iface)
-		if priority != nil {
-			p.Priority = *priority
-		}
-		if lacpPortPriority != nil {
-			p.LACPPortPriority = *lacpPortPriority
-		}
-		t.Ports = append(t.Ports, p)
-	}
+	t.Ports = append(t.Ports, newTrunkPorts(ifaces, priority, lacpPortPriority)...)
 	return nil
 }
 

@@ -80,7 +80,7 @@ func TestEditRefusals(t *testing.T) {
 		{"add: a list in one name", func(c *Config) error { return c.AddPorts("br1", []string{"eth8,eth0"}, editHost) },
 			"br1: add eth8,eth0: no such interface (members are separate arguments: eth8 eth0)"},
 		{"trunk create: a list in one name", func(c *Config) error {
-			return c.CreateTrunk("t9", TrunkSettings{}, false, []string{"sw5,sw6,"}, editHost)
+			return c.CreateTrunk("t9", TrunkSettings{}, TrunkCreation{Ports: []string{"sw5,sw6,"}}, editHost)
 		}, "t9: add sw5,sw6,: no such interface (members are separate arguments: sw5 sw6)"},
 		{"del: nothing", func(c *Config) error { return c.DelPorts("br1", nil) }, "br1: del: no interface given"},
 		{"del: given twice", func(c *Config) error { return c.DelPorts("bridge0", []string{"eth1", "eth1"}) }, "bridge0: del eth1: given twice"},
@@ -109,17 +109,17 @@ func TestEditRefusals(t *testing.T) {
 		{"addspan: a trunk", func(c *Config) error { return c.AddSpan("br1", "trunk0", editHost) }, "br1: addspan trunk0: a trunk cannot be a span port"},
 		{"addspan: a member", func(c *Config) error { return c.AddSpan("br1", "eth2", editHost) }, "br1: addspan eth2: already a port of bridge bridge0"},
 		{"delspan: not a span", func(c *Config) error { return c.DelSpan("bridge0", "eth1") }, "bridge0: delspan eth1: not a span port"},
-		{"trunk create: exists", func(c *Config) error { return c.CreateTrunk("trunk0", TrunkSettings{}, false, nil, editHost) }, "trunk0: trunk exists"},
-		{"trunk create: a bridge's name", func(c *Config) error { return c.CreateTrunk("br1", TrunkSettings{}, false, nil, editHost) }, "br1: a bridge has that name"},
-		{"trunk create: interface exists", func(c *Config) error { return c.CreateTrunk("eth9", TrunkSettings{}, false, nil, editHost) }, "eth9: create: an interface named eth9 exists"},
+		{"trunk create: exists", func(c *Config) error { return c.CreateTrunk("trunk0", TrunkSettings{}, TrunkCreation{}, editHost) }, "trunk0: trunk exists"},
+		{"trunk create: a bridge's name", func(c *Config) error { return c.CreateTrunk("br1", TrunkSettings{}, TrunkCreation{}, editHost) }, "br1: a bridge has that name"},
+		{"trunk create: interface exists", func(c *Config) error { return c.CreateTrunk("eth9", TrunkSettings{}, TrunkCreation{}, editHost) }, "eth9: create: an interface named eth9 exists"},
 		{"trunk create: bad hash", func(c *Config) error {
-			return c.CreateTrunk("t9", TrunkSettings{Hash: ptr("l7")}, false, nil, editHost)
+			return c.CreateTrunk("t9", TrunkSettings{Hash: ptr("l7")}, TrunkCreation{}, editHost)
 		}, `t9: hash "l7": unknown field "l7" (want a comma-separated list of l2, l3, l4)`},
 		{"trunk create: port given twice", func(c *Config) error {
-			return c.CreateTrunk("t9", TrunkSettings{}, false, []string{"eth8", "eth8"}, editHost)
+			return c.CreateTrunk("t9", TrunkSettings{}, TrunkCreation{Ports: []string{"eth8", "eth8"}}, editHost)
 		}, "t9: add eth8: given twice"},
 		{"trunk create: a trunk as port", func(c *Config) error {
-			return c.CreateTrunk("t9", TrunkSettings{}, false, []string{"trunk0"}, editHost)
+			return c.CreateTrunk("t9", TrunkSettings{}, TrunkCreation{Ports: []string{"trunk0"}}, editHost)
 		}, "t9: add trunk0: is a swctl trunk; a trunk's ports are interfaces"},
 		{"trunk destroy: in a bridge", func(c *Config) error { return c.DestroyTrunk("trunk1") }, "trunk1: destroy: a member of bridge bridge0 (swctl bridge del bridge0 trunk1 first)"},
 		{"trunk destroy: no such trunk", func(c *Config) error { return c.DestroyTrunk("nope") }, "nope: no such trunk"},
@@ -152,7 +152,7 @@ func TestEditRefusals(t *testing.T) {
 			return c.SetTrunk("trunk0", TrunkSettings{MinLinks: ptr(65)})
 		}, "trunk0: set: min-links 65 out of range (0 to 64)"},
 		{"trunk create: bad min-links", func(c *Config) error {
-			return c.CreateTrunk("t9", TrunkSettings{MinLinks: ptr(-1)}, false, nil, editHost)
+			return c.CreateTrunk("t9", TrunkSettings{MinLinks: ptr(-1)}, TrunkCreation{}, editHost)
 		}, "t9: min-links -1 out of range (0 to 64)"},
 		{"trunk port: nothing", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth4", nil) }, "trunk0: port eth4: nothing to change (give --priority)"},
 		{"trunk port: no such trunk", func(c *Config) error { return c.SetTrunkPort("nope", "eth4", ptr(1)) }, "nope: no such trunk"},
@@ -257,11 +257,20 @@ func TestEdits(t *testing.T) {
 			c.Bridges[0].Spans = []string{}
 		}},
 		{"trunk create takes its first port's MAC", func(c *Config) error {
-			return c.CreateTrunk("t9", TrunkSettings{Proto: ptr("lacp"), Hash: ptr("l4,l2")}, true, []string{"eth7", "eth8"}, editHost)
+			return c.CreateTrunk("t9", TrunkSettings{Proto: ptr("lacp"), Hash: ptr("l4,l2")}, TrunkCreation{Promisc: true, Ports: []string{"eth7", "eth8"}}, editHost)
 		}, func(c *Config) {
 			t := NewTrunk("t9")
 			t.Proto, t.Hash, t.Promisc, t.LLAddr = "lacp", "l2,l4", true, mac("02:00:00:00:00:07")
 			t.Ports = []TrunkPort{NewTrunkPort("eth7"), NewTrunkPort("eth8")}
+			c.Trunks = append(c.Trunks, t)
+		}},
+		{"trunk create with its MAC, LACP settings and port priorities", func(c *Config) error {
+			return c.CreateTrunk("t9", TrunkSettings{Proto: ptr("lacp"), LACPSystemPriority: ptr(0), LACPKey: ptr(7)},
+				TrunkCreation{LLAddr: mac("02:5e:00:00:00:09"), Ports: []string{"eth7", "eth8"}, Priority: ptr(5), LACPPortPriority: ptr(100)}, editHost)
+		}, func(c *Config) {
+			t := NewTrunk("t9")
+			t.Proto, t.LACPSystemPriority, t.LACPKey, t.LLAddr = "lacp", 0, 7, mac("02:5e:00:00:00:09")
+			t.Ports = []TrunkPort{{Name: "eth7", Priority: 5, LACPPortPriority: 100}, {Name: "eth8", Priority: 5, LACPPortPriority: 100}}
 			c.Trunks = append(c.Trunks, t)
 		}},
 		{"trunk destroy", func(c *Config) error { return c.DestroyTrunk("trunk0") }, func(c *Config) {
@@ -282,7 +291,7 @@ func TestEdits(t *testing.T) {
 			t.LACPMode, t.LACPTimeout, t.LACPSystemPriority, t.LACPKey = "passive", "fast", 1, 2
 		}},
 		{"trunk create with a link policy", func(c *Config) error {
-			return c.CreateTrunk("t9", TrunkSettings{UpDelay: ptr(100), DownDelay: ptr(50), MinLinks: ptr(2), Preempt: ptr(false)}, false, []string{"eth7"}, editHost)
+			return c.CreateTrunk("t9", TrunkSettings{UpDelay: ptr(100), DownDelay: ptr(50), MinLinks: ptr(2), Preempt: ptr(false)}, TrunkCreation{Ports: []string{"eth7"}}, editHost)
 		}, func(c *Config) {
 			t := NewTrunk("t9")
 			t.LLAddr, t.Ports = mac("02:00:00:00:00:07"), []TrunkPort{NewTrunkPort("eth7")}

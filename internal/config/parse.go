@@ -308,7 +308,7 @@ func buildBridge(k *checker, s stmt) (Bridge, error) {
 				if err != nil {
 					return Bridge{}, errAt(st.line, "local: %v", err)
 				}
-				if err := checkUnicast("local", m); err != nil {
+				if err := CheckUnicast("local", m); err != nil {
 					return Bridge{}, wrapAt(st.line, err)
 				}
 				b.LocalMAC = m
@@ -445,7 +445,7 @@ func buildTrunk(k *checker, s stmt) (Trunk, error) {
 				var m frame.MAC
 				if m, err = frame.ParseMAC(args[0]); err != nil {
 					err = fmt.Errorf("lladdr: %v", err)
-				} else if err = checkUnicast("lladdr", m); err == nil {
+				} else if err = CheckUnicast("lladdr", m); err == nil {
 					t.LLAddr = m
 				}
 			}

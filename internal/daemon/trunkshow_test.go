@@ -103,3 +103,27 @@ func TestEngineLACPSystemPriorityZero(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineTrunkCreateSettings checks that what trunk create gives
+// beyond trunk add's ports, its MAC, LACP system priority and the ports'
+// priority, is what the running trunk has.
+func TestEngineTrunkCreateSettings(t *testing.T) {
+	sys := newFakeSystem("eth1", "eth2")
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1", "eth2"},
+		LLAddr: "02:5e:00:00:00:09", LACPSystemPriority: ptr(0), LACPKey: ptr(7), Priority: ptr(3), LACPPortPriority: ptr(100)}))
+	ti, err := e.TrunkShow(bg, "trunk0")
+	mustDo(t, err)
+	tr := ti[0]
+	if tr.LLAddr != "02:5e:00:00:00:09" || tr.LACPSystemPriority != 0 || tr.LACPKey != 7 {
+		t.Errorf("trunk0: expected lladdr 02:5e:00:00:00:09, system priority 0, key 7; got %s, %d, %d", tr.LLAddr, tr.LACPSystemPriority, tr.LACPKey)
+	}
+	for _, p := range tr.Ports {
+		if p.Priority != 3 || p.LACP == nil || p.LACP.Actor.System != "0,02:5e:00:00:00:09" || p.LACP.Actor.Key != 7 {
+			t.Errorf("%s: expected priority 3 and actor 0,02:5e:00:00:00:09 key 7, got priority %d, LACP %+v", p.Name, p.Priority, p.LACP)
+		}
+	}
+	if c := e.cfg.Trunk("trunk0"); c == nil || c.Port("eth1") == nil || c.Port("eth1").LACPPortPriority != 100 {
+		t.Errorf("trunk0's configuration: expected eth1 with LACP port priority 100, got %+v", c)
+	}
+}
