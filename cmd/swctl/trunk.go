@@ -146,6 +146,7 @@ func trunkCommand() *cli.Command {
 					&cli.StringFlag{Name: "lacp-timeout", Usage: "`T`: slow or fast"},
 					optIntFlag("lacp-system-priority", "LACP system priority `N`, 0 to 65535, lower wins"),
 					optIntFlag("lacp-key", "LACP key `N`, 0 to 65535 (0 = derive)"),
+					&cli.StringFlag{Name: "promisc", Usage: "`on|off`: the promisc policy (members keep their MACs, promiscuous) or the lladdr policy (members take the trunk's MAC); the ports rejoin at once"},
 					&cli.StringFlag{Name: "hash", Usage: "`FIELDS` hashed by loadbalance and lacp: a list of l2,l3,l4"},
 				}, append(policyFlags(false), outputFlag())...),
 				Action: func(c *cli.Context) error {
@@ -161,6 +162,13 @@ func trunkCommand() *cli.Command {
 					var err error
 					if req.UpDelay, req.DownDelay, req.MinLinks, req.Preempt, err = policyIfSet(c); err != nil {
 						return err
+					}
+					if c.IsSet("promisc") {
+						v, err := onOff("promisc", c.String("promisc"))
+						if err != nil {
+							return err
+						}
+						req.Promisc = &v
 					}
 					return mutate(c, 1, 1, req)
 				},

@@ -346,7 +346,7 @@ func TestBadRequests(t *testing.T) {
 		{"trunk add priority too large", `{"version":1,"op":"trunk.add","args":{"name":"t0","ifaces":["e1"],"priority":65536}}`, `{"error":"trunk.add: t0: add: priority 65536 out of range (0 to 65535)"}`},
 		{"trunk add lacp priority negative", `{"version":1,"op":"trunk.add","args":{"name":"t0","ifaces":["e1"],"lacp_port_priority":-1}}`, `{"error":"trunk.add: t0: add: lacp-port-priority -1 out of range (0 to 65535)"}`},
 		{"trunk del duplicate", `{"version":1,"op":"trunk.del","args":{"name":"t0","ifaces":["e1","e1"]}}`, `{"error":"trunk.del: t0: del e1: given twice"}`},
-		{"trunk set nothing", `{"version":1,"op":"trunk.set","args":{"name":"t0"}}`, `{"error":"trunk.set: t0: set: nothing to set (give --proto, --lacp-mode, --lacp-timeout, --lacp-system-priority, --lacp-key, --hash, --updelay, --downdelay, --min-links or --preempt)"}`},
+		{"trunk set nothing", `{"version":1,"op":"trunk.set","args":{"name":"t0"}}`, `{"error":"trunk.set: t0: set: nothing to set (give --proto, --lacp-mode, --lacp-timeout, --lacp-system-priority, --lacp-key, --hash, --updelay, --downdelay, --min-links, --preempt or --promisc)"}`},
 		{"trunk create updelay negative", `{"version":1,"op":"trunk.create","args":{"name":"t0","updelay":-1}}`, `{"error":"trunk.create: t0: create: updelay -1 out of range (0 to 3600000 ms, 0 = at once)"}`},
 		{"trunk set downdelay too long", `{"version":1,"op":"trunk.set","args":{"name":"t0","downdelay":3600001}}`, `{"error":"trunk.set: t0: set: downdelay 3600001 out of range (0 to 3600000 ms, 0 = at once)"}`},
 		{"trunk set min-links too large", `{"version":1,"op":"trunk.set","args":{"name":"t0","min_links":65}}`, `{"error":"trunk.set: t0: set: min-links 65 out of range (0 to 64)"}`},

@@ -128,6 +128,9 @@ type TrunkSetRequest struct {
 	// Preempt is whether failover returns to the port of highest
 	// priority when it comes back.
 	Preempt *bool `json:"preempt,omitempty"`
+	// Promisc switches between the promisc policy (true) and the lladdr
+	// policy; the ports rejoin under the new one. nil leaves it.
+	Promisc *bool `json:"promisc,omitempty"`
 }
 
 // TrunkPortRequest changes a port's settings in place (swctl trunk
@@ -474,8 +477,8 @@ func (r TrunkSetRequest) Validate() error {
 		return err
 	}
 	if r.Proto == nil && r.LACPMode == nil && r.LACPTimeout == nil && r.Hash == nil && r.LACPSystemPriority == nil && r.LACPKey == nil &&
-		r.UpDelay == nil && r.DownDelay == nil && r.MinLinks == nil && r.Preempt == nil {
-		return fmt.Errorf("%s: set: nothing to set (give --proto, --lacp-mode, --lacp-timeout, --lacp-system-priority, --lacp-key, --hash, --updelay, --downdelay, --min-links or --preempt)", r.Name)
+		r.UpDelay == nil && r.DownDelay == nil && r.MinLinks == nil && r.Preempt == nil && r.Promisc == nil {
+		return fmt.Errorf("%s: set: nothing to set (give --proto, --lacp-mode, --lacp-timeout, --lacp-system-priority, --lacp-key, --hash, --updelay, --downdelay, --min-links, --preempt or --promisc)", r.Name)
 	}
 	if err := checkTrunkSettings(r.Name, "set", r.Proto, r.LACPMode, r.LACPTimeout, r.Hash); err != nil {
 		return err
@@ -571,7 +574,7 @@ func (r TrunkSetRequest) Edit(c *config.Config, _ config.Host) error {
 	return c.SetTrunk(r.Name, config.TrunkSettings{
 		Proto: r.Proto, LACPMode: r.LACPMode, LACPTimeout: r.LACPTimeout, Hash: r.Hash,
 		LACPSystemPriority: r.LACPSystemPriority, LACPKey: r.LACPKey,
-		UpDelay: r.UpDelay, DownDelay: r.DownDelay, MinLinks: r.MinLinks, Preempt: r.Preempt,
+		UpDelay: r.UpDelay, DownDelay: r.DownDelay, MinLinks: r.MinLinks, Preempt: r.Preempt, Promisc: r.Promisc,
 	})
 }
 

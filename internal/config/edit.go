@@ -480,6 +480,8 @@ type TrunkSettings struct {
 	UpDelay, DownDelay, MinLinks *int
 	// Preempt sets Trunk.NoPreempt to its negation.
 	Preempt *bool
+	// Promisc sets Trunk.Promisc: the promisc policy, or the lladdr one.
+	Promisc *bool
 }
 
 // apply sets t's settings from s, all or none; verb prefixes an error
@@ -536,6 +538,9 @@ func (s TrunkSettings) applyTo(t *Trunk, verb string) error {
 	}
 	if s.Preempt != nil {
 		t.NoPreempt = !*s.Preempt
+	}
+	if s.Promisc != nil {
+		t.Promisc = *s.Promisc
 	}
 	return nil
 }

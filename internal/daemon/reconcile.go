@@ -104,9 +104,17 @@ func (p *plan) refuse(err error) { p.add(func() (func(), error) { return nil, er
 // says whether the trunk is given to the host (not a bridge member) before
 // and after.
 func (p *plan) changeTrunk(to *trunkObj, was, c *config.Trunk, hostBefore, hostAfter bool) {
-	if c.LLAddr != was.LLAddr || c.Promisc != was.Promisc {
-		p.refuse(fmt.Errorf("%s: its MAC and policy cannot change while it runs", c.Name))
+	if c.LLAddr != was.LLAddr {
+		p.refuse(fmt.Errorf("%s: its MAC cannot change while it runs", c.Name))
 		return
+	}
+	if c.Promisc != was.Promisc {
+		p.add(func() (func(), error) {
+			if err := to.rejoin(c, was); err != nil {
+				return nil, err
+			}
+			return func() { p.logUndo(to.rejoin(was, c)) }, nil
+		})
 	}
 	if c.Proto != was.Proto || c.Hash != was.Hash || c.LACPMode != was.LACPMode || c.LACPTimeout != was.LACPTimeout ||
 		c.LACPSystemPriority != was.LACPSystemPriority || c.LACPKey != was.LACPKey {

@@ -377,6 +377,12 @@ var stateOps = []struct {
 	{"trunk set link policy and proto", func(e *engine) error {
 		return e.Change(bg, api.TrunkSetRequest{Name: "trunk1", Proto: ptr("roundrobin"), MinLinks: ptr(1)})
 	}},
+	{"trunk set --promisc on", func(e *engine) error {
+		return e.Change(bg, api.TrunkSetRequest{Name: "trunk2", Promisc: ptr(true)})
+	}},
+	{"trunk set --promisc on, a bridge member", func(e *engine) error {
+		return e.Change(bg, api.TrunkSetRequest{Name: "trunk1", Promisc: ptr(true), Proto: ptr("roundrobin")})
+	}},
 	{"trunk port priority", func(e *engine) error {
 		return e.Change(bg, api.TrunkPortRequest{Name: "trunk2", Iface: "eth6", Priority: ptr(7)})
 	}},
@@ -460,9 +466,9 @@ func TestReconcileRefusesWhatCannotChangeInPlace(t *testing.T) {
 		want string
 	}{
 		{"a trunk's MAC", func(c *config.Config) { c.Trunk("trunk0").LLAddr = config.NewLocalMAC() },
-			"trunk0: its MAC and policy cannot change while it runs"},
-		{"a trunk's policy", func(c *config.Config) { c.Trunk("trunk2").Promisc = true },
-			"trunk2: its MAC and policy cannot change while it runs"},
+			"trunk0: its MAC cannot change while it runs"},
+		{"a trunk's MAC with its policy", func(c *config.Config) { t := c.Trunk("trunk2"); t.LLAddr, t.Promisc = config.NewLocalMAC(), true },
+			"trunk2: its MAC cannot change while it runs"},
 		{"a trunk port's LACP port priority", func(c *config.Config) { c.Trunk("trunk0").Port("eth4").LACPPortPriority = 9 },
 			"trunk0: port eth4: its LACP port priority cannot change while it is a port"},
 		{"a bridge's local TAP", func(c *config.Config) { b := c.Bridge("bridge0"); b.Local, b.LocalMAC = false, [6]byte{} },

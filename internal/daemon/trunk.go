@@ -277,6 +277,34 @@ func (to *trunkObj) detachPort(tpo *trunkPortObj) {
 	to.fitTap()
 }
 
+// rejoin takes the attached ports that c and was share out of the trunk
+// and puts them back under c's lladdr or promisc policy. If one cannot
+// rejoin, those already moved go back under was's, and the error is
+// returned.
+func (to *trunkObj) rejoin(c, was *config.Trunk) error {
+	var done []*trunkPortObj
+	for i := range c.Ports {
+		pc := &c.Ports[i]
+		tpo := to.ports[pc.Name]
+		if was.Port(pc.Name) == nil || tpo == nil || tpo.port == nil {
+			continue
+		}
+		to.detachPort(tpo)
+		if err := to.attachPort(c, tpo, pc); err != nil {
+			// tpo is detached; it and the ones done go back as they were.
+			for _, d := range append(done, tpo) {
+				to.detachPort(d)
+				if rerr := to.attachPort(was, d, was.Port(d.name)); rerr != nil {
+					to.g.log.Error("cannot put a port back after a failed policy change", "trunk", to.name, "port", d.name, "err", rerr)
+				}
+			}
+			return err
+		}
+		done = append(done, tpo)
+	}
+	return nil
+}
+
 // setSettings makes the trunk's hash and protocol those of c; was is what
 // they are now, put back when a step fails. The protocol is replaced
 // (and LACP starts over) only when it or its LACP settings change.
