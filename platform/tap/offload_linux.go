@@ -78,23 +78,12 @@ func (p *Port) writeOffload(b platform.Batch) (int, error) {
 			continue
 		}
 		o.EncodeVirtioHdr(hdr[:])
-		for {
-			err := writev2(p.fd, hdr[:], f)
-			switch err {
-			case unix.EINTR:
-				continue
-			case nil:
-				p.counters.AddTx(1, len(f))
-				sent++
-			case unix.EAGAIN, unix.ENOBUFS, unix.ENOMEM, unix.EIO, unix.EINVAL, unix.EMSGSIZE:
-				// Full queue, interface down (EIO) or a frame the
-				// kernel will not take: drop it, as a full ring does.
-				p.counters.AddTxDropped(1)
-			default:
-				p.counters.AddError()
-				p.counters.AddTxDropped(1)
-			}
-			break
+		var err error = unix.EINTR
+		for err == unix.EINTR {
+			err = writev2(p.fd, hdr[:], f)
+		}
+		if p.countWrite(err, len(f)) {
+			sent++
 		}
 	}
 	return sent, nil

@@ -130,26 +130,33 @@ func (p *Port) writeBatch(frames [][]byte) (int, error) {
 			p.counters.AddTxDropped(1)
 			continue
 		}
-		for {
-			_, err := unix.Write(p.fd, f)
-			switch err {
-			case unix.EINTR:
-				continue
-			case nil:
-				p.counters.AddTx(1, len(f))
-				sent++
-			case unix.EAGAIN, unix.ENOBUFS, unix.ENOMEM, unix.EIO, unix.EINVAL, unix.EMSGSIZE:
-				// Full queue, interface down (EIO) or a frame the
-				// kernel will not take: drop it, as a full ring does.
-				p.counters.AddTxDropped(1)
-			default:
-				p.counters.AddError()
-				p.counters.AddTxDropped(1)
-			}
-			break
+		var err error = unix.EINTR
+		for err == unix.EINTR {
+			_, err = unix.Write(p.fd, f)
+		}
+		if p.countWrite(err, len(f)) {
+			sent++
 		}
 	}
 	return sent, nil
+}
+
+// countWrite counts the outcome of writing one frame of n bytes (err from
+// write or writev, never EINTR) and reports whether it was sent. A full
+// queue, an interface that is down (EIO) or a frame the kernel will not
+// take is dropped, as a full ring drops; any other error is counted too.
+func (p *Port) countWrite(err error, n int) bool {
+	switch err {
+	case nil:
+		p.counters.AddTx(1, n)
+		return true
+	case unix.EAGAIN, unix.ENOBUFS, unix.ENOMEM, unix.EIO, unix.EINVAL, unix.EMSGSIZE:
+		p.counters.AddTxDropped(1)
+	default:
+		p.counters.AddError()
+		p.counters.AddTxDropped(1)
+	}
+	return false
 }
 
 func (p *Port) close() error {
