@@ -5,7 +5,6 @@ package daemon
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -115,24 +114,6 @@ func (s *bsdSystem) SetTapMTU(name string, mtu int) error {
 	}
 	return nil
 }
-
-// GuardStack has no ingress drop to install on the BSDs: the member's own
-// stack still receives what bpf copies. That is harmless for a member
-// without IP addresses (the kernel drops frames for other MACs after bpf,
-// and answers ARP only for the receiving interface's own addresses), so
-// the guard is a no-op for it; a member with addresses is refused, unless
-// the port is added with --stack on.
-func (s *bsdSystem) GuardStack(name string) (io.Closer, error) {
-	if n := s.HostAddrs(name); n > 0 {
-		return nil, fmt.Errorf("%s: has %d IP addresses and its stack cannot be kept off bridged frames on %s: remove them, or add the port with --stack on", name, n, runtime.GOOS)
-	}
-	return nopCloser{}, nil
-}
-
-// nopCloser is the guard of a member that needs none.
-type nopCloser struct{}
-
-func (nopCloser) Close() error { return nil }
 
 func (s *bsdSystem) LinkState(name string) platform.LinkState {
 	if ev, ok := s.watcher.Lookup(name); ok {

@@ -38,6 +38,19 @@
 // holds its membership (Options.Promisc, SetPromisc) on a second
 // descriptor that captures nothing, and SetPromisc(false) closes it.
 //
+// # Keeping the stack off (OpenBSD)
+//
+// bpf copies frames: the interface's own stack still gets them. On OpenBSD
+// DropFromStack opens one more descriptor on the interface in filter-drop
+// mode (BIOCSFILDROP, BPF_FILDROP_DROP) with no read filter, so it matches
+// every incoming frame and captures none; the kernel frees a frame that
+// any descriptor wants dropped after all of them have seen it, before
+// ether_input, so the port still reads it and the stack, vlan(4), carp(4)
+// and pf do not. The drop lasts as long as the descriptor: StackDrop.Close,
+// or the process ending. FreeBSD's bpf has no such mode; DropFromStack
+// fails there, and the daemon does not reach for the firewall (ipfw
+// layer-2 rules, pf ether rules) instead.
+//
 // # Link state
 //
 // Open takes the link state from the interface flags (up and running);
@@ -64,5 +77,6 @@
 // port.go is the API, the same on every system; device.go reads and sends
 // (on the BSDs, and on Linux for the tests); port_bsd.go opens the
 // descriptor, takes promiscuous mode and reads the statistics, with
-// ioctls.
+// ioctls; stackdrop.go is DropFromStack, with its OpenBSD half in
+// stackdrop_openbsd.go.
 package bpf
