@@ -42,10 +42,13 @@
 //   - link events: the first interface of the selftest's own pair taken
 //     down and up, each change seen as an internal/linkwatch event
 //     (netlink on Linux, the routing socket on the BSDs);
-//   - stack isolation (Linux): an internal/stackguard drop on the own
-//     pair's second interface; a UDP datagram to it reaches its packet
-//     socket but not its stack, and once the guard is gone the next one
-//     reaches the stack. The BSDs have no stack guard: SKIP;
+//   - stack isolation (stack.go): the daemon's stack guard on the own
+//     pair's second interface, which gets an address for the check
+//     (internal/stackguard's tcx drop on Linux, in the namespace; on
+//     OpenBSD bpf.DropFromStack, the address set and deleted with
+//     ifconfig(8)); a UDP datagram to it reaches its packet port but not
+//     its stack, and once the guard is gone the next one reaches the
+//     stack. FreeBSD has no stack guard: SKIP;
 //   - control socket: internal/api's Listen, Server and Client on a
 //     temporary socket, one version request, the mode (0600) and the peer
 //     credentials the OS reports checked.

@@ -4,7 +4,6 @@ package selftest
 
 import (
 	"fmt"
-	"runtime"
 
 	"golang.org/x/sys/unix"
 
@@ -22,7 +21,8 @@ func hostSystem() system {
 		promiscSource: "IFF_PROMISC (SIOCGIFFLAGS)",
 		newTAP:        createTAP,
 		setLink:       setLinkUp,
-		noStack:       fmt.Sprintf("no stack guard on %s: a member's own stack still sees the frames it receives (Linux only)", runtime.GOOS),
+		stack:         stackCheck(bsdStack),
+		noStack:       bsdNoStack,
 	}
 }
 

@@ -1,22 +1,16 @@
 package selftest
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
-	"slices"
-	"time"
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/swctl/swctl/frame"
-	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/internal/nsenter"
 	"github.com/swctl/swctl/internal/stackguard"
-	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
 )
 
@@ -43,7 +37,7 @@ func hostSystem() system {
 		promiscSource: "promiscuity count (IFLA_PROMISCUITY)",
 		newTAP:        createTAP,
 		setLink:       setLinkUp,
-		stack:         stackIsolation,
+		stack:         stackCheck(tcxGuard),
 	}
 }
 
@@ -120,137 +114,20 @@ func setLinkUp(name string, up bool) error {
 	return nil
 }
 
-// Addresses of the stack check, in TEST-NET-1, inside the selftest's own
-// namespace only.
-var (
-	stackSrc = netip.MustParsePrefix("192.0.2.1/24")
-	stackDst = netip.MustParsePrefix("192.0.2.2/24")
-)
-
-// stackIsolation gives the second interface of the selftest's own pair
-// an address and a UDP socket, attaches a stack guard to it and sends a
-// datagram from the first: the interface's packet socket must see it and
-// its stack must not. Then it removes the guard and sends the next one,
-// which the stack must get, first: proof that it would have got the
-// first one had it not been dropped.
-func stackIsolation(ctx context.Context, s *session) Outcome {
-	a, b := s.own.a, s.own.b
-	subject := []string{b}
-	err := s.own.in(func() error {
-		l, err := netlink.LinkByName(b)
+// tcxGuard is the Linux stack guard, internal/stackguard, for the
+// stack-isolation check; it runs in the selftest's own namespace.
+var tcxGuard = stackGuard{
+	what: "tcx drop",
+	addAddr: func(name string, p netip.Prefix) (func() error, error) {
+		l, err := netlink.LinkByName(name)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		addr := &netlink.Addr{IPNet: &net.IPNet{IP: stackDst.Addr().AsSlice(), Mask: net.CIDRMask(stackDst.Bits(), 32)}}
+		addr := &netlink.Addr{IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}}
 		if err := netlink.AddrAdd(l, addr); err != nil {
-			return fmt.Errorf("address %s: %w", stackDst, err)
+			return nil, fmt.Errorf("address %s: %w", p, err)
 		}
-		defer netlink.AddrDel(l, addr)
-		uc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: stackDst.Addr().AsSlice()})
-		if err != nil {
-			return err
-		}
-		defer uc.Close()
-		got := make(chan []byte, 4)
-		go func() {
-			defer close(got)
-			buf := make([]byte, 2048)
-			for {
-				n, err := uc.Read(buf)
-				if err != nil {
-					return
-				}
-				got <- slices.Clone(buf[:n])
-			}
-		}()
-		pa, err := openAFPacket(a)
-		if err != nil {
-			return err
-		}
-		defer pa.Close()
-		pb, err := openAFPacket(b)
-		if err != nil {
-			return err
-		}
-		defer pb.Close()
-		for _, p := range []packetPort{pa, pb} {
-			if err := gen.WaitLinkUp(p, s.wait); err != nil {
-				return err
-			}
-		}
-		run := uint32(s.run)
-		stream := gen.Stream{
-			Src: frame.MACOf(pa.HardwareAddr()), Dst: frame.MACOf(pb.HardwareAddr()),
-			SrcIP: stackSrc.Addr(), DstIP: stackDst.Addr(), DstPort: uint16(uc.LocalAddr().(*net.UDPAddr).Port),
-			RunID: run,
-		}
-		rb := receive(pb, func(f []byte) bool {
-			m, ok := gen.Decode(f)
-			return ok && m.RunID == run
-		})
-		defer func() {
-			pb.Close()
-			<-rb.done
-		}()
-		bySeq := func(seq uint64) func([]byte) bool {
-			return func(f []byte) bool {
-				m, ok := gen.Decode(f)
-				return ok && m.Seq == seq
-			}
-		}
-
-		g, err := stackguard.Attach(0, b)
-		if err != nil {
-			return err
-		}
-		guarded, err := stream.Frame(1, 0)
-		if err != nil {
-			g.Close()
-			return err
-		}
-		if _, err := s.exchange(ctx, pa, rb, guarded, bySeq(1)); err != nil {
-			g.Close()
-			return fmt.Errorf("with the guard on, %s's packet socket: %w", b, err)
-		}
-		if err := g.Close(); err != nil {
-			return fmt.Errorf("remove the guard: %w", err)
-		}
-		open, err := stream.Frame(2, 0)
-		if err != nil {
-			return err
-		}
-		deadline := time.Now().Add(s.wait)
-		for {
-			if time.Now().After(deadline) {
-				return fmt.Errorf("without the guard, %s's stack got no datagram within %v: the check cannot tell", b, s.wait)
-			}
-			if _, err := pa.WriteBatch(platform.Plain(open)); err != nil {
-				return err
-			}
-			select {
-			case p, ok := <-got:
-				if !ok {
-					return errors.New("the UDP socket closed")
-				}
-				if bytes.Equal(p, udpPayload(guarded)) {
-					return fmt.Errorf("%s's stack got the datagram sent while the guard was on", b)
-				}
-				if !bytes.Equal(p, udpPayload(open)) {
-					continue // not ours
-				}
-				return nil
-			case <-time.After(resendEvery):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	})
-	if err != nil {
-		return fail(CheckStack, subject, "%v", err)
-	}
-	return pass(CheckStack, subject, "tcx drop on %s: its packet socket saw a datagram its stack did not; the stack got the next once the drop was gone", b)
+		return func() error { return netlink.AddrDel(l, addr) }, nil
+	},
+	attach: func(name string) (io.Closer, error) { return stackguard.Attach(0, name) },
 }
-
-// udpPayload is the UDP payload of a frame gen made: behind the
-// Ethernet, IPv4 (no options) and UDP headers.
-func udpPayload(f []byte) []byte { return f[frame.HeaderLen+20+8:] }
