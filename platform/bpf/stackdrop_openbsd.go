@@ -24,7 +24,7 @@ var (
 // every packet), outgoing packets filtered out (so only what the
 // interface receives is dropped), and BPF_FILDROP_DROP, all set before
 // BIOCSETIF, so that the drop starts whole. The small buffer matters on
-// kernels before the three modes (OpenBSD 6.7 and older), where any
+// older kernels, where BIOCSFILDROP was a boolean and any
 // non-zero mode captured as well as dropped: there the buffer fills and
 // the rest is counted as the descriptor's drops, at no cost to swctl's
 // port.
