@@ -120,12 +120,19 @@ type PortInfo struct {
 	Link platform.LinkState
 	// MTU is the port's MTU.
 	MTU int
+	// StormLimit is the member's storm limit in packets per second, 0
+	// for none (SetStormLimit).
+	StormLimit int
+	// BPDUGuard is set when the member's BPDU guard is armed, and
+	// Disabled when it has disabled the member (SetBPDUGuard).
+	BPDUGuard, Disabled bool
 }
 
 // Stats are the bridge's counters since New. Each frame given to Forward
 // is counted in Received and in exactly one of Forwarded, Flooded and the
 // ingress drops (DroppedRunt, DroppedLinkLocal, DroppedBadSource,
-// DroppedBlockNonIP, DroppedDiscarding, DroppedSamePort). The egress drops
+// DroppedBlockNonIP, DroppedDiscarding, DroppedSamePort, DroppedStorm).
+// The egress drops
 // count copies: a
 // flooded frame can be dropped at several members.
 type Stats struct {
@@ -149,11 +156,15 @@ type Stats struct {
 	// member they came from.
 	DroppedSamePort uint64
 	// DroppedDiscarding counts frames received on a member whose gate
-	// does not forward (a spanning-tree port discarding or learning).
+	// does not forward (a spanning-tree port discarding or learning) or
+	// that its BPDU guard disabled.
 	DroppedDiscarding uint64
 	// DroppedDiscardingOut counts copies not sent to a member whose gate
-	// does not forward.
+	// does not forward or that its BPDU guard disabled.
 	DroppedDiscardingOut uint64
+	// DroppedStorm counts frames to flood that a member's storm limit
+	// dropped.
+	DroppedStorm uint64
 	// DroppedBlockNonIPOut counts copies of non-IP frames not sent to a
 	// BlockNonIP member.
 	DroppedBlockNonIPOut uint64
@@ -201,6 +212,7 @@ const (
 	cSamePort
 	cDiscarding
 	cDiscardingOut
+	cStorm
 	cBlockNonIPOut
 	cOversize
 	cLinkDown
@@ -235,6 +247,11 @@ type Member struct {
 	// gate is the member's spanning-tree gate, or nil (always
 	// forwarding; see SetPortGate). Atomic.
 	gate atomic.Pointer[gateRef]
+	// storm is the member's storm limit, nil for none. Atomic.
+	storm atomic.Pointer[stormBucket]
+	// guard is set while the member's BPDU guard is armed, and disabled
+	// once the guard has disabled it. Atomic.
+	guard, disabled atomic.Bool
 	// link is the platform.LinkState last seen by LinkChanged, for logs.
 	// Atomic.
 	link atomic.Uint32
@@ -530,6 +547,8 @@ func (b *Bridge) Ports() []PortInfo {
 		pi := PortInfo{Name: m.name, Span: m.span, Link: m.port.Link(), MTU: m.port.MTU()}
 		if !m.span {
 			pi.Flags = flagsOf(m.flags.Load())
+			pi.StormLimit = m.storm.Load().limit()
+			pi.BPDUGuard, pi.Disabled = m.guard.Load(), m.disabled.Load()
 		}
 		out = append(out, pi)
 	}
@@ -543,7 +562,7 @@ func (b *Bridge) Stats() Stats {
 		Received: c(cReceived), Forwarded: c(cForwarded), Flooded: c(cFlooded),
 		DroppedRunt: c(cRunt), DroppedLinkLocal: c(cLinkLocal), DroppedBadSource: c(cBadSource),
 		DroppedBlockNonIP: c(cBlockNonIP), DroppedSamePort: c(cSamePort),
-		DroppedDiscarding: c(cDiscarding), DroppedDiscardingOut: c(cDiscardingOut),
+		DroppedDiscarding: c(cDiscarding), DroppedDiscardingOut: c(cDiscardingOut), DroppedStorm: c(cStorm),
 		DroppedBlockNonIPOut: c(cBlockNonIPOut), DroppedOversize: c(cOversize), DroppedLinkDown: c(cLinkDown),
 		DroppedOffload: c(cOffloadDropped), SoftwareOffload: c(cSoftOffload), Segments: c(cSegments),
 		Sent: c(cSent), SpanSent: c(cSpanSent),

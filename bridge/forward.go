@@ -35,6 +35,11 @@ type Worker struct {
 	// tapNow is that call's time.
 	tap    *tapRef
 	tapNow time.Time
+	// storm is the ingress member's storm limit during one Forward call,
+	// nil for none; guard is its BPDU guard, and disabled is set once
+	// the guard has disabled it.
+	storm           *stormBucket
+	guard, disabled bool
 }
 
 // egress is the batch one Worker collects for one member.
@@ -133,7 +138,13 @@ func (b *Bridge) Forward(w *Worker, in *Member, batch platform.Batch, now time.T
 	inFlags := in.flags.Load()
 	gate := in.gate.Load()
 	withOffs := batch.Offs != nil
+	w.storm, w.guard, w.disabled = in.storm.Load(), in.guard.Load(), in.disabled.Load()
 	for i, f := range batch.Frames {
+		if w.disabled {
+			w.ctrs[cReceived]++
+			w.ctrs[cDiscarding]++
+			continue
+		}
 		var o platform.Offload
 		if withOffs {
 			o = batch.Offs[i]
@@ -153,6 +164,12 @@ func (b *Bridge) forwardOne(w *Worker, t *portTable, in *Member, inFlags uint32,
 		return
 	}
 	dst, src := e.DestinationKey(), e.SourceKey()
+	if w.guard && dst == linkLocalBase {
+		b.tripGuard(in)
+		w.disabled = true
+		w.ctrs[cDiscarding]++
+		return
+	}
 	if dst&^0x0f == linkLocalBase && b.linkLocalFwd.Load()&(1<<(dst&0x0f)) == 0 {
 		w.ctrs[cLinkLocal]++
 		if h := in.linkLocal.Load(); h != nil {
@@ -204,6 +221,10 @@ func (b *Bridge) forwardOne(w *Worker, t *portTable, in *Member, inFlags uint32,
 			b.enqueue(w, out, f, o, withOffs, ip)
 			return
 		}
+	}
+	if w.storm != nil && !w.storm.allow(now) {
+		w.ctrs[cStorm]++
+		return
 	}
 	w.ctrs[cFlooded]++
 	if len(t.spans) > 0 {

@@ -63,9 +63,12 @@ func (b *Bridge) AddGatedPort(p platform.Port, f PortFlags, g Gate, h func(frame
 	})
 }
 
-// forwarding reports whether copies may be sent to m: it has no gate, or
-// its gate forwards.
+// forwarding reports whether copies may be sent to m: its BPDU guard has
+// not disabled it, and it has no gate or its gate forwards.
 func (m *Member) forwarding() bool {
+	if m.disabled.Load() {
+		return false
+	}
 	r := m.gate.Load()
 	return r == nil || r.g.Forwarding()
 }

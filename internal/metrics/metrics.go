@@ -322,6 +322,7 @@ func bridgeDrops(st bridge.Stats) []named {
 		{"block_non_ip_egress", st.DroppedBlockNonIPOut}, {"oversize", st.DroppedOversize},
 		{"link_down", st.DroppedLinkDown}, {"offload", st.DroppedOffload},
 		{"stp_discarding", st.DroppedDiscarding}, {"stp_discarding_egress", st.DroppedDiscardingOut},
+		{"storm", st.DroppedStorm},
 	}
 }
 
