@@ -248,7 +248,7 @@ func TestCLI(t *testing.T) {
 		{name: "bad on|off", args: []string{"bridge", "port", "b0", "eth1", "--learning", "yes"}, wantCode: 2,
 			wantStderr: "swctl: --learning: want on or off, got \"yes\"\n"},
 		{name: "port without flags", args: []string{"bridge", "port", "b0", "eth1"}, wantCode: 2,
-			wantStderr: "swctl: b0: port eth1: no flag to change (give --learning, --discover, --blocknonip, --stack, --promisc, --stp, --edge, --autoedge, --ptp, --ifpriority or --ifcost)\n"},
+			wantStderr: "swctl: b0: port eth1: no flag to change (give --learning, --discover, --blocknonip, --stack, --promisc, --stp, --edge, --autoedge, --ptp, --ifpriority, --ifcost, --storm-limit or --bpdu-guard)\n"},
 		{name: "fwd-mask with BPDUs", args: []string{"bridge", "set", "b0", "--fwd-mask", "01"}, wantCode: 2,
 			wantStderr: "swctl: --fwd-mask 0x0001: bit 0 (BPDUs, 01:80:c2:00:00:00: they follow the spanning tree setting) cannot be forwarded\n"},
 		{name: "fwd-mask not a mask", args: []string{"bridge", "set", "b0", "--fwd-mask", "lldp"}, wantCode: 2,

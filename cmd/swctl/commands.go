@@ -291,16 +291,29 @@ func bridgeCommand() *cli.Command {
 					&cli.StringFlag{Name: "blocknonip", Usage: "`on|off`: drop frames that are not IPv4, IPv6, ARP or RARP"},
 					&cli.StringFlag{Name: "stack", Usage: "`on|off`: let frames reach the host's own stack on this interface"},
 					&cli.StringFlag{Name: "promisc", Usage: "`on|off`: hold the member in promiscuous mode (a new member is; off only for measurements on links that deliver every frame, such as veth)"},
+					optIntFlag("storm-limit", "flood at most `PPS` broadcast, multicast and unknown-unicast frames per second received on this port, dropping the rest (0 = no limit, as a new member has)"),
+					&cli.StringFlag{Name: "bpdu-guard", Usage: "`on|off`: disable the port when it receives a BPDU (with the spanning tree on: only an edge port)"},
+					&cli.BoolFlag{Name: "enable", Usage: "enable the port again after its BPDU guard disabled it (give it alone)", DisableDefaultText: true},
 					outputFlag(),
 				}, portSTPFlags()...),
 				Action: func(c *cli.Context) error {
+					if c.Bool("enable") {
+						for _, f := range c.Command.Flags {
+							if n := f.Names()[0]; n != "enable" && n != "output" && c.IsSet(n) {
+								return usagef("--enable is an action: give it without --%s", n)
+							}
+						}
+						return mutate(c, 2, 2, api.EnableRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1)})
+					}
 					req := api.BridgePortRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1)}
+					intFlags(c, map[string]**int{"storm-limit": &req.StormLimit})
 					for _, f := range []struct {
 						name  string
 						field **bool
 					}{
 						{"learning", &req.Learning}, {"discover", &req.Discover},
 						{"blocknonip", &req.BlockNonIP}, {"stack", &req.Stack}, {"promisc", &req.Promisc},
+						{"bpdu-guard", &req.BPDUGuard},
 					} {
 						if !c.IsSet(f.name) {
 							continue

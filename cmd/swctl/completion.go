@@ -211,6 +211,7 @@ var fixedFlagValues = map[string][]string{
 	"stp":          {"on", "off"},
 	"edge":         {"on", "off"},
 	"autoedge":     {"on", "off"},
+	"bpdu-guard":   {"on", "off"},
 	"ptp":          {"auto", "on", "off"},
 	"tx":           {"ring", "mmsg"},
 	"log-level":    {"debug", "info", "warn", "error"},

@@ -215,7 +215,7 @@ func fullConfig(t *testing.T) *config.Config {
 		return m
 	}
 	port := config.Port{Name: "P1", Learning: false, Discover: false, BlockNonIP: true, Stack: true, NoPromisc: true,
-		STP: &config.PortSTP{Edge: true, PTP: stp.PTPOff, Priority: 16, Cost: 1}}
+		STP: &config.PortSTP{Edge: true, PTP: stp.PTPOff, Priority: 16, Cost: 1}, StormLimit: 10, BPDUGuard: true}
 	c := &config.Config{
 		Bridges: []config.Bridge{{
 			Name: "BR", Local: true, LocalMAC: mac("02:00:00:00:00:01"), Timeout: 1, MaxAddr: 2,

@@ -125,6 +125,12 @@ func TestRoundTrip(t *testing.T) {
 		{"bridge flush --port", func(c *api.Client) (any, error) {
 			return nil, c.Do(ctx, api.FlushRequest{Name: "bridge0", Port: "eth1"}, nil)
 		}, apitest.Call{Op: "bridge.flush", Req: api.FlushRequest{Name: "bridge0", Port: "eth1"}}, nil},
+		{"bridge enable", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.EnableRequest{Name: "bridge0", Iface: "eth1"}, nil)
+		}, apitest.Call{Op: "bridge.enable", Req: api.EnableRequest{Name: "bridge0", Iface: "eth1"}}, nil},
+		{"bridge port storm-limit 0, bpdu-guard", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.BridgePortRequest{Name: "bridge0", Iface: "eth1", StormLimit: ptr(0), BPDUGuard: ptr(true)}, nil)
+		}, apitest.Call{Op: "bridge.port", Req: api.BridgePortRequest{Name: "bridge0", Iface: "eth1", StormLimit: ptr(0), BPDUGuard: ptr(true)}}, nil},
 		{"bridge set timeout 0", func(c *api.Client) (any, error) {
 			return nil, c.Do(ctx, api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0)}, nil)
 		}, apitest.Call{Op: "bridge.set", Req: api.BridgeSetRequest{Name: "bridge0", Timeout: ptr(0)}}, nil},
@@ -312,7 +318,7 @@ func TestBadRequests(t *testing.T) {
 		{"bad version", `{"version":3,"op":"version"}`, `{"error":"unsupported protocol version 3 (this daemon speaks versions 1 to 2: restart the daemon after upgrading swctl)"}`},
 		{"missing op", `{"version":1}`, `{"error":"malformed request: missing op"}`},
 		{"unknown field in envelope", `{"version":1,"op":"version","extra":1}`, `{"error":"malformed request: json: unknown field \"extra\""}`},
-		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, bridge.stp, capture, port.show, stats, trunk.add, trunk.create, trunk.del, trunk.destroy, trunk.port, trunk.set, trunk.show, version)"}`},
+		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.enable, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, bridge.stp, capture, port.show, stats, trunk.add, trunk.create, trunk.del, trunk.destroy, trunk.port, trunk.set, trunk.show, version)"}`},
 		{"unknown arg", `{"version":1,"op":"bridge.create","args":{"name":"b0","color":"red"}}`, `{"error":"bridge.create: malformed args: json: unknown field \"color\""}`},
 		{"arg of the wrong type", `{"version":1,"op":"bridge.create","args":{"name":7}}`, `{"error":"bridge.create: malformed args: json: cannot unmarshal number into Go struct field BridgeCreateRequest.name of type string"}`},
 		{"missing args", `{"version":1,"op":"bridge.create"}`, `{"error":"bridge.create: bridge name is empty"}`},
@@ -331,7 +337,7 @@ func TestBadRequests(t *testing.T) {
 		{"stp bad proto", `{"version":1,"op":"bridge.stp","args":{"name":"b0","proto":"mstp"}}`, `{"error":"bridge.stp: b0: stp: protocol \"mstp\": want rstp or stp"}`},
 		{"port bad ptp", `{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"e1","ptp":"yes"}}`, `{"error":"bridge.port: b0: port e1: stp: ptp \"yes\": want auto, on or off"}`},
 		{"set negative timeout", `{"version":1,"op":"bridge.set","args":{"name":"b0","timeout":-1}}`, `{"error":"bridge.set: b0: set: timeout -1 out of range (0 to 1000000 seconds, 0 = never age)"}`},
-		{"port without flags", `{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"e1"}}`, `{"error":"bridge.port: b0: port e1: no flag to change (give --learning, --discover, --blocknonip, --stack, --promisc, --stp, --edge, --autoedge, --ptp, --ifpriority or --ifcost)"}`},
+		{"port without flags", `{"version":1,"op":"bridge.port","args":{"name":"b0","iface":"e1"}}`, `{"error":"bridge.port: b0: port e1: no flag to change (give --learning, --discover, --blocknonip, --stack, --promisc, --stp, --edge, --autoedge, --ptp, --ifpriority, --ifcost, --storm-limit or --bpdu-guard)"}`},
 		{"args for version", `{"version":1,"op":"version","args":{"x":1}}`, `{"error":"version: malformed args: json: unknown field \"x\""}`},
 		{"trunk create without name", `{"version":1,"op":"trunk.create","args":{}}`, `{"error":"trunk.create: trunk name is empty"}`},
 		{"trunk name too long", `{"version":1,"op":"trunk.destroy","args":{"name":"abcdefghijklmnop"}}`, `{"error":"trunk.destroy: trunk name \"abcdefghijklmnop\" is 16 bytes long (at most 15)"}`},

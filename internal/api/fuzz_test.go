@@ -16,6 +16,7 @@ type nopHandler struct{}
 func (nopHandler) Change(context.Context, Edit) error                       { return nil }
 func (nopHandler) BridgeDelAddr(context.Context, DelAddrRequest) error      { return nil }
 func (nopHandler) BridgeFlush(context.Context, FlushRequest) error          { return nil }
+func (nopHandler) BridgeEnable(context.Context, EnableRequest) error        { return nil }
 func (nopHandler) BridgeShow(context.Context, string) ([]BridgeInfo, error) { return nil, nil }
 func (nopHandler) BridgeAddr(context.Context, string) ([]AddrInfo, error)   { return nil, nil }
 func (nopHandler) TrunkShow(context.Context, string) ([]TrunkInfo, error)   { return nil, nil }

@@ -58,6 +58,8 @@ type Handler interface {
 	// BridgeFlush removes the learned entries of an address table; with
 	// All the static entries first (a state change, req's Edit).
 	BridgeFlush(ctx context.Context, req FlushRequest) error
+	// BridgeEnable enables a member its BPDU guard disabled.
+	BridgeEnable(ctx context.Context, req EnableRequest) error
 	// BridgeShow describes the bridge called name, or every bridge when
 	// name is "".
 	BridgeShow(ctx context.Context, name string) ([]BridgeInfo, error)

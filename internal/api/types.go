@@ -28,6 +28,7 @@ const (
 	OpBridgeStatic  = "bridge.static"
 	OpBridgeDelAddr = "bridge.deladdr"
 	OpBridgeFlush   = "bridge.flush"
+	OpBridgeEnable  = "bridge.enable"
 	OpBridgeSet     = "bridge.set"
 	OpBridgePort    = "bridge.port"
 	OpBridgeAddSpan = "bridge.addspan"
@@ -52,6 +53,14 @@ const (
 	// FlagNoPromisc marks a member held out of promiscuous mode
 	// (bridge port --promisc off), which the default, on, is not.
 	FlagNoPromisc = "-promisc"
+	// FlagStormLimit, followed by the limit in packets per second
+	// ("storm-limit=1000"), marks a member with a storm limit.
+	FlagStormLimit = "storm-limit="
+	// FlagBPDUGuard marks a member whose BPDU guard is on, and
+	// FlagBPDUGuardDisabled one that its guard has disabled (instead of
+	// FlagBPDUGuard) until bridge port --enable.
+	FlagBPDUGuard         = "bpdu-guard"
+	FlagBPDUGuardDisabled = "bpdu-guard: disabled"
 )
 
 // Link states as they appear in BridgePortInfo.Link, TrunkPortInfo.Link
@@ -158,6 +167,15 @@ type FlushRequest struct {
 	Port string `json:"port,omitempty"`
 }
 
+// EnableRequest enables a member its BPDU guard disabled (swctl bridge
+// port --enable): an action, not a state change.
+type EnableRequest struct {
+	// Name is the bridge.
+	Name string `json:"name"`
+	// Iface is the member.
+	Iface string `json:"iface"`
+}
+
 // BridgeSetRequest changes a bridge's settings (swctl bridge set). Nil
 // fields are left as they are; at least one must be set.
 type BridgeSetRequest struct {
@@ -198,6 +216,12 @@ type BridgePortRequest struct {
 	AutoEdge *bool `json:"autoedge,omitempty"`
 	// PTP is "auto", "on" or "off": whether the link is point-to-point.
 	PTP *string `json:"ptp,omitempty"`
+	// StormLimit is the most frames per second received on the member
+	// that the bridge floods (broadcast, multicast, unknown unicast); 0
+	// is no limit.
+	StormLimit *int `json:"storm_limit,omitempty"`
+	// BPDUGuard turns the member's BPDU guard on or off.
+	BPDUGuard *bool `json:"bpdu_guard,omitempty"`
 	// IfPriority is the spanning-tree port priority, 0-240 in steps of
 	// 16; IfCost its path cost, 0 for the cost of the link speed.
 	IfPriority *int `json:"ifpriority,omitempty"`
@@ -285,7 +309,8 @@ type BridgePortInfo struct {
 	Name string `json:"name"`
 	// Flags are the flags that are on, from FlagLearning, FlagDiscover,
 	// FlagBlockNonIP and FlagStack, in that order, then FlagNoPromisc when
-	// the member is not promiscuous.
+	// the member is not promiscuous, then its storm limit
+	// (FlagStormLimit) and FlagBPDUGuard or FlagBPDUGuardDisabled.
 	Flags []string `json:"flags"`
 	// Link is LinkUp, LinkDown or LinkAbsent.
 	Link string `json:"link"`
@@ -470,6 +495,14 @@ func (r DelAddrRequest) Validate() error {
 }
 
 // Validate checks the request's fields.
+func (r EnableRequest) Validate() error {
+	if err := checkBridge(r.Name); err != nil {
+		return err
+	}
+	return checkIface(r.Name, "port", r.Iface)
+}
+
+// Validate checks the request's fields.
 func (r FlushRequest) Validate() error {
 	if err := checkBridge(r.Name); err != nil {
 		return err
@@ -515,7 +548,7 @@ func (r BridgePortRequest) Validate() error {
 		return err
 	}
 	if r == (BridgePortRequest{Name: r.Name, Iface: r.Iface}) {
-		return fmt.Errorf("%s: port %s: no flag to change (give --learning, --discover, --blocknonip, --stack, --promisc, --stp, --edge, --autoedge, --ptp, --ifpriority or --ifcost)", r.Name, r.Iface)
+		return fmt.Errorf("%s: port %s: no flag to change (give --learning, --discover, --blocknonip, --stack, --promisc, --stp, --edge, --autoedge, --ptp, --ifpriority, --ifcost, --storm-limit or --bpdu-guard)", r.Name, r.Iface)
 	}
 	if r.PTP != nil {
 		if _, err := stp.ParsePointToPoint(*r.PTP); err != nil {
@@ -565,6 +598,7 @@ var bridgeOps = []opSpec{
 	state[DelSpanRequest](),
 	action(Handler.BridgeDelAddr),
 	action(Handler.BridgeFlush),
+	action(Handler.BridgeEnable),
 	list(func(ctx context.Context, h Handler, r BridgeShowRequest) ([]BridgeInfo, error) {
 		return h.BridgeShow(ctx, r.Name)
 	}),
@@ -586,6 +620,7 @@ func (BridgeAddrRequest) Op() string    { return OpBridgeAddr }
 func (StaticRequest) Op() string        { return OpBridgeStatic }
 func (DelAddrRequest) Op() string       { return OpBridgeDelAddr }
 func (FlushRequest) Op() string         { return OpBridgeFlush }
+func (EnableRequest) Op() string        { return OpBridgeEnable }
 func (BridgeSetRequest) Op() string     { return OpBridgeSet }
 func (BridgePortRequest) Op() string    { return OpBridgePort }
 func (AddSpanRequest) Op() string       { return OpBridgeAddSpan }
@@ -645,6 +680,7 @@ func (r BridgeSetRequest) Edit(c *config.Config, _ config.Host) error {
 func (r BridgePortRequest) Edit(c *config.Config, _ config.Host) error {
 	return c.SetPort(r.Name, r.Iface, config.PortChange{
 		Learning: r.Learning, Discover: r.Discover, BlockNonIP: r.BlockNonIP, Stack: r.Stack, Promisc: r.Promisc,
+		StormLimit: r.StormLimit, BPDUGuard: r.BPDUGuard,
 		STP: config.PortSTPChange{STP: r.STP, Edge: r.Edge, AutoEdge: r.AutoEdge, PTP: r.PTP, IfPriority: r.IfPriority, IfCost: r.IfCost},
 	})
 }

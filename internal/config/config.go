@@ -111,6 +111,14 @@ type Port struct {
 	// STP is the member's spanning tree settings; nil means the defaults.
 	// Use STPSettings to read it.
 	STP *PortSTP
+	// StormLimit is the most broadcast, multicast and unknown-unicast
+	// frames per second received on the port that the bridge floods
+	// ("storm-limit N"; 0, the default, is no limit).
+	StormLimit int
+	// BPDUGuard disables the port when it receives a BPDU ("bpdu-guard
+	// on"): with the spanning tree on, only when the port is an edge
+	// port ("edge"); with it off, always.
+	BPDUGuard bool
 }
 
 // Static is a static address-table entry: it never ages, never moves and

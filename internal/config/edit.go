@@ -407,6 +407,9 @@ type PortChange struct {
 	Promisc *bool
 	// STP changes the member's spanning tree settings.
 	STP PortSTPChange
+	// StormLimit and BPDUGuard set the Port settings of the same names.
+	StormLimit *int
+	BPDUGuard  *bool
 }
 
 // SetPort changes a member's flags and spanning tree settings; at least
@@ -423,6 +426,11 @@ func (c *Config) SetPort(bridge, iface string, ch PortChange) error {
 	if p == nil {
 		return fmt.Errorf("%s: port %s: %s", bridge, iface, b.notMember(iface))
 	}
+	if ch.StormLimit != nil {
+		if err := checkStormLimit(*ch.StormLimit); err != nil {
+			return fmt.Errorf("%s: port %s: %w", bridge, iface, err)
+		}
+	}
 	if err := ch.STP.apply(p); err != nil {
 		return fmt.Errorf("%s: port %s: %w", bridge, iface, err)
 	}
@@ -436,6 +444,12 @@ func (c *Config) SetPort(bridge, iface string, ch PortChange) error {
 	}
 	if ch.Promisc != nil {
 		p.NoPromisc = !*ch.Promisc
+	}
+	if ch.StormLimit != nil {
+		p.StormLimit = *ch.StormLimit
+	}
+	if ch.BPDUGuard != nil {
+		p.BPDUGuard = *ch.BPDUGuard
 	}
 	return nil
 }

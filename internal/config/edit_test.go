@@ -174,6 +174,9 @@ func TestEditRefusals(t *testing.T) {
 		{"port: ifpriority", func(c *Config) error {
 			return c.SetPort("bridge0", "eth1", PortChange{Stack: ptr(true), STP: PortSTPChange{IfPriority: ptr(8)}})
 		}, "bridge0: port eth1: ifpriority 8: want 0-240 in steps of 16"},
+		{"port: storm-limit", func(c *Config) error {
+			return c.SetPort("bridge0", "eth1", PortChange{BPDUGuard: ptr(true), StormLimit: ptr(100000001)})
+		}, "bridge0: port eth1: storm-limit 100000001: want 0 (off) to 100000000 packets per second"},
 		{"port: ifcost", func(c *Config) error {
 			return c.SetPort("bridge0", "eth1", PortChange{STP: PortSTPChange{IfCost: ptr(-5)}})
 		}, "bridge0: port eth1: ifcost -5: want 1-200000000, or 0 for the cost of the link speed"},
@@ -249,6 +252,12 @@ func TestEdits(t *testing.T) {
 		}, func(c *Config) {
 			p := &c.Bridges[0].Ports[1]
 			p.Learning, p.BlockNonIP, p.Stack, p.NoPromisc = false, true, true, true
+		}},
+		{"port storm-limit and bpdu-guard", func(c *Config) error {
+			return c.SetPort("bridge0", "eth2", PortChange{StormLimit: ptr(500), BPDUGuard: ptr(true)})
+		}, func(c *Config) {
+			p := &c.Bridges[0].Ports[1]
+			p.StormLimit, p.BPDUGuard = 500, true
 		}},
 		{"addspan", func(c *Config) error { return c.AddSpan("br1", "eth8", editHost) }, func(c *Config) {
 			c.Bridges[1].Spans = []string{"eth8"}

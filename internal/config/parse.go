@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/swctl/swctl/bridge"
 	"github.com/swctl/swctl/frame"
 )
 
@@ -596,6 +597,14 @@ func parsePort(args []string) (Port, error) {
 			rest = rest[n-1:]
 			continue
 		}
+		if n, err := parsePortProtect(&p, rest); err != nil || n > 0 {
+			if err != nil {
+				return Port{}, err
+			}
+			given[name] = true
+			rest = rest[n-1:]
+			continue
+		}
 		var field *bool
 		var promisc bool
 		switch name {
@@ -610,7 +619,7 @@ func parsePort(args []string) (Port, error) {
 		case "stack":
 			field = &p.Stack
 		default:
-			return Port{}, fmt.Errorf("port %s: unknown flag %q (want %s, each optionally prefixed by \"-\", or ptp auto|on|off, ifpriority N, ifcost N)", p.Name, w, strings.Join(portFlags, ", "))
+			return Port{}, fmt.Errorf("port %s: unknown flag %q (want %s, each optionally prefixed by \"-\", or ptp auto|on|off, ifpriority N, ifcost N, storm-limit N, bpdu-guard on|off)", p.Name, w, strings.Join(portFlags, ", "))
 		}
 		given[name] = true
 		*field = !on
@@ -624,6 +633,39 @@ func parsePort(args []string) (Port, error) {
 	p.setSTP(st)
 	return p, nil
 }
+
+// parsePortProtect parses the storm-limit and bpdu-guard words at the
+// start of args into p, and returns how many words it took: 0 for
+// neither.
+func parsePortProtect(p *Port, args []string) (int, error) {
+	name := args[0]
+	if name != "storm-limit" && name != "bpdu-guard" {
+		return 0, nil
+	}
+	if len(args) < 2 {
+		return 0, fmt.Errorf("port %s: %s: missing value", p.Name, name)
+	}
+	if name == "bpdu-guard" {
+		on, err := ParseOnOff("bpdu-guard", args[1])
+		if err != nil {
+			return 0, fmt.Errorf("port %s: %w", p.Name, err)
+		}
+		p.BPDUGuard = on
+		return 2, nil
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		return 0, fmt.Errorf("port %s: storm-limit: %q is not a number", p.Name, args[1])
+	}
+	if err := checkStormLimit(n); err != nil {
+		return 0, fmt.Errorf("port %s: %w", p.Name, err)
+	}
+	p.StormLimit = n
+	return 2, nil
+}
+
+// checkStormLimit checks a port's storm limit, as the bridge will.
+func checkStormLimit(n int) error { return bridge.CheckStormLimit(n) }
 
 func parseStatic(args []string) (Static, error) {
 	if len(args) != 2 && !(len(args) == 4 && args[2] == "vlan") {

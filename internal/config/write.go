@@ -64,6 +64,12 @@ func (c *Config) Format() []byte {
 			if p.STP != nil {
 				b.WriteString(formatPortSTP(*p.STP))
 			}
+			if p.StormLimit != 0 {
+				b.WriteString(" storm-limit " + strconv.Itoa(p.StormLimit))
+			}
+			if p.BPDUGuard {
+				b.WriteString(" bpdu-guard on")
+			}
 			b.WriteString("\n")
 		}
 		for _, s := range br.Spans {

@@ -228,7 +228,7 @@ func (b *bridgeObj) setPort(po *portObj, p, was *config.Port) error {
 		if err := b.br.SetPortFlags(po.name, portFlags(p)); err != nil {
 			return fmt.Errorf("%s: port %s: %w", b.name, po.name, err)
 		}
-		return nil
+		return b.protect(po.name, p)
 	}
 	if po.trunk != nil {
 		return setFlags(p)

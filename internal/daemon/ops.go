@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/swctl/swctl/frame"
@@ -71,6 +72,25 @@ func (e *engine) BridgeFlush(ctx context.Context, r api.FlushRequest) error {
 	return nil
 }
 
+// BridgeEnable enables a member its BPDU guard disabled, an action: the
+// configuration does not change.
+func (e *engine) BridgeEnable(_ context.Context, r api.EnableRequest) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := e.cfg.Bridge(r.Name)
+	if c == nil {
+		return fmt.Errorf("%s: no such bridge", r.Name)
+	}
+	if c.Port(r.Iface) == nil {
+		return fmt.Errorf("%s: enable %s: not a member", r.Name, r.Iface)
+	}
+	b := e.graph.bridges[r.Name]
+	if b.ports[r.Iface].link() == platform.LinkAbsent {
+		return nil // an absent member is enabled when it appears
+	}
+	return b.br.EnablePort(r.Iface)
+}
+
 // BridgeShow describes one bridge, or all.
 func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, error) {
 	e.mu.Lock()
@@ -92,7 +112,7 @@ func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, e
 			Exceeded:  st.Exceeded, Forwarded: st.Forwarded, Flooded: st.Flooded,
 			Dropped: st.DroppedRunt + st.DroppedLinkLocal + st.DroppedBadSource + st.DroppedBlockNonIP +
 				st.DroppedSamePort + st.DroppedBlockNonIPOut + st.DroppedOversize + st.DroppedLinkDown + st.DroppedOffload +
-				st.DroppedDiscarding + st.DroppedDiscardingOut,
+				st.DroppedDiscarding + st.DroppedDiscardingOut + st.DroppedStorm,
 			FwdMask: c.FwdMask,
 		}
 		var stpPorts map[string]*api.PortSTPInfo
@@ -105,9 +125,13 @@ func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, e
 				info.Local = b.local.Name()
 			}
 		}
+		disabled := map[string]bool{}
+		for _, pi := range b.br.Ports() {
+			disabled[pi.Name] = pi.Disabled
+		}
 		for _, p := range c.Ports {
 			info.Ports = append(info.Ports, api.BridgePortInfo{
-				Name: p.Name, Flags: flagWords(p), Link: b.ports[p.Name].link().String(), STP: stpPorts[p.Name],
+				Name: p.Name, Flags: flagWords(p, disabled[p.Name]), Link: b.ports[p.Name].link().String(), STP: stpPorts[p.Name],
 			})
 		}
 		out = append(out, info)
@@ -115,7 +139,9 @@ func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, e
 	return out, nil
 }
 
-func flagWords(p config.Port) []string {
+// flagWords are the flags bridge show gives member p; disabled is set
+// when its BPDU guard has disabled it.
+func flagWords(p config.Port, disabled bool) []string {
 	var f []string
 	if p.Learning {
 		f = append(f, api.FlagLearning)
@@ -131,6 +157,15 @@ func flagWords(p config.Port) []string {
 	}
 	if p.NoPromisc {
 		f = append(f, api.FlagNoPromisc)
+	}
+	if p.StormLimit != 0 {
+		f = append(f, api.FlagStormLimit+strconv.Itoa(p.StormLimit))
+	}
+	switch {
+	case disabled:
+		f = append(f, api.FlagBPDUGuardDisabled)
+	case p.BPDUGuard:
+		f = append(f, api.FlagBPDUGuard)
 	}
 	return f
 }

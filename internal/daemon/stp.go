@@ -264,7 +264,11 @@ func (b *bridgeObj) speedOf(po *portObj, tr *trunk.Trunk) func() (uint64, bool) 
 func (b *bridgeObj) addMember(po *portObj, port platform.Port, p *config.Port, tr *trunk.Trunk) error {
 	s := b.stp
 	if s == nil {
-		return b.br.AddPort(port, portFlags(p))
+		if err := b.br.AddPort(port, portFlags(p)); err != nil {
+			return err
+		}
+		b.protectNew(po.name, p)
+		return nil
 	}
 	id, err := s.join(port, p.STPSettings(), b.speedOf(po, tr))
 	if err != nil {
@@ -274,6 +278,7 @@ func (b *bridgeObj) addMember(po *portObj, port platform.Port, p *config.Port, t
 		s.leave(po.name)
 		return err
 	}
+	b.protectNew(po.name, p)
 	return nil
 }
 
@@ -347,8 +352,17 @@ func (b *bridgeObj) stopSTP() {
 }
 
 // setSTP makes the running bridge's spanning tree and forward mask those
-// of c; was is what they are now.
+// of c, and arms the members' BPDU guards accordingly; was is what they
+// are now.
 func (b *bridgeObj) setSTP(c, was *config.Bridge) error {
+	err := b.setTree(c, was)
+	b.protectAll(c)
+	return err
+}
+
+// setTree makes the running bridge's spanning tree and forward mask those
+// of c; was is what they are now.
+func (b *bridgeObj) setTree(c, was *config.Bridge) error {
 	if err := b.br.SetForwardMask(c.FwdMask); err != nil {
 		return err
 	}

@@ -114,6 +114,10 @@ func (f *Fake) BridgeFlush(_ context.Context, r api.FlushRequest) error {
 	return f.record(api.OpBridgeFlush, r)
 }
 
+func (f *Fake) BridgeEnable(_ context.Context, r api.EnableRequest) error {
+	return f.record(api.OpBridgeEnable, r)
+}
+
 func (f *Fake) TrunkShow(_ context.Context, name string) ([]api.TrunkInfo, error) {
 	if err := f.record(api.OpTrunkShow, name); err != nil {
 		return nil, err
