@@ -17,10 +17,8 @@ func (b *bridgeObj) protect(name string, p *config.Port) error {
 		return err
 	}
 	armed := p.BPDUGuard
-	if s := b.stp; s != nil {
-		if _, inTree := s.ids[name]; inTree {
-			armed = armed && p.STPSettings().Edge
-		}
+	if st := p.STPSettings(); b.stp != nil && st.Enabled {
+		armed = armed && st.Edge
 	}
 	if err := b.br.SetBPDUGuard(name, armed); err != nil {
 		return fmt.Errorf("%s: %w", b.name, err)
