@@ -132,9 +132,8 @@ type PortInfo struct {
 // is counted in Received and in exactly one of Forwarded, Flooded and the
 // ingress drops (DroppedRunt, DroppedLinkLocal, DroppedBadSource,
 // DroppedBlockNonIP, DroppedDiscarding, DroppedSamePort, DroppedStorm).
-// The egress drops
-// count copies: a
-// flooded frame can be dropped at several members.
+// The egress drops count copies: a flooded frame can be dropped at
+// several members.
 type Stats struct {
 	// Received counts frames members received.
 	Received uint64
