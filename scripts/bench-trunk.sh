@@ -160,7 +160,8 @@ for _ in $(seq 100); do [[ -s "$work/iperf3.pid" ]] && break; sleep 0.05; done
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$work/tput"
-echo "bench-trunk: $RUNS runs of ${DUR}s per row (iperf3 -P 8), links shaped to $RATE (tbf, both ends); offloads off (tx, gso) on the TAPs and s0" >&2
+if [[ $OFFLOADS == off ]]; then offloads_said="offloads off (tx, gso) on the TAPs and s0"; else offloads_said="the hosts' default offloads"; fi
+echo "bench-trunk: $RUNS runs of ${DUR}s per row (iperf3 -P 8), links shaped to $RATE (tbf, both ends); $offloads_said" >&2
 for run in $(seq "$RUNS"); do
 	wait_for 5 reachable $IP_S_B || { echo "bench-trunk: single link does not answer" >&2; exit 1; }
 	echo "single $(iperf $IP_S_B)" >>"$work/tput"
@@ -222,7 +223,11 @@ done
 echo
 echo "swctl trunks between two namespaces, 2 veth links each shaped to $RATE (tbf on both ends); $(nproc) cores"
 echo "Throughput: iperf3 -P 8 TCP, ${DUR}s, A -> B, median of $RUNS (min-max); receiver's rate"
-echo "Offloads: tx checksumming and GSO/TSO off on both trunk0 TAPs and on the single link's ends"
+if [[ $OFFLOADS == off ]]; then
+	echo "Offloads: tx checksumming and GSO/TSO off on both trunk0 TAPs and on the single link's ends"
+else
+	echo "Offloads: the hosts' defaults (checksum offload, TSO, GSO) on both trunk0 TAPs, which carry virtio headers, and on the single link's ends"
+fi
 echo "Load average (1, 5, 15 min) at the start: $load0; at the end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews every row)"
 echo "CPU: whole machine over the run ($((100 / $(nproc)))% = one core busy); interrupts = irq + softirq (veth: softirq only)"
 awk -v runs="$RUNS" -v lruns="$LOSS_RUNS" -v protos="$PROTOS" -v ncpu="$(nproc)" '
