@@ -84,6 +84,18 @@ func (tb *testbed) trunk(name string) trunkInfo {
 	return ts[0]
 }
 
+// distributing reports whether trunk0 has n ports, each collecting and
+// distributing.
+func (tb *testbed) distributing(n int) bool {
+	ti := tb.trunk("trunk0")
+	for _, p := range ti.Ports {
+		if !has(p.Flags, "collecting") || !has(p.Flags, "distributing") {
+			return false
+		}
+	}
+	return len(ti.Ports) == n
+}
+
 // portFlags returns the flags of trunk port p.
 func (ti trunkInfo) portFlags(p string) []string {
 	for _, x := range ti.Ports {
@@ -181,17 +193,8 @@ func TestIntegrationTrunkLACPNegotiatesAndExpires(t *testing.T) {
 	tp := newTrunkPair(t, 2)
 	start := time.Now()
 	_, ipB := tp.createTrunks(t, "--proto", "lacp", "--lacp-timeout", "fast")
-	distributing := func(tb *testbed) bool {
-		ti := tb.trunk("trunk0")
-		for _, p := range ti.Ports {
-			if !has(p.Flags, "collecting") || !has(p.Flags, "distributing") {
-				return false
-			}
-		}
-		return len(ti.Ports) == 2
-	}
 	netnstest.Eventually(t, 5*time.Second, "LACP collecting+distributing on every port of both ends", func() bool {
-		return distributing(tp.a) && distributing(tp.b)
+		return tp.a.distributing(2) && tp.b.distributing(2)
 	})
 	t.Logf("LACP reached collecting+distributing on both ends in %v", time.Since(start).Round(10*time.Millisecond))
 	ti := tp.a.trunk("trunk0")
@@ -214,7 +217,7 @@ func TestIntegrationTrunkLACPNegotiatesAndExpires(t *testing.T) {
 	})
 	tp.b.daemon.Process.Signal(syscall.SIGCONT)
 	netnstest.Eventually(t, 10*time.Second, "LACP back after B resumes", func() bool {
-		return distributing(tp.a) && distributing(tp.b)
+		return tp.a.distributing(2) && tp.b.distributing(2)
 	})
 }
 
@@ -344,17 +347,8 @@ func TestIntegrationTrunkLACPLatePassivePartner(t *testing.T) {
 	})
 	start := time.Now()
 	tp.b.swctl(append(append([]string{"trunk", "create", "trunk0"}, tp.ports("b")...), "--proto", "lacp", "--lacp-mode", "passive", "--lacp-timeout", "fast")...)
-	distributing := func(tb *testbed) bool {
-		ti := tb.trunk("trunk0")
-		for _, p := range ti.Ports {
-			if !has(p.Flags, "collecting") || !has(p.Flags, "distributing") {
-				return false
-			}
-		}
-		return len(ti.Ports) == 2
-	}
 	netnstest.Eventually(t, 5*time.Second, "both ends distributing within 5 s of the passive partner's creation", func() bool {
-		return distributing(tp.a) && distributing(tp.b)
+		return tp.a.distributing(2) && tp.b.distributing(2)
 	})
 	t.Logf("late passive partner distributing after %v", time.Since(start).Round(10*time.Millisecond))
 }

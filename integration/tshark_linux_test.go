@@ -110,17 +110,8 @@ func TestIntegrationLACPDUsDecodeCleanlyInTshark(t *testing.T) {
 	})
 
 	tp.createTrunks(t, "--proto", "lacp", "--lacp-timeout", "fast")
-	distributing := func(tb *testbed) bool {
-		ti := tb.trunk("trunk0")
-		for _, p := range ti.Ports {
-			if !has(p.Flags, "collecting") || !has(p.Flags, "distributing") {
-				return false
-			}
-		}
-		return len(ti.Ports) == 2
-	}
 	netnstest.Eventually(t, 10*time.Second, "LACP collecting+distributing on both ends", func() bool {
-		return distributing(tp.a) && distributing(tp.b)
+		return tp.a.distributing(2) && tp.b.distributing(2)
 	})
 	// Both ends distribute: the LACPDUs each way across a1 from now on
 	// say so. Wait for two more sent and two more received on a1 (1 s
