@@ -15,40 +15,36 @@ import (
 
 // The peer of a TAP is an AF_PACKET port on the TAP interface itself: what
 // it sends on the interface the TAP's descriptor reads, and what the
-// descriptor writes arrives on the interface.
+// descriptor writes arrives on the interface. The suite runs on a plain
+// TAP and on one with offloads (IFF_VNET_HDR), where plain frames cross
+// as on a plain TAP.
 func TestIntegrationContract(t *testing.T) {
 	netnstest.Require(t)
-	platformtest.Run(t, func(t *testing.T) (platform.Port, platform.Port) {
-		ns, dut := newTap(t, tap.Options{Up: true})
-		var peer *afpacket.Port
-		var err error
-		ns.Do(func() { peer, err = afpacket.Open(dut.Name(), afpacket.Options{}) })
-		if err != nil {
-			t.Fatalf("afpacket.Open(%s): %v", dut.Name(), err)
-		}
-		t.Cleanup(func() { peer.Close() })
-		return dut, peer
-	})
+	for _, offload := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "offload"}[offload], func(t *testing.T) {
+			platformtest.Run(t, func(t *testing.T) (platform.Port, platform.Port) {
+				ns, dut := newTap(t, tap.Options{Up: true, Offload: offload})
+				if dut.Offloads() != offload {
+					t.Fatalf("a TAP created with Offload %v says Offloads() = %v", offload, dut.Offloads())
+				}
+				return dut, openPeer(t, ns, dut.Name(), afpacket.Options{})
+			})
+		})
+	}
 }
 
-// TestIntegrationContractOffload is the contract suite on a TAP with
-// offloads (IFF_VNET_HDR): plain frames cross as on a plain TAP.
-func TestIntegrationContractOffload(t *testing.T) {
-	netnstest.Require(t)
-	platformtest.Run(t, func(t *testing.T) (platform.Port, platform.Port) {
-		ns, dut := newTap(t, tap.Options{Up: true, Offload: true})
-		if !dut.Offloads() {
-			t.Fatal("a TAP created with Offload does not say it carries offloads")
-		}
-		var peer *afpacket.Port
-		var err error
-		ns.Do(func() { peer, err = afpacket.Open(dut.Name(), afpacket.Options{}) })
-		if err != nil {
-			t.Fatalf("afpacket.Open(%s): %v", dut.Name(), err)
-		}
-		t.Cleanup(func() { peer.Close() })
-		return dut, peer
-	})
+// openPeer opens the AF_PACKET port on the TAP interface name in ns,
+// closed at cleanup.
+func openPeer(t *testing.T, ns *netnstest.NS, name string, opts afpacket.Options) *afpacket.Port {
+	t.Helper()
+	var peer *afpacket.Port
+	var err error
+	ns.Do(func() { peer, err = afpacket.Open(name, opts) })
+	if err != nil {
+		t.Fatalf("afpacket.Open(%s): %v", name, err)
+	}
+	t.Cleanup(func() { peer.Close() })
+	return peer
 }
 
 // TestIntegrationOffloadSuperFrames sends a TCP super-frame each way
@@ -57,13 +53,7 @@ func TestIntegrationContractOffload(t *testing.T) {
 // host stack and a VM would exchange it.
 func TestIntegrationOffloadSuperFrames(t *testing.T) {
 	ns, dut := newTap(t, tap.Options{Up: true, Offload: true})
-	var peer *afpacket.Port
-	var err error
-	ns.Do(func() { peer, err = afpacket.Open(dut.Name(), afpacket.Options{Offload: true}) })
-	if err != nil {
-		t.Fatalf("afpacket.Open(%s): %v", dut.Name(), err)
-	}
-	t.Cleanup(func() { peer.Close() })
+	peer := openPeer(t, ns, dut.Name(), afpacket.Options{Offload: true})
 	src := net.HardwareAddr{2, 0, 0, 0, 0x77, 1}
 	super, o := platformtest.TCPFrame(t, dut.HardwareAddr(), src, 0, 4000, 1448)
 	read := func(p platform.Port) ([]byte, platform.Offload) {
