@@ -109,6 +109,9 @@ type Results struct {
 	RFC2889Samples []RFC2889Sample `json:"rfc2889_samples,omitempty"`
 	// RFC2889Cells are the address-caching summaries per metric and role.
 	RFC2889Cells []RoleCell `json:"rfc2889_cells,omitempty"`
+	// LB is the HTTP load-balancing suite's configuration, samples and
+	// summaries; nil when that suite did not run.
+	LB *LBResults `json:"lb,omitempty"`
 	// Commands are every command the harness ran, in order.
 	Commands []string `json:"commands"`
 }
@@ -166,6 +169,9 @@ func Header(r *Results) []string {
 	if r.RFC2889 != nil {
 		h = append(h, rfc2889Header(r.RFC2889))
 	}
+	if r.LB != nil {
+		h = append(h, lbHeader(r.LB))
+	}
 	return h
 }
 
@@ -209,6 +215,7 @@ func Markdown(r *Results, charts []string) string {
 	}
 	PrintExtraTables(&b, r, len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0))
 	printRFC2889(&b, r)
+	printLB(&b, r, lbFirst(r))
 	b.WriteString("```\n")
 	for _, c := range charts {
 		fmt.Fprintf(&b, "\n![%s](%s)\n", c, c)
@@ -237,6 +244,9 @@ func Markdown(r *Results, charts []string) string {
 	extraMarkdown(&b, r)
 	if r.RFC2889 != nil {
 		rfc2889Markdown(&b, r)
+	}
+	if r.LB != nil {
+		lbMarkdown(&b, r)
 	}
 	if len(r.Instances) > 0 {
 		b.WriteString("\n## Promiscuity seen by the kernel\n\nThe `promiscuity` count of the device under test's links (ip -d link show), per instance:\n\n")

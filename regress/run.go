@@ -53,6 +53,10 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			fmt.Fprintln(cfg.Stderr, rfc2889HostsNote)
 			cfg.RFC2889 = nil
 		}
+		if cfg.LB != nil {
+			fmt.Fprintln(cfg.Stderr, lbHostsNote)
+			cfg.LB = nil
+		}
 	}
 	if cfg.NoPromisc {
 		setups = nil
@@ -83,8 +87,15 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			return nil, "", err
 		}
 	}
-	if len(setups) == 0 && len(rateSetups) == 0 && cfg.MsgSize == nil && cfg.RFC2889 == nil {
-		return nil, "", fmt.Errorf("regress: nothing to run: no promisc setup, no forwarding-rate setup, no message sizes, no address caching")
+	var lbRows []LBRowSpec
+	if cfg.LB != nil {
+		if err := cfg.LB.check(); err != nil {
+			return nil, "", err
+		}
+		lbRows, _ = cfg.LB.rows()
+	}
+	if len(setups) == 0 && len(rateSetups) == 0 && cfg.MsgSize == nil && cfg.RFC2889 == nil && cfg.LB == nil {
+		return nil, "", fmt.Errorf("regress: nothing to run: no promisc setup, no forwarding-rate setup, no message sizes, no address caching, no load balancing")
 	}
 	if cfg.Hosts == nil {
 		err = checkHost()
@@ -116,6 +127,14 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	if cfg.RFC2889 != nil {
 		res.RFC2889 = cfg.RFC2889
 		res.Method = append(res.Method, cfg.RFC2889.describe()...)
+	}
+	if cfg.LB != nil {
+		roles := []string{RolePatch}
+		if res.Mode != "A/A" {
+			roles = append(roles, RoleNoPatch)
+		}
+		res.LB = &LBResults{Config: *cfg.LB, Rows: lbRows, Plan: LBPlan(lbRows, roles, cfg.LB.Runs), Samples: []LBSample{}}
+		res.Method = append(res.Method, cfg.LB.describe(pinningFor(runtime.NumCPU()))...)
 	}
 	cmds := &Commands{}
 	defer func() { res.Commands = cmds.Log }()
@@ -165,7 +184,12 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		addrPlan = RFC2889Plan(cfg.Runs)
 		total += float64(len(addrPlan)) * cfg.RFC2889.weight()
 	}
-	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan)+len(ratePlan)+len(msgPlan)+len(addrPlan), total)
+	var lbPlan []LBInstance
+	if res.LB != nil {
+		lbPlan = res.LB.Plan
+		total += float64(len(lbPlan)) * cfg.LB.weight()
+	}
+	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan)+len(ratePlan)+len(msgPlan)+len(addrPlan)+len(lbPlan), total)
 	seq, step := 0, 0
 	if cfg.Hosts != nil {
 		if err := runHosts(ctx, cfg, cfg.Hosts, setups, plan, ratePlan, trees, res, cmds, prog, &step); err != nil {
@@ -289,6 +313,15 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		}
 		res.RFC2889Cells = AnalyzeRFC2889(res.RFC2889Samples, cfg.Alpha)
 	}
+	if res.LB != nil {
+		if err := runLB(ctx, *cfg.LB, lbPlan, trees.binaryFor, work, cmds, prog, &step, res.LB); err != nil {
+			if cfg.TTY {
+				fmt.Fprintln(cfg.Stderr)
+			}
+			return nil, "", err
+		}
+		res.LB.Cells = AnalyzeLB(lbPlan, res.LB.Samples)
+	}
 	prog.Finish()
 	res.Finished = time.Now()
 	res.Environment.LoadEnd = loadavg()
@@ -316,6 +349,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	PrintExtraTables(cfg.Stdout, res, len(setups) == 0 && len(rateSetups) == 0)
 	printRFC2889(cfg.Stdout, res)
+	printLB(cfg.Stdout, res, lbFirst(res))
 	fmt.Fprintf(cfg.Stdout, "\nreport: %s (report.md, results.json, charts)\n", dir)
 	return res, dir, nil
 }

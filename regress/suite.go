@@ -107,6 +107,10 @@ type Config struct {
 	// RFC2889, when set, runs the address-caching suite (suite item 5:
 	// RFC 2889 capacity and learning rate) as it says; nil skips it.
 	RFC2889 *RFC2889Config
+	// LB, when set, runs the HTTP load-balancing suite (issue 19: wrk
+	// against nginx directly and through swctl lb, nftables and HAProxy)
+	// as it says; nil skips it.
+	LB *LBConfig
 	// Quick marks the short form in the report.
 	Quick bool
 	// OutRoot is the directory that receives <timestamp>/ (regress-out).

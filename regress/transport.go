@@ -51,11 +51,7 @@ func (s SSH) String() string { return "ssh " + s.Dest }
 // Command quotes args for the remote shell, which ssh hands its command
 // line to.
 func (s SSH) Command(ctx context.Context, args ...string) *exec.Cmd {
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = shellQuote(a)
-	}
-	return exec.CommandContext(ctx, "ssh", "-o", "BatchMode=yes", "-T", s.Dest, "--", strings.Join(q, " "))
+	return exec.CommandContext(ctx, "ssh", "-o", "BatchMode=yes", "-T", s.Dest, "--", commandLine(args))
 }
 
 // Netns runs commands in a local network namespace (ip netns exec): the
@@ -69,6 +65,16 @@ func (n Netns) String() string { return "netns " + n.Name }
 
 func (n Netns) Command(ctx context.Context, args ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", n.Name}, args...)...)
+}
+
+// commandLine joins args into one line for a POSIX shell, each quoted
+// as it needs.
+func commandLine(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but safe

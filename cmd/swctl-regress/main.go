@@ -4,7 +4,10 @@
 // steps in FULL mode; the window benchmark) through a swctl bridge and a
 // swctl trunk, TCP stream throughput by message size across the bridge,
 // and the bridge's RFC 2889 address caching capacity and learning rate,
-// comparing a "patch" and a "no patch" build of swctl
+// and, when asked for (-suites lb, make bench-lb), HTTP requests/s and
+// the balancer's CPU per request from wrk to nginx directly and through
+// swctl lb, nftables and HAProxy, comparing a "patch" and a "no patch"
+// build of swctl
 // on a self-built netns testbed, or on real test hosts named by a
 // regress.conf (-hosts, docs/REGRESS.md). The work is done by package
 // regress; this file only parses flags.
@@ -32,7 +35,7 @@ func main() {
 		patch   = flag.String("patch", "", "diff file: \"patch\" = the tree with it applied in a temporary worktree, \"no patch\" = the tree")
 		base    = flag.String("base", "", "git revision: \"no patch\" = it, built in a temporary worktree, \"patch\" = the tree")
 		setups  = flag.String("setups", "", "comma-separated promisc setups to run (veth,trunk0,bridge0; default all)")
-		suites  = flag.String("suites", "promisc,rate,msgsize,rfc2889", "comma-separated suites to run: promisc (iperf3 A/B tables), rate (forwarding rate), msgsize (TCP stream by message size), rfc2889 (address caching capacity and learning rate)")
+		suites  = flag.String("suites", "promisc,rate,msgsize,rfc2889", "comma-separated suites to run: promisc (iperf3 A/B tables), rate (forwarding rate), msgsize (TCP stream by message size), rfc2889 (address caching capacity and learning rate), lb (HTTP load balancing: wrk and nginx through swctl lb, nftables, HAProxy; not in the default run)")
 		rateSet = flag.String("rate-setups", "", "comma-separated forwarding-rate setups to run (direct,bridge0,trunk0; default all; direct, the CPU baseline, runs whenever the CPU-cost run does)")
 		trial   = flag.Duration("trial", 0, "length of a forwarding-rate run and search trial (default 500ms QUICK, 1s, 10s FULL)")
 		out     = flag.String("out", "regress-out", "directory that receives the <timestamp>/ report directory")
@@ -45,6 +48,10 @@ func main() {
 		cpuRate = flag.Float64("cpu-rate", regress.DefaultCPURate, "paced load of the forwarding rate's CPU-per-frame run, `frames/s` (make bench's -cpu-rate)")
 		cpuTrl  = flag.Duration("cpu-trial", 0, "length of the CPU-per-frame run per frame size (default 1s QUICK, 2s, 10s FULL; 0 = none)")
 		maxAddr = flag.Int("maxaddr", 0, "address-table size set on the rfc2889 suite's bridge, the capacity search's upper bound (default 16384 QUICK, 65536, 262144 FULL; swctl's own default is 8192)")
+		lbRows  = flag.String("lb-rows", "", "comma-separated rows of the lb suite (direct,swctl,nftables,haproxy; default all; direct runs whenever nftables does)")
+		lbRuns  = flag.Int("lb-runs", 0, "runs per row and mode of the lb suite (default 3: the tables show the median)")
+		lbSecs  = flag.Int("lb-seconds", 0, "length of one wrk run of the lb suite in seconds (default 10, QUICK 2)")
+		lbConns = flag.Int("lb-connections", 0, "wrk connections of the lb suite (default 16)")
 	)
 	flag.Parse()
 	set := map[string]bool{}
@@ -63,8 +70,8 @@ func main() {
 	}
 	run := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
-		if s != "promisc" && s != "rate" && s != "msgsize" && s != "rfc2889" {
-			fmt.Fprintf(os.Stderr, "swctl-regress: -suites: %q: no such suite (have promisc, rate, msgsize, rfc2889)\n", s)
+		if s != "promisc" && s != "rate" && s != "msgsize" && s != "rfc2889" && s != "lb" {
+			fmt.Fprintf(os.Stderr, "swctl-regress: -suites: %q: no such suite (have promisc, rate, msgsize, rfc2889, lb)\n", s)
 			os.Exit(2)
 		}
 		run[s] = true
@@ -111,6 +118,19 @@ func main() {
 		}
 		addr = &ac
 	}
+	var lb *regress.LBConfig
+	if run["lb"] {
+		lc := regress.DefaultLBConfig(*quick)
+		if *lbRows != "" {
+			lc.Rows = strings.Split(*lbRows, ",")
+		}
+		for _, o := range []struct{ from, to *int }{{lbRuns, &lc.Runs}, {lbSecs, &lc.Seconds}, {lbConns, &lc.Connections}} {
+			if *o.from != 0 {
+				*o.to = *o.from
+			}
+		}
+		lb = &lc
+	}
 	var hc *regress.HostsConfig
 	if *hosts != "" {
 		var err error
@@ -127,7 +147,7 @@ func main() {
 	}()
 	_, _, err := regress.Run(ctx, regress.Config{
 		AB:   regress.ABSpec{Repo: *repo, Patch: *patch, Base: *base},
-		Runs: *runs, Seconds: *seconds, Alpha: *alpha, Setups: names, NoPromisc: !run["promisc"], Rate: rate, MsgSize: msg, RFC2889: addr, Hosts: hc, Quick: *quick,
+		Runs: *runs, Seconds: *seconds, Alpha: *alpha, Setups: names, NoPromisc: !run["promisc"], Rate: rate, MsgSize: msg, RFC2889: addr, LB: lb, Hosts: hc, Quick: *quick,
 		OutRoot: *out, Stdout: os.Stdout, Stderr: os.Stderr, TTY: regress.IsTerminal(os.Stderr),
 	})
 	if err != nil {

@@ -1,0 +1,658 @@
+package regress
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/swctl/swctl/internal/cpustat"
+)
+
+// Rows of the HTTP load-balancing suite (SUITES=lb, make bench-lb).
+const (
+	// LBDirect is one nginx reached directly: the ceiling, and the
+	// baseline the kernel's share of nftables is netted against.
+	LBDirect = "direct"
+	// LBSwctl is swctl lb in front of the three backends, direct server
+	// return.
+	LBSwctl = "swctl"
+	// LBNftables is an nftables DNAT balancer (numgen over the backends);
+	// replies come back through it.
+	LBNftables = "nftables"
+	// LBHAProxy is HAProxy in TCP mode.
+	LBHAProxy = "haproxy"
+)
+
+// Modes of the load-balancing suite: how wrk's connections carry
+// requests.
+const (
+	// LBClose is connection per request (wrk -H 'Connection: close').
+	LBClose = "close"
+	// LBKeepAlive is persistent connections.
+	LBKeepAlive = "keepalive"
+)
+
+// LBModes are the modes in table order.
+var LBModes = []string{LBClose, LBKeepAlive}
+
+// LBRowSpec is one row of the load-balancing suite.
+type LBRowSpec struct {
+	// Name is the row's name (LBDirect, LBSwctl ...).
+	Name string `json:"name"`
+	// Desc says what sits between wrk and nginx.
+	Desc string `json:"desc"`
+}
+
+// LBRows are the suite's rows, in table order.
+var LBRows = []LBRowSpec{
+	{LBDirect, "one nginx (backend 1) reached at its own address: no balancer, the ceiling"},
+	{LBSwctl, "swctl lb in the balancer namespace: `swctl lb create web --iface eth0 --vip VIP --method maglev --health tcp:80`, `swctl lb backend add web ADDR` for each backend; direct server return (the backends hold the VIP on lo and answer the client themselves)"},
+	{LBNftables, "nftables in the balancer namespace, which holds the VIP: `dnat to numgen inc mod 3 map { ... }` in a prerouting nat chain, ip_forward on; the backends route the client's address through the balancer, so replies come back through it (conntrack undoes the DNAT)"},
+	{LBHAProxy, "HAProxy (one thread) in the balancer namespace, which holds the VIP: mode tcp, balance roundrobin over the backends; two TCP connections per client connection"},
+}
+
+// LBConfig configures the HTTP load-balancing suite: wrk in a client
+// namespace against nginx in three backend namespaces, on one L2
+// segment, directly and through each balancer.
+type LBConfig struct {
+	// Rows names the rows to run, in table order; direct runs whenever
+	// nftables does (its kernel time is netted against direct's).
+	Rows []string `json:"rows"`
+	// Runs is the number of runs per row and mode (the tables show the
+	// median).
+	Runs int `json:"runs"`
+	// Seconds is the length of one wrk run.
+	Seconds int `json:"seconds"`
+	// Connections is wrk's -c.
+	Connections int `json:"connections"`
+	// Warmup is the length in seconds of the unrecorded wrk run that
+	// checks each instance before it is measured (repeated until every
+	// backend the row should reach has answered).
+	Warmup int `json:"warmup_s"`
+}
+
+// DefaultLBConfig returns the suite's settings: every row, 3 runs of
+// 10 s per row and mode (QUICK: 3 runs of 2 s), 16 connections.
+func DefaultLBConfig(quick bool) LBConfig {
+	c := LBConfig{Runs: 3, Seconds: 10, Connections: 16, Warmup: 1}
+	if quick {
+		c.Seconds = 2
+	}
+	return c
+}
+
+// check says what is wrong with c.
+func (c LBConfig) check() error {
+	switch {
+	case c.Runs < 1 || c.Seconds < 1:
+		return fmt.Errorf("regress: load balancing: runs %d, seconds %d: both must be at least 1", c.Runs, c.Seconds)
+	case c.Connections < 1 || c.Connections > 10000:
+		return fmt.Errorf("regress: load balancing: %d connections: want 1-10000", c.Connections)
+	case c.Warmup < 1:
+		return fmt.Errorf("regress: load balancing: warm-up %d s: want at least 1", c.Warmup)
+	}
+	_, err := c.rows()
+	return err
+}
+
+// rows returns the rows c names (all when none), in table order, with
+// direct added when nftables runs.
+func (c LBConfig) rows() ([]LBRowSpec, error) {
+	rows, err := findNamed(LBRows, c.Rows, "load-balancing row", func(r LBRowSpec) string { return r.Name })
+	if err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(rows, func(r LBRowSpec) bool { return r.Name == LBNftables }) &&
+		!slices.ContainsFunc(rows, func(r LBRowSpec) bool { return r.Name == LBDirect }) {
+		rows = append([]LBRowSpec{LBRows[0]}, rows...)
+	}
+	return rows, nil
+}
+
+// lbPinning is the CPUs (taskset lists) of the suite's processes, the
+// same in every row.
+type lbPinning struct {
+	// Client runs wrk.
+	Client string `json:"client"`
+	// Balancer runs the swctl daemon or HAProxy.
+	Balancer string `json:"balancer"`
+	// Backends run the three nginx.
+	Backends string `json:"backends"`
+}
+
+// pinningFor spreads client, balancer and backends over ncpu CPUs: each
+// its own from 3 CPUs on (the backends get the rest), the balancer with
+// the backends on 2, everything on CPU 0 on 1.
+func pinningFor(ncpu int) lbPinning {
+	switch {
+	case ncpu >= 4:
+		return lbPinning{"0", "1", fmt.Sprintf("2-%d", ncpu-1)}
+	case ncpu == 3:
+		return lbPinning{"0", "1", "2"}
+	case ncpu == 2:
+		return lbPinning{"0", "1", "1"}
+	}
+	return lbPinning{"0", "0", "0"}
+}
+
+// describe is the suite's method text for report.md.
+func (c LBConfig) describe(p lbPinning) []string {
+	m := []string{
+		fmt.Sprintf("HTTP load balancing (issue 19, SKUDONET's benchmark): namespaces client, balancer and backend 1-3 on one L2 segment (a Linux bridge in a namespace of its own, one veth to each); nginx (Debian nginx-light, one process: master_process off, access_log off, keepalive_requests 1000000) in every backend serving an empty index.html; the VIP %s on every backend's lo with arp_ignore=1 and arp_announce=2; offloads off (ethtool -K eth0 tx off gso off) on every namespace's eth0, as swctl forwards without vnet headers; IPv6 off; permanent neighbour entries between real addresses, the VIP resolved by ARP (its entry flushed at each instance's start).", lbVIP),
+		fmt.Sprintf("wrk -t1 -c%d -d%ds --latency --timeout 5s http://VIP/ (direct: backend 1's address), keep-alive, and with -H 'Connection: close' for connection per request; %d runs per row and mode, interleaved: each run goes through the rows in order, the next in reverse (A B C C B A), each instance measuring both modes, in alternating order; before each instance's first measured run, %d s warm-up runs (not recorded) until every backend the row reaches has answered (nginx stub_status counts).", c.Connections, c.Seconds, c.Runs, c.Warmup),
+		fmt.Sprintf("Pinning (taskset), the same in every row: wrk on CPU %s, the balancer's processes (the swctl daemon, every thread; HAProxy) on CPU %s, the three nginx on CPU %s; nftables works in the kernel, in softirq on whichever CPU the packet is handled.", p.Client, p.Balancer, p.Backends),
+		"CPU: /proc/stat (whole machine) and /proc/PID/stat (utime+stime of the balancer process and of the nginx processes; wrk's own from its rusage) read just before wrk starts and just after it ends; a figure per request is that CPU time over wrk's completed requests (internal/cpustat's arithmetic). \"balancer us/req\": for swctl and HAProxy their process's user+system time; for nftables, which has no process, the kernel's: the whole machine's softirq+irq time per request less direct's (the median of its runs in the same mode), i.e. the packet work the balancer adds (its NAT and conntrack, and the extra hops through the segment and its namespace in both directions). The swctl and HAProxy figures leave out the softirq work they cause the same way; \"machine us/req\" (everything, gross, other work on the machine included) covers it for every row.",
+		"Each balanced row checks that every backend served requests (nginx stub_status before and after each run; results.json has the counts per backend).",
+	}
+	return m
+}
+
+// LBInstance is one start of one row's balancer: both modes, one run.
+type LBInstance struct {
+	// Row is the row's name.
+	Row string `json:"row"`
+	// Role is the swctl binary's role (RolePatch or RoleNoPatch) in the
+	// swctl row; "" elsewhere.
+	Role string `json:"role,omitempty"`
+	// Run counts from 1.
+	Run int `json:"run"`
+	// Modes are the modes measured, in the order run.
+	Modes []string `json:"modes"`
+}
+
+// lbLabel is a row's label in the tables: the row, with the
+// role when both roles of swctl run.
+func lbLabel(row, role string, ab bool) string {
+	if row == LBSwctl && ab {
+		return row + " " + role
+	}
+	return row
+}
+
+// String describes the instance for the progress line.
+func (in LBInstance) String() string {
+	s := "load balancing " + in.Row
+	if in.Role != "" {
+		s += " " + in.Role
+	}
+	return fmt.Sprintf("%s run %d", s, in.Run)
+}
+
+// LBPlan orders the suite's instances: each run goes through the rows
+// (the swctl row once per role in roles) in order, the next run in
+// reverse, so drift over time hits every row alike; modes alternate
+// their order from run to run too.
+func LBPlan(rows []LBRowSpec, roles []string, runs int) []LBInstance {
+	var seq []LBInstance
+	for _, r := range rows {
+		if r.Name != LBSwctl {
+			seq = append(seq, LBInstance{Row: r.Name})
+			continue
+		}
+		for _, role := range roles {
+			seq = append(seq, LBInstance{Row: r.Name, Role: role})
+		}
+	}
+	var out []LBInstance
+	for run := 1; run <= runs; run++ {
+		order := slices.Clone(seq)
+		modes := slices.Clone(LBModes)
+		if run%2 == 0 {
+			slices.Reverse(order)
+			slices.Reverse(modes)
+		}
+		for _, in := range order {
+			in.Run, in.Modes = run, modes
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// LBSample is one wrk run of one row and mode.
+type LBSample struct {
+	// Row is the row's name.
+	Row string `json:"row"`
+	// Role is the swctl binary's role in the swctl row; "" elsewhere.
+	Role string `json:"role,omitempty"`
+	// Mode is LBClose or LBKeepAlive.
+	Mode string `json:"mode"`
+	// Run counts from 1.
+	Run int `json:"run"`
+	// Seq is the sample's place among the suite's samples, from 1.
+	Seq int `json:"seq"`
+	// Start is when wrk started.
+	Start time.Time `json:"start"`
+	// Command is wrk's command line.
+	Command string `json:"command"`
+	// Wrk is what wrk printed.
+	Wrk WrkResult `json:"wrk"`
+	// WallSeconds is the time between the CPU readings around wrk.
+	WallSeconds float64 `json:"wall_s"`
+	// CPUs is the number of CPUs /proc/stat lists.
+	CPUs int `json:"cpus"`
+	// Machine is the whole machine's CPU over the same span, in ticks.
+	Machine cpustat.Times `json:"machine_ticks"`
+	// BalancerTicks is the balancer process's utime+stime over the span;
+	// nil without a balancer process (direct, nftables).
+	BalancerTicks *uint64 `json:"balancer_ticks,omitempty"`
+	// BackendTicks is the nginx processes' utime+stime over the span.
+	BackendTicks uint64 `json:"backend_ticks"`
+	// ClientTicks is wrk's own utime+stime (its rusage), in ticks.
+	ClientTicks uint64 `json:"client_ticks"`
+	// BackendRequests are the requests each backend served during the
+	// run (nginx stub_status, less the status request itself).
+	BackendRequests []uint64 `json:"backend_requests"`
+}
+
+// perRequest returns ticks of the sample's CPU time as microseconds per
+// completed request (false: no request or no tick).
+func (s LBSample) perRequest(ticks uint64) (float64, bool) {
+	ns, err := cpustat.NsPerFrame(ticks, s.Machine.Total(), s.CPUs, s.WallSeconds, s.Wrk.Requests)
+	if err != nil {
+		return 0, false
+	}
+	return ns / 1e3, true
+}
+
+// kernelUs is the whole machine's softirq+irq time per request.
+func (s LBSample) kernelUs() (float64, bool) {
+	return s.perRequest(s.Machine.SoftIRQ + s.Machine.IRQ)
+}
+
+// LBMetrics are the figures summarised per row and mode; the first five
+// are the table's columns.
+var LBMetrics = []struct {
+	// Key names the metric in results.json.
+	Key string
+	// Title heads the table's column.
+	Title string
+	// Format formats the column's figures.
+	Format string
+}{
+	{"balancer_us", "balancer us/req", "%.1f"},
+	{"machine_us", "machine us/req", "%.1f"},
+	{"rps", "req/s", "%.0f"},
+	{"p50_ms", "p50 ms", "%.2f"},
+	{"p99_ms", "p99 ms", "%.2f"},
+	{"kernel_us", "softirq+irq us/req", "%.1f"},
+	{"backends_us", "nginx us/req", "%.1f"},
+	{"client_us", "wrk us/req", "%.1f"},
+	{"errors", "socket errors + non-2xx", "%.0f"},
+}
+
+// lbValue is metric of s; direct is the median of direct's kernel
+// time per request in s's mode (ok false: direct did not run), which
+// nftables' balancer figure is netted against.
+func lbValue(metric string, s LBSample, direct float64, haveDirect bool) (float64, bool) {
+	switch metric {
+	case "balancer_us":
+		switch {
+		case s.BalancerTicks != nil:
+			return s.perRequest(*s.BalancerTicks)
+		case s.Row == LBNftables && haveDirect:
+			k, ok := s.kernelUs()
+			return k - direct, ok
+		}
+		return 0, false
+	case "machine_us":
+		return s.perRequest(s.Machine.Busy())
+	case "rps":
+		return s.Wrk.RequestsPerSec, true
+	case "p50_ms":
+		return s.Wrk.P50 / 1e3, true
+	case "p99_ms":
+		return s.Wrk.P99 / 1e3, true
+	case "kernel_us":
+		return s.kernelUs()
+	case "backends_us":
+		return s.perRequest(s.BackendTicks)
+	case "client_us":
+		return s.perRequest(s.ClientTicks)
+	case "errors":
+		return float64(s.Wrk.SocketErrors() + s.Wrk.Non2xx), true
+	}
+	return 0, false
+}
+
+// LBCell is the summary of one metric of one row (and role) and mode.
+type LBCell struct {
+	// Row is the row's name.
+	Row string `json:"row"`
+	// Role is the swctl binary's role in the swctl row; "" elsewhere.
+	Role string `json:"role,omitempty"`
+	// Mode is LBClose or LBKeepAlive.
+	Mode string `json:"mode"`
+	// Metric is an LBMetrics key.
+	Metric string `json:"metric"`
+	// NA is set when the cell has no figure (no balancer process in
+	// direct, no direct to net nftables against).
+	NA bool `json:"na,omitempty"`
+	// Summary describes the samples; the tables show the median and the
+	// range.
+	Summary Summary `json:"summary"`
+	// Values are the samples in run order.
+	Values []float64 `json:"values"`
+}
+
+// AnalyzeLB summarises samples per row, role, mode and metric, in the
+// order of plan's first run.
+func AnalyzeLB(plan []LBInstance, samples []LBSample) []LBCell {
+	directKernel := map[string]float64{}
+	haveDirect := map[string]bool{}
+	for _, mode := range LBModes {
+		var v []float64
+		for _, s := range samples {
+			if s.Row == LBDirect && s.Mode == mode {
+				if k, ok := s.kernelUs(); ok {
+					v = append(v, k)
+				}
+			}
+		}
+		if len(v) > 0 {
+			directKernel[mode], haveDirect[mode] = Summarize(v).Median, true
+		}
+	}
+	var out []LBCell
+	for _, in := range lbRowsOf(plan) {
+		for _, mode := range LBModes {
+			for _, m := range LBMetrics {
+				c := LBCell{Row: in.Row, Role: in.Role, Mode: mode, Metric: m.Key}
+				for _, s := range samples {
+					if s.Row != in.Row || s.Role != in.Role || s.Mode != mode {
+						continue
+					}
+					if v, ok := lbValue(m.Key, s, directKernel[mode], haveDirect[mode]); ok {
+						c.Values = append(c.Values, v)
+					}
+				}
+				c.NA, c.Summary = len(c.Values) == 0, Summarize(c.Values)
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// lbRowsOf returns plan's rows (row and role), once each, in the order
+// of its first run.
+func lbRowsOf(plan []LBInstance) []LBInstance {
+	var out []LBInstance
+	for _, in := range plan {
+		if in.Run != 1 {
+			break
+		}
+		out = append(out, LBInstance{Row: in.Row, Role: in.Role})
+	}
+	return out
+}
+
+// lbModeTitle names a mode in table titles.
+func lbModeTitle(mode string) string {
+	if mode == LBClose {
+		return "connection per request (Connection: close)"
+	}
+	return "keep-alive"
+}
+
+// RenderLBTable writes the suite's table of one mode: a row per row
+// (and role) of plan, the first five LBMetrics as columns, each cell the
+// median and, in brackets, the range of its runs; "-" where a row has no
+// such figure. Columns are as wide as their widest cell plus two blanks;
+// no trailing blanks. Lines under the table explain the nftables figure
+// and name any row whose runs had socket errors or non-2xx responses.
+func RenderLBTable(w io.Writer, cfg LBConfig, plan []LBInstance, cells []LBCell, mode string, ab bool) error {
+	rows := [][]string{{"row"}}
+	for _, m := range LBMetrics[:5] {
+		rows[0] = append(rows[0], m.Title)
+	}
+	var notes []string
+	for _, in := range lbRowsOf(plan) {
+		line := []string{lbLabel(in.Row, in.Role, ab)}
+		for _, m := range LBMetrics[:5] {
+			line = append(line, lbCellText(cells, in, mode, m.Key, m.Format))
+		}
+		rows = append(rows, line)
+		if c := findLBCell(cells, in, mode, "errors"); c != nil && !c.NA && c.Summary.Max > 0 {
+			notes = append(notes, fmt.Sprintf("%s: socket errors or non-2xx responses in some run (at most %.0f; results.json has wrk's counts)", lbLabel(in.Row, in.Role, ab), c.Summary.Max))
+		}
+		if in.Row == LBNftables {
+			notes = append(notes, "nftables: balancer us/req = the whole machine's softirq+irq time per request less direct's (kernel work, no process)")
+		}
+	}
+	width := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], len(c)+2)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "HTTP load balancing, %s: median of %d runs [min-max]\n", lbModeTitle(mode), cfg.Runs)
+	for _, r := range rows {
+		var s string
+		for i, c := range r {
+			s += fmt.Sprintf("%-*s", width[i], c)
+		}
+		b.WriteString(strings.TrimRight(s, " "))
+		b.WriteByte('\n')
+	}
+	for _, n := range notes {
+		b.WriteString(n)
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// findLBCell returns the cell of in's row and role, mode and metric, or
+// nil.
+func findLBCell(cells []LBCell, in LBInstance, mode, metric string) *LBCell {
+	for i, c := range cells {
+		if c.Row == in.Row && c.Role == in.Role && c.Mode == mode && c.Metric == metric {
+			return &cells[i]
+		}
+	}
+	return nil
+}
+
+// lbCellText formats a cell as "median [min-max]", just the median for
+// one run, "-" when not measured.
+func lbCellText(cells []LBCell, in LBInstance, mode, metric, f string) string {
+	c := findLBCell(cells, in, mode, metric)
+	if c == nil || c.NA {
+		return "-"
+	}
+	s := fmt.Sprintf(f, c.Summary.Median)
+	if c.Summary.N > 1 {
+		s += fmt.Sprintf(" ["+f+"-"+f+"]", c.Summary.Min, c.Summary.Max)
+	}
+	return s
+}
+
+// LBResults is the suite's part of results.json.
+type LBResults struct {
+	// Config is the suite's configuration.
+	Config LBConfig `json:"config"`
+	// Rows are the rows that ran.
+	Rows []LBRowSpec `json:"rows"`
+	// Pinning is the CPUs of wrk, the balancer and nginx.
+	Pinning lbPinning `json:"pinning"`
+	// Tools are the versions of wrk, nginx, HAProxy and nft.
+	Tools map[string]string `json:"tools,omitempty"`
+	// Plan is the instances in the order run.
+	Plan []LBInstance `json:"plan"`
+	// Samples are every wrk run in the order run.
+	Samples []LBSample `json:"samples"`
+	// Cells are the summaries per row, role, mode and metric.
+	Cells []LBCell `json:"cells"`
+}
+
+// lbHeader is the line Header prints about the suite.
+func lbHeader(r *LBResults) string {
+	return fmt.Sprintf("HTTP load balancing: wrk, %d connections, %d s per run, against nginx (3 backends, empty page) directly and through each balancer; %d runs per row and mode, median [min-max]; the balancer's own CPU per request leads.",
+		r.Config.Connections, r.Config.Seconds, r.Config.Runs)
+}
+
+// printLB writes the suite's tables (one per mode) under a header line,
+// after a blank line unless first.
+func printLB(w io.Writer, r *Results, first bool) error {
+	if r.LB == nil || len(r.LB.Cells) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	if !first {
+		b.WriteString("\n")
+	}
+	ab := r.Mode != "A/A"
+	for i, mode := range LBModes {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "== HTTP load balancing: %s ==\n", mode)
+		RenderLBTable(&b, r.LB.Config, r.LB.Plan, r.LB.Cells, mode, ab)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// lbMarkdown writes report.md's every-cell section of the suite and the
+// requests each backend served per run.
+func lbMarkdown(b *strings.Builder, r *Results) {
+	ab := r.Mode != "A/A"
+	b.WriteString("\n### HTTP load balancing\n\n| row | mode | metric | n | median | min | max | mean | stddev |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, c := range r.LB.Cells {
+		label := lbLabel(c.Row, c.Role, ab)
+		if c.NA {
+			fmt.Fprintf(b, "| %s | %s | %s | n/a | | | | | |\n", label, c.Mode, c.Metric)
+			continue
+		}
+		m := c.Summary
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n", label, c.Mode, c.Metric, m.N, m.Median, m.Min, m.Max, m.Mean, m.Stddev)
+	}
+	b.WriteString("\nRequests per backend, per run (nginx stub_status), and wrk's errors:\n\n")
+	for _, s := range r.LB.Samples {
+		var per []string
+		for _, n := range s.BackendRequests {
+			per = append(per, fmt.Sprint(n))
+		}
+		fmt.Fprintf(b, "- %s %s run %d: %d requests, %.0f req/s; backends %s; socket errors %d, non-2xx %d\n",
+			lbLabel(s.Row, s.Role, ab), s.Mode, s.Run, s.Wrk.Requests, s.Wrk.RequestsPerSec, strings.Join(per, "/"), s.Wrk.SocketErrors(), s.Wrk.Non2xx)
+	}
+	if len(r.LB.Tools) > 0 {
+		b.WriteString("\nTools: ")
+		var t []string
+		for _, k := range slices.Sorted(mapKeys(r.LB.Tools)) {
+			t = append(t, k+" "+r.LB.Tools[k])
+		}
+		b.WriteString(strings.Join(t, "; ") + "\n")
+	}
+}
+
+// mapKeys yields m's keys.
+func mapKeys(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// lbHostsNote is printed when the suite is skipped on real test hosts.
+const lbHostsNote = "regress: HTTP load balancing on real test hosts is not implemented; skipping it"
+
+// runLB runs the suite's instances (plan) on its testbed, appending a
+// sample per instance and mode to res.LB; binary gives the swctl binary
+// of a role; step counts progress steps.
+func runLB(ctx context.Context, cfg LBConfig, plan []LBInstance, binary func(role string) string, work string, cmds *Commands, prog *Progress, step *int, res *LBResults) error {
+	b, err := newLBBed(ctx, cfg, work, cmds)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	res.Pinning, res.Tools = b.pin, lbTools(ctx)
+	for _, in := range plan {
+		*step++
+		prog.Step(*step, in.String())
+		if err := b.start(ctx, in, binary(in.Role)); err != nil {
+			return err
+		}
+		for _, mode := range in.Modes {
+			smp, err := b.measure(ctx, in, mode)
+			if err != nil {
+				b.stop()
+				return fmt.Errorf("%s %s: %w", in, mode, err)
+			}
+			smp.Row, smp.Role, smp.Mode, smp.Run, smp.Seq = in.Row, in.Role, mode, in.Run, len(res.Samples)+1
+			res.Samples = append(res.Samples, smp)
+		}
+		if err := b.stop(); err != nil {
+			return fmt.Errorf("%s: %w", in, err)
+		}
+		prog.Done(cfg.weight())
+	}
+	return nil
+}
+
+// weight is the planned seconds of one instance, for the progress line:
+// the balancer's start, the warm-up, both modes' runs and the reads
+// around them.
+func (c LBConfig) weight() float64 {
+	return 2 + float64(c.Warmup) + float64(len(LBModes))*(float64(c.Seconds)+0.5)
+}
+
+// Addresses of the suite's segment (10.80.0.0/24).
+const (
+	// lbClientIP is the client namespace's address.
+	lbClientIP = "10.80.0.1"
+	// lbBalancerIP is the balancer namespace's own address.
+	lbBalancerIP = "10.80.0.2"
+	// lbVIP is the virtual address the balancers serve.
+	lbVIP = "10.80.0.100"
+	// lbBackends is the number of backends.
+	lbBackends = 3
+)
+
+// lbBackendIP is backend k's (1-3) own address.
+func lbBackendIP(k int) string { return fmt.Sprintf("10.80.0.%d", 10+k) }
+
+// maxStubStatus bounds what ParseStubStatus reads: nginx prints about
+// 100 bytes.
+const maxStubStatus = 4 << 10
+
+// ParseStubStatus returns the requests count of nginx's stub_status page
+// (the third number under "server accepts handled requests"). Output
+// over 4 KiB, a missing or short counts line or a count that is no
+// number is an error.
+func ParseStubStatus(out []byte) (uint64, error) {
+	if len(out) > maxStubStatus {
+		return 0, fmt.Errorf("nginx stub_status: %d bytes, more than %d", len(out), maxStubStatus)
+	}
+	header := false
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if header {
+			if len(f) != 3 {
+				return 0, fmt.Errorf("nginx stub_status: counts line %q: %d fields, want 3", strings.TrimSpace(line), len(f))
+			}
+			n, err := strconv.ParseUint(f[2], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("nginx stub_status: requests %q: %w", f[2], err)
+			}
+			return n, nil
+		}
+		header = slices.Equal(f, []string{"server", "accepts", "handled", "requests"})
+	}
+	return 0, fmt.Errorf("nginx stub_status: no counts under \"server accepts handled requests\"")
+}
+
+// lbFirst says whether the suite's tables are the first r prints.
+func lbFirst(r *Results) bool {
+	return len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0) && (r.MsgSize == nil || len(r.MsgSizeCells) == 0) &&
+		(r.RFC2889 == nil || len(r.RFC2889Cells) == 0)
+}

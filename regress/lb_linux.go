@@ -1,0 +1,659 @@
+package regress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/swctl/swctl/internal/cpustat"
+)
+
+// lbBed is the load-balancing testbed: a segment namespace holding a
+// Linux bridge, and the client, balancer and three backend namespaces,
+// each cabled to it by one veth (eth0 on their side). nginx runs in the
+// backends for the whole suite; each instance starts its row's balancer
+// and puts back what it changed when it stops.
+type lbBed struct {
+	// cfg is the suite's configuration.
+	cfg LBConfig
+	// cmds runs and records commands.
+	cmds *Commands
+	// dir holds nginx's and HAProxy's files and the daemon's.
+	dir string
+	// seg, client and balancer are namespace names; backends holds
+	// backend 1-3's.
+	seg, client, balancer string
+	// backends are the backends' namespace names.
+	backends []string
+	// namespaces are those made so far, deleted by close.
+	namespaces []string
+	// pin is the CPUs of wrk, the balancer and nginx.
+	pin lbPinning
+	// nginx are the backends' nginx processes; nginxDone are closed when
+	// each has been reaped.
+	nginx []*exec.Cmd
+	// nginxDone are closed when the nginx processes have exited.
+	nginxDone []chan struct{}
+	// daemon is the swctl row's daemon while it runs.
+	daemon *daemonProc
+	// haproxy is the HAProxy row's process while it runs; haproxyDone is
+	// closed when it has been reaped.
+	haproxy *exec.Cmd
+	// haproxyDone is closed when haproxy has exited.
+	haproxyDone chan struct{}
+	// haproxyLog is its output.
+	haproxyLog string
+	// undo are the commands that put back what the running instance
+	// changed, run newest first by stop.
+	undo [][]string
+	// starts counts instances, for file names.
+	starts int
+}
+
+// lbHost is one namespace on the segment.
+type lbHost struct {
+	// ns is the namespace's name.
+	ns string
+	// port is the segment bridge's port to it.
+	port string
+	// ip is its address.
+	ip string
+	// mac is its eth0's MAC.
+	mac string
+}
+
+// hosts returns the namespaces on the segment: client, balancer,
+// backends.
+func (b *lbBed) hosts() []lbHost {
+	h := []lbHost{{b.client, "s-cli", lbClientIP, "02:80:00:00:00:01"}, {b.balancer, "s-lb", lbBalancerIP, "02:80:00:00:00:02"}}
+	for k, ns := range b.backends {
+		h = append(h, lbHost{ns, fmt.Sprintf("s-b%d", k+1), lbBackendIP(k + 1), fmt.Sprintf("02:80:00:00:00:%02x", 0x10+k+1)})
+	}
+	return h
+}
+
+// newLBBed builds the testbed and starts nginx in the backends; on error
+// what was made is removed.
+func newLBBed(ctx context.Context, cfg LBConfig, dir string, cmds *Commands) (_ *lbBed, err error) {
+	rows, err := cfg.rows()
+	if err != nil {
+		return nil, err
+	}
+	tools := []string{"wrk", "nginx", "curl"}
+	for _, r := range rows {
+		switch r.Name {
+		case LBNftables:
+			tools = append(tools, "nft")
+		case LBHAProxy:
+			tools = append(tools, "haproxy")
+		}
+	}
+	for _, t := range tools {
+		if _, err := exec.LookPath(t); err != nil {
+			return nil, fmt.Errorf("load-balancing testbed: needs %s (scripts/install-deps.sh installs wrk, nginx-light, haproxy, nftables, curl): %w", t, err)
+		}
+	}
+	tag := fmt.Sprintf("swl%d", os.Getpid()%100000)
+	b := &lbBed{cfg: cfg, cmds: cmds, dir: dir, seg: tag + "seg", client: tag + "cli", balancer: tag + "lb", pin: pinningFor(runtime.NumCPU())}
+	for k := 1; k <= lbBackends; k++ {
+		b.backends = append(b.backends, fmt.Sprintf("%sb%d", tag, k))
+	}
+	defer func() {
+		if err != nil {
+			b.close()
+			err = fmt.Errorf("load-balancing testbed: %w", err)
+		}
+	}()
+	for _, ns := range append([]string{b.seg, b.client, b.balancer}, b.backends...) {
+		if err := addQuietNetns(ctx, b.cmds, ns, &b.namespaces); err != nil {
+			return nil, err
+		}
+	}
+	steps := [][]string{
+		{"ip", "-n", b.seg, "link", "add", "br0", "type", "bridge"},
+		{"ip", "-n", b.seg, "link", "set", "br0", "up"},
+	}
+	hosts := b.hosts()
+	for _, h := range hosts {
+		steps = append(steps,
+			[]string{"ip", "-n", b.seg, "link", "add", h.port, "type", "veth", "peer", "name", "eth0", "address", h.mac, "netns", h.ns},
+			[]string{"ip", "-n", b.seg, "link", "set", h.port, "master", "br0", "up"},
+			[]string{"ip", "-n", h.ns, "addr", "add", h.ip + "/24", "dev", "eth0"},
+			[]string{"ip", "-n", h.ns, "link", "set", "eth0", "up"},
+			[]string{"ip", "netns", "exec", h.ns, "ethtool", "-K", "eth0", "tx", "off", "gso", "off"},
+		)
+		for _, peer := range hosts {
+			// Permanent entries between real addresses; the VIP is
+			// resolved by ARP, as a client would.
+			if peer.ns != h.ns {
+				steps = append(steps, []string{"ip", "-n", h.ns, "neigh", "replace", peer.ip, "lladdr", peer.mac, "nud", "permanent", "dev", "eth0"})
+			}
+		}
+	}
+	steps = append(steps,
+		[]string{"ip", "netns", "exec", b.client, "sysctl", "-qw", "net.ipv4.ip_local_port_range=1024 65535", "net.ipv4.tcp_tw_reuse=1"},
+		[]string{"ip", "netns", "exec", b.balancer, "sysctl", "-qw", "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.eth0.send_redirects=0",
+			"net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.eth0.rp_filter=0"},
+	)
+	for _, ns := range b.backends {
+		steps = append(steps,
+			[]string{"ip", "-n", ns, "addr", "add", lbVIP + "/32", "dev", "lo"},
+			[]string{"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.all.arp_announce=2",
+				"net.ipv4.conf.all.accept_redirects=0", "net.ipv4.conf.eth0.accept_redirects=0"},
+		)
+	}
+	for _, s := range steps {
+		if _, err := b.cmds.Output(ctx, "", nil, s...); err != nil {
+			return nil, err
+		}
+	}
+	for k, ns := range b.backends {
+		if err := b.startNginx(ctx, k+1, ns); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// nginxConf is a backend's nginx configuration: one process, an empty
+// index.html on port 80, stub_status on 8080, no access log, files
+// under dir.
+func nginxConf(dir string) string {
+	return fmt.Sprintf(`daemon off;
+master_process off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 8192; }
+http {
+	access_log off;
+	keepalive_requests 1000000;
+	client_body_temp_path %[1]s/tmp;
+	proxy_temp_path %[1]s/tmp;
+	fastcgi_temp_path %[1]s/tmp;
+	uwsgi_temp_path %[1]s/tmp;
+	scgi_temp_path %[1]s/tmp;
+	server { listen 80; root %[1]s/www; index index.html; }
+	server { listen 8080; location = /status { stub_status; } }
+}
+`, dir)
+}
+
+// startNginx starts backend k's nginx in namespace ns, pinned, and waits
+// until its status page answers.
+func (b *lbBed) startNginx(ctx context.Context, k int, ns string) error {
+	dir := filepath.Join(b.dir, fmt.Sprintf("lb-b%d", k))
+	for _, d := range []string{filepath.Join(dir, "www"), filepath.Join(dir, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("nginx %d: %w", k, err)
+		}
+	}
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(filepath.Join(dir, "www", "index.html"), nil, 0o644); err != nil {
+		return fmt.Errorf("nginx %d: %w", k, err)
+	}
+	if err := os.WriteFile(conf, []byte(nginxConf(dir)), 0o644); err != nil {
+		return fmt.Errorf("nginx %d: %w", k, err)
+	}
+	cmd, done, err := b.spawn(ns, filepath.Join(dir, "stderr.log"), b.pin.Backends, "nginx", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf)
+	if err != nil {
+		return fmt.Errorf("nginx in %s: %w", ns, err)
+	}
+	b.nginx, b.nginxDone = append(b.nginx, cmd), append(b.nginxDone, done)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := b.stubStatus(ctx, ns); err == nil {
+			return nil
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("nginx in %s did not answer within 10s: %v: %s", ns, err, tail(filepath.Join(dir, "error.log")))
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// spawn starts args in namespace ns pinned to cpus (taskset), its output
+// to the file logPath, in a process group of its own; done is closed
+// when it has been reaped. ip netns exec and taskset exec, so the PID is
+// the program's.
+func (b *lbBed) spawn(ns, logPath, cpus string, args ...string) (*exec.Cmd, chan struct{}, error) {
+	full := append([]string{"ip", "netns", "exec", ns, "taskset", "-c", cpus}, args...)
+	b.cmds.Log = append(b.cmds.Log, strings.Join(full, " ")+" &")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(full[0], full[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	return cmd, done, nil
+}
+
+// stubStatus reads the requests backend namespace ns's nginx has served.
+func (b *lbBed) stubStatus(ctx context.Context, ns string) (uint64, error) {
+	out, err := b.cmds.Output(ctx, "", nil, "ip", "netns", "exec", ns, "curl", "-sS", "--max-time", "2", "http://127.0.0.1:8080/status")
+	if err != nil {
+		return 0, err
+	}
+	return ParseStubStatus(out)
+}
+
+// backendCounts reads every backend's requests count.
+func (b *lbBed) backendCounts(ctx context.Context) ([]uint64, error) {
+	var out []uint64
+	for _, ns := range b.backends {
+		n, err := b.stubStatus(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// served returns the requests each backend served between two counts,
+// less the status request each count itself is.
+func served(before, after []uint64) []uint64 {
+	out := make([]uint64, len(before))
+	for i := range before {
+		if i < len(after) && after[i] > before[i] {
+			out[i] = after[i] - before[i] - 1
+		}
+	}
+	return out
+}
+
+// do runs the instance's setup commands, recording for each the command
+// that puts it back (nil: nothing to put back).
+func (b *lbBed) do(ctx context.Context, steps ...[2][]string) error {
+	for _, s := range steps {
+		if _, err := b.cmds.Output(ctx, "", nil, s[0]...); err != nil {
+			return err
+		}
+		if s[1] != nil {
+			b.undo = append(b.undo, s[1])
+		}
+	}
+	return nil
+}
+
+// url is what wrk asks for in row.
+func lbURL(row string) string {
+	if row == LBDirect {
+		return "http://" + lbBackendIP(1) + "/"
+	}
+	return "http://" + lbVIP + "/"
+}
+
+// vipOnBalancer is the steps that put the VIP on the balancer's eth0
+// (nftables and HAProxy answer for it with the kernel).
+func (b *lbBed) vipOnBalancer() [2][]string {
+	return [2][]string{
+		{"ip", "-n", b.balancer, "addr", "add", lbVIP + "/32", "dev", "eth0"},
+		{"ip", "-n", b.balancer, "addr", "del", lbVIP + "/32", "dev", "eth0"},
+	}
+}
+
+// start brings up in's row with swctl binary bin (swctl row only) and
+// warms it up.
+func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error) {
+	defer func() {
+		if err != nil {
+			b.stop()
+			err = fmt.Errorf("%s: start: %w", in, err)
+		}
+	}()
+	b.starts++
+	// The client learns the VIP's MAC afresh for every row.
+	b.cmds.Output(ctx, "", nil, "ip", "-n", b.client, "neigh", "flush", "to", lbVIP)
+	switch in.Row {
+	case LBSwctl:
+		if err := b.startSwctl(ctx, bin); err != nil {
+			return err
+		}
+	case LBNftables:
+		rules := filepath.Join(b.dir, fmt.Sprintf("lb-nft-%d.nft", b.starts))
+		if err := os.WriteFile(rules, []byte(nftRules()), 0o644); err != nil {
+			return err
+		}
+		steps := [][2][]string{
+			b.vipOnBalancer(),
+			{{"ip", "netns", "exec", b.balancer, "sysctl", "-qw", "net.ipv4.ip_forward=1"}, {"ip", "netns", "exec", b.balancer, "sysctl", "-qw", "net.ipv4.ip_forward=0"}},
+			{{"ip", "netns", "exec", b.balancer, "nft", "-f", rules}, {"ip", "netns", "exec", b.balancer, "nft", "delete", "table", "ip", "swctl_lb"}},
+		}
+		for _, ns := range b.backends {
+			steps = append(steps, [2][]string{
+				{"ip", "-n", ns, "route", "replace", lbClientIP + "/32", "via", lbBalancerIP, "dev", "eth0"},
+				{"ip", "-n", ns, "route", "del", lbClientIP + "/32"},
+			})
+		}
+		if err := b.do(ctx, steps...); err != nil {
+			return err
+		}
+	case LBHAProxy:
+		if err := b.do(ctx, b.vipOnBalancer()); err != nil {
+			return err
+		}
+		cfg := filepath.Join(b.dir, fmt.Sprintf("lb-haproxy-%d.cfg", b.starts))
+		if err := os.WriteFile(cfg, []byte(haproxyConf()), 0o644); err != nil {
+			return err
+		}
+		b.haproxyLog = cfg + ".log"
+		if b.haproxy, b.haproxyDone, err = b.spawn(b.balancer, b.haproxyLog, b.pin.Balancer, "haproxy", "-db", "-f", cfg); err != nil {
+			return fmt.Errorf("haproxy: %w", err)
+		}
+	}
+	return b.warmUp(ctx, in)
+}
+
+// startSwctl starts the swctl daemon in the balancer namespace, pins
+// every thread of it, and configures the lb through swctl's CLI. A CLI
+// without `swctl lb` fails here with its own error.
+func (b *lbBed) startSwctl(ctx context.Context, bin string) error {
+	var err error
+	if b.daemon, err = startDaemon(ctx, b.cmds, b.balancer, bin, filepath.Join(b.dir, fmt.Sprintf("lb-swctl-%d", b.starts))); err != nil {
+		return err
+	}
+	if _, err := b.cmds.Output(ctx, "", nil, "taskset", "-a", "-p", "-c", b.pin.Balancer, strconv.Itoa(b.daemon.pid())); err != nil {
+		return err
+	}
+	cmds := [][]string{{"lb", "create", "web", "--iface", "eth0", "--vip", lbVIP, "--method", "maglev", "--health", "tcp:80"}}
+	for k := 1; k <= lbBackends; k++ {
+		cmds = append(cmds, []string{"lb", "backend", "add", "web", lbBackendIP(k)})
+	}
+	for _, c := range cmds {
+		if err := b.daemon.swctl(ctx, c...); err != nil {
+			return fmt.Errorf("swctl lb row: %w", err)
+		}
+	}
+	return nil
+}
+
+// nftRules is the nftables balancer: DNAT of the VIP's port 80 to the
+// backends in turn (numgen inc, per new connection; conntrack keeps a
+// connection on its backend and undoes the DNAT on the replies).
+func nftRules() string {
+	var m []string
+	for k := 1; k <= lbBackends; k++ {
+		m = append(m, fmt.Sprintf("%d : %s", k-1, lbBackendIP(k)))
+	}
+	return fmt.Sprintf(`table ip swctl_lb {
+	chain prerouting {
+		type nat hook prerouting priority dstnat; policy accept;
+		ip daddr %s tcp dport 80 dnat to numgen inc mod %d map { %s }
+	}
+}
+`, lbVIP, lbBackends, strings.Join(m, ", "))
+}
+
+// haproxyConf is the HAProxy balancer: one thread, TCP mode, round robin
+// over the backends. maxconn stays under the file limit HAProxy can
+// raise itself to here.
+func haproxyConf() string {
+	var s strings.Builder
+	fmt.Fprintf(&s, `global
+	nbthread 1
+	maxconn 4096
+defaults
+	mode tcp
+	timeout connect 5s
+	timeout client 30s
+	timeout server 30s
+frontend vip
+	bind %s:80
+	default_backend web
+backend web
+	balance roundrobin
+`, lbVIP)
+	for k := 1; k <= lbBackends; k++ {
+		fmt.Fprintf(&s, "\tserver b%d %s:80\n", k, lbBackendIP(k))
+	}
+	return s.String()
+}
+
+// wrkArgs is the wrk command line of a run of seconds in mode against
+// row's URL, pinned to the client's CPU.
+func (b *lbBed) wrkArgs(row, mode string, seconds int) []string {
+	args := []string{"ip", "netns", "exec", b.client, "taskset", "-c", b.pin.Client, "wrk", "-t1", "-c" + strconv.Itoa(b.cfg.Connections),
+		"-d" + strconv.Itoa(seconds) + "s", "--latency", "--timeout", "5s"}
+	if mode == LBClose {
+		args = append(args, "-H", "Connection: close")
+	}
+	return append(args, lbURL(row))
+}
+
+// runWrk runs wrk with args and returns its output and its own CPU time
+// (rusage) in seconds.
+func (b *lbBed) runWrk(ctx context.Context, args []string, seconds int) ([]byte, float64, error) {
+	b.cmds.Log = append(b.cmds.Log, commandLine(args))
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	var cpu float64
+	if cmd.ProcessState != nil {
+		cpu = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	}
+	if err != nil {
+		return out, cpu, fmt.Errorf("wrk: %v: %s", err, strings.TrimSpace(errb.String()+" "+string(out)))
+	}
+	return out, cpu, nil
+}
+
+// warmUp runs unrecorded connection-per-request wrk runs until every
+// backend in's row reaches (backend 1 for direct, all for a balancer)
+// has served requests, for up to 20 s: the balancer may need a moment
+// (swctl resolves the backends and checks their health first).
+func (b *lbBed) warmUp(ctx context.Context, in LBInstance) error {
+	want := lbBackends
+	if in.Row == LBDirect {
+		want = 1
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		before, err := b.backendCounts(ctx)
+		if err != nil {
+			return err
+		}
+		_, _, werr := b.runWrk(ctx, b.wrkArgs(in.Row, LBClose, b.cfg.Warmup), b.cfg.Warmup)
+		after, err := b.backendCounts(ctx)
+		if err != nil {
+			return err
+		}
+		got := served(before, after)
+		if werr == nil && !slices.Contains(got[:want], 0) {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			if werr != nil {
+				return fmt.Errorf("warm-up: %w", werr)
+			}
+			return fmt.Errorf("warm-up: backends served %v requests in the last %d s run; want all of the first %d to serve some", got, b.cfg.Warmup, want)
+		}
+		if err := b.balancerAlive(); err != nil {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// balancerAlive says whether the row's balancer process, if any, still
+// runs.
+func (b *lbBed) balancerAlive() error {
+	if b.haproxy != nil {
+		select {
+		case <-b.haproxyDone:
+			return fmt.Errorf("haproxy exited: %s", tail(b.haproxyLog))
+		default:
+		}
+	}
+	return nil
+}
+
+// balancerPID is the running balancer process's PID, 0 without one.
+func (b *lbBed) balancerPID() int {
+	switch {
+	case b.daemon != nil:
+		return b.daemon.pid()
+	case b.haproxy != nil:
+		return b.haproxy.Process.Pid
+	}
+	return 0
+}
+
+// procTicks reads utime+stime of every process in pids (0: none).
+func procTicks(pids ...int) (uint64, error) {
+	var sum uint64
+	for _, p := range pids {
+		if p == 0 {
+			continue
+		}
+		t, err := cpustat.ReadPid(p)
+		if err != nil {
+			return 0, err
+		}
+		sum += t
+	}
+	return sum, nil
+}
+
+// measure runs one recorded wrk run of in's row in mode, with the CPU
+// readings around it and the backends' counts before and after.
+func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string) (LBSample, error) {
+	args := b.wrkArgs(in.Row, mode, b.cfg.Seconds)
+	s := LBSample{Command: commandLine(args)}
+	before, err := b.backendCounts(ctx)
+	if err != nil {
+		return s, err
+	}
+	var nginxPIDs []int
+	for _, c := range b.nginx {
+		nginxPIDs = append(nginxPIDs, c.Process.Pid)
+	}
+	bal := b.balancerPID()
+	c0, err := cpustat.Read()
+	if err != nil {
+		return s, err
+	}
+	b0, berr := procTicks(bal)
+	n0, nerr := procTicks(nginxPIDs...)
+	s.Start = time.Now()
+	out, clientCPU, werr := b.runWrk(ctx, args, b.cfg.Seconds)
+	c1, cerr := cpustat.Read()
+	b1, berr1 := procTicks(bal)
+	n1, nerr1 := procTicks(nginxPIDs...)
+	if err := errors.Join(werr, cerr, berr, berr1, nerr, nerr1); err != nil {
+		return s, err
+	}
+	if s.Wrk, err = ParseWrk(out); err != nil {
+		return s, err
+	}
+	if s.Wrk.Requests == 0 {
+		return s, fmt.Errorf("wrk completed no request: %s", strings.TrimSpace(string(out)))
+	}
+	after, err := b.backendCounts(ctx)
+	if err != nil {
+		return s, err
+	}
+	s.BackendRequests = served(before, after)
+	s.WallSeconds, s.CPUs = c1.At.Sub(c0.At).Seconds(), c1.CPUs
+	s.Machine = cpustat.Times{
+		User: c1.Times.User - c0.Times.User, Nice: c1.Times.Nice - c0.Times.Nice, System: c1.Times.System - c0.Times.System,
+		Idle: c1.Times.Idle - c0.Times.Idle, IOWait: c1.Times.IOWait - c0.Times.IOWait, IRQ: c1.Times.IRQ - c0.Times.IRQ,
+		SoftIRQ: c1.Times.SoftIRQ - c0.Times.SoftIRQ, Steal: c1.Times.Steal - c0.Times.Steal,
+	}
+	if bal != 0 {
+		t := b1 - b0
+		s.BalancerTicks = &t
+	}
+	s.BackendTicks = n1 - n0
+	if total := s.Machine.Total(); total > 0 && s.WallSeconds > 0 && s.CPUs > 0 {
+		// rusage seconds as ticks of the same clock as /proc/stat's.
+		s.ClientTicks = uint64(clientCPU / (s.WallSeconds * float64(s.CPUs)) * float64(total))
+	}
+	if in.Row != LBDirect && slices.Contains(s.BackendRequests, 0) {
+		return s, fmt.Errorf("a backend served no request: %v (wrk: %d requests)", s.BackendRequests, s.Wrk.Requests)
+	}
+	return s, nil
+}
+
+// stop ends the running instance: its balancer process and every change
+// it made, newest first.
+func (b *lbBed) stop() error {
+	var errs []error
+	if b.daemon != nil {
+		if err := b.daemon.stop(); err != nil {
+			errs = append(errs, err)
+		}
+		b.daemon = nil
+	}
+	if b.haproxy != nil {
+		b.haproxy.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-b.haproxyDone:
+		case <-time.After(10 * time.Second):
+			b.haproxy.Process.Kill()
+			<-b.haproxyDone
+			errs = append(errs, errors.New("haproxy did not stop on SIGTERM within 10s; killed"))
+		}
+		b.haproxy = nil
+	}
+	for i := len(b.undo) - 1; i >= 0; i-- {
+		if _, err := b.cmds.Output(context.Background(), "", nil, b.undo[i]...); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	b.undo = nil
+	return errors.Join(errs...)
+}
+
+// close stops the instance and nginx and deletes the namespaces (and
+// every veth end in them).
+func (b *lbBed) close() {
+	b.stop()
+	for i, c := range b.nginx {
+		c.Process.Kill()
+		<-b.nginxDone[i]
+	}
+	b.nginx, b.nginxDone = nil, nil
+	for _, ns := range b.namespaces {
+		b.cmds.Output(context.Background(), "", nil, "ip", "netns", "del", ns)
+	}
+	b.namespaces = nil
+}
+
+// lbTools returns the versions of the suite's tools, as they print them.
+func lbTools(ctx context.Context) map[string]string {
+	m := map[string]string{}
+	for name, args := range map[string][]string{
+		"wrk": {"wrk", "-v"}, "nginx": {"nginx", "-v"}, "haproxy": {"haproxy", "-v"}, "nft": {"nft", "--version"},
+	} {
+		out, _ := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
+		if l, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n"); l != "" {
+			m[name] = strings.TrimSpace(l)
+		}
+	}
+	return m
+}
