@@ -4,6 +4,7 @@
 #   make test    vet, unit and netns integration tests, BSD cross-builds (build, vet, test binaries)
 #   make bench   forwarding benchmarks (go test -bench, the netns comparison table, bench-trunk)
 #   make bench-trunk  trunk throughput over shaped links, failover loss, LACP negotiation time
+#   make bench-lb     HTTP load balancing: wrk to nginx directly and through swctl lb, nftables, HAProxy
 #   make fuzz    every fuzz target, FUZZTIME each (default 60s)
 
 GO       ?= go
@@ -16,7 +17,7 @@ CROSS    := openbsd/amd64 openbsd/arm64 freebsd/amd64 freebsd/arm64
 BSD_TEST_PKGS := ./platform/bpf/ ./platform/tap/ ./internal/linkwatch/ ./internal/ifreq/ \
 	./promisc/ ./internal/daemon/ ./internal/api/ ./internal/selftest/
 
-.PHONY: all build install test unit fuzz demo bench bench-trunk lint cross deps clean
+.PHONY: all build install test unit fuzz demo bench bench-trunk bench-lb lint cross deps clean
 
 all: build
 
@@ -144,7 +145,7 @@ bench-trunk: deps build
 #   RUNS=n         runs per cell and role (default 6; 4 = the seed's form)
 #   FULL=1         forwarding rate at every RFC 2544 size, 10 s trials, latency, frame loss rate steps, 300 s window benchmark
 #   HOSTS=f.conf   real test hosts (docs/REGRESS.md) instead of the netns testbed
-#   SECONDS=n ALPHA=a SETUPS=veth,trunk0,bridge0 SUITES=promisc,rate,msgsize,rfc2889
+#   SECONDS=n ALPHA=a SETUPS=veth,trunk0,bridge0 SUITES=promisc,rate,msgsize,rfc2889 (and lb, not in the default: make bench-lb)
 #   RATE_SETUPS=direct,bridge0,trunk0 TRIAL=duration WINDOW=duration (0 = none) MSG_SIZES=1,64,65536
 #   CPU_RATE=frames/s CPU_TRIAL=duration (0 = none)  the CPU-per-frame run's load and length
 #   MAXADDR=n      the rfc2889 bridge's table size, the capacity search's bound (default 65536; QUICK 16384)
@@ -153,11 +154,24 @@ REGRESS_FLAGS = $(if $(QUICK),-quick) $(if $(FULL),-full) $(if $(PATCH),-patch '
 	$(if $(ALPHA),-alpha $(ALPHA)) $(if $(SETUPS),-setups $(SETUPS)) $(if $(SUITES),-suites $(SUITES)) \
 	$(if $(RATE_SETUPS),-rate-setups $(RATE_SETUPS)) $(if $(TRIAL),-trial $(TRIAL)) $(if $(HOSTS),-hosts '$(HOSTS)') \
 	$(if $(WINDOW),-window-duration $(WINDOW)) $(if $(MSG_SIZES),-msg-sizes $(MSG_SIZES)) \
-	$(if $(MAXADDR),-maxaddr $(MAXADDR)) $(if $(CPU_RATE),-cpu-rate $(CPU_RATE)) $(if $(CPU_TRIAL),-cpu-trial $(CPU_TRIAL))
+	$(if $(MAXADDR),-maxaddr $(MAXADDR)) $(if $(CPU_RATE),-cpu-rate $(CPU_RATE)) $(if $(CPU_TRIAL),-cpu-trial $(CPU_TRIAL)) \
+	$(if $(LB_ROWS),-lb-rows $(LB_ROWS)) $(if $(LB_RUNS),-lb-runs $(LB_RUNS)) $(if $(LB_SECONDS),-lb-seconds $(LB_SECONDS)) \
+	$(if $(LB_CONNECTIONS),-lb-connections $(LB_CONNECTIONS))
 
 regress: deps
 	CGO_ENABLED=0 $(GO) build -o bin/swctl-regress ./cmd/swctl-regress
 	bin/swctl-regress $(REGRESS_FLAGS)
+
+# The regress suite's HTTP load balancing alone (SUITES=lb, issue 19,
+# docs/REGRESS.md): wrk to nginx (3 backends, empty page) directly and
+# through swctl lb (direct server return), nftables DNAT and HAProxy,
+# connection per request and keep-alive, rows interleaved, median of 3;
+# the balancer's CPU per request, requests/s, p50/p99.
+#   QUICK=1  2 s runs (about 2 minutes)   LB_ROWS=direct,swctl,nftables,haproxy
+#   LB_RUNS=n LB_SECONDS=n LB_CONNECTIONS=n   PATCH= and BASE= as for make regress (the swctl row per role)
+bench-lb: deps
+	CGO_ENABLED=0 $(GO) build -o bin/swctl-regress ./cmd/swctl-regress
+	bin/swctl-regress $(REGRESS_FLAGS) -suites lb
 
 clean:
 	rm -rf bin

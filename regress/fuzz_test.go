@@ -55,7 +55,8 @@ func FuzzParseHostsConfig(f *testing.F) {
 
 // FuzzParseToolOutput feeds arbitrary text to every parser of what a test
 // host's tools and /proc files print (CPU times, MACs, iperf3 and swctl
-// bench JSON, message sizes): none may panic, whatever a host prints.
+// bench JSON, message sizes, wrk and nginx stub_status): none may panic,
+// whatever a host prints.
 func FuzzParseToolOutput(f *testing.F) {
 	for _, name := range []string{"kern_cp_time_openbsd.txt", "kern_cp_time_freebsd.txt", "swctl_bench_rate.json"} {
 		b, err := os.ReadFile("testdata/" + name)
@@ -80,6 +81,8 @@ func FuzzParseToolOutput(f *testing.F) {
 			ParseCPTime(goos, s)
 		}
 		parseIperf(b)
+		ParseWrk(b)
+		ParseStubStatus(b)
 		for _, mode := range []string{"max", "rate", "search"} {
 			parseBenchJSON(b, mode, 60)
 		}

@@ -431,7 +431,7 @@ func RenderLBTable(w io.Writer, cfg LBConfig, plan []LBInstance, cells []LBCell,
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "HTTP load balancing, %s: median of %d runs [min-max]\n", lbModeTitle(mode), cfg.Runs)
+	fmt.Fprintf(&b, "HTTP load balancing, %s: median of %d runs [min..max]\n", lbModeTitle(mode), cfg.Runs)
 	for _, r := range rows {
 		var s string
 		for i, c := range r {
@@ -459,7 +459,8 @@ func findLBCell(cells []LBCell, in LBInstance, mode, metric string) *LBCell {
 	return nil
 }
 
-// lbCellText formats a cell as "median [min-max]", just the median for
+// lbCellText formats a cell as "median [min..max]" (".." because
+// figures may be negative), just the median for
 // one run, "-" when not measured.
 func lbCellText(cells []LBCell, in LBInstance, mode, metric, f string) string {
 	c := findLBCell(cells, in, mode, metric)
@@ -468,7 +469,7 @@ func lbCellText(cells []LBCell, in LBInstance, mode, metric, f string) string {
 	}
 	s := fmt.Sprintf(f, c.Summary.Median)
 	if c.Summary.N > 1 {
-		s += fmt.Sprintf(" ["+f+"-"+f+"]", c.Summary.Min, c.Summary.Max)
+		s += fmt.Sprintf(" ["+f+".."+f+"]", c.Summary.Min, c.Summary.Max)
 	}
 	return s
 }
@@ -493,7 +494,7 @@ type LBResults struct {
 
 // lbHeader is the line Header prints about the suite.
 func lbHeader(r *LBResults) string {
-	return fmt.Sprintf("HTTP load balancing: wrk, %d connections, %d s per run, against nginx (3 backends, empty page) directly and through each balancer; %d runs per row and mode, median [min-max]; the balancer's own CPU per request leads.",
+	return fmt.Sprintf("HTTP load balancing: wrk, %d connections, %d s per run, against nginx (3 backends, empty page) directly and through each balancer; %d runs per row and mode, median [min..max]; the balancer's own CPU per request leads.",
 		r.Config.Connections, r.Config.Seconds, r.Config.Runs)
 }
 

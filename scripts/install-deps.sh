@@ -11,7 +11,12 @@ set -euo pipefail
 # forbids it), that service keeps running on its own files
 # (/etc/openvswitch, /var/run/openvswitch) and does not disturb the test.
 # mandoc: the manual pages' test lints docs/man with mandoc -T lint.
-pkgs=(iproute2 iputils-ping ethtool tcpdump tshark iperf3 netsniff-ng arping kmod openvswitch-switch procps util-linux git mandoc)
+# wrk nginx-light haproxy nftables curl: the regress suite's HTTP load
+# balancing (make bench-lb) runs nginx, HAProxy and nft in its own
+# namespaces and wrk and curl against them; installing them starts no
+# service it needs (the suite starts its own processes).
+pkgs=(iproute2 iputils-ping ethtool tcpdump tshark iperf3 netsniff-ng arping kmod openvswitch-switch procps util-linux git mandoc
+	wrk nginx-light haproxy nftables curl)
 # --bench is accepted for old callers; everything is in the default list.
 
 missing=()

@@ -1,0 +1,106 @@
+package regress
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swctl/swctl/internal/netnstest"
+)
+
+// TestIntegrationRegressLBSmoke runs the load-balancing suite's rows
+// that need no swctl lb (direct, nftables, HAProxy) once, for 1 s per
+// mode, and checks that wrk's requests reached every backend through
+// each balancer, that the tables and results.json come out, and that no
+// namespace or process is left behind.
+func TestIntegrationRegressLBSmoke(t *testing.T) {
+	netnstest.Require(t)
+	for _, tool := range [][2]string{{"wrk", "wrk"}, {"nginx", "nginx-light"}, {"haproxy", "haproxy"}, {"nft", "nftables"}, {"curl", "curl"}} {
+		netnstest.RequireTool(t, tool[0], tool[1])
+	}
+	if testing.Short() {
+		t.Skip("-short: the load-balancing smoke run takes about 30 s")
+	}
+	lc := DefaultLBConfig(true)
+	lc.Rows, lc.Runs, lc.Seconds = []string{LBNftables, LBHAProxy}, 1, 1
+	var stdout, stderr strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	res, dir, err := Run(ctx, Config{
+		AB: ABSpec{Repo: ".."}, Runs: 1, Seconds: 1, Alpha: 0.05, NoPromisc: true, LB: &lc,
+		OutRoot: t.TempDir(), Stdout: &stdout, Stderr: &stderr,
+	})
+	t.Logf("lb smoke run took %v\nstderr:\n%s\nstdout:\n%s", time.Since(start).Round(time.Second), stderr.String(), stdout.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := stdout.String()
+	for _, mode := range LBModes {
+		want := fmt.Sprintf("== HTTP load balancing: %s ==\nHTTP load balancing, %s: median of 1 runs [min..max]\nrow", mode, lbModeTitle(mode))
+		if !strings.Contains(text, want) {
+			t.Errorf("stdout lacks the %s table in the shape wanted:\n%s", mode, text)
+		}
+	}
+	for _, row := range []string{"direct ", "nftables ", "haproxy "} {
+		if strings.Count(text, "\n"+row) != 2 {
+			t.Errorf("stdout lacks the %q row in both tables:\n%s", row, text)
+		}
+	}
+	if got := len(res.LB.Samples); got != 3*len(LBModes) {
+		t.Fatalf("%d samples, want 6 (direct, nftables, haproxy; two modes)", got)
+	}
+	for _, s := range res.LB.Samples {
+		if s.Wrk.Requests == 0 || s.Wrk.SocketErrors()+s.Wrk.Non2xx > 0 || s.Machine.Total() == 0 {
+			t.Errorf("%s %s: %d requests, %d socket errors, %d non-2xx, %d ticks; want requests, no error, CPU ticks",
+				s.Row, s.Mode, s.Wrk.Requests, s.Wrk.SocketErrors(), s.Wrk.Non2xx, s.Machine.Total())
+		}
+		reached := 0
+		for _, n := range s.BackendRequests {
+			if n > 0 {
+				reached++
+			}
+		}
+		want := map[string]int{LBDirect: 1, LBNftables: 3, LBHAProxy: 3}[s.Row]
+		if reached != want || s.BackendRequests[0] == 0 {
+			t.Errorf("%s %s: backends served %v; want %d of them to serve requests", s.Row, s.Mode, s.BackendRequests, want)
+		}
+		if (s.BalancerTicks != nil) != (s.Row == LBHAProxy) {
+			t.Errorf("%s %s: balancer ticks %v; want them for HAProxy only (a process)", s.Row, s.Mode, s.BalancerTicks)
+		}
+	}
+	for _, c := range res.LB.Cells {
+		if c.Metric == "balancer_us" && c.NA != (c.Row == LBDirect) {
+			t.Errorf("%s %s balancer CPU: n/a %v; want a figure for every balancer, none for direct", c.Row, c.Mode, c.NA)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js struct {
+		LB *struct {
+			Samples []json.RawMessage `json:"samples"`
+			Cells   []json.RawMessage `json:"cells"`
+		} `json:"lb"`
+	}
+	if err := json.Unmarshal(b, &js); err != nil || js.LB == nil || len(js.LB.Samples) != 6 || len(js.LB.Cells) == 0 {
+		t.Errorf("results.json: %v; want an lb section with 6 samples and the cells", err)
+	}
+	if md, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || !strings.Contains(string(md), "### HTTP load balancing") {
+		t.Errorf("report.md missing or without the load-balancing section: %v", err)
+	}
+	// Nothing left behind: the namespaces, nginx, HAProxy.
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	tag := fmt.Sprintf("swl%d", os.Getpid()%100000)
+	if slices.ContainsFunc(strings.Fields(string(out)), func(ns string) bool { return strings.HasPrefix(ns, tag) }) {
+		t.Errorf("namespaces %s* left behind:\n%s", tag, out)
+	}
+}
