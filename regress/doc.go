@@ -39,6 +39,12 @@
 // to them, and counts flooded copies at a monitor port: the capacity of
 // the address table and the rate at which it learns.
 //
+// The HTTP load-balancing suite (LBConfig, LBPlan, AnalyzeLB,
+// RenderLBTable; SUITES=lb, make bench-lb) runs wrk (ParseWrk) against
+// nginx in three backend namespaces on one L2 segment, directly and
+// through swctl lb, nftables and HAProxy, and leads with the balancer's
+// own CPU per request.
+//
 // Real test hosts (ParseHostsConfig, a regress.conf) are reached through
 // a Transport (SSH, or Netns for `ip netns exec`); Host records every
 // change the suite makes there and puts it back (Undo), also on Ctrl-C or
