@@ -104,3 +104,23 @@ func TestIntegrationRegressLBSmoke(t *testing.T) {
 		t.Errorf("namespaces %s* left behind:\n%s", tag, out)
 	}
 }
+
+// TestLBBalancerConfigs checks that the nftables rules and the HAProxy
+// configuration send the VIP's port 80 to every backend, and that
+// served nets out the status requests themselves.
+func TestLBBalancerConfigs(t *testing.T) {
+	nft := nftRules()
+	if !strings.Contains(nft, "ip daddr 10.80.0.100 tcp dport 80 dnat to numgen inc mod 3 map { 0 : 10.80.0.11, 1 : 10.80.0.12, 2 : 10.80.0.13 }") ||
+		!strings.Contains(nft, "type nat hook prerouting priority dstnat") {
+		t.Errorf("nftables rules do not DNAT the VIP to the three backends in turn:\n%s", nft)
+	}
+	hap := haproxyConf()
+	for _, want := range []string{"mode tcp", "bind 10.80.0.100:80", "balance roundrobin", "server b1 10.80.0.11:80", "server b2 10.80.0.12:80", "server b3 10.80.0.13:80", "nbthread 1"} {
+		if !strings.Contains(hap, want) {
+			t.Errorf("HAProxy configuration lacks %q:\n%s", want, hap)
+		}
+	}
+	if got := served([]uint64{10, 20, 30}, []uint64{111, 21, 30}); !slices.Equal(got, []uint64{100, 0, 0}) {
+		t.Errorf("served: %v; want [100 0 0] (each later count includes its own status request; a count that did not move served nothing)", got)
+	}
+}
