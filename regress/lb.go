@@ -145,7 +145,7 @@ func (c LBConfig) describe(p lbPinning) []string {
 		fmt.Sprintf("HTTP load balancing (issue 19, SKUDONET's benchmark): namespaces client, balancer and backend 1-3 on one L2 segment (a Linux bridge in a namespace of its own, one veth to each); nginx (Debian nginx-light, one process: master_process off, access_log off, keepalive_requests 1000000) in every backend serving an empty index.html; the VIP %s on every backend's lo with arp_ignore=1 and arp_announce=2; offloads off (ethtool -K eth0 tx off gso off) on every namespace's eth0, as swctl forwards without vnet headers; IPv6 off; permanent neighbour entries between real addresses, the VIP resolved by ARP (its entry flushed at each instance's start).", lbVIP),
 		fmt.Sprintf("wrk -t1 -c%d -d%ds --latency --timeout 5s http://VIP/ (direct: backend 1's address), keep-alive, and with -H 'Connection: close' for connection per request; %d runs per row and mode, interleaved: each run goes through the rows in order, the next in reverse (A B C C B A), each instance measuring both modes, in alternating order; before each instance's first measured run, %d s warm-up runs (not recorded) until every backend the row reaches has answered (nginx stub_status counts).", c.Connections, c.Seconds, c.Runs, c.Warmup),
 		fmt.Sprintf("Pinning (taskset), the same in every row: wrk on CPU %s, the balancer's processes (the swctl daemon, every thread; HAProxy) on CPU %s, the three nginx on CPU %s; nftables works in the kernel, in softirq on whichever CPU the packet is handled.", p.Client, p.Balancer, p.Backends),
-		"CPU: /proc/stat (whole machine) and /proc/PID/stat (utime+stime of the balancer process and of the nginx processes; wrk's own from its rusage) read just before wrk starts and just after it ends; a figure per request is that CPU time over wrk's completed requests (internal/cpustat's arithmetic). \"balancer us/req\": for swctl and HAProxy their process's user+system time; for nftables, which has no process, the kernel's: the whole machine's softirq+irq time per request less direct's (the median of its runs in the same mode), i.e. the packet work the balancer adds (its NAT and conntrack, and the extra hops through the segment and its namespace in both directions). The swctl and HAProxy figures leave out the softirq work they cause the same way; \"machine us/req\" (everything, gross, other work on the machine included) covers it for every row.",
+		"CPU: /proc/stat (whole machine) and /proc/PID/stat (utime+stime of the balancer process and of the nginx processes; wrk's own from its rusage) read just before wrk starts and just after it ends; a figure per request is that CPU time over wrk's completed requests (internal/cpustat's arithmetic). \"balancer us/req\": for swctl and HAProxy their process's user+system time (report.md gives the system part too); for nftables, which has no process, the kernel's: the whole machine's softirq+irq time per request less direct's (the median of its runs in the same mode), i.e. the packet work the balancer adds (its NAT and conntrack, and the extra hops through the segment and its namespace in both directions). The swctl and HAProxy figures leave out the softirq work they cause the same way; \"machine us/req\" (everything, gross, other work on the machine included) covers it for every row.",
 		"Each balanced row checks that every backend served requests (nginx stub_status before and after each run; results.json has the counts per backend).",
 	}
 	return m
@@ -240,6 +240,8 @@ type LBSample struct {
 	// BalancerTicks is the balancer process's utime+stime over the span;
 	// nil without a balancer process (direct, nftables).
 	BalancerTicks *uint64 `json:"balancer_ticks,omitempty"`
+	// BalancerSystemTicks is the system (stime) part of BalancerTicks.
+	BalancerSystemTicks *uint64 `json:"balancer_system_ticks,omitempty"`
 	// BackendTicks is the nginx processes' utime+stime over the span.
 	BackendTicks uint64 `json:"backend_ticks"`
 	// ClientTicks is wrk's own utime+stime (its rusage), in ticks.
@@ -279,6 +281,7 @@ var LBMetrics = []struct {
 	{"rps", "req/s", "%.0f"},
 	{"p50_ms", "p50 ms", "%.2f"},
 	{"p99_ms", "p99 ms", "%.2f"},
+	{"balancer_system_us", "balancer system us/req", "%.1f"},
 	{"kernel_us", "softirq+irq us/req", "%.1f"},
 	{"backends_us", "nginx us/req", "%.1f"},
 	{"client_us", "wrk us/req", "%.1f"},
@@ -299,6 +302,11 @@ func lbValue(metric string, s LBSample, direct float64, haveDirect bool) (float6
 			return k - direct, ok
 		}
 		return 0, false
+	case "balancer_system_us":
+		if s.BalancerSystemTicks == nil {
+			return 0, false
+		}
+		return s.perRequest(*s.BalancerSystemTicks)
 	case "machine_us":
 		return s.perRequest(s.Machine.Busy())
 	case "rps":

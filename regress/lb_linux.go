@@ -523,20 +523,24 @@ func (b *lbBed) balancerPID() int {
 	return 0
 }
 
-// procTicks reads utime+stime of every process in pids (0: none).
-func procTicks(pids ...int) (uint64, error) {
-	var sum uint64
+// procTicks reads utime and stime, summed, of every process in pids
+// (0: none).
+func procTicks(pids ...int) (utime, stime uint64, err error) {
 	for _, p := range pids {
 		if p == 0 {
 			continue
 		}
-		t, err := cpustat.ReadPid(p)
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		sum += t
+		u, s, err := cpustat.ParsePidStat(string(b))
+		if err != nil {
+			return 0, 0, fmt.Errorf("process %d: %w", p, err)
+		}
+		utime, stime = utime+u, stime+s
 	}
-	return sum, nil
+	return utime, stime, nil
 }
 
 // measure runs one recorded wrk run of in's row in mode, with the CPU
@@ -557,13 +561,13 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string) (LBSamp
 	if err != nil {
 		return s, err
 	}
-	b0, berr := procTicks(bal)
-	n0, nerr := procTicks(nginxPIDs...)
+	bu0, bs0, berr := procTicks(bal)
+	nu0, ns0, nerr := procTicks(nginxPIDs...)
 	s.Start = time.Now()
 	out, clientCPU, werr := b.runWrk(ctx, args, b.cfg.Seconds)
 	c1, cerr := cpustat.Read()
-	b1, berr1 := procTicks(bal)
-	n1, nerr1 := procTicks(nginxPIDs...)
+	bu1, bs1, berr1 := procTicks(bal)
+	nu1, ns1, nerr1 := procTicks(nginxPIDs...)
 	if err := errors.Join(werr, cerr, berr, berr1, nerr, nerr1); err != nil {
 		return s, err
 	}
@@ -585,10 +589,10 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string) (LBSamp
 		SoftIRQ: c1.Times.SoftIRQ - c0.Times.SoftIRQ, Steal: c1.Times.Steal - c0.Times.Steal,
 	}
 	if bal != 0 {
-		t := b1 - b0
-		s.BalancerTicks = &t
+		t, sys := bu1+bs1-bu0-bs0, bs1-bs0
+		s.BalancerTicks, s.BalancerSystemTicks = &t, &sys
 	}
-	s.BackendTicks = n1 - n0
+	s.BackendTicks = nu1 + ns1 - nu0 - ns0
 	if total := s.Machine.Total(); total > 0 && s.WallSeconds > 0 && s.CPUs > 0 {
 		// rusage seconds as ticks of the same clock as /proc/stat's.
 		s.ClientTicks = uint64(clientCPU / (s.WallSeconds * float64(s.CPUs)) * float64(total))

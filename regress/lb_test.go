@@ -158,14 +158,15 @@ func TestLBPlanInterleaves(t *testing.T) {
 
 // lbSample is a sample of row in mode over 10 s on 2 CPUs at 100 ticks a
 // second per CPU (2000 ticks): requests completed, busy and softirq
-// ticks of the machine, and the balancer's ticks (-1: no process).
+// ticks of the machine, and the balancer's ticks (-1: no process), a
+// quarter of them system time.
 func lbSample(row, mode string, run int, requests, busy, softirq uint64, balancer int, rps float64) LBSample {
 	s := LBSample{Row: row, Mode: mode, Run: run, WallSeconds: 10, CPUs: 2,
 		Machine: cpustat.Times{System: busy - softirq, SoftIRQ: softirq, Idle: 2000 - busy},
 		Wrk:     WrkResult{Requests: requests, RequestsPerSec: rps, P50: 500, P99: 2000}}
 	if balancer >= 0 {
-		t := uint64(balancer)
-		s.BalancerTicks = &t
+		t, sys := uint64(balancer), uint64(balancer)/4
+		s.BalancerTicks, s.BalancerSystemTicks = &t, &sys
 	}
 	return s
 }
@@ -194,6 +195,8 @@ func TestAnalyzeLB(t *testing.T) {
 		{LBNftables, LBClose, "balancer_us", false, 20, 19, 21},
 		{LBNftables, LBKeepAlive, "kernel_us", false, 32, 31, 33},
 		{LBHAProxy, LBKeepAlive, "balancer_us", false, 20, 10, 30},
+		{LBHAProxy, LBKeepAlive, "balancer_system_us", false, 5, 2.5, 7.5},
+		{LBNftables, LBKeepAlive, "balancer_system_us", true, 0, 0, 0},
 		{LBHAProxy, LBClose, "machine_us", false, 110, 110, 110},
 		{LBNftables, LBClose, "rps", false, 9002, 9001, 9003},
 		{LBDirect, LBClose, "p99_ms", false, 2, 2, 2},
