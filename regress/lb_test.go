@@ -267,3 +267,19 @@ func FuzzParseWrk(f *testing.F) {
 		}
 	})
 }
+
+func TestPinningFor(t *testing.T) {
+	for _, c := range []struct {
+		ncpu int
+		want lbPinning
+	}{
+		{1, lbPinning{"0", "0", "0"}},
+		{2, lbPinning{"0", "1", "1"}},
+		{3, lbPinning{"0", "1", "2"}},
+		{8, lbPinning{"0", "1", "2-7"}},
+	} {
+		if got := pinningFor(c.ncpu); got != c.want {
+			t.Errorf("%d CPUs: client %s, balancer %s, backends %s; want %s, %s, %s", c.ncpu, got.Client, got.Balancer, got.Backends, c.want.Client, c.want.Balancer, c.want.Backends)
+		}
+	}
+}
