@@ -32,10 +32,12 @@
 //     second change of the same interface keeps the first original. If the
 //     change fails the entry is taken back.
 //   - RestoreLLAddr puts the original back and then drops the entry, but
-//     only if the interface still carries the address swctl set and has
-//     the journalled ifindex: an address someone changed since, or another
-//     device of the same name, is left alone (the entry is dropped and a
-//     line logged).
+//     only if the interface still carries the address swctl set. The
+//     interface is found by the journalled ifindex, whatever its name is
+//     now: a member renamed since gets its address back, and another
+//     device that took the journalled name is left alone. An address
+//     someone changed since is left alone too (the entry is dropped and a
+//     line logged). Entries are one per ifindex.
 //   - RecoverAll does that for every entry: the daemon calls it when it
 //     starts, and `swctl recover` (Recover) when no daemon runs. An entry
 //     whose interface does not exist is kept, so a later recovery can

@@ -30,12 +30,12 @@ func FuzzDecodeJournal(f *testing.F) {
 		if err != nil {
 			return
 		}
-		seen := map[string]bool{}
+		seen := map[int]bool{}
 		for i, e := range entries {
-			if e.Interface == "" || seen[e.Interface] || e.Index <= 0 {
-				t.Fatalf("entry %d %+v: expected a name, given once, and a positive index", i, e)
+			if e.Interface == "" || seen[e.Index] || e.Index <= 0 {
+				t.Fatalf("entry %d %+v: expected a name and a positive index, given once", i, e)
 			}
-			seen[e.Interface] = true
+			seen[e.Index] = true
 		}
 		enc := func(entries []Entry) []byte {
 			out, err := json.Marshal(journalDoc{Version: journalVersion, Entries: entries})

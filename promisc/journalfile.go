@@ -27,7 +27,7 @@ const journalVersion = 1
 type journalDoc struct {
 	// Version is the format version; a reader refuses any other.
 	Version int `json:"version"`
-	// Entries are the pending changes, one per interface, by name.
+	// Entries are the pending changes, one per interface index, by name.
 	Entries []Entry `json:"entries"`
 }
 
@@ -106,17 +106,19 @@ func decodeJournal(b []byte) ([]Entry, error) {
 	if doc.Version != journalVersion {
 		return nil, fmt.Errorf("unsupported version %d (this swctl reads version %d)", doc.Version, journalVersion)
 	}
-	seen := make(map[string]bool, len(doc.Entries))
+	// One entry per device, which is its index: two entries may share a
+	// name (a member renamed, another interface given its old name).
+	seen := make(map[int]bool, len(doc.Entries))
 	for i, e := range doc.Entries {
 		switch {
 		case e.Interface == "":
 			return nil, fmt.Errorf("entry %d: no interface name", i)
-		case seen[e.Interface]:
-			return nil, fmt.Errorf("entry %d: interface %s listed twice", i, e.Interface)
 		case e.Index <= 0:
 			return nil, fmt.Errorf("entry %d (%s): bad ifindex %d", i, e.Interface, e.Index)
+		case seen[e.Index]:
+			return nil, fmt.Errorf("entry %d (%s): ifindex %d listed twice", i, e.Interface, e.Index)
 		}
-		seen[e.Interface] = true
+		seen[e.Index] = true
 	}
 	return doc.Entries, nil
 }

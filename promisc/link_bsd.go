@@ -27,8 +27,23 @@ func (systemLinks) link(name string) (int, net.HardwareAddr, error) {
 	return 0, nil, ErrNoSuchInterface
 }
 
-func (systemLinks) setMAC(name string, mac net.HardwareAddr) error {
-	if _, _, err := (systemLinks{}).link(name); err != nil {
+func (systemLinks) linkByIndex(index int) (string, net.HardwareAddr, error) {
+	ifi, err := net.InterfaceByIndex(index)
+	if err != nil {
+		// The routing socket's list has no entry for the index.
+		if _, lerr := net.Interfaces(); lerr != nil {
+			return "", nil, fmt.Errorf("list interfaces: %w", lerr)
+		}
+		return "", nil, ErrNoSuchInterface
+	}
+	return ifi.Name, ifi.HardwareAddr, nil
+}
+
+// setMAC finds the name the interface has now (SIOCSIFLLADDR takes a
+// name) and changes its address.
+func (systemLinks) setMAC(index int, mac net.HardwareAddr) error {
+	name, _, err := (systemLinks{}).linkByIndex(index)
+	if err != nil {
 		return err
 	}
 	return ifreq.SetLLAddr(name, mac)

@@ -13,29 +13,45 @@ import (
 type systemLinks struct{}
 
 func (systemLinks) link(name string) (int, net.HardwareAddr, error) {
-	l, err := netlink.LinkByName(name)
+	l, err := linkGot(netlink.LinkByName(name))
 	if err != nil {
-		var nf netlink.LinkNotFoundError
-		if errors.As(err, &nf) {
-			return 0, nil, ErrNoSuchInterface
-		}
-		return 0, nil, fmt.Errorf("netlink get link: %w", err)
+		return 0, nil, err
 	}
 	a := l.Attrs()
 	return a.Index, a.HardwareAddr, nil
 }
 
-func (systemLinks) setMAC(name string, mac net.HardwareAddr) error {
-	l, err := netlink.LinkByName(name)
+func (systemLinks) linkByIndex(index int) (string, net.HardwareAddr, error) {
+	l, err := linkGot(netlink.LinkByIndex(index))
 	if err != nil {
-		var nf netlink.LinkNotFoundError
-		if errors.As(err, &nf) {
-			return ErrNoSuchInterface
-		}
-		return fmt.Errorf("netlink get link: %w", err)
+		return "", nil, err
+	}
+	a := l.Attrs()
+	return a.Name, a.HardwareAddr, nil
+}
+
+// setMAC changes the address of the interface with that index: by index,
+// so a rename in between changes nothing.
+func (systemLinks) setMAC(index int, mac net.HardwareAddr) error {
+	l, err := linkGot(netlink.LinkByIndex(index))
+	if err != nil {
+		return err
 	}
 	if err := netlink.LinkSetHardwareAddr(l, mac); err != nil {
 		return fmt.Errorf("netlink set address: %w", err)
 	}
 	return nil
+}
+
+// linkGot turns a netlink lookup's error into ErrNoSuchInterface when the
+// link does not exist.
+func linkGot(l netlink.Link, err error) (netlink.Link, error) {
+	if err != nil {
+		var nf netlink.LinkNotFoundError
+		if errors.As(err, &nf) {
+			return nil, ErrNoSuchInterface
+		}
+		return nil, fmt.Errorf("netlink get link: %w", err)
+	}
+	return l, nil
 }

@@ -20,4 +20,8 @@ func (systemLinks) link(string) (int, net.HardwareAddr, error) {
 	return 0, nil, errNotImplemented
 }
 
-func (systemLinks) setMAC(string, net.HardwareAddr) error { return errNotImplemented }
+func (systemLinks) linkByIndex(int) (string, net.HardwareAddr, error) {
+	return "", nil, errNotImplemented
+}
+
+func (systemLinks) setMAC(int, net.HardwareAddr) error { return errNotImplemented }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"path/filepath"
 	"slices"
@@ -25,11 +26,14 @@ var ErrNoSuchInterface = errors.New("no such interface")
 // the keys interface, ifindex, original, set, owner and time, addresses in
 // colon-separated hex.
 type Entry struct {
-	// Interface is the interface name.
+	// Interface is the interface's name when swctl last changed its
+	// address.
 	Interface string
-	// Index is the interface index when the address was first changed.
-	// An interface of the same name with another index is a different
-	// device, which recovery leaves alone.
+	// Index is the interface index: what identifies the device. Recovery
+	// finds the interface by it, so a member renamed since gets its
+	// address back all the same, and an interface that now has the
+	// journalled name but another index is a different device, which
+	// recovery leaves alone.
 	Index int
 	// Original is the address the interface had before swctl first
 	// changed it: the one to put back.
@@ -72,8 +76,13 @@ type linkOps interface {
 	// interface name; an error wrapping ErrNoSuchInterface when it does
 	// not exist.
 	link(name string) (index int, mac net.HardwareAddr, err error)
-	// setMAC changes the hardware address of the interface name.
-	setMAC(name string, mac net.HardwareAddr) error
+	// linkByIndex returns the name and current hardware address of the
+	// interface with that index; an error wrapping ErrNoSuchInterface
+	// when it does not exist.
+	linkByIndex(index int) (name string, mac net.HardwareAddr, err error)
+	// setMAC changes the hardware address of the interface with that
+	// index.
+	setMAC(index int, mac net.HardwareAddr) error
 }
 
 // Journal records the hardware address changes swctl makes, durably and
@@ -93,9 +102,10 @@ type Journal struct {
 	// mu guards entries and log, and serialises every change to an
 	// interface with the journal write that goes with it.
 	mu sync.Mutex
-	// entries maps an interface name to its pending change. It always
-	// matches the file unless the last write failed.
-	entries map[string]Entry
+	// entries maps an interface index to its pending change: the index,
+	// not the name, is the device (a member may be renamed while swctl
+	// holds it). It always matches the file unless the last write failed.
+	entries map[int]Entry
 	// log receives one line per restore that did not happen as planned.
 	log *slog.Logger
 }
@@ -113,7 +123,7 @@ func openJournal(stateDir string, ops linkOps) (*Journal, error) {
 		path:    filepath.Join(stateDir, JournalFile),
 		ops:     ops,
 		now:     time.Now,
-		entries: make(map[string]Entry),
+		entries: make(map[int]Entry),
 		log:     slog.Default(),
 	}
 	entries, err := readJournal(j.path)
@@ -121,7 +131,7 @@ func openJournal(stateDir string, ops linkOps) (*Journal, error) {
 		return nil, err
 	}
 	for _, e := range entries {
-		j.entries[e.Interface] = e
+		j.entries[e.Index] = e
 	}
 	return j, nil
 }
@@ -145,9 +155,10 @@ func (j *Journal) SetLogger(log *slog.Logger) {
 //
 // It first writes the journal: the interface's current address as the
 // original to put back, unless the journal already holds an entry for
-// this interface, whose original is kept (a second change must not make
-// the first one's address the "original"). Only then does it change the
-// address; if that fails, the journal is put back as it was.
+// this interface (the same index, whatever its name was then), whose
+// original is kept (a second change must not make the first one's
+// address the "original"). Only then does it change the address; if that
+// fails, the journal is put back as it was.
 //
 // Setting the address an interface already has, with nothing journalled
 // for it, does nothing. Setting an interface back to its journalled
@@ -163,23 +174,16 @@ func (j *Journal) SetLLAddr(ifname string, mac net.HardwareAddr, owner string) e
 	if err != nil {
 		return fmt.Errorf("lladdr %s: set %s: %w", ifname, mac, err)
 	}
-	prev, had := j.entries[ifname]
-	if had && prev.Index != index {
-		// The interface was replaced since: the old original belongs
-		// to a device that is gone.
-		j.log.Warn("lladdr journal: interface replaced, its old entry dropped",
-			"interface", ifname, "entry", prev.String(), "ifindex", index, "journal_ifindex", prev.Index)
-		had = false
-	}
+	prev, had := j.entries[index]
 	if !had && bytes.Equal(cur, mac) {
 		return nil
 	}
 	if had && bytes.Equal(prev.Original, mac) {
 		// Back to the original: change first, then forget.
-		if err := j.ops.setMAC(ifname, mac); err != nil {
+		if err := j.ops.setMAC(index, mac); err != nil {
 			return fmt.Errorf("lladdr %s: set %s: %w", ifname, mac, err)
 		}
-		delete(j.entries, ifname)
+		delete(j.entries, index)
 		if err := j.writeLocked(); err != nil {
 			return fmt.Errorf("lladdr %s: set %s: %w", ifname, mac, err)
 		}
@@ -197,20 +201,19 @@ func (j *Journal) SetLLAddr(ifname string, mac net.HardwareAddr, owner string) e
 	if had {
 		e.Original = prev.Original
 	}
-	old, oldOK := j.entries[ifname]
-	j.entries[ifname] = e
+	j.entries[index] = e
 	undo := func() {
-		if oldOK {
-			j.entries[ifname] = old
+		if had {
+			j.entries[index] = prev
 		} else {
-			delete(j.entries, ifname)
+			delete(j.entries, index)
 		}
 	}
 	if err := j.writeLocked(); err != nil {
 		undo()
 		return fmt.Errorf("lladdr %s: set %s: not changed: %w", ifname, mac, err)
 	}
-	if err := j.ops.setMAC(ifname, mac); err != nil {
+	if err := j.ops.setMAC(index, mac); err != nil {
 		undo()
 		err = fmt.Errorf("lladdr %s: set %s: %w", ifname, mac, err)
 		if werr := j.writeLocked(); werr != nil {
@@ -224,54 +227,87 @@ func (j *Journal) SetLLAddr(ifname string, mac net.HardwareAddr, owner string) e
 }
 
 // RestoreLLAddr puts back the original hardware address of the interface
-// ifname and then drops its entry from the journal. With no entry for
-// ifname it does nothing.
+// ifname and then drops its entry from the journal. The entry is the one
+// of the interface called ifname now, or else the ones journalled under
+// that name: a member renamed since swctl changed it is found by its
+// index either way (restoreLocked). With no entry it does nothing.
 //
 // If the interface no longer carries the address swctl set (someone
-// changed it since), or is another device of the same name, it is left
-// as it is: the entry is dropped and a line logged. If it does not exist
-// the entry is kept, so that a later recovery can still put the address
-// back, and the error wraps ErrNoSuchInterface.
+// changed it since), or the journalled index now names another device, it
+// is left as it is: the entry is dropped and a line logged. If it does
+// not exist the entry is kept, so that a later recovery can still put the
+// address back, and the error wraps ErrNoSuchInterface.
 func (j *Journal) RestoreLLAddr(ifname string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	e, ok := j.entries[ifname]
-	if !ok {
-		return nil
+	var errs []error
+	for _, e := range j.findLocked(ifname) {
+		o := j.restoreLocked(e)
+		switch o.Result {
+		case Restored:
+			errs = append(errs, o.err)
+		case Skipped:
+			j.log.Warn("lladdr journal: not restored, "+o.Reason, "interface", ifname, "entry", e.String())
+			errs = append(errs, o.err)
+		default:
+			errs = append(errs, fmt.Errorf("lladdr %s: restore %s: %w", ifname, e.Original, o.err))
+		}
 	}
-	o := j.restoreLocked(e)
-	switch o.Result {
-	case Restored:
-		return o.err
-	case Skipped:
-		j.log.Warn("lladdr journal: not restored, "+o.Reason, "interface", ifname, "entry", e.String())
-		return o.err
-	default:
-		return fmt.Errorf("lladdr %s: restore %s: %w", ifname, e.Original, o.err)
-	}
+	return errors.Join(errs...)
 }
 
-// Pending returns the journalled changes not yet undone, by interface name.
+// findLocked returns the entries RestoreLLAddr(ifname) acts on: the entry
+// of the interface that has the name now, if there is one, else those
+// journalled under the name.
+func (j *Journal) findLocked(ifname string) []Entry {
+	if index, _, err := j.ops.link(ifname); err == nil {
+		if e, ok := j.entries[index]; ok {
+			return []Entry{e}
+		}
+	}
+	var out []Entry
+	for _, e := range j.entries {
+		if e.Interface == ifname {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return a.Index - b.Index })
+	return out
+}
+
+// Pending returns the journalled changes not yet undone, by interface
+// name (and index, for two entries journalled under one name).
 func (j *Journal) Pending() []Entry {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	return j.sortedLocked()
+}
+
+// sortedLocked returns the entries by name, then index.
+func (j *Journal) sortedLocked() []Entry {
 	out := make([]Entry, 0, len(j.entries))
 	for _, e := range j.entries {
 		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Interface, b.Interface) })
+	slices.SortFunc(out, func(a, b Entry) int {
+		if c := strings.Compare(a.Interface, b.Interface); c != 0 {
+			return c
+		}
+		return a.Index - b.Index
+	})
 	return out
 }
 
-// Forget drops the entry for ifname without touching the interface: for
-// an absent interface that will never come back.
+// Forget drops the entries journalled under ifname without touching any
+// interface: for an absent interface that will never come back.
 func (j *Journal) Forget(ifname string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if _, ok := j.entries[ifname]; !ok {
+	n := len(j.entries)
+	maps.DeleteFunc(j.entries, func(_ int, e Entry) bool { return e.Interface == ifname })
+	if len(j.entries) == n {
 		return nil
 	}
-	delete(j.entries, ifname)
 	if err := j.writeLocked(); err != nil {
 		return fmt.Errorf("lladdr %s: forget: %w", ifname, err)
 	}
@@ -292,7 +328,7 @@ func (j *Journal) RecoverAll(log *slog.Logger) (Report, error) {
 	var errs []error
 	for _, e := range j.Pending() {
 		j.mu.Lock()
-		cur, ok := j.entries[e.Interface]
+		cur, ok := j.entries[e.Index]
 		var o Outcome
 		if ok {
 			o = j.restoreLocked(cur)
@@ -308,7 +344,7 @@ func (j *Journal) RecoverAll(log *slog.Logger) (Report, error) {
 				log.Warn("lladdr journal: restored, but not written", "interface", e.Interface, "err", o.err)
 				errs = append(errs, o.err)
 			} else {
-				log.Info("lladdr journal: restored", "interface", e.Interface, "mac", e.Original.String(), "was", e.Set.String(), "owner", e.Owner)
+				log.Info("lladdr journal: restored", "interface", e.Interface, "now_named", o.Name, "mac", e.Original.String(), "was", e.Set.String(), "owner", e.Owner)
 			}
 			rep.Restored = append(rep.Restored, o)
 		case Skipped:
@@ -330,42 +366,70 @@ func (j *Journal) RecoverAll(log *slog.Logger) (Report, error) {
 }
 
 // restoreLocked undoes e if the interface still carries e.Set. The
-// outcome's err is set for Failed, and for Restored or Skipped when the
-// journal could not be written afterwards.
+// interface is found by e.Index, whatever it is called now: a member
+// renamed while swctl held it is the same device and gets its address
+// back. When the index is gone the device was deleted (or moved to
+// another namespace): an interface that has the journalled name now is
+// another device, left alone (Skipped); with none, the entry is kept
+// (Absent), as the device may come back with its index. An index the
+// kernel reused for another device is told apart by its address, which
+// is then not e.Set: Skipped, as for an address someone else changed.
+// The outcome's err is set for Failed, and for Restored or Skipped when
+// the journal could not be written afterwards.
 func (j *Journal) restoreLocked(e Entry) Outcome {
 	o := Outcome{Entry: e}
-	index, cur, err := j.ops.link(e.Interface)
+	name, cur, err := j.ops.linkByIndex(e.Index)
+	if errors.Is(err, ErrNoSuchInterface) {
+		index, other, lerr := j.ops.link(e.Interface)
+		if lerr != nil {
+			if !errors.Is(lerr, ErrNoSuchInterface) {
+				err = lerr
+			}
+			o.err = err
+			o.Error = err.Error()
+			o.Result = Failed
+			if errors.Is(err, ErrNoSuchInterface) {
+				o.Result = Absent
+			}
+			return o
+		}
+		o.Current = slices.Clone(other)
+		o.Result = Skipped
+		o.Reason = fmt.Sprintf("another interface of that name (ifindex %d, journal has %d, which is gone)", index, e.Index)
+		return j.dropLocked(o)
+	}
 	if err != nil {
 		o.err = err
 		o.Error = err.Error()
-		if errors.Is(err, ErrNoSuchInterface) {
-			o.Result = Absent
-			return o
-		}
 		o.Result = Failed
 		return o
 	}
+	if name != e.Interface {
+		o.Name = name
+	}
 	o.Current = slices.Clone(cur)
-	switch {
-	case index != e.Index:
-		o.Result = Skipped
-		o.Reason = fmt.Sprintf("another interface of that name (ifindex %d, journal has %d)", index, e.Index)
-	case !bytes.Equal(cur, e.Set):
+	if !bytes.Equal(cur, e.Set) {
 		o.Result = Skipped
 		o.Reason = fmt.Sprintf("address changed by someone else (now %s, swctl set %s)", net.HardwareAddr(cur), e.Set)
-	default:
-		if err := j.ops.setMAC(e.Interface, e.Original); err != nil {
-			o.Result = Failed
-			o.err = err
-			o.Error = err.Error()
-			return o
-		}
-		o.Result = Restored
-		o.Current = slices.Clone(e.Original)
+		return j.dropLocked(o)
 	}
-	delete(j.entries, e.Interface)
+	if err := j.ops.setMAC(e.Index, e.Original); err != nil {
+		o.Result = Failed
+		o.err = err
+		o.Error = err.Error()
+		return o
+	}
+	o.Result = Restored
+	o.Current = slices.Clone(e.Original)
+	return j.dropLocked(o)
+}
+
+// dropLocked drops the entry of o, done with, from the journal; a failed
+// write is noted in o.
+func (j *Journal) dropLocked(o Outcome) Outcome {
+	delete(j.entries, o.Entry.Index)
 	if err := j.writeLocked(); err != nil {
-		o.err = fmt.Errorf("lladdr %s: %w", e.Interface, err)
+		o.err = fmt.Errorf("lladdr %s: %w", o.Entry.Interface, err)
 		o.Error = o.err.Error()
 	}
 	return o
@@ -373,10 +437,5 @@ func (j *Journal) restoreLocked(e Entry) Outcome {
 
 // writeLocked writes every entry to the journal file atomically.
 func (j *Journal) writeLocked() error {
-	entries := make([]Entry, 0, len(j.entries))
-	for _, e := range j.entries {
-		entries = append(entries, e)
-	}
-	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Interface, b.Interface) })
-	return writeJournal(j.path, entries)
+	return writeJournal(j.path, j.sortedLocked())
 }

@@ -161,16 +161,8 @@ func TestIntegrationRecoverAfterSIGKILL(t *testing.T) {
 // An interface that is gone is reported absent and kept for later.
 func TestIntegrationRecoverAbsent(t *testing.T) {
 	ns := newVeth(t)
-	dir := t.TempDir()
-	j, err := promisc.OpenJournal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var setErr error
-	ns.Do(func() { setErr = j.SetLLAddr("ll0", trunkHW, "trunk trunk0") })
-	if setErr != nil {
-		t.Fatal(setErr)
-	}
+	dir := journalTrunkMAC(t, ns)
+	var err error
 	ns.Run("ip", "link", "del", "ll0")
 	var rep promisc.Report
 	ns.Do(func() { rep, err = promisc.Recover(dir, quiet) })
@@ -185,3 +177,36 @@ func TestIntegrationRecoverAbsent(t *testing.T) {
 
 // trunkHW is trunkMAC parsed.
 var trunkHW, _ = net.ParseMAC(trunkMAC)
+
+// A member renamed after swctl changed its address (and swctl died) gets
+// it back from Recover under its new name: the journal's ifindex finds it.
+func TestIntegrationRecoverRenamed(t *testing.T) {
+	ns := newVeth(t)
+	dir := journalTrunkMAC(t, ns)
+	var err error
+	ns.Run("ip", "link", "set", "ll0", "name", "llr0")
+	var rep promisc.Report
+	ns.Do(func() { rep, err = promisc.Recover(dir, quiet) })
+	if err != nil || len(rep.Restored) != 1 || rep.Restored[0].Name != "llr0" {
+		t.Fatalf("Recover after ll0 was renamed llr0 = %v, %v; want it restored under its new name", rep, err)
+	}
+	if got := ipMAC(t, ns, "llr0"); got != vethMAC {
+		t.Fatalf("after Recover llr0 is at %s, want its own %s", got, vethMAC)
+	}
+}
+
+// journalTrunkMAC opens a journal in a new directory, which it returns,
+// and gives ll0 the trunk's MAC through it.
+func journalTrunkMAC(t *testing.T, ns *netnstest.NS) string {
+	t.Helper()
+	dir := t.TempDir()
+	j, err := promisc.OpenJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Do(func() { err = j.SetLLAddr("ll0", trunkHW, "trunk trunk0") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -59,8 +59,28 @@ func (f *fakeLinks) link(name string) (int, net.HardwareAddr, error) {
 	return ifi.index, append(net.HardwareAddr(nil), ifi.mac...), nil
 }
 
-func (f *fakeLinks) setMAC(name string, mac net.HardwareAddr) error {
+func (f *fakeLinks) linkByIndex(index int) (string, net.HardwareAddr, error) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	name, ifi := f.byIndexLocked(index)
+	if ifi == nil {
+		return "", nil, ErrNoSuchInterface
+	}
+	return name, append(net.HardwareAddr(nil), ifi.mac...), nil
+}
+
+func (f *fakeLinks) byIndexLocked(index int) (string, *fakeIface) {
+	for name, ifi := range f.ifaces {
+		if ifi.index == index {
+			return name, ifi
+		}
+	}
+	return "", nil
+}
+
+func (f *fakeLinks) setMAC(index int, mac net.HardwareAddr) error {
+	f.mu.Lock()
+	name, _ := f.byIndexLocked(index)
 	hook := f.beforeSet
 	f.mu.Unlock()
 	if hook != nil {
@@ -71,13 +91,22 @@ func (f *fakeLinks) setMAC(name string, mac net.HardwareAddr) error {
 	if f.setErr != nil {
 		return f.setErr
 	}
-	ifi, ok := f.ifaces[name]
-	if !ok {
+	_, ifi := f.byIndexLocked(index)
+	if ifi == nil {
 		return ErrNoSuchInterface
 	}
 	ifi.mac = append(net.HardwareAddr(nil), mac...)
 	f.sets++
 	return nil
+}
+
+// rename gives the interface old the name new, as `ip link set old name
+// new` does: same index, same address.
+func (f *fakeLinks) rename(old, new string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ifaces[new] = f.ifaces[old]
+	delete(f.ifaces, old)
 }
 
 // mac returns the current address of name, "" when absent.
@@ -204,12 +233,7 @@ func TestSetLLAddrFailedChangeDropsTheEntry(t *testing.T) {
 // A failed second change keeps the first one's entry: the interface still
 // carries the first address.
 func TestSetLLAddrFailedSecondChangeKeepsTheFirst(t *testing.T) {
-	dir := t.TempDir()
-	f := newFakeLinks(map[string]string{"eth1": macA})
-	j := openTest(t, dir, f)
-	if err := j.SetLLAddr("eth1", mustMAC(macT), "trunk trunk0"); err != nil {
-		t.Fatal(err)
-	}
+	dir, f, j := trunkMACOnEth1(t)
 	f.setErr = errors.New("busy")
 	if err := j.SetLLAddr("eth1", mustMAC(macB), "trunk trunk1"); err == nil {
 		t.Fatal("SetLLAddr with a failing change: no error")
@@ -221,12 +245,7 @@ func TestSetLLAddrFailedSecondChangeKeepsTheFirst(t *testing.T) {
 }
 
 func TestSetLLAddrKeepsTheFirstOriginal(t *testing.T) {
-	dir := t.TempDir()
-	f := newFakeLinks(map[string]string{"eth1": macA})
-	j := openTest(t, dir, f)
-	if err := j.SetLLAddr("eth1", mustMAC(macT), "trunk trunk0"); err != nil {
-		t.Fatal(err)
-	}
+	dir, f, j := trunkMACOnEth1(t)
 	if err := j.SetLLAddr("eth1", mustMAC(macB), "trunk trunk0"); err != nil {
 		t.Fatal(err)
 	}
@@ -313,12 +332,7 @@ func TestRestoreLLAddr(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			f := newFakeLinks(map[string]string{"eth1": macA})
-			j := openTest(t, dir, f)
-			if err := j.SetLLAddr("eth1", mustMAC(macT), "trunk trunk0"); err != nil {
-				t.Fatal(err)
-			}
+			dir, f, j := trunkMACOnEth1(t)
 			if c.meddle != nil {
 				c.meddle(f)
 			}
@@ -441,12 +455,7 @@ func TestRecoverAllAfterCrash(t *testing.T) {
 }
 
 func TestReportJSON(t *testing.T) {
-	dir := t.TempDir()
-	f := newFakeLinks(map[string]string{"eth1": macA})
-	j := openTest(t, dir, f)
-	if err := j.SetLLAddr("eth1", mustMAC(macT), "trunk trunk0"); err != nil {
-		t.Fatal(err)
-	}
+	dir, f, _ := trunkMACOnEth1(t)
 	rep, err := openTest(t, dir, f).RecoverAll(quiet)
 	if err != nil {
 		t.Fatal(err)
@@ -538,7 +547,7 @@ func TestCorruptJournal(t *testing.T) {
 		{"bad address", `{"version":1,"entries":[` + strings.Replace(good, macA, "02:zz", 1) + `]}`, "original: address 02:zz: invalid MAC address"},
 		{"missing address", `{"version":1,"entries":[` + strings.Replace(good, `"set":"`+macT+`",`, "", 1) + `]}`, "set: missing hardware address"},
 		{"no name", `{"version":1,"entries":[` + strings.Replace(good, `"eth1"`, `""`, 1) + `]}`, "entry 0: no interface name"},
-		{"listed twice", `{"version":1,"entries":[` + good + `,` + good + `]}`, "entry 1: interface eth1 listed twice"},
+		{"index listed twice", `{"version":1,"entries":[` + good + `,` + strings.Replace(good, `"eth1"`, `"eth9"`, 1) + `]}`, "entry 1 (eth9): ifindex 2 listed twice"},
 		{"bad ifindex", `{"version":1,"entries":[` + strings.Replace(good, `"ifindex":2`, `"ifindex":0`, 1) + `]}`, "entry 0 (eth1): bad ifindex 0"},
 		{"unknown field", `{"version":1,"entries":[],"extra":true}`, `unknown field "extra"`},
 		{"trailing data", `{"version":1,"entries":[]} {}`, "data after the journal object"},
@@ -578,12 +587,7 @@ func TestCorruptJournal(t *testing.T) {
 }
 
 func TestForget(t *testing.T) {
-	dir := t.TempDir()
-	f := newFakeLinks(map[string]string{"eth1": macA})
-	j := openTest(t, dir, f)
-	if err := j.SetLLAddr("eth1", mustMAC(macT), "trunk trunk0"); err != nil {
-		t.Fatal(err)
-	}
+	dir, f, j := trunkMACOnEth1(t)
 	if err := j.Forget("eth1"); err != nil {
 		t.Fatal(err)
 	}
@@ -634,4 +638,105 @@ func TestJournalConcurrent(t *testing.T) {
 		t.Errorf("journal after balanced changes = %v, want empty", d)
 	}
 	assertNoTemp(t, dir)
+}
+
+// The journal follows the device, which is its index, not its name: a
+// member renamed while swctl holds it gets its address back whichever
+// name the restore is asked for, and a device that took the old name is
+// left alone.
+func TestRestoreFollowsRenames(t *testing.T) {
+	cases := []struct {
+		name string
+		// after changes the interfaces once eth1 (index 1) carries macT.
+		after func(f *fakeLinks)
+		// restore is the name RestoreLLAddr is called with.
+		restore string
+		// want is every interface's address afterwards.
+		want map[string]string
+	}{
+		{name: "renamed, restored by its old name", after: func(f *fakeLinks) { f.rename("eth1", "up1") },
+			restore: "eth1", want: map[string]string{"up1": macA}},
+		{name: "renamed, restored by its new name", after: func(f *fakeLinks) { f.rename("eth1", "up1") },
+			restore: "up1", want: map[string]string{"up1": macA}},
+		{name: "renamed, another device took the old name", after: func(f *fakeLinks) {
+			f.rename("eth1", "up1")
+			f.put("eth1", 7, macT)
+		}, restore: "eth1", want: map[string]string{"up1": macA, "eth1": macT}},
+		{name: "gone, another device has its name", after: func(f *fakeLinks) {
+			f.remove("eth1")
+			f.put("eth1", 7, macT)
+		}, restore: "eth1", want: map[string]string{"eth1": macT}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, f, j := trunkMACOnEth1(t)
+			c.after(f)
+			if err := j.RestoreLLAddr(c.restore); err != nil {
+				t.Fatalf("RestoreLLAddr(%s) = %v, want nil", c.restore, err)
+			}
+			for name, want := range c.want {
+				if got := f.mac(name); got != want {
+					t.Errorf("%s = %s after RestoreLLAddr(%s), want %s", name, got, c.restore, want)
+				}
+			}
+			if p := j.Pending(); len(p) != 0 {
+				t.Errorf("pending after the restore: %v, want none", p)
+			}
+			if d := onDisk(t, dir); len(d) != 0 {
+				t.Errorf("journal file after the restore: %v, want empty", d)
+			}
+		})
+	}
+}
+
+// A crash while a member carries the trunk's MAC, then the member is
+// renamed: the next start (or `swctl recover`) restores it under its new
+// name and says so, instead of keeping the entry as absent.
+func TestRecoverAllRenamedAfterCrash(t *testing.T) {
+	dir := t.TempDir()
+	f := newFakeLinks(map[string]string{"eth1": macA})
+	if err := openTest(t, dir, f).SetLLAddr("eth1", mustMAC(macT), "trunk trunk0"); err != nil {
+		t.Fatal(err)
+	}
+	f.rename("eth1", "up1")
+	rep, err := openTest(t, dir, f).RecoverAll(quiet)
+	if err != nil {
+		t.Fatalf("RecoverAll = %v, want nil", err)
+	}
+	if len(rep.Restored) != 1 || rep.Restored[0].Name != "up1" || f.mac("up1") != macA {
+		t.Fatalf("recovery of a renamed member: %+v, up1 = %s; want it restored to %s under its new name", rep, f.mac("up1"), macA)
+	}
+	if want := "  eth1 (now up1) " + macT + " -> " + macA + " (set by trunk trunk0)\n"; !strings.Contains(rep.String(), want) {
+		t.Errorf("report %q lacks %q", rep.String(), want)
+	}
+	if d := onDisk(t, dir); len(d) != 0 {
+		t.Errorf("journal after recovery = %v, want empty", d)
+	}
+}
+
+// A second change of a renamed member keeps the first original and
+// journals the new name: one entry per device.
+func TestSetLLAddrAfterRename(t *testing.T) {
+	_, f, j := trunkMACOnEth1(t)
+	f.rename("eth1", "up1")
+	if err := j.SetLLAddr("up1", mustMAC(macX), "trunk trunk0"); err != nil {
+		t.Fatal(err)
+	}
+	p := j.Pending()
+	if len(p) != 1 || p[0].Interface != "up1" || p[0].Original.String() != macA || p[0].Set.String() != macX {
+		t.Fatalf("pending after a second change under a new name: %v, want one entry up1 %s -> %s", p, macA, macX)
+	}
+}
+
+// trunkMACOnEth1 opens a journal in a new directory over one interface,
+// eth1 (macA), and gives eth1 the trunk's MAC through it.
+func trunkMACOnEth1(t *testing.T) (dir string, f *fakeLinks, j *Journal) {
+	t.Helper()
+	dir = t.TempDir()
+	f = newFakeLinks(map[string]string{"eth1": macA})
+	j = openTest(t, dir, f)
+	if err := j.SetLLAddr("eth1", mustMAC(macT), "trunk trunk0"); err != nil {
+		t.Fatal(err)
+	}
+	return dir, f, j
 }

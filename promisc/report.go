@@ -31,6 +31,9 @@ type Outcome struct {
 	Entry Entry `json:"entry"`
 	// Result is what was done.
 	Result Result `json:"result"`
+	// Name is the interface's name now, when it was renamed since the
+	// entry was written (the index found it); empty otherwise.
+	Name string `json:"name,omitempty"`
 	// Current is the interface's address after recovery looked at it
 	// (the original when restored); empty when absent or unreadable.
 	Current net.HardwareAddr `json:"-"`
@@ -48,6 +51,8 @@ type outcomeJSON struct {
 	Entry Entry `json:"entry"`
 	// Result is Outcome.Result.
 	Result Result `json:"result"`
+	// Name is Outcome.Name.
+	Name string `json:"name,omitempty"`
 	// Current is Outcome.Current as text.
 	Current string `json:"current,omitempty"`
 	// Reason is Outcome.Reason.
@@ -58,7 +63,7 @@ type outcomeJSON struct {
 
 // MarshalJSON encodes o with its address as text.
 func (o Outcome) MarshalJSON() ([]byte, error) {
-	w := outcomeJSON{Entry: o.Entry, Result: o.Result, Reason: o.Reason, Error: o.Error}
+	w := outcomeJSON{Entry: o.Entry, Result: o.Result, Name: o.Name, Reason: o.Reason, Error: o.Error}
 	if len(o.Current) > 0 {
 		w.Current = o.Current.String()
 	}
@@ -71,7 +76,7 @@ func (o *Outcome) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*o = Outcome{Entry: w.Entry, Result: w.Result, Reason: w.Reason, Error: w.Error}
+	*o = Outcome{Entry: w.Entry, Result: w.Result, Name: w.Name, Reason: w.Reason, Error: w.Error}
 	if w.Current != "" {
 		mac, err := net.ParseMAC(w.Current)
 		if err != nil {
@@ -111,6 +116,7 @@ func (r Report) Empty() bool {
 //
 //	restored 1:
 //	  eth1 02:00:00:00:00:09 -> 02:00:00:00:00:01 (set by trunk trunk0)
+//	  eth5 (now uplink) 02:00:00:00:00:09 -> 02:00:00:00:00:05 (set by trunk trunk0)
 //	skipped 1:
 //	  eth2 left at 02:00:00:00:00:77: address changed by someone else (now ..., swctl set ...)
 //	absent 1:
@@ -134,14 +140,14 @@ func (r Report) String() string {
 		}
 	}
 	section("restored", r.Restored, func(o Outcome) string {
-		s := fmt.Sprintf("%s %s -> %s (set by %s)", o.Entry.Interface, o.Entry.Set, o.Entry.Original, o.Entry.Owner)
+		s := fmt.Sprintf("%s %s -> %s (set by %s)", o.iface(), o.Entry.Set, o.Entry.Original, o.Entry.Owner)
 		if o.Error != "" {
 			s += "; journal not updated: " + o.Error
 		}
 		return s
 	})
 	section("skipped", r.Skipped, func(o Outcome) string {
-		return fmt.Sprintf("%s left at %s: %s", o.Entry.Interface, o.Current, o.Reason)
+		return fmt.Sprintf("%s left at %s: %s", o.iface(), o.Current, o.Reason)
 	})
 	section("absent", r.Absent, func(o Outcome) string {
 		return fmt.Sprintf("%s (original %s, set %s by %s): kept in the journal",
@@ -152,4 +158,13 @@ func (r Report) String() string {
 			o.Entry.Interface, o.Entry.Original, o.Entry.Set, o.Entry.Owner, o.Error)
 	})
 	return b.String()
+}
+
+// iface names the entry's interface for people: its journalled name, and
+// its name now when it was renamed since.
+func (o Outcome) iface() string {
+	if o.Name != "" {
+		return o.Entry.Interface + " (now " + o.Name + ")"
+	}
+	return o.Entry.Interface
 }
