@@ -427,25 +427,8 @@ func BenchmarkReadWriteBatch(b *testing.B) {
 }
 
 func TestIntegrationRingDropped(t *testing.T) {
-	ns, a, b := cable(t)
-	// A small ring: 32 blocks of one page, two 1616-byte slots each.
-	p := openIn(t, ns, afpacket.Options{BlockSize: 4096, BlockCount: 32}, a, b)
-	dut, peer := p[0], p[1]
-	var sent [][]byte
-	for i := 0; i < 200; i++ {
-		sent = append(sent, platformtest.Frame(frame.MACOf(dut.HardwareAddr()), frame.MACOf(peer.HardwareAddr()), uint32(i), 60))
-	}
-	for i := 0; i < len(sent); i += 50 {
-		if n, err := peer.WriteBatch(platform.Batch{Frames: sent[i : i+50]}); n != 50 || err != nil {
-			t.Fatalf("peer WriteBatch = %d, %v; want 50, nil", n, err)
-		}
-	}
-	// Nobody reads: 64 slots fill, the kernel drops the rest.
-	var first uint64
-	netnstest.Eventually(t, 5*time.Second, "RingDropped to reach 200-64", func() bool {
-		first = dut.Counters().RingDropped
-		return first >= uint64(len(sent)-64)
-	})
+	dut := overflowedRing(t, 200)
+	first := dut.Counters().RingDropped
 	if again := dut.Counters().RingDropped; again < first {
 		t.Fatalf("RingDropped went from %d to %d: it must accumulate across reads", first, again)
 	}
@@ -453,4 +436,42 @@ func TestIntegrationRingDropped(t *testing.T) {
 	if seq, _ := platformtest.IsSuiteFrame(got[0]); seq != 0 {
 		t.Fatalf("first frame out of a full ring has seq %d, want 0 (the oldest)", seq)
 	}
+}
+
+// Close counts the frames it discards, filled into the ring and never
+// read, as ring drops: a port closed to be reopened (the daemon does, for
+// a new MTU) accounts for the frames in flight it lost.
+func TestIntegrationCloseCountsUnread(t *testing.T) {
+	dut := overflowedRing(t, 100)
+	before := dut.Counters().RingDropped
+	if err := dut.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := dut.Counters().RingDropped; after < before+64 {
+		t.Fatalf("RingDropped %d after Close, %d before: want the 64 unread frames counted", after, before)
+	}
+}
+
+// overflowedRing returns a port with a small ring (32 blocks of one
+// page, two 1616-byte slots each) that nobody read while its peer sent it
+// n frames, in batches of 50: the 64 slots are full and the kernel dropped
+// the rest, which it waited to see counted.
+func overflowedRing(t *testing.T, n int) *afpacket.Port {
+	t.Helper()
+	ns, a, b := cable(t)
+	p := openIn(t, ns, afpacket.Options{BlockSize: 4096, BlockCount: 32}, a, b)
+	dut, peer := p[0], p[1]
+	var sent [][]byte
+	for i := 0; i < n; i++ {
+		sent = append(sent, platformtest.Frame(frame.MACOf(dut.HardwareAddr()), frame.MACOf(peer.HardwareAddr()), uint32(i), 60))
+	}
+	for i := 0; i < len(sent); i += 50 {
+		if n, err := peer.WriteBatch(platform.Batch{Frames: sent[i : i+50]}); n != 50 || err != nil {
+			t.Fatalf("peer WriteBatch = %d, %v; want 50, nil", n, err)
+		}
+	}
+	netnstest.Eventually(t, 5*time.Second, fmt.Sprintf("RingDropped to reach %d-64", n), func() bool {
+		return dut.Counters().RingDropped >= uint64(len(sent)-64)
+	})
+	return dut
 }

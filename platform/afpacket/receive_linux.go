@@ -342,13 +342,16 @@ func (r *receiver) wake() error {
 	return nil
 }
 
-// close gives the lent slots back, unmaps the rings and closes the
+// close gives the lent slots back, counts the frames still unread in the
+// rings as ring drops (the frames in flight a close loses, as when the
+// daemon reopens a port for a new MTU), unmaps the rings and closes the
 // sockets and the eventfd. Every queue's mutex is held, or no reader
 // exists yet.
 func (r *receiver) close() error {
 	var errs []error
 	for _, q := range r.queues {
 		q.ring.release()
+		r.st.counters.AddRingDropped(uint64(q.ring.unread()))
 		errs = append(errs, q.close())
 	}
 	if r.efd >= 0 {

@@ -380,3 +380,15 @@ func (r *ring) release() {
 	r.held = r.held[:0]
 	r.used = 0
 }
+
+// unread counts the slots the kernel filled and no read took (after
+// release, the lent ones are given back): the frames a close discards.
+func (r *ring) unread() int {
+	n := 0
+	for i := 0; r.mem != nil && i < r.frames; i++ {
+		if r.status(i)&unix.TP_STATUS_USER != 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -145,3 +145,24 @@ func TestRingOrderWrapAndLimit(t *testing.T) {
 		r.release()
 	}
 }
+
+// The frames a close finds in the ring, filled and not read, are what it
+// discards; a slot lent to a reader was read.
+func TestRingUnread(t *testing.T) {
+	r := fakeRing(t, 4)
+	for i := 0; i < 3; i++ {
+		deliver(r, i, wireFrame(0, 0, 60, byte(i)), 0, 0, 0, 0)
+	}
+	frames := make([][]byte, 1)
+	if n, _, _ := r.collect(frames, nil); n != 1 {
+		t.Fatalf("collect = %d frames, want 1", n)
+	}
+	r.release()
+	if n := r.unread(); n != 2 {
+		t.Errorf("unread = %d after one of three frames was read, want 2", n)
+	}
+	r.mem = nil
+	if n := r.unread(); n != 0 {
+		t.Errorf("unread of an unmapped ring = %d, want 0", n)
+	}
+}
