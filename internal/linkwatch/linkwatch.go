@@ -13,8 +13,13 @@ import (
 // Event is the state of one interface after a change.
 type Event struct {
 	// Name is the interface name. After a rename, the old name gets an
-	// Event with State LinkAbsent and the new name an Event of its own.
+	// Event with State LinkAbsent and Renamed set, and the new name an
+	// Event of its own.
 	Name string
+	// Renamed is set only on the LinkAbsent Event a rename gives the old
+	// name: the interface's new name. The interface (Index) still exists;
+	// a consumer that follows interfaces by index keeps it.
+	Renamed string
 	// Index is the interface index.
 	Index int
 	// State is LinkUp when the interface is administratively up and has
@@ -36,7 +41,7 @@ type Event struct {
 
 // same reports whether two events describe the same state.
 func (e Event) same(o Event) bool {
-	return e.Name == o.Name && e.Index == o.Index && e.State == o.State &&
+	return e.Name == o.Name && e.Renamed == o.Renamed && e.Index == o.Index && e.State == o.State &&
 		e.AdminUp == o.AdminUp && e.Carrier == o.Carrier && e.MTU == o.MTU &&
 		bytes.Equal(e.MAC, o.MAC)
 }
@@ -192,7 +197,7 @@ func (w *Watcher) apply(e Event) {
 			if i, ok := w.byName[old.Name]; ok && i == e.Index {
 				delete(w.byName, old.Name)
 			}
-			w.queue = append(w.queue, Event{Name: old.Name, Index: old.Index, State: platform.LinkAbsent, MTU: old.MTU, MAC: old.MAC})
+			w.queue = append(w.queue, Event{Name: old.Name, Renamed: e.Name, Index: old.Index, State: platform.LinkAbsent, MTU: old.MTU, MAC: old.MAC})
 		}
 		w.byIndex[e.Index] = e
 		w.byName[e.Name] = e.Index

@@ -141,10 +141,13 @@ func TestIntegrationRenameReportsOldNameAbsent(t *testing.T) {
 	old, _ := w.Lookup("eth0")
 	a.Run("ip", "link", "set", "eth0", "down")
 	a.Run("ip", "link", "set", "eth0", "name", "eth9")
-	waitFor(t, w, "eth0 absent after rename", is("eth0", platform.LinkAbsent))
+	gone := waitFor(t, w, "eth0 absent after rename", is("eth0", platform.LinkAbsent))
+	if gone.Renamed != "eth9" || gone.Index != old.Index {
+		t.Errorf("eth0's absent event %+v: want Renamed eth9 and index %d (the link still exists)", gone, old.Index)
+	}
 	e := waitFor(t, w, "eth9 after rename", func(e linkwatch.Event) bool { return e.Name == "eth9" })
-	if e.Index != old.Index {
-		t.Errorf("eth9 has index %d, want eth0's %d", e.Index, old.Index)
+	if e.Index != old.Index || e.Renamed != "" {
+		t.Errorf("eth9 %+v: want eth0's index %d and no Renamed", e, old.Index)
 	}
 	if _, ok := w.Lookup("eth0"); ok {
 		t.Errorf("Lookup(eth0) finds the renamed link")
