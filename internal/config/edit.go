@@ -744,3 +744,43 @@ func NewLocalMAC() frame.MAC {
 	m[0] = (m[0] &^ 0x01) | 0x02
 	return m
 }
+
+// RenameIface follows an interface the kernel renamed from old to new:
+// every place the configuration names it (a bridge's member, span port or
+// static entry, a trunk's port) names it new instead, so the next start
+// finds it where the running daemon, which follows ifindexes, keeps it.
+// Settings are kept. It reports whether old was named anywhere, and
+// changes nothing, reporting false, when new is already in use (a member,
+// span or trunk port, a trunk, a bridge or its local TAP): the rename
+// cannot be followed then, and old is simply gone.
+func (c *Config) RenameIface(old, new string) bool {
+	if old == new || c.Trunk(old) != nil || c.Trunk(new) != nil || c.Bridge(new) != nil {
+		return false
+	}
+	if owner, _ := c.owner(old); owner == "" {
+		return false
+	}
+	if owner, _ := c.owner(new); owner != "" {
+		return false
+	}
+	for i := range c.Bridges {
+		b := &c.Bridges[i]
+		if p := b.Port(old); p != nil {
+			p.Name = new
+		}
+		if j := slices.Index(b.Spans, old); j >= 0 {
+			b.Spans[j] = new
+		}
+		for j := range b.Statics {
+			if b.Statics[j].Port == old {
+				b.Statics[j].Port = new
+			}
+		}
+	}
+	for i := range c.Trunks {
+		if p := c.Trunks[i].Port(old); p != nil {
+			p.Name = new
+		}
+	}
+	return true
+}

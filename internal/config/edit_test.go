@@ -459,3 +459,45 @@ func TestPending(t *testing.T) {
 		})
 	}
 }
+
+// A renamed interface keeps its place under its new name; a rename that
+// would clash with a name in use is not followed.
+func TestRenameIface(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, new string
+		// want changes editBase() into the expected result; nil when the
+		// rename is not followed.
+		want func(c *Config)
+	}{
+		{"member and its static", "eth1", "up1", func(c *Config) {
+			c.Bridges[0].Ports[0].Name = "up1"
+			c.Bridges[0].Statics[0].Port = "up1"
+		}},
+		{"span port", "eth3", "mirror0", func(c *Config) { c.Bridges[0].Spans[0] = "mirror0" }},
+		{"trunk port", "eth4", "lag0a", func(c *Config) { c.Trunks[0].Ports[0].Name = "lag0a" }},
+		{"not configured", "eth9", "up9", nil},
+		{"to a member's name", "eth1", "eth2", nil},
+		{"to a trunk port's name", "eth1", "eth4", nil},
+		{"to a bridge's name", "eth1", "br1", nil},
+		{"to a trunk's name", "eth1", "trunk0", nil},
+		{"a trunk itself", "trunk1", "lag1", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, want := editBase(), editBase()
+			if tt.want != nil {
+				tt.want(want)
+			}
+			if got := c.RenameIface(tt.old, tt.new); got != (tt.want != nil) {
+				t.Fatalf("RenameIface(%s, %s) = %v, want %v", tt.old, tt.new, got, tt.want != nil)
+			}
+			if !reflect.DeepEqual(c, want) {
+				t.Errorf("after RenameIface(%s, %s):\n got  %s\n want %s", tt.old, tt.new, c.Format(), want.Format())
+			}
+			if err := c.Validate(); err != nil {
+				t.Errorf("the renamed configuration does not validate: %v", err)
+			}
+		})
+	}
+}
