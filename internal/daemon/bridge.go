@@ -48,6 +48,8 @@ type portObj struct {
 	guard io.Closer
 	// trunk is set when the member is a swctl trunk (port is its Handle).
 	trunk *trunkObj
+	// reopenCounts keeps the counters of the ports reopens closed.
+	reopenCounts
 }
 
 // link is the port's link state, absent while it is.
@@ -308,30 +310,19 @@ func (b *bridgeObj) addStatics(statics []config.Static, port string) error {
 
 // linkChanged follows a link event for the bridge's port po; c is the
 // bridge's configuration.
-func (b *bridgeObj) linkChanged(c *config.Bridge, po *portObj, state platform.LinkState) {
+func (b *bridgeObj) linkChanged(c *config.Bridge, po *portObj, ev linkEvent) {
 	g := b.g
+	state := ev.state
 	switch {
 	case po.trunk != nil:
 		// A trunk's link follows its ports, not netlink.
 	case state == platform.LinkAbsent && po.port != nil:
 		g.log.Info("port gone", "bridge", b.name, "port", po.name)
 		b.detach(po)
-		b.fitLocal()
 	case state != platform.LinkAbsent && po.port == nil:
-		var pc *config.Port
-		if !po.span {
-			pc = c.Port(po.name)
-		}
-		if err := b.attach(po, pc); err != nil {
-			g.log.Warn("cannot attach port that appeared", "bridge", b.name, "port", po.name, "err", err)
-			return
-		}
-		if !po.span {
-			if err := b.addStatics(c.Statics, po.name); err != nil {
-				g.log.Warn("static entry", "bridge", b.name, "port", po.name, "err", err)
-			}
-		}
-		b.fitLocal()
+		b.attachAppeared(c, po)
+	case resized(po.port, ev):
+		b.reopen(c, po, ev.mtu)
 	case po.port != nil:
 		if ls, ok := po.port.(platform.LinkSetter); ok {
 			old := po.port.Link()
@@ -343,6 +334,25 @@ func (b *bridgeObj) linkChanged(c *config.Bridge, po *portObj, state platform.Li
 		if !po.span {
 			b.br.LinkChanged(po.name)
 			b.linkSTP()
+		}
+	}
+}
+
+// attachAppeared attaches the configured port po whose interface now
+// exists, with its static entries; c is the bridge's configuration. A
+// failure is logged and leaves it absent.
+func (b *bridgeObj) attachAppeared(c *config.Bridge, po *portObj) {
+	var pc *config.Port
+	if !po.span {
+		pc = c.Port(po.name)
+	}
+	if err := b.attach(po, pc); err != nil {
+		b.g.log.Warn("cannot attach port that appeared", "bridge", b.name, "port", po.name, "err", err)
+		return
+	}
+	if !po.span {
+		if err := b.addStatics(c.Statics, po.name); err != nil {
+			b.g.log.Warn("static entry", "bridge", b.name, "port", po.name, "err", err)
 		}
 	}
 }

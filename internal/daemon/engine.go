@@ -209,15 +209,20 @@ func (e *engine) resync() {
 	names := e.graph.names()
 	e.mu.Unlock()
 	for _, n := range names {
-		e.linkChanged(n, e.graph.sys.LinkState(n))
+		e.linkChanged(linkEvent{name: n, state: e.graph.sys.LinkState(n)})
 	}
 }
 
-// linkChanged is called by the link watcher for every link event.
-func (e *engine) linkChanged(name string, state platform.LinkState) {
+// linkChanged is called by the link watcher for every link event. A
+// configured interface renamed is followed (follow.go); any other event
+// goes to the graph.
+func (e *engine) linkChanged(ev linkEvent) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.graph.linkChanged(e.cfg, name, state)
+	if ev.renamed != "" && e.followRename(ev.name, ev.renamed) {
+		return
+	}
+	e.graph.linkChanged(e.cfg, ev)
 }
 
 // errNoBridge names a bridge that does not exist.

@@ -47,7 +47,12 @@ type fakeSystem struct {
 	// taps are every TAP created, in order.
 	taps []*fakeTap
 	// watch is the engine's link callback.
-	watch func(string, platform.LinkState)
+	watch func(linkEvent)
+	// mtus are the interfaces' MTUs, when not 1500.
+	mtus map[string]int
+	// renames maps an old name to the new one, for the stack guards of
+	// renamed interfaces (which hold an interface, not a name).
+	renames map[string]string
 	// ips are the host's addresses on TAPs, by name (HostIPs).
 	ips map[string][]netip.Addr
 	// defaultRoute are the interfaces holding the default route.
@@ -95,6 +100,9 @@ func (s *fakeSystem) OpenPort(name string, _ bool) (platform.Port, error) {
 		return nil, errors.New("no such interface")
 	}
 	near, far := memport.Pair(name, net.HardwareAddr{2, 0, 0, 0, 0, 1}, name+"-far", net.HardwareAddr{2, 0, 0, 0, 0, 2})
+	if mtu := s.mtus[name]; mtu > 0 {
+		near.SetMTU(mtu)
+	}
 	s.far[name] = far
 	s.open[name]++
 	p := &trackedPort{Port: near, sys: s}
@@ -161,7 +169,15 @@ func (s *fakeSystem) GuardStack(name string) (io.Closer, error) {
 	s.guards[name]++
 	var once sync.Once
 	return closerFunc(func() error {
-		once.Do(func() { s.mu.Lock(); s.guards[name]--; s.mu.Unlock() })
+		once.Do(func() {
+			s.mu.Lock()
+			n := name
+			for s.renames[n] != "" {
+				n = s.renames[n]
+			}
+			s.guards[n]--
+			s.mu.Unlock()
+		})
 		return nil
 	}), nil
 }
@@ -222,8 +238,8 @@ func (s *fakeSystem) RestoreLLAddr(name string) error {
 
 func (s *fakeSystem) DefaultRouteIfaces() ([]string, error) { return s.defaultRoute, nil }
 
-func (s *fakeSystem) Watch(fn func(string, platform.LinkState)) error { s.watch = fn; return nil }
-func (s *fakeSystem) Close() error                                    { return nil }
+func (s *fakeSystem) Watch(fn func(linkEvent)) error { s.watch = fn; return nil }
+func (s *fakeSystem) Close() error                   { return nil }
 
 // setLink changes an interface and tells the engine, as netlink would.
 func (s *fakeSystem) setLink(name string, st platform.LinkState) {
@@ -234,7 +250,43 @@ func (s *fakeSystem) setLink(name string, st platform.LinkState) {
 		s.links[name] = st
 	}
 	s.mu.Unlock()
-	s.watch(name, st)
+	s.watch(linkEvent{name: name, state: st})
+}
+
+// rename renames an interface and tells the engine, as netlink would
+// (linkwatch): the old name absent, renamed, then the new one. Its MAC
+// and stack guards go with it.
+func (s *fakeSystem) rename(old, new string) {
+	s.mu.Lock()
+	st := s.links[old]
+	s.links[new] = st
+	delete(s.links, old)
+	for _, m := range []map[string]net.HardwareAddr{s.macs, s.orig} {
+		if mac, ok := m[old]; ok {
+			m[new] = mac
+			delete(m, old)
+		}
+	}
+	s.guards[new], s.guards[old] = s.guards[old], 0
+	if s.renames == nil {
+		s.renames = map[string]string{}
+	}
+	s.renames[old] = new
+	s.mu.Unlock()
+	s.watch(linkEvent{name: old, state: platform.LinkAbsent, renamed: new})
+	s.watch(linkEvent{name: new, state: st})
+}
+
+// setMTU changes an interface's MTU and tells the engine.
+func (s *fakeSystem) setMTU(name string, mtu int) {
+	s.mu.Lock()
+	if s.mtus == nil {
+		s.mtus = map[string]int{}
+	}
+	s.mtus[name] = mtu
+	st := s.links[name]
+	s.mu.Unlock()
+	s.watch(linkEvent{name: name, state: st, mtu: mtu})
 }
 
 func (s *fakeSystem) counts(name string) (open, guards int) {

@@ -9,7 +9,6 @@ import (
 	"github.com/swctl/swctl/bridge"
 	"github.com/swctl/swctl/clock"
 	"github.com/swctl/swctl/internal/config"
-	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/promisc"
 	"github.com/swctl/swctl/trunk"
 )
@@ -206,20 +205,24 @@ func (g *graph) names() []string {
 
 // linkChanged follows a link event: a configured port whose interface
 // appeared is attached, one whose interface went is detached (and stays
-// configured, absent), and any other change of state is passed on. A
-// bridge member that is a swctl trunk follows its trunk, not links.
-func (g *graph) linkChanged(cfg *config.Config, name string, state platform.LinkState) {
+// configured, absent), one whose MTU changed is reopened (follow.go), and
+// any other change of state is passed on. A bridge member that is a swctl
+// trunk follows its trunk, not links. Every local TAP then takes its
+// members' smallest MTU again: a trunk member's may have changed.
+func (g *graph) linkChanged(cfg *config.Config, ev linkEvent) {
 	for _, to := range g.trunks {
-		if tpo := to.ports[name]; tpo != nil {
-			to.linkChanged(cfg.Trunk(to.name), tpo, state)
+		if tpo := to.ports[ev.name]; tpo != nil {
+			to.linkChanged(cfg.Trunk(to.name), tpo, ev)
 		}
 	}
-	if g.trunks[name] != nil {
-		return
+	if g.trunks[ev.name] == nil {
+		for _, b := range g.bridges {
+			if po := b.ports[ev.name]; po != nil {
+				b.linkChanged(cfg.Bridge(b.name), po, ev)
+			}
+		}
 	}
 	for _, b := range g.bridges {
-		if po := b.ports[name]; po != nil {
-			b.linkChanged(cfg.Bridge(b.name), po, state)
-		}
+		b.fitLocal()
 	}
 }

@@ -67,11 +67,11 @@ func (e *engine) snapshot() metrics.Snapshot {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var s metrics.Snapshot
-	addPort := func(owner, role, name string, p platform.Port) {
+	addPort := func(owner, role, name string, p platform.Port, rc *reopenCounts) {
 		mp := metrics.Port{Name: name, Owner: owner, Role: role}
 		if p != nil {
 			mp.Up = p.Link() == platform.LinkUp
-			mp.Counters = p.Counters()
+			mp.Counters = rc.total(p.Counters())
 		}
 		s.Ports = append(s.Ports, mp)
 	}
@@ -81,13 +81,15 @@ func (e *engine) snapshot() metrics.Snapshot {
 			continue
 		}
 		if b.local != nil {
-			addPort(c.Name, api.RoleLocal, b.local.Name(), b.local)
+			addPort(c.Name, api.RoleLocal, b.local.Name(), b.local, nil)
 		}
 		for _, p := range c.Ports {
-			addPort(c.Name, api.RoleMember, p.Name, b.ports[p.Name].open())
+			po := b.ports[p.Name]
+			addPort(c.Name, api.RoleMember, p.Name, po.open(), po.counts())
 		}
 		for _, sp := range c.Spans {
-			addPort(c.Name, api.RoleSpan, sp, b.ports[sp].open())
+			po := b.ports[sp]
+			addPort(c.Name, api.RoleSpan, sp, po.open(), po.counts())
 		}
 		mb := metrics.Bridge{Name: c.Name, Addresses: b.br.AddrCount(), Stats: b.br.Stats()}
 		if b.capture != nil {
@@ -106,15 +108,16 @@ func (e *engine) snapshot() metrics.Snapshot {
 		}
 		to.tapMu.Lock()
 		if to.tap != nil {
-			addPort(c.Name, api.RoleLocal, to.tap.Name(), to.tap)
+			addPort(c.Name, api.RoleLocal, to.tap.Name(), to.tap, nil)
 		}
 		to.tapMu.Unlock()
 		for _, p := range c.Ports {
 			var port platform.Port
+			var rc *reopenCounts
 			if tpo := to.ports[p.Name]; tpo != nil {
-				port = tpo.port
+				port, rc = tpo.port, &tpo.reopenCounts
 			}
-			addPort(c.Name, api.RoleTrunk, p.Name, port)
+			addPort(c.Name, api.RoleTrunk, p.Name, port, rc)
 		}
 		mt := metrics.Trunk{Name: c.Name, Proto: c.Proto, Active: to.tr.Active(), Stats: to.tr.Stats()}
 		for _, p := range to.tr.Ports() {
@@ -139,6 +142,14 @@ func (po *portObj) open() platform.Port {
 		return nil
 	}
 	return po.port
+}
+
+// counts returns the port's carried counters, nil for a nil port.
+func (po *portObj) counts() *reopenCounts {
+	if po == nil {
+		return nil
+	}
+	return &po.reopenCounts
 }
 
 // stpSnapshot reads a spanning tree's status for the metrics.

@@ -195,13 +195,13 @@ func (e *engine) PortShow(_ context.Context, name string) ([]api.PortInfo, error
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := []api.PortInfo{}
-	add := func(bridgeName, role, iface string, p platform.Port) {
+	add := func(bridgeName, role, iface string, p platform.Port, rc *reopenCounts) {
 		if name != "" && name != iface {
 			return
 		}
 		pi := api.PortInfo{Name: iface, Bridge: bridgeName, Role: role, Link: platform.LinkAbsent.String()}
 		if p != nil {
-			cn := p.Counters()
+			cn := rc.total(p.Counters())
 			pi.Link = p.Link().String()
 			pi.Promisc = e.graph.promisc.Held(iface)
 			pi.RxPackets, pi.RxBytes, pi.TxPackets, pi.TxBytes = cn.RxPackets, cn.RxBytes, cn.TxPackets, cn.TxBytes
@@ -213,19 +213,22 @@ func (e *engine) PortShow(_ context.Context, name string) ([]api.PortInfo, error
 	for _, c := range e.cfg.Bridges {
 		b := e.graph.bridges[c.Name]
 		if b.local != nil {
-			add(c.Name, api.RoleLocal, b.local.Name(), b.local)
+			add(c.Name, api.RoleLocal, b.local.Name(), b.local, nil)
 		}
 		for _, p := range c.Ports {
-			add(c.Name, api.RoleMember, p.Name, b.ports[p.Name].port)
+			po := b.ports[p.Name]
+			add(c.Name, api.RoleMember, p.Name, po.port, &po.reopenCounts)
 		}
 		for _, s := range c.Spans {
-			add(c.Name, api.RoleSpan, s, b.ports[s].port)
+			po := b.ports[s]
+			add(c.Name, api.RoleSpan, s, po.port, &po.reopenCounts)
 		}
 	}
 	for _, c := range e.cfg.Trunks {
 		to := e.graph.trunks[c.Name]
 		for _, p := range c.Ports {
-			add(c.Name, api.RoleTrunk, p.Name, to.ports[p.Name].port)
+			tpo := to.ports[p.Name]
+			add(c.Name, api.RoleTrunk, p.Name, tpo.port, &tpo.reopenCounts)
 		}
 	}
 	if name != "" && len(out) == 0 {
@@ -274,6 +277,7 @@ func (e *engine) TrunkShow(_ context.Context, name string) ([]api.TrunkInfo, err
 			if rp, ok := running[p.Name]; ok {
 				pi.Link = rp.Link.String()
 				pi.Flags = rp.Flags
+				rp.Counters = to.ports[p.Name].total(rp.Counters)
 				showPortCounters(&pi, rp)
 				if ls, ok := rp.Detail.(lacp.PortState); ok {
 					pi.LACP = lacpInfo(ls)

@@ -48,7 +48,20 @@ type system interface {
 	// (IPv4 and IPv6, main table) leave by.
 	DefaultRouteIfaces() ([]string, error)
 	// Watch delivers link changes to fn until the system is closed.
-	Watch(fn func(name string, state platform.LinkState)) error
+	Watch(fn func(linkEvent)) error
 	// Close stops watching.
 	Close() error
+}
+
+// linkEvent is one change of an interface, as the engine follows it.
+type linkEvent struct {
+	// name is the interface's name.
+	name string
+	// state is its state: LinkAbsent when it was deleted, or renamed.
+	state platform.LinkState
+	// mtu is its MTU; 0 when not known, and the open port's is kept.
+	mtu int
+	// renamed is set on the LinkAbsent event of a rename: the
+	// interface's new name. The interface still exists.
+	renamed string
 }

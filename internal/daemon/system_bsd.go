@@ -192,7 +192,7 @@ func (s *bsdSystem) RestoreLLAddr(name string) error {
 
 // Watch delivers the routing socket's link events (internal/linkwatch) to
 // fn until Close.
-func (s *bsdSystem) Watch(fn func(name string, state platform.LinkState)) error {
+func (s *bsdSystem) Watch(fn func(linkEvent)) error {
 	if s.done != nil {
 		return errors.New("link watch: already started")
 	}
@@ -210,7 +210,7 @@ func (s *bsdSystem) Watch(fn func(name string, state platform.LinkState)) error 
 					}
 					return
 				}
-				fn(ev.Name, ev.State)
+				fn(linkEventOf(ev))
 			}
 		}
 	}()

@@ -179,7 +179,7 @@ func (s *linuxSystem) LinkState(name string) platform.LinkState {
 // DefaultRouteIfaces implements system.
 func (s *linuxSystem) DefaultRouteIfaces() ([]string, error) { return defaultroute.Ifaces() }
 
-func (s *linuxSystem) Watch(fn func(name string, state platform.LinkState)) error {
+func (s *linuxSystem) Watch(fn func(linkEvent)) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	go func() {
@@ -192,7 +192,7 @@ func (s *linuxSystem) Watch(fn func(name string, state platform.LinkState)) erro
 				if !ok {
 					return
 				}
-				fn(ev.Name, ev.State)
+				fn(linkEventOf(ev))
 			}
 		}
 	}()

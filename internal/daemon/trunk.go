@@ -59,6 +59,8 @@ type trunkPortObj struct {
 	lladdr bool
 	// promisc is set when swctl holds a promiscuous membership on it.
 	promisc bool
+	// reopenCounts keeps the counters of the sockets reopens closed.
+	reopenCounts
 }
 
 // carrier is what a TAP can do besides being a Port: follow the trunk.
@@ -175,29 +177,9 @@ func (to *trunkObj) attachPort(c *config.Trunk, tpo *trunkPortObj, pc *config.Tr
 		g.log.Info("port absent", "trunk", to.name, "port", tpo.name)
 		return nil
 	}
-	var (
-		port  platform.Port
-		guard io.Closer
-		held  bool
-		set   bool
-	)
 	defer func() {
-		if err == nil {
-			return
-		}
-		if held {
-			g.promisc.Release(port.(promisc.Port))
-		}
-		if port != nil {
-			port.Close()
-		}
-		if guard != nil {
-			guard.Close()
-		}
-		if set {
-			if rerr := g.sys.RestoreLLAddr(tpo.name); rerr != nil {
-				g.log.Error("cannot restore the MAC of a port that failed to join", "trunk", to.name, "port", tpo.name, "err", rerr)
-			}
+		if err != nil {
+			to.detachPort(tpo)
 		}
 	}()
 	if !c.Promisc {
@@ -207,14 +189,40 @@ func (to *trunkObj) attachPort(c *config.Trunk, tpo *trunkPortObj, pc *config.Tr
 		if err := g.sys.SetLLAddr(tpo.name, net.HardwareAddr(c.LLAddr[:]), "trunk "+to.name); err != nil {
 			return fmt.Errorf("%s: add %s: set lladdr: %w", to.name, tpo.name, err)
 		}
-		set = true
+		tpo.lladdr = true
 	}
+	if tpo.guard, err = g.sys.GuardStack(tpo.name); err != nil {
+		return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
+	}
+	if err := to.openPort(c, tpo, pc); err != nil {
+		return err
+	}
+	to.fitTap()
+	return nil
+}
+
+// openPort opens the socket of tpo, whose MAC and stack guard are in
+// place, and adds it to the trunk: with the promisc policy (c) it takes a
+// promiscuous membership, otherwise the multicast ones it needs. On error
+// nothing it opened is left open.
+func (to *trunkObj) openPort(c *config.Trunk, tpo *trunkPortObj, pc *config.TrunkPort) (err error) {
+	g := to.g
 	// Members carry offloads (virtio_net_hdr), as bridge members do:
 	// the trunk passes them on to a bridge, or the pump's egress
 	// finishes them in software for its TAP.
-	if port, err = g.sys.OpenPort(tpo.name, true); err != nil {
+	port, err := g.sys.OpenPort(tpo.name, true)
+	if err != nil {
 		return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
 	}
+	held := false
+	defer func() {
+		if err != nil {
+			if held {
+				g.promisc.Release(port.(promisc.Port))
+			}
+			port.Close()
+		}
+	}()
 	if c.Promisc {
 		if pp, ok := port.(promisc.Port); ok {
 			if err := g.promisc.Acquire(pp); err != nil {
@@ -237,21 +245,16 @@ func (to *trunkObj) attachPort(c *config.Trunk, tpo *trunkPortObj, pc *config.Tr
 			}
 		}
 	}
-	if guard, err = g.sys.GuardStack(tpo.name); err != nil {
-		return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
-	}
 	if err := to.tr.AddPort(port, trunk.PortConfig{Priority: pc.Priority, LACPPortPriority: uint16(pc.LACPPortPriority)}); err != nil {
 		return fmt.Errorf("%s: %w", to.name, err)
 	}
-	tpo.port, tpo.guard, tpo.lladdr, tpo.promisc = port, guard, set, held
-	to.fitTap()
+	tpo.port, tpo.promisc = port, held
 	return nil
 }
 
-// detachPort takes a port out of the trunk and gives the interface back
-// as it was (its own MAC, no promiscuity); it stays configured (absent)
-// unless the caller forgets it.
-func (to *trunkObj) detachPort(tpo *trunkPortObj) {
+// closePort takes tpo's socket out of the trunk and closes it, with its
+// promiscuous membership; the MAC and the stack guard stay.
+func (to *trunkObj) closePort(tpo *trunkPortObj) {
 	if tpo.port == nil {
 		return
 	}
@@ -265,6 +268,18 @@ func (to *trunkObj) detachPort(tpo *trunkPortObj) {
 		g.log.Warn("remove trunk port", "trunk", to.name, "port", tpo.name, "err", err)
 	}
 	tpo.port.Close()
+	tpo.port, tpo.promisc = nil, false
+}
+
+// detachPort takes a port out of the trunk and gives the interface back
+// as it was (its own MAC, no promiscuity, its stack); it stays configured
+// (absent) unless the caller forgets it.
+func (to *trunkObj) detachPort(tpo *trunkPortObj) {
+	if tpo.port == nil && tpo.guard == nil && !tpo.lladdr {
+		return
+	}
+	g := to.g
+	to.closePort(tpo)
 	if tpo.guard != nil {
 		tpo.guard.Close()
 	}
@@ -273,7 +288,7 @@ func (to *trunkObj) detachPort(tpo *trunkPortObj) {
 			g.log.Error("cannot restore the MAC of a port leaving its trunk", "trunk", to.name, "port", tpo.name, "err", err)
 		}
 	}
-	tpo.port, tpo.guard, tpo.lladdr, tpo.promisc = nil, nil, false, false
+	tpo.guard, tpo.lladdr = nil, false
 	to.fitTap()
 }
 
@@ -344,8 +359,9 @@ func (to *trunkObj) stop() {
 
 // linkChanged follows a link event for the trunk's port tpo; c is the
 // trunk's configuration.
-func (to *trunkObj) linkChanged(c *config.Trunk, tpo *trunkPortObj, state platform.LinkState) {
+func (to *trunkObj) linkChanged(c *config.Trunk, tpo *trunkPortObj, ev linkEvent) {
 	g := to.g
+	state := ev.state
 	switch {
 	case state == platform.LinkAbsent && tpo.port != nil:
 		g.log.Info("port gone", "trunk", to.name, "port", tpo.name)
@@ -354,6 +370,8 @@ func (to *trunkObj) linkChanged(c *config.Trunk, tpo *trunkPortObj, state platfo
 		if err := to.attachPort(c, tpo, c.Port(tpo.name)); err != nil {
 			g.log.Warn("cannot attach port that appeared", "trunk", to.name, "port", tpo.name, "err", err)
 		}
+	case resized(tpo.port, ev):
+		to.reopenPort(c, tpo, ev.mtu)
 	case tpo.port != nil:
 		if ls, ok := tpo.port.(platform.LinkSetter); ok {
 			if tpo.port.Link() != state {
