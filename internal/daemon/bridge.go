@@ -322,7 +322,8 @@ func (b *bridgeObj) linkChanged(c *config.Bridge, po *portObj, ev linkEvent) {
 	case state != platform.LinkAbsent && po.port == nil:
 		b.attachAppeared(c, po)
 	case resized(po.port, ev):
-		b.reopen(c, po, ev.mtu)
+		g.log.Info("port MTU changed: reopening it", "bridge", b.name, "port", po.name, "mtu", ev.mtu, "was", po.port.MTU())
+		b.reopen(c, po, po.name)
 	case po.port != nil:
 		if ls, ok := po.port.(platform.LinkSetter); ok {
 			old := po.port.Link()

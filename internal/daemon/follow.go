@@ -11,7 +11,8 @@ import (
 //  1. A rename keeps the member: the kernel bridge holds its ports by
 //     ifindex, and so does swctl. Ports are known by name inside bridges
 //     and trunks, so the member's socket is reopened under the new name
-//     (a trunk port keeps its MAC and stack guard meanwhile), and the
+//     (its stack guard stays in place throughout; a trunk port keeps the
+//     trunk's MAC), and the
 //     configuration file is rewritten to the new name: it names
 //     interfaces as they are called, so that the next start finds the
 //     member where the running daemon has it.
@@ -59,31 +60,12 @@ func (g *graph) rename(next *config.Config, old, new string) {
 		if tpo == nil {
 			continue
 		}
-		c := next.Trunk(to.name)
-		reopen := tpo.port != nil
-		tpo.closing(tpo.port, func() { to.closePort(tpo) })
-		delete(to.ports, old)
-		tpo.name = new
-		to.ports[new] = tpo
-		if reopen {
-			to.reopened(c, tpo)
-		} else {
-			to.linkChanged(c, tpo, linkEvent{name: new, state: g.sys.LinkState(new)})
-		}
+		to.reopen(next.Trunk(to.name), tpo, new)
 	}
 	for _, b := range g.bridges {
-		po := b.ports[old]
-		if po == nil {
-			continue
+		if po := b.ports[old]; po != nil {
+			b.reopen(next.Bridge(b.name), po, new)
 		}
-		po.closing(po.port, func() { b.detach(po) })
-		delete(b.ports, old)
-		po.name = new
-		b.ports[new] = po
-		b.linkChanged(next.Bridge(b.name), po, linkEvent{name: new, state: g.sys.LinkState(new)})
-	}
-	for _, b := range g.bridges {
-		b.fitLocal()
 	}
 }
 
@@ -93,28 +75,45 @@ func resized(p platform.Port, ev linkEvent) bool {
 	return p != nil && ev.mtu > 0 && ev.mtu != p.MTU()
 }
 
-// reopen closes member po's port and opens it again, for the MTU mtu
-// (step 2 above); c is the bridge's configuration.
-func (b *bridgeObj) reopen(c *config.Bridge, po *portObj, mtu int) {
-	b.g.log.Info("port MTU changed: reopening it", "bridge", b.name, "port", po.name, "mtu", mtu, "was", po.port.MTU())
+// reopen closes member po's port and, under the name name (its own, or
+// the one it was renamed to), opens it again if the interface exists; c
+// is the bridge's configuration. The old stack guard stays until the new
+// one is in place, so the member's own stack never sees a bridged frame
+// meanwhile.
+func (b *bridgeObj) reopen(c *config.Bridge, po *portObj, name string) {
+	guard := po.guard
+	po.guard = nil
 	po.closing(po.port, func() { b.detach(po) })
-	b.attachAppeared(c, po)
+	if name != po.name {
+		delete(b.ports, po.name)
+		po.name = name
+		b.ports[name] = po
+	}
+	b.linkChanged(c, po, linkEvent{name: name, state: b.g.sys.LinkState(name)})
+	if guard != nil {
+		guard.Close()
+	}
+	b.fitLocal()
 }
 
-// reopenPort closes trunk port tpo's socket and opens it again, for the
-// MTU mtu (step 2 above); its MAC and stack guard stay. c is the trunk's
-// configuration.
-func (to *trunkObj) reopenPort(c *config.Trunk, tpo *trunkPortObj, mtu int) {
-	to.g.log.Info("port MTU changed: reopening it", "trunk", to.name, "port", tpo.name, "mtu", mtu, "was", tpo.port.MTU())
+// reopen closes trunk port tpo's socket and, under the name name (its
+// own, or the one it was renamed to), opens it again; its MAC and stack
+// guard stay. If it cannot, the port is detached (its MAC given back)
+// and stays absent. c is the trunk's configuration.
+func (to *trunkObj) reopen(c *config.Trunk, tpo *trunkPortObj, name string) {
+	attached := tpo.port != nil
 	tpo.closing(tpo.port, func() { to.closePort(tpo) })
-	to.reopened(c, tpo)
-}
-
-// reopened opens the socket of tpo again after closePort; if it
-// cannot, the port is detached (its MAC given back) and stays absent.
-func (to *trunkObj) reopened(c *config.Trunk, tpo *trunkPortObj) {
-	if err := to.openPort(c, tpo, c.Port(tpo.name)); err != nil {
-		to.g.log.Warn("cannot reopen trunk port: detached", "trunk", to.name, "port", tpo.name, "err", err)
+	if name != tpo.name {
+		delete(to.ports, tpo.name)
+		tpo.name = name
+		to.ports[name] = tpo
+	}
+	if !attached {
+		to.linkChanged(c, tpo, linkEvent{name: name, state: to.g.sys.LinkState(name)})
+		return
+	}
+	if err := to.openPort(c, tpo, c.Port(name)); err != nil {
+		to.g.log.Warn("cannot reopen trunk port: detached", "trunk", to.name, "port", name, "err", err)
 		to.detachPort(tpo)
 		return
 	}

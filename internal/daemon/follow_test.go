@@ -153,8 +153,8 @@ func TestFollowMTU(t *testing.T) {
 		} else {
 			port = e.graph.trunks["trunk0"].ports[s.iface].port
 		}
-		if open, _ := sys.counts(s.iface); open != 1 || port == nil || port.MTU() != s.mtu {
-			t.Fatalf("%s at MTU %d: %d ports open, port %v; want one, reopened for the MTU", s.iface, s.mtu, open, port)
+		if open, guards := sys.counts(s.iface); open != 1 || guards != 1 || port == nil || port.MTU() != s.mtu {
+			t.Fatalf("%s at MTU %d: %d ports and %d stack guards open, port %v; want one each, reopened for the MTU", s.iface, s.mtu, open, guards, port)
 		}
 		if localMTU() != s.local || trunkMTU() != s.trunkTap {
 			t.Errorf("after %s went to MTU %d: local TAP %d, trunk TAP %d; want %d and %d", s.iface, s.mtu, localMTU(), trunkMTU(), s.local, s.trunkTap)

@@ -371,7 +371,8 @@ func (to *trunkObj) linkChanged(c *config.Trunk, tpo *trunkPortObj, ev linkEvent
 			g.log.Warn("cannot attach port that appeared", "trunk", to.name, "port", tpo.name, "err", err)
 		}
 	case resized(tpo.port, ev):
-		to.reopenPort(c, tpo, ev.mtu)
+		g.log.Info("port MTU changed: reopening it", "trunk", to.name, "port", tpo.name, "mtu", ev.mtu, "was", tpo.port.MTU())
+		to.reopen(c, tpo, tpo.name)
 	case tpo.port != nil:
 		if ls, ok := tpo.port.(platform.LinkSetter); ok {
 			if tpo.port.Link() != state {
