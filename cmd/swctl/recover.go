@@ -18,7 +18,8 @@ func recoverCommand() *cli.Command {
 		Usage: "put back interface MACs a crashed daemon left changed (with no daemon running)",
 		Description: `Restores every hardware address the daemon journalled in its state
 directory before changing it (trunk members under the lladdr policy), on
-interfaces that still carry the address swctl set. Refuses while a daemon
+interfaces that still carry the address swctl set, found by their ifindex
+(a member renamed since gets its address back). Refuses while a daemon
 holds the state directory; a starting daemon does the same by itself.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "state-dir", Value: defaultStateDir, Usage: "the daemon's state directory `PATH`"},
