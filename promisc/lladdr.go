@@ -174,6 +174,9 @@ func (j *Journal) SetLLAddr(ifname string, mac net.HardwareAddr, owner string) e
 	if err != nil {
 		return fmt.Errorf("lladdr %s: set %s: %w", ifname, mac, err)
 	}
+	if err := j.dropReplacedLocked(ifname, index); err != nil {
+		return fmt.Errorf("lladdr %s: set %s: not changed: %w", ifname, mac, err)
+	}
 	prev, had := j.entries[index]
 	if !had && bytes.Equal(cur, mac) {
 		return nil
@@ -224,6 +227,30 @@ func (j *Journal) SetLLAddr(ifname string, mac net.HardwareAddr, owner string) e
 		return err
 	}
 	return nil
+}
+
+// dropReplacedLocked drops the entries journalled under ifname, now the
+// name of the interface index, whose own index is gone: the device was
+// deleted and another made under its name, and the old original belongs
+// to a device that no longer exists. (A renamed device keeps its index,
+// and its entry.)
+func (j *Journal) dropReplacedLocked(ifname string, index int) error {
+	dropped := false
+	for i, e := range j.entries {
+		if e.Interface != ifname || i == index {
+			continue
+		}
+		if _, _, err := j.ops.linkByIndex(i); errors.Is(err, ErrNoSuchInterface) {
+			j.log.Warn("lladdr journal: interface replaced, its old entry dropped",
+				"interface", ifname, "entry", e.String(), "ifindex", index, "journal_ifindex", i)
+			delete(j.entries, i)
+			dropped = true
+		}
+	}
+	if !dropped {
+		return nil
+	}
+	return j.writeLocked()
 }
 
 // RestoreLLAddr puts back the original hardware address of the interface

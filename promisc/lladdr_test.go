@@ -740,3 +740,24 @@ func trunkMACOnEth1(t *testing.T) (dir string, f *fakeLinks, j *Journal) {
 	}
 	return dir, f, j
 }
+
+// A device deleted and another made under its name: the new one's change
+// drops the old entry, whose original belongs to a device that is gone.
+func TestSetLLAddrReplacedDevice(t *testing.T) {
+	dir, f, j := trunkMACOnEth1(t)
+	f.remove("eth1")
+	f.put("eth1", 7, macB)
+	if err := j.SetLLAddr("eth1", mustMAC(macT), "trunk trunk0"); err != nil {
+		t.Fatal(err)
+	}
+	p := j.Pending()
+	if len(p) != 1 || p[0].Index != 7 || p[0].Original.String() != macB {
+		t.Fatalf("pending after the new eth1 was changed: %v, want one entry, index 7, original %s", p, macB)
+	}
+	if d := onDisk(t, dir); len(d) != 1 || d["eth1"].Index != 7 {
+		t.Fatalf("journal file: %v, want the new eth1's entry only", d)
+	}
+	if err := j.RestoreLLAddr("eth1"); err != nil || f.mac("eth1") != macB {
+		t.Fatalf("RestoreLLAddr = %v, eth1 = %s; want nil, %s", err, f.mac("eth1"), macB)
+	}
+}
