@@ -13,9 +13,9 @@ import (
 
 	"github.com/swctl/swctl/internal/defaultroute"
 	"github.com/swctl/swctl/internal/ifreq"
-	"github.com/swctl/swctl/internal/linkwatch"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/bpf"
+	"github.com/swctl/swctl/platform/linkwatch"
 	"github.com/swctl/swctl/platform/tap"
 	"github.com/swctl/swctl/promisc"
 )
@@ -190,7 +190,7 @@ func (s *bsdSystem) RestoreLLAddr(name string) error {
 	return s.journal.RestoreLLAddr(name)
 }
 
-// Watch delivers the routing socket's link events (internal/linkwatch) to
+// Watch delivers the routing socket's link events (platform/linkwatch) to
 // fn until Close.
 func (s *bsdSystem) Watch(fn func(linkEvent)) error {
 	if s.done != nil {

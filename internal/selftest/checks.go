@@ -15,8 +15,8 @@ import (
 
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/gen"
-	"github.com/swctl/swctl/internal/linkwatch"
 	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/linkwatch"
 	"github.com/swctl/swctl/platform/tap"
 	"github.com/swctl/swctl/promisc"
 )

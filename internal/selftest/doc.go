@@ -40,7 +40,7 @@
 //     puts the MAC back after a selftest that died half-way; a daemon
 //     holding the directory makes the check SKIP;
 //   - link events: the first interface of the selftest's own pair taken
-//     down and up, each change seen as an internal/linkwatch event
+//     down and up, each change seen as an platform/linkwatch event
 //     (netlink on Linux, the routing socket on the BSDs);
 //   - stack isolation (stack.go): the daemon's stack guard on the own
 //     pair's second interface, which gets an address for the check

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swctl/swctl/internal/linkwatch"
 	"github.com/swctl/swctl/internal/netnstest"
 	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/linkwatch"
 )
 
 const within = 5 * time.Second

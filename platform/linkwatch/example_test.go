@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/swctl/swctl/internal/linkwatch"
 	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/linkwatch"
 )
 
 // The daemon's use: learn the current state, then follow changes. Applying
