@@ -12,10 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/swctl/swctl/internal/defaultroute"
-	"github.com/swctl/swctl/internal/stackguard"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
 	"github.com/swctl/swctl/platform/linkwatch"
+	"github.com/swctl/swctl/platform/stackguard"
 	"github.com/swctl/swctl/platform/tap"
 	"github.com/swctl/swctl/promisc"
 )

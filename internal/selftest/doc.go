@@ -44,7 +44,7 @@
 //     (netlink on Linux, the routing socket on the BSDs);
 //   - stack isolation (stack.go): the daemon's stack guard on the own
 //     pair's second interface, which gets an address for the check
-//     (internal/stackguard's tcx drop on Linux, in the namespace; on
+//     (platform/stackguard's tcx drop on Linux, in the namespace; on
 //     OpenBSD bpf.DropFromStack, the address set and deleted with
 //     ifconfig(8)); a UDP datagram to it reaches its packet port but not
 //     its stack, and once the guard is gone the next one reaches the

@@ -10,8 +10,8 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/swctl/swctl/internal/nsenter"
-	"github.com/swctl/swctl/internal/stackguard"
 	"github.com/swctl/swctl/platform/afpacket"
+	"github.com/swctl/swctl/platform/stackguard"
 )
 
 // The selftest's own pair on Linux: a veth pair in a network namespace
@@ -114,7 +114,7 @@ func setLinkUp(name string, up bool) error {
 	return nil
 }
 
-// tcxGuard is the Linux stack guard, internal/stackguard, for the
+// tcxGuard is the Linux stack guard, platform/stackguard, for the
 // stack-isolation check; it runs in the selftest's own namespace.
 var tcxGuard = stackGuard{
 	what: "tcx drop",

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/swctl/swctl/internal/netnstest"
-	"github.com/swctl/swctl/internal/stackguard"
+	"github.com/swctl/swctl/platform/stackguard"
 )
 
 // childEnv, when set to an interface name, makes the test binary a child
