@@ -11,9 +11,9 @@ import (
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/gen/rfc2544"
 	"github.com/swctl/swctl/internal/cpustat"
-	"github.com/swctl/swctl/internal/nsenter"
 	"github.com/swctl/swctl/internal/tester"
 	"github.com/swctl/swctl/platform/afpacket"
+	"github.com/swctl/swctl/platform/nsenter"
 )
 
 // rateBed is the network-namespace testbed of one forwarding-rate setup:

@@ -13,9 +13,9 @@ import (
 
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/gen"
-	"github.com/swctl/swctl/internal/nsenter"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
+	"github.com/swctl/swctl/platform/nsenter"
 )
 
 // UDP destination ports of the address-caching frames: the receivers

@@ -9,8 +9,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/swctl/swctl/internal/nsenter"
 	"github.com/swctl/swctl/platform/afpacket"
+	"github.com/swctl/swctl/platform/nsenter"
 	"github.com/swctl/swctl/platform/stackguard"
 )
 

@@ -9,8 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/swctl/swctl/gen"
-	"github.com/swctl/swctl/internal/nsenter"
 	"github.com/swctl/swctl/platform/afpacket"
+	"github.com/swctl/swctl/platform/nsenter"
 )
 
 // End is an interface in a named network namespace (as `ip netns add`
