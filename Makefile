@@ -15,7 +15,7 @@ CROSS    := openbsd/amd64 openbsd/arm64 freebsd/amd64 freebsd/arm64
 # Packages with BSD-specific code or tests: their test binaries are
 # compiled for every CROSS target (they can only run on a BSD host).
 BSD_TEST_PKGS := ./platform/bpf/ ./platform/tap/ ./platform/linkwatch/ ./internal/ifreq/ \
-	./promisc/ ./internal/daemon/ ./internal/api/ ./internal/selftest/
+	./promisc/ ./platform/lladdr/ ./internal/daemon/ ./internal/api/ ./internal/selftest/
 
 .PHONY: all build install test unit fuzz demo bench bench-trunk bench-lb lint cross deps clean
 
@@ -77,7 +77,7 @@ endif
 # SWCTL_REQUIRE_NETNS=1, as .ci/run sets it.
 test: deps lint cross
 	$(GO) test -count=1 -timeout 14m ./...
-	$(GO) test -count=1 -race -timeout 10m ./bridge/ ./frame/ ./clock/ ./internal/api/ ./internal/config/ ./promisc/ ./platform/memport/ ./lb/ ./lacp/ ./trunk/
+	$(GO) test -count=1 -race -timeout 10m ./bridge/ ./frame/ ./clock/ ./internal/api/ ./internal/config/ ./promisc/ ./platform/lladdr/ ./platform/memport/ ./lb/ ./lacp/ ./trunk/
 
 # Unit tests only: no root, no network namespaces.
 unit:

@@ -11,7 +11,7 @@ import (
 
 	"github.com/swctl/swctl/internal/netnstest"
 	"github.com/swctl/swctl/internal/selftest"
-	"github.com/swctl/swctl/promisc"
+	"github.com/swctl/swctl/platform/lladdr"
 )
 
 // runSelftest runs the binary's `swctl selftest` with args (inside ns
@@ -109,7 +109,7 @@ func TestIntegrationSelftestIfaces(t *testing.T) {
 			t.Errorf("%s after swctl selftest: want up, MAC %s, promiscuity 0; got\n%s", c.name, c.mac, out)
 		}
 	}
-	j, err := promisc.OpenJournal(state)
+	j, err := lladdr.OpenJournal(state)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swctl/swctl/promisc"
+	"github.com/swctl/swctl/platform/lladdr"
 )
 
-// recoverFunc is promisc.Recover; tests replace it.
-var recoverFunc = promisc.Recover
+// recoverFunc is lladdr.Recover; tests replace it.
+var recoverFunc = lladdr.Recover
 
 func recoverCommand() *cli.Command {
 	return &cli.Command{

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/swctl/swctl/promisc"
+	"github.com/swctl/swctl/platform/lladdr"
 )
 
 func TestRecover(t *testing.T) {
@@ -16,7 +16,7 @@ func TestRecover(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "none")
 	empty := t.TempDir()
 	locked := t.TempDir()
-	unlock, err := promisc.LockStateDir(locked)
+	unlock, err := lladdr.LockStateDir(locked)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +59,11 @@ func TestRecover(t *testing.T) {
 
 func TestRecoverDefaultStateDir(t *testing.T) {
 	var gotDir string
-	recoverFunc = func(dir string, _ *slog.Logger) (promisc.Report, error) {
+	recoverFunc = func(dir string, _ *slog.Logger) (lladdr.Report, error) {
 		gotDir = dir
-		return promisc.Report{}, errors.New("lladdr eth1: restore 02:00:00:00:00:01: operation not permitted")
+		return lladdr.Report{}, errors.New("lladdr eth1: restore 02:00:00:00:00:01: operation not permitted")
 	}
-	defer func() { recoverFunc = promisc.Recover }()
+	defer func() { recoverFunc = lladdr.Recover }()
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"swctl", "recover"}, &stdout, &stderr)
 	if code != 1 || gotDir != defaultStateDir {

@@ -16,7 +16,7 @@ import (
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/config"
 	"github.com/swctl/swctl/platform/afpacket"
-	"github.com/swctl/swctl/promisc"
+	"github.com/swctl/swctl/platform/lladdr"
 )
 
 // Default paths.
@@ -148,13 +148,13 @@ func Run(ctx context.Context, opts Options) error {
 	if log == nil {
 		log = slog.Default()
 	}
-	unlock, err := promisc.LockStateDir(opts.StateDir)
+	unlock, err := lladdr.LockStateDir(opts.StateDir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	// Put back the hardware addresses a previous run left changed.
-	journal, err := promisc.OpenJournal(opts.StateDir)
+	journal, err := lladdr.OpenJournal(opts.StateDir)
 	if err != nil {
 		return err
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/bpf"
 	"github.com/swctl/swctl/platform/linkwatch"
+	"github.com/swctl/swctl/platform/lladdr"
 	"github.com/swctl/swctl/platform/tap"
-	"github.com/swctl/swctl/promisc"
 )
 
 // bsdSystem opens members over bpf(4) and follows links on the routing
@@ -32,7 +32,7 @@ type bsdSystem struct {
 	// trunk's) to the TAP's interface name.
 	taps map[string]string
 	// journal records every MAC change before it is made.
-	journal *promisc.Journal
+	journal *lladdr.Journal
 	// log receives the ports' rare warnings.
 	log *slog.Logger
 	// stop is closed by Close to end the delivery goroutine.
@@ -47,7 +47,7 @@ type bsdSystem struct {
 // newSystem makes the BSD system. Of opts' port settings only the
 // defaults exist here: /dev/bpf has no receive workers, TX ring or busy
 // polling.
-func newSystem(journal *promisc.Journal, log *slog.Logger, opts Options) (system, error) {
+func newSystem(journal *lladdr.Journal, log *slog.Logger, opts Options) (system, error) {
 	if opts.BusyPoll {
 		return nil, fmt.Errorf("daemon: busy polling (--busy-poll) needs AF_PACKET rings: not available on %s", runtime.GOOS)
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
 	"github.com/swctl/swctl/platform/linkwatch"
+	"github.com/swctl/swctl/platform/lladdr"
 	"github.com/swctl/swctl/platform/stackguard"
 	"github.com/swctl/swctl/platform/tap"
-	"github.com/swctl/swctl/promisc"
 )
 
 // linuxSystem opens members over AF_PACKET, host TAPs over /dev/net/tun,
@@ -30,7 +30,7 @@ type linuxSystem struct {
 	// done is closed when the delivery goroutine has returned.
 	done chan struct{}
 	// journal records every MAC change before it is made.
-	journal *promisc.Journal
+	journal *lladdr.Journal
 	// log receives the ports' rare warnings.
 	log *slog.Logger
 	// ports are the options of every AF_PACKET port, from the daemon's
@@ -40,7 +40,7 @@ type linuxSystem struct {
 
 // newSystem makes the Linux system; opts (checked by Run) gives its
 // ports' workers, TX mode, receive ring and polling.
-func newSystem(journal *promisc.Journal, log *slog.Logger, opts Options) (system, error) {
+func newSystem(journal *lladdr.Journal, log *slog.Logger, opts Options) (system, error) {
 	w, err := linkwatch.New()
 	if err != nil {
 		return nil, fmt.Errorf("link events: %w", err)

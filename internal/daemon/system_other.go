@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"runtime"
 
-	"github.com/swctl/swctl/promisc"
+	"github.com/swctl/swctl/platform/lladdr"
 )
 
-func newSystem(*promisc.Journal, *slog.Logger, Options) (system, error) {
+func newSystem(*lladdr.Journal, *slog.Logger, Options) (system, error) {
 	return nil, fmt.Errorf("swctl daemon: not implemented on %s (swctl runs on Linux, OpenBSD and FreeBSD)", runtime.GOOS)
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/linkwatch"
+	"github.com/swctl/swctl/platform/lladdr"
 	"github.com/swctl/swctl/platform/tap"
-	"github.com/swctl/swctl/promisc"
 )
 
 // checkOpen opens a packet port on each interface under test, waits for
@@ -294,8 +294,8 @@ func checkLLAddr(_ context.Context, s *session) Outcome {
 	dir := s.tmp
 	if s.links != s.own {
 		dir = s.opts.StateDir
-		unlock, err := promisc.LockStateDir(dir)
-		if le := (*promisc.StateDirLockedError)(nil); errors.As(err, &le) {
+		unlock, err := lladdr.LockStateDir(dir)
+		if le := (*lladdr.StateDirLockedError)(nil); errors.As(err, &le) {
 			return skip(CheckLLAddr, subject, "a swctl daemon holds the state directory %s, and with it the journal: stop it, or give another --state-dir", dir)
 		}
 		if err != nil {
@@ -303,7 +303,7 @@ func checkLLAddr(_ context.Context, s *session) Outcome {
 		}
 		defer unlock()
 	}
-	j, err := promisc.OpenJournal(dir)
+	j, err := lladdr.OpenJournal(dir)
 	if err != nil {
 		return fail(CheckLLAddr, subject, "%v", err)
 	}
@@ -342,7 +342,7 @@ func checkLLAddr(_ context.Context, s *session) Outcome {
 	}
 	journal := "a temporary journal"
 	if dir != s.tmp {
-		journal = filepath.Join(dir, promisc.JournalFile)
+		journal = filepath.Join(dir, lladdr.JournalFile)
 	}
 	return pass(CheckLLAddr, subject, "%s -> %s -> %s, each change in %s first", orig, mac, orig, journal)
 }
@@ -351,11 +351,11 @@ func checkLLAddr(_ context.Context, s *session) Outcome {
 // checks its entry for ifname: original orig and set mac, or none when
 // orig is nil.
 func journalLists(dir, ifname string, orig, mac net.HardwareAddr) error {
-	j, err := promisc.OpenJournal(dir)
+	j, err := lladdr.OpenJournal(dir)
 	if err != nil {
 		return err
 	}
-	var e *promisc.Entry
+	var e *lladdr.Entry
 	for _, p := range j.Pending() {
 		if p.Interface == ifname {
 			e = &p

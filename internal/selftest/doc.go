@@ -34,7 +34,7 @@
 //   - TAP create/destroy: platform/tap makes a TAP the OS lists up with
 //     the port's MAC, and after Close no longer lists;
 //   - lladdr set/restore: the first interface's MAC changed and put back
-//     through the promisc.Journal, read back from the OS and from the
+//     through the lladdr.Journal, read back from the OS and from the
 //     journal file each time. With --ifaces the journal is the daemon's
 //     (Options.StateDir, whose lock the check holds), so `swctl recover`
 //     puts the MAC back after a selftest that died half-way; a daemon

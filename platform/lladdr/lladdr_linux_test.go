@@ -1,4 +1,4 @@
-package promisc_test
+package lladdr_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/swctl/swctl/internal/netnstest"
-	"github.com/swctl/swctl/promisc"
+	"github.com/swctl/swctl/platform/lladdr"
 )
 
 const (
@@ -48,7 +48,7 @@ func ipMAC(t *testing.T, ns *netnstest.NS, ifname string) string {
 func TestIntegrationSetRestoreLLAddr(t *testing.T) {
 	ns := newVeth(t)
 	dir := t.TempDir()
-	j, err := promisc.OpenJournal(dir)
+	j, err := lladdr.OpenJournal(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestIntegrationSetRestoreLLAddr(t *testing.T) {
 	if setErr != nil {
 		t.Fatalf("SetLLAddr(ll0) = %v", setErr)
 	}
-	if !errors.Is(missingErr, promisc.ErrNoSuchInterface) {
+	if !errors.Is(missingErr, lladdr.ErrNoSuchInterface) {
 		t.Fatalf("SetLLAddr(nosuch0) = %v, want ErrNoSuchInterface", missingErr)
 	}
 	if got := ipMAC(t, ns, "ll0"); got != trunkMAC {
@@ -86,7 +86,7 @@ func TestIntegrationSetRestoreLLAddr(t *testing.T) {
 // Changed by someone else in between: left as it is.
 func TestIntegrationRestoreLeavesForeignChange(t *testing.T) {
 	ns := newVeth(t)
-	j, err := promisc.OpenJournal(t.TempDir())
+	j, err := lladdr.OpenJournal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +120,9 @@ func TestIntegrationRecoverAfterSIGKILL(t *testing.T) {
 		t.Fatalf("the child's SetLLAddr left ll0 at %s, want %s", got, trunkMAC)
 	}
 
-	var rep promisc.Report
+	var rep lladdr.Report
 	var err error
-	ns.Do(func() { rep, err = promisc.Recover(dir, quiet) })
+	ns.Do(func() { rep, err = lladdr.Recover(dir, quiet) })
 	want := "state dir " + dir + ": a swctl daemon is running (it holds " + filepath.Join(dir, "lock") + "); stop it first"
 	if err == nil || err.Error() != want {
 		t.Fatalf("Recover while the child holds the lock = %v, want %q", err, want)
@@ -138,11 +138,11 @@ func TestIntegrationRecoverAfterSIGKILL(t *testing.T) {
 	if got := ipMAC(t, ns, "ll0"); got != trunkMAC {
 		t.Fatalf("after SIGKILL ll0 is at %s; an lladdr change should survive the crash (%s)", got, trunkMAC)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, promisc.JournalFile)); err != nil || !json.Valid(b) {
+	if b, err := os.ReadFile(filepath.Join(dir, lladdr.JournalFile)); err != nil || !json.Valid(b) {
 		t.Fatalf("journal after SIGKILL: %v\n%s", err, b)
 	}
 
-	ns.Do(func() { rep, err = promisc.Recover(dir, quiet) })
+	ns.Do(func() { rep, err = lladdr.Recover(dir, quiet) })
 	if err != nil {
 		t.Fatalf("Recover after SIGKILL = %v", err)
 	}
@@ -152,7 +152,7 @@ func TestIntegrationRecoverAfterSIGKILL(t *testing.T) {
 	if got := ipMAC(t, ns, "ll0"); got != vethMAC {
 		t.Fatalf("after Recover ll0 is at %s, want its own %s", got, vethMAC)
 	}
-	ns.Do(func() { rep, err = promisc.Recover(dir, quiet) })
+	ns.Do(func() { rep, err = lladdr.Recover(dir, quiet) })
 	if err != nil || !rep.Empty() {
 		t.Fatalf("second Recover = %v, %v; want nothing to recover", rep, err)
 	}
@@ -164,12 +164,12 @@ func TestIntegrationRecoverAbsent(t *testing.T) {
 	dir := journalTrunkMAC(t, ns)
 	var err error
 	ns.Run("ip", "link", "del", "ll0")
-	var rep promisc.Report
-	ns.Do(func() { rep, err = promisc.Recover(dir, quiet) })
+	var rep lladdr.Report
+	ns.Do(func() { rep, err = lladdr.Recover(dir, quiet) })
 	if err != nil || len(rep.Absent) != 1 || rep.Absent[0].Entry.Interface != "ll0" {
 		t.Fatalf("Recover with ll0 gone = %v, %v; want ll0 absent", rep, err)
 	}
-	j2, err := promisc.OpenJournal(dir)
+	j2, err := lladdr.OpenJournal(dir)
 	if err != nil || len(j2.Pending()) != 1 {
 		t.Fatalf("journal after an absent recovery: %v, %v; want the ll0 entry kept", j2.Pending(), err)
 	}
@@ -185,8 +185,8 @@ func TestIntegrationRecoverRenamed(t *testing.T) {
 	dir := journalTrunkMAC(t, ns)
 	var err error
 	ns.Run("ip", "link", "set", "ll0", "name", "llr0")
-	var rep promisc.Report
-	ns.Do(func() { rep, err = promisc.Recover(dir, quiet) })
+	var rep lladdr.Report
+	ns.Do(func() { rep, err = lladdr.Recover(dir, quiet) })
 	if err != nil || len(rep.Restored) != 1 || rep.Restored[0].Name != "llr0" {
 		t.Fatalf("Recover after ll0 was renamed llr0 = %v, %v; want it restored under its new name", rep, err)
 	}
@@ -200,7 +200,7 @@ func TestIntegrationRecoverRenamed(t *testing.T) {
 func journalTrunkMAC(t *testing.T, ns *netnstest.NS) string {
 	t.Helper()
 	dir := t.TempDir()
-	j, err := promisc.OpenJournal(dir)
+	j, err := lladdr.OpenJournal(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,23 +1,23 @@
-package promisc_test
+package lladdr_test
 
 import (
 	"fmt"
 	"log/slog"
 	"net"
 
-	"github.com/swctl/swctl/promisc"
+	"github.com/swctl/swctl/platform/lladdr"
 )
 
 // A trunk writes its address to a member and gives the member its own
 // back when it leaves. The daemon holds the state directory's lock.
 func ExampleJournal() {
-	unlock, err := promisc.LockStateDir("/var/lib/swctl")
+	unlock, err := lladdr.LockStateDir("/var/lib/swctl")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer unlock()
-	j, err := promisc.OpenJournal("/var/lib/swctl")
+	j, err := lladdr.OpenJournal("/var/lib/swctl")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -38,7 +38,7 @@ func ExampleJournal() {
 
 // `swctl recover` with no daemon running.
 func ExampleRecover() {
-	rep, err := promisc.Recover("/var/lib/swctl", slog.Default())
+	rep, err := lladdr.Recover("/var/lib/swctl", slog.Default())
 	if err != nil {
 		fmt.Println(err)
 		return

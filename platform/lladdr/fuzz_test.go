@@ -1,4 +1,4 @@
-package promisc
+package lladdr
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package promisc_test
+package lladdr_test
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swctl/swctl/promisc"
+	"github.com/swctl/swctl/platform/lladdr"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -54,13 +54,13 @@ func TestRecoverRefusesWhileLocked(t *testing.T) {
 	defer cancel()
 	cmd := startChild(t, exec.CommandContext(ctx, self(t), "-test.run=^$"), "lock "+dir)
 
-	_, err := promisc.Recover(dir, quiet)
+	_, err := lladdr.Recover(dir, quiet)
 	want := "state dir " + dir + ": a swctl daemon is running (it holds " + filepath.Join(dir, "lock") + "); stop it first"
 	if err == nil || err.Error() != want {
 		t.Fatalf("Recover while another process holds the lock = %v, want %q", err, want)
 	}
-	_, err = promisc.LockStateDir(dir)
-	var le *promisc.StateDirLockedError
+	_, err = lladdr.LockStateDir(dir)
+	var le *lladdr.StateDirLockedError
 	if !errors.As(err, &le) || le.Dir != dir {
 		t.Fatalf("LockStateDir while held = %v, want a *StateDirLockedError for %s", err, dir)
 	}
@@ -68,7 +68,7 @@ func TestRecoverRefusesWhileLocked(t *testing.T) {
 	// The lock dies with its holder.
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	rep, err := promisc.Recover(dir, quiet)
+	rep, err := lladdr.Recover(dir, quiet)
 	if err != nil || !rep.Empty() {
 		t.Fatalf("Recover after the holder died = %+v, %v; want an empty report", rep, err)
 	}
@@ -76,7 +76,7 @@ func TestRecoverRefusesWhileLocked(t *testing.T) {
 
 func TestLockStateDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
-	unlock, err := promisc.LockStateDir(dir)
+	unlock, err := lladdr.LockStateDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,11 +84,11 @@ func TestLockStateDir(t *testing.T) {
 		t.Fatalf("state dir: %v, %v; want made with mode 0700", fi, err)
 	}
 	// flock is per open file: a second lock in this process conflicts too.
-	if _, err := promisc.LockStateDir(dir); err == nil || !strings.Contains(err.Error(), "another swctl process holds") {
+	if _, err := lladdr.LockStateDir(dir); err == nil || !strings.Contains(err.Error(), "another swctl process holds") {
 		t.Fatalf("second LockStateDir = %v, want refused", err)
 	}
 	unlock()
-	unlock2, err := promisc.LockStateDir(dir)
+	unlock2, err := lladdr.LockStateDir(dir)
 	if err != nil {
 		t.Fatalf("LockStateDir after unlock = %v", err)
 	}
@@ -114,11 +114,11 @@ func TestLockStateDirRefusesASymlink(t *testing.T) {
 			dir := t.TempDir()
 			target := tt.target(t)
 			before, beforeErr := os.ReadFile(target)
-			lock := filepath.Join(dir, promisc.LockFile)
+			lock := filepath.Join(dir, lladdr.LockFile)
 			if err := os.Symlink(target, lock); err != nil {
 				t.Fatal(err)
 			}
-			unlock, err := promisc.LockStateDir(dir)
+			unlock, err := lladdr.LockStateDir(dir)
 			if err == nil {
 				unlock()
 			}
@@ -136,7 +136,7 @@ func TestLockStateDirRefusesASymlink(t *testing.T) {
 
 func TestRecoverWithoutStateDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "never-made")
-	rep, err := promisc.Recover(dir, quiet)
+	rep, err := lladdr.Recover(dir, quiet)
 	if err != nil || !rep.Empty() {
 		t.Fatalf("Recover without a state dir = %+v, %v; want an empty report", rep, err)
 	}
@@ -147,11 +147,11 @@ func TestRecoverWithoutStateDir(t *testing.T) {
 
 func TestRecoverCorruptJournal(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, promisc.JournalFile)
+	path := filepath.Join(dir, lladdr.JournalFile)
 	if err := os.WriteFile(path, []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := promisc.Recover(dir, quiet)
+	_, err := lladdr.Recover(dir, quiet)
 	if err == nil || !strings.HasPrefix(err.Error(), "lladdr journal "+path+": decode: unexpected EOF") {
 		t.Fatalf("Recover with a corrupt journal = %v, want the file and the cause named", err)
 	}

@@ -1,6 +1,6 @@
 //go:build openbsd || freebsd
 
-package promisc
+package lladdr
 
 import (
 	"fmt"

@@ -1,6 +1,6 @@
 //go:build !linux && !openbsd && !freebsd
 
-package promisc
+package lladdr
 
 import (
 	"fmt"

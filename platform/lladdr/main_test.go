@@ -1,4 +1,4 @@
-package promisc_test
+package lladdr_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/swctl/swctl/promisc"
+	"github.com/swctl/swctl/platform/lladdr"
 )
 
 // childEnv makes the test binary a helper process instead of running the
@@ -29,11 +29,11 @@ func child() {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	if _, err := promisc.LockStateDir(dir); err != nil {
+	if _, err := lladdr.LockStateDir(dir); err != nil {
 		fail(err)
 	}
 	if op == "setlladdr" {
-		j, err := promisc.OpenJournal(dir)
+		j, err := lladdr.OpenJournal(dir)
 		if err != nil {
 			fail(err)
 		}
