@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/swctl/swctl/platform/lladdr"
+	"github.com/swctl/swctl/platform/statedir"
 )
 
 func TestRecover(t *testing.T) {
@@ -16,7 +17,7 @@ func TestRecover(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "none")
 	empty := t.TempDir()
 	locked := t.TempDir()
-	unlock, err := lladdr.LockStateDir(locked)
+	unlock, err := statedir.LockStateDir(locked)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/swctl/swctl/internal/config"
 	"github.com/swctl/swctl/platform/afpacket"
 	"github.com/swctl/swctl/platform/lladdr"
+	"github.com/swctl/swctl/platform/statedir"
 )
 
 // Default paths.
@@ -148,7 +149,7 @@ func Run(ctx context.Context, opts Options) error {
 	if log == nil {
 		log = slog.Default()
 	}
-	unlock, err := lladdr.LockStateDir(opts.StateDir)
+	unlock, err := statedir.LockStateDir(opts.StateDir)
 	if err != nil {
 		return err
 	}

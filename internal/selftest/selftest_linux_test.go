@@ -11,7 +11,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/swctl/swctl/internal/netnstest"
-	"github.com/swctl/swctl/platform/lladdr"
+	"github.com/swctl/swctl/platform/statedir"
 )
 
 // wantAllPass fails the test for every check of rep that did not pass,
@@ -70,7 +70,7 @@ func TestIntegrationRunIfacesStateDirLocked(t *testing.T) {
 	ns := netnstest.New(t, "sl")
 	netnstest.Veth(t, ns, "eth1", "02:00:00:5e:01:01", ns, "eth2", "02:00:00:5e:01:02")
 	state := t.TempDir()
-	unlock, err := lladdr.LockStateDir(state)
+	unlock, err := statedir.LockStateDir(state)
 	if err != nil {
 		t.Fatal(err)
 	}

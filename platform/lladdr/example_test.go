@@ -6,12 +6,13 @@ import (
 	"net"
 
 	"github.com/swctl/swctl/platform/lladdr"
+	"github.com/swctl/swctl/platform/statedir"
 )
 
 // A trunk writes its address to a member and gives the member its own
 // back when it leaves. The daemon holds the state directory's lock.
 func ExampleJournal() {
-	unlock, err := lladdr.LockStateDir("/var/lib/swctl")
+	unlock, err := statedir.LockStateDir("/var/lib/swctl")
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/swctl/swctl/platform/lladdr"
+	"github.com/swctl/swctl/platform/statedir"
 )
 
 // childEnv makes the test binary a helper process instead of running the
@@ -29,7 +30,7 @@ func child() {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	if _, err := lladdr.LockStateDir(dir); err != nil {
+	if _, err := statedir.LockStateDir(dir); err != nil {
 		fail(err)
 	}
 	if op == "setlladdr" {
