@@ -17,7 +17,7 @@ func TestRecover(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "none")
 	empty := t.TempDir()
 	locked := t.TempDir()
-	unlock, err := statedir.LockStateDir(locked)
+	unlock, err := statedir.Lock(locked)
 	if err != nil {
 		t.Fatal(err)
 	}

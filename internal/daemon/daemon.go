@@ -149,7 +149,7 @@ func Run(ctx context.Context, opts Options) error {
 	if log == nil {
 		log = slog.Default()
 	}
-	unlock, err := statedir.LockStateDir(opts.StateDir)
+	unlock, err := statedir.Lock(opts.StateDir)
 	if err != nil {
 		return err
 	}

@@ -295,8 +295,8 @@ func checkLLAddr(_ context.Context, s *session) Outcome {
 	dir := s.tmp
 	if s.links != s.own {
 		dir = s.opts.StateDir
-		unlock, err := statedir.LockStateDir(dir)
-		if le := (*statedir.StateDirLockedError)(nil); errors.As(err, &le) {
+		unlock, err := statedir.Lock(dir)
+		if le := (*statedir.LockedError)(nil); errors.As(err, &le) {
 			return skip(CheckLLAddr, subject, "a swctl daemon holds the state directory %s, and with it the journal: stop it, or give another --state-dir", dir)
 		}
 		if err != nil {

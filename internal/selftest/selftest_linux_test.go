@@ -70,7 +70,7 @@ func TestIntegrationRunIfacesStateDirLocked(t *testing.T) {
 	ns := netnstest.New(t, "sl")
 	netnstest.Veth(t, ns, "eth1", "02:00:00:5e:01:01", ns, "eth2", "02:00:00:5e:01:02")
 	state := t.TempDir()
-	unlock, err := statedir.LockStateDir(state)
+	unlock, err := statedir.Lock(state)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // A trunk writes its address to a member and gives the member its own
 // back when it leaves. The daemon holds the state directory's lock.
 func ExampleJournal() {
-	unlock, err := statedir.LockStateDir("/var/lib/swctl")
+	unlock, err := statedir.Lock("/var/lib/swctl")
 	if err != nil {
 		fmt.Println(err)
 		return

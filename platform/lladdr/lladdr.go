@@ -90,7 +90,7 @@ type linkOps interface {
 // by the next daemon start or by `swctl recover` (RecoverAll).
 //
 // The journal file is only safe from one process at a time: hold the
-// state directory's lock (LockStateDir) while a Journal is open. A Journal
+// state directory's lock (statedir.Lock) while a Journal is open. A Journal
 // is safe for concurrent use within the process.
 type Journal struct {
 	// path is the journal file.

@@ -30,7 +30,7 @@ func child() {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	if _, err := statedir.LockStateDir(dir); err != nil {
+	if _, err := statedir.Lock(dir); err != nil {
 		fail(err)
 	}
 	if op == "setlladdr" {

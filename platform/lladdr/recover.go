@@ -26,9 +26,9 @@ func Recover(stateDir string, log *slog.Logger) (Report, error) {
 		log.Info("lladdr journal: no state directory, nothing to recover", "state_dir", stateDir)
 		return newReport(), nil
 	}
-	unlock, err := statedir.LockStateDir(stateDir)
+	unlock, err := statedir.Lock(stateDir)
 	if err != nil {
-		if le := (*statedir.StateDirLockedError)(nil); errors.As(err, &le) {
+		if le := (*statedir.LockedError)(nil); errors.As(err, &le) {
 			return newReport(), fmt.Errorf("state dir %s: a swctl daemon is running (it holds %s); stop it first", le.Dir, le.Path)
 		}
 		return newReport(), err

@@ -60,10 +60,10 @@ func TestRecoverRefusesWhileLocked(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("Recover while another process holds the lock = %v, want %q", err, want)
 	}
-	_, err = statedir.LockStateDir(dir)
-	var le *statedir.StateDirLockedError
+	_, err = statedir.Lock(dir)
+	var le *statedir.LockedError
 	if !errors.As(err, &le) || le.Dir != dir {
-		t.Fatalf("LockStateDir while held = %v, want a *StateDirLockedError for %s", err, dir)
+		t.Fatalf("statedir.Lock while held = %v, want a *statedir.LockedError for %s", err, dir)
 	}
 
 	// The lock dies with its holder.

@@ -13,9 +13,9 @@ import (
 // LockFile is the name of the state directory's lock file.
 const LockFile = "lock"
 
-// StateDirLockedError is LockStateDir's error when another process holds
+// LockedError is Lock's error when another process holds
 // the state directory's lock.
-type StateDirLockedError struct {
+type LockedError struct {
 	// Dir is the state directory.
 	Dir string
 	// Path is its lock file.
@@ -23,16 +23,16 @@ type StateDirLockedError struct {
 }
 
 // Error says which directory is locked and by which file.
-func (e *StateDirLockedError) Error() string {
+func (e *LockedError) Error() string {
 	return fmt.Sprintf("state dir %s: another swctl process holds %s", e.Dir, e.Path)
 }
 
-// LockStateDir makes the state directory dir (mode 0700) and takes an
+// Lock makes the state directory dir (mode 0700) and takes an
 // exclusive flock on dir/lock without waiting, so that two daemons, or a
 // daemon and `swctl recover`, never share it. When another process holds
-// the lock the error is a *StateDirLockedError. unlock releases the lock;
+// the lock the error is a *LockedError. unlock releases the lock;
 // the kernel also releases it when the process dies, however it dies.
-func LockStateDir(dir string) (unlock func(), err error) {
+func Lock(dir string) (unlock func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}
@@ -50,7 +50,7 @@ func LockStateDir(dir string) (unlock func(), err error) {
 	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		unix.Close(fd)
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &StateDirLockedError{Dir: dir, Path: path}
+			return nil, &LockedError{Dir: dir, Path: path}
 		}
 		return nil, fmt.Errorf("state dir %s: lock %s: %w", dir, path, err)
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/swctl/swctl/platform/statedir"
 )
 
-func TestLockStateDir(t *testing.T) {
+func TestLock(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
-	unlock, err := statedir.LockStateDir(dir)
+	unlock, err := statedir.Lock(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,18 +19,18 @@ func TestLockStateDir(t *testing.T) {
 		t.Fatalf("state dir: %v, %v; want made with mode 0700", fi, err)
 	}
 	// flock is per open file: a second lock in this process conflicts too.
-	if _, err := statedir.LockStateDir(dir); err == nil || !strings.Contains(err.Error(), "another swctl process holds") {
-		t.Fatalf("second LockStateDir = %v, want refused", err)
+	if _, err := statedir.Lock(dir); err == nil || !strings.Contains(err.Error(), "another swctl process holds") {
+		t.Fatalf("second Lock = %v, want refused", err)
 	}
 	unlock()
-	unlock2, err := statedir.LockStateDir(dir)
+	unlock2, err := statedir.Lock(dir)
 	if err != nil {
-		t.Fatalf("LockStateDir after unlock = %v", err)
+		t.Fatalf("Lock after unlock = %v", err)
 	}
 	unlock2()
 }
 
-func TestLockStateDirRefusesASymlink(t *testing.T) {
+func TestLockRefusesASymlink(t *testing.T) {
 	tests := []struct {
 		name   string
 		target func(t *testing.T) string // the file the link names
@@ -53,13 +53,13 @@ func TestLockStateDirRefusesASymlink(t *testing.T) {
 			if err := os.Symlink(target, lock); err != nil {
 				t.Fatal(err)
 			}
-			unlock, err := statedir.LockStateDir(dir)
+			unlock, err := statedir.Lock(dir)
 			if err == nil {
 				unlock()
 			}
 			want := "state dir " + dir + ": " + lock + " is a symbolic link; remove it (swctl makes the lock file itself)"
 			if err == nil || err.Error() != want {
-				t.Errorf("LockStateDir:\nexpected %s\ngot      %v", want, err)
+				t.Errorf("Lock:\nexpected %s\ngot      %v", want, err)
 			}
 			after, afterErr := os.ReadFile(target)
 			if string(after) != string(before) || (beforeErr == nil) != (afterErr == nil) {
