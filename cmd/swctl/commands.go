@@ -17,7 +17,6 @@ import (
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/config"
 	"github.com/swctl/swctl/internal/daemon"
-	"github.com/swctl/swctl/platform/afpacket"
 )
 
 // Defaults of the daemon command.
@@ -60,8 +59,8 @@ func runDaemon(c *cli.Context) error {
 	if r := c.Int("rx-ring"); r < 1 || r > 1024 {
 		return usagef("--rx-ring: want 1-1024 MiB, got %d", r)
 	}
-	if d := c.Duration("coalesce"); d < 0 || d > afpacket.MaxCoalesce {
-		return usagef("--coalesce: want 0-%v, got %v", afpacket.MaxCoalesce, d)
+	if d := c.Duration("coalesce"); d < 0 || d > daemon.MaxCoalesce {
+		return usagef("--coalesce: want 0-%v, got %v", daemon.MaxCoalesce, d)
 	}
 	if d := c.Duration("idle-timeout"); d < time.Second || d > 24*time.Hour {
 		return usagef("--idle-timeout: want 1s-24h, got %v", d)
