@@ -144,6 +144,8 @@ type LinkSetter interface {
 // membership on their interface that the kernel drops when the port's
 // descriptor closes.
 type Promiscuous interface {
+	// Name is the interface the membership is held on.
+	Name() string
 	// SetPromisc takes (on) or releases (off) the port's membership.
 	SetPromisc(on bool) error
 	// Promisc reports whether the port holds a membership.

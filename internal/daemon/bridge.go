@@ -10,7 +10,6 @@ import (
 	"github.com/swctl/swctl/internal/capture"
 	"github.com/swctl/swctl/internal/config"
 	"github.com/swctl/swctl/platform"
-	"github.com/swctl/swctl/promisc"
 )
 
 // bridgeObj is one running bridge and the ports the daemon opened for it.
@@ -24,6 +23,8 @@ type bridgeObj struct {
 	br *bridge.Bridge
 	// local is the bridge's host TAP, nil without --local.
 	local platform.Port
+	// localCaps is local's capability set.
+	localCaps platform.Caps
 	// stp is the bridge's spanning tree, nil while it does not run.
 	stp *stpObj
 	// ports are members and span ports by interface name, attached or
@@ -43,6 +44,8 @@ type portObj struct {
 	// port is the open port, nil while the interface is absent. The
 	// bridge owns it (closes it on removal).
 	port platform.Port
+	// caps is port's capability set; zero for a trunk.
+	caps platform.Caps
 	// guard keeps the member's own stack off bridged frames; nil for span
 	// ports, absent members, trunks and members with stack on.
 	guard io.Closer
@@ -66,7 +69,7 @@ func portFlags(p *config.Port) bridge.PortFlags {
 
 // startLocal creates the bridge's host TAP and makes it a member.
 func (b *bridgeObj) startLocal(mac frame.MAC) error {
-	tp, err := b.g.sys.CreateTap(b.name, net.HardwareAddr(mac[:]), b.localMTU())
+	tp, caps, err := b.g.sys.CreateTap(b.name, net.HardwareAddr(mac[:]), b.localMTU())
 	if err != nil {
 		return fmt.Errorf("%s: local: %w", b.name, err)
 	}
@@ -74,7 +77,7 @@ func (b *bridgeObj) startLocal(mac frame.MAC) error {
 		tp.Close()
 		return fmt.Errorf("%s: local: %w", b.name, err)
 	}
-	b.local = tp
+	b.local, b.localCaps = tp, caps
 	return nil
 }
 
@@ -106,8 +109,8 @@ func (b *bridgeObj) fitLocal() {
 		b.g.log.Warn("cannot set local TAP MTU", "bridge", b.name, "mtu", mtu, "err", err)
 		return
 	}
-	if s, ok := b.local.(interface{ SetMTU(int) }); ok {
-		s.SetMTU(mtu)
+	if m := b.localCaps.MTU; m != nil {
+		m.SetMTU(mtu)
 	}
 }
 
@@ -123,7 +126,7 @@ func (b *bridgeObj) attach(po *portObj, p *config.Port) (err error) {
 	}
 	// Bridge ports carry offload metadata: TCP from hosts with default
 	// offloads (partial checksums, GSO) crosses the bridge intact.
-	port, err := g.sys.OpenPort(po.name, true)
+	port, caps, err := g.sys.OpenPort(po.name, true)
 	if err != nil {
 		return fmt.Errorf("%s: add %s: %w", b.name, po.name, err)
 	}
@@ -132,7 +135,7 @@ func (b *bridgeObj) attach(po *portObj, p *config.Port) (err error) {
 			port.Close()
 			return fmt.Errorf("%s: add %s: %w", b.name, po.name, err)
 		}
-		po.port = port
+		po.port, po.caps = port, caps
 		return nil
 	}
 	var guard io.Closer
@@ -141,13 +144,13 @@ func (b *bridgeObj) attach(po *portObj, p *config.Port) (err error) {
 			if guard != nil {
 				guard.Close()
 			}
-			if pp, ok := port.(promisc.Port); ok && g.promisc.Users(pp) > 0 {
+			if pp := caps.Promisc; pp != nil && g.promisc.Users(pp) > 0 {
 				g.promisc.Release(pp)
 			}
 			port.Close()
 		}
 	}()
-	if pp, ok := port.(promisc.Port); ok && !p.NoPromisc {
+	if pp := caps.Promisc; pp != nil && !p.NoPromisc {
 		if err := g.promisc.Acquire(pp); err != nil {
 			return fmt.Errorf("%s: add %s: promiscuous mode: %w", b.name, po.name, err)
 		}
@@ -160,7 +163,7 @@ func (b *bridgeObj) attach(po *portObj, p *config.Port) (err error) {
 	if err := b.addMember(po, port, p, nil); err != nil {
 		return fmt.Errorf("%s: add %s: %w", b.name, po.name, err)
 	}
-	po.port, po.guard = port, guard
+	po.port, po.caps, po.guard = port, caps, guard
 	g.log.Debug("port attached", "bridge", b.name, "port", po.name, "link", port.Link().String(), "mtu", port.MTU(), "stack_guard", guard != nil)
 	return nil
 }
@@ -182,7 +185,7 @@ func (b *bridgeObj) detach(po *portObj) {
 		po.port, po.trunk = nil, nil
 		return
 	}
-	if pp, ok := po.port.(promisc.Port); ok && g.promisc.Users(pp) > 0 {
+	if pp := po.caps.Promisc; pp != nil && g.promisc.Users(pp) > 0 {
 		if err := g.promisc.Release(pp); err != nil {
 			// Closing the port below drops the membership anyway.
 			g.promisc.Forget(pp)
@@ -202,7 +205,7 @@ func (b *bridgeObj) detach(po *portObj) {
 		po.guard.Close()
 		po.guard = nil
 	}
-	po.port = nil
+	po.port, po.caps = nil, platform.Caps{}
 }
 
 // stop closes the bridge and everything it opened.
@@ -215,7 +218,7 @@ func (b *bridgeObj) stop() {
 	b.br.Close()
 	if b.local != nil {
 		b.local.Close()
-		b.local = nil
+		b.local, b.localCaps = nil, platform.Caps{}
 	}
 }
 
@@ -252,8 +255,8 @@ func (b *bridgeObj) setPort(po *portObj, p, was *config.Port) error {
 
 // setPromisc takes or releases the member's promiscuous membership.
 func (b *bridgeObj) setPromisc(po *portObj, on bool) error {
-	pp, ok := po.port.(promisc.Port)
-	if !ok {
+	pp := po.caps.Promisc
+	if pp == nil {
 		return nil
 	}
 	reg := b.g.promisc
@@ -325,7 +328,7 @@ func (b *bridgeObj) linkChanged(c *config.Bridge, po *portObj, ev linkEvent) {
 		g.log.Info("port MTU changed: reopening it", "bridge", b.name, "port", po.name, "mtu", ev.mtu, "was", po.port.MTU())
 		b.reopen(c, po, po.name)
 	case po.port != nil:
-		if ls, ok := po.port.(platform.LinkSetter); ok {
+		if ls := po.caps.Link; ls != nil {
 			old := po.port.Link()
 			ls.SetLink(state)
 			if old != state {

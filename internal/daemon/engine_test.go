@@ -38,6 +38,9 @@ type fakeSystem struct {
 	guards map[string]int
 	// failOpen makes OpenPort fail for that interface.
 	failOpen string
+	// caps, when set, gives the capability set OpenPort returns with p
+	// instead of a bpf port's.
+	caps func(p *trackedPort) platform.Caps
 	// onOpen, when set, is called by OpenPort with the interface's name.
 	onOpen func(name string)
 	// macs are MACs set by SetLLAddr; orig the ones they replaced.
@@ -74,6 +77,10 @@ type trackedPort struct {
 	once sync.Once
 	// promisc is the membership state.
 	promisc bool
+	// groups are the multicast groups joined; allmulti the
+	// all-multicast membership. Guarded by sys.mu.
+	groups   []string
+	allmulti bool
 }
 
 func (p *trackedPort) Close() error {
@@ -87,17 +94,40 @@ func (p *trackedPort) Close() error {
 func (p *trackedPort) SetPromisc(on bool) error { p.promisc = on; return nil }
 func (p *trackedPort) Promisc() bool            { return p.promisc }
 
-func (s *fakeSystem) OpenPort(name string, _ bool) (platform.Port, error) {
+func (p *trackedPort) JoinMulticast(mac net.HardwareAddr) error {
+	p.sys.mu.Lock()
+	defer p.sys.mu.Unlock()
+	p.groups = append(p.groups, mac.String())
+	return nil
+}
+
+func (p *trackedPort) SetAllMulti(on bool) error {
+	p.sys.mu.Lock()
+	defer p.sys.mu.Unlock()
+	p.allmulti = on
+	return nil
+}
+
+// memberships returns the port's multicast groups and all-multicast state.
+func (p *trackedPort) memberships() ([]string, bool) {
+	p.sys.mu.Lock()
+	defer p.sys.mu.Unlock()
+	return slices.Clone(p.groups), p.allmulti
+}
+
+// OpenPort opens a port with the capability set of a bpf port: promiscuous
+// mode, link and MTU, no multicast memberships.
+func (s *fakeSystem) OpenPort(name string, _ bool) (platform.Port, platform.Caps, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.onOpen != nil {
 		s.onOpen(name)
 	}
 	if name == s.failOpen {
-		return nil, errors.New("injected failure")
+		return nil, platform.Caps{}, errors.New("injected failure")
 	}
 	if _, ok := s.links[name]; !ok {
-		return nil, errors.New("no such interface")
+		return nil, platform.Caps{}, errors.New("no such interface")
 	}
 	near, far := memport.Pair(name, net.HardwareAddr{2, 0, 0, 0, 0, 1}, name+"-far", net.HardwareAddr{2, 0, 0, 0, 0, 2})
 	if mtu := s.mtus[name]; mtu > 0 {
@@ -107,7 +137,10 @@ func (s *fakeSystem) OpenPort(name string, _ bool) (platform.Port, error) {
 	s.open[name]++
 	p := &trackedPort{Port: near, sys: s}
 	s.ports[name] = p
-	return p, nil
+	if s.caps != nil {
+		return p, s.caps(p), nil
+	}
+	return p, platform.Caps{Promisc: p, Link: p, MTU: p}, nil
 }
 
 // fakeTap is a TAP: its interface exists from its creation to its Close.
@@ -130,18 +163,20 @@ func (t *fakeTap) Close() error {
 	return t.Port.Close()
 }
 
-func (s *fakeSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, error) {
+// CreateTap makes a TAP with the capability set of a BSD one: link and
+// MTU, no carrier.
+func (s *fakeSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, platform.Caps, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.links[name]; ok {
-		return nil, errors.New("file exists")
+		return nil, platform.Caps{}, errors.New("file exists")
 	}
 	near, _ := memport.Pair(name, mac, name+"-host", nil)
 	near.SetMTU(mtu)
 	s.links[name] = platform.LinkUp
 	t := &fakeTap{Port: near, sys: s}
 	s.taps = append(s.taps, t)
-	return t, nil
+	return t, platform.Caps{Link: t, MTU: t}, nil
 }
 
 // openTaps returns the TAPs not closed, by name.
@@ -716,5 +751,53 @@ func TestEngineTrunkLogNamesTheTrunkOnce(t *testing.T) {
 	}
 	if len(seen) < 2 {
 		t.Errorf("expected the trunk's port added and proto changed lines, got %q in\n%s", seen, out)
+	}
+}
+
+// TestEngineAsksOnlyTheCapabilitySet checks that the engine uses the
+// controls an OS adapter gives with a port (platform.Caps), and only
+// those: the fake port has every method, so a control left out of the
+// set is one the engine did not discover by itself.
+func TestEngineAsksOnlyTheCapabilitySet(t *testing.T) {
+	every := func(p *trackedPort) platform.Caps {
+		return platform.Caps{Promisc: p, Multicast: p, Link: p, MTU: p}
+	}
+	none := func(*trackedPort) platform.Caps { return platform.Caps{} }
+	tests := []struct {
+		name string
+		caps func(*trackedPort) platform.Caps
+		// trunk makes eth1 a member of an lladdr-policy trunk instead of
+		// a bridge.
+		trunk        bool
+		wantPromisc  bool
+		wantGroups   []string
+		wantAllmulti bool
+	}{
+		{name: "bridge member with promiscuous mode", caps: every, wantPromisc: true},
+		{name: "bridge member without promiscuous mode joins all the same", caps: none},
+		{name: "trunk member with multicast memberships", caps: every, trunk: true,
+			wantGroups: []string{"01:80:c2:00:00:02"}, wantAllmulti: true},
+		{name: "trunk member without multicast memberships joins all the same", caps: none, trunk: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sys := newFakeSystem("eth1")
+			sys.caps = tt.caps
+			e, _ := newTestEngine(t, sys)
+			if tt.trunk {
+				mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth1"}}))
+			} else {
+				mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "bridge0"}))
+				mustDo(t, e.Change(bg, api.BridgeAddRequest{Name: "bridge0", Ifaces: []string{"eth1"}}))
+			}
+			p := sys.ports["eth1"]
+			if p.Promisc() != tt.wantPromisc {
+				t.Errorf("eth1 promiscuous = %v, want %v", p.Promisc(), tt.wantPromisc)
+			}
+			groups, allmulti := p.memberships()
+			if !slices.Equal(groups, tt.wantGroups) || allmulti != tt.wantAllmulti {
+				t.Errorf("eth1 multicast groups %q, all-multicast %v; want %q, %v", groups, allmulti, tt.wantGroups, tt.wantAllmulti)
+			}
+		})
 	}
 }

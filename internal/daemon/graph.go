@@ -135,11 +135,11 @@ func (g *graph) startTrunk(c *config.Trunk, host bool) (_ *trunkObj, err error) 
 		}
 	}
 	if host {
-		tap, err := to.createTap(c.LLAddr)
+		tap, caps, err := to.createTap(c.LLAddr)
 		if err != nil {
 			return nil, err
 		}
-		to.giveHost(tap)
+		to.giveHost(tap, caps)
 	}
 	g.trunks[c.Name] = to
 	g.log.Info("trunk up", "trunk", c.Name, "proto", c.Proto, "ports", len(c.Ports), "lladdr", c.LLAddr.String(), "promisc", c.Promisc)

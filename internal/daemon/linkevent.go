@@ -2,7 +2,7 @@
 
 package daemon
 
-import "github.com/swctl/swctl/internal/linkwatch"
+import "github.com/swctl/swctl/platform/linkwatch"
 
 // linkEventOf is the engine's view of a watcher's event.
 func linkEventOf(ev linkwatch.Event) linkEvent {

@@ -167,16 +167,19 @@ func (p *plan) changeTrunk(to *trunkObj, was, c *config.Trunk, hostBefore, hostA
 	if !hostBefore && hostAfter {
 		// Leaving its bridge: the TAP is made now, so that failing to
 		// make it changes nothing, and given once the bridge let go.
-		var tap platform.Port
+		var (
+			tap  platform.Port
+			caps platform.Caps
+		)
 		p.add(func() (func(), error) {
-			t, err := to.createTap(c.LLAddr)
+			t, tc, err := to.createTap(c.LLAddr)
 			if err != nil {
 				return nil, err
 			}
-			tap = t
+			tap, caps = t, tc
 			return func() { t.Close() }, nil
 		})
-		p.handover = append(p.handover, func() { to.giveHost(tap) })
+		p.handover = append(p.handover, func() { to.giveHost(tap, caps) })
 	}
 }
 

@@ -13,13 +13,13 @@ import (
 // off bridged frames, and knowing which interfaces exist. The Linux one
 // uses AF_PACKET, /dev/net/tun, tcx and netlink; tests use in-memory ports.
 type system interface {
-	// OpenPort opens the frame port of an existing interface; with
-	// offload, GSO and checksum metadata (virtio_net_hdr) travel with its
-	// frames (platform.Port).
-	OpenPort(name string, offload bool) (platform.Port, error)
+	// OpenPort opens the frame port of an existing interface and gives
+	// its capability set (platform.Caps); with offload, GSO and checksum
+	// metadata (virtio_net_hdr) travel with its frames (platform.Port).
+	OpenPort(name string, offload bool) (platform.Port, platform.Caps, error)
 	// CreateTap makes a non-persistent TAP interface, up, with the given
-	// MAC and MTU.
-	CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, error)
+	// MAC and MTU, and gives its capability set.
+	CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, platform.Caps, error)
 	// SetTapMTU changes a TAP's MTU.
 	SetTapMTU(name string, mtu int) error
 	// GuardStack keeps the interface's own IP stack off the frames it

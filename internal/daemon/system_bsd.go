@@ -63,29 +63,31 @@ func newSystem(journal *lladdr.Journal, log *slog.Logger, opts Options) (system,
 
 // OpenPort opens a bpf port. bpf carries no offload metadata: the port is
 // a plain one whatever offload asks, and the bridge finishes checksums
-// and segments super-frames before it writes to it.
-func (s *bsdSystem) OpenPort(name string, offload bool) (platform.Port, error) {
+// and segments super-frames before it writes to it. bpf has promiscuous
+// mode (BIOCPROMISC) but no multicast memberships of its own.
+func (s *bsdSystem) OpenPort(name string, offload bool) (platform.Port, platform.Caps, error) {
 	p, err := bpf.Open(name, bpf.Options{Logger: s.log})
 	if err != nil {
-		return nil, err
+		return nil, platform.Caps{}, err
 	}
 	// The port read its link state from the flags when it opened; the
 	// watcher's, which has the link state too, is kept current from here.
 	if ev, ok := s.watcher.Lookup(name); ok {
 		p.SetLink(ev.State)
 	}
-	return p, nil
+	return p, platform.Caps{Promisc: p, Link: p, MTU: p}, nil
 }
 
 // CreateTap makes the host TAP of a bridge or a trunk (platform/tap). Its
 // interface is named after the object where the OS allows it (FreeBSD,
 // unless the rename is refused); on OpenBSD it is the kernel's tapN, which
 // `bridge show` and `trunk show` name, and SetTapMTU and HostAddrs are
-// given the object's name and map it here.
-func (s *bsdSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, error) {
+// given the object's name and map it here. Its carrier cannot be set
+// (platform/tap): the capability set has none.
+func (s *bsdSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, platform.Caps, error) {
 	tp, err := tap.Create(name, tap.Options{MAC: mac, MTU: mtu, Up: true})
 	if err != nil {
-		return nil, err
+		return nil, platform.Caps{}, err
 	}
 	if tp.Name() != name {
 		s.log.Info("host TAP named by the kernel", "object", name, "tap", tp.Name())
@@ -93,7 +95,7 @@ func (s *bsdSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platf
 	s.tapMu.Lock()
 	s.taps[name] = tp.Name()
 	s.tapMu.Unlock()
-	return tp, nil
+	return tp, platform.Caps{Link: tp, MTU: tp}, nil
 }
 
 // ifname is the interface of the TAP made for the object name, or name

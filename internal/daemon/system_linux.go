@@ -116,7 +116,7 @@ func (s *linuxSystem) RestoreLLAddr(name string) error {
 	return s.journal.RestoreLLAddr(name)
 }
 
-func (s *linuxSystem) OpenPort(name string, offload bool) (platform.Port, error) {
+func (s *linuxSystem) OpenPort(name string, offload bool) (platform.Port, platform.Caps, error) {
 	opts := s.ports
 	opts.Offload = offload
 	if !offload {
@@ -127,22 +127,26 @@ func (s *linuxSystem) OpenPort(name string, offload bool) (platform.Port, error)
 	}
 	p, err := afpacket.Open(name, opts)
 	if err != nil {
-		return nil, err
+		return nil, platform.Caps{}, err
 	}
 	// The port read its link state when it opened; the watcher's view is
 	// the one kept current from here on.
 	if ev, ok := s.watcher.Lookup(name); ok {
 		p.SetLink(ev.State)
 	}
-	return p, nil
+	return p, platform.Caps{Promisc: p, Multicast: p, Link: p, MTU: p}, nil
 }
 
 // CreateTap makes the host's TAP with offloads (IFF_VNET_HDR): TCP
 // super-frames and partial checksums cross between the host stack and
 // the members untouched, and are finished in software only for a member
 // that carries none.
-func (s *linuxSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, error) {
-	return tap.Create(name, tap.Options{MAC: mac, MTU: mtu, Up: true, Offload: true})
+func (s *linuxSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, platform.Caps, error) {
+	tp, err := tap.Create(name, tap.Options{MAC: mac, MTU: mtu, Up: true, Offload: true})
+	if err != nil {
+		return nil, platform.Caps{}, err
+	}
+	return tp, platform.Caps{Link: tp, MTU: tp, Carrier: tp}, nil
 }
 
 func (s *linuxSystem) SetTapMTU(name string, mtu int) error {

@@ -14,7 +14,6 @@ import (
 	"github.com/swctl/swctl/lb"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/pump"
-	"github.com/swctl/swctl/promisc"
 	"github.com/swctl/swctl/trunk"
 )
 
@@ -34,12 +33,14 @@ type trunkObj struct {
 	// ports are the configured members by name, attached or absent.
 	ports map[string]*trunkPortObj
 
-	// tapMu guards tap and pump, which the trunk's OnActiveChange
-	// callback reads from another goroutine.
+	// tapMu guards tap, tapCaps and pump, which the trunk's
+	// OnActiveChange callback reads from another goroutine.
 	tapMu sync.Mutex
 	// tap is the trunk's host interface; nil while the trunk is a bridge
 	// member.
 	tap platform.Port
+	// tapCaps is tap's capability set.
+	tapCaps platform.Caps
 	// pump moves frames between tap and the trunk; nil with tap.
 	pump *pump.Pump
 	// announced counts the gratuitous ARPs and unsolicited neighbour
@@ -59,13 +60,10 @@ type trunkPortObj struct {
 	lladdr bool
 	// promisc is set when swctl holds a promiscuous membership on it.
 	promisc bool
+	// caps is what the OS adapter said port can do, besides being a Port.
+	caps platform.Caps
 	// reopenCounts keeps the counters of the sockets reopens closed.
 	reopenCounts
-}
-
-// carrier is what a TAP can do besides being a Port: follow the trunk.
-type carrier interface {
-	SetCarrier(up bool) error
 }
 
 // trunkSeed is the trunk's hash seed: stable across restarts, so flows
@@ -111,25 +109,26 @@ func lbHashFields(c *config.Trunk) (lb.HashFields, error) {
 func (to *trunkObj) setCarrier(active bool) {
 	to.tapMu.Lock()
 	defer to.tapMu.Unlock()
-	if c, ok := to.tap.(carrier); ok {
+	if c := to.tapCaps.Carrier; c != nil {
 		_ = c.SetCarrier(active)
 	}
 }
 
 // createTap makes the TAP that gives the trunk to the host, not yet
-// connected to it (giveHost does that).
-func (to *trunkObj) createTap(mac frame.MAC) (platform.Port, error) {
-	tp, err := to.g.sys.CreateTap(to.name, net.HardwareAddr(mac[:]), to.tr.MTU())
+// connected to it (giveHost does that), and gives its capability set.
+func (to *trunkObj) createTap(mac frame.MAC) (platform.Port, platform.Caps, error) {
+	tp, caps, err := to.g.sys.CreateTap(to.name, net.HardwareAddr(mac[:]), to.tr.MTU())
 	if err != nil {
-		return nil, fmt.Errorf("%s: tap: %w", to.name, err)
+		return nil, platform.Caps{}, fmt.Errorf("%s: tap: %w", to.name, err)
 	}
-	return tp, nil
+	return tp, caps, nil
 }
 
-// giveHost connects the trunk to tp, its TAP, through a pump.
-func (to *trunkObj) giveHost(tp platform.Port) {
+// giveHost connects the trunk to tp, its TAP with capability set caps,
+// through a pump.
+func (to *trunkObj) giveHost(tp platform.Port, caps platform.Caps) {
 	to.tapMu.Lock()
-	to.tap = tp
+	to.tap, to.tapCaps = tp, caps
 	to.pump = pump.New(to.tr.Handle(), tp, [2]string{"trunk", "tap"}, to.g.log.With("trunk", to.name))
 	to.tapMu.Unlock()
 	to.setCarrier(to.tr.Active())
@@ -141,7 +140,7 @@ func (to *trunkObj) giveHost(tp platform.Port) {
 func (to *trunkObj) takeHost() {
 	to.tapMu.Lock()
 	p := to.pump
-	to.tap, to.pump = nil, nil
+	to.tap, to.tapCaps, to.pump = nil, platform.Caps{}, nil
 	to.tapMu.Unlock()
 	if p != nil {
 		if n := to.g.sys.HostAddrs(to.name); n > 0 {
@@ -154,7 +153,7 @@ func (to *trunkObj) takeHost() {
 // fitTap sets the trunk TAP's MTU to the trunk's.
 func (to *trunkObj) fitTap() {
 	to.tapMu.Lock()
-	tp := to.tap
+	tp, caps := to.tap, to.tapCaps
 	to.tapMu.Unlock()
 	if tp == nil || tp.MTU() == to.tr.MTU() {
 		return
@@ -163,8 +162,8 @@ func (to *trunkObj) fitTap() {
 		to.g.log.Warn("cannot set the trunk TAP's MTU", "trunk", to.name, "err", err)
 		return
 	}
-	if s, ok := tp.(interface{ SetMTU(int) }); ok {
-		s.SetMTU(to.tr.MTU())
+	if m := caps.MTU; m != nil {
+		m.SetMTU(to.tr.MTU())
 	}
 }
 
@@ -210,7 +209,7 @@ func (to *trunkObj) openPort(c *config.Trunk, tpo *trunkPortObj, pc *config.Trun
 	// Members carry offloads (virtio_net_hdr), as bridge members do:
 	// the trunk passes them on to a bridge, or the pump's egress
 	// finishes them in software for its TAP.
-	port, err := g.sys.OpenPort(tpo.name, true)
+	port, caps, err := g.sys.OpenPort(tpo.name, true)
 	if err != nil {
 		return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
 	}
@@ -218,13 +217,13 @@ func (to *trunkObj) openPort(c *config.Trunk, tpo *trunkPortObj, pc *config.Trun
 	defer func() {
 		if err != nil {
 			if held {
-				g.promisc.Release(port.(promisc.Port))
+				g.promisc.Release(caps.Promisc)
 			}
 			port.Close()
 		}
 	}()
 	if c.Promisc {
-		if pp, ok := port.(promisc.Port); ok {
+		if pp := caps.Promisc; pp != nil {
 			if err := g.promisc.Acquire(pp); err != nil {
 				return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
 			}
@@ -233,10 +232,7 @@ func (to *trunkObj) openPort(c *config.Trunk, tpo *trunkPortObj, pc *config.Trun
 	} else {
 		// Real NICs filter by MAC: LACP's group and IPv6 neighbour
 		// discovery need these memberships (socket-owned, crash-safe).
-		if mc, ok := port.(interface {
-			JoinMulticast(net.HardwareAddr) error
-			SetAllMulti(bool) error
-		}); ok {
+		if mc := caps.Multicast; mc != nil {
 			if err := mc.JoinMulticast(slowProtocolsGroup); err != nil {
 				return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
 			}
@@ -248,7 +244,7 @@ func (to *trunkObj) openPort(c *config.Trunk, tpo *trunkPortObj, pc *config.Trun
 	if err := to.tr.AddPort(port, trunk.PortConfig{Priority: pc.Priority, LACPPortPriority: uint16(pc.LACPPortPriority)}); err != nil {
 		return fmt.Errorf("%s: %w", to.name, err)
 	}
-	tpo.port, tpo.promisc = port, held
+	tpo.port, tpo.caps, tpo.promisc = port, caps, held
 	return nil
 }
 
@@ -260,15 +256,15 @@ func (to *trunkObj) closePort(tpo *trunkPortObj) {
 	}
 	g := to.g
 	if tpo.promisc {
-		if err := g.promisc.Release(tpo.port.(promisc.Port)); err != nil {
-			g.promisc.Forget(tpo.port.(promisc.Port))
+		if err := g.promisc.Release(tpo.caps.Promisc); err != nil {
+			g.promisc.Forget(tpo.caps.Promisc)
 		}
 	}
 	if err := to.tr.RemovePort(tpo.name); err != nil {
 		g.log.Warn("remove trunk port", "trunk", to.name, "port", tpo.name, "err", err)
 	}
 	tpo.port.Close()
-	tpo.port, tpo.promisc = nil, false
+	tpo.port, tpo.caps, tpo.promisc = nil, platform.Caps{}, false
 }
 
 // detachPort takes a port out of the trunk and gives the interface back
@@ -374,7 +370,7 @@ func (to *trunkObj) linkChanged(c *config.Trunk, tpo *trunkPortObj, ev linkEvent
 		g.log.Info("port MTU changed: reopening it", "trunk", to.name, "port", tpo.name, "mtu", ev.mtu, "was", tpo.port.MTU())
 		to.reopen(c, tpo, tpo.name)
 	case tpo.port != nil:
-		if ls, ok := tpo.port.(platform.LinkSetter); ok {
+		if ls := tpo.caps.Link; ls != nil {
 			if tpo.port.Link() != state {
 				g.log.Info("link "+state.String(), "trunk", to.name, "port", tpo.name)
 			}
