@@ -1,6 +1,7 @@
-// Package promisc owns every change swctl makes to an interface's receive
-// filter: promiscuity and multicast membership. (A trunk's changes to its
-// members' hardware addresses are platform/lladdr's.)
+// Package promisc counts the promiscuous memberships swctl holds on each
+// interface, under the rule every change swctl makes to an interface's
+// receive filter (promiscuity, multicast membership) follows. (A trunk's
+// changes to its members' hardware addresses are platform/lladdr's.)
 //
 // # The crash-safety rule
 //

@@ -89,13 +89,9 @@ type Options struct {
 	Hurry <-chan struct{}
 }
 
-// DefaultCoalesce is `swctl daemon --coalesce`'s default. On the 2-core
-// test VM, at 200 k frames/s of 60 bytes, 100 µs cut swctl's CPU per
-// frame about 3x (6.0 to 1.8 µs, make bench QUICK, 1 run). The 60-byte
-// zero-loss rate rose from 0.87 M to 0.98 M frames/s: the sender's core
-// no longer pays a cross-core interrupt per burst. Light-load ping RTT
-// and TCP did not change beyond the noise. 50 µs gave 2.6 µs; 200 µs
-// gave 2.2 µs.
+// DefaultCoalesce is `swctl daemon --coalesce`'s default: of the pauses
+// measured it cut the CPU per frame most at a moderate load without
+// moving light-load latency or TCP (docs/BENCH.md, "Dated figures").
 const DefaultCoalesce = 100 * time.Microsecond
 
 // MaxCoalesce bounds Options.Coalesce (and `swctl daemon --coalesce`): a
@@ -108,9 +104,9 @@ const MaxCoalesce = 10 * time.Millisecond
 // DefaultRXRingMiB is the receive ring of a member socket: 16 MiB, 128
 // blocks of afpacket.DefaultBlockSize, four times afpacket's default; at
 // a 1500-byte MTU a block holds 81 slots of 1,616 bytes, 10,368 in all.
-// On the 2-core test machine it raised the zero-loss rate of 60-byte
-// frames 1.7x over 4 MiB: losses there come from the ring overflowing
-// while the forwarder is descheduled.
+// Losses at high rates come from the ring overflowing while the forwarder
+// is descheduled, which a larger ring rides out (docs/BENCH.md, "Dated
+// figures").
 const DefaultRXRingMiB = 16
 
 // TX modes (Options.TXMode).
