@@ -5,6 +5,7 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -17,6 +18,7 @@ import (
 	"github.com/swctl/swctl/platform/bpf"
 	"github.com/swctl/swctl/platform/linkwatch"
 	"github.com/swctl/swctl/platform/lladdr"
+	"github.com/swctl/swctl/platform/stackguard"
 	"github.com/swctl/swctl/platform/tap"
 )
 
@@ -127,6 +129,17 @@ func (s *bsdSystem) LinkState(name string) platform.LinkState {
 		return platform.LinkDown
 	}
 	return platform.LinkAbsent
+}
+
+// GuardStack keeps the member's stack off the frames it receives
+// (platform/stackguard): a bpf filter-drop descriptor on OpenBSD; on
+// FreeBSD nothing to hold, and a member with IP addresses refused.
+func (s *bsdSystem) GuardStack(name string) (io.Closer, error) {
+	idx := 0
+	if ev, ok := s.watcher.Lookup(name); ok {
+		idx = ev.Index
+	}
+	return stackguard.Attach(idx, name)
 }
 
 // DefaultRouteIfaces implements system.

@@ -7,15 +7,15 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/swctl/swctl/platform/bpf"
+	"github.com/swctl/swctl/platform/stackguard"
 )
 
 // bsdStack is OpenBSD's stack-isolation check: the daemon's guard, a bpf
-// descriptor in filter-drop mode (bpf.DropFromStack).
+// descriptor in filter-drop mode (platform/stackguard, bpf.DropFromStack).
 var bsdStack = stackGuard{
 	what:    "bpf filter-drop (BIOCSFILDROP)",
 	addAddr: ifconfigAlias,
-	attach:  func(name string) (io.Closer, error) { return bpf.DropFromStack(name) },
+	attach:  func(name string) (io.Closer, error) { return stackguard.Attach(0, name) },
 }
 
 // bsdNoStack is empty: OpenBSD has the check.

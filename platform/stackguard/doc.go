@@ -1,6 +1,6 @@
 // Package stackguard keeps an interface's own IP stack off the frames it
 // receives, for interfaces whose frames the engine reads: bridge and trunk
-// members.
+// members. The Linux guard is a tcx program; the BSDs' are at the end.
 //
 // AF_PACKET copies frames, it does not take them from the kernel: every
 // frame a member receives also goes up the member's stack. A member with no
@@ -19,6 +19,13 @@
 // descriptor is close-on-exec and held only by this process: when the
 // daemon exits or is killed, the drop goes with it, and the interface's
 // stack answers again.
+//
+// On OpenBSD the Guard is a bpf descriptor of its own in filter-drop mode
+// (bpf.DropFromStack, BIOCSFILDROP): the member's stack sees none of its
+// frames, and the drop goes with the descriptor. FreeBSD's bpf has no
+// filter-drop and swctl does not add firewall rules, so there a Guard
+// holds nothing, and Attach refuses a member with IP addresses, whose
+// stack would answer for them.
 //
 // Other systems get a stub whose Attach returns a "not implemented" error.
 package stackguard

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !openbsd && !freebsd
 
 package stackguard
 
@@ -7,7 +7,7 @@ import (
 	"runtime"
 )
 
-// attachment is empty off Linux.
+// attachment is empty where there is no guard.
 type attachment struct{}
 
 func attach(ifindex int, ifname string) (*Guard, error) {

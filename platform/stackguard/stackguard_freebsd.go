@@ -1,0 +1,44 @@
+package stackguard
+
+import (
+	"fmt"
+	"net"
+)
+
+// attachment is empty on FreeBSD: there is no drop to hold.
+type attachment struct{}
+
+// attach has no drop to install on FreeBSD: its bpf has no filter-drop
+// mode, and the places that could drop after the tap (ipfw layer-2 rules
+// with net.link.ether.ipfw=1, pf ether rules since 14.0) are the host's
+// firewall, which swctl does not change unasked. So the member's own
+// stack still receives every frame bpf copies. That is harmless for a
+// member without IP addresses (ether_input drops unicast for other MACs,
+// and ARP is answered only for the receiving interface's own addresses),
+// so its guard holds nothing; a member with addresses is refused, unless
+// the port is added with --stack on (no guard asked for).
+func attach(ifindex int, ifname string) (*Guard, error) {
+	ifi, err := net.InterfaceByName(ifname)
+	if err != nil {
+		return nil, fmt.Errorf("stackguard %s: %w", ifname, err)
+	}
+	addrs, err := ifi.Addrs()
+	if err != nil {
+		return nil, fmt.Errorf("stackguard %s: addresses: %w", ifname, err)
+	}
+	n := 0
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLinkLocalUnicast() {
+			n++
+		}
+	}
+	if n > 0 {
+		return nil, fmt.Errorf("%s: has %d IP addresses and its stack cannot be kept off bridged frames on freebsd: remove them, or add the port with --stack on", ifname, n)
+	}
+	if ifindex == 0 {
+		ifindex = ifi.Index
+	}
+	return &Guard{name: ifname, index: ifindex}, nil
+}
+
+func (g *Guard) detach() error { return nil }
