@@ -1,27 +1,28 @@
 package daemon
 
 import (
-	"net"
 	"net/netip"
 
 	"github.com/swctl/swctl/internal/announce"
 	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/hostaddr"
 	"github.com/swctl/swctl/trunk"
 )
 
-// announceable returns ip as an address a host announces: IPv4 in its
-// 4-byte form, IPv6 (link-local too); not unspecified, loopback or
-// multicast.
-func announceable(ip net.IP) (netip.Addr, bool) {
-	a, ok := netip.AddrFromSlice(ip)
-	if !ok {
-		return netip.Addr{}, false
+// announceable returns the addresses of addrs (the host's on a TAP) that
+// a host announces: IPv4 and IPv6 (link-local too); not unspecified,
+// loopback or multicast, and not tentative (an address still in duplicate
+// address detection is not the host's yet, RFC 4862 section 5.4:
+// announcing it would claim it).
+func announceable(addrs []hostaddr.Addr) []netip.Addr {
+	var out []netip.Addr
+	for _, a := range addrs {
+		if a.Tentative || a.IP.IsUnspecified() || a.IP.IsLoopback() || a.IP.IsMulticast() {
+			continue
+		}
+		out = append(out, a.IP)
 	}
-	a = a.Unmap()
-	if a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() {
-		return netip.Addr{}, false
-	}
-	return a, true
+	return out
 }
 
 // announce is the trunk's OnDistributingChange: after a failover trunk

@@ -12,6 +12,7 @@ import (
 
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/hostaddr"
 )
 
 // announcements decodes the frames queued at the far end of iface: the
@@ -112,32 +113,29 @@ func TestEngineFailoverAnnouncesHostAddresses(t *testing.T) {
 
 func TestAnnounceable(t *testing.T) {
 	tests := []struct {
-		in   string
-		want string // "" when refused
+		in        string
+		tentative bool
+		want      string // "" when refused
 	}{
-		{"192.0.2.1", "192.0.2.1"},
-		{"::ffff:192.0.2.1", "192.0.2.1"},
-		{"2001:db8::1", "2001:db8::1"},
-		{"fe80::1", "fe80::1"},
-		{"169.254.0.1", "169.254.0.1"},
-		{"0.0.0.0", ""},
-		{"::", ""},
-		{"127.0.0.1", ""},
-		{"::1", ""},
-		{"224.0.0.1", ""},
-		{"ff02::1", ""},
+		{in: "192.0.2.1", want: "192.0.2.1"},
+		{in: "2001:db8::1", want: "2001:db8::1"},
+		{in: "fe80::1", want: "fe80::1"},
+		{in: "169.254.0.1", want: "169.254.0.1"},
+		{in: "2001:db8::2", tentative: true},
+		{in: "0.0.0.0"},
+		{in: "::"},
+		{in: "127.0.0.1"},
+		{in: "::1"},
+		{in: "224.0.0.1"},
+		{in: "ff02::1"},
 	}
 	for _, tt := range tests {
-		a, ok := announceable(net.ParseIP(tt.in))
 		got := ""
-		if ok {
-			got = a.String()
+		if a := announceable([]hostaddr.Addr{{IP: netip.MustParseAddr(tt.in), Tentative: tt.tentative}}); len(a) == 1 {
+			got = a[0].String()
 		}
 		if got != tt.want {
-			t.Errorf("announceable(%s): expected %q, got %q", tt.in, tt.want, got)
+			t.Errorf("announceable(%s, tentative %v): expected %q, got %q", tt.in, tt.tentative, tt.want, got)
 		}
-	}
-	if _, ok := announceable(net.IP{1, 2, 3}); ok {
-		t.Errorf("announceable of a 3-byte address: expected it refused")
 	}
 }

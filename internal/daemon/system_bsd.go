@@ -13,9 +13,9 @@ import (
 	"sync"
 
 	"github.com/swctl/swctl/internal/defaultroute"
-	"github.com/swctl/swctl/internal/ifreq"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/bpf"
+	"github.com/swctl/swctl/platform/hostaddr"
 	"github.com/swctl/swctl/platform/linkwatch"
 	"github.com/swctl/swctl/platform/lladdr"
 	"github.com/swctl/swctl/platform/stackguard"
@@ -112,11 +112,7 @@ func (s *bsdSystem) ifname(name string) string {
 }
 
 func (s *bsdSystem) SetTapMTU(name string, mtu int) error {
-	ifn := s.ifname(name)
-	if err := ifreq.SetMTU(ifn, mtu); err != nil {
-		return fmt.Errorf("%s: set mtu %d: %w", ifn, mtu, err)
-	}
-	return nil
+	return tap.SetInterfaceMTU(s.ifname(name), mtu)
 }
 
 func (s *bsdSystem) LinkState(name string) platform.LinkState {
@@ -153,46 +149,17 @@ func (s *bsdSystem) HardwareAddr(name string) (net.HardwareAddr, error) {
 	return ifi.HardwareAddr, nil
 }
 
-func (s *bsdSystem) HostAddrs(name string) int {
-	ifi, err := net.InterfaceByName(s.ifname(name))
-	if err != nil {
-		return 0
-	}
-	addrs, err := ifi.Addrs()
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLinkLocalUnicast() {
-			n++
-		}
-	}
-	return n
-}
+func (s *bsdSystem) HostAddrs(name string) int { return hostaddr.Routable(s.ifname(name)) }
 
-// HostIPs reads the TAP's addresses from getifaddrs (net.Interface.Addrs),
+// HostIPs reads the TAP's addresses from getifaddrs (platform/hostaddr),
 // which does not say which IPv6 ones are still tentative: they are
 // announced too.
 func (s *bsdSystem) HostIPs(name string) ([]netip.Addr, error) {
-	ifn := s.ifname(name)
-	ifi, err := net.InterfaceByName(ifn)
+	addrs, err := hostaddr.List(s.ifname(name))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ifn, err)
+		return nil, err
 	}
-	addrs, err := ifi.Addrs()
-	if err != nil {
-		return nil, fmt.Errorf("%s: addresses: %w", ifn, err)
-	}
-	var out []netip.Addr
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok {
-			if ip, ok := announceable(ipn.IP); ok {
-				out = append(out, ip)
-			}
-		}
-	}
-	return out, nil
+	return announceable(addrs), nil
 }
 
 // SetLLAddr goes through the journal (SIOCSIFLLADDR, journalled first, as

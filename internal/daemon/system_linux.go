@@ -8,12 +8,10 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
-
 	"github.com/swctl/swctl/internal/defaultroute"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
+	"github.com/swctl/swctl/platform/hostaddr"
 	"github.com/swctl/swctl/platform/linkwatch"
 	"github.com/swctl/swctl/platform/lladdr"
 	"github.com/swctl/swctl/platform/stackguard"
@@ -67,45 +65,16 @@ func (s *linuxSystem) HardwareAddr(name string) (net.HardwareAddr, error) {
 	return ifi.HardwareAddr, nil
 }
 
-func (s *linuxSystem) HostAddrs(name string) int {
-	l, err := netlink.LinkByName(name)
-	if err != nil {
-		return 0
-	}
-	addrs, err := netlink.AddrList(l, netlink.FAMILY_ALL)
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, a := range addrs {
-		if !a.IP.IsLinkLocalUnicast() {
-			n++
-		}
-	}
-	return n
-}
+func (s *linuxSystem) HostAddrs(name string) int { return hostaddr.Routable(name) }
 
+// HostIPs reads the TAP's addresses with rtnetlink (platform/hostaddr),
+// which says which IPv6 ones are still tentative: those are left out.
 func (s *linuxSystem) HostIPs(name string) ([]netip.Addr, error) {
-	l, err := netlink.LinkByName(name)
+	addrs, err := hostaddr.List(name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	addrs, err := netlink.AddrList(l, netlink.FAMILY_ALL)
-	if err != nil {
-		return nil, fmt.Errorf("%s: addresses: %w", name, err)
-	}
-	var out []netip.Addr
-	for _, a := range addrs {
-		// An address still in duplicate address detection is not the
-		// host's yet (RFC 4862 section 5.4): announcing it would claim it.
-		if a.Flags&(unix.IFA_F_TENTATIVE|unix.IFA_F_DADFAILED) != 0 {
-			continue
-		}
-		if ip, ok := announceable(a.IP); ok {
-			out = append(out, ip)
-		}
-	}
-	return out, nil
+	return announceable(addrs), nil
 }
 
 func (s *linuxSystem) SetLLAddr(name string, mac net.HardwareAddr, owner string) error {
@@ -150,14 +119,7 @@ func (s *linuxSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (pla
 }
 
 func (s *linuxSystem) SetTapMTU(name string, mtu int) error {
-	l, err := netlink.LinkByName(name)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := netlink.LinkSetMTU(l, mtu); err != nil {
-		return fmt.Errorf("%s: set mtu %d: %w", name, mtu, err)
-	}
-	return nil
+	return tap.SetInterfaceMTU(name, mtu)
 }
 
 func (s *linuxSystem) GuardStack(name string) (io.Closer, error) {

@@ -2,7 +2,8 @@ package stackguard
 
 import (
 	"fmt"
-	"net"
+
+	"github.com/swctl/swctl/platform/hostaddr"
 )
 
 // attachment is empty on FreeBSD: there is no drop to hold.
@@ -18,25 +19,8 @@ type attachment struct{}
 // so its guard holds nothing; a member with addresses is refused, unless
 // the port is added with --stack on (no guard asked for).
 func attach(ifindex int, ifname string) (*Guard, error) {
-	ifi, err := net.InterfaceByName(ifname)
-	if err != nil {
-		return nil, fmt.Errorf("stackguard %s: %w", ifname, err)
-	}
-	addrs, err := ifi.Addrs()
-	if err != nil {
-		return nil, fmt.Errorf("stackguard %s: addresses: %w", ifname, err)
-	}
-	n := 0
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLinkLocalUnicast() {
-			n++
-		}
-	}
-	if n > 0 {
+	if n := hostaddr.Routable(ifname); n > 0 {
 		return nil, fmt.Errorf("%s: has %d IP addresses and its stack cannot be kept off bridged frames on freebsd: remove them, or add the port with --stack on", ifname, n)
-	}
-	if ifindex == 0 {
-		ifindex = ifi.Index
 	}
 	return &Guard{name: ifname, index: ifindex}, nil
 }

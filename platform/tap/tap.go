@@ -137,6 +137,11 @@ func (p *Port) MTU() int { return int(p.mtu.Load()) }
 // 9216 bytes of payload): a longer frame is dropped and counted.
 func (p *Port) SetMTU(mtu int) { p.mtu.Store(int64(mtu)) }
 
+// SetInterfaceMTU changes the MTU of the TAP interface ifname as the host
+// sees it (rtnetlink on Linux, SIOCSIFMTU on the BSDs). A Port on it goes
+// on enforcing the MTU it had until told with SetMTU.
+func SetInterfaceMTU(ifname string, mtu int) error { return setInterfaceMTU(ifname, mtu) }
+
 // Headroom implements platform.Port.
 func (p *Port) Headroom() int { return Headroom }
 

@@ -102,3 +102,10 @@ func (p *Port) wake() {
 func (p *Port) setCarrier(bool) error {
 	return fmt.Errorf("tap %s: set carrier: %w: %s's tap has no ioctl for the link state", p.name, errors.ErrUnsupported, runtime.GOOS)
 }
+
+func setInterfaceMTU(ifname string, mtu int) error {
+	if err := ifreq.SetMTU(ifname, mtu); err != nil {
+		return fmt.Errorf("%s: set mtu %d: %w", ifname, mtu, err)
+	}
+	return nil
+}

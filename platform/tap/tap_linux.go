@@ -154,3 +154,14 @@ func (p *Port) setCarrier(up bool) error {
 
 // release has nothing to do: closing the descriptor removed the interface.
 func (p *Port) release() error { return nil }
+
+func setInterfaceMTU(ifname string, mtu int) error {
+	l, err := netlink.LinkByName(ifname)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ifname, err)
+	}
+	if err := netlink.LinkSetMTU(l, mtu); err != nil {
+		return fmt.Errorf("%s: set mtu %d: %w", ifname, mtu, err)
+	}
+	return nil
+}

@@ -178,6 +178,25 @@ func TestIntegrationCreateSetsMACMTUAndUp(t *testing.T) {
 	}
 }
 
+func TestIntegrationSetInterfaceMTU(t *testing.T) {
+	ns, p := newTap(t, tap.Options{MTU: 1500, Up: true})
+	var err error
+	ns.Do(func() { err = tap.SetInterfaceMTU(p.Name(), 1400) })
+	if err != nil {
+		t.Fatalf("SetInterfaceMTU(%s, 1400): %v", p.Name(), err)
+	}
+	if out := ns.Run("ip", "-o", "link", "show", p.Name()); !strings.Contains(out, "mtu 1400") {
+		t.Errorf("ip link show %s after SetInterfaceMTU 1400:\n%s", p.Name(), out)
+	}
+	if p.MTU() != 1500 {
+		t.Errorf("port MTU = %d after SetInterfaceMTU, want 1500 until SetMTU", p.MTU())
+	}
+	ns.Do(func() { err = tap.SetInterfaceMTU("swctl-none0", 1400) })
+	if err == nil || !strings.HasPrefix(err.Error(), "swctl-none0: ") {
+		t.Errorf("SetInterfaceMTU of a missing interface = %v, want an error naming it", err)
+	}
+}
+
 func TestIntegrationCreateDefaults(t *testing.T) {
 	ns, p := newTap(t, tap.Options{BatchSize: 7})
 	out := ns.Run("ip", "-o", "link", "show", p.Name())

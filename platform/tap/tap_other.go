@@ -28,3 +28,6 @@ func (p *Port) setCarrier(bool) error {
 	return fmt.Errorf("tap %s: %w", p.name, errNotImplemented("SetCarrier"))
 }
 func (p *Port) close() error { return nil }
+func setInterfaceMTU(ifname string, _ int) error {
+	return fmt.Errorf("%s: %w", ifname, errNotImplemented("SetInterfaceMTU"))
+}
