@@ -14,7 +14,7 @@ LDFLAGS  := -s -w -X github.com/swctl/swctl/internal/api.Version=$(VERSION)
 CROSS    := openbsd/amd64 openbsd/arm64 freebsd/amd64 freebsd/arm64
 # Packages with BSD-specific code or tests: their test binaries are
 # compiled for every CROSS target (they can only run on a BSD host).
-BSD_TEST_PKGS := ./platform/bpf/ ./platform/tap/ ./platform/linkwatch/ ./platform/stackguard/ ./platform/hostaddr/ ./internal/ifreq/ \
+BSD_TEST_PKGS := ./platform/bpf/ ./platform/tap/ ./platform/linkwatch/ ./platform/stackguard/ ./platform/hostaddr/ ./platform/ifreq/ \
 	./promisc/ ./platform/lladdr/ ./internal/daemon/ ./internal/api/ ./internal/selftest/
 
 .PHONY: all build install test unit fuzz demo bench bench-trunk bench-lb lint cross deps clean

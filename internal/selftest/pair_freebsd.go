@@ -6,7 +6,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/swctl/swctl/internal/ifreq"
+	"github.com/swctl/swctl/platform/ifreq"
 )
 
 // newOwnPair makes an epair(4), epairNa cabled to epairNb, both up,

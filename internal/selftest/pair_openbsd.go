@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/swctl/swctl/internal/ifreq"
+	"github.com/swctl/swctl/platform/ifreq"
 )
 
 // firstPairUnit is where the search for two free pair(4) units starts,

@@ -7,8 +7,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/swctl/swctl/internal/ifreq"
 	"github.com/swctl/swctl/platform/bpf"
+	"github.com/swctl/swctl/platform/ifreq"
 )
 
 func hostSystem() system {

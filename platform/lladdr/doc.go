@@ -33,7 +33,7 @@
 //
 // Changing an address is implemented with rtnetlink on Linux (in the
 // network namespace of the calling thread) and with SIOCSIFLLADDR on
-// OpenBSD and FreeBSD (internal/ifreq), journalled the same way on all
+// OpenBSD and FreeBSD (platform/ifreq), journalled the same way on all
 // three (link_*.go); elsewhere it returns "not implemented", while the
 // journal itself works on every OS.
 package lladdr

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/swctl/swctl/internal/ifreq"
+	"github.com/swctl/swctl/platform/ifreq"
 )
 
 // systemLinks reads interfaces from the routing table's interface list

@@ -21,7 +21,7 @@
 // by a crash (down, its addresses purged by the kernel) is taken back by
 // the next Create of its name, through the /dev alias FreeBSD made when it
 // was renamed. MAC, MTU and up are set with interface ioctls
-// (internal/ifreq) on both; Options.QueueLen has no per-interface
+// (platform/ifreq) on both; Options.QueueLen has no per-interface
 // equivalent there and is ignored.
 //
 // # Frames

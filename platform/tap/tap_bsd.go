@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/swctl/swctl/internal/ifreq"
+	"github.com/swctl/swctl/platform/ifreq"
 )
 
 // openFlags opens a TAP device: non-blocking (tun(4) and tap(4) read

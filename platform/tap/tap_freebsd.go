@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/swctl/swctl/internal/ifreq"
+	"github.com/swctl/swctl/platform/ifreq"
 )
 
 // tapGIFNAME is TAPGIFNAME (sys/net/if_tap.h), _IOR('t', 93, struct
