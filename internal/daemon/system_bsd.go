@@ -12,9 +12,9 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/swctl/swctl/internal/defaultroute"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/bpf"
+	"github.com/swctl/swctl/platform/defaultroute"
 	"github.com/swctl/swctl/platform/hostaddr"
 	"github.com/swctl/swctl/platform/linkwatch"
 	"github.com/swctl/swctl/platform/lladdr"

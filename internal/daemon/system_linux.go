@@ -8,9 +8,9 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/swctl/swctl/internal/defaultroute"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
+	"github.com/swctl/swctl/platform/defaultroute"
 	"github.com/swctl/swctl/platform/hostaddr"
 	"github.com/swctl/swctl/platform/linkwatch"
 	"github.com/swctl/swctl/platform/lladdr"
