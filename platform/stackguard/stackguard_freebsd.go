@@ -18,7 +18,10 @@ type attachment struct{}
 // and ARP is answered only for the receiving interface's own addresses),
 // so its guard holds nothing; a member with addresses is refused, unless
 // the port is added with --stack on (no guard asked for).
-func attach(ifindex int, ifname string) (*Guard, error) {
+func attach(ifindex int, ifname string, spec progSpec) (*Guard, error) {
+	if err := spec.check(ifname); err != nil {
+		return nil, err
+	}
 	if n := hostaddr.Routable(ifname); n > 0 {
 		return nil, fmt.Errorf("%s: has %d IP addresses and its stack cannot be kept off bridged frames on freebsd: remove them, or add the port with --stack on", ifname, n)
 	}

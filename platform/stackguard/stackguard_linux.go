@@ -40,7 +40,7 @@ func dropSpec() *ebpf.ProgramSpec {
 	}
 }
 
-func attach(ifindex int, ifname string) (*Guard, error) {
+func attach(ifindex int, ifname string, spec *ebpf.ProgramSpec) (*Guard, error) {
 	label := fmt.Sprintf("stackguard %s (index %d)", ifname, ifindex)
 	if ifname == "" {
 		label = fmt.Sprintf("stackguard index %d", ifindex)
@@ -69,7 +69,7 @@ func attach(ifindex int, ifname string) (*Guard, error) {
 	if err := memlock(); err != nil {
 		return nil, fmt.Errorf("%s: raise RLIMIT_MEMLOCK: %w", label, err)
 	}
-	prog, err := ebpf.NewProgram(dropSpec())
+	prog, err := ebpf.NewProgram(spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: load drop program: %w", label, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -241,4 +242,47 @@ func TestIntegrationDropVanishesWithProcess(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	p.mustAnswer(t, "after the guarding process was killed")
+}
+
+func TestIntegrationAttachAddrsDropsOnlyThoseAddresses(t *testing.T) {
+	p := newPair(t)
+	for _, ns := range []*netnstest.NS{p.a, p.b} {
+		ns.Run("sysctl", "-qw", "net.ipv6.conf.eth0.disable_ipv6=0")
+	}
+	p.a.Run("ip", "addr", "add", "fd00:91::1/64", "dev", "eth0", "nodad")
+	for _, a := range []string{"10.91.0.3/24", "fd00:91::2/64", "fd00:91::3/64"} {
+		p.b.Run("ip", "addr", "add", a, "dev", "eth0", "nodad")
+	}
+	pings := func(addr string) bool {
+		_, err := p.a.Try("ping", "-c", "1", "-W", "1", addr)
+		return err == nil
+	}
+	guarded := []netip.Addr{netip.MustParseAddr("10.91.0.3"), netip.MustParseAddr("fd00:91::3")}
+	var g *stackguard.Guard
+	var err error
+	p.b.Do(func() { g, err = stackguard.AttachAddrs(p.bIndex, "eth0", guarded) })
+	if err != nil {
+		t.Fatalf("AttachAddrs(%v): %v", guarded, err)
+	}
+	t.Cleanup(func() { g.Close() })
+	for _, a := range []string{"10.91.0.2", "fd00:91::2"} {
+		netnstest.Eventually(t, 10*time.Second, a+" (not guarded) does not answer", func() bool { return pings(a) })
+	}
+	for _, a := range guarded {
+		if pings(a.String()) {
+			t.Errorf("%s answered a ping; its packets should be dropped before the stack", a)
+		}
+	}
+	g.Close()
+	for _, a := range guarded {
+		netnstest.Eventually(t, 10*time.Second, a.String()+" does not answer after Close", func() bool { return pings(a.String()) })
+	}
+}
+
+func TestAttachAddrsRefusesBadLists(t *testing.T) {
+	for _, addrs := range [][]netip.Addr{nil, {{}}, {netip.MustParseAddr("::ffff:10.0.0.1")}} {
+		if _, err := stackguard.AttachAddrs(1, "eth0", addrs); err == nil {
+			t.Errorf("AttachAddrs(%v) succeeded; want an error naming the address list", addrs)
+		}
+	}
 }

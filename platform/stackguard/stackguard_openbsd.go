@@ -17,7 +17,10 @@ type attachment struct {
 // or not the member has addresses. The drop goes with the descriptor:
 // when the guard is closed (the member leaves, or --stack on) or the
 // process dies. No firewall rule or sysctl is touched.
-func attach(ifindex int, ifname string) (*Guard, error) {
+func attach(ifindex int, ifname string, spec progSpec) (*Guard, error) {
+	if err := spec.check(ifname); err != nil {
+		return nil, err
+	}
 	drop, err := bpf.DropFromStack(ifname)
 	if err != nil {
 		return nil, err
