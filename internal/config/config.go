@@ -54,6 +54,8 @@ type Config struct {
 	Bridges []Bridge
 	// Trunks are the configured trunks (link aggregates), in file order.
 	Trunks []Trunk
+	// LBs are the configured load balancers, in file order (lb.go).
+	LBs []LB
 }
 
 // Bridge is one learning bridge.
@@ -322,7 +324,7 @@ func (c *Config) Validate() error {
 	if _, err := k.end(c); err != nil {
 		return err
 	}
-	return nil
+	return c.checkLBs()
 }
 
 // checkSettings checks a trunk's settings other than its ports, as Parse

@@ -133,7 +133,7 @@ func TestParseErrors(t *testing.T) {
 		text string
 		want string
 	}{
-		{"unknown statement", "router r0 {\n}", `swctl.conf:1: unknown statement "router" (want bridge or trunk)`},
+		{"unknown statement", "router r0 {\n}", `swctl.conf:1: unknown statement "router" (want bridge, trunk or lb)`},
 		{"bridge without block", "bridge b0\n", `swctl.conf:1: want "bridge NAME {", got "bridge b0"`},
 		{"bridge without name", "bridge {\n}", `swctl.conf:1: want "bridge NAME {", got "bridge"`},
 		{"unclosed block", "\nbridge b0 {\n port eth1\n", `swctl.conf:2: block opened here is not closed by "}"`},

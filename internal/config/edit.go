@@ -78,6 +78,9 @@ func (c *Config) Clone() *Config {
 		t.Ports = slices.Clone(t.Ports)
 		n.Trunks[i] = t
 	}
+	for _, l := range c.LBs {
+		n.LBs = append(n.LBs, cloneLB(l))
+	}
 	return n
 }
 

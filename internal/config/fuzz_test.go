@@ -29,6 +29,7 @@ func FuzzParse(f *testing.F) {
 		"bridge b0 {\n port eth1\n port eth1\n}\n",
 		"}\n{\n",
 		"bridge\x00 b0 {}",
+		"lb web {\n iface eth1\n vip 192.0.2.100\n vip 2001:db8::1\n method hash\n health tcp:80 interval 3s rise 1\n source 192.0.2.1\n backend 192.0.2.11 weight 3 drain\n}\n",
 	} {
 		f.Add([]byte(s))
 	}

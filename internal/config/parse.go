@@ -264,12 +264,21 @@ func build(stmts []stmt) (*Config, error) {
 				return nil, err
 			}
 			c.Trunks = append(c.Trunks, t)
+		case "lb":
+			l, err := buildLB(s)
+			if err != nil {
+				return nil, err
+			}
+			c.LBs = append(c.LBs, l)
 		default:
-			return nil, errAt(s.line, "unknown statement %q (want bridge or trunk)", s.words[0])
+			return nil, errAt(s.line, "unknown statement %q (want bridge, trunk or lb)", s.words[0])
 		}
 	}
 	if line, err := k.end(c); err != nil {
 		return nil, wrapAt(line, err)
+	}
+	if err := c.checkLBs(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

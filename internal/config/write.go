@@ -23,7 +23,8 @@ const header = `# swctl configuration: loaded by "swctl daemon" at start and rew
 // chosen, promisc when set, hash, the LACP settings when the protocol is
 // lacp or they differ from the defaults, updelay, downdelay, min-links and
 // preempt where they differ from the defaults, ports with their priorities
-// where they differ from the defaults). Parse(Format(c)) gives c back.
+// where they differ from the defaults), then one block per lb (formatLB).
+// Parse(Format(c)) gives c back.
 func (c *Config) Format() []byte {
 	var b bytes.Buffer
 	b.WriteString(header)
@@ -86,6 +87,9 @@ func (c *Config) Format() []byte {
 	}
 	for _, t := range c.Trunks {
 		formatTrunk(&b, &t)
+	}
+	for _, l := range c.LBs {
+		formatLB(&b, &l)
 	}
 	return b.Bytes()
 }

@@ -109,3 +109,20 @@ func (c Check) withDefaults() (Check, error) {
 	}
 	return c, nil
 }
+
+// CheckTiming checks c's interval, timeout and thresholds, zero values
+// standing for the defaults.
+func CheckTiming(c Check) error {
+	if _, err := c.withDefaults(); err != nil {
+		return err
+	}
+	for _, t := range []struct {
+		name string
+		n    int
+	}{{"rise", c.Thresholds.Rise}, {"fall", c.Thresholds.Fall}} {
+		if t.n < 0 || t.n > health.MaxThreshold {
+			return fmt.Errorf("health %s %d: want 1 to %d", t.name, t.n, health.MaxThreshold)
+		}
+	}
+	return nil
+}

@@ -183,7 +183,7 @@ func (s *Service) checkConfig(cfg *Config) error {
 		return fmt.Errorf("port %s: MAC %v cannot own VIPs", s.port.Name(), s.mac)
 	}
 	for i, v := range cfg.VIPs {
-		if err := checkUnicast("VIP", v); err != nil {
+		if err := CheckAddr("VIP", v); err != nil {
 			return err
 		}
 		if slices.Contains(cfg.VIPs[:i], v) {
@@ -199,17 +199,17 @@ func (s *Service) checkConfig(cfg *Config) error {
 	return nil
 }
 
-// checkUnicast refuses an address no host can own.
-func checkUnicast(what string, a netip.Addr) error {
+// CheckAddr refuses, naming it as what, an address that cannot be a
+// VIP, a backend or a source: not unicast, loopback, zoned or
+// IPv4-mapped.
+func CheckAddr(what string, a netip.Addr) error {
 	switch {
 	case !a.IsValid():
 		return fmt.Errorf("%s: no address", what)
-	case a.Is4In6():
-		return fmt.Errorf("%s %s: an IPv4-mapped IPv6 address", what, a)
-	case a.Zone() != "":
-		return fmt.Errorf("%s %s: zoned address", what, a)
-	case a.IsUnspecified() || a.IsMulticast() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return fmt.Errorf("%s %s: not a unicast address", what, a)
+	case a.Zone() != "" || a.Is4In6():
+		return fmt.Errorf("%s %s: want a plain IPv4 or IPv6 address", what, a)
+	case a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return fmt.Errorf("%s %s: not a unicast address a host can own", what, a)
 	}
 	return nil
 }
@@ -267,7 +267,7 @@ func (s *Service) SetBackends(bs []Backend) error {
 // checkBackend refuses a backend that clashes with the VIPs or the
 // sources, or that the service cannot resolve.
 func (s *Service) checkBackend(c Backend) error {
-	if err := checkUnicast("backend", c.Addr); err != nil {
+	if err := CheckAddr("backend", c.Addr); err != nil {
 		return err
 	}
 	switch {
