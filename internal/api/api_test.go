@@ -63,7 +63,11 @@ func fakeState() *apitest.Fake {
 			},
 			RxPackets: 1, RxBytes: 2, TxPackets: 3, TxBytes: 4, RxDropped: 5, TxDropped: 6,
 		}},
-		Ports:       []api.PortInfo{{Name: "eth1", Bridge: "bridge0", Role: "member", Link: "up", Promisc: true, RxPackets: 1, RxBytes: 2, TxPackets: 3, TxBytes: 4, RxDropped: 5, TxDropped: 6, RingDropped: 7, Errors: 8}},
+		Ports: []api.PortInfo{{Name: "eth1", Bridge: "bridge0", Role: "member", Link: "up", Promisc: true, RxPackets: 1, RxBytes: 2, TxPackets: 3, TxBytes: 4, RxDropped: 5, TxDropped: 6, RingDropped: 7, Errors: 8}},
+		LBs: []api.LBInfo{{Name: "web", Iface: "eth1", MAC: "02:00:00:00:00:01", VIPs: []string{"192.0.2.100"}, Sources: []string{}, Method: "maglev",
+			Health: "tcp:80", State: "running", Serving: 1, Flows: 3, Frames: 10, Bytes: 1000,
+			Backends: []api.LBBackendInfo{{Addr: "192.0.2.11", MAC: "02:00:00:00:00:11", Weight: 1, State: "serving", Health: "up",
+				HealthSince: time.Unix(1700000000, 0).UTC(), Frames: 10, Bytes: 1000}}}},
 		VersionInfo: api.VersionInfo{Version: "v1.2.3", Revision: "abc", Go: "go1.26", Protocol: 1},
 		Frames: []api.CapturedFrame{
 			{Port: "eth1", Dir: api.FrameIn, Time: time.Unix(1700000000, 5), Len: 60, Data: bytes.Repeat([]byte{1}, 60)},
@@ -197,6 +201,24 @@ func TestRoundTrip(t *testing.T) {
 		{"trunk show one", func(c *api.Client) (any, error) {
 			return get[[]api.TrunkInfo](ctx, c, api.TrunkShowRequest{Name: "trunk0"})
 		}, apitest.Call{Op: "trunk.show", Req: "trunk0"}, fakeState().Trunks},
+		{"lb create", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.LBCreateRequest{Name: "web", Iface: "eth1", VIPs: []string{"192.0.2.100", "2001:db8::100"}, Method: "hash", Health: "http:80/hz", Interval: "1s", Rise: 1}, nil)
+		}, apitest.Call{Op: "lb.create", Req: api.LBCreateRequest{Name: "web", Iface: "eth1", VIPs: []string{"192.0.2.100", "2001:db8::100"}, Method: "hash", Health: "http:80/hz", Interval: "1s", Rise: 1}}, nil},
+		{"lb destroy", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.LBDestroyRequest{Name: "web"}, nil)
+		}, apitest.Call{Op: "lb.destroy", Req: api.LBDestroyRequest{Name: "web"}}, nil},
+		{"lb backend add", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.LBBackendAddRequest{Name: "web", Addr: "192.0.2.11", Weight: 2}, nil)
+		}, apitest.Call{Op: "lb.backend.add", Req: api.LBBackendAddRequest{Name: "web", Addr: "192.0.2.11", Weight: 2}}, nil},
+		{"lb backend del", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.LBBackendDelRequest{Name: "web", Addr: "192.0.2.11"}, nil)
+		}, apitest.Call{Op: "lb.backend.del", Req: api.LBBackendDelRequest{Name: "web", Addr: "192.0.2.11"}}, nil},
+		{"lb backend drain", func(c *api.Client) (any, error) {
+			return nil, c.Do(ctx, api.LBBackendDrainRequest{Name: "web", Addr: "192.0.2.11"}, nil)
+		}, apitest.Call{Op: "lb.backend.drain", Req: api.LBBackendDrainRequest{Name: "web", Addr: "192.0.2.11"}}, nil},
+		{"lb show", func(c *api.Client) (any, error) {
+			return get[[]api.LBInfo](ctx, c, api.LBShowRequest{Name: "web"})
+		}, apitest.Call{Op: "lb.show", Req: "web"}, fakeState().LBs},
 		{"port show", func(c *api.Client) (any, error) {
 			return get[[]api.PortInfo](ctx, c, api.PortShowRequest{Name: "eth1"})
 		}, apitest.Call{Op: "port.show", Req: "eth1"}, fakeState().Ports},
@@ -318,7 +340,13 @@ func TestBadRequests(t *testing.T) {
 		{"bad version", `{"version":3,"op":"version"}`, `{"error":"unsupported protocol version 3 (this daemon speaks versions 1 to 2: restart the daemon after upgrading swctl)"}`},
 		{"missing op", `{"version":1}`, `{"error":"malformed request: missing op"}`},
 		{"unknown field in envelope", `{"version":1,"op":"version","extra":1}`, `{"error":"malformed request: json: unknown field \"extra\""}`},
-		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.enable, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, bridge.stp, capture, port.show, stats, trunk.add, trunk.create, trunk.del, trunk.destroy, trunk.port, trunk.set, trunk.show, version)"}`},
+		{"unknown op", `{"version":1,"op":"bridge.explode"}`, `{"error":"unknown op \"bridge.explode\" (want one of bridge.add, bridge.addr, bridge.addspan, bridge.create, bridge.del, bridge.deladdr, bridge.delspan, bridge.destroy, bridge.enable, bridge.flush, bridge.port, bridge.set, bridge.show, bridge.static, bridge.stp, capture, lb.backend.add, lb.backend.del, lb.backend.drain, lb.create, lb.destroy, lb.show, port.show, stats, trunk.add, trunk.create, trunk.del, trunk.destroy, trunk.port, trunk.set, trunk.show, version)"}`},
+		{"lb without vip", `{"version":2,"op":"lb.create","args":{"name":"web","iface":"eth1"}}`, `{"error":"lb.create: web: create: no --vip given"}`},
+		{"lb on iface and bridge", `{"version":2,"op":"lb.create","args":{"name":"web","iface":"eth1","bridge":"br0","vips":["192.0.2.1"]}}`, `{"error":"lb.create: web: create: give exactly one of --iface and --bridge"}`},
+		{"lb malformed vip", `{"version":2,"op":"lb.create","args":{"name":"web","iface":"eth1","vips":["192.0.2.300"]}}`, `{"error":"lb.create: web: vip \"192.0.2.300\": not an IPv4 or IPv6 address"}`},
+		{"lb bad health", `{"version":2,"op":"lb.create","args":{"name":"web","iface":"eth1","vips":["192.0.2.1"],"health":"icmp"}}`, `{"error":"lb.create: web: health check \"icmp\": want tcp:PORT, http:PORT/path, arp or none"}`},
+		{"lb backend malformed", `{"version":2,"op":"lb.backend.add","args":{"name":"web","addr":"x"}}`, `{"error":"lb.backend.add: web: backend add: backend \"x\": not an IPv4 or IPv6 address"}`},
+		{"lb backend drain with weight", `{"version":2,"op":"lb.backend.drain","args":{"name":"web","addr":"192.0.2.11","weight":2}}`, `{"error":"lb.backend.drain: web: backend drain 192.0.2.11: weight 2: want 1 to 1000, with add only"}`},
 		{"unknown arg", `{"version":1,"op":"bridge.create","args":{"name":"b0","color":"red"}}`, `{"error":"bridge.create: malformed args: json: unknown field \"color\""}`},
 		{"arg of the wrong type", `{"version":1,"op":"bridge.create","args":{"name":7}}`, `{"error":"bridge.create: malformed args: json: cannot unmarshal number into Go struct field BridgeCreateRequest.name of type string"}`},
 		{"missing args", `{"version":1,"op":"bridge.create"}`, `{"error":"bridge.create: bridge name is empty"}`},

@@ -21,6 +21,7 @@ func (nopHandler) BridgeShow(context.Context, string) ([]BridgeInfo, error) { re
 func (nopHandler) BridgeAddr(context.Context, string) ([]AddrInfo, error)   { return nil, nil }
 func (nopHandler) TrunkShow(context.Context, string) ([]TrunkInfo, error)   { return nil, nil }
 func (nopHandler) PortShow(context.Context, string) ([]PortInfo, error)     { return nil, nil }
+func (nopHandler) LBShow(context.Context, string) ([]LBInfo, error)         { return nil, nil }
 func (nopHandler) Version(context.Context) (VersionInfo, error)             { return VersionInfo{}, nil }
 func (nopHandler) Stats(context.Context) ([]Sample, error)                  { return nil, nil }
 func (nopHandler) Capture(context.Context, CaptureRequest, CaptureSink) (CaptureEnd, error) {
@@ -37,6 +38,8 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"version":1,"op":"stats"}`,
 		`{"version":1,"op":"capture","args":{"stream_version":1,"name":"bridge0","direction":"both","count":10}}`,
 		`{"version":1,"op":"bridge.create","args":{"name":"bridge0","local":true}}`,
+		`{"version":2,"op":"lb.create","args":{"name":"web","iface":"eth1","vips":["192.0.2.100"],"health":"http:80/"}}`,
+		`{"version":2,"op":"lb.backend.add","args":{"name":"web","addr":"192.0.2.11","weight":2}}`,
 		`{"version":1,"op":"bridge.add","args":{"name":"bridge0","ifaces":["eth1","eth2"]}}`,
 		`{"version":1,"op":"bridge.static","args":{"name":"b0","mac":"02:00:00:00:00:01","iface":"eth1","vlan":10}}`,
 		`{"version":1,"op":"bridge.set","args":{"name":"b0","timeout":0,"maxaddr":10}}`,

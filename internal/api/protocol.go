@@ -71,6 +71,8 @@ type Handler interface {
 	// PortShow describes the port called name, or every port of every
 	// bridge and trunk when name is "".
 	PortShow(ctx context.Context, name string) ([]PortInfo, error)
+	// LBShow describes the lb called name, or every lb when name is "".
+	LBShow(ctx context.Context, name string) ([]LBInfo, error)
 	// Version identifies the daemon's build.
 	Version(ctx context.Context) (VersionInfo, error)
 	// Stats returns every counter of the engine, as the metrics
@@ -183,10 +185,10 @@ func list[Req any, T any, P interface {
 }
 
 // ops is the table of operations, by name: its rows are beside the
-// request types, in types.go and trunk.go. A state operation needs only its
+// request types, in types.go, trunk.go and lb.go. A state operation needs only its
 // request type, whose Edit method is the operation; the others name what
 // serves them.
-var ops = table(slices.Concat(bridgeOps, trunkOps, statsOps, streamOps)...)
+var ops = table(slices.Concat(bridgeOps, trunkOps, lbOps, statsOps, streamOps)...)
 
 // table indexes operations by name.
 func table(specs ...opSpec) map[string]opSpec {

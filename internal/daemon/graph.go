@@ -31,6 +31,9 @@ type graph struct {
 	bridges map[string]*bridgeObj
 	// trunks are the running trunks by name.
 	trunks map[string]*trunkObj
+	// lbs are the running load balancers by name (lb.go); nil until the
+	// first starts.
+	lbs map[string]*lbObj
 }
 
 func newGraph(sys system, clk clock.Clock, log *slog.Logger) *graph {
@@ -178,6 +181,7 @@ func (g *graph) join(b *bridgeObj, to *trunkObj, c *config.Bridge) {
 // closeAll stops every bridge, then every trunk (daemon shutdown, or a
 // failed start). Interfaces are left as they were before swctl took them.
 func (g *graph) closeAll() {
+	g.stopLBs()
 	for _, b := range g.bridges {
 		g.stopBridge(b)
 	}

@@ -90,6 +90,8 @@ func (g *graph) plan(prev, next *config.Config) *plan {
 			p.leave = append(p.leave, func() { g.stopBridge(b) })
 		}
 	}
+	// Load balancers last: one may sit on a bridge made above (lb.go).
+	p.planLBs(prev, next)
 	return p
 }
 

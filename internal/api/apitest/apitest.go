@@ -26,7 +26,7 @@ type Call struct {
 	Op string
 	// Req is the request: the api request type for state operations,
 	// deladdr and flush, the name (a string) for BridgeShow, BridgeAddr,
-	// TrunkShow and PortShow, nil for Version and Stats, the
+	// TrunkShow, LBShow and PortShow, nil for Version and Stats, the
 	// CaptureRequest for Capture.
 	Req any
 }
@@ -42,6 +42,8 @@ type Fake struct {
 	Trunks []api.TrunkInfo
 	// Ports is what PortShow returns (filtered by name).
 	Ports []api.PortInfo
+	// LBs is what LBShow returns (filtered by name).
+	LBs []api.LBInfo
 	// VersionInfo is what Version returns.
 	VersionInfo api.VersionInfo
 	// Samples is what Stats returns.
@@ -131,6 +133,21 @@ func (f *Fake) TrunkShow(_ context.Context, name string) ([]api.TrunkInfo, error
 		}
 	}
 	return nil, fmt.Errorf("%s: no such trunk", name)
+}
+
+func (f *Fake) LBShow(_ context.Context, name string) ([]api.LBInfo, error) {
+	if err := f.record(api.OpLBShow, name); err != nil {
+		return nil, err
+	}
+	if name == "" {
+		return f.LBs, nil
+	}
+	for _, l := range f.LBs {
+		if l.Name == name {
+			return []api.LBInfo{l}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: no such lb", name)
 }
 
 func (f *Fake) PortShow(_ context.Context, name string) ([]api.PortInfo, error) {

@@ -1,0 +1,140 @@
+package daemon
+
+import (
+	"encoding/binary"
+	"io"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/swctl/swctl/clock"
+	"github.com/swctl/swctl/internal/api"
+	"github.com/swctl/swctl/internal/config"
+	"github.com/swctl/swctl/internal/netnstest"
+	"github.com/swctl/swctl/platform"
+)
+
+// fakeLBHost stands in for the host's addresses and the VIP stack guard
+// for the length of a test: eth1 has 192.0.2.1/24.
+func fakeLBHost(t *testing.T) *atomic.Int32 {
+	var guards atomic.Int32
+	oldPrefixes, oldGuard := ifacePrefixes, guardVIPs
+	ifacePrefixes = func(string) ([]netip.Prefix, error) {
+		return []netip.Prefix{netip.MustParsePrefix("192.0.2.1/24"), netip.MustParsePrefix("fe80::1/64")}, nil
+	}
+	guardVIPs = func(string, []netip.Addr) (io.Closer, error) {
+		guards.Add(1)
+		return closerFunc(func() error { guards.Add(-1); return nil }), nil
+	}
+	t.Cleanup(func() { ifacePrefixes, guardVIPs = oldPrefixes, oldGuard })
+	return &guards
+}
+
+// arpFrame is an ARP packet from sha/spa about tpa, op 1 or 2, to dst.
+func arpFrame(dst [6]byte, op uint16, sha [6]byte, spa, tpa netip.Addr) []byte {
+	f := make([]byte, 60)
+	copy(f[0:6], dst[:])
+	copy(f[6:12], sha[:])
+	binary.BigEndian.PutUint16(f[12:], 0x0806)
+	copy(f[14:], []byte{0, 1, 8, 0, 6, 4})
+	binary.BigEndian.PutUint16(f[20:], op)
+	copy(f[22:28], sha[:])
+	copy(f[28:32], spa.AsSlice())
+	copy(f[38:42], tpa.AsSlice())
+	return f
+}
+
+func TestEngineLB(t *testing.T) {
+	guards := fakeLBHost(t)
+	sys := newFakeSystem("eth1")
+	e, path := newTestEngine(t, sys)
+	mustDo(t, e.Change(bg, api.LBCreateRequest{Name: "web", Iface: "eth1", VIPs: []string{"192.0.2.100"}}))
+	if open, _ := sys.counts("eth1"); open != 1 || guards.Load() != 1 {
+		t.Fatalf("after create: eth1 open %d times, %d VIP guards; want 1 and 1", open, guards.Load())
+	}
+	refusals := []struct{ addr, want string }{
+		{"10.9.9.9", "web: backend 10.9.9.9: not on-link (the lb's networks are 192.0.2.0/24, fe80::/64)"},
+		{"192.0.2.1", "web: backend 192.0.2.1: is the lb's own address on eth1"},
+	}
+	for _, r := range refusals {
+		err := e.Change(bg, api.LBBackendAddRequest{Name: "web", Addr: r.addr})
+		if err == nil || err.Error() != r.want {
+			t.Errorf("backend add %s: %v; want %q", r.addr, err, r.want)
+		}
+	}
+	mustDo(t, e.Change(bg, api.LBBackendAddRequest{Name: "web", Addr: "192.0.2.11", Weight: 2}))
+	far := sys.far["eth1"]
+	backend := [6]byte{2, 0, 0, 0, 0xbe, 1}
+	if _, err := far.WriteBatch(platform.Plain(arpFrame([6]byte{2, 0, 0, 0, 0, 1}, 2, backend, netip.MustParseAddr("192.0.2.11"), netip.MustParseAddr("192.0.2.1")))); err != nil {
+		t.Fatal(err)
+	}
+	show := func() api.LBInfo {
+		infos, err := e.LBShow(bg, "web")
+		mustDo(t, err)
+		return infos[0]
+	}
+	netnstest.Eventually(t, 10*time.Second, "backend 192.0.2.11 resolved and serving", func() bool {
+		b := show().Backends
+		return len(b) == 1 && b[0].MAC == "02:00:00:00:be:01" && b[0].State == "serving"
+	})
+	if got := show(); got.State != "running" || got.Method != "maglev" || got.MAC != "02:00:00:00:00:01" || got.Backends[0].Weight != 2 {
+		t.Errorf("lb show: %+v; want running, maglev, MAC of eth1, weight 2", got)
+	}
+
+	// Restart: a new engine from the file runs the same lb.
+	cfg, err := config.Load(path)
+	mustDo(t, err)
+	e.Close()
+	e2 := newEngine(path, sys, clock.NewFake(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	mustDo(t, e2.load(cfg))
+	t.Cleanup(e2.Close)
+	infos, err := e2.LBShow(bg, "")
+	mustDo(t, err)
+	if len(infos) != 1 || infos[0].State != "running" || len(infos[0].Backends) != 1 || infos[0].Backends[0].Addr != "192.0.2.11" {
+		t.Fatalf("after restart: %+v; want lb web running with backend 192.0.2.11", infos)
+	}
+	mustDo(t, e2.Change(bg, api.LBBackendDrainRequest{Name: "web", Addr: "192.0.2.11"}))
+	mustDo(t, e2.Change(bg, api.LBDestroyRequest{Name: "web"}))
+	if open, _ := sys.counts("eth1"); open != 0 || guards.Load() != 0 {
+		t.Errorf("after destroy: eth1 open %d times, %d VIP guards; want 0 and 0", open, guards.Load())
+	}
+	if _, err := e2.LBShow(bg, "web"); err == nil || !strings.Contains(err.Error(), "no such lb") {
+		t.Errorf("show after destroy: %v; want no such lb", err)
+	}
+}
+
+func TestEngineLBOnBridge(t *testing.T) {
+	fakeLBHost(t)
+	sys := newFakeSystem("eth1", "eth2")
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.Change(bg, api.BridgeCreateRequest{Name: "br0", Local: true}))
+	mustDo(t, e.Change(bg, api.BridgeAddRequest{Name: "br0", Ifaces: []string{"eth1", "eth2"}}))
+	mustDo(t, e.Change(bg, api.LBCreateRequest{Name: "web", Bridge: "br0", VIPs: []string{"192.0.2.100"}}))
+	// A client behind eth1 asks for the VIP: the answer crosses the
+	// bridge from the lb's member with the lb's own MAC.
+	client := [6]byte{2, 0, 0, 0, 0xc1, 1}
+	bcast := [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	if _, err := sys.far["eth1"].WriteBatch(platform.Plain(arpFrame(bcast, 1, client, netip.MustParseAddr("192.0.2.7"), netip.MustParseAddr("192.0.2.100")))); err != nil {
+		t.Fatal(err)
+	}
+	want := lbMemberMAC("web")
+	buf := make([][]byte, 8)
+	netnstest.Eventually(t, 10*time.Second, "ARP reply for the VIP from the lb's MAC on eth1", func() bool {
+		n, _ := sys.far["eth1"].TryReadBatch(buf)
+		for _, f := range buf[:n] {
+			if len(f) >= 42 && binary.BigEndian.Uint16(f[12:]) == 0x0806 && binary.BigEndian.Uint16(f[20:]) == 2 && [6]byte(f[22:28]) == want {
+				return true
+			}
+		}
+		return false
+	})
+	mustDo(t, e.Change(bg, api.LBDestroyRequest{Name: "web"}))
+	infos, err := e.BridgeShow(bg, "br0")
+	mustDo(t, err)
+	if len(infos[0].Ports) != 2 {
+		t.Errorf("after destroy br0 has ports %+v; want eth1 and eth2 only", infos[0].Ports)
+	}
+}
