@@ -334,6 +334,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			daemonCommand(),
 			bridgeCommand(),
 			trunkCommand(),
+			lbCommand(),
 			portCommand(),
 			statsCommand(),
 			captureCommand(),

@@ -123,7 +123,7 @@ func freeHostInterfaces(t *testing.T) []string {
 func TestBashCompletion(t *testing.T) {
 	withDaemon := newCompletionShell(t, apitest.Serve(t, newFake()))
 	noDaemon := newCompletionShell(t, apitest.SocketPath(t))
-	topLevel := []string{"daemon", "bridge", "trunk", "port", "stats", "capture", "recover", "selftest", "version", "bench", "config", "completion"}
+	topLevel := []string{"daemon", "bridge", "trunk", "lb", "port", "stats", "capture", "recover", "selftest", "version", "bench", "config", "completion"}
 	bridgeCmds := []string{"create", "destroy", "add", "del", "show", "addr", "static", "deladdr", "flush", "set", "port", "stp", "addspan", "delspan"}
 	files := []string{"hostname.bridge0", "hostname.trunk0", "rc.conf"}
 	tests := []struct {

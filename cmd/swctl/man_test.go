@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -232,6 +234,12 @@ func fullConfig(t *testing.T) *config.Config {
 			UpDelay: 8, DownDelay: 9, MinLinks: 2, NoPreempt: true,
 			Ports: []config.TrunkPort{{Name: "T1", Priority: 6, LACPPortPriority: 7}},
 		}},
+		LBs: []config.LB{{
+			Name: "LB", Iface: "L1", VIPs: []netip.Addr{netip.MustParseAddr("192.0.2.100")}, Method: "hash",
+			Health: "http:80/x", Interval: 3 * time.Second, Timeout: time.Second, Rise: 1, Fall: 5,
+			Sources:  []netip.Addr{netip.MustParseAddr("192.0.2.1")},
+			Backends: []config.LBBackend{{Addr: netip.MustParseAddr("192.0.2.11"), Weight: 2, Drain: true}},
+		}, {Name: "LB2", Bridge: "BR", VIPs: []netip.Addr{netip.MustParseAddr("2001:db8::1")}, Method: "roundrobin", Health: "arp"}},
 	}
 	if err := c.Validate(); err != nil {
 		t.Fatalf("the full configuration is not valid: %v", err)
