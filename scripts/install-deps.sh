@@ -11,6 +11,7 @@ set -euo pipefail
 # forbids it), that service keeps running on its own files
 # (/etc/openvswitch, /var/run/openvswitch) and does not disturb the test.
 # mandoc: the manual pages' test lints docs/man with mandoc -T lint.
+# nginx-light, curl: the lb tests' backends and client (integration/lb_linux_test.go).
 # wrk nginx-light haproxy nftables curl: the regress suite's HTTP load
 # balancing (make bench-lb) runs nginx, HAProxy and nft in its own
 # namespaces and wrk and curl against them; installing them starts no
