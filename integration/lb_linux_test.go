@@ -91,16 +91,25 @@ func (s *lbSeg) onSegmentClient() {
 	s.client.Run("ip", "addr", "add", s.clientIP+"/24", "dev", "eth0")
 }
 
-// addBackend makes backend i and starts its nginx.
+// addBackend makes backend i on the segment and starts its nginx.
 func (s *lbSeg) addBackend(i int) {
-	b := &lbBackend{ns: netnstest.New(s.t, fmt.Sprintf("lbb%d", i)), name: fmt.Sprintf("b%d", i), ip: s.addr(10 + i)}
-	s.cable(b.ns, "eth0", fmt.Sprintf("02:00:00:%02x:0b:%02x", s.subnet, i))
-	b.ns.Run("ip", "addr", "add", b.ip+"/24", "dev", "eth0")
-	b.ns.Run("ip", "addr", "add", s.vip()+"/32", "dev", "lo")
+	ns := netnstest.New(s.t, fmt.Sprintf("lbb%d", i))
+	s.cable(ns, "eth0", fmt.Sprintf("02:00:00:%02x:0b:%02x", s.subnet, i))
+	ip := s.addr(10 + i)
+	ns.Run("ip", "addr", "add", ip+"/24", "dev", "eth0")
+	s.backends = append(s.backends, newBackend(s.t, ns, fmt.Sprintf("b%d", i), ip, s.vip()))
+}
+
+// newBackend makes ns, whose eth0 has ip, a backend called name for vip:
+// the VIP on lo, ARP for it left to the lb, and nginx answering name.
+func newBackend(t *testing.T, ns *netnstest.NS, name, ip, vip string) *lbBackend {
+	t.Helper()
+	b := &lbBackend{ns: ns, name: name, ip: ip}
+	b.ns.Run("ip", "addr", "add", vip+"/32", "dev", "lo")
 	for _, k := range []string{"all", "eth0"} {
 		b.ns.Run("sysctl", "-qw", "net.ipv4.conf."+k+".arp_ignore=1", "net.ipv4.conf."+k+".arp_announce=2")
 	}
-	dir := s.t.TempDir()
+	dir := t.TempDir()
 	b.conf = filepath.Join(dir, "nginx.conf")
 	conf := fmt.Sprintf(`user root;
 worker_processes 1;
@@ -118,10 +127,10 @@ http {
 }
 `, dir, b.name)
 	if err := os.WriteFile(b.conf, []byte(conf), 0o644); err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
-	s.backends = append(s.backends, b)
-	b.start(s.t)
+	b.start(t)
+	return b
 }
 
 // start runs the backend's nginx in the foreground until stop or the
@@ -314,10 +323,34 @@ func (s *lbSeg) holdOnEach() map[string]*keepAlive {
 	return held
 }
 
+// forwarded reads Ip ForwDatagrams, the datagrams the kernel of ns
+// forwarded.
+func forwarded(t *testing.T, ns *netnstest.NS) int {
+	t.Helper()
+	lines := strings.Split(ns.Run("cat", "/proc/net/snmp"), "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		names, values := strings.Fields(lines[i]), strings.Fields(lines[i+1])
+		if len(names) == 0 || names[0] != "Ip:" || len(values) != len(names) {
+			continue
+		}
+		for j, n := range names {
+			if n == "ForwDatagrams" {
+				v, _ := strconv.Atoi(values[j])
+				return v
+			}
+		}
+	}
+	t.Fatalf("no Ip ForwDatagrams in /proc/net/snmp")
+	return 0
+}
+
 func TestIntegrationLBReachesEveryBackend(t *testing.T) {
 	s := newLBSeg(t, 3)
 	s.onSegmentClient()
 	lb := s.addLB(2)
+	// A host that forwards must still not forward the VIP's frames: the
+	// stack guard keeps them from it.
+	lb.dut.Run("sysctl", "-qw", "net.ipv4.ip_forward=1")
 	got := s.spread(90)
 	for _, b := range s.backends {
 		if got[b.name] < 10 {
@@ -327,6 +360,9 @@ func TestIntegrationLBReachesEveryBackend(t *testing.T) {
 	l := lbShow(lb)
 	if l.Frames == 0 || l.Flows == 0 {
 		t.Errorf("lb show: %d frames, %d flows; want both counted", l.Frames, l.Flows)
+	}
+	if fwd := forwarded(t, lb.dut); fwd != 0 {
+		t.Errorf("the lb host's kernel forwarded %d datagrams with ip_forward on; want 0 (the stack guard keeps the VIP's frames from it)", fwd)
 	}
 	// The VIP resolves to the lb's MAC and nothing else, and the lb
 	// answers for nothing but the VIP.
@@ -485,5 +521,41 @@ func TestIntegrationLBECMPScaleOut(t *testing.T) {
 	}
 	if lbShow(lb2).Frames <= f2 {
 		t.Errorf("lb2 forwarded nothing after the route change")
+	}
+}
+
+func TestIntegrationLBOnBridge(t *testing.T) {
+	netnstest.RequireTool(t, "nginx", "nginx-light")
+	netnstest.RequireTool(t, "curl", "curl")
+	tb := bridged(t, 3, "--local")
+	tb.dut.Run("ip", "addr", "add", fmt.Sprintf("10.66.%d.200/24", tb.subnet), "dev", "bridge0")
+	vip := fmt.Sprintf("10.66.%d.100", tb.subnet)
+	client := tb.hosts[0]
+	var backends []*lbBackend
+	for i, h := range tb.hosts[1:] {
+		backends = append(backends, newBackend(t, h.NS, fmt.Sprintf("b%d", i+1), h.ip, vip))
+	}
+	tb.swctl("lb", "create", "web", "--bridge", "bridge0", "--vip", vip, "--health", "tcp:80", "--interval", "300ms", "--timeout", "250ms")
+	for _, b := range backends {
+		tb.swctl("lb", "backend", "add", "web", b.ip)
+	}
+	netnstest.Eventually(t, 20*time.Second, "both backends serving", func() bool { return lbShow(tb).Serving == 2 })
+	got := map[string]int{}
+	for range 40 {
+		out, err := client.Try("curl", "-s", "--max-time", "2", "http://"+vip+"/")
+		if err != nil {
+			t.Fatalf("curl http://%s/ across the bridge: %v: %s", vip, err, out)
+		}
+		got[strings.TrimSpace(out)]++
+	}
+	if got["b1"] == 0 || got["b2"] == 0 {
+		t.Errorf("40 connections across the bridge: %v; want both backends", got)
+	}
+	l := lbShow(tb)
+	if nb := tb.members("bridge0"); len(nb) != 3 {
+		t.Errorf("bridge0 shows members %v; want p1, p2, p3 only (the lb's own port is internal)", nb)
+	}
+	if l.Frames == 0 {
+		t.Errorf("lb show: no frames forwarded")
 	}
 }
