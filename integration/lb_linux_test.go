@@ -43,6 +43,8 @@ type lbSeg struct {
 	lbs []*testbed
 	// ports counts the bridge ports made, for their names.
 	ports int
+	// vip6 is the IPv6 VIP, "" when the segment runs IPv4 only.
+	vip6 string
 }
 
 // lbBackend is one backend namespace.
@@ -67,15 +69,30 @@ func (s *lbSeg) cable(ns *netnstest.NS, iface, mac string) {
 	s.sw.Run("ip", "link", "set", port, "master", "br0")
 }
 
-// newLBSeg makes the segment, the client on it and n backends with
-// nginx running.
-func newLBSeg(t *testing.T, backends int) *lbSeg {
+// newLBSeg makes the segment and n backends with nginx running, for the
+// IPv4 VIP only.
+func newLBSeg(t *testing.T, backends int) *lbSeg { t.Helper(); return newLBSegWith(t, backends, false) }
+
+// addr6 is a host's IPv6 address on the segment (fd00:77:<subnet>::host).
+func (s *lbSeg) addr6(host int) string { return fmt.Sprintf("fd00:77:%x::%x", s.subnet, host) }
+
+// enable6 turns IPv6 on for ns and its iface (netnstest.New turns it off).
+func enable6(ns *netnstest.NS, iface string) {
+	ns.Run("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=0", "net.ipv6.conf.lo.disable_ipv6=0", "net.ipv6.conf."+iface+".disable_ipv6=0")
+}
+
+// newLBSegWith is newLBSeg, with an IPv6 VIP (fd00:77:<subnet>::100) as
+// well when ipv6 is set.
+func newLBSegWith(t *testing.T, backends int, ipv6 bool) *lbSeg {
 	t.Helper()
 	netnstest.Require(t)
 	netnstest.RequireTool(t, "nginx", "nginx-light")
 	netnstest.RequireTool(t, "curl", "curl")
 	subnetCounter++
 	s := &lbSeg{t: t, sw: netnstest.New(t, "lbsw"), subnet: subnetCounter%250 + 1}
+	if ipv6 {
+		s.vip6 = s.addr6(0x100)
+	}
 	s.sw.Run("ip", "link", "add", "br0", "type", "bridge")
 	s.sw.Run("ip", "link", "set", "br0", "up")
 	for i := 1; i <= backends; i++ {
@@ -89,6 +106,10 @@ func (s *lbSeg) onSegmentClient() {
 	s.client, s.clientIP = netnstest.New(s.t, "lbc"), s.addr(5)
 	s.cable(s.client, "eth0", "")
 	s.client.Run("ip", "addr", "add", s.clientIP+"/24", "dev", "eth0")
+	if s.vip6 != "" {
+		enable6(s.client, "eth0")
+		s.client.Run("ip", "addr", "add", s.addr6(5)+"/64", "dev", "eth0", "nodad")
+	}
 }
 
 // addBackend makes backend i on the segment and starts its nginx.
@@ -97,15 +118,27 @@ func (s *lbSeg) addBackend(i int) {
 	s.cable(ns, "eth0", fmt.Sprintf("02:00:00:%02x:0b:%02x", s.subnet, i))
 	ip := s.addr(10 + i)
 	ns.Run("ip", "addr", "add", ip+"/24", "dev", "eth0")
-	s.backends = append(s.backends, newBackend(s.t, ns, fmt.Sprintf("b%d", i), ip, s.vip()))
+	if s.vip6 != "" {
+		// The replies from the VIP leave by eth0's IPv6 route.
+		enable6(ns, "eth0")
+		ns.Run("ip", "addr", "add", s.addr6(10+i)+"/64", "dev", "eth0", "nodad")
+	}
+	s.backends = append(s.backends, newBackend(s.t, ns, fmt.Sprintf("b%d", i), ip, s.vip(), s.vip6))
 }
 
-// newBackend makes ns, whose eth0 has ip, a backend called name for vip:
-// the VIP on lo, ARP for it left to the lb, and nginx answering name.
-func newBackend(t *testing.T, ns *netnstest.NS, name, ip, vip string) *lbBackend {
+// newBackend makes ns, whose eth0 has ip, a backend called name for vip
+// (and vip6 unless ""): the VIPs on lo, ARP for them left to the lb, and
+// nginx answering name.
+func newBackend(t *testing.T, ns *netnstest.NS, name, ip, vip, vip6 string) *lbBackend {
 	t.Helper()
 	b := &lbBackend{ns: ns, name: name, ip: ip}
 	b.ns.Run("ip", "addr", "add", vip+"/32", "dev", "lo")
+	listen6 := ""
+	if vip6 != "" {
+		enable6(ns, "eth0")
+		b.ns.Run("ip", "addr", "add", vip6+"/128", "dev", "lo", "nodad")
+		listen6 = "listen [::]:80 reuseport;"
+	}
 	for _, k := range []string{"all", "eth0"} {
 		b.ns.Run("sysctl", "-qw", "net.ipv4.conf."+k+".arp_ignore=1", "net.ipv4.conf."+k+".arp_announce=2")
 	}
@@ -122,10 +155,11 @@ http {
     keepalive_requests 100000;
     server {
         listen 80 reuseport;
+        %[3]s
         location / { return 200 "%[2]s\n"; }
     }
 }
-`, dir, b.name)
+`, dir, b.name, listen6)
 	if err := os.WriteFile(b.conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -172,9 +206,14 @@ func (s *lbSeg) addLB(host int) *testbed {
 	tb := newTestbed(s.t, 0)
 	s.cable(tb.dut, "eth1", fmt.Sprintf("02:00:00:%02x:1b:%02x", s.subnet, host))
 	tb.dut.Run("ip", "addr", "add", s.addr(host)+"/24", "dev", "eth1")
+	create := []string{"lb", "create", "web", "--iface", "eth1", "--vip", s.vip(), "--health", "http:80/", "--interval", "300ms", "--timeout", "250ms"}
+	if s.vip6 != "" {
+		enable6(tb.dut, "eth1")
+		tb.dut.Run("ip", "addr", "add", s.addr6(host)+"/64", "dev", "eth1", "nodad")
+		create = append(create, "--vip", s.vip6)
+	}
 	tb.start()
-	tb.swctl("lb", "create", "web", "--iface", "eth1", "--vip", s.vip(), "--health", "http:80/",
-		"--interval", "300ms", "--timeout", "250ms")
+	tb.swctl(create...)
 	for _, b := range s.backends {
 		tb.swctl("lb", "backend", "add", "web", b.ip)
 	}
@@ -232,9 +271,11 @@ func backendState(tb *testbed, ip string) string {
 }
 
 // curl fetches http://VIP/ from the client on a new connection and
-// returns the backend that answered, or an error.
+// returns the backend that answered, or an error. It gives the
+// connection 5 s, room for a retransmitted SYN: on the loaded test
+// machine the first connection of a test now and then needs one.
 func (s *lbSeg) curl() (string, error) {
-	out, err := s.client.Try("curl", "-s", "--max-time", "2", "http://"+s.vip()+"/")
+	out, err := s.client.Try("curl", "-s", "--max-time", "5", "http://"+s.vip()+"/")
 	if err != nil {
 		return "", fmt.Errorf("curl http://%s/: %v: %s", s.vip(), err, out)
 	}
@@ -533,7 +574,7 @@ func TestIntegrationLBOnBridge(t *testing.T) {
 	client := tb.hosts[0]
 	var backends []*lbBackend
 	for i, h := range tb.hosts[1:] {
-		backends = append(backends, newBackend(t, h.NS, fmt.Sprintf("b%d", i+1), h.ip, vip))
+		backends = append(backends, newBackend(t, h.NS, fmt.Sprintf("b%d", i+1), h.ip, vip, ""))
 	}
 	tb.swctl("lb", "create", "web", "--bridge", "bridge0", "--vip", vip, "--health", "tcp:80", "--interval", "300ms", "--timeout", "250ms")
 	for _, b := range backends {
@@ -542,9 +583,9 @@ func TestIntegrationLBOnBridge(t *testing.T) {
 	netnstest.Eventually(t, 20*time.Second, "both backends serving", func() bool { return lbShow(tb).Serving == 2 })
 	got := map[string]int{}
 	for range 40 {
-		out, err := client.Try("curl", "-s", "--max-time", "2", "http://"+vip+"/")
+		out, err := client.Try("curl", "-s", "--max-time", "5", "http://"+vip+"/")
 		if err != nil {
-			t.Fatalf("curl http://%s/ across the bridge: %v: %s", vip, err, out)
+			t.Fatalf("curl http://%s/ across the bridge: %v: %s\n%s\n%s\n%s", vip, err, out, tb.swctl("lb", "show"), tb.swctl("bridge", "addr", "bridge0"), client.Run("ip", "neigh"))
 		}
 		got[strings.TrimSpace(out)]++
 	}
@@ -556,6 +597,32 @@ func TestIntegrationLBOnBridge(t *testing.T) {
 		t.Errorf("bridge0 shows members %v; want p1, p2, p3 only (the lb's own port is internal)", nb)
 	}
 	if l.Frames == 0 {
+		t.Errorf("lb show: no frames forwarded")
+	}
+}
+
+func TestIntegrationLBIPv6VIP(t *testing.T) {
+	s := newLBSegWith(t, 2, true)
+	s.onSegmentClient()
+	lb := s.addLB(2)
+	got := map[string]int{}
+	for range 40 {
+		out, err := s.client.Try("curl", "-s", "-6", "--max-time", "5", "http://["+s.vip6+"]/")
+		if err != nil {
+			t.Fatalf("curl http://[%s]/: %v: %s\n%s", s.vip6, err, out, lb.swctl("lb", "show"))
+		}
+		got[strings.TrimSpace(out)]++
+	}
+	if got["b1"] == 0 || got["b2"] == 0 {
+		t.Errorf("40 IPv6 connections to the VIP: %v; want both backends", got)
+	}
+	// The client learned the VIP's MAC from the lb's neighbour
+	// advertisement.
+	lbMAC := fmt.Sprintf("02:00:00:%02x:1b:02", s.subnet)
+	if out := s.client.Run("ip", "-6", "neigh", "show", s.vip6); !strings.Contains(out, lbMAC) {
+		t.Errorf("client's neighbour entry for %s: %q; want the lb's %s", s.vip6, out, lbMAC)
+	}
+	if l := lbShow(lb); l.Frames == 0 {
 		t.Errorf("lb show: no frames forwarded")
 	}
 }

@@ -178,6 +178,11 @@ func (g *graph) startLB(c *config.LB, cfg *config.Config) (_ *lbObj, err error) 
 		}
 	}
 	scfg, err := lo.serviceConfig(c, addrIface)
+	// On a bridge the sources are the host's (its TAP's), at another MAC:
+	// asking from them would move them to the lb's MAC in the backends'
+	// caches, and the host's own traffic to the backends (the health
+	// checks) with them.
+	scfg.AskAnonymously = c.Bridge != ""
 	if err != nil {
 		if port != nil {
 			port.Close()

@@ -88,12 +88,16 @@ func naFrame(ns *ndMessage, from, mac frame.MAC, vip netip.Addr) ([]byte, error)
 }
 
 // nsFrame asks for the MAC of target from (mac, src), to target's
-// solicited-node multicast group (RFC 4291 section 2.7.1).
+// solicited-node multicast group (RFC 4291 section 2.7.1). From the
+// unspecified address it carries no source link-layer option (RFC 4861
+// section 4.3), and target answers to all nodes.
 func nsFrame(mac frame.MAC, src, target netip.Addr) ([]byte, error) {
 	t := target.As16()
 	group := netip.AddrFrom16([16]byte{0xff, 0x02, 11: 1, 12: 0xff, 13: t[13], 14: t[14], 15: t[15]})
-	ns := &layers.ICMPv6NeighborSolicitation{TargetAddress: net.IP(target.AsSlice()),
-		Options: layers.ICMPv6Options{{Type: layers.ICMPv6OptSourceAddress, Data: mac[:]}}}
+	ns := &layers.ICMPv6NeighborSolicitation{TargetAddress: net.IP(target.AsSlice())}
+	if !src.IsUnspecified() {
+		ns.Options = layers.ICMPv6Options{{Type: layers.ICMPv6OptSourceAddress, Data: mac[:]}}
+	}
 	return ndFrame(solicitedNodeMAC(target), mac, src, group, layers.ICMPv6TypeNeighborSolicitation, ns)
 }
 

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"net/netip"
 	"time"
 )
 
@@ -41,10 +42,15 @@ func (s *Service) resolveRound() {
 	}
 }
 
-// ask sends one ARP request or neighbour solicitation for b's MAC.
+// ask sends one ARP request or neighbour solicitation for b's MAC, from
+// the source address or, asking anonymously, from the unspecified one.
 func (s *Service) ask(b *backend) bool {
-	if b.addr.Is4() {
-		return s.send(arpRequestFrame(s.mac, s.source, b.addr))
+	src4, src6 := s.source, s.source6
+	if s.anonymous {
+		src4, src6 = netip.IPv4Unspecified(), netip.IPv6Unspecified()
 	}
-	return s.send(nsFrame(s.mac, s.source6, b.addr))
+	if b.addr.Is4() {
+		return s.send(arpRequestFrame(s.mac, src4, b.addr))
+	}
+	return s.send(nsFrame(s.mac, src6, b.addr))
 }

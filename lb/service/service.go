@@ -44,6 +44,13 @@ type Config struct {
 	// ResolveInterval is how often a resolved MAC is asked again (0
 	// means DefaultResolveInterval).
 	ResolveInterval time.Duration
+	// AskAnonymously asks backends' MACs from the unspecified address
+	// (an RFC 5227 ARP probe; an NS from ::, answered to all nodes),
+	// for a service whose MAC is not the one its sources resolve to (on
+	// a bridge, beside the host's TAP): asking from Source would teach
+	// the backends the service's MAC for the host's address. Source and
+	// Source6 are still required: the health checks come from them.
+	AskAnonymously bool
 }
 
 // Backend is one backend as configured.
@@ -75,6 +82,8 @@ type Service struct {
 	check Check
 	// resolveEvery is Config.ResolveInterval with its default; immutable.
 	resolveEvery time.Duration
+	// anonymous is Config.AskAnonymously; immutable.
+	anonymous bool
 	// probe checks one backend once; New sets it from check, tests
 	// replace it before Start.
 	probe func(ctx context.Context, b *backend) error
@@ -146,7 +155,7 @@ func New(cfg Config, port platform.Port, clk clock.Clock, log *slog.Logger) (*Se
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{name: cfg.Name, port: port, mac: frame.MACOf(port.HardwareAddr()), clk: clk, log: log,
-		source: cfg.Source, source6: cfg.Source6, resolveEvery: cfg.ResolveInterval}
+		source: cfg.Source, source6: cfg.Source6, resolveEvery: cfg.ResolveInterval, anonymous: cfg.AskAnonymously}
 	if s.resolveEvery == 0 {
 		s.resolveEvery = DefaultResolveInterval
 	}

@@ -425,3 +425,42 @@ func TestParseCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestResolverAsksAnonymouslyWhenTold(t *testing.T) {
+	r := newRig(t, Check{})
+	r.s.anonymous = true
+	v6 := netip.MustParseAddr("2001:db8::10")
+	if err := r.s.SetBackends([]Backend{{Addr: backendAddr(0)}, {Addr: v6}}); err != nil {
+		t.Fatal(err)
+	}
+	r.s.resolveRound()
+	out := r.sent()
+	if len(out) != 2 {
+		t.Fatalf("sent %d frames; want an ARP probe and an NS", len(out))
+	}
+	a, _ := gopacket.NewPacket(out[0], layers.LayerTypeEthernet, gopacket.Default).Layer(layers.LayerTypeARP).(*layers.ARP)
+	if a == nil || !bytes.Equal(a.SourceProtAddress, []byte{0, 0, 0, 0}) || frame.MACOf(a.SourceHwAddress) != lbMAC {
+		t.Errorf("ARP %v; want a probe: sender 0.0.0.0 at %v", a, lbMAC)
+	}
+	p := gopacket.NewPacket(out[1], layers.LayerTypeEthernet, gopacket.Default)
+	ip, _ := p.Layer(layers.LayerTypeIPv6).(*layers.IPv6)
+	ns, _ := p.Layer(layers.LayerTypeICMPv6NeighborSolicitation).(*layers.ICMPv6NeighborSolicitation)
+	if ip == nil || ns == nil || !ip.SrcIP.IsUnspecified() || len(ns.Options) != 0 || !icmpv6ChecksumOK(out[1]) {
+		t.Errorf("NS %v from %v; want one from :: without options, with a valid checksum", ns, ip)
+	}
+	// The owner defends its address to all nodes: that answer resolves.
+	mac1 := backendMAC(1)
+	na := serialize(t, eth(backendMAC(1), frame.MAC{0x33, 0x33, 0, 0, 0, 1}, layers.EthernetTypeIPv6),
+		&layers.IPv6{Version: 6, HopLimit: 255, NextHeader: layers.IPProtocolICMPv6, SrcIP: v6.AsSlice(), DstIP: netip.MustParseAddr("ff02::1").AsSlice()},
+		func() *layers.ICMPv6 {
+			c := &layers.ICMPv6{TypeCode: layers.CreateICMPv6TypeCode(layers.ICMPv6TypeNeighborAdvertisement, 0)}
+			_ = c.SetNetworkLayerForChecksum(&layers.IPv6{SrcIP: v6.AsSlice(), DstIP: netip.MustParseAddr("ff02::1").AsSlice(), NextHeader: layers.IPProtocolICMPv6})
+			return c
+		}(),
+		&layers.ICMPv6NeighborAdvertisement{Flags: naOverride, TargetAddress: v6.AsSlice(),
+			Options: layers.ICMPv6Options{{Type: layers.ICMPv6OptTargetAddress, Data: mac1[:]}}})
+	r.handle(na)
+	if got := r.s.Status().Backends[1].MAC; got != backendMAC(1).String() {
+		t.Errorf("after the NA to all nodes the IPv6 backend is at %q; want %v", got, backendMAC(1))
+	}
+}
