@@ -2,9 +2,11 @@ package daemon
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"log/slog"
 	"net/netip"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -136,5 +138,45 @@ func TestEngineLBOnBridge(t *testing.T) {
 	mustDo(t, err)
 	if len(infos[0].Ports) != 2 {
 		t.Errorf("after destroy br0 has ports %+v; want eth1 and eth2 only", infos[0].Ports)
+	}
+}
+
+func TestEngineLBRollsBack(t *testing.T) {
+	guards := fakeLBHost(t)
+	sys := newFakeSystem("eth1", "eth2")
+	e, path := newTestEngine(t, sys)
+	mustDo(t, e.Change(bg, api.LBCreateRequest{Name: "web", Iface: "eth1", VIPs: []string{"192.0.2.100"}}))
+	mustDo(t, e.Change(bg, api.LBBackendAddRequest{Name: "web", Addr: "192.0.2.11"}))
+	before, err := os.ReadFile(path)
+	mustDo(t, err)
+	// Every change fails after its last step: what it did is undone.
+	e.fault = func() error { return errInjected }
+	changes := []api.Edit{
+		api.LBBackendAddRequest{Name: "web", Addr: "192.0.2.12"},
+		api.LBBackendDelRequest{Name: "web", Addr: "192.0.2.11"},
+		api.LBCreateRequest{Name: "web2", Iface: "eth2", VIPs: []string{"192.0.2.101"}},
+		api.LBDestroyRequest{Name: "web"},
+	}
+	for _, ch := range changes {
+		if err := e.Change(bg, ch); !errors.Is(err, errInjected) {
+			t.Fatalf("%s with a failing step: %v; want the injected failure", ch.Op(), err)
+		}
+		infos, err := e.LBShow(bg, "")
+		mustDo(t, err)
+		if len(infos) != 1 || infos[0].State != "running" || len(infos[0].Backends) != 1 || infos[0].Backends[0].Addr != "192.0.2.11" {
+			t.Errorf("after a failed %s: %+v; want web running with 192.0.2.11 only", ch.Op(), infos)
+		}
+		if st := e.graph.lbs["web"].svc.Status(); len(st.Backends) != 1 || st.Backends[0].Addr.String() != "192.0.2.11" {
+			t.Errorf("after a failed %s the running service has %+v; want 192.0.2.11 only", ch.Op(), st.Backends)
+		}
+		if o1, _ := sys.counts("eth1"); o1 != 1 {
+			t.Errorf("after a failed %s eth1 is open %d times; want 1", ch.Op(), o1)
+		}
+		if o2, _ := sys.counts("eth2"); o2 != 0 || guards.Load() != 1 {
+			t.Errorf("after a failed %s eth2 is open %d times and %d VIP guards are held; want 0 and 1", ch.Op(), o2, guards.Load())
+		}
+		if after, _ := os.ReadFile(path); string(after) != string(before) {
+			t.Errorf("after a failed %s the file changed:\n%s", ch.Op(), after)
+		}
 	}
 }
