@@ -191,7 +191,7 @@ func (g *graph) closeAll() {
 }
 
 // names returns the name of every configured port of every bridge and
-// trunk.
+// trunk, and the interface of every lb.
 func (g *graph) names() []string {
 	var names []string
 	for _, b := range g.bridges {
@@ -204,16 +204,18 @@ func (g *graph) names() []string {
 			names = append(names, n)
 		}
 	}
-	return names
+	return append(names, g.lbIfaces()...)
 }
 
 // linkChanged follows a link event: a configured port whose interface
 // appeared is attached, one whose interface went is detached (and stays
 // configured, absent), one whose MTU changed is reopened (follow.go), and
-// any other change of state is passed on. A bridge member that is a swctl
-// trunk follows its trunk, not links. Every local TAP then takes its
-// members' smallest MTU again: a trunk member's may have changed.
+// any other change of state is passed on; an lb follows its interface
+// (lbLinkChanged). A bridge member that is a swctl trunk follows its
+// trunk, not links. Every local TAP then takes its members' smallest MTU
+// again: a trunk member's may have changed.
 func (g *graph) linkChanged(cfg *config.Config, ev linkEvent) {
+	g.lbLinkChanged(cfg, ev.name, ev.state)
 	for _, to := range g.trunks {
 		if tpo := to.ports[ev.name]; tpo != nil {
 			to.linkChanged(cfg.Trunk(to.name), tpo, ev)

@@ -29,8 +29,8 @@ import (
 
 // lbObj is one running lb.
 type lbObj struct {
-	// name is the lb's name.
-	name string
+	// name is the lb's name; iface its interface, "" on a bridge.
+	name, iface string
 	// svc is the running service; nil when the lb could not start
 	// (state says why).
 	svc *service.Service
@@ -143,7 +143,7 @@ func (g *graph) startLB(c *config.LB, cfg *config.Config) (_ *lbObj, err error) 
 	if g.lbs == nil {
 		g.lbs = make(map[string]*lbObj)
 	}
-	lo := &lbObj{name: c.Name}
+	lo := &lbObj{name: c.Name, iface: c.Iface}
 	defer func() {
 		if err != nil {
 			lo.stop()
@@ -190,14 +190,15 @@ func (g *graph) startLB(c *config.LB, cfg *config.Config) (_ *lbObj, err error) 
 		return nil, err
 	}
 	if port == nil {
-		if port, err = g.sys.OpenPort(c.Iface, true); err != nil {
+		var caps platform.Caps
+		if port, caps, err = g.sys.OpenPort(c.Iface, true); err != nil {
 			return nil, fmt.Errorf("%s: iface %s: %w", c.Name, c.Iface, err)
 		}
 		if lo.guard, err = guardVIPs(c.Iface, c.VIPs); err != nil {
 			port.Close()
 			return nil, fmt.Errorf("%s: iface %s: %w", c.Name, c.Iface, err)
 		}
-		joinSolicitedNodes(port, c.VIPs, g.log)
+		joinSolicitedNodes(port.Name(), caps.Multicast, c.VIPs, g.log)
 	}
 	if lo.svc, err = service.New(scfg, port, g.clock, g.log); err != nil {
 		port.Close()
@@ -283,14 +284,13 @@ func prefixList(ps []netip.Prefix) string {
 	return strings.Join(s, ", ")
 }
 
-// joinSolicitedNodes makes port receive the solicited-node groups of the
-// IPv6 VIPs, where neighbour solicitations for them are sent, on
-// interfaces that filter multicast.
-func joinSolicitedNodes(port platform.Port, vips []netip.Addr, log interface {
+// joinSolicitedNodes makes port (through j, its multicast control)
+// receive the solicited-node groups of the IPv6 VIPs, where neighbour
+// solicitations for them are sent, on interfaces that filter multicast.
+func joinSolicitedNodes(port string, j platform.Multicast, vips []netip.Addr, log interface {
 	Warn(string, ...any)
 }) {
-	j, ok := port.(interface{ JoinMulticast(net.HardwareAddr) error })
-	if !ok {
+	if j == nil {
 		return
 	}
 	for _, v := range vips {
@@ -299,7 +299,7 @@ func joinSolicitedNodes(port platform.Port, vips []netip.Addr, log interface {
 		}
 		t := v.As16()
 		if err := j.JoinMulticast(net.HardwareAddr{0x33, 0x33, 0xff, t[13], t[14], t[15]}); err != nil {
-			log.Warn("lb: cannot join the solicited-node group of a VIP", "port", port.Name(), "vip", v.String(), "err", err)
+			log.Warn("lb: cannot join the solicited-node group of a VIP", "port", port, "vip", v.String(), "err", err)
 		}
 	}
 }
@@ -326,6 +326,17 @@ func (lo *lbObj) stop() {
 		lo.guard.Close()
 		lo.guard = nil
 	}
+}
+
+// lbIfaces are the interfaces of the iface lbs, for resync.
+func (g *graph) lbIfaces() []string {
+	var out []string
+	for _, lo := range g.lbs {
+		if lo.iface != "" {
+			out = append(out, lo.iface)
+		}
+	}
+	return out
 }
 
 // stopLBs stops every lb (closeAll).
@@ -385,4 +396,30 @@ func (e *engine) LBShow(_ context.Context, name string) ([]api.LBInfo, error) {
 // established flows.
 func anyDraining(bs []service.BackendStatus) bool {
 	return slices.ContainsFunc(bs, func(b service.BackendStatus) bool { return b.State == lb.Draining })
+}
+
+// lbLinkChanged follows a link event for the interface of an iface lb:
+// one that appears starts the lb, one that goes stops it (lb show says
+// so), and a carrier change reaches the running port.
+func (g *graph) lbLinkChanged(cfg *config.Config, name string, state platform.LinkState) {
+	for _, c := range cfg.LBs {
+		lo := g.lbs[c.Name]
+		if c.Iface != name || lo == nil {
+			continue
+		}
+		switch {
+		case state == platform.LinkAbsent && lo.svc != nil:
+			g.log.Info("lb absent", "lb", c.Name, "iface", name)
+			lo.stop()
+			lo.state = "absent: no interface " + name
+		case state != platform.LinkAbsent && lo.svc == nil:
+			delete(g.lbs, c.Name)
+			if _, err := g.startLB(&c, cfg); err != nil {
+				g.log.Warn("cannot start lb whose interface appeared", "lb", c.Name, "iface", name, "err", err)
+				g.lbs[c.Name] = &lbObj{name: c.Name, iface: c.Iface, state: "stopped: " + err.Error()}
+			}
+		case lo.svc != nil:
+			lo.svc.SetLink(state)
+		}
+	}
 }

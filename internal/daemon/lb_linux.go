@@ -4,7 +4,7 @@ import (
 	"io"
 	"net/netip"
 
-	"github.com/swctl/swctl/internal/stackguard"
+	"github.com/swctl/swctl/platform/stackguard"
 )
 
 // guardVIPs keeps the host's stack on iface off packets to vips; tests

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -178,5 +179,32 @@ func TestEngineLBRollsBack(t *testing.T) {
 		if after, _ := os.ReadFile(path); string(after) != string(before) {
 			t.Errorf("after a failed %s the file changed:\n%s", ch.Op(), after)
 		}
+	}
+}
+
+func TestEngineLBFollowsItsInterface(t *testing.T) {
+	guards := fakeLBHost(t)
+	sys := newFakeSystem()
+	e := newEngine(filepath.Join(t.TempDir(), "swctl.conf"), sys, clock.NewFake(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg, err := config.Parse(strings.NewReader("lb web {\n iface eth9\n vip 192.0.2.100\n backend 192.0.2.11\n}\n"), "test")
+	mustDo(t, err)
+	mustDo(t, e.load(cfg))
+	t.Cleanup(e.Close)
+	sys.Watch(e.linkChanged)
+	state := func() string {
+		infos, err := e.LBShow(bg, "web")
+		mustDo(t, err)
+		return infos[0].State
+	}
+	if got := state(); got != "absent: no interface eth9" {
+		t.Fatalf("lb on a missing interface: state %q; want it absent, saying why", got)
+	}
+	sys.setLink("eth9", platform.LinkUp)
+	if got, open := state(), func() int { o, _ := sys.counts("eth9"); return o }(); got != "running" || open != 1 || guards.Load() != 1 {
+		t.Fatalf("after eth9 appeared: state %q, open %d, guards %d; want running, 1, 1", got, open, guards.Load())
+	}
+	sys.setLink("eth9", platform.LinkAbsent)
+	if got, open := state(), func() int { o, _ := sys.counts("eth9"); return o }(); got != "absent: no interface eth9" || open != 0 || guards.Load() != 0 {
+		t.Errorf("after eth9 went: state %q, open %d, guards %d; want absent, 0, 0", got, open, guards.Load())
 	}
 }

@@ -426,3 +426,11 @@ func (s *Service) send(f []byte, err error) bool {
 	}
 	return true
 }
+
+// SetLink passes a carrier change to the service's port, when the port
+// takes its link state from outside (platform.LinkSetter).
+func (s *Service) SetLink(state platform.LinkState) {
+	if ls, ok := s.port.(platform.LinkSetter); ok {
+		ls.SetLink(state)
+	}
+}
