@@ -98,20 +98,27 @@ type Service struct {
 
 	// c are the service's counters.
 	c counters
-	// stop ends the resolver and prober; done is closed when Run's
-	// goroutines have returned.
-	stop context.CancelFunc
+	// ctx is done once Close is called; stop cancels it. The resolver
+	// and the prober run until then.
 	ctx  context.Context
-	wg   sync.WaitGroup
+	stop context.CancelFunc
+	// wg counts the goroutines Start started; Close waits for them.
+	wg sync.WaitGroup
 	// closeOnce makes Close idempotent.
 	closeOnce sync.Once
 }
 
 // counters are a service's atomics, read by Status.
 type counters struct {
-	frames, bytes                     atomic.Uint64
-	noBackend, unresolved             atomic.Uint64
-	badARP, badND, badIP              atomic.Uint64
+	// frames and bytes count what was forwarded to backends.
+	frames, bytes atomic.Uint64
+	// noBackend and unresolved count frames to a VIP dropped for want
+	// of a backend, or of its MAC.
+	noBackend, unresolved atomic.Uint64
+	// badARP, badND and badIP count malformed frames of each kind.
+	badARP, badND, badIP atomic.Uint64
+	// arpReplies and naReplies count answers for VIPs; sendErrors the
+	// frames the port refused.
 	arpReplies, naReplies, sendErrors atomic.Uint64
 }
 
