@@ -20,6 +20,9 @@
 //     the frames to VIPs from it, so that the host does not forward
 //     them a second time.
 //
+// ARP and ND are answered and learned from untagged frames only; IP
+// frames to a VIP are forwarded tagged or not, their tags untouched.
+//
 // No backend (none serving, all down) drops the frame and counts it, as
 // does a backend whose MAC is not known yet. ARP, ND and IP headers
 // that are cut short or inconsistent are counted as malformed and
@@ -29,8 +32,9 @@
 //
 // Beside the reader, two goroutines run: the resolver asks each
 // backend's MAC (ARP from the service's IPv4 source address, ND from its
-// IPv6 one) every second until it answers, and again every
-// ResolveInterval, so that a MAC that changes is followed; and the
+// IPv6 one, or from the unspecified address with AskAnonymously) every
+// second until it answers, and again every ResolveInterval, so that a
+// MAC that changes is followed; and the
 // prober checks each backend's health (tcp, http or arp, Check) every
 // Check.Interval and feeds the result to the backend's health.Machine.
 // A backend takes new flows while it is configured serving, its MAC is
