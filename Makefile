@@ -144,7 +144,7 @@ bench-trunk: deps build
 #   RUNS=n         runs per cell and role (default 6; 4 = the seed's form)
 #   FULL=1         forwarding rate at every RFC 2544 size, 10 s trials, latency, frame loss rate steps, 300 s window benchmark
 #   HOSTS=f.conf   real test hosts (docs/REGRESS.md) instead of the netns testbed
-#   SECONDS=n ALPHA=a SETUPS=veth,trunk0,bridge0 SUITES=promisc,rate,msgsize,rfc2889
+#   SECONDS=n ALPHA=a SETUPS=veth,trunk0,bridge0 SUITES=promisc,rate,msgsize,bulk,rfc2889
 #   RATE_SETUPS=direct,bridge0,trunk0 TRIAL=duration WINDOW=duration (0 = none) MSG_SIZES=1,64,65536
 #   CPU_RATE=frames/s CPU_TRIAL=duration (0 = none)  the CPU-per-frame run's load and length
 #   MAXADDR=n      the rfc2889 bridge's table size, the capacity search's bound (default 65536; QUICK 16384)

@@ -80,6 +80,7 @@ func FuzzParseToolOutput(f *testing.F) {
 			ParseCPTime(goos, s)
 		}
 		parseIperf(b)
+		parseIperfUDP(b)
 		for _, mode := range []string{"max", "rate", "search"} {
 			parseBenchJSON(b, mode, 60)
 		}

@@ -117,11 +117,7 @@ func (in MsgSizeInstance) String() string {
 func MsgSizePlan(c MsgSizeConfig, runs int) []MsgSizeInstance {
 	var out []MsgSizeInstance
 	for r := 1; r <= runs; r++ {
-		roles := []string{RolePatch, RoleNoPatch}
-		if r%2 == 0 {
-			roles = []string{RoleNoPatch, RolePatch}
-		}
-		for _, role := range roles {
+		for _, role := range abRoles(r) {
 			out = append(out, MsgSizeInstance{Role: role, Run: r, Sizes: slices.Clone(c.Sizes)})
 		}
 	}
@@ -183,8 +179,8 @@ func MsgSizeTable(sizes []int, cells []RoleCell) PairTable {
 	t := PairTable{Title: "TCP stream by message size (Mb/s, CPU system %)", Label: "bytes",
 		Cols: []string{"Mb/s", "system %"}, Formats: []string{"%.2f", "%.2f"}}
 	for _, size := range sizes {
-		mb := pairCells(cells, MsgSizeSetup, "throughput", size, 0)
-		sys := pairCells(cells, MsgSizeSetup, "system", size, 0)
+		mb := pairCells(cells, RoleCell{Setup: MsgSizeSetup, Metric: "throughput", Size: size})
+		sys := pairCells(cells, RoleCell{Setup: MsgSizeSetup, Metric: "system", Size: size})
 		t.Rows = append(t.Rows, PairRow{Label: strconv.Itoa(size), Cells: []Cell{mb[0], mb[1], sys[0], sys[1]}})
 	}
 	return t

@@ -48,12 +48,7 @@ func TestMsgSizeConfig(t *testing.T) {
 	}
 	for _, c := range cases {
 		err := c.cfg.check()
-		switch {
-		case c.wantErr == "" && err != nil:
-			t.Errorf("%s: check() = %v, want nil", c.name, err)
-		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
-			t.Errorf("%s: check() = %v, want an error containing %q", c.name, err, c.wantErr)
-		}
+		checkErr(t, c.name+": check()", err, c.wantErr)
 	}
 	q, d, f := DefaultMsgSizeConfig(true, false), DefaultMsgSizeConfig(false, false), DefaultMsgSizeConfig(false, true)
 	if q.Seconds >= d.Seconds || d.Seconds >= f.Seconds {

@@ -101,6 +101,9 @@ func RenderPairTable(w io.Writer, t PairTable) error {
 type RoleCell struct {
 	// Setup is the setup's name (bridge0, trunk0).
 	Setup string `json:"setup"`
+	// Row names the bulk suite's row (one pair, two pairs ...); empty
+	// elsewhere.
+	Row string `json:"row,omitempty"`
 	// Metric names the figure (throughput, loss, packets_per_second ...).
 	Metric string `json:"metric"`
 	// Size is the row's message size (TCP) or RFC 2544 frame size; 0 for
@@ -136,12 +139,13 @@ func roleCells(template RoleCell, vals map[string][]float64, alpha float64) []Ro
 	return out
 }
 
-// pairCells returns the two table cells (patch, no patch) of metric at
-// size and percent of setup in cells; cells not there are n/a.
-func pairCells(cells []RoleCell, setup, metric string, size, percent int) [2]Cell {
+// pairCells returns the two table cells (patch, no patch) in cells
+// whose setup, row, metric, size and percent are key's; cells not there
+// are n/a.
+func pairCells(cells []RoleCell, key RoleCell) [2]Cell {
 	out := [2]Cell{{NA: true}, {NA: true}}
 	for _, c := range cells {
-		if c.Setup != setup || c.Metric != metric || c.Size != size || c.Percent != percent {
+		if c.Setup != key.Setup || c.Row != key.Row || c.Metric != key.Metric || c.Size != key.Size || c.Percent != key.Percent {
 			continue
 		}
 		k := 0

@@ -208,11 +208,7 @@ func RatePlan(setups []RateSpec, runs int) []RateInstance {
 	var out []RateInstance
 	for _, s := range setups {
 		for r := 1; r <= runs; r++ {
-			roles := []string{RolePatch, RoleNoPatch}
-			if r%2 == 0 {
-				roles = []string{RoleNoPatch, RolePatch}
-			}
-			for _, role := range roles {
+			for _, role := range abRoles(r) {
 				out = append(out, RateInstance{Setup: s.Name, Role: role, Run: r})
 			}
 		}

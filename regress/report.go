@@ -101,6 +101,14 @@ type Results struct {
 	// MsgSizeCells are the message-size summaries per metric, size and
 	// role.
 	MsgSizeCells []RoleCell `json:"msgsize_cells,omitempty"`
+	// Bulk is the bulk-transfer configuration; nil when that suite did
+	// not run.
+	Bulk *BulkConfig `json:"bulk,omitempty"`
+	// BulkSamples are every bulk iperf3 client's test in the order they
+	// ran.
+	BulkSamples []BulkSample `json:"bulk_samples,omitempty"`
+	// BulkCells are the bulk summaries per row, metric and role.
+	BulkCells []RoleCell `json:"bulk_cells,omitempty"`
 	// RFC2889 is the address-caching configuration; nil when that suite
 	// did not run.
 	RFC2889 *RFC2889Config `json:"rfc2889,omitempty"`

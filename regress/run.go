@@ -49,6 +49,10 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			fmt.Fprintln(cfg.Stderr, msgSizeHostsNote)
 			cfg.MsgSize = nil
 		}
+		if cfg.Bulk != nil {
+			fmt.Fprintln(cfg.Stderr, bulkHostsNote)
+			cfg.Bulk = nil
+		}
 		if cfg.RFC2889 != nil {
 			fmt.Fprintln(cfg.Stderr, rfc2889HostsNote)
 			cfg.RFC2889 = nil
@@ -78,13 +82,18 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			return nil, "", err
 		}
 	}
+	if cfg.Bulk != nil {
+		if err := cfg.Bulk.check(); err != nil {
+			return nil, "", err
+		}
+	}
 	if cfg.RFC2889 != nil {
 		if err := cfg.RFC2889.check(); err != nil {
 			return nil, "", err
 		}
 	}
-	if len(setups) == 0 && len(rateSetups) == 0 && cfg.MsgSize == nil && cfg.RFC2889 == nil {
-		return nil, "", fmt.Errorf("regress: nothing to run: no promisc setup, no forwarding-rate setup, no message sizes, no address caching")
+	if len(setups) == 0 && len(rateSetups) == 0 && cfg.MsgSize == nil && cfg.Bulk == nil && cfg.RFC2889 == nil {
+		return nil, "", fmt.Errorf("regress: nothing to run: no promisc setup, no forwarding-rate setup, no message sizes, no bulk transfer, no address caching")
 	}
 	if cfg.Hosts == nil {
 		err = checkHost()
@@ -97,7 +106,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	res := &Results{
 		Version: 3, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
 		Alpha: cfg.Alpha, MinP: MinP(cfg.Runs, cfg.Runs), Environment: environment(), Setups: setups,
-		Rate: cfg.Rate, RateSetups: rateSetups, MsgSize: cfg.MsgSize,
+		Rate: cfg.Rate, RateSetups: rateSetups, MsgSize: cfg.MsgSize, Bulk: cfg.Bulk,
 	}
 	res.Method = []string{
 		fmt.Sprintf("iperf3 TCP, one stream, %d s per test. Receive: the device under test's iperf3 client with -R (the peer sends into its stack); Transmit: the same without -R; Forward: peer 1's client to peer 2's server across the bridge.", cfg.Seconds),
@@ -112,6 +121,9 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	if cfg.MsgSize != nil {
 		res.Method = append(res.Method, cfg.MsgSize.describe())
+	}
+	if cfg.Bulk != nil {
+		res.Method = append(res.Method, cfg.Bulk.describe())
 	}
 	if cfg.RFC2889 != nil {
 		res.RFC2889 = cfg.RFC2889
@@ -160,12 +172,17 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		msgPlan = MsgSizePlan(*cfg.MsgSize, cfg.Runs)
 		total += float64(len(msgPlan)) * cfg.MsgSize.weight()
 	}
+	var bulkPlan []BulkInstance
+	if cfg.Bulk != nil {
+		bulkPlan = BulkPlan(cfg.Runs)
+		total += float64(len(bulkPlan)) * cfg.Bulk.weight()
+	}
 	var addrPlan []RFC2889Instance
 	if cfg.RFC2889 != nil {
 		addrPlan = RFC2889Plan(cfg.Runs)
 		total += float64(len(addrPlan)) * cfg.RFC2889.weight()
 	}
-	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan)+len(ratePlan)+len(msgPlan)+len(addrPlan), total)
+	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan)+len(ratePlan)+len(msgPlan)+len(bulkPlan)+len(addrPlan), total)
 	seq, step := 0, 0
 	if cfg.Hosts != nil {
 		if err := runHosts(ctx, cfg, cfg.Hosts, setups, plan, ratePlan, trees, res, cmds, prog, &step); err != nil {
@@ -274,6 +291,14 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	if cfg.MsgSize != nil {
 		if err := runMsgSize(ctx, cfg, msgPlan, trees, work, cmds, prog, &step, res); err != nil {
+			if cfg.TTY {
+				fmt.Fprintln(cfg.Stderr)
+			}
+			return nil, "", err
+		}
+	}
+	if cfg.Bulk != nil {
+		if err := runBulk(ctx, cfg, bulkPlan, trees, work, cmds, prog, &step, res); err != nil {
 			if cfg.TTY {
 				fmt.Fprintln(cfg.Stderr)
 			}

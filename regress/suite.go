@@ -34,6 +34,10 @@ type SetupSpec struct {
 	Engine bool `json:"engine"`
 	// NoPromiscNA, when set, is why the -PROMISC column is not measured.
 	NoPromiscNA string `json:"no_promisc_na,omitempty"`
+	// Pairs is the number of host pairs bridge0's testbed cables: 0 or 1
+	// for peers 1 and 2 on ports p1 and p2; 2 adds peers 3 and 4 on p3
+	// and p4 (the bulk suite's two pairs at once).
+	Pairs int `json:"pairs,omitempty"`
 }
 
 // Setups are the promisc suite's setups, in table order.
@@ -104,6 +108,9 @@ type Config struct {
 	// MsgSize, when set, runs the TCP-stream-by-message-size suite
 	// (suite item 4) after the forwarding rate; nil skips it.
 	MsgSize *MsgSizeConfig
+	// Bulk, when set, runs the bulk-transfer suite (one pair, two pairs
+	// at once, UDP) after the message sizes; nil skips it.
+	Bulk *BulkConfig
 	// RFC2889, when set, runs the address-caching suite (suite item 5:
 	// RFC 2889 capacity and learning rate) as it says; nil skips it.
 	RFC2889 *RFC2889Config
@@ -146,17 +153,22 @@ func Plan(setups []SetupSpec, runs int) []Instance {
 				continue
 			}
 			for r := 1; r <= runs; r++ {
-				roles := []string{RolePatch, RoleNoPatch}
-				if r%2 == 0 {
-					roles = []string{RoleNoPatch, RolePatch}
-				}
-				for _, role := range roles {
+				for _, role := range abRoles(r) {
 					out = append(out, Instance{Setup: s.Name, Promisc: promisc, Role: role, Run: r, Rows: s.Rows})
 				}
 			}
 		}
 	}
 	return out
+}
+
+// abRoles is the order of the roles in run r (from 1): patch first in
+// odd runs, no patch first in even ones (A B, B A, A B, ...).
+func abRoles(r int) []string {
+	if r%2 == 0 {
+		return []string{RoleNoPatch, RolePatch}
+	}
+	return []string{RolePatch, RoleNoPatch}
 }
 
 // colName is the table's column name for promisc.

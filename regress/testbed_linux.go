@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -52,9 +53,24 @@ type bed struct {
 	daemon *daemonProc
 	// hold is the veth setup's promiscuous membership, nil when none.
 	hold *promiscHold
+	// pair2 is bridge0's second host pair (peers 3 and 4, on ports p3
+	// and p4) when spec.Pairs is 2; nil otherwise.
+	pair2 *hostPair
 	// starts counts instances, for file names.
 	starts int
 }
+
+// hostPair is a sending and a receiving peer on two bridge ports: the
+// second pair of the bulk suite's two-pairs-at-once test.
+type hostPair struct {
+	// src and dst are namespace names; dst runs an iperf3 server.
+	src, dst string
+	// srcIP and dstIP are the IPv4 addresses, no prefix.
+	srcIP, dstIP string
+}
+
+// bedHost is one peer host of a testbed as newBed cables it.
+type bedHost struct{ ns, ip, mac string }
 
 // addQuietNetns makes the network namespace ns for a testbed, records it
 // in made (whose owner deletes them, also when a later step fails), and
@@ -94,6 +110,14 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	nss := []string{b.dut, b.peer}
 	if spec.Name == "bridge0" {
 		nss = append(nss, b.peer2)
+	}
+	hosts := []bedHost{{b.peer, b.peerIP, b.peerMAC}, {b.peer2, b.peer2IP, b.peer2MAC}}
+	if spec.Name == "bridge0" && spec.Pairs == 2 {
+		b.pair2 = &hostPair{src: tag + "h3", dst: tag + "h4", srcIP: fmt.Sprintf("10.78.%d.4", idx), dstIP: fmt.Sprintf("10.78.%d.5", idx)}
+		nss = append(nss, b.pair2.src, b.pair2.dst)
+		hosts = append(hosts,
+			bedHost{b.pair2.src, b.pair2.srcIP, fmt.Sprintf("02:52:%02x:00:00:04", idx)},
+			bedHost{b.pair2.dst, b.pair2.dstIP, fmt.Sprintf("02:52:%02x:00:00:05", idx)})
 	}
 	for _, ns := range nss {
 		if err := addQuietNetns(ctx, b.cmds, ns, &b.namespaces); err != nil {
@@ -135,9 +159,10 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			[]string{"ip", "netns", "exec", b.peer, "ethtool", "-K", "br0", "tx", "off", "gso", "off"},
 		)
 	case "bridge0":
-		b.dutDev, b.links = "bridge0", []string{"p1", "p2"}
-		for i, h := range []struct{ ns, ip, mac string }{{b.peer, b.peerIP, b.peerMAC}, {b.peer2, b.peer2IP, b.peer2MAC}} {
+		b.dutDev = "bridge0"
+		for i, h := range hosts {
 			p := fmt.Sprintf("p%d", i+1)
+			b.links = append(b.links, p)
 			steps = append(steps,
 				[]string{"ip", "-n", b.dut, "link", "add", p, "address", fmt.Sprintf("02:52:%02x:00:d0:%02x", idx, i+1), "type", "veth", "peer", "name", "eth0", "address", h.mac, "netns", h.ns},
 				[]string{"ip", "-n", b.dut, "link", "set", p, "up"},
@@ -150,6 +175,12 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			[]string{"ip", "-n", b.peer, "neigh", "replace", b.peer2IP, "lladdr", b.peer2MAC, "nud", "permanent", "dev", "eth0"},
 			[]string{"ip", "-n", b.peer2, "neigh", "replace", b.peerIP, "lladdr", b.peerMAC, "nud", "permanent", "dev", "eth0"},
 		)
+		if b.pair2 != nil {
+			steps = append(steps,
+				[]string{"ip", "-n", b.pair2.src, "neigh", "replace", b.pair2.dstIP, "lladdr", hosts[3].mac, "nud", "permanent", "dev", "eth0"},
+				[]string{"ip", "-n", b.pair2.dst, "neigh", "replace", b.pair2.srcIP, "lladdr", hosts[2].mac, "nud", "permanent", "dev", "eth0"},
+			)
+		}
 	default:
 		return nil, fmt.Errorf("no such setup")
 	}
@@ -161,6 +192,9 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	servers := []string{b.peer}
 	if spec.Name == "bridge0" {
 		servers = append(servers, b.peer2)
+	}
+	if b.pair2 != nil {
+		servers = append(servers, b.pair2.dst)
 	}
 	for _, ns := range servers {
 		args := []string{"ip", "netns", "exec", ns, "taskset", "-c", peerCPU, "iperf3", "-s", "-p", iperfPort}
@@ -227,11 +261,11 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 		if err := b.swctl(ctx, "bridge", "create", "bridge0", "--local"); err != nil {
 			return err
 		}
-		if err := b.swctl(ctx, "bridge", "add", "bridge0", "p1", "p2"); err != nil {
+		if err := b.swctl(ctx, append([]string{"bridge", "add", "bridge0"}, b.links...)...); err != nil {
 			return err
 		}
 		if !in.Promisc {
-			for _, p := range []string{"p1", "p2"} {
+			for _, p := range b.links {
 				if err := b.swctl(ctx, "bridge", "port", "bridge0", p, "--promisc", "off"); err != nil {
 					return err
 				}
@@ -261,6 +295,11 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 		if err := b.waitPing(ctx, b.peer2IP); err != nil {
 			return err
 		}
+		if b.pair2 != nil {
+			if err := waitPing(ctx, b.cmds, b.pair2.src, b.pair2.dstIP); err != nil {
+				return err
+			}
+		}
 	}
 	return b.waitPing(ctx, b.peerIP)
 }
@@ -268,9 +307,14 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 // waitPing waits up to 15 s until ip answers a ping from the device
 // under test.
 func (b *bed) waitPing(ctx context.Context, ip string) error {
+	return waitPing(ctx, b.cmds, b.dut, ip)
+}
+
+// waitPing waits up to 15 s until ip answers a ping from namespace ns.
+func waitPing(ctx context.Context, cmds *Commands, ns, ip string) error {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		_, err := b.in(ctx, b.dut, "ping", "-c", "1", "-W", "1", ip)
+		_, err := cmds.Output(ctx, "", nil, "ip", "netns", "exec", ns, "ping", "-c", "1", "-W", "1", ip)
 		if err == nil {
 			return nil
 		}
@@ -278,7 +322,7 @@ func (b *bed) waitPing(ctx context.Context, ip string) error {
 			return ctx.Err()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s does not answer ping from %s: %v", ip, b.dut, err)
+			return fmt.Errorf("%s does not answer ping from %s: %v", ip, ns, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -307,47 +351,78 @@ func (b *bed) measure(ctx context.Context, row string, seconds int, more ...stri
 	case RowForward:
 		ns, ip = b.peer, b.peer2IP
 	}
-	args := append([]string{"ip", "netns", "exec", ns, "taskset", "-c", clientCPU, "iperf3", "-c", ip, "-p", iperfPort, "-t", strconv.Itoa(seconds), "-J", "--connect-timeout", "3000"}, extra...)
-	args = append(args, more...)
-	s := Sample{Row: row, Command: strings.Join(args, " "), Start: time.Now()}
+	out, _, err := b.measureAll(ctx, row, seconds, [][]string{append(iperfClient(ns, ip, seconds, extra...), more...)})
+	return out[0], err
+}
+
+// iperfClient is the command line of an iperf3 client in namespace ns,
+// pinned to clientCPU, against the server at ip, with extra options.
+func iperfClient(ns, ip string, seconds int, extra ...string) []string {
+	return append([]string{"ip", "netns", "exec", ns, "taskset", "-c", clientCPU, "iperf3", "-c", ip, "-p", iperfPort, "-t", strconv.Itoa(seconds), "-J", "--connect-timeout", "3000"}, extra...)
+}
+
+// measureAll runs the iperf3 clients args at once (one sample each, all
+// with the CPU of the span from just before the first starts to just
+// after the last ends), twice at most when one fails. It also returns
+// their iperf3 -J outputs, for figures a Sample does not hold.
+func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]string) ([]Sample, [][]byte, error) {
+	out := make([]Sample, len(args))
+	for i, a := range args {
+		out[i] = Sample{Row: row, Command: strings.Join(a, " "), Start: time.Now()}
+	}
 	var lastErr error
 	for attempt := 0; attempt < 2; attempt++ {
 		tctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
 		c0, err := readCPU()
 		if err != nil {
 			cancel()
-			return s, err
+			return out, nil, err
 		}
 		e0, eerr := uint64(0), error(nil)
 		if b.daemon != nil {
 			e0, eerr = cpustat.ReadPid(b.daemon.pid())
 		}
-		out, err := b.cmds.Output(tctx, "", nil, args...)
+		outs, errs := make([][]byte, len(args)), make([]error, len(args))
+		var wg sync.WaitGroup
+		for i, a := range args {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				outs[i], errs[i] = b.cmds.Output(tctx, "", nil, a...)
+			}()
+		}
+		wg.Wait()
 		c1, cerr := readCPU()
 		var e1 uint64
 		if b.daemon != nil && eerr == nil {
 			e1, eerr = cpustat.ReadPid(b.daemon.pid())
 		}
 		cancel()
-		mbps, retr, perr := parseIperf(out)
-		if err == nil && perr == nil && cerr == nil {
-			s.Mbps, s.Retransmits, s.CPU = mbps, retr, CPUDelta(c0, c1)
-			if b.daemon != nil && eerr == nil && s.CPU.Ticks > 0 {
-				v := 100 * float64(e1-e0) / float64(s.CPU.Ticks)
-				s.EngineCPU = &v
+		lastErr = cerr
+		for i := range args {
+			if errs[i] != nil {
+				lastErr = errs[i]
+			} else if out[i].Mbps, out[i].Retransmits, err = parseIperf(outs[i]); err != nil {
+				lastErr = err
 			}
-			return s, nil
 		}
-		lastErr = err
-		if perr != nil {
-			lastErr = perr
+		if lastErr == nil {
+			cpu := CPUDelta(c0, c1)
+			for i := range out {
+				out[i].CPU = cpu
+				if b.daemon != nil && eerr == nil && cpu.Ticks > 0 {
+					v := 100 * float64(e1-e0) / float64(cpu.Ticks)
+					out[i].EngineCPU = &v
+				}
+			}
+			return out, outs, nil
 		}
 		if ctx.Err() != nil {
-			return s, ctx.Err()
+			return out, nil, ctx.Err()
 		}
 		time.Sleep(time.Second)
 	}
-	return s, fmt.Errorf("%s %s: iperf3 failed twice: %v", b.spec.Name, row, lastErr)
+	return out, nil, fmt.Errorf("%s %s: iperf3 failed twice: %v", b.spec.Name, row, lastErr)
 }
 
 // stop ends the current instance: the daemon (SIGTERM, then SIGKILL

@@ -32,7 +32,7 @@ func main() {
 		patch   = flag.String("patch", "", "diff file: \"patch\" = the tree with it applied in a temporary worktree, \"no patch\" = the tree")
 		base    = flag.String("base", "", "git revision: \"no patch\" = it, built in a temporary worktree, \"patch\" = the tree")
 		setups  = flag.String("setups", "", "comma-separated promisc setups to run (veth,trunk0,bridge0; default all)")
-		suites  = flag.String("suites", "promisc,rate,msgsize,rfc2889", "comma-separated suites to run: promisc (iperf3 A/B tables), rate (forwarding rate), msgsize (TCP stream by message size), rfc2889 (address caching capacity and learning rate)")
+		suites  = flag.String("suites", "promisc,rate,msgsize,bulk,rfc2889", "comma-separated suites to run: promisc (iperf3 A/B tables), rate (forwarding rate), msgsize (TCP stream by message size), bulk (one pair, two pairs at once, UDP at a fixed rate), rfc2889 (address caching capacity and learning rate)")
 		rateSet = flag.String("rate-setups", "", "comma-separated forwarding-rate setups to run (direct,bridge0,trunk0; default all; direct, the CPU baseline, runs whenever the CPU-cost run does)")
 		trial   = flag.Duration("trial", 0, "length of a forwarding-rate run and search trial (default 500ms QUICK, 1s, 10s FULL)")
 		out     = flag.String("out", "regress-out", "directory that receives the <timestamp>/ report directory")
@@ -44,6 +44,7 @@ func main() {
 		lossRt  = flag.Bool("loss-rate", false, "run RFC 2544's frame-loss-rate steps also outside FULL")
 		cpuRate = flag.Float64("cpu-rate", regress.DefaultCPURate, "paced load of the forwarding rate's CPU-per-frame run, `frames/s` (make bench's -cpu-rate)")
 		cpuTrl  = flag.Duration("cpu-trial", 0, "length of the CPU-per-frame run per frame size (default 1s QUICK, 2s, 10s FULL; 0 = none)")
+		udpRate = flag.Int("udp-rate", 0, "the bulk suite's UDP offered rate in Mb/s (default 300)")
 		maxAddr = flag.Int("maxaddr", 0, "address-table size set on the rfc2889 suite's bridge, the capacity search's upper bound (default 16384 QUICK, 65536, 262144 FULL; swctl's own default is 8192)")
 	)
 	flag.Parse()
@@ -63,8 +64,8 @@ func main() {
 	}
 	run := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
-		if s != "promisc" && s != "rate" && s != "msgsize" && s != "rfc2889" {
-			fmt.Fprintf(os.Stderr, "swctl-regress: -suites: %q: no such suite (have promisc, rate, msgsize, rfc2889)\n", s)
+		if s != "promisc" && s != "rate" && s != "msgsize" && s != "bulk" && s != "rfc2889" {
+			fmt.Fprintf(os.Stderr, "swctl-regress: -suites: %q: no such suite (have promisc, rate, msgsize, bulk, rfc2889)\n", s)
 			os.Exit(2)
 		}
 		run[s] = true
@@ -103,6 +104,14 @@ func main() {
 		}
 		msg = &mc
 	}
+	var bulk *regress.BulkConfig
+	if run["bulk"] {
+		bc := regress.DefaultBulkConfig(*quick, *full)
+		if *udpRate != 0 {
+			bc.UDPMbps = *udpRate
+		}
+		bulk = &bc
+	}
 	var addr *regress.RFC2889Config
 	if run["rfc2889"] {
 		ac := regress.DefaultRFC2889Config(*quick, *full)
@@ -127,7 +136,7 @@ func main() {
 	}()
 	_, _, err := regress.Run(ctx, regress.Config{
 		AB:   regress.ABSpec{Repo: *repo, Patch: *patch, Base: *base},
-		Runs: *runs, Seconds: *seconds, Alpha: *alpha, Setups: names, NoPromisc: !run["promisc"], Rate: rate, MsgSize: msg, RFC2889: addr, Hosts: hc, Quick: *quick,
+		Runs: *runs, Seconds: *seconds, Alpha: *alpha, Setups: names, NoPromisc: !run["promisc"], Rate: rate, MsgSize: msg, Bulk: bulk, RFC2889: addr, Hosts: hc, Quick: *quick,
 		OutRoot: *out, Stdout: os.Stdout, Stderr: os.Stderr, TTY: regress.IsTerminal(os.Stderr),
 	})
 	if err != nil {
