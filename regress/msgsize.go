@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -237,46 +235,27 @@ func writeMsgSizeChart(dir string, r *Results) ([]string, error) {
 	if r.MsgSize == nil || len(r.MsgSizeCells) == 0 {
 		return nil, nil
 	}
-	p := plot.New()
-	p.Title.Text = "TCP stream by message size through " + MsgSizeSetup + ", patch vs no patch"
-	p.X.Label.Text = "message size, bytes (iperf3 -l)"
-	p.Y.Label.Text = "Mb/s"
-	p.X.Scale = plot.LogScale{}
-	var ticks []plot.Tick
-	for _, size := range r.MsgSize.Sizes {
-		ticks = append(ticks, plot.Tick{Value: float64(size), Label: strconv.Itoa(size)})
-	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Min = 0
-	for i, se := range []struct{ label, role string }{{"patch", RolePatch}, {"no patch", RoleNoPatch}} {
-		var xy plotter.XYs
+	var series []chartSeries
+	for _, se := range []struct{ label, role string }{{"patch", RolePatch}, {"no patch", RoleNoPatch}} {
+		cs := chartSeries{Label: se.label}
 		for _, size := range r.MsgSize.Sizes {
+			cell := chartCell{}
 			for _, c := range r.MsgSizeCells {
-				if c.Metric == "throughput" && c.Role == se.role && c.Size == size && !c.NA {
-					xy = append(xy, plotter.XY{X: float64(size), Y: c.Summary.Mean})
+				if c.Metric == "throughput" && c.Role == se.role && c.Size == size {
+					cell = roleChartCell(c)
 				}
 			}
+			cs.X, cs.Cells = append(cs.X, float64(size)), append(cs.Cells, cell)
 		}
-		if len(xy) == 0 {
-			continue
-		}
-		l, pts, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			return nil, fmt.Errorf("chart msgsize-%s.svg: %w", MsgSizeSetup, err)
-		}
-		l.Color, pts.Color = palette[i], palette[i]
-		if i == 1 {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
-		p.Add(l, pts)
-		p.Legend.Add(se.label, l, pts)
+		series = append(series, cs)
 	}
-	p.Legend.Top = true
-	p.Legend.Left = true
 	file := "msgsize-" + MsgSizeSetup + ".svg"
-	path := filepath.Join(dir, file)
-	if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
-		return nil, fmt.Errorf("chart %s: %w", path, err)
+	p, err := lineChart("TCP stream by message size through "+MsgSizeSetup+", patch vs no patch", "message size, bytes (iperf3 -l)", "throughput, Mb/s", true, series)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", file, err)
+	}
+	if err := saveChart(p, 6*vg.Inch, 4*vg.Inch, r.Alpha, filepath.Join(dir, file)); err != nil {
+		return nil, err
 	}
 	return []string{file}, nil
 }

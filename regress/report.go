@@ -181,13 +181,14 @@ func Header(r *Results) []string {
 func Markdown(r *Results, charts []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# swctl regress report, %s\n\n", r.Started.Format(time.RFC3339))
+	summaryMarkdown(&b, r)
+	b.WriteString("## Comparison\n\n")
 	for _, l := range Header(r) {
 		fmt.Fprintf(&b, "%s\n\n", l)
 	}
 	if r.Runs <= 4 {
 		fmt.Fprintf(&b, "With %d runs a side a Mann-Whitney two-sided p-value cannot go below %.3f; RUNS=6 (the default) can reach 0.002.\n\n", r.Runs, r.MinP)
 	}
-	rateSummaryMarkdown(&b, r)
 	e := r.Environment
 	fmt.Fprintf(&b, "## Environment\n\n| | |\n|---|---|\n| kernel | %s |\n| OS | %s |\n| CPU | %s, %d logical CPUs |\n| Go | %s |\n| iperf3 | %s |\n| host | %s |\n| load average (start; end) | %s; %s |\n| mode | %s%s |\n",
 		e.Kernel, e.OS, e.CPUModel, e.CPUs, e.GoVersion, e.Iperf3, e.Hostname, e.LoadStart, e.LoadEnd, r.Mode, map[bool]string{true: " (QUICK)", false: ""}[r.Quick])

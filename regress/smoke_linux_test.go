@@ -3,7 +3,6 @@ package regress
 import (
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"os"
@@ -98,32 +97,9 @@ func TestIntegrationRegressSmoke(t *testing.T) {
 	checkMsgSize(t, text, res)
 	checkBulk(t, text, res)
 	checkSVG(t, filepath.Join(dir, "msgsize-bridge0.svg"))
-	// Charts: well-formed SVG.
-	for _, name := range []string{"veth-throughput.svg", "veth-cpu.svg", "bridge0-throughput.svg", "bridge0-cpu.svg"} {
-		f, err := os.Open(filepath.Join(dir, name))
-		if err != nil {
-			t.Error(err)
-			continue
-		}
-		d := xml.NewDecoder(f)
-		root := ""
-		for {
-			tok, err := d.Token()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Errorf("%s: not well-formed XML: %v", name, err)
-				break
-			}
-			if se, ok := tok.(xml.StartElement); ok && root == "" {
-				root = se.Name.Local
-			}
-		}
-		f.Close()
-		if root != "svg" {
-			t.Errorf("%s: root element %q, want svg", name, root)
-		}
+	// Charts: every label inside the picture, no legend over data.
+	for _, name := range []string{"veth-throughput.svg", "veth-cpu.svg", "bridge0-throughput.svg", "bridge0-cpu.svg", "bulk-bridge0.svg"} {
+		checkSVG(t, filepath.Join(dir, name))
 	}
 	// Nothing left behind: no worktree, no temporary tree.
 	if _, err := os.Stat(res.Trees.Patch.Dir); !os.IsNotExist(err) {
@@ -240,7 +216,7 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 		t.Errorf("report.md missing or without the forwarding-rate tables: %v", err)
 	}
 	// The summary leads, and leads with the CPU per frame.
-	if i, j := strings.Index(string(md), "## Summary\n\nCPU per forwarded frame at 200000 frames/s paced, net of direct veth"), strings.Index(string(md), "## Environment"); i < 0 || i > j ||
+	if i, j := strings.Index(string(md), "### Forwarding rate\n\nCPU per forwarded frame at 200000 frames/s paced, net of direct veth"), strings.Index(string(md), "## Environment"); !strings.Contains(string(md), "\n\n## Summary\n\n") || i < 0 || i > j ||
 		!strings.Contains(string(md), "| setup | bytes | ns/frame, patch | ns/frame, no patch | max fps, patch") || !strings.Contains(string(md), "\n| bridge0 | 64/60 | ") {
 		t.Errorf("report.md does not start with the summary, CPU per frame first:\n%s", md)
 	}
@@ -253,32 +229,12 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 	}
 }
 
-// checkSVG fails t unless path is well-formed XML with an svg root.
+// checkSVG fails t unless path is a chart whose texts lie inside its
+// view box and whose legend covers no data.
 func checkSVG(t *testing.T, path string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	defer f.Close()
-	d := xml.NewDecoder(f)
-	root := ""
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Errorf("%s: not well-formed XML: %v", path, err)
-			return
-		}
-		if se, ok := tok.(xml.StartElement); ok && root == "" {
-			root = se.Name.Local
-		}
-	}
-	if root != "svg" {
-		t.Errorf("%s: root element %q, want svg", path, root)
+	for _, p := range chartProblems(parseSVG(t, path), chartNote(0.05)) {
+		t.Errorf("%s: %s", filepath.Base(path), p)
 	}
 }
 
