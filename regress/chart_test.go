@@ -41,7 +41,7 @@ func chartResults(t *testing.T) *Results {
 	setups, samples := classified(t)
 	rc := DefaultRateConfig(true, false)
 	r.Rate, r.RateSetups, r.RateCells = &rc, setups, AnalyzeRates(setups, rc.Sizes, samples, r.Alpha)
-	mc := DefaultMsgSizeConfig(false, false)
+	mc := DefaultMsgSizeConfig(false, true)
 	r.MsgSize = &mc
 	for run := 1; run <= 4; run++ {
 		for _, size := range mc.Sizes {

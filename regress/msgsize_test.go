@@ -8,9 +8,9 @@ import (
 )
 
 func TestMsgSizePlan(t *testing.T) {
-	cfg := DefaultMsgSizeConfig(false, false)
+	cfg := DefaultMsgSizeConfig(false, true)
 	if !slices.Equal(cfg.Sizes, []int{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536}) {
-		t.Errorf("default sizes %v, want 1 to 65536 in powers of four", cfg.Sizes)
+		t.Errorf("FULL sizes %v, want 1 to 65536 in powers of four", cfg.Sizes)
 	}
 	plan := MsgSizePlan(cfg, 4)
 	var got []string

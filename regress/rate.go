@@ -118,7 +118,7 @@ func DefaultRateConfig(quick, full bool) RateConfig {
 		return RateConfig{Sizes: []int{64, 1518}, Trial: 500 * time.Millisecond, MaxTrials: 6, Resolution: 0.02, Flows: 16,
 			WindowDuration: time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow, CPURate: DefaultCPURate, CPUTrial: time.Second}
 	}
-	return RateConfig{Sizes: []int{64, 1518}, Trial: time.Second, MaxTrials: 8, Resolution: 0.01, Flows: 16,
+	return RateConfig{Sizes: []int{64, 1518}, Trial: time.Second, MaxTrials: 8, Resolution: 0.01, Flows: 16, Setups: []string{"bridge0"},
 		WindowDuration: 10 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow, CPURate: DefaultCPURate, CPUTrial: 2 * time.Second}
 }
 

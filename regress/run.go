@@ -145,6 +145,10 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		trees.GOARCH = cfg.Hosts.DUT.Arch
 		res.Method = hostsMethod(cfg.Hosts, cfg.Seconds, len(setups) > 0, cfg.Rate)
 	}
+	plans := planRun(cfg, setups, rateSetups)
+	plan, ratePlan, msgPlan, bulkPlan, addrPlan := plans.promisc, plans.rate, plans.msgSize, plans.bulk, plans.rfc2889
+	est := plans.estimate(cfg, rateSetups)
+	fmt.Fprintf(cfg.Stderr, "regress: %s, after building swctl\n", est)
 	fmt.Fprintf(cfg.Stderr, "regress: building swctl (%s)\n", trees.Mode)
 	if err := trees.Build(ctx); err != nil {
 		return nil, "", err
@@ -155,33 +159,8 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	defer os.RemoveAll(work)
 
-	plan := Plan(setups, cfg.Runs)
-	ratePlan := RatePlan(rateSetups, cfg.Runs)
-	weight := func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 }
-	total := 0.0
-	for _, in := range plan {
-		total += weight(in)
-	}
-	if cfg.Rate != nil {
-		for _, in := range ratePlan {
-			total += cfg.Rate.weightOf(rateSetups, in.Setup)
-		}
-	}
-	var msgPlan []MsgSizeInstance
-	if cfg.MsgSize != nil {
-		msgPlan = MsgSizePlan(*cfg.MsgSize, cfg.Runs)
-		total += float64(len(msgPlan)) * cfg.MsgSize.weight()
-	}
-	var bulkPlan []BulkInstance
-	if cfg.Bulk != nil {
-		bulkPlan = BulkPlan(cfg.Runs)
-		total += float64(len(bulkPlan)) * cfg.Bulk.weight()
-	}
-	var addrPlan []RFC2889Instance
-	if cfg.RFC2889 != nil {
-		addrPlan = RFC2889Plan(cfg.Runs)
-		total += float64(len(addrPlan)) * cfg.RFC2889.weight()
-	}
+	weight := func(in Instance) float64 { return promiscWeight(in, cfg.Seconds) }
+	total := est.Total().Seconds()
 	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan)+len(ratePlan)+len(msgPlan)+len(bulkPlan)+len(addrPlan), total)
 	seq, step := 0, 0
 	if cfg.Hosts != nil {
