@@ -2,12 +2,13 @@ package regress
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/swctl/swctl/internal/iperf3"
 )
 
 // The bulk-transfer suite measures what one host pair and two host pairs
@@ -131,55 +132,8 @@ type BulkSample struct {
 type UDPResult struct {
 	// SentMbps is the client's sent rate, megabits per second.
 	SentMbps float64 `json:"sent_mbps"`
-	// Datagrams is the number the client sent.
-	Datagrams int `json:"datagrams"`
-	// Lost is the number the server did not receive.
-	Lost int `json:"lost"`
-}
-
-// LossPercent is the share of datagrams lost.
-func (u UDPResult) LossPercent() float64 {
-	if u.Datagrams == 0 {
-		return 0
-	}
-	return 100 * float64(u.Lost) / float64(u.Datagrams)
-}
-
-// parseIperfUDP reads iperf3 -u -J output: the sent rate and the
-// datagram counts, from end.sum_sent and end.sum_received (iperf3 3.10
-// and later) or else end.sum.
-func parseIperfUDP(out []byte) (UDPResult, error) {
-	type sum struct {
-		BitsPerSecond float64 `json:"bits_per_second"`
-		Packets       int     `json:"packets"`
-		LostPackets   int     `json:"lost_packets"`
-	}
-	var r struct {
-		Error string `json:"error"`
-		End   struct {
-			Sum         *sum `json:"sum"`
-			SumSent     *sum `json:"sum_sent"`
-			SumReceived *sum `json:"sum_received"`
-		} `json:"end"`
-	}
-	if err := json.Unmarshal(out, &r); err != nil {
-		return UDPResult{}, fmt.Errorf("iperf3 output: %w", err)
-	}
-	if r.Error != "" {
-		return UDPResult{}, fmt.Errorf("iperf3: %s", r.Error)
-	}
-	sent, recv := r.End.SumSent, r.End.SumReceived
-	if sent == nil || recv == nil {
-		sent, recv = r.End.Sum, r.End.Sum
-	}
-	if sent == nil {
-		return UDPResult{}, fmt.Errorf("iperf3 output: no end.sum: not a UDP test's result")
-	}
-	u := UDPResult{SentMbps: sent.BitsPerSecond / 1e6, Datagrams: recv.Packets, Lost: recv.LostPackets}
-	if u.Datagrams < 0 || u.Lost < 0 || u.Lost > u.Datagrams {
-		return UDPResult{}, fmt.Errorf("iperf3 output: %d of %d datagrams lost: not a count", u.Lost, u.Datagrams)
-	}
-	return u, nil
+	// UDP is the datagrams sent and lost.
+	iperf3.UDP
 }
 
 // bulkMetrics are the figures summarised per bulk row: throughput and

@@ -25,13 +25,12 @@ func measureBulk(ctx context.Context, b *bed, c BulkConfig) ([]BulkSample, error
 		return nil, fmt.Errorf("TCP two pairs: %w", err)
 	}
 	out = append(out, BulkSample{Test: BulkPair1, Sample: two[0]}, BulkSample{Test: BulkPair2, Sample: two[1]})
-	udp, raw, err := b.measureAll(ctx, RowForward, c.Seconds, [][]string{append(iperfClient(b.peer, b.peer2IP, c.Seconds), c.udpArgs()...)})
+	udp, res, err := b.measureAll(ctx, RowForward, c.Seconds, [][]string{append(iperfClient(b.peer, b.peer2IP, c.Seconds), c.udpArgs()...)})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.udpRow(), err)
 	}
-	u, err := parseIperfUDP(raw[0])
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.udpRow(), err)
+	if res[0].UDP == nil {
+		return nil, fmt.Errorf("%s: iperf3 reported no datagram counts", c.udpRow())
 	}
-	return append(out, BulkSample{Test: BulkUDP, Sample: udp[0], UDP: &u}), nil
+	return append(out, BulkSample{Test: BulkUDP, Sample: udp[0], UDP: &UDPResult{SentMbps: res[0].SentBps / 1e6, UDP: *res[0].UDP}}), nil
 }

@@ -5,40 +5,9 @@ import (
 	"math"
 	"strings"
 	"testing"
-)
 
-func TestParseIperfUDP(t *testing.T) {
-	cases := []struct {
-		name    string
-		out     string
-		want    UDPResult
-		wantErr string // substring; "" = no error
-	}{
-		{"iperf3 3.12: sum_sent and sum_received",
-			`{"end":{"sum":{"bits_per_second":2e8,"packets":17842,"lost_packets":0},"sum_sent":{"bits_per_second":2.5e8,"packets":20000,"lost_packets":0},"sum_received":{"bits_per_second":1.9e8,"packets":20000,"lost_packets":500}}}`,
-			UDPResult{SentMbps: 250, Datagrams: 20000, Lost: 500}, ""},
-		{"older iperf3: end.sum only",
-			`{"end":{"sum":{"bits_per_second":1e8,"packets":1000,"lost_packets":10}}}`,
-			UDPResult{SentMbps: 100, Datagrams: 1000, Lost: 10}, ""},
-		{"a TCP result", `{"end":{"sum_received":{"bits_per_second":1e9}}}`, UDPResult{}, "no end.sum"},
-		{"more lost than sent", `{"end":{"sum":{"packets":10,"lost_packets":11}}}`, UDPResult{}, "11 of 10 datagrams lost"},
-		{"iperf3's error", `{"error":"unable to connect"}`, UDPResult{}, "iperf3: unable to connect"},
-		{"not JSON", `iperf3: error`, UDPResult{}, "iperf3 output"},
-	}
-	for _, c := range cases {
-		got, err := parseIperfUDP([]byte(c.out))
-		checkErr(t, c.name, err, c.wantErr)
-		if got != c.want {
-			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
-		}
-	}
-	if l := (UDPResult{Datagrams: 200, Lost: 5}).LossPercent(); l != 2.5 {
-		t.Errorf("5 of 200 lost: %v%%, want 2.5%%", l)
-	}
-	if l := (UDPResult{}).LossPercent(); l != 0 {
-		t.Errorf("nothing sent: %v%% lost, want 0", l)
-	}
-}
+	"github.com/swctl/swctl/internal/iperf3"
+)
 
 func TestBulkConfig(t *testing.T) {
 	cases := []struct {
@@ -81,7 +50,7 @@ func bulkInstance(role string, run int, one, sys1, p1, p2, sys2 float64, lost in
 		return BulkSample{Test: test, Sample: Sample{Setup: BulkSetup, Row: RowForward, Role: role, Run: run, Mbps: mbps, CPU: CPUPercent{System: sys, Ticks: 100}}}
 	}
 	u := s(BulkUDP, 290, 20)
-	u.UDP = &UDPResult{SentMbps: 300, Datagrams: 1000, Lost: lost}
+	u.UDP = &UDPResult{SentMbps: 300, UDP: iperf3.UDP{Datagrams: 1000, Lost: lost}}
 	return []BulkSample{s(BulkOnePair, one, sys1), s(BulkPair1, p1, sys2), s(BulkPair2, p2, sys2), u}
 }
 

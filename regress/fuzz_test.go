@@ -79,8 +79,6 @@ func FuzzParseToolOutput(f *testing.F) {
 			ParseMAC(goos, s)
 			ParseCPTime(goos, s)
 		}
-		parseIperf(b)
-		parseIperfUDP(b)
 		for _, mode := range []string{"max", "rate", "search"} {
 			parseBenchJSON(b, mode, 60)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/swctl/swctl/internal/cpustat"
+	"github.com/swctl/swctl/internal/iperf3"
 )
 
 // CPU pinning of the iperf3 ends, the same in every row.
@@ -364,8 +365,8 @@ func iperfClient(ns, ip string, seconds int, extra ...string) []string {
 // measureAll runs the iperf3 clients args at once (one sample each, all
 // with the CPU of the span from just before the first starts to just
 // after the last ends), twice at most when one fails. It also returns
-// their iperf3 -J outputs, for figures a Sample does not hold.
-func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]string) ([]Sample, [][]byte, error) {
+// their iperf3 results, for figures a Sample does not hold.
+func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]string) ([]Sample, []iperf3.Result, error) {
 	out := make([]Sample, len(args))
 	for i, a := range args {
 		out[i] = Sample{Row: row, Command: strings.Join(a, " "), Start: time.Now()}
@@ -399,12 +400,14 @@ func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]
 		}
 		cancel()
 		lastErr = cerr
+		res := make([]iperf3.Result, len(args))
 		for i := range args {
 			if errs[i] != nil {
 				lastErr = errs[i]
-			} else if out[i].Mbps, out[i].Retransmits, err = parseIperf(outs[i]); err != nil {
+			} else if res[i], err = iperf3.Parse(outs[i]); err != nil {
 				lastErr = err
 			}
+			out[i].Mbps, out[i].Retransmits = res[i].ReceivedBps/1e6, res[i].Retransmits
 		}
 		if lastErr == nil {
 			cpu := CPUDelta(c0, c1)
@@ -415,7 +418,7 @@ func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]
 					out[i].EngineCPU = &v
 				}
 			}
-			return out, outs, nil
+			return out, res, nil
 		}
 		if ctx.Err() != nil {
 			return out, nil, ctx.Err()

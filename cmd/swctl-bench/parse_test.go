@@ -34,33 +34,6 @@ func TestParsePing(t *testing.T) {
 	}
 }
 
-func TestParseIperf(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		out     string
-		want    iperfStats
-		wantErr string
-	}{
-		{"transfer", `{"start":{},"end":{"sum_sent":{"bits_per_second":9.6e9,"retransmits":3},"sum_received":{"bits_per_second":9.5e9}}}`,
-			iperfStats{Gbps: 9.5, Retransmits: 3}, ""},
-		{"iperf3 error", `{"start":{},"intervals":[],"end":{},"error":"unable to connect to server: Connection timed out"}`,
-			iperfStats{}, "iperf3: unable to connect to server"},
-		{"no end summary", `{"start":{},"end":{}}`, iperfStats{}, "no end.sum_received"},
-		{"not JSON", "iperf3: error - unable to connect", iperfStats{}, "iperf3 -J"},
-	} {
-		got, err := parseIperf([]byte(c.out))
-		if c.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Errorf("%s: error %v, want one saying %q", c.name, err, c.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("%s: %+v, %v; want %+v", c.name, got, err, c.want)
-		}
-	}
-}
-
 func TestParseOffloads(t *testing.T) {
 	veth := `Features for eth0:
 rx-checksumming: on

@@ -19,6 +19,7 @@ import (
 	"github.com/swctl/swctl/gen/rfc2544"
 	"github.com/swctl/swctl/internal/benchtable"
 	"github.com/swctl/swctl/internal/cpustat"
+	"github.com/swctl/swctl/internal/iperf3"
 )
 
 // tools are the programs every run needs.
@@ -558,10 +559,10 @@ func tcp(ctx context.Context, b *bed, cfg config, offloads string) tcpRecord {
 		return t
 	}
 	out, err := command(ctx, time.Duration(cfg.tcpSeconds)*time.Second+15*time.Second, args...)
-	st, perr := parseIperf([]byte(out))
+	st, perr := iperf3.Parse([]byte(out))
 	switch {
 	case perr == nil:
-		t.Gbps, t.Retransmits = st.Gbps, st.Retransmits
+		t.Gbps, t.Retransmits = st.ReceivedBps/1e9, st.Retransmits
 	case err != nil && !strings.HasPrefix(strings.TrimSpace(out), "{"):
 		t.Error = err.Error()
 	default:
