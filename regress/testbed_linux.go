@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/cpustat"
 	"github.com/swctl/swctl/internal/iperf3"
 )
@@ -49,7 +48,7 @@ type bed struct {
 	// links are the device under test's links whose promiscuity counts.
 	links []string
 	// servers are the running iperf3 servers.
-	servers []*exec.Cmd
+	servers []*bgproc.Proc
 	// daemon is the running swctl daemon, nil when none.
 	daemon *daemonProc
 	// hold is the veth setup's promiscuous membership, nil when none.
@@ -200,10 +199,9 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	for _, ns := range servers {
 		args := []string{"ip", "netns", "exec", ns, "taskset", "-c", peerCPU, "iperf3", "-s", "-p", iperfPort}
 		b.cmds.Log = append(b.cmds.Log, strings.Join(args, " ")+" &")
-		srv := exec.Command(args[0], args[1:]...)
-		srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := srv.Start(); err != nil {
-			return nil, fmt.Errorf("iperf3 server in %s: %w", ns, err)
+		srv, err := bgproc.Start("iperf3 server in "+ns, filepath.Join(dir, ns+"-iperf3.log"), args...)
+		if err != nil {
+			return nil, err
 		}
 		b.servers = append(b.servers, srv)
 	}
@@ -450,25 +448,11 @@ func (b *bed) stop() error {
 func (b *bed) close() {
 	b.stop()
 	for _, s := range b.servers {
-		s.Process.Kill()
-		s.Wait()
+		s.Kill()
 	}
 	b.servers = nil
 	for _, ns := range b.namespaces {
 		b.cmds.Output(context.Background(), "", nil, "ip", "netns", "del", ns)
 	}
 	b.namespaces = nil
-}
-
-// tail returns the last lines of a log file, for errors.
-func tail(path string) string {
-	bs, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	s := strings.TrimSpace(string(bs))
-	if len(s) > 600 {
-		s = "..." + s[len(s)-600:]
-	}
-	return s
 }

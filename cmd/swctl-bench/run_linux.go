@@ -18,6 +18,7 @@ import (
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/gen/rfc2544"
 	"github.com/swctl/swctl/internal/benchtable"
+	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/cpustat"
 	"github.com/swctl/swctl/internal/iperf3"
 )
@@ -544,15 +545,14 @@ const iperfPort = "5201"
 func tcp(ctx context.Context, b *bed, cfg config, offloads string) tcpRecord {
 	args := inNS(b.h1, pinned(cfg.testerCPU, "iperf3", "-c", b.h2IP, "-p", iperfPort, "-t", strconv.Itoa(cfg.tcpSeconds), "-J", "--connect-timeout", "3000")...)
 	t := tcpRecord{Offloads: offloads, Command: strings.Join(args, " ")}
-	srv, err := startProc("iperf3 server in "+b.h2, filepath.Join(b.dir, fmt.Sprintf("%s-iperf3-%d.log", b.row.ID, b.starts)),
+	srv, err := bgproc.Start("iperf3 server in "+b.h2, filepath.Join(b.dir, fmt.Sprintf("%s-iperf3-%d.log", b.row.ID, b.starts)),
 		inNS(b.h2, pinned(cfg.testerCPU, "iperf3", "-s", "-1", "-p", iperfPort)...)...)
 	if err != nil {
 		t.Error = err.Error()
 		return t
 	}
 	defer func() {
-		srv.cmd.Process.Kill()
-		<-srv.done
+		srv.Kill()
 	}()
 	if err := waitListen(ctx, b.h2, iperfPort, srv); err != nil {
 		t.Error = err.Error()
@@ -572,18 +572,18 @@ func tcp(ctx context.Context, b *bed, cfg config, offloads string) tcpRecord {
 }
 
 // waitListen waits up to 5 s until something listens on TCP port in ns.
-func waitListen(ctx context.Context, ns, port string, p *proc) error {
+func waitListen(ctx context.Context, ns, port string, p *bgproc.Proc) error {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		out, err := sh(ctx, inNS(ns, "ss", "-Hltn", "sport = :"+port)...)
 		if err == nil && strings.TrimSpace(out) != "" {
 			return nil
 		}
-		if p.exited() {
-			return fmt.Errorf("%s exited: %s", p.name, logTail(p.log))
+		if p.Exited() {
+			return fmt.Errorf("%s exited: %s", p.Name, bgproc.Tail(p.Log))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: nothing listens on port %s after 5s", p.name, port)
+			return fmt.Errorf("%s: nothing listens on port %s after 5s", p.Name, port)
 		}
 		select {
 		case <-ctx.Done():
