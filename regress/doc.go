@@ -33,6 +33,19 @@
 // across a swctl bridge. Its tables and those of the loss-rate and window
 // tests share one renderer, RenderPairTable.
 //
+// The bulk-transfer suite (BulkPlan, AnalyzeBulk, BulkTable) runs iperf3
+// across a swctl bridge with four host ports: one pair alone, two pairs at
+// once (each, their sum, the sum over one pair) and a UDP stream at a
+// fixed offered rate with its datagram loss (package iperf3 reads the
+// results).
+//
+// Every chart (WriteCharts) draws a cell's mean with a whisker over the
+// runs' min to max and a '*' where patch differs significantly, its
+// legend beside the plot; report.md (Markdown) opens with each table's
+// significant differences. Before the first cell Run prints the plan's
+// expected length per suite (Estimate; DefaultConfig is make regress's
+// default, planned under 45 minutes).
+//
 // The address-caching suite (RFC 2889 5.7 and 5.8: SearchCapacity,
 // SearchLearningRate, RFC2889Table) sends learning frames from many
 // source MACs (gen.AddressSender) into a swctl bridge and test frames back

@@ -34,7 +34,8 @@ type Environment struct {
 
 // Results is everything a run produced: results.json.
 type Results struct {
-	// Version is the format's version: 3. Version 2 had no tester
+	// Version is the format's version: 4. Version 3 had no bulk suite
+	// (bulk, bulk_samples, bulk_cells; the row of a RoleCell). Version 2 had no tester
 	// method, figures (offered, achieved, delivered, tester-bound) or CPU
 	// per frame in the forwarding rate, and its rates came from the
 	// receiving tester; version 1 had no forwarding rate.

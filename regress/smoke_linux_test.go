@@ -208,8 +208,8 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 			t.Errorf("results.json lacks %q", k)
 		}
 	}
-	if v := js["version"]; v != 3.0 {
-		t.Errorf("results.json version %v, want 3", v)
+	if v := js["version"]; v != 4.0 {
+		t.Errorf("results.json version %v, want 4", v)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil || !strings.Contains(string(md), "```\n== forwarding rate: direct ==") || !strings.Contains(string(md), "\n== forwarding rate: bridge0 ==") {
