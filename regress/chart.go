@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/swctl/swctl/internal/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
@@ -26,7 +27,7 @@ import (
 // chartCell is one bar or point: a cell's summary and its marks.
 type chartCell struct {
 	// S summarises the runs; S.N 0 = not measured (nothing drawn).
-	S Summary
+	S stats.Summary
 	// Marked flags a patch cell that differs significantly from no patch.
 	Marked bool
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swctl/swctl/internal/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
@@ -23,7 +24,7 @@ import (
 // rates, message sizes and the bulk suite.
 func chartResults(t *testing.T) *Results {
 	t.Helper()
-	r := &Results{Alpha: 0.05, Mode: "patch", Runs: 4, MinP: MinP(4, 4), Trees: &Trees{}, Setups: []SetupSpec{Setups[0], Setups[2]}}
+	r := &Results{Alpha: 0.05, Mode: "patch", Runs: 4, MinP: stats.MinP(4, 4), Trees: &Trees{}, Setups: []SetupSpec{Setups[0], Setups[2]}}
 	for _, s := range r.Setups {
 		for _, row := range s.Rows {
 			for _, promisc := range []bool{true, false} {

@@ -9,7 +9,7 @@
 // a base revision); the runner builds a network-namespace testbed per setup
 // and drives both binaries in interleaved runs (A B B A ...); package
 // cpustat's parsers and deltas give whole-machine system and interrupt time;
-// Summarize and Compare give the statistics (means as in the original
+// package stats gives the statistics (means as in the original
 // tables, plus median, min, max, stddev and a Mann-Whitney U test);
 // RenderTable prints the tables; WriteReport writes results.json,
 // report.md and SVG charts.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/swctl/swctl/internal/stats"
 )
 
 // PairTable is a table whose value columns come in pairs, patch beside no
@@ -117,7 +119,7 @@ type RoleCell struct {
 	// NA is set when the cell was not measured.
 	NA bool `json:"na,omitempty"`
 	// Summary describes the samples.
-	Summary Summary `json:"summary"`
+	Summary stats.Summary `json:"summary"`
 	// Values are the samples in run order.
 	Values []float64 `json:"values"`
 	// P is the Mann-Whitney p-value of patch against no patch.
@@ -129,11 +131,11 @@ type RoleCell struct {
 // roleCells summarises vals (by role) into a patch and a no-patch cell
 // that share template's setup, metric, size and percent.
 func roleCells(template RoleCell, vals map[string][]float64, alpha float64) []RoleCell {
-	p, sig := Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
+	p, sig := stats.Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
 	var out []RoleCell
 	for _, role := range []string{RolePatch, RoleNoPatch} {
 		c := template
-		c.Role, c.NA, c.Summary, c.Values, c.P, c.Significant = role, len(vals[role]) == 0, Summarize(vals[role]), vals[role], p, sig
+		c.Role, c.NA, c.Summary, c.Values, c.P, c.Significant = role, len(vals[role]) == 0, stats.Summarize(vals[role]), vals[role], p, sig
 		out = append(out, c)
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/swctl/swctl/gen"
+	"github.com/swctl/swctl/internal/stats"
 )
 
 // RateSpec is one setup of the forwarding-rate suite (suite item 2): a
@@ -373,7 +374,7 @@ type RateCell struct {
 	// NA is set when the cell was not measured.
 	NA bool `json:"na,omitempty"`
 	// Summary describes the samples.
-	Summary Summary `json:"summary"`
+	Summary stats.Summary `json:"summary"`
 	// Values are the samples in run order.
 	Values []float64 `json:"values"`
 	// P is the Mann-Whitney p-value of patch against no patch.
@@ -418,11 +419,11 @@ func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha fl
 						runs[x.Role] = append(runs[x.Role], r)
 					}
 				}
-				p, sig := Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
+				p, sig := stats.Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
 				for _, role := range []string{RolePatch, RoleNoPatch} {
 					cells = append(cells, RateCell{
 						Setup: s.Name, Metric: m.Key, Size: size, Role: role,
-						NA: len(vals[role]) == 0, Summary: Summarize(vals[role]), Values: vals[role], P: p, Significant: sig,
+						NA: len(vals[role]) == 0, Summary: stats.Summarize(vals[role]), Values: vals[role], P: p, Significant: sig,
 						Figure: summarizeFigures(runs[role]),
 					})
 				}

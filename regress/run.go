@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/swctl/swctl/internal/stats"
 )
 
 // Run runs the promisc suite as cfg says, writes the report directory
@@ -105,7 +107,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	res := &Results{
 		Version: 4, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
-		Alpha: cfg.Alpha, MinP: MinP(cfg.Runs, cfg.Runs), Environment: environment(), Setups: setups,
+		Alpha: cfg.Alpha, MinP: stats.MinP(cfg.Runs, cfg.Runs), Environment: environment(), Setups: setups,
 		Rate: cfg.Rate, RateSetups: rateSetups, MsgSize: cfg.MsgSize, Bulk: cfg.Bulk,
 	}
 	res.Method = []string{

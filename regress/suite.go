@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/swctl/swctl/internal/stats"
 )
 
 // Rows of the promisc tables.
@@ -252,7 +254,7 @@ type CellStat struct {
 	// NA is set when the cell was not measured.
 	NA bool `json:"na,omitempty"`
 	// Summary describes the samples.
-	Summary Summary `json:"summary"`
+	Summary stats.Summary `json:"summary"`
 	// Values are the samples in run order.
 	Values []float64 `json:"values"`
 	// P is the Mann-Whitney p-value of patch against no patch (on both
@@ -281,11 +283,11 @@ func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []CellStat {
 							}
 						}
 					}
-					p, sig := Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
+					p, sig := stats.Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
 					for _, role := range []string{RolePatch, RoleNoPatch} {
 						out = append(out, CellStat{
 							Setup: s.Name, Metric: m.Key, Row: row, Promisc: promisc, Role: role,
-							NA: len(vals[role]) == 0, Summary: Summarize(vals[role]), Values: vals[role], P: p, Significant: sig,
+							NA: len(vals[role]) == 0, Summary: stats.Summarize(vals[role]), Values: vals[role], P: p, Significant: sig,
 						})
 					}
 				}
