@@ -14,6 +14,7 @@ import (
 	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/cpustat"
 	"github.com/swctl/swctl/internal/iperf3"
+	"github.com/swctl/swctl/internal/netbed"
 )
 
 // CPU pinning of the iperf3 ends, the same in every row.
@@ -37,8 +38,8 @@ type bed struct {
 	dir string
 	// dut, peer and peer2 are namespace names (peer2 only for bridge0).
 	dut, peer, peer2 string
-	// namespaces are those made so far, deleted by close.
-	namespaces []string
+	// nets are the namespaces made so far, deleted by close.
+	nets *netbed.Namespaces
 	// dutIP, peerIP and peer2IP are the IPv4 addresses, no prefix.
 	dutIP, peerIP, peer2IP string
 	// peerMAC and peer2MAC are the peers' fixed MACs.
@@ -72,31 +73,11 @@ type hostPair struct {
 // bedHost is one peer host of a testbed as newBed cables it.
 type bedHost struct{ ns, ip, mac string }
 
-// addQuietNetns makes the network namespace ns for a testbed, records it
-// in made (whose owner deletes them, also when a later step fails), and
-// quiets it: lo up, IPv6 off, so no DAD, router or MLD solicitation
-// disturbs a frame count.
-func addQuietNetns(ctx context.Context, cmds *Commands, ns string, made *[]string) error {
-	if _, err := cmds.Output(ctx, "", nil, "ip", "netns", "add", ns); err != nil {
-		return err
-	}
-	*made = append(*made, ns)
-	for _, s := range [][]string{
-		{"ip", "-n", ns, "link", "set", "lo", "up"},
-		{"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"},
-	} {
-		if _, err := cmds.Output(ctx, "", nil, s...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // newBed builds the testbed of spec; idx (1-254) picks its subnet and
 // MACs. On error what was made is removed.
 func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Commands) (_ *bed, err error) {
 	tag := fmt.Sprintf("swr%d%c", os.Getpid()%100000, 'a'+idx)
-	b := &bed{spec: spec, cmds: cmds, dir: dir,
+	b := &bed{spec: spec, cmds: cmds, dir: dir, nets: netbed.New(cmds.run),
 		dut: tag + "dut", peer: tag + "h1", peer2: tag + "h2",
 		dutIP: fmt.Sprintf("10.78.%d.2", idx), peerIP: fmt.Sprintf("10.78.%d.1", idx), peer2IP: fmt.Sprintf("10.78.%d.3", idx),
 		peerMAC: fmt.Sprintf("02:52:%02x:00:00:01", idx), peer2MAC: fmt.Sprintf("02:52:%02x:00:00:03", idx),
@@ -120,7 +101,7 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			bedHost{b.pair2.dst, b.pair2.dstIP, fmt.Sprintf("02:52:%02x:00:00:05", idx)})
 	}
 	for _, ns := range nss {
-		if err := addQuietNetns(ctx, b.cmds, ns, &b.namespaces); err != nil {
+		if err := b.nets.Add(ctx, ns); err != nil {
 			return nil, err
 		}
 	}
@@ -128,17 +109,14 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	switch spec.Name {
 	case "veth":
 		b.dutDev, b.links = "p1", []string{"p1"}
-		steps = [][]string{
-			{"ip", "-n", b.dut, "link", "add", "p1", "address", fmt.Sprintf("02:52:%02x:00:00:02", idx), "type", "veth", "peer", "name", "eth0", "address", b.peerMAC, "netns", b.peer},
+		steps = append(netbed.Veth(b.dut, "p1", fmt.Sprintf("02:52:%02x:00:00:02", idx), b.peer, "eth0", b.peerMAC), [][]string{
 			{"ip", "-n", b.dut, "addr", "add", b.dutIP + "/24", "dev", "p1"},
-			{"ip", "-n", b.dut, "link", "set", "p1", "up"},
 			{"ip", "netns", "exec", b.dut, "ethtool", "-K", "p1", "tx", "off", "gso", "off"},
 			{"ip", "-n", b.peer, "addr", "add", b.peerIP + "/24", "dev", "eth0"},
-			{"ip", "-n", b.peer, "link", "set", "eth0", "up"},
 			{"ip", "netns", "exec", b.peer, "ethtool", "-K", "eth0", "tx", "off", "gso", "off"},
 			{"ip", "-n", b.dut, "neigh", "replace", b.peerIP, "lladdr", b.peerMAC, "nud", "permanent", "dev", "p1"},
 			{"ip", "-n", b.peer, "neigh", "replace", b.dutIP, "lladdr", fmt.Sprintf("02:52:%02x:00:00:02", idx), "nud", "permanent", "dev", "eth0"},
-		}
+		}...)
 	case "trunk0":
 		b.dutDev, b.links = "trunk0", []string{"a1", "a2"}
 		steps = [][]string{
@@ -146,10 +124,9 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 		}
 		for i := 1; i <= 2; i++ {
 			a, q := fmt.Sprintf("a%d", i), fmt.Sprintf("q%d", i)
+			steps = append(steps, netbed.Veth(b.dut, a, fmt.Sprintf("02:52:%02x:00:a0:%02x", idx, i), b.peer, q, fmt.Sprintf("02:52:%02x:00:b0:%02x", idx, i))...)
 			steps = append(steps,
-				[]string{"ip", "-n", b.dut, "link", "add", a, "address", fmt.Sprintf("02:52:%02x:00:a0:%02x", idx, i), "type", "veth", "peer", "name", q, "address", fmt.Sprintf("02:52:%02x:00:b0:%02x", idx, i), "netns", b.peer},
-				[]string{"ip", "-n", b.dut, "link", "set", a, "up"},
-				[]string{"ip", "-n", b.peer, "link", "set", q, "master", "br0", "up"},
+				[]string{"ip", "-n", b.peer, "link", "set", q, "master", "br0"},
 				[]string{"ip", "netns", "exec", b.peer, "ethtool", "-K", q, "tx", "off", "gso", "off"},
 			)
 		}
@@ -163,11 +140,9 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 		for i, h := range hosts {
 			p := fmt.Sprintf("p%d", i+1)
 			b.links = append(b.links, p)
+			steps = append(steps, netbed.Veth(b.dut, p, fmt.Sprintf("02:52:%02x:00:d0:%02x", idx, i+1), h.ns, "eth0", h.mac)...)
 			steps = append(steps,
-				[]string{"ip", "-n", b.dut, "link", "add", p, "address", fmt.Sprintf("02:52:%02x:00:d0:%02x", idx, i+1), "type", "veth", "peer", "name", "eth0", "address", h.mac, "netns", h.ns},
-				[]string{"ip", "-n", b.dut, "link", "set", p, "up"},
 				[]string{"ip", "-n", h.ns, "addr", "add", h.ip + "/24", "dev", "eth0"},
-				[]string{"ip", "-n", h.ns, "link", "set", "eth0", "up"},
 				[]string{"ip", "netns", "exec", h.ns, "ethtool", "-K", "eth0", "tx", "off", "gso", "off"},
 			)
 		}
@@ -451,8 +426,5 @@ func (b *bed) close() {
 		s.Kill()
 	}
 	b.servers = nil
-	for _, ns := range b.namespaces {
-		b.cmds.Output(context.Background(), "", nil, "ip", "netns", "del", ns)
-	}
-	b.namespaces = nil
+	b.nets.Delete()
 }

@@ -98,6 +98,12 @@ type Commands struct {
 	Stderr io.Writer
 }
 
+// run runs args like Output and drops stdout: a netbed.Runner.
+func (c *Commands) run(ctx context.Context, args ...string) error {
+	_, err := c.Output(ctx, "", nil, args...)
+	return err
+}
+
 // Output runs args in dir (or the current directory when dir is "") and
 // returns its stdout; the error names the command and carries stderr.
 // Several goroutines may call it at once.

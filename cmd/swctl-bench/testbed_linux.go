@@ -12,6 +12,7 @@ import (
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/internal/benchtable"
+	"github.com/swctl/swctl/internal/netbed"
 	"github.com/swctl/swctl/internal/tester"
 )
 
@@ -39,6 +40,13 @@ func command(ctx context.Context, timeout time.Duration, args ...string) (string
 // sh runs a setup command (10 s at most).
 func sh(ctx context.Context, args ...string) (string, error) {
 	return command(ctx, 10*time.Second, args...)
+}
+
+// setup runs a setup command like sh and drops its output: the
+// testbed's netbed.Runner.
+func setup(ctx context.Context, args ...string) error {
+	_, err := sh(ctx, args...)
+	return err
 }
 
 // inNS prefixes args with ip netns exec ns.
@@ -74,8 +82,8 @@ type bed struct {
 	dir string
 	// h1, dut and h2 are namespace names; dut is empty for the direct row.
 	h1, dut, h2 string
-	// namespaces are those made so far, deleted by close.
-	namespaces []string
+	// nets are the namespaces made so far, deleted by close.
+	nets *netbed.Namespaces
 	// h1IP and h2IP are the hosts' IPv4 addresses, no prefix.
 	h1IP, h2IP string
 	// h1MAC and h2MAC are the hosts' MACs (h2's is br0's on the trunk
@@ -111,7 +119,7 @@ func newBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg co
 		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx),
 		h1MAC: fmt.Sprintf("02:62:%02x:00:00:01", idx), h2MAC: fmt.Sprintf("02:62:%02x:00:00:02", idx),
 		sinkMAC: fmt.Sprintf("02:62:%02x:00:00:03", idx),
-		rx:      "eth0", offloads: map[[2]string][]string{}}
+		rx:      "eth0", offloads: map[[2]string][]string{}, nets: netbed.New(setup)}
 	defer func() {
 		if err != nil {
 			b.close()
@@ -124,27 +132,11 @@ func newBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg co
 		nss = append(nss, b.dut)
 	}
 	for _, ns := range nss {
-		if _, err := sh(ctx, "ip", "netns", "add", ns); err != nil {
+		if err := b.nets.Add(ctx, ns); err != nil {
 			return nil, err
 		}
-		b.namespaces = append(b.namespaces, ns)
-		for _, s := range [][]string{
-			{"ip", "-n", ns, "link", "set", "lo", "up"},
-			inNS(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"),
-		} {
-			if _, err := sh(ctx, s...); err != nil {
-				return nil, err
-			}
-		}
 	}
-	// veth makes a cable from aEnd in namespace a to bEnd in b, both up.
-	veth := func(a, aEnd, aMAC, b, bEnd, bMAC string) [][]string {
-		return [][]string{
-			{"ip", "-n", a, "link", "add", aEnd, "address", aMAC, "type", "veth", "peer", "name", bEnd, "address", bMAC, "netns", b},
-			{"ip", "-n", a, "link", "set", aEnd, "up"},
-			{"ip", "-n", b, "link", "set", bEnd, "up"},
-		}
-	}
+	veth := netbed.Veth
 	var steps [][]string
 	b.hostDevs = map[string][]string{b.h1: {"eth0"}, b.h2: {"eth0"}}
 	h2Dev := "eth0"
@@ -245,10 +237,7 @@ func (b *bed) stop() error {
 // end and bridge in them).
 func (b *bed) close() {
 	b.stop()
-	for _, ns := range b.namespaces {
-		command(context.Background(), 10*time.Second, "ip", "netns", "del", ns)
-	}
-	b.namespaces = nil
+	b.nets.Delete()
 	if b.counter != nil {
 		b.counter.Close()
 		b.counter = nil
