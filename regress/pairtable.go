@@ -116,6 +116,14 @@ type RoleCell struct {
 	Percent int `json:"percent,omitempty"`
 	// Role is RolePatch or RoleNoPatch.
 	Role string `json:"role"`
+	// Comparison is the samples' summary and the patch-no patch test.
+	Comparison
+}
+
+// Comparison is one role's side of a cell: its samples summarised, and
+// the Mann-Whitney test of patch against no patch (the same on both
+// sides).
+type Comparison struct {
 	// NA is set when the cell was not measured.
 	NA bool `json:"na,omitempty"`
 	// Summary describes the samples.
@@ -128,14 +136,27 @@ type RoleCell struct {
 	Significant bool `json:"significant"`
 }
 
+// bothRoles are the roles in table order.
+var bothRoles = [2]string{RolePatch, RoleNoPatch}
+
+// compareRoles summarises vals (by role) and compares patch with no
+// patch at alpha: the patch side, then the no-patch side.
+func compareRoles(vals map[string][]float64, alpha float64) [2]Comparison {
+	p, sig := stats.Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
+	var out [2]Comparison
+	for i, role := range bothRoles {
+		out[i] = Comparison{NA: len(vals[role]) == 0, Summary: stats.Summarize(vals[role]), Values: vals[role], P: p, Significant: sig}
+	}
+	return out
+}
+
 // roleCells summarises vals (by role) into a patch and a no-patch cell
 // that share template's setup, metric, size and percent.
 func roleCells(template RoleCell, vals map[string][]float64, alpha float64) []RoleCell {
-	p, sig := stats.Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
 	var out []RoleCell
-	for _, role := range []string{RolePatch, RoleNoPatch} {
+	for i, cmp := range compareRoles(vals, alpha) {
 		c := template
-		c.Role, c.NA, c.Summary, c.Values, c.P, c.Significant = role, len(vals[role]) == 0, stats.Summarize(vals[role]), vals[role], p, sig
+		c.Role, c.Comparison = bothRoles[i], cmp
 		out = append(out, c)
 	}
 	return out

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/swctl/swctl/gen"
-	"github.com/swctl/swctl/internal/stats"
 )
 
 // RateSpec is one setup of the forwarding-rate suite (suite item 2): a
@@ -371,16 +370,8 @@ type RateCell struct {
 	Size int `json:"size"`
 	// Role is RolePatch or RoleNoPatch.
 	Role string `json:"role"`
-	// NA is set when the cell was not measured.
-	NA bool `json:"na,omitempty"`
-	// Summary describes the samples.
-	Summary stats.Summary `json:"summary"`
-	// Values are the samples in run order.
-	Values []float64 `json:"values"`
-	// P is the Mann-Whitney p-value of patch against no patch.
-	P float64 `json:"p"`
-	// Significant says P < alpha.
-	Significant bool `json:"significant"`
+	// Comparison is the samples' summary and the patch-no patch test.
+	Comparison
 	// Figure, on a rate cell (max_rate, zero_loss, cpu_net, cpu_gross),
 	// is what its runs offered, achieved and delivered, and how many
 	// were tester-bound; nil elsewhere.
@@ -419,13 +410,9 @@ func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha fl
 						runs[x.Role] = append(runs[x.Role], r)
 					}
 				}
-				p, sig := stats.Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
-				for _, role := range []string{RolePatch, RoleNoPatch} {
-					cells = append(cells, RateCell{
-						Setup: s.Name, Metric: m.Key, Size: size, Role: role,
-						NA: len(vals[role]) == 0, Summary: stats.Summarize(vals[role]), Values: vals[role], P: p, Significant: sig,
-						Figure: summarizeFigures(runs[role]),
-					})
+				for i, cmp := range compareRoles(vals, alpha) {
+					role := bothRoles[i]
+					cells = append(cells, RateCell{Setup: s.Name, Metric: m.Key, Size: size, Role: role, Comparison: cmp, Figure: summarizeFigures(runs[role])})
 				}
 			}
 			if any {

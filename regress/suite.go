@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/swctl/swctl/internal/stats"
 )
 
 // Rows of the promisc tables.
@@ -251,17 +249,8 @@ type CellStat struct {
 	Promisc bool `json:"promisc"`
 	// Role is RolePatch or RoleNoPatch.
 	Role string `json:"role"`
-	// NA is set when the cell was not measured.
-	NA bool `json:"na,omitempty"`
-	// Summary describes the samples.
-	Summary stats.Summary `json:"summary"`
-	// Values are the samples in run order.
-	Values []float64 `json:"values"`
-	// P is the Mann-Whitney p-value of patch against no patch (on both
-	// cells of the pair).
-	P float64 `json:"p"`
-	// Significant says P < alpha.
-	Significant bool `json:"significant"`
+	// Comparison is the samples' summary and the patch-no patch test.
+	Comparison
 }
 
 // Analyze summarises samples per setup, metric, row, column and role and
@@ -283,12 +272,8 @@ func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []CellStat {
 							}
 						}
 					}
-					p, sig := stats.Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
-					for _, role := range []string{RolePatch, RoleNoPatch} {
-						out = append(out, CellStat{
-							Setup: s.Name, Metric: m.Key, Row: row, Promisc: promisc, Role: role,
-							NA: len(vals[role]) == 0, Summary: stats.Summarize(vals[role]), Values: vals[role], P: p, Significant: sig,
-						})
+					for i, cmp := range compareRoles(vals, alpha) {
+						out = append(out, CellStat{Setup: s.Name, Metric: m.Key, Row: row, Promisc: promisc, Role: bothRoles[i], Comparison: cmp})
 					}
 				}
 			}

@@ -71,7 +71,7 @@ func sigTables(r *Results) []sigTable {
 		for _, m := range Metrics[:3] { // the printed tables
 			for _, c := range r.Cells {
 				if c.Setup == s.Name && c.Metric == m.Key {
-					cells = append(cells, RoleCell{Setup: c.Setup, Row: c.Row + " " + colName(c.Promisc), Metric: m.Title, Role: c.Role, NA: c.NA, Summary: c.Summary, P: c.P, Significant: c.Significant})
+					cells = append(cells, RoleCell{Setup: c.Setup, Row: c.Row + " " + colName(c.Promisc), Metric: m.Title, Role: c.Role, Comparison: c.Comparison})
 				}
 			}
 		}
@@ -86,7 +86,7 @@ func sigTables(r *Results) []sigTable {
 			var cells []RoleCell
 			for _, c := range r.RateCells {
 				if c.Setup == s.Name {
-					cells = append(cells, RoleCell{Setup: c.Setup, Metric: c.Metric, Size: c.Size, Role: c.Role, NA: c.NA, Summary: c.Summary, P: c.P, Significant: c.Significant})
+					cells = append(cells, RoleCell{Setup: c.Setup, Metric: c.Metric, Size: c.Size, Role: c.Role, Comparison: c.Comparison})
 				}
 			}
 			out = append(out, sigTable{"forwarding rate: " + s.Name, sigItems(cells, func(c RoleCell) string {
