@@ -107,13 +107,7 @@ func (in BulkInstance) String() string {
 
 // BulkPlan orders the bulk instances: runs alternate A B, B A, ...
 func BulkPlan(runs int) []BulkInstance {
-	var out []BulkInstance
-	for r := 1; r <= runs; r++ {
-		for _, role := range abRoles(r) {
-			out = append(out, BulkInstance{Role: role, Run: r})
-		}
-	}
-	return out
+	return abPlan(runs, func(role string, run int) BulkInstance { return BulkInstance{Role: role, Run: run} })
 }
 
 // BulkSample is one iperf3 client's test: pair 1 alone, one of the two

@@ -113,13 +113,9 @@ func (in MsgSizeInstance) String() string {
 // MsgSizePlan orders the message-size instances: runs alternate A B, B A,
 // ... like Plan, every instance measuring all of c.Sizes.
 func MsgSizePlan(c MsgSizeConfig, runs int) []MsgSizeInstance {
-	var out []MsgSizeInstance
-	for r := 1; r <= runs; r++ {
-		for _, role := range abRoles(r) {
-			out = append(out, MsgSizeInstance{Role: role, Run: r, Sizes: slices.Clone(c.Sizes)})
-		}
-	}
-	return out
+	return abPlan(runs, func(role string, run int) MsgSizeInstance {
+		return MsgSizeInstance{Role: role, Run: run, Sizes: slices.Clone(c.Sizes)}
+	})
 }
 
 // MsgSizeSample is one iperf3 test of one message size.

@@ -130,13 +130,7 @@ func (in RFC2889Instance) String() string {
 // RFC2889Plan orders the address-caching instances: runs alternate A B,
 // B A, ... like Plan.
 func RFC2889Plan(runs int) []RFC2889Instance {
-	var out []RFC2889Instance
-	for r := 1; r <= runs; r++ {
-		for _, role := range abRoles(r) {
-			out = append(out, RFC2889Instance{Role: role, Run: r})
-		}
-	}
-	return out
+	return abPlan(runs, func(role string, run int) RFC2889Instance { return RFC2889Instance{Role: role, Run: run} })
 }
 
 // AddrTrial is one trial of either search: N learning frames, then N test

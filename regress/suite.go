@@ -171,6 +171,18 @@ func abRoles(r int) []string {
 	return []string{RolePatch, RoleNoPatch}
 }
 
+// abPlan orders the instances of a suite with one instance per role and
+// run: runs alternate A B, B A, ... (abRoles); mk makes an instance.
+func abPlan[T any](runs int, mk func(role string, run int) T) []T {
+	var out []T
+	for r := 1; r <= runs; r++ {
+		for _, role := range abRoles(r) {
+			out = append(out, mk(role, r))
+		}
+	}
+	return out
+}
+
 // colName is the table's column name for promisc.
 func colName(promisc bool) string {
 	if promisc {

@@ -129,7 +129,7 @@ func summaryMarkdown(b *strings.Builder, r *Results) {
 	b.WriteString("## Summary\n\n")
 	fmt.Fprintf(b, "Cells where patch differs significantly from no patch (Mann-Whitney p < %.3g), per table: patch mean against no patch mean (difference, relative to no patch; p).", r.Alpha)
 	if r.Mode == "A/A" {
-		b.WriteString(" This is an A/A run: a difference here is noise, and about one cell in 1/alpha shows one by chance.")
+		b.WriteString(" This is an A/A run: a difference here is noise (about one cell in 1/alpha shows one by chance).")
 	}
 	b.WriteString("\n\n")
 	for _, t := range sigTables(r) {
