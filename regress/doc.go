@@ -58,6 +58,13 @@
 // failure. CPU is read there too: /proc/stat, or kern.cp_time on the BSDs
 // (ParseCPTime).
 //
+// The comparison suite (ParseBenchFlags, RunBench; make bench through
+// cmd/swctl-bench) measures one swctl binary beside direct veth, the Linux
+// kernel bridge and Open vSwitch, rows interleaved, into
+// internal/benchtable's table and bench.json; it builds its testbed with
+// package netbed, runs its processes with bgproc and reads iperf3 and
+// /proc with the same parsers as the other suites.
+//
 // The netns testbed is Linux-only; the real-host path and everything else
 // are portable, and unit-tested without root.
 package regress

@@ -1,4 +1,4 @@
-package main
+package regress
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type kernelBridge struct {
 	ns string
 }
 
-func (k *kernelBridge) start(ctx context.Context, b *bed, _ string) error {
+func (k *kernelBridge) start(ctx context.Context, b *benchBed, _ string) error {
 	k.ns = b.dut
 	for _, s := range [][]string{
 		{"ip", "-n", b.dut, "link", "add", "br0", "type", "bridge"},
@@ -61,7 +61,7 @@ type swctlDaemon struct {
 	p *bgproc.Proc
 }
 
-func (s *swctlDaemon) start(ctx context.Context, b *bed, base string) error {
+func (s *swctlDaemon) start(ctx context.Context, b *benchBed, base string) error {
 	bin := b.cfg.bin
 	sock := base + ".sock"
 	daemon := []string{bin, "daemon", "--workers", strconv.Itoa(s.workers),
@@ -194,7 +194,7 @@ func (o *ovsSwitch) vsctl(ctx context.Context, args ...string) error {
 	return o.run(ctx, append([]string{"ovs-vsctl", "--db=unix:" + o.path("run", "db.sock"), "--timeout=20"}, args...)...)
 }
 
-func (o *ovsSwitch) start(ctx context.Context, b *bed, base string) error {
+func (o *ovsSwitch) start(ctx context.Context, b *benchBed, base string) error {
 	o.dir, o.ns = base+".ovs", b.dut
 	for _, d := range []string{"run", "db", "log", "etc"} {
 		if err := os.MkdirAll(o.path(d), 0o755); err != nil {

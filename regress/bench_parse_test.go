@@ -1,4 +1,4 @@
-package main
+package regress
 
 import (
 	"slices"
@@ -61,8 +61,8 @@ generic-receive-offload: off
 	}
 }
 
-func TestParseFlags(t *testing.T) {
-	c, err := parseFlags([]string{"-quick", "-runs", "1", "-rows", "ovs,direct"})
+func TestParseBenchFlags(t *testing.T) {
+	c, err := ParseBenchFlags([]string{"-quick", "-runs", "1", "-rows", "ovs,direct"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +73,8 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("-quick: search trial %v, max trial %v, %d pings; want shorter trials and 10 pings", c.searchTrial, c.maxTrial, c.pings)
 	}
 	for _, bad := range [][]string{{"-runs", "0"}, {"-rows", "bogus"}, {"-flows", "0"}, {"extra"}} {
-		if _, err := parseFlags(bad); err == nil {
-			t.Errorf("parseFlags(%q): no error", bad)
+		if _, err := ParseBenchFlags(bad); err == nil {
+			t.Errorf("ParseBenchFlags(%q): no error", bad)
 		}
 	}
 }
