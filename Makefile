@@ -134,18 +134,22 @@ bench-trunk: deps build
 # a swctl trunk and a swctl bridge, PROMISC and -PROMISC, then the
 # forwarding rate (CPU ns per forwarded frame at a paced load net of
 # direct veth, frames/s, RFC 2544 zero-loss rate, loss; window
-# benchmark) through a swctl bridge and a roundrobin swctl trunk, then
-# TCP stream by message size (1 to 65536 bytes) across the bridge, then
-# RFC 2889 address caching capacity and learning rate of the bridge;
+# benchmark) through a swctl bridge (and a roundrobin swctl trunk: QUICK,
+# FULL or RATE_SETUPS), then TCP stream by message size (1 to 65536 bytes)
+# across the bridge, then bulk transfer (one host pair, two pairs at once,
+# UDP at a fixed rate) across a bridge, then RFC 2889 address caching
+# capacity and learning rate of the bridge;
 # "patch" and "no patch" interleaved; tables on stdout, report in
 # regress-out/<time>/.
-#   QUICK=1        1 run of 3 s per cell and role, 0.5 s rate trials, 1 s window benchmark, 5 message sizes of 1 s (under 3 minutes)
+# The default run (every suite below, 6 runs) is planned at 42 minutes; the
+# plan is printed before the first cell.
+#   QUICK=1        1 run of 3 s per cell and role, 0.5 s rate trials, 1 s window benchmark, 5 message sizes of 1 s (under 4 minutes)
 #   PATCH=f.diff   patch = the tree + f.diff (temporary worktree); no patch = the tree
 #   BASE=rev       no patch = rev (temporary worktree); patch = the tree
 #   RUNS=n         runs per cell and role (default 6; 4 = the seed's form)
-#   FULL=1         forwarding rate at every RFC 2544 size, 10 s trials, latency, frame loss rate steps, 300 s window benchmark
+#   FULL=1         forwarding rate at every RFC 2544 size and through trunk0, 10 s trials, latency, frame loss rate steps, 300 s window benchmark, every message size, 10 s iperf3 tests
 #   HOSTS=f.conf   real test hosts (docs/REGRESS.md) instead of the netns testbed
-#   SECONDS=n ALPHA=a SETUPS=veth,trunk0,bridge0 SUITES=promisc,rate,msgsize,rfc2889 (and lb, not in the default: make bench-lb)
+#   SECONDS=n ALPHA=a SETUPS=veth,trunk0,bridge0 SUITES=promisc,rate,msgsize,bulk,rfc2889 (and lb, not in the default: make bench-lb)
 #   RATE_SETUPS=direct,bridge0,trunk0 TRIAL=duration WINDOW=duration (0 = none) MSG_SIZES=1,64,65536
 #   CPU_RATE=frames/s CPU_TRIAL=duration (0 = none)  the CPU-per-frame run's load and length
 #   MAXADDR=n      the rfc2889 bridge's table size, the capacity search's bound (default 65536; QUICK 16384)

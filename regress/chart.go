@@ -3,17 +3,265 @@ package regress
 import (
 	"fmt"
 	"image/color"
+	"math"
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
+	"github.com/swctl/swctl/internal/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
-// WriteCharts writes, per setup, <setup>-throughput.svg (mean Mb/s per
-// row and column, patch beside no patch) and <setup>-cpu.svg (system and
-// interrupts %, patch beside no patch) into dir, and returns the file
-// names.
+// The charts share one form: a bar or a point is a cell's mean, a
+// whisker over it spans the runs (min to max), a '*' above a patch
+// whisker marks a significant difference as the tables do, every axis
+// names its unit, and the legend sits in a strip right of the plot,
+// where it covers nothing.
+
+// chartCell is one bar or point: a cell's summary and its marks.
+type chartCell struct {
+	// S summarises the runs; S.N 0 = not measured (nothing drawn).
+	S stats.Summary
+	// Marked flags a patch cell that differs significantly from no patch.
+	Marked bool
+}
+
+// roleChartCell is the chart cell of a RoleCell.
+func roleChartCell(c RoleCell) chartCell {
+	if c.NA {
+		return chartCell{}
+	}
+	return chartCell{S: c.Summary, Marked: c.Role == RolePatch && c.Significant}
+}
+
+// scaled is c with its figures multiplied by k (frames/s to Mb/s).
+func (c chartCell) scaled(k float64) chartCell {
+	c.S.Mean, c.S.Min, c.S.Max, c.S.Median = c.S.Mean*k, c.S.Min*k, c.S.Max*k, c.S.Median*k
+	return c
+}
+
+// chartSeries is one legend entry: patch or no patch of one figure.
+type chartSeries struct {
+	// Label is the legend text.
+	Label string
+	// X are the points' x values (line charts; bar charts use the group
+	// index).
+	X []float64
+	// Cells are the bars or points, one per group or x.
+	Cells []chartCell
+}
+
+// spread draws the whiskers (min to max over runs) of cells at x,
+// shifted by offset, and a '*' above each marked one.
+type spread struct {
+	// x are the cells' x values.
+	x []float64
+	// cells are the bars or points.
+	cells []chartCell
+	// offset shifts the whiskers right, to the centre of their bars.
+	offset vg.Length
+	// line is the whiskers' style.
+	line draw.LineStyle
+}
+
+// whiskerCap is half a whisker's cap.
+const whiskerCap = 3
+
+// starStyle is the text style of the significance mark.
+func starStyle() text.Style {
+	st := plot.NewLegend().TextStyle
+	st.XAlign, st.YAlign = draw.XCenter, draw.YBottom
+	return st
+}
+
+// Plot implements plot.Plotter.
+func (s spread) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	star := starStyle()
+	for i, cell := range s.cells {
+		if cell.S.N == 0 {
+			continue
+		}
+		x := trX(s.x[i]) + s.offset
+		lo, hi := trY(cell.S.Min), trY(cell.S.Max)
+		c.StrokeLine2(s.line, x, lo, x, hi)
+		c.StrokeLine2(s.line, x-whiskerCap, lo, x+whiskerCap, lo)
+		c.StrokeLine2(s.line, x-whiskerCap, hi, x+whiskerCap, hi)
+		if cell.Marked {
+			c.FillText(star, vg.Point{X: x, Y: hi + 1}, "*")
+		}
+	}
+}
+
+// DataRange implements plot.DataRanger: the whiskers, with a tenth more
+// on top for the marks.
+func (s spread) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), 0, 0
+	for i, c := range s.cells {
+		if c.S.N == 0 {
+			continue
+		}
+		xmin, xmax = math.Min(xmin, s.x[i]), math.Max(xmax, s.x[i])
+		ymin, ymax = math.Min(ymin, c.S.Min), math.Max(ymax, c.S.Max*1.1)
+	}
+	if xmin > xmax {
+		return 0, 0, 0, 0
+	}
+	return xmin, xmax, ymin, ymax
+}
+
+// seriesColor is series i's colour: patch dark, no patch light, two
+// figures in two hues.
+func seriesColor(i int) color.Color { return palette[i%len(palette)] }
+
+// barChart is a grouped bar chart: per group (a nominal x), one bar per
+// series, a whisker on each; it also returns the plot's width.
+func barChart(title, xlabel, ylabel string, groups []string, series []chartSeries) (*plot.Plot, vg.Length, error) {
+	p := newChart(title, xlabel, ylabel)
+	w := vg.Points(60 / float64(len(series)))
+	x := make([]float64, len(groups))
+	for i := range x {
+		x[i] = float64(i)
+	}
+	for i, se := range series {
+		v := make(plotter.Values, len(groups))
+		for g, c := range se.Cells {
+			v[g] = c.S.Mean
+		}
+		bars, err := plotter.NewBarChart(v, w)
+		if err != nil {
+			return nil, 0, err
+		}
+		bars.Color = seriesColor(i)
+		bars.LineStyle.Width = 0
+		bars.Offset = w * vg.Length(float64(i)-float64(len(series)-1)/2)
+		p.Add(bars, spread{x: x, cells: se.Cells, offset: bars.Offset, line: whiskerLine()})
+		p.Legend.Add(se.Label, bars)
+	}
+	p.NominalX(groups...)
+	// Half a group of room at either end keeps the outer bars and labels
+	// inside the picture.
+	p.X.Min, p.X.Max = -0.5, float64(len(groups))-0.5
+	return p, vg.Length(110*len(groups)) + 1.5*vg.Inch, nil
+}
+
+// lineChart is a chart of points joined by lines, one line per series
+// (no patch dashed), a whisker on each point; logX puts x on a log scale
+// with a tick at every x.
+func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*plot.Plot, error) {
+	p := newChart(title, xlabel, ylabel)
+	var ticks []plot.Tick
+	for i, se := range series {
+		for _, x := range se.X {
+			if !slices.ContainsFunc(ticks, func(t plot.Tick) bool { return t.Value == x }) {
+				ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
+			}
+		}
+		var xy plotter.XYs
+		var xs []float64
+		var cells []chartCell
+		for j, c := range se.Cells {
+			if c.S.N == 0 {
+				continue
+			}
+			xy = append(xy, plotter.XY{X: se.X[j], Y: c.S.Mean})
+			xs, cells = append(xs, se.X[j]), append(cells, c)
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, pts, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, pts.Color = seriesColor(i), seriesColor(i)
+		if i%2 == 1 {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		// Whiskers of the series at one x sit side by side.
+		off := vg.Points(2 * (float64(i) - float64(len(series)-1)/2))
+		ws := whiskerLine()
+		ws.Color = seriesColor(i)
+		p.Add(l, pts, spread{x: xs, cells: cells, offset: off, line: ws})
+		p.Legend.Add(se.Label, l, pts)
+	}
+	if logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	}
+	return p, nil
+}
+
+// whiskerLine is the whiskers' default style.
+func whiskerLine() draw.LineStyle {
+	return draw.LineStyle{Color: color.Gray{Y: 0x33}, Width: vg.Points(0.75)}
+}
+
+// newChart is a plot with title, axis labels (units included) and the
+// legend's last line explaining the whiskers and the mark.
+func newChart(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	p.Y.Min = 0
+	return p
+}
+
+// chartNote is the legend's explanation of the whiskers and the mark.
+func chartNote(alpha float64) string {
+	return fmt.Sprintf("whisker: min-max of runs; * p < %.3g", alpha)
+}
+
+// legendGap is the space between the plot and the legend strip, and
+// the picture's margin.
+const legendGap = vg.Length(8)
+
+// saveChart writes p as an image of at least width w and height h to
+// path, in the format its extension names (.svg for the report): the plot on the left, its legend (and the note on whiskers and
+// marks) in a strip on the right, so the legend never covers data; the
+// plot is widened when its title needs it.
+func saveChart(p *plot.Plot, w, h vg.Length, alpha float64, path string) error {
+	leg := p.Legend
+	p.Legend = plot.NewLegend()
+	leg.Add(chartNote(alpha))
+	leg.Top, leg.Left, leg.Padding = true, true, vg.Points(3)
+	lw := leg.Rectangle(draw.Canvas{}).Size().X + 2*legendGap
+	if tw := p.Title.TextStyle.Rectangle(p.Title.Text).Size().X + 2*legendGap; w < tw {
+		w = tw
+	}
+	c, err := draw.NewFormattedCanvas(legendGap+w+lw, h, strings.TrimPrefix(filepath.Ext(path), "."))
+	if err != nil {
+		return fmt.Errorf("chart %s: %w", path, err)
+	}
+	dc := draw.New(c)
+	// A margin all round: a font's ascent reaches above its glyphs.
+	p.Draw(draw.Crop(dc, legendGap, -lw, legendGap, -legendGap))
+	leg.Draw(draw.Crop(dc, legendGap+w+legendGap, -legendGap, legendGap, -legendGap))
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("chart %s: %w", path, err)
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("chart %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("chart %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteCharts writes every chart of r into dir and returns the file
+// names: per promisc setup, <setup>-throughput.svg (Mb/s per row and
+// column) and <setup>-cpu.svg (system and interrupts %), then the
+// forwarding-rate, message-size and bulk charts.
 func WriteCharts(dir string, r *Results) ([]string, error) {
 	var names []string
 	for _, s := range r.Setups {
@@ -23,67 +271,48 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 				groups = append(groups, row+" "+colName(promisc))
 			}
 		}
-		mean := func(metric, role, group string) float64 {
+		cells := func(metric, role string) []chartCell {
+			out := make([]chartCell, len(groups))
 			for _, c := range r.Cells {
-				if c.Setup == s.Name && c.Metric == metric && c.Role == role && c.Row+" "+colName(c.Promisc) == group && !c.NA {
-					return c.Summary.Mean
+				if c.Setup != s.Name || c.Metric != metric || c.Role != role || c.NA {
+					continue
+				}
+				for g, name := range groups {
+					if c.Row+" "+colName(c.Promisc) == name {
+						out[g] = chartCell{S: c.Summary, Marked: role == RolePatch && c.Significant}
+					}
 				}
 			}
-			return 0
-		}
-		type series struct {
-			label  string
-			metric string
-			role   string
+			return out
 		}
 		for _, ch := range []struct {
 			file, title, ylabel string
-			series              []series
+			series              []chartSeries
 		}{
-			{s.Name + "-throughput.svg", s.Name + ": throughput, patch vs no patch", "Mb/s", []series{
-				{"patch", "throughput", RolePatch}, {"no patch", "throughput", RoleNoPatch}}},
-			{s.Name + "-cpu.svg", s.Name + ": CPU, whole machine", "% of all CPUs", []series{
-				{"system, patch", "system", RolePatch}, {"system, no patch", "system", RoleNoPatch},
-				{"interrupts, patch", "interrupts", RolePatch}, {"interrupts, no patch", "interrupts", RoleNoPatch}}},
+			{s.Name + "-throughput.svg", s.Name + ": throughput, patch vs no patch", "throughput, Mb/s", []chartSeries{
+				{Label: "patch", Cells: cells("throughput", RolePatch)}, {Label: "no patch", Cells: cells("throughput", RoleNoPatch)}}},
+			{s.Name + "-cpu.svg", s.Name + ": CPU, whole machine", "CPU, % of all CPUs", []chartSeries{
+				{Label: "system, patch", Cells: cells("system", RolePatch)}, {Label: "system, no patch", Cells: cells("system", RoleNoPatch)},
+				{Label: "interrupts, patch", Cells: cells("interrupts", RolePatch)}, {Label: "interrupts, no patch", Cells: cells("interrupts", RoleNoPatch)}}},
 		} {
-			p := plot.New()
-			p.Title.Text = ch.title
-			p.Y.Label.Text = ch.ylabel
-			p.Y.Min = 0
-			w := vg.Points(float64(60) / float64(len(ch.series)))
-			for i, se := range ch.series {
-				var v plotter.Values
-				for _, g := range groups {
-					v = append(v, mean(se.metric, se.role, g))
-				}
-				bars, err := plotter.NewBarChart(v, w)
-				if err != nil {
-					return nil, fmt.Errorf("chart %s: %w", ch.file, err)
-				}
-				bars.Color = palette[i%len(palette)]
-				bars.LineStyle.Width = 0
-				bars.Offset = w * vg.Length(float64(i)-float64(len(ch.series)-1)/2)
-				p.Add(bars)
-				p.Legend.Add(se.label, bars)
+			p, w, err := barChart(ch.title, "row and column (iperf3 direction; PROMISC or -PROMISC)", ch.ylabel, groups, ch.series)
+			if err != nil {
+				return nil, fmt.Errorf("chart %s: %w", ch.file, err)
 			}
-			p.Legend.Top = true
-			p.NominalX(groups...)
-			path := filepath.Join(dir, ch.file)
-			if err := p.Save(vg.Length(110*len(groups))+2*vg.Inch, 4*vg.Inch, path); err != nil {
-				return nil, fmt.Errorf("chart %s: %w", path, err)
+			if err := saveChart(p, w, 4*vg.Inch, r.Alpha, filepath.Join(dir, ch.file)); err != nil {
+				return nil, err
 			}
 			names = append(names, ch.file)
 		}
 	}
-	rn, err := writeRateCharts(dir, r)
-	if err != nil {
-		return nil, err
+	for _, write := range []func(string, *Results) ([]string, error){writeRateCharts, writeMsgSizeChart, writeBulkChart} {
+		more, err := write(dir, r)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, more...)
 	}
-	mn, err := writeMsgSizeChart(dir, r)
-	if err != nil {
-		return nil, err
-	}
-	return append(append(names, rn...), mn...), nil
+	return names, nil
 }
 
 // writeRateCharts writes, per forwarding-rate setup, rate-<setup>.svg:
@@ -96,50 +325,73 @@ func writeRateCharts(dir string, r *Results) ([]string, error) {
 	}
 	var names []string
 	for _, s := range r.RateSetups {
-		p := plot.New()
-		p.Title.Text = "forwarding rate through " + s.Name + ", patch vs no patch"
-		p.X.Label.Text = "frame size, bytes (RFC 2544, FCS included)"
-		p.Y.Label.Text = "Mb/s (frames without FCS)"
-		p.Y.Min = 0
-		for i, se := range []struct{ label, metric, role string }{
+		var series []chartSeries
+		for _, se := range []struct{ label, metric, role string }{
 			{"max rate, patch", "max_rate", RolePatch}, {"max rate, no patch", "max_rate", RoleNoPatch},
 			{"zero loss, patch", "zero_loss", RolePatch}, {"zero loss, no patch", "zero_loss", RoleNoPatch},
 		} {
-			var xy plotter.XYs
+			cs := chartSeries{Label: se.label}
 			for _, size := range r.Rate.Sizes {
+				cell := chartCell{}
 				for _, c := range r.RateCells {
 					if c.Setup == s.Name && c.Metric == se.metric && c.Role == se.role && c.Size == size && !c.NA {
-						xy = append(xy, plotter.XY{X: float64(size), Y: c.Summary.Mean * float64(size-4) * 8 / 1e6})
+						cell = chartCell{S: c.Summary, Marked: c.Role == RolePatch && c.Significant}.scaled(float64(size-4) * 8 / 1e6)
 					}
 				}
+				cs.X, cs.Cells = append(cs.X, float64(size)), append(cs.Cells, cell)
 			}
-			if len(xy) == 0 {
-				continue
-			}
-			l, pts, err := plotter.NewLinePoints(xy)
-			if err != nil {
-				return nil, fmt.Errorf("chart rate-%s.svg: %w", s.Name, err)
-			}
-			l.Color, pts.Color = palette[i%len(palette)], palette[i%len(palette)]
-			if i%2 == 1 {
-				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			}
-			p.Add(l, pts)
-			p.Legend.Add(se.label, l, pts)
+			series = append(series, cs)
 		}
-		p.Legend.Top = true
-		p.Legend.Left = true
+		p, err := lineChart("forwarding rate through "+s.Name+", patch vs no patch", "frame size, bytes (RFC 2544, FCS included)", "throughput, Mb/s (frames without FCS)", false, series)
+		if err != nil {
+			return nil, fmt.Errorf("chart rate-%s.svg: %w", s.Name, err)
+		}
 		file := "rate-" + s.Name + ".svg"
-		path := filepath.Join(dir, file)
-		if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
-			return nil, fmt.Errorf("chart %s: %w", path, err)
+		if err := saveChart(p, 6*vg.Inch, 4*vg.Inch, r.Alpha, filepath.Join(dir, file)); err != nil {
+			return nil, err
 		}
 		names = append(names, file)
 	}
 	return names, nil
 }
 
-// palette colours the bar series: patch dark, no patch light.
+// writeBulkChart writes bulk-bridge0.svg: Mb/s per bulk row (the ratio
+// row left out: no unit shared), patch beside no patch; it returns the
+// file name, or none when the suite did not run.
+func writeBulkChart(dir string, r *Results) ([]string, error) {
+	if r.Bulk == nil || len(r.BulkCells) == 0 {
+		return nil, nil
+	}
+	var groups []string
+	for _, row := range bulkRows(*r.Bulk) {
+		if row != BulkRatio {
+			groups = append(groups, row)
+		}
+	}
+	var series []chartSeries
+	for _, se := range []struct{ label, role string }{{"patch", RolePatch}, {"no patch", RoleNoPatch}} {
+		cs := chartSeries{Label: se.label, Cells: make([]chartCell, len(groups))}
+		for _, c := range r.BulkCells {
+			for g, row := range groups {
+				if c.Row == row && c.Metric == "throughput" && c.Role == se.role {
+					cs.Cells[g] = roleChartCell(c)
+				}
+			}
+		}
+		series = append(series, cs)
+	}
+	file := "bulk-" + BulkSetup + ".svg"
+	p, w, err := barChart("bulk transfer across "+BulkSetup+", patch vs no patch", "test (UDP: received)", "throughput, Mb/s", groups, series)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", file, err)
+	}
+	if err := saveChart(p, w, 4*vg.Inch, r.Alpha, filepath.Join(dir, file)); err != nil {
+		return nil, err
+	}
+	return []string{file}, nil
+}
+
+// palette colours the series: patch dark, no patch light.
 var palette = []color.Color{
 	color.RGBA{R: 0x1f, G: 0x4e, B: 0x9a, A: 0xff},
 	color.RGBA{R: 0x8f, G: 0xb4, B: 0xe8, A: 0xff},

@@ -9,7 +9,7 @@
 // a base revision); the runner builds a network-namespace testbed per setup
 // and drives both binaries in interleaved runs (A B B A ...); package
 // cpustat's parsers and deltas give whole-machine system and interrupt time;
-// Summarize and Compare give the statistics (means as in the original
+// package stats gives the statistics (means as in the original
 // tables, plus median, min, max, stddev and a Mann-Whitney U test);
 // RenderTable prints the tables; WriteReport writes results.json,
 // report.md and SVG charts.
@@ -33,6 +33,19 @@
 // across a swctl bridge. Its tables and those of the loss-rate and window
 // tests share one renderer, RenderPairTable.
 //
+// The bulk-transfer suite (BulkPlan, AnalyzeBulk, BulkTable) runs iperf3
+// across a swctl bridge with four host ports: one pair alone, two pairs at
+// once (each, their sum, the sum over one pair) and a UDP stream at a
+// fixed offered rate with its datagram loss (package iperf3 reads the
+// results).
+//
+// Every chart (WriteCharts) draws a cell's mean with a whisker over the
+// runs' min to max and a '*' where patch differs significantly, its
+// legend beside the plot; report.md (Markdown) opens with each table's
+// significant differences. Before the first cell Run prints the plan's
+// expected length per suite (Estimate; DefaultConfig is make regress's
+// default, planned under 45 minutes).
+//
 // The address-caching suite (RFC 2889 5.7 and 5.8: SearchCapacity,
 // SearchLearningRate, RFC2889Table) sends learning frames from many
 // source MACs (gen.AddressSender) into a swctl bridge and test frames back
@@ -50,6 +63,13 @@
 // change the suite makes there and puts it back (Undo), also on Ctrl-C or
 // failure. CPU is read there too: /proc/stat, or kern.cp_time on the BSDs
 // (ParseCPTime).
+//
+// The comparison suite (ParseBenchFlags, RunBench; make bench through
+// cmd/swctl-bench) measures one swctl binary beside direct veth, the Linux
+// kernel bridge and Open vSwitch, rows interleaved, into
+// internal/benchtable's table and bench.json; it builds its testbed with
+// package netbed, runs its processes with bgproc and reads iperf3 and
+// /proc with the same parsers as the other suites.
 //
 // The netns testbed is Linux-only; the real-host path and everything else
 // are portable, and unit-tested without root.

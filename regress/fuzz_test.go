@@ -54,9 +54,10 @@ func FuzzParseHostsConfig(f *testing.F) {
 }
 
 // FuzzParseToolOutput feeds arbitrary text to every parser of what a test
-// host's tools and /proc files print (CPU times, MACs, iperf3 and swctl
-// bench JSON, message sizes, wrk and nginx stub_status): none may panic,
-// whatever a host prints.
+// host's tools and /proc files print (CPU times, MACs, swctl bench JSON,
+// message sizes, the comparison suite's ping and ethtool -k, wrk and nginx
+// stub_status): none may panic, whatever a host prints. iperf3's is
+// internal/iperf3's FuzzParse, /proc's internal/cpustat's.
 func FuzzParseToolOutput(f *testing.F) {
 	for _, name := range []string{"kern_cp_time_openbsd.txt", "kern_cp_time_freebsd.txt", "swctl_bench_rate.json"} {
 		b, err := os.ReadFile("testdata/" + name)
@@ -71,16 +72,19 @@ func FuzzParseToolOutput(f *testing.F) {
 		"\tlladdr 02:00:00:00:00:01\n",
 		"1:02:03.45\n",
 		"1,64,65536",
+		"10 packets transmitted, 10 received, 0% packet loss, time 9013ms\nrtt min/avg/max/mdev = 0.031/0.045/0.061/0.009 ms\n",
+		"Features for eth0:\ntx-checksumming: on\ngeneric-segmentation-offload: off [fixed]\n",
 	)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s := string(b)
+		parsePing(s)
+		parseOffloads(s)
 		ParsePsCputime(s)
 		ParseMsgSizes(s)
 		for _, goos := range []string{"linux", "openbsd", "freebsd"} {
 			ParseMAC(goos, s)
 			ParseCPTime(goos, s)
 		}
-		parseIperf(b)
 		ParseWrk(b)
 		ParseStubStatus(b)
 		for _, mode := range []string{"max", "rate", "search"} {

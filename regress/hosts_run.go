@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/swctl/swctl/internal/iperf3"
 )
 
 // HostSetups are the promisc setups on real test hosts (regress.conf's
@@ -306,10 +308,9 @@ func (b *hostBed) measure(ctx context.Context, row string, seconds int) (Sample,
 		})
 		cancel()
 		if err == nil {
-			var mbps float64
-			var retr int
-			if mbps, retr, perr = parseIperf(out); perr == nil {
-				s.Mbps, s.Retransmits, s.CPU, s.EngineCPU = mbps, retr, cpu, engine
+			var r iperf3.Result
+			if r, perr = iperf3.Parse(out); perr == nil {
+				s.Mbps, s.Retransmits, s.CPU, s.EngineCPU = r.ReceivedBps/1e6, r.Retransmits, cpu, engine
 				return s, nil
 			}
 		}

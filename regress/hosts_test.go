@@ -75,12 +75,7 @@ func TestParseHostsConfigErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := ParseHostsConfig("x.conf", strings.NewReader(c.text))
-		switch {
-		case c.wantErr == "" && err != nil:
-			t.Errorf("%s: error %v, want none", c.name, err)
-		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
-			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.wantErr)
-		}
+		checkErr(t, c.name, err, c.wantErr)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/swctl/swctl/internal/cpustat"
+	"github.com/swctl/swctl/internal/stats"
 )
 
 // Rows of the HTTP load-balancing suite (SUITES=lb, make bench-lb).
@@ -342,7 +343,7 @@ type LBCell struct {
 	NA bool `json:"na,omitempty"`
 	// Summary describes the samples; the tables show the median and the
 	// range.
-	Summary Summary `json:"summary"`
+	Summary stats.Summary `json:"summary"`
 	// Values are the samples in run order.
 	Values []float64 `json:"values"`
 }
@@ -362,7 +363,7 @@ func AnalyzeLB(plan []LBInstance, samples []LBSample) []LBCell {
 			}
 		}
 		if len(v) > 0 {
-			directKernel[mode], haveDirect[mode] = Summarize(v).Median, true
+			directKernel[mode], haveDirect[mode] = stats.Summarize(v).Median, true
 		}
 	}
 	var out []LBCell
@@ -378,7 +379,7 @@ func AnalyzeLB(plan []LBInstance, samples []LBSample) []LBCell {
 						c.Values = append(c.Values, v)
 					}
 				}
-				c.NA, c.Summary = len(c.Values) == 0, Summarize(c.Values)
+				c.NA, c.Summary = len(c.Values) == 0, stats.Summarize(c.Values)
 				out = append(out, c)
 			}
 		}

@@ -14,7 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/cpustat"
+	"github.com/swctl/swctl/internal/netbed"
 )
 
 // lbBed is the load-balancing testbed: a segment namespace holding a
@@ -34,8 +36,8 @@ type lbBed struct {
 	seg, client, balancer string
 	// backends are the backends' namespace names.
 	backends []string
-	// namespaces are those made so far, deleted by close.
-	namespaces []string
+	// nets are the namespaces made so far, deleted by close.
+	nets *netbed.Namespaces
 	// pin is the CPUs of wrk, the balancer and nginx.
 	pin lbPinning
 	// nginx are the backends' nginx processes; nginxDone are closed when
@@ -103,7 +105,7 @@ func newLBBed(ctx context.Context, cfg LBConfig, dir string, cmds *Commands) (_ 
 		}
 	}
 	tag := fmt.Sprintf("swl%d", os.Getpid()%100000)
-	b := &lbBed{cfg: cfg, cmds: cmds, dir: dir, seg: tag + "seg", client: tag + "cli", balancer: tag + "lb", pin: pinningFor(runtime.NumCPU())}
+	b := &lbBed{cfg: cfg, cmds: cmds, dir: dir, nets: netbed.New(cmds.run), seg: tag + "seg", client: tag + "cli", balancer: tag + "lb", pin: pinningFor(runtime.NumCPU())}
 	for k := 1; k <= lbBackends; k++ {
 		b.backends = append(b.backends, fmt.Sprintf("%sb%d", tag, k))
 	}
@@ -114,7 +116,7 @@ func newLBBed(ctx context.Context, cfg LBConfig, dir string, cmds *Commands) (_ 
 		}
 	}()
 	for _, ns := range append([]string{b.seg, b.client, b.balancer}, b.backends...) {
-		if err := addQuietNetns(ctx, b.cmds, ns, &b.namespaces); err != nil {
+		if err := b.nets.Add(ctx, ns); err != nil {
 			return nil, err
 		}
 	}
@@ -214,7 +216,7 @@ func (b *lbBed) startNginx(ctx context.Context, k int, ns string) error {
 		if _, err := b.stubStatus(ctx, ns); err == nil {
 			return nil
 		} else if time.Now().After(deadline) {
-			return fmt.Errorf("nginx in %s did not answer within 10s: %v: %s", ns, err, tail(filepath.Join(dir, "error.log")))
+			return fmt.Errorf("nginx in %s did not answer within 10s: %v: %s", ns, err, bgproc.Tail(filepath.Join(dir, "error.log")))
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -505,7 +507,7 @@ func (b *lbBed) balancerAlive() error {
 	if b.haproxy != nil {
 		select {
 		case <-b.haproxyDone:
-			return fmt.Errorf("haproxy exited: %s", tail(b.haproxyLog))
+			return fmt.Errorf("haproxy exited: %s", bgproc.Tail(b.haproxyLog))
 		default:
 		}
 	}
@@ -642,10 +644,7 @@ func (b *lbBed) close() {
 		<-b.nginxDone[i]
 	}
 	b.nginx, b.nginxDone = nil, nil
-	for _, ns := range b.namespaces {
-		b.cmds.Output(context.Background(), "", nil, "ip", "netns", "del", ns)
-	}
-	b.namespaces = nil
+	b.nets.Delete()
 }
 
 // lbTools returns the versions of the suite's tools, as they print them.

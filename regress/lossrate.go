@@ -156,8 +156,8 @@ func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) PairTable {
 		slices.Sort(pcts)
 		slices.Reverse(pcts)
 		for _, pct := range pcts {
-			off := pairCells(cells, s.Name, "offered", size, pct)
-			loss := pairCells(cells, s.Name, "loss", size, pct)
+			off := pairCells(cells, RoleCell{Setup: s.Name, Metric: "offered", Size: size, Percent: pct})
+			loss := pairCells(cells, RoleCell{Setup: s.Name, Metric: "loss", Size: size, Percent: pct})
 			label := fmt.Sprintf("%-9s %d%%", strconv.Itoa(size)+"/"+strconv.Itoa(gen.FrameSize(size)), pct)
 			t.Rows = append(t.Rows, PairRow{Label: label, Cells: []Cell{off[0], off[1], loss[0], loss[1]}})
 		}

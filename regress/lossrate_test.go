@@ -90,12 +90,7 @@ func TestLossRateSteps(t *testing.T) {
 			if got := strings.Join(loss, " "); got != c.wantLoss {
 				t.Errorf("loss %%: %s, want %s", got, c.wantLoss)
 			}
-			switch {
-			case c.wantErr == "" && err != nil:
-				t.Errorf("err = %v, want nil", err)
-			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
-				t.Errorf("err = %v, want one containing %q", err, c.wantErr)
-			}
+			checkErr(t, c.name, err, c.wantErr)
 		})
 	}
 }

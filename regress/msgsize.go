@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -34,8 +32,8 @@ type MsgSizeConfig struct {
 var QuickMsgSizes = []int{1, 16, 256, 4096, 65536}
 
 // DefaultMsgSizeConfig returns the message-size settings of a mode:
-// QuickMsgSizes at 1 s per test (quick), every size at 5 s (default) or
-// 10 s (full).
+// QuickMsgSizes at 1 s per test (quick) or 4 s (default, to keep the
+// default run under 45 minutes), every size at 10 s (full).
 func DefaultMsgSizeConfig(quick, full bool) MsgSizeConfig {
 	switch {
 	case full:
@@ -43,7 +41,7 @@ func DefaultMsgSizeConfig(quick, full bool) MsgSizeConfig {
 	case quick:
 		return MsgSizeConfig{Sizes: slices.Clone(QuickMsgSizes), Seconds: 1}
 	}
-	return MsgSizeConfig{Sizes: slices.Clone(MsgSizes), Seconds: 5}
+	return MsgSizeConfig{Sizes: slices.Clone(QuickMsgSizes), Seconds: 4}
 }
 
 // ParseMsgSizes reads a comma-separated list of message sizes.
@@ -115,17 +113,9 @@ func (in MsgSizeInstance) String() string {
 // MsgSizePlan orders the message-size instances: runs alternate A B, B A,
 // ... like Plan, every instance measuring all of c.Sizes.
 func MsgSizePlan(c MsgSizeConfig, runs int) []MsgSizeInstance {
-	var out []MsgSizeInstance
-	for r := 1; r <= runs; r++ {
-		roles := []string{RolePatch, RoleNoPatch}
-		if r%2 == 0 {
-			roles = []string{RoleNoPatch, RolePatch}
-		}
-		for _, role := range roles {
-			out = append(out, MsgSizeInstance{Role: role, Run: r, Sizes: slices.Clone(c.Sizes)})
-		}
-	}
-	return out
+	return abPlan(runs, func(role string, run int) MsgSizeInstance {
+		return MsgSizeInstance{Role: role, Run: run, Sizes: slices.Clone(c.Sizes)}
+	})
 }
 
 // MsgSizeSample is one iperf3 test of one message size.
@@ -183,8 +173,8 @@ func MsgSizeTable(sizes []int, cells []RoleCell) PairTable {
 	t := PairTable{Title: "TCP stream by message size (Mb/s, CPU system %)", Label: "bytes",
 		Cols: []string{"Mb/s", "system %"}, Formats: []string{"%.2f", "%.2f"}}
 	for _, size := range sizes {
-		mb := pairCells(cells, MsgSizeSetup, "throughput", size, 0)
-		sys := pairCells(cells, MsgSizeSetup, "system", size, 0)
+		mb := pairCells(cells, RoleCell{Setup: MsgSizeSetup, Metric: "throughput", Size: size})
+		sys := pairCells(cells, RoleCell{Setup: MsgSizeSetup, Metric: "system", Size: size})
 		t.Rows = append(t.Rows, PairRow{Label: strconv.Itoa(size), Cells: []Cell{mb[0], mb[1], sys[0], sys[1]}})
 	}
 	return t
@@ -241,46 +231,27 @@ func writeMsgSizeChart(dir string, r *Results) ([]string, error) {
 	if r.MsgSize == nil || len(r.MsgSizeCells) == 0 {
 		return nil, nil
 	}
-	p := plot.New()
-	p.Title.Text = "TCP stream by message size through " + MsgSizeSetup + ", patch vs no patch"
-	p.X.Label.Text = "message size, bytes (iperf3 -l)"
-	p.Y.Label.Text = "Mb/s"
-	p.X.Scale = plot.LogScale{}
-	var ticks []plot.Tick
-	for _, size := range r.MsgSize.Sizes {
-		ticks = append(ticks, plot.Tick{Value: float64(size), Label: strconv.Itoa(size)})
-	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Min = 0
-	for i, se := range []struct{ label, role string }{{"patch", RolePatch}, {"no patch", RoleNoPatch}} {
-		var xy plotter.XYs
+	var series []chartSeries
+	for _, se := range []struct{ label, role string }{{"patch", RolePatch}, {"no patch", RoleNoPatch}} {
+		cs := chartSeries{Label: se.label}
 		for _, size := range r.MsgSize.Sizes {
+			cell := chartCell{}
 			for _, c := range r.MsgSizeCells {
-				if c.Metric == "throughput" && c.Role == se.role && c.Size == size && !c.NA {
-					xy = append(xy, plotter.XY{X: float64(size), Y: c.Summary.Mean})
+				if c.Metric == "throughput" && c.Role == se.role && c.Size == size {
+					cell = roleChartCell(c)
 				}
 			}
+			cs.X, cs.Cells = append(cs.X, float64(size)), append(cs.Cells, cell)
 		}
-		if len(xy) == 0 {
-			continue
-		}
-		l, pts, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			return nil, fmt.Errorf("chart msgsize-%s.svg: %w", MsgSizeSetup, err)
-		}
-		l.Color, pts.Color = palette[i], palette[i]
-		if i == 1 {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
-		p.Add(l, pts)
-		p.Legend.Add(se.label, l, pts)
+		series = append(series, cs)
 	}
-	p.Legend.Top = true
-	p.Legend.Left = true
 	file := "msgsize-" + MsgSizeSetup + ".svg"
-	path := filepath.Join(dir, file)
-	if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
-		return nil, fmt.Errorf("chart %s: %w", path, err)
+	p, err := lineChart("TCP stream by message size through "+MsgSizeSetup+", patch vs no patch", "message size, bytes (iperf3 -l)", "throughput, Mb/s", true, series)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", file, err)
+	}
+	if err := saveChart(p, 6*vg.Inch, 4*vg.Inch, r.Alpha, filepath.Join(dir, file)); err != nil {
+		return nil, err
 	}
 	return []string{file}, nil
 }

@@ -8,9 +8,9 @@ import (
 )
 
 func TestMsgSizePlan(t *testing.T) {
-	cfg := DefaultMsgSizeConfig(false, false)
+	cfg := DefaultMsgSizeConfig(false, true)
 	if !slices.Equal(cfg.Sizes, []int{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536}) {
-		t.Errorf("default sizes %v, want 1 to 65536 in powers of four", cfg.Sizes)
+		t.Errorf("FULL sizes %v, want 1 to 65536 in powers of four", cfg.Sizes)
 	}
 	plan := MsgSizePlan(cfg, 4)
 	var got []string
@@ -48,12 +48,7 @@ func TestMsgSizeConfig(t *testing.T) {
 	}
 	for _, c := range cases {
 		err := c.cfg.check()
-		switch {
-		case c.wantErr == "" && err != nil:
-			t.Errorf("%s: check() = %v, want nil", c.name, err)
-		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
-			t.Errorf("%s: check() = %v, want an error containing %q", c.name, err, c.wantErr)
-		}
+		checkErr(t, c.name+": check()", err, c.wantErr)
 	}
 	q, d, f := DefaultMsgSizeConfig(true, false), DefaultMsgSizeConfig(false, false), DefaultMsgSizeConfig(false, true)
 	if q.Seconds >= d.Seconds || d.Seconds >= f.Seconds {

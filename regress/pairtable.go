@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/swctl/swctl/internal/stats"
 )
 
 // PairTable is a table whose value columns come in pairs, patch beside no
@@ -101,6 +103,9 @@ func RenderPairTable(w io.Writer, t PairTable) error {
 type RoleCell struct {
 	// Setup is the setup's name (bridge0, trunk0).
 	Setup string `json:"setup"`
+	// Row names the bulk suite's row (one pair, two pairs ...); empty
+	// elsewhere.
+	Row string `json:"row,omitempty"`
 	// Metric names the figure (throughput, loss, packets_per_second ...).
 	Metric string `json:"metric"`
 	// Size is the row's message size (TCP) or RFC 2544 frame size; 0 for
@@ -111,10 +116,18 @@ type RoleCell struct {
 	Percent int `json:"percent,omitempty"`
 	// Role is RolePatch or RoleNoPatch.
 	Role string `json:"role"`
+	// Comparison is the samples' summary and the patch-no patch test.
+	Comparison
+}
+
+// Comparison is one role's side of a cell: its samples summarised, and
+// the Mann-Whitney test of patch against no patch (the same on both
+// sides).
+type Comparison struct {
 	// NA is set when the cell was not measured.
 	NA bool `json:"na,omitempty"`
 	// Summary describes the samples.
-	Summary Summary `json:"summary"`
+	Summary stats.Summary `json:"summary"`
 	// Values are the samples in run order.
 	Values []float64 `json:"values"`
 	// P is the Mann-Whitney p-value of patch against no patch.
@@ -123,25 +136,39 @@ type RoleCell struct {
 	Significant bool `json:"significant"`
 }
 
+// bothRoles are the roles in table order.
+var bothRoles = [2]string{RolePatch, RoleNoPatch}
+
+// compareRoles summarises vals (by role) and compares patch with no
+// patch at alpha: the patch side, then the no-patch side.
+func compareRoles(vals map[string][]float64, alpha float64) [2]Comparison {
+	p, sig := stats.Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
+	var out [2]Comparison
+	for i, role := range bothRoles {
+		out[i] = Comparison{NA: len(vals[role]) == 0, Summary: stats.Summarize(vals[role]), Values: vals[role], P: p, Significant: sig}
+	}
+	return out
+}
+
 // roleCells summarises vals (by role) into a patch and a no-patch cell
 // that share template's setup, metric, size and percent.
 func roleCells(template RoleCell, vals map[string][]float64, alpha float64) []RoleCell {
-	p, sig := Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
 	var out []RoleCell
-	for _, role := range []string{RolePatch, RoleNoPatch} {
+	for i, cmp := range compareRoles(vals, alpha) {
 		c := template
-		c.Role, c.NA, c.Summary, c.Values, c.P, c.Significant = role, len(vals[role]) == 0, Summarize(vals[role]), vals[role], p, sig
+		c.Role, c.Comparison = bothRoles[i], cmp
 		out = append(out, c)
 	}
 	return out
 }
 
-// pairCells returns the two table cells (patch, no patch) of metric at
-// size and percent of setup in cells; cells not there are n/a.
-func pairCells(cells []RoleCell, setup, metric string, size, percent int) [2]Cell {
+// pairCells returns the two table cells (patch, no patch) in cells
+// whose setup, row, metric, size and percent are key's; cells not there
+// are n/a.
+func pairCells(cells []RoleCell, key RoleCell) [2]Cell {
 	out := [2]Cell{{NA: true}, {NA: true}}
 	for _, c := range cells {
-		if c.Setup != setup || c.Metric != metric || c.Size != size || c.Percent != percent {
+		if c.Setup != key.Setup || c.Row != key.Row || c.Metric != key.Metric || c.Size != key.Size || c.Percent != key.Percent {
 			continue
 		}
 		k := 0

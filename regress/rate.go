@@ -118,7 +118,7 @@ func DefaultRateConfig(quick, full bool) RateConfig {
 		return RateConfig{Sizes: []int{64, 1518}, Trial: 500 * time.Millisecond, MaxTrials: 6, Resolution: 0.02, Flows: 16,
 			WindowDuration: time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow, CPURate: DefaultCPURate, CPUTrial: time.Second}
 	}
-	return RateConfig{Sizes: []int{64, 1518}, Trial: time.Second, MaxTrials: 8, Resolution: 0.01, Flows: 16,
+	return RateConfig{Sizes: []int{64, 1518}, Trial: time.Second, MaxTrials: 8, Resolution: 0.01, Flows: 16, Setups: []string{"bridge0"},
 		WindowDuration: 10 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow, CPURate: DefaultCPURate, CPUTrial: 2 * time.Second}
 }
 
@@ -208,11 +208,7 @@ func RatePlan(setups []RateSpec, runs int) []RateInstance {
 	var out []RateInstance
 	for _, s := range setups {
 		for r := 1; r <= runs; r++ {
-			roles := []string{RolePatch, RoleNoPatch}
-			if r%2 == 0 {
-				roles = []string{RoleNoPatch, RolePatch}
-			}
-			for _, role := range roles {
+			for _, role := range abRoles(r) {
 				out = append(out, RateInstance{Setup: s.Name, Role: role, Run: r})
 			}
 		}
@@ -374,16 +370,8 @@ type RateCell struct {
 	Size int `json:"size"`
 	// Role is RolePatch or RoleNoPatch.
 	Role string `json:"role"`
-	// NA is set when the cell was not measured.
-	NA bool `json:"na,omitempty"`
-	// Summary describes the samples.
-	Summary Summary `json:"summary"`
-	// Values are the samples in run order.
-	Values []float64 `json:"values"`
-	// P is the Mann-Whitney p-value of patch against no patch.
-	P float64 `json:"p"`
-	// Significant says P < alpha.
-	Significant bool `json:"significant"`
+	// Comparison is the samples' summary and the patch-no patch test.
+	Comparison
 	// Figure, on a rate cell (max_rate, zero_loss, cpu_net, cpu_gross),
 	// is what its runs offered, achieved and delivered, and how many
 	// were tester-bound; nil elsewhere.
@@ -422,13 +410,9 @@ func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha fl
 						runs[x.Role] = append(runs[x.Role], r)
 					}
 				}
-				p, sig := Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
-				for _, role := range []string{RolePatch, RoleNoPatch} {
-					cells = append(cells, RateCell{
-						Setup: s.Name, Metric: m.Key, Size: size, Role: role,
-						NA: len(vals[role]) == 0, Summary: Summarize(vals[role]), Values: vals[role], P: p, Significant: sig,
-						Figure: summarizeFigures(runs[role]),
-					})
+				for i, cmp := range compareRoles(vals, alpha) {
+					role := bothRoles[i]
+					cells = append(cells, RateCell{Setup: s.Name, Metric: m.Key, Size: size, Role: role, Comparison: cmp, Figure: summarizeFigures(runs[role])})
 				}
 			}
 			if any {

@@ -11,6 +11,7 @@ import (
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/gen/rfc2544"
 	"github.com/swctl/swctl/internal/cpustat"
+	"github.com/swctl/swctl/internal/netbed"
 	"github.com/swctl/swctl/internal/tester"
 	"github.com/swctl/swctl/platform/afpacket"
 	"github.com/swctl/swctl/platform/nsenter"
@@ -34,8 +35,8 @@ type rateBed struct {
 	dir string
 	// dut and tester are the namespace names.
 	dut, tester string
-	// namespaces are those made so far, deleted by close.
-	namespaces []string
+	// nets are the namespaces made so far, deleted by close.
+	nets *netbed.Namespaces
 	// tx and rx are the tester's sending and counting interfaces.
 	tx, rx string
 	// txMAC and rxMAC are their MACs.
@@ -59,7 +60,7 @@ type rateBed struct {
 // MACs. On error what was made is removed.
 func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir string, cmds *Commands) (_ *rateBed, err error) {
 	tag := fmt.Sprintf("swf%d%c", os.Getpid()%100000, 'a'+idx)
-	b := &rateBed{spec: spec, cfg: cfg, cmds: cmds, dir: dir, dut: tag + "dut", tester: tag + "tst", tx: "t1",
+	b := &rateBed{spec: spec, cfg: cfg, cmds: cmds, dir: dir, nets: netbed.New(cmds.run), dut: tag + "dut", tester: tag + "tst", tx: "t1",
 		txMAC: fmt.Sprintf("02:53:%02x:00:00:01", idx), rxMAC: fmt.Sprintf("02:53:%02x:00:00:02", idx),
 		sinkMAC: fmt.Sprintf("02:53:%02x:00:00:03", idx)}
 	defer func() {
@@ -73,16 +74,12 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 		nss = nss[1:]
 	}
 	for _, ns := range nss {
-		if err := addQuietNetns(ctx, b.cmds, ns, &b.namespaces); err != nil {
+		if err := b.nets.Add(ctx, ns); err != nil {
 			return nil, err
 		}
 	}
 	veth := func(dutEnd, dutMAC, tstEnd, tstMAC string) [][]string {
-		return [][]string{
-			{"ip", "-n", b.dut, "link", "add", dutEnd, "address", dutMAC, "type", "veth", "peer", "name", tstEnd, "address", tstMAC, "netns", b.tester},
-			{"ip", "-n", b.dut, "link", "set", dutEnd, "up"},
-			{"ip", "-n", b.tester, "link", "set", tstEnd, "up"},
-		}
+		return netbed.Veth(b.dut, dutEnd, dutMAC, b.tester, tstEnd, tstMAC)
 	}
 	var steps [][]string
 	if !spec.Baseline {
@@ -91,11 +88,7 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 	switch spec.Name {
 	case "direct":
 		b.rx = "t2"
-		steps = [][]string{
-			{"ip", "-n", b.tester, "link", "add", "t1", "address", b.txMAC, "type", "veth", "peer", "name", "t2", "address", b.rxMAC},
-			{"ip", "-n", b.tester, "link", "set", "t1", "up"},
-			{"ip", "-n", b.tester, "link", "set", "t2", "up"},
-		}
+		steps = netbed.Veth(b.tester, "t1", b.txMAC, b.tester, "t2", b.rxMAC)
 	case "bridge0":
 		b.rx, b.rxPort = "t2", "p2"
 		steps = append(steps, veth("p2", fmt.Sprintf("02:53:%02x:00:d0:02", idx), "t2", b.rxMAC)...)
@@ -360,8 +353,5 @@ func (b *rateBed) close() {
 		b.counter.Close()
 		b.counter = nil
 	}
-	for _, ns := range b.namespaces {
-		b.cmds.Output(context.Background(), "", nil, "ip", "netns", "del", ns)
-	}
-	b.namespaces = nil
+	b.nets.Delete()
 }

@@ -116,12 +116,7 @@ func TestRateConfigCheck(t *testing.T) {
 		cfg.Sizes = append([]int(nil), ok.Sizes...)
 		c.change(&cfg)
 		err := cfg.check()
-		switch {
-		case c.wantErr == "" && err != nil:
-			t.Errorf("%s: check() = %v, want nil", c.name, err)
-		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
-			t.Errorf("%s: check() = %v, want an error containing %q", c.name, err, c.wantErr)
-		}
+		checkErr(t, c.name+": check()", err, c.wantErr)
 	}
 	if full := DefaultRateConfig(false, true); len(full.Sizes) != len(gen.RFC2544Sizes) || !full.Latency {
 		t.Errorf("FULL config = %+v, want every RFC 2544 size and latency", full)

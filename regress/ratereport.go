@@ -30,7 +30,7 @@ func rateSummaryMarkdown(b *strings.Builder, r *Results) {
 		return
 	}
 	c := *r.Rate
-	b.WriteString("## Summary\n\n")
+	b.WriteString("### Forwarding rate\n\n")
 	if c.CPUTrial > 0 {
 		fmt.Fprintf(b, "CPU per forwarded frame at %.0f frames/s paced, net of direct veth (the direct row: the tester's own, gross), leads: on a small machine the tester and the device under test share the cores, so the rates are often the tester's limit (t).", c.CPURate)
 	} else {

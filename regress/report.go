@@ -34,7 +34,8 @@ type Environment struct {
 
 // Results is everything a run produced: results.json.
 type Results struct {
-	// Version is the format's version: 3. Version 2 had no tester
+	// Version is the format's version: 4. Version 3 had no bulk suite
+	// (bulk, bulk_samples, bulk_cells; the row of a RoleCell). Version 2 had no tester
 	// method, figures (offered, achieved, delivered, tester-bound) or CPU
 	// per frame in the forwarding rate, and its rates came from the
 	// receiving tester; version 1 had no forwarding rate.
@@ -101,6 +102,14 @@ type Results struct {
 	// MsgSizeCells are the message-size summaries per metric, size and
 	// role.
 	MsgSizeCells []RoleCell `json:"msgsize_cells,omitempty"`
+	// Bulk is the bulk-transfer configuration; nil when that suite did
+	// not run.
+	Bulk *BulkConfig `json:"bulk,omitempty"`
+	// BulkSamples are every bulk iperf3 client's test in the order they
+	// ran.
+	BulkSamples []BulkSample `json:"bulk_samples,omitempty"`
+	// BulkCells are the bulk summaries per row, metric and role.
+	BulkCells []RoleCell `json:"bulk_cells,omitempty"`
 	// RFC2889 is the address-caching configuration; nil when that suite
 	// did not run.
 	RFC2889 *RFC2889Config `json:"rfc2889,omitempty"`
@@ -182,13 +191,14 @@ func Header(r *Results) []string {
 func Markdown(r *Results, charts []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# swctl regress report, %s\n\n", r.Started.Format(time.RFC3339))
+	summaryMarkdown(&b, r)
+	b.WriteString("## Comparison\n\n")
 	for _, l := range Header(r) {
 		fmt.Fprintf(&b, "%s\n\n", l)
 	}
 	if r.Runs <= 4 {
 		fmt.Fprintf(&b, "With %d runs a side a Mann-Whitney two-sided p-value cannot go below %.3f; RUNS=6 (the default) can reach 0.002.\n\n", r.Runs, r.MinP)
 	}
-	rateSummaryMarkdown(&b, r)
 	e := r.Environment
 	fmt.Fprintf(&b, "## Environment\n\n| | |\n|---|---|\n| kernel | %s |\n| OS | %s |\n| CPU | %s, %d logical CPUs |\n| Go | %s |\n| iperf3 | %s |\n| host | %s |\n| load average (start; end) | %s; %s |\n| mode | %s%s |\n",
 		e.Kernel, e.OS, e.CPUModel, e.CPUs, e.GoVersion, e.Iperf3, e.Hostname, e.LoadStart, e.LoadEnd, r.Mode, map[bool]string{true: " (QUICK)", false: ""}[r.Quick])

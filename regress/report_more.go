@@ -31,6 +31,9 @@ func extraHeader(r *Results) []string {
 	if r.MsgSize != nil {
 		h = append(h, fmt.Sprintf("TCP stream by message size: iperf3 -l SIZE, %d s per test, across bridge0 (peer to peer); Mb/s and CPU system %% by message size.", r.MsgSize.Seconds))
 	}
+	if r.Bulk != nil {
+		h = append(h, fmt.Sprintf("Bulk transfer: iperf3 %d s per test across a four-port bridge0: TCP one pair alone, two pairs at once (each, sum, sum / one pair), UDP at %d Mb/s offered (received Mb/s, datagram loss); system %% is the whole machine's during the test.", r.Bulk.Seconds, r.Bulk.UDPMbps))
+	}
 	if r.Rate != nil && r.Rate.LossRate && len(r.LossRateCells) > 0 {
 		h = append(h, fmt.Sprintf("Frame loss rate (RFC 2544 26.3): %v trials at 100%%, 90%%, ... of the max-rate run's sent rate until two successive trials lose nothing; n/a = a load that run did not reach (lossless by RFC 2544's rule).", r.Rate.Trial))
 	}
@@ -50,6 +53,9 @@ func analyzeExtra(r *Results, alpha float64) {
 	if r.MsgSize != nil {
 		r.MsgSizeCells = AnalyzeMsgSize(r.MsgSize.Sizes, r.MsgSizeSamples, alpha)
 	}
+	if r.Bulk != nil {
+		r.BulkCells = AnalyzeBulk(*r.Bulk, r.BulkSamples, alpha)
+	}
 }
 
 // PrintExtraTables writes the frame-loss-rate, window-benchmark and
@@ -65,6 +71,7 @@ func PrintExtraTables(w io.Writer, r *Results, first bool) error {
 		fmt.Fprintf(&b, "\n== TCP stream by message size: %s Forward ==\n", MsgSizeSetup)
 		RenderPairTable(&b, MsgSizeTable(r.MsgSize.Sizes, r.MsgSizeCells))
 	}
+	printBulk(&b, r)
 	s := b.String()
 	if first {
 		s = strings.TrimPrefix(s, "\n")
@@ -105,6 +112,10 @@ func extraMarkdown(b *strings.Builder, r *Results) {
 	if r.MsgSize != nil && len(r.MsgSizeCells) > 0 {
 		fmt.Fprintf(b, "\n### TCP stream by message size: %s Forward\n\nRows are iperf3's -l in bytes; throughput Mb/s, CPU %% of the whole machine, engine = the swctl daemon's own CPU, retransmits per test.\n\n", MsgSizeSetup)
 		roleCellsMarkdown(b, r.MsgSizeCells, func(c RoleCell) string { return fmt.Sprint(c.Size) })
+	}
+	if r.Bulk != nil && len(r.BulkCells) > 0 {
+		fmt.Fprintf(b, "\n### bulk transfer: %s\n\nThroughput Mb/s (UDP: received), CPU %% of the whole machine, engine = the swctl daemon's own CPU, loss = UDP datagrams lost %%, sent = UDP Mb/s sent; the ratio row's figures are ratios.\n\n", BulkSetup)
+		roleCellsMarkdown(b, r.BulkCells, func(c RoleCell) string { return c.Row })
 	}
 }
 

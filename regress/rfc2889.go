@@ -130,17 +130,7 @@ func (in RFC2889Instance) String() string {
 // RFC2889Plan orders the address-caching instances: runs alternate A B,
 // B A, ... like Plan.
 func RFC2889Plan(runs int) []RFC2889Instance {
-	var out []RFC2889Instance
-	for r := 1; r <= runs; r++ {
-		roles := []string{RolePatch, RoleNoPatch}
-		if r%2 == 0 {
-			roles = []string{RoleNoPatch, RolePatch}
-		}
-		for _, role := range roles {
-			out = append(out, RFC2889Instance{Role: role, Run: r})
-		}
-	}
-	return out
+	return abPlan(runs, func(role string, run int) RFC2889Instance { return RFC2889Instance{Role: role, Run: run} })
 }
 
 // AddrTrial is one trial of either search: N learning frames, then N test
@@ -452,7 +442,7 @@ func AnalyzeRFC2889(samples []RFC2889Sample, alpha float64) []RoleCell {
 func RFC2889Table(cells []RoleCell) PairTable {
 	t := PairTable{Title: "Address caching, RFC 2889 (capacity: addresses; learn/s: addresses/s)", Formats: []string{"%.0f"}}
 	for _, m := range RFC2889Metrics {
-		c := pairCells(cells, RFC2889Setup, m.Key, 0, 0)
+		c := pairCells(cells, RoleCell{Setup: RFC2889Setup, Metric: m.Key})
 		t.Rows = append(t.Rows, PairRow{Label: m.Label, Format: m.Format, Cells: c[:]})
 	}
 	return t
@@ -541,7 +531,7 @@ func printRFC2889(w io.Writer, r *Results) error {
 	if r.RFC2889 == nil || len(r.RFC2889Cells) == 0 {
 		return nil
 	}
-	first := len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0) && (r.MsgSize == nil || len(r.MsgSizeCells) == 0)
+	first := len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0) && (r.MsgSize == nil || len(r.MsgSizeCells) == 0) && (r.Bulk == nil || len(r.BulkCells) == 0)
 	if !first {
 		if _, err := io.WriteString(w, "\n"); err != nil {
 			return err

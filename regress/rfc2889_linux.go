@@ -13,6 +13,7 @@ import (
 
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/gen"
+	"github.com/swctl/swctl/internal/netbed"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
 	"github.com/swctl/swctl/platform/nsenter"
@@ -46,8 +47,8 @@ type addrBed struct {
 	dir string
 	// dut and tester are the namespace names.
 	dut, tester string
-	// namespaces are those made so far, deleted by close.
-	namespaces []string
+	// nets are the namespaces made so far, deleted by close.
+	nets *netbed.Namespaces
 	// testMAC is t2's MAC, static on p2.
 	testMAC frame.MAC
 	// daemon is the running daemon, nil between instances.
@@ -76,7 +77,7 @@ type addrBed struct {
 // newAddrBed builds the testbed; on error what was made is removed.
 func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Commands) (_ *addrBed, err error) {
 	tag := fmt.Sprintf("swa%d", os.Getpid()%100000)
-	b := &addrBed{cfg: cfg, cmds: cmds, dir: dir, dut: tag + "dut", tester: tag + "tst", testMAC: frame.MAC{0x02, 0x89, 0, 0, 0, 0x02}, runID: rand.Uint32()}
+	b := &addrBed{cfg: cfg, cmds: cmds, dir: dir, nets: netbed.New(cmds.run), dut: tag + "dut", tester: tag + "tst", testMAC: frame.MAC{0x02, 0x89, 0, 0, 0, 0x02}, runID: rand.Uint32()}
 	defer func() {
 		if err != nil {
 			b.close()
@@ -84,18 +85,13 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 		}
 	}()
 	for _, ns := range []string{b.dut, b.tester} {
-		if err := addQuietNetns(ctx, b.cmds, ns, &b.namespaces); err != nil {
+		if err := b.nets.Add(ctx, ns); err != nil {
 			return nil, err
 		}
 	}
 	for i := 1; i <= 3; i++ {
 		p, t := fmt.Sprintf("p%d", i), fmt.Sprintf("t%d", i)
-		for _, s := range [][]string{
-			{"ip", "-n", b.dut, "link", "add", p, "address", fmt.Sprintf("02:89:00:00:d0:%02x", i), "type", "veth",
-				"peer", "name", t, "address", fmt.Sprintf("02:89:00:00:00:%02x", i), "netns", b.tester},
-			{"ip", "-n", b.dut, "link", "set", p, "up"},
-			{"ip", "-n", b.tester, "link", "set", t, "up"},
-		} {
+		for _, s := range netbed.Veth(b.dut, p, fmt.Sprintf("02:89:00:00:d0:%02x", i), b.tester, t, fmt.Sprintf("02:89:00:00:00:%02x", i)) {
 			if _, err := b.cmds.Output(ctx, "", nil, s...); err != nil {
 				return nil, err
 			}
@@ -331,8 +327,5 @@ func (b *addrBed) stop() error {
 // end in them).
 func (b *addrBed) close() {
 	b.stop()
-	for _, ns := range b.namespaces {
-		b.cmds.Output(context.Background(), "", nil, "ip", "netns", "del", ns)
-	}
-	b.namespaces = nil
+	b.nets.Delete()
 }

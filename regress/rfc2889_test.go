@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/swctl/swctl/internal/stats"
 )
 
 // simBridge simulates a bridge under an RFC 2889 trial: an address table
@@ -362,7 +364,7 @@ func TestRFC2889TableGolden(t *testing.T) {
 
 func TestRFC2889Report(t *testing.T) {
 	c := DefaultRFC2889Config(true, false)
-	r := &Results{Mode: "A/A", Runs: 4, Alpha: 0.05, MinP: MinP(4, 4), RFC2889: &c, RFC2889Samples: rfc2889Samples()}
+	r := &Results{Mode: "A/A", Runs: 4, Alpha: 0.05, MinP: stats.MinP(4, 4), RFC2889: &c, RFC2889Samples: rfc2889Samples()}
 	r.RFC2889Cells = AnalyzeRFC2889(r.RFC2889Samples, r.Alpha)
 	var b strings.Builder
 	if err := printRFC2889(&b, r); err != nil {

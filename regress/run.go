@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/swctl/swctl/internal/stats"
 )
 
 // Run runs the promisc suite as cfg says, writes the report directory
@@ -49,6 +51,10 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			fmt.Fprintln(cfg.Stderr, msgSizeHostsNote)
 			cfg.MsgSize = nil
 		}
+		if cfg.Bulk != nil {
+			fmt.Fprintln(cfg.Stderr, bulkHostsNote)
+			cfg.Bulk = nil
+		}
 		if cfg.RFC2889 != nil {
 			fmt.Fprintln(cfg.Stderr, rfc2889HostsNote)
 			cfg.RFC2889 = nil
@@ -82,6 +88,11 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			return nil, "", err
 		}
 	}
+	if cfg.Bulk != nil {
+		if err := cfg.Bulk.check(); err != nil {
+			return nil, "", err
+		}
+	}
 	if cfg.RFC2889 != nil {
 		if err := cfg.RFC2889.check(); err != nil {
 			return nil, "", err
@@ -94,8 +105,8 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		}
 		lbRows, _ = cfg.LB.rows()
 	}
-	if len(setups) == 0 && len(rateSetups) == 0 && cfg.MsgSize == nil && cfg.RFC2889 == nil && cfg.LB == nil {
-		return nil, "", fmt.Errorf("regress: nothing to run: no promisc setup, no forwarding-rate setup, no message sizes, no address caching, no load balancing")
+	if len(setups) == 0 && len(rateSetups) == 0 && cfg.MsgSize == nil && cfg.Bulk == nil && cfg.RFC2889 == nil && cfg.LB == nil {
+		return nil, "", fmt.Errorf("regress: nothing to run: no promisc setup, no forwarding-rate setup, no message sizes, no bulk transfer, no address caching, no load balancing")
 	}
 	if cfg.Hosts == nil {
 		err = checkHost()
@@ -106,9 +117,9 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		return nil, "", err
 	}
 	res := &Results{
-		Version: 3, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
-		Alpha: cfg.Alpha, MinP: MinP(cfg.Runs, cfg.Runs), Environment: environment(), Setups: setups,
-		Rate: cfg.Rate, RateSetups: rateSetups, MsgSize: cfg.MsgSize,
+		Version: 4, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
+		Alpha: cfg.Alpha, MinP: stats.MinP(cfg.Runs, cfg.Runs), Environment: environment(), Setups: setups,
+		Rate: cfg.Rate, RateSetups: rateSetups, MsgSize: cfg.MsgSize, Bulk: cfg.Bulk,
 	}
 	res.Method = []string{
 		fmt.Sprintf("iperf3 TCP, one stream, %d s per test. Receive: the device under test's iperf3 client with -R (the peer sends into its stack); Transmit: the same without -R; Forward: peer 1's client to peer 2's server across the bridge.", cfg.Seconds),
@@ -123,6 +134,9 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	if cfg.MsgSize != nil {
 		res.Method = append(res.Method, cfg.MsgSize.describe())
+	}
+	if cfg.Bulk != nil {
+		res.Method = append(res.Method, cfg.Bulk.describe())
 	}
 	if cfg.RFC2889 != nil {
 		res.RFC2889 = cfg.RFC2889
@@ -152,6 +166,13 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		trees.GOARCH = cfg.Hosts.DUT.Arch
 		res.Method = hostsMethod(cfg.Hosts, cfg.Seconds, len(setups) > 0, cfg.Rate)
 	}
+	plans := planRun(cfg, setups, rateSetups)
+	if res.LB != nil {
+		plans.lb = res.LB.Plan
+	}
+	plan, ratePlan, msgPlan, bulkPlan, addrPlan, lbPlan := plans.promisc, plans.rate, plans.msgSize, plans.bulk, plans.rfc2889, plans.lb
+	est := plans.estimate(cfg, rateSetups)
+	fmt.Fprintf(cfg.Stderr, "regress: %s, after building swctl\n", est)
 	fmt.Fprintf(cfg.Stderr, "regress: building swctl (%s)\n", trees.Mode)
 	if err := trees.Build(ctx); err != nil {
 		return nil, "", err
@@ -162,34 +183,9 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	defer os.RemoveAll(work)
 
-	plan := Plan(setups, cfg.Runs)
-	ratePlan := RatePlan(rateSetups, cfg.Runs)
-	weight := func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 }
-	total := 0.0
-	for _, in := range plan {
-		total += weight(in)
-	}
-	if cfg.Rate != nil {
-		for _, in := range ratePlan {
-			total += cfg.Rate.weightOf(rateSetups, in.Setup)
-		}
-	}
-	var msgPlan []MsgSizeInstance
-	if cfg.MsgSize != nil {
-		msgPlan = MsgSizePlan(*cfg.MsgSize, cfg.Runs)
-		total += float64(len(msgPlan)) * cfg.MsgSize.weight()
-	}
-	var addrPlan []RFC2889Instance
-	if cfg.RFC2889 != nil {
-		addrPlan = RFC2889Plan(cfg.Runs)
-		total += float64(len(addrPlan)) * cfg.RFC2889.weight()
-	}
-	var lbPlan []LBInstance
-	if res.LB != nil {
-		lbPlan = res.LB.Plan
-		total += float64(len(lbPlan)) * cfg.LB.weight()
-	}
-	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan)+len(ratePlan)+len(msgPlan)+len(addrPlan)+len(lbPlan), total)
+	weight := func(in Instance) float64 { return promiscWeight(in, cfg.Seconds) }
+	total := est.Total().Seconds()
+	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan)+len(ratePlan)+len(msgPlan)+len(bulkPlan)+len(addrPlan)+len(lbPlan), total)
 	seq, step := 0, 0
 	if cfg.Hosts != nil {
 		if err := runHosts(ctx, cfg, cfg.Hosts, setups, plan, ratePlan, trees, res, cmds, prog, &step); err != nil {
@@ -298,6 +294,14 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	if cfg.MsgSize != nil {
 		if err := runMsgSize(ctx, cfg, msgPlan, trees, work, cmds, prog, &step, res); err != nil {
+			if cfg.TTY {
+				fmt.Fprintln(cfg.Stderr)
+			}
+			return nil, "", err
+		}
+	}
+	if cfg.Bulk != nil {
+		if err := runBulk(ctx, cfg, bulkPlan, trees, work, cmds, prog, &step, res); err != nil {
 			if cfg.TTY {
 				fmt.Fprintln(cfg.Stderr)
 			}

@@ -3,7 +3,6 @@ package regress
 import (
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +17,7 @@ import (
 
 // TestIntegrationRegressSmoke runs the suite in its shortest form (one run
 // of 1 s per cell and role, the veth and bridge0 setups, three message
-// sizes) as a PATCH run with a trivial patch, so that two binaries are
+// sizes, the bulk tests: one pair, two pairs at once, UDP) as a PATCH run with a trivial patch, so that two binaries are
 // built from two trees, and checks that every table, results.json and the
 // charts come out well formed and that nothing is left behind.
 func TestIntegrationRegressSmoke(t *testing.T) {
@@ -37,6 +36,7 @@ func TestIntegrationRegressSmoke(t *testing.T) {
 		AB: ABSpec{Repo: "..", Patch: patch}, Runs: 1, Seconds: 1, Alpha: 0.05,
 		Setups: []string{"veth", "bridge0"}, OutRoot: out, Stdout: &stdout, Stderr: io.MultiWriter(&stderr),
 		MsgSize: &MsgSizeConfig{Sizes: []int{1, 1024, 65536}, Seconds: 1},
+		Bulk:    &BulkConfig{Seconds: 1, UDPMbps: 100, UDPLen: 1472},
 	})
 	t.Logf("smoke run took %v\nstderr:\n%s", time.Since(start).Round(time.Second), stderr.String())
 	if err != nil {
@@ -80,7 +80,7 @@ func TestIntegrationRegressSmoke(t *testing.T) {
 	if err := json.Unmarshal(b, &js); err != nil {
 		t.Fatalf("results.json: %v", err)
 	}
-	for _, k := range []string{"environment", "trees", "samples", "cells", "commands", "instances", "method", "runs", "alpha", "msgsize", "msgsize_samples", "msgsize_cells"} {
+	for _, k := range []string{"environment", "trees", "samples", "cells", "commands", "instances", "method", "runs", "alpha", "msgsize", "msgsize_samples", "msgsize_cells", "bulk", "bulk_samples", "bulk_cells"} {
 		if _, ok := js[k]; !ok {
 			t.Errorf("results.json lacks %q", k)
 		}
@@ -95,33 +95,11 @@ func TestIntegrationRegressSmoke(t *testing.T) {
 		t.Errorf("report.md lacks the message-size table or its every-cell section")
 	}
 	checkMsgSize(t, text, res)
+	checkBulk(t, text, res)
 	checkSVG(t, filepath.Join(dir, "msgsize-bridge0.svg"))
-	// Charts: well-formed SVG.
-	for _, name := range []string{"veth-throughput.svg", "veth-cpu.svg", "bridge0-throughput.svg", "bridge0-cpu.svg"} {
-		f, err := os.Open(filepath.Join(dir, name))
-		if err != nil {
-			t.Error(err)
-			continue
-		}
-		d := xml.NewDecoder(f)
-		root := ""
-		for {
-			tok, err := d.Token()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Errorf("%s: not well-formed XML: %v", name, err)
-				break
-			}
-			if se, ok := tok.(xml.StartElement); ok && root == "" {
-				root = se.Name.Local
-			}
-		}
-		f.Close()
-		if root != "svg" {
-			t.Errorf("%s: root element %q, want svg", name, root)
-		}
+	// Charts: every label inside the picture, no legend over data.
+	for _, name := range []string{"veth-throughput.svg", "veth-cpu.svg", "bridge0-throughput.svg", "bridge0-cpu.svg", "bulk-bridge0.svg"} {
+		checkSVG(t, filepath.Join(dir, name))
 	}
 	// Nothing left behind: no worktree, no temporary tree.
 	if _, err := os.Stat(res.Trees.Patch.Dir); !os.IsNotExist(err) {
@@ -230,15 +208,15 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 			t.Errorf("results.json lacks %q", k)
 		}
 	}
-	if v := js["version"]; v != 3.0 {
-		t.Errorf("results.json version %v, want 3", v)
+	if v := js["version"]; v != 4.0 {
+		t.Errorf("results.json version %v, want 4", v)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil || !strings.Contains(string(md), "```\n== forwarding rate: direct ==") || !strings.Contains(string(md), "\n== forwarding rate: bridge0 ==") {
 		t.Errorf("report.md missing or without the forwarding-rate tables: %v", err)
 	}
 	// The summary leads, and leads with the CPU per frame.
-	if i, j := strings.Index(string(md), "## Summary\n\nCPU per forwarded frame at 200000 frames/s paced, net of direct veth"), strings.Index(string(md), "## Environment"); i < 0 || i > j ||
+	if i, j := strings.Index(string(md), "### Forwarding rate\n\nCPU per forwarded frame at 200000 frames/s paced, net of direct veth"), strings.Index(string(md), "## Environment"); !strings.Contains(string(md), "\n\n## Summary\n\n") || i < 0 || i > j ||
 		!strings.Contains(string(md), "| setup | bytes | ns/frame, patch | ns/frame, no patch | max fps, patch") || !strings.Contains(string(md), "\n| bridge0 | 64/60 | ") {
 		t.Errorf("report.md does not start with the summary, CPU per frame first:\n%s", md)
 	}
@@ -251,32 +229,12 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 	}
 }
 
-// checkSVG fails t unless path is well-formed XML with an svg root.
+// checkSVG fails t unless path is a chart whose texts lie inside its
+// view box and whose legend covers no data.
 func checkSVG(t *testing.T, path string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	defer f.Close()
-	d := xml.NewDecoder(f)
-	root := ""
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Errorf("%s: not well-formed XML: %v", path, err)
-			return
-		}
-		if se, ok := tok.(xml.StartElement); ok && root == "" {
-			root = se.Name.Local
-		}
-	}
-	if root != "svg" {
-		t.Errorf("%s: root element %q, want svg", path, root)
+	for _, p := range chartProblems(parseSVG(t, path), chartNote(0.05)) {
+		t.Errorf("%s: %s", filepath.Base(path), p)
 	}
 }
 
@@ -303,6 +261,49 @@ func checkMsgSize(t *testing.T, text string, res *Results) {
 	}
 	if len(res.MsgSizeCells) == 0 {
 		t.Errorf("no message-size cells")
+	}
+}
+
+// checkBulk checks the bulk tables on stdout and the samples behind
+// them: per role, pair 1 alone, both pairs at once and the UDP stream,
+// each with throughput and CPU, the UDP one with its datagram counts.
+func checkBulk(t *testing.T, text string, res *Results) {
+	t.Helper()
+	want := "== bulk transfer: bridge0, one pair, two pairs at once, UDP ==\nBulk transfer: one pair, two pairs at once, UDP (Mb/s, CPU system %)\ntest                  Mb/s        Mb/s        system %    system %\n                      patch       no patch    patch       no patch\nTCP one pair          "
+	if !strings.Contains(text, want) {
+		t.Errorf("stdout lacks the bulk table in the shape wanted:\n%s", text)
+	}
+	for _, row := range []string{"\nTCP two pairs: pair 1 ", "\nTCP two pairs: pair 2 ", "\nTCP two pairs: sum    ", "\nTCP two pairs / one   ", "\nUDP 100 Mb/s offered  ", "\nUDP bulk: iperf3 -u -b 100M -l 1472, datagram loss\n          patch       no patch\nsent Mb/s ", "\nloss %    "} {
+		if !strings.Contains(text, row) {
+			t.Errorf("bulk tables lack the row %q:\n%s", strings.TrimSpace(row), text)
+		}
+	}
+	tests := map[string]int{}
+	for _, s := range res.BulkSamples {
+		tests[s.Test+" "+s.Role]++
+		if s.Mbps <= 0 || s.CPU.Ticks == 0 || s.EngineCPU == nil {
+			t.Errorf("bulk %s %s: no throughput, CPU or engine CPU: %+v", s.Test, s.Role, s)
+		}
+		if (s.Test == BulkUDP) != (s.UDP != nil) || s.UDP != nil && (s.UDP.Datagrams == 0 || s.UDP.SentMbps <= 0) {
+			t.Errorf("bulk %s %s: UDP counts %+v: want datagrams sent on the UDP test, none elsewhere", s.Test, s.Role, s.UDP)
+		}
+	}
+	for _, test := range []string{BulkOnePair, BulkPair1, BulkPair2, BulkUDP} {
+		for _, role := range []string{RolePatch, RoleNoPatch} {
+			if n := tests[test+" "+role]; n != 1 {
+				t.Errorf("bulk %s %s: %d samples, want 1", test, role, n)
+			}
+		}
+	}
+	// The two pairs ran at once: their clients started within a second.
+	var starts []time.Time
+	for _, s := range res.BulkSamples {
+		if s.Role == RolePatch && (s.Test == BulkPair1 || s.Test == BulkPair2) {
+			starts = append(starts, s.Start)
+		}
+	}
+	if len(starts) == 2 && starts[1].Sub(starts[0]).Abs() > time.Second {
+		t.Errorf("the two pairs started %v apart: not at once", starts[1].Sub(starts[0]))
 	}
 }
 

@@ -34,6 +34,10 @@ type SetupSpec struct {
 	Engine bool `json:"engine"`
 	// NoPromiscNA, when set, is why the -PROMISC column is not measured.
 	NoPromiscNA string `json:"no_promisc_na,omitempty"`
+	// Pairs is the number of host pairs bridge0's testbed cables: 0 or 1
+	// for peers 1 and 2 on ports p1 and p2; 2 adds peers 3 and 4 on p3
+	// and p4 (the bulk suite's two pairs at once).
+	Pairs int `json:"pairs,omitempty"`
 }
 
 // Setups are the promisc suite's setups, in table order.
@@ -104,6 +108,9 @@ type Config struct {
 	// MsgSize, when set, runs the TCP-stream-by-message-size suite
 	// (suite item 4) after the forwarding rate; nil skips it.
 	MsgSize *MsgSizeConfig
+	// Bulk, when set, runs the bulk-transfer suite (one pair, two pairs
+	// at once, UDP) after the message sizes; nil skips it.
+	Bulk *BulkConfig
 	// RFC2889, when set, runs the address-caching suite (suite item 5:
 	// RFC 2889 capacity and learning rate) as it says; nil skips it.
 	RFC2889 *RFC2889Config
@@ -150,14 +157,31 @@ func Plan(setups []SetupSpec, runs int) []Instance {
 				continue
 			}
 			for r := 1; r <= runs; r++ {
-				roles := []string{RolePatch, RoleNoPatch}
-				if r%2 == 0 {
-					roles = []string{RoleNoPatch, RolePatch}
-				}
-				for _, role := range roles {
+				for _, role := range abRoles(r) {
 					out = append(out, Instance{Setup: s.Name, Promisc: promisc, Role: role, Run: r, Rows: s.Rows})
 				}
 			}
+		}
+	}
+	return out
+}
+
+// abRoles is the order of the roles in run r (from 1): patch first in
+// odd runs, no patch first in even ones (A B, B A, A B, ...).
+func abRoles(r int) []string {
+	if r%2 == 0 {
+		return []string{RoleNoPatch, RolePatch}
+	}
+	return []string{RolePatch, RoleNoPatch}
+}
+
+// abPlan orders the instances of a suite with one instance per role and
+// run: runs alternate A B, B A, ... (abRoles); mk makes an instance.
+func abPlan[T any](runs int, mk func(role string, run int) T) []T {
+	var out []T
+	for r := 1; r <= runs; r++ {
+		for _, role := range abRoles(r) {
+			out = append(out, mk(role, r))
 		}
 	}
 	return out
@@ -241,17 +265,8 @@ type CellStat struct {
 	Promisc bool `json:"promisc"`
 	// Role is RolePatch or RoleNoPatch.
 	Role string `json:"role"`
-	// NA is set when the cell was not measured.
-	NA bool `json:"na,omitempty"`
-	// Summary describes the samples.
-	Summary Summary `json:"summary"`
-	// Values are the samples in run order.
-	Values []float64 `json:"values"`
-	// P is the Mann-Whitney p-value of patch against no patch (on both
-	// cells of the pair).
-	P float64 `json:"p"`
-	// Significant says P < alpha.
-	Significant bool `json:"significant"`
+	// Comparison is the samples' summary and the patch-no patch test.
+	Comparison
 }
 
 // Analyze summarises samples per setup, metric, row, column and role and
@@ -273,12 +288,8 @@ func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []CellStat {
 							}
 						}
 					}
-					p, sig := Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
-					for _, role := range []string{RolePatch, RoleNoPatch} {
-						out = append(out, CellStat{
-							Setup: s.Name, Metric: m.Key, Row: row, Promisc: promisc, Role: role,
-							NA: len(vals[role]) == 0, Summary: Summarize(vals[role]), Values: vals[role], P: p, Significant: sig,
-						})
+					for i, cmp := range compareRoles(vals, alpha) {
+						out = append(out, CellStat{Setup: s.Name, Metric: m.Key, Row: row, Promisc: promisc, Role: bothRoles[i], Comparison: cmp})
 					}
 				}
 			}

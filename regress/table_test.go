@@ -56,3 +56,15 @@ func TestRenderTableGolden(t *testing.T) {
 		})
 	}
 }
+
+// checkErr fails t unless err matches want: nil when want is "", else
+// an error containing want; what names the call.
+func checkErr(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s: error %v, want none", what, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("%s: error %v, want one containing %q", what, err, want)
+	}
+}

@@ -4,15 +4,17 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
+	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/cpustat"
+	"github.com/swctl/swctl/internal/iperf3"
+	"github.com/swctl/swctl/internal/netbed"
 )
 
 // CPU pinning of the iperf3 ends, the same in every row.
@@ -36,8 +38,8 @@ type bed struct {
 	dir string
 	// dut, peer and peer2 are namespace names (peer2 only for bridge0).
 	dut, peer, peer2 string
-	// namespaces are those made so far, deleted by close.
-	namespaces []string
+	// nets are the namespaces made so far, deleted by close.
+	nets *netbed.Namespaces
 	// dutIP, peerIP and peer2IP are the IPv4 addresses, no prefix.
 	dutIP, peerIP, peer2IP string
 	// peerMAC and peer2MAC are the peers' fixed MACs.
@@ -47,40 +49,35 @@ type bed struct {
 	// links are the device under test's links whose promiscuity counts.
 	links []string
 	// servers are the running iperf3 servers.
-	servers []*exec.Cmd
+	servers []*bgproc.Proc
 	// daemon is the running swctl daemon, nil when none.
 	daemon *daemonProc
 	// hold is the veth setup's promiscuous membership, nil when none.
 	hold *promiscHold
+	// pair2 is bridge0's second host pair (peers 3 and 4, on ports p3
+	// and p4) when spec.Pairs is 2; nil otherwise.
+	pair2 *hostPair
 	// starts counts instances, for file names.
 	starts int
 }
 
-// addQuietNetns makes the network namespace ns for a testbed, records it
-// in made (whose owner deletes them, also when a later step fails), and
-// quiets it: lo up, IPv6 off, so no DAD, router or MLD solicitation
-// disturbs a frame count.
-func addQuietNetns(ctx context.Context, cmds *Commands, ns string, made *[]string) error {
-	if _, err := cmds.Output(ctx, "", nil, "ip", "netns", "add", ns); err != nil {
-		return err
-	}
-	*made = append(*made, ns)
-	for _, s := range [][]string{
-		{"ip", "-n", ns, "link", "set", "lo", "up"},
-		{"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"},
-	} {
-		if _, err := cmds.Output(ctx, "", nil, s...); err != nil {
-			return err
-		}
-	}
-	return nil
+// hostPair is a sending and a receiving peer on two bridge ports: the
+// second pair of the bulk suite's two-pairs-at-once test.
+type hostPair struct {
+	// src and dst are namespace names; dst runs an iperf3 server.
+	src, dst string
+	// srcIP and dstIP are the IPv4 addresses, no prefix.
+	srcIP, dstIP string
 }
+
+// bedHost is one peer host of a testbed as newBed cables it.
+type bedHost struct{ ns, ip, mac string }
 
 // newBed builds the testbed of spec; idx (1-254) picks its subnet and
 // MACs. On error what was made is removed.
 func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Commands) (_ *bed, err error) {
 	tag := fmt.Sprintf("swr%d%c", os.Getpid()%100000, 'a'+idx)
-	b := &bed{spec: spec, cmds: cmds, dir: dir,
+	b := &bed{spec: spec, cmds: cmds, dir: dir, nets: netbed.New(cmds.run),
 		dut: tag + "dut", peer: tag + "h1", peer2: tag + "h2",
 		dutIP: fmt.Sprintf("10.78.%d.2", idx), peerIP: fmt.Sprintf("10.78.%d.1", idx), peer2IP: fmt.Sprintf("10.78.%d.3", idx),
 		peerMAC: fmt.Sprintf("02:52:%02x:00:00:01", idx), peer2MAC: fmt.Sprintf("02:52:%02x:00:00:03", idx),
@@ -95,8 +92,16 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	if spec.Name == "bridge0" {
 		nss = append(nss, b.peer2)
 	}
+	hosts := []bedHost{{b.peer, b.peerIP, b.peerMAC}, {b.peer2, b.peer2IP, b.peer2MAC}}
+	if spec.Name == "bridge0" && spec.Pairs == 2 {
+		b.pair2 = &hostPair{src: tag + "h3", dst: tag + "h4", srcIP: fmt.Sprintf("10.78.%d.4", idx), dstIP: fmt.Sprintf("10.78.%d.5", idx)}
+		nss = append(nss, b.pair2.src, b.pair2.dst)
+		hosts = append(hosts,
+			bedHost{b.pair2.src, b.pair2.srcIP, fmt.Sprintf("02:52:%02x:00:00:04", idx)},
+			bedHost{b.pair2.dst, b.pair2.dstIP, fmt.Sprintf("02:52:%02x:00:00:05", idx)})
+	}
 	for _, ns := range nss {
-		if err := addQuietNetns(ctx, b.cmds, ns, &b.namespaces); err != nil {
+		if err := b.nets.Add(ctx, ns); err != nil {
 			return nil, err
 		}
 	}
@@ -104,17 +109,14 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	switch spec.Name {
 	case "veth":
 		b.dutDev, b.links = "p1", []string{"p1"}
-		steps = [][]string{
-			{"ip", "-n", b.dut, "link", "add", "p1", "address", fmt.Sprintf("02:52:%02x:00:00:02", idx), "type", "veth", "peer", "name", "eth0", "address", b.peerMAC, "netns", b.peer},
+		steps = append(netbed.Veth(b.dut, "p1", fmt.Sprintf("02:52:%02x:00:00:02", idx), b.peer, "eth0", b.peerMAC), [][]string{
 			{"ip", "-n", b.dut, "addr", "add", b.dutIP + "/24", "dev", "p1"},
-			{"ip", "-n", b.dut, "link", "set", "p1", "up"},
 			{"ip", "netns", "exec", b.dut, "ethtool", "-K", "p1", "tx", "off", "gso", "off"},
 			{"ip", "-n", b.peer, "addr", "add", b.peerIP + "/24", "dev", "eth0"},
-			{"ip", "-n", b.peer, "link", "set", "eth0", "up"},
 			{"ip", "netns", "exec", b.peer, "ethtool", "-K", "eth0", "tx", "off", "gso", "off"},
 			{"ip", "-n", b.dut, "neigh", "replace", b.peerIP, "lladdr", b.peerMAC, "nud", "permanent", "dev", "p1"},
 			{"ip", "-n", b.peer, "neigh", "replace", b.dutIP, "lladdr", fmt.Sprintf("02:52:%02x:00:00:02", idx), "nud", "permanent", "dev", "eth0"},
-		}
+		}...)
 	case "trunk0":
 		b.dutDev, b.links = "trunk0", []string{"a1", "a2"}
 		steps = [][]string{
@@ -122,10 +124,9 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 		}
 		for i := 1; i <= 2; i++ {
 			a, q := fmt.Sprintf("a%d", i), fmt.Sprintf("q%d", i)
+			steps = append(steps, netbed.Veth(b.dut, a, fmt.Sprintf("02:52:%02x:00:a0:%02x", idx, i), b.peer, q, fmt.Sprintf("02:52:%02x:00:b0:%02x", idx, i))...)
 			steps = append(steps,
-				[]string{"ip", "-n", b.dut, "link", "add", a, "address", fmt.Sprintf("02:52:%02x:00:a0:%02x", idx, i), "type", "veth", "peer", "name", q, "address", fmt.Sprintf("02:52:%02x:00:b0:%02x", idx, i), "netns", b.peer},
-				[]string{"ip", "-n", b.dut, "link", "set", a, "up"},
-				[]string{"ip", "-n", b.peer, "link", "set", q, "master", "br0", "up"},
+				[]string{"ip", "-n", b.peer, "link", "set", q, "master", "br0"},
 				[]string{"ip", "netns", "exec", b.peer, "ethtool", "-K", q, "tx", "off", "gso", "off"},
 			)
 		}
@@ -135,14 +136,13 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			[]string{"ip", "netns", "exec", b.peer, "ethtool", "-K", "br0", "tx", "off", "gso", "off"},
 		)
 	case "bridge0":
-		b.dutDev, b.links = "bridge0", []string{"p1", "p2"}
-		for i, h := range []struct{ ns, ip, mac string }{{b.peer, b.peerIP, b.peerMAC}, {b.peer2, b.peer2IP, b.peer2MAC}} {
+		b.dutDev = "bridge0"
+		for i, h := range hosts {
 			p := fmt.Sprintf("p%d", i+1)
+			b.links = append(b.links, p)
+			steps = append(steps, netbed.Veth(b.dut, p, fmt.Sprintf("02:52:%02x:00:d0:%02x", idx, i+1), h.ns, "eth0", h.mac)...)
 			steps = append(steps,
-				[]string{"ip", "-n", b.dut, "link", "add", p, "address", fmt.Sprintf("02:52:%02x:00:d0:%02x", idx, i+1), "type", "veth", "peer", "name", "eth0", "address", h.mac, "netns", h.ns},
-				[]string{"ip", "-n", b.dut, "link", "set", p, "up"},
 				[]string{"ip", "-n", h.ns, "addr", "add", h.ip + "/24", "dev", "eth0"},
-				[]string{"ip", "-n", h.ns, "link", "set", "eth0", "up"},
 				[]string{"ip", "netns", "exec", h.ns, "ethtool", "-K", "eth0", "tx", "off", "gso", "off"},
 			)
 		}
@@ -150,6 +150,12 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			[]string{"ip", "-n", b.peer, "neigh", "replace", b.peer2IP, "lladdr", b.peer2MAC, "nud", "permanent", "dev", "eth0"},
 			[]string{"ip", "-n", b.peer2, "neigh", "replace", b.peerIP, "lladdr", b.peerMAC, "nud", "permanent", "dev", "eth0"},
 		)
+		if b.pair2 != nil {
+			steps = append(steps,
+				[]string{"ip", "-n", b.pair2.src, "neigh", "replace", b.pair2.dstIP, "lladdr", hosts[3].mac, "nud", "permanent", "dev", "eth0"},
+				[]string{"ip", "-n", b.pair2.dst, "neigh", "replace", b.pair2.srcIP, "lladdr", hosts[2].mac, "nud", "permanent", "dev", "eth0"},
+			)
+		}
 	default:
 		return nil, fmt.Errorf("no such setup")
 	}
@@ -162,13 +168,15 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	if spec.Name == "bridge0" {
 		servers = append(servers, b.peer2)
 	}
+	if b.pair2 != nil {
+		servers = append(servers, b.pair2.dst)
+	}
 	for _, ns := range servers {
 		args := []string{"ip", "netns", "exec", ns, "taskset", "-c", peerCPU, "iperf3", "-s", "-p", iperfPort}
 		b.cmds.Log = append(b.cmds.Log, strings.Join(args, " ")+" &")
-		srv := exec.Command(args[0], args[1:]...)
-		srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := srv.Start(); err != nil {
-			return nil, fmt.Errorf("iperf3 server in %s: %w", ns, err)
+		srv, err := bgproc.Start("iperf3 server in "+ns, filepath.Join(dir, ns+"-iperf3.log"), args...)
+		if err != nil {
+			return nil, err
 		}
 		b.servers = append(b.servers, srv)
 	}
@@ -227,11 +235,11 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 		if err := b.swctl(ctx, "bridge", "create", "bridge0", "--local"); err != nil {
 			return err
 		}
-		if err := b.swctl(ctx, "bridge", "add", "bridge0", "p1", "p2"); err != nil {
+		if err := b.swctl(ctx, append([]string{"bridge", "add", "bridge0"}, b.links...)...); err != nil {
 			return err
 		}
 		if !in.Promisc {
-			for _, p := range []string{"p1", "p2"} {
+			for _, p := range b.links {
 				if err := b.swctl(ctx, "bridge", "port", "bridge0", p, "--promisc", "off"); err != nil {
 					return err
 				}
@@ -261,6 +269,11 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 		if err := b.waitPing(ctx, b.peer2IP); err != nil {
 			return err
 		}
+		if b.pair2 != nil {
+			if err := waitPing(ctx, b.cmds, b.pair2.src, b.pair2.dstIP); err != nil {
+				return err
+			}
+		}
 	}
 	return b.waitPing(ctx, b.peerIP)
 }
@@ -268,9 +281,14 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 // waitPing waits up to 15 s until ip answers a ping from the device
 // under test.
 func (b *bed) waitPing(ctx context.Context, ip string) error {
+	return waitPing(ctx, b.cmds, b.dut, ip)
+}
+
+// waitPing waits up to 15 s until ip answers a ping from namespace ns.
+func waitPing(ctx context.Context, cmds *Commands, ns, ip string) error {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		_, err := b.in(ctx, b.dut, "ping", "-c", "1", "-W", "1", ip)
+		_, err := cmds.Output(ctx, "", nil, "ip", "netns", "exec", ns, "ping", "-c", "1", "-W", "1", ip)
 		if err == nil {
 			return nil
 		}
@@ -278,7 +296,7 @@ func (b *bed) waitPing(ctx context.Context, ip string) error {
 			return ctx.Err()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s does not answer ping from %s: %v", ip, b.dut, err)
+			return fmt.Errorf("%s does not answer ping from %s: %v", ip, ns, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -307,47 +325,80 @@ func (b *bed) measure(ctx context.Context, row string, seconds int, more ...stri
 	case RowForward:
 		ns, ip = b.peer, b.peer2IP
 	}
-	args := append([]string{"ip", "netns", "exec", ns, "taskset", "-c", clientCPU, "iperf3", "-c", ip, "-p", iperfPort, "-t", strconv.Itoa(seconds), "-J", "--connect-timeout", "3000"}, extra...)
-	args = append(args, more...)
-	s := Sample{Row: row, Command: strings.Join(args, " "), Start: time.Now()}
+	out, _, err := b.measureAll(ctx, row, seconds, [][]string{append(iperfClient(ns, ip, seconds, extra...), more...)})
+	return out[0], err
+}
+
+// iperfClient is the command line of an iperf3 client in namespace ns,
+// pinned to clientCPU, against the server at ip, with extra options.
+func iperfClient(ns, ip string, seconds int, extra ...string) []string {
+	return append([]string{"ip", "netns", "exec", ns, "taskset", "-c", clientCPU, "iperf3", "-c", ip, "-p", iperfPort, "-t", strconv.Itoa(seconds), "-J", "--connect-timeout", "3000"}, extra...)
+}
+
+// measureAll runs the iperf3 clients args at once (one sample each, all
+// with the CPU of the span from just before the first starts to just
+// after the last ends), twice at most when one fails. It also returns
+// their iperf3 results, for figures a Sample does not hold.
+func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]string) ([]Sample, []iperf3.Result, error) {
+	out := make([]Sample, len(args))
+	for i, a := range args {
+		out[i] = Sample{Row: row, Command: strings.Join(a, " "), Start: time.Now()}
+	}
 	var lastErr error
 	for attempt := 0; attempt < 2; attempt++ {
 		tctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
 		c0, err := readCPU()
 		if err != nil {
 			cancel()
-			return s, err
+			return out, nil, err
 		}
 		e0, eerr := uint64(0), error(nil)
 		if b.daemon != nil {
 			e0, eerr = cpustat.ReadPid(b.daemon.pid())
 		}
-		out, err := b.cmds.Output(tctx, "", nil, args...)
+		outs, errs := make([][]byte, len(args)), make([]error, len(args))
+		var wg sync.WaitGroup
+		for i, a := range args {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				outs[i], errs[i] = b.cmds.Output(tctx, "", nil, a...)
+			}()
+		}
+		wg.Wait()
 		c1, cerr := readCPU()
 		var e1 uint64
 		if b.daemon != nil && eerr == nil {
 			e1, eerr = cpustat.ReadPid(b.daemon.pid())
 		}
 		cancel()
-		mbps, retr, perr := parseIperf(out)
-		if err == nil && perr == nil && cerr == nil {
-			s.Mbps, s.Retransmits, s.CPU = mbps, retr, CPUDelta(c0, c1)
-			if b.daemon != nil && eerr == nil && s.CPU.Ticks > 0 {
-				v := 100 * float64(e1-e0) / float64(s.CPU.Ticks)
-				s.EngineCPU = &v
+		lastErr = cerr
+		res := make([]iperf3.Result, len(args))
+		for i := range args {
+			if errs[i] != nil {
+				lastErr = errs[i]
+			} else if res[i], err = iperf3.Parse(outs[i]); err != nil {
+				lastErr = err
 			}
-			return s, nil
+			out[i].Mbps, out[i].Retransmits = res[i].ReceivedBps/1e6, res[i].Retransmits
 		}
-		lastErr = err
-		if perr != nil {
-			lastErr = perr
+		if lastErr == nil {
+			cpu := CPUDelta(c0, c1)
+			for i := range out {
+				out[i].CPU = cpu
+				if b.daemon != nil && eerr == nil && cpu.Ticks > 0 {
+					v := 100 * float64(e1-e0) / float64(cpu.Ticks)
+					out[i].EngineCPU = &v
+				}
+			}
+			return out, res, nil
 		}
 		if ctx.Err() != nil {
-			return s, ctx.Err()
+			return out, nil, ctx.Err()
 		}
 		time.Sleep(time.Second)
 	}
-	return s, fmt.Errorf("%s %s: iperf3 failed twice: %v", b.spec.Name, row, lastErr)
+	return out, nil, fmt.Errorf("%s %s: iperf3 failed twice: %v", b.spec.Name, row, lastErr)
 }
 
 // stop ends the current instance: the daemon (SIGTERM, then SIGKILL
@@ -372,25 +423,8 @@ func (b *bed) stop() error {
 func (b *bed) close() {
 	b.stop()
 	for _, s := range b.servers {
-		s.Process.Kill()
-		s.Wait()
+		s.Kill()
 	}
 	b.servers = nil
-	for _, ns := range b.namespaces {
-		b.cmds.Output(context.Background(), "", nil, "ip", "netns", "del", ns)
-	}
-	b.namespaces = nil
-}
-
-// tail returns the last lines of a log file, for errors.
-func tail(path string) string {
-	bs, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	s := strings.TrimSpace(string(bs))
-	if len(s) > 600 {
-		s = "..." + s[len(s)-600:]
-	}
-	return s
+	b.nets.Delete()
 }

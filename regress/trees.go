@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Roles of the two binaries a comparison drives.
@@ -88,20 +89,32 @@ type Trees struct {
 // Commands runs external commands and keeps a record of them for
 // results.json.
 type Commands struct {
+	// mu guards Log while Output runs from several goroutines (the
+	// bulk suite's clients at once).
+	mu sync.Mutex
 	// Log holds every command run, as one shell-like line each.
 	Log []string
 	// Stderr, when set, receives each command's stderr as well.
 	Stderr io.Writer
 }
 
+// run runs args like Output and drops stdout: a netbed.Runner.
+func (c *Commands) run(ctx context.Context, args ...string) error {
+	_, err := c.Output(ctx, "", nil, args...)
+	return err
+}
+
 // Output runs args in dir (or the current directory when dir is "") and
 // returns its stdout; the error names the command and carries stderr.
+// Several goroutines may call it at once.
 func (c *Commands) Output(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
 	line := strings.Join(args, " ")
 	if dir != "" {
 		line = "(cd " + dir + " && " + line + ")"
 	}
+	c.mu.Lock()
 	c.Log = append(c.Log, line)
+	c.mu.Unlock()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = dir
 	if env != nil {

@@ -97,7 +97,7 @@ func WindowTable(s RateSpec, c RateConfig, cells []RoleCell) PairTable {
 		Formats: []string{"%.0f"},
 	}
 	for _, m := range WindowMetrics {
-		pc := pairCells(cells, s.Name, m.Key, 0, 0)
+		pc := pairCells(cells, RoleCell{Setup: s.Name, Metric: m.Key})
 		t.Rows = append(t.Rows, PairRow{Label: m.Label, Format: m.Format, Cells: []Cell{pc[0], pc[1]}})
 	}
 	return t

@@ -26,27 +26,29 @@ import (
 )
 
 func main() {
+	std := regress.DefaultConfig(false, false)
 	var (
 		quick   = flag.Bool("quick", false, "the shortest form: 1 run of 3 s per cell and role (overrides -runs and -seconds unless they are given)")
 		full    = flag.Bool("full", false, "the long form: forwarding rate at every RFC 2544 frame size with 10 s trials and latency at the zero-loss rate")
-		runs    = flag.Int("runs", 6, "runs per cell and role")
-		seconds = flag.Int("seconds", 10, "length of one iperf3 test in seconds")
+		runs    = flag.Int("runs", std.Runs, "runs per cell and role (QUICK 1)")
+		seconds = flag.Int("seconds", std.Seconds, "length of one promisc iperf3 test in seconds (QUICK 3, FULL 10)")
 		alpha   = flag.Float64("alpha", 0.05, "significance level of the Mann-Whitney U test")
 		patch   = flag.String("patch", "", "diff file: \"patch\" = the tree with it applied in a temporary worktree, \"no patch\" = the tree")
 		base    = flag.String("base", "", "git revision: \"no patch\" = it, built in a temporary worktree, \"patch\" = the tree")
 		setups  = flag.String("setups", "", "comma-separated promisc setups to run (veth,trunk0,bridge0; default all)")
-		suites  = flag.String("suites", "promisc,rate,msgsize,rfc2889", "comma-separated suites to run: promisc (iperf3 A/B tables), rate (forwarding rate), msgsize (TCP stream by message size), rfc2889 (address caching capacity and learning rate), lb (HTTP load balancing: wrk and nginx through swctl lb, nftables, HAProxy; not in the default run)")
-		rateSet = flag.String("rate-setups", "", "comma-separated forwarding-rate setups to run (direct,bridge0,trunk0; default all; direct, the CPU baseline, runs whenever the CPU-cost run does)")
+		suites  = flag.String("suites", "promisc,rate,msgsize,bulk,rfc2889", "comma-separated suites to run: promisc (iperf3 A/B tables), rate (forwarding rate), msgsize (TCP stream by message size), bulk (one pair, two pairs at once, UDP at a fixed rate), rfc2889 (address caching capacity and learning rate), lb (HTTP load balancing: wrk and nginx through swctl lb, nftables, HAProxy; not in the default run)")
+		rateSet = flag.String("rate-setups", "", "comma-separated forwarding-rate setups to run (direct,bridge0,trunk0; default bridge0, QUICK and FULL all; direct, the CPU baseline, runs whenever the CPU-cost run does)")
 		trial   = flag.Duration("trial", 0, "length of a forwarding-rate run and search trial (default 500ms QUICK, 1s, 10s FULL)")
 		out     = flag.String("out", "regress-out", "directory that receives the <timestamp>/ report directory")
 		repo    = flag.String("repo", ".", "a directory in the swctl git repository")
 		hosts   = flag.String("hosts", "", "regress.conf naming real test hosts (docs/REGRESS.md) instead of the netns testbed")
-		msgSize = flag.String("msg-sizes", "", "comma-separated TCP message sizes in bytes for the msgsize suite (default 1,4,16,...,65536; QUICK 1,16,256,4096,65536)")
-		msgSecs = flag.Int("msg-seconds", 0, "length of one msgsize iperf3 test in seconds (default 1 QUICK, 5, 10 FULL)")
+		msgSize = flag.String("msg-sizes", "", "comma-separated TCP message sizes in bytes for the msgsize suite (default and QUICK 1,16,256,4096,65536; FULL 1,4,16,...,65536)")
+		msgSecs = flag.Int("msg-seconds", 0, "length of one msgsize iperf3 test in seconds (default 1 QUICK, 4, 10 FULL)")
 		window  = flag.Duration("window-duration", 0, "length of the window benchmark (1514-byte frames, window 16) per forwarding-rate instance (default 1s QUICK, 10s, 300s FULL; 0 = none)")
 		lossRt  = flag.Bool("loss-rate", false, "run RFC 2544's frame-loss-rate steps also outside FULL")
 		cpuRate = flag.Float64("cpu-rate", regress.DefaultCPURate, "paced load of the forwarding rate's CPU-per-frame run, `frames/s` (make bench's -cpu-rate)")
 		cpuTrl  = flag.Duration("cpu-trial", 0, "length of the CPU-per-frame run per frame size (default 1s QUICK, 2s, 10s FULL; 0 = none)")
+		udpRate = flag.Int("udp-rate", 0, "the bulk suite's UDP offered rate in Mb/s (default 300)")
 		maxAddr = flag.Int("maxaddr", 0, "address-table size set on the rfc2889 suite's bridge, the capacity search's upper bound (default 16384 QUICK, 65536, 262144 FULL; swctl's own default is 8192)")
 		lbRows  = flag.String("lb-rows", "", "comma-separated rows of the lb suite (direct,swctl,nftables,haproxy; default all; direct runs whenever nftables does)")
 		lbRuns  = flag.Int("lb-runs", 0, "runs per row and mode of the lb suite (default 3: the tables show the median)")
@@ -56,13 +58,12 @@ func main() {
 	flag.Parse()
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *quick {
-		if !set["runs"] {
-			*runs = 1
-		}
-		if !set["seconds"] {
-			*seconds = 3
-		}
+	def := regress.DefaultConfig(*quick, *full)
+	if !set["runs"] {
+		*runs = def.Runs
+	}
+	if !set["seconds"] {
+		*seconds = def.Seconds
 	}
 	var names []string
 	if *setups != "" {
@@ -70,15 +71,15 @@ func main() {
 	}
 	run := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
-		if s != "promisc" && s != "rate" && s != "msgsize" && s != "rfc2889" && s != "lb" {
-			fmt.Fprintf(os.Stderr, "swctl-regress: -suites: %q: no such suite (have promisc, rate, msgsize, rfc2889, lb)\n", s)
+		if s != "promisc" && s != "rate" && s != "msgsize" && s != "bulk" && s != "rfc2889" && s != "lb" {
+			fmt.Fprintf(os.Stderr, "swctl-regress: -suites: %q: no such suite (have promisc, rate, msgsize, bulk, rfc2889, lb)\n", s)
 			os.Exit(2)
 		}
 		run[s] = true
 	}
 	var rate *regress.RateConfig
 	if run["rate"] {
-		rc := regress.DefaultRateConfig(*quick, *full)
+		rc := *def.Rate
 		if *rateSet != "" {
 			rc.Setups = strings.Split(*rateSet, ",")
 		}
@@ -97,7 +98,7 @@ func main() {
 	}
 	var msg *regress.MsgSizeConfig
 	if run["msgsize"] {
-		mc := regress.DefaultMsgSizeConfig(*quick, *full)
+		mc := *def.MsgSize
 		if *msgSize != "" {
 			var err error
 			if mc.Sizes, err = regress.ParseMsgSizes(*msgSize); err != nil {
@@ -110,9 +111,17 @@ func main() {
 		}
 		msg = &mc
 	}
+	var bulk *regress.BulkConfig
+	if run["bulk"] {
+		bc := *def.Bulk
+		if *udpRate != 0 {
+			bc.UDPMbps = *udpRate
+		}
+		bulk = &bc
+	}
 	var addr *regress.RFC2889Config
 	if run["rfc2889"] {
-		ac := regress.DefaultRFC2889Config(*quick, *full)
+		ac := *def.RFC2889
 		if *maxAddr != 0 {
 			ac.MaxAddr = *maxAddr
 		}
@@ -147,7 +156,7 @@ func main() {
 	}()
 	_, _, err := regress.Run(ctx, regress.Config{
 		AB:   regress.ABSpec{Repo: *repo, Patch: *patch, Base: *base},
-		Runs: *runs, Seconds: *seconds, Alpha: *alpha, Setups: names, NoPromisc: !run["promisc"], Rate: rate, MsgSize: msg, RFC2889: addr, LB: lb, Hosts: hc, Quick: *quick,
+		Runs: *runs, Seconds: *seconds, Alpha: *alpha, Setups: names, NoPromisc: !run["promisc"], Rate: rate, MsgSize: msg, Bulk: bulk, RFC2889: addr, LB: lb, Hosts: hc, Quick: *quick,
 		OutRoot: *out, Stdout: os.Stdout, Stderr: os.Stderr, TTY: regress.IsTerminal(os.Stderr),
 	})
 	if err != nil {

@@ -6,7 +6,7 @@
 // vSwitch's userspace datapath, and the CPU cost per forwarded frame net
 // of the direct-veth baseline.
 //
-// Nothing here measures: the harness in cmd/swctl-bench does, and hands
+// Nothing here measures: the comparison suite in package regress (run by cmd/swctl-bench) does, and hands
 // its samples over. So the table is unit-tested with known samples and a
 // golden file, without root.
 package benchtable

@@ -3,22 +3,9 @@ package benchtable
 import (
 	"fmt"
 	"slices"
-)
 
-// Median returns the median of vs (the mean of the middle two for an even
-// count); 0 for none. vs is not changed.
-func Median(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+	"github.com/swctl/swctl/internal/stats"
+)
 
 // Cell is the summary of one metric on one row over the runs.
 type Cell struct {
@@ -70,7 +57,8 @@ func Summarize(samples []Sample) map[Key]Cell {
 	}
 	out := map[Key]Cell{}
 	for k, vs := range vals {
-		out[k] = Cell{N: len(vs), Median: Median(vs), Min: slices.Min(vs), Max: slices.Max(vs)}
+		st := stats.Summarize(vs)
+		out[k] = Cell{N: st.N, Median: st.Median, Min: st.Min, Max: st.Max}
 	}
 	for k, n := range notes {
 		c := out[k]
@@ -137,7 +125,7 @@ func NetCPU(samples []Sample) []Sample {
 		n := Sample{Row: s.Row, Run: s.Run, Metric: CPUNet}
 		b, ok := base[s.Run]
 		if !ok && len(all) > 0 {
-			b, ok = Median(all), true
+			b, ok = stats.Summarize(all).Median, true
 		}
 		switch {
 		case s.Err != "":

@@ -5,28 +5,6 @@ import (
 	"testing"
 )
 
-func TestMedian(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		in   []float64
-		want float64
-	}{
-		{"none", nil, 0},
-		{"one", []float64{7}, 7},
-		{"odd count, unsorted", []float64{3, 1, 2}, 2},
-		{"even count: mean of the middle two", []float64{4, 1, 3, 2}, 2.5},
-		{"repeated values", []float64{5, 5, 1}, 5},
-	} {
-		in := slices.Clone(c.in)
-		if got := Median(c.in); got != c.want {
-			t.Errorf("%s: Median(%v) = %v, want %v", c.name, c.in, got, c.want)
-		}
-		if !slices.Equal(in, c.in) {
-			t.Errorf("%s: Median changed its input to %v", c.name, c.in)
-		}
-	}
-}
-
 func TestSummarize(t *testing.T) {
 	samples := []Sample{
 		{Row: RowKernel, Run: 1, Metric: Max64, Value: 700e3},

@@ -1,4 +1,4 @@
-package main
+package regress
 
 import (
 	"context"
@@ -18,13 +18,15 @@ import (
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/gen/rfc2544"
 	"github.com/swctl/swctl/internal/benchtable"
+	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/cpustat"
+	"github.com/swctl/swctl/internal/iperf3"
 )
 
 // tools are the programs every run needs.
 var tools = []string{"ip", "ethtool", "iperf3", "ping", "taskset", "ss"}
 
-func run(cfg config) (err error) {
+func RunBench(cfg BenchConfig) (err error) {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("needs root: network namespaces")
 	}
@@ -86,7 +88,7 @@ func run(cfg config) (err error) {
 		rows = append(rows, r)
 	}
 
-	var beds []*bed
+	var beds []*benchBed
 	defer func() {
 		for _, b := range beds {
 			b.close()
@@ -96,14 +98,14 @@ func run(cfg config) (err error) {
 		if r.Skip != "" {
 			continue
 		}
-		b, err := newBed(ctx, r, i, work, cfg)
+		b, err := newBenchBed(ctx, r, i, work, cfg)
 		if err != nil {
 			return err
 		}
 		beds = append(beds, b)
 	}
 
-	rep := report{Start: start, Rows: rows, Env: environment(cfg), Config: reportConfig{
+	rep := report{Start: start, Rows: rows, Env: benchEnvironment(cfg), Config: reportConfig{
 		Runs: cfg.runs, Quick: cfg.quick, Flows: cfg.flows, MaxTrialS: cfg.maxTrial.Seconds(),
 		SearchTrialS: cfg.searchTrial.Seconds(), SearchTrials: cfg.searchTrials, Resolution: cfg.resolution,
 		CPURate: cfg.cpuRate, CPUTrialS: cfg.cpuTrial.Seconds(), TCPSeconds: cfg.tcpSeconds, Pings: cfg.pings,
@@ -165,7 +167,7 @@ func run(cfg config) (err error) {
 }
 
 // header is the table's heading.
-func header(cfg config, env map[string]string) []string {
+func header(cfg BenchConfig, env map[string]string) []string {
 	pin := "no CPU pinning"
 	if cfg.testerCPU != "" || cfg.forwarderCPU != "" {
 		pin = fmt.Sprintf("pinning, the same in every row: tester (generator, iperf3 client and server, ping) on CPU %s; "+
@@ -197,7 +199,7 @@ func orNone(s string) string {
 }
 
 // environment describes the machine and the programs measured.
-func environment(cfg config) map[string]string {
+func benchEnvironment(cfg BenchConfig) map[string]string {
 	env := map[string]string{"kernel": "Linux", "swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
@@ -288,7 +290,7 @@ func summaryLine(r runRecord) string {
 
 // measureRow starts row b's forwarder, measures every metric once, and
 // stops it.
-func measureRow(ctx context.Context, b *bed, run int, cfg config) (rec runRecord, samples []benchtable.Sample) {
+func measureRow(ctx context.Context, b *benchBed, run int, cfg BenchConfig) (rec runRecord, samples []benchtable.Sample) {
 	rec = runRecord{Row: b.row.ID, Run: run, Start: time.Now()}
 	add := func(metric string, v float64, note string) {
 		samples = append(samples, benchtable.Sample{Row: b.row.ID, Run: run, Metric: metric, Value: v, Note: note})
@@ -400,7 +402,7 @@ func lossNote(p pingStats) string {
 }
 
 // maxLoad opens a tester bench of size-byte frames and runs it unpaced.
-func maxLoad(ctx context.Context, b *bed, cfg config, size int) (maxRecord, error) {
+func maxLoad(ctx context.Context, b *benchBed, cfg BenchConfig, size int) (maxRecord, error) {
 	bench, err := b.open(gen.Stream{Size: size, Flows: cfg.flows})
 	if err != nil {
 		return maxRecord{}, err
@@ -410,7 +412,7 @@ func maxLoad(ctx context.Context, b *bed, cfg config, size int) (maxRecord, erro
 }
 
 // maxRun runs bench unpaced and counts what reached h2's interface.
-func maxRun(ctx context.Context, cfg config, bench *gen.Bench) (maxRecord, error) {
+func maxRun(ctx context.Context, cfg BenchConfig, bench *gen.Bench) (maxRecord, error) {
 	var m maxRecord
 	var err error
 	m.Result, err = bench.Run(ctx, gen.Load{Duration: cfg.maxTrial})
@@ -425,7 +427,7 @@ func maxRun(ctx context.Context, cfg config, bench *gen.Bench) (maxRecord, error
 }
 
 // measure64 runs the 64-byte measurements on one tester bench.
-func measure64(ctx context.Context, b *bed, cfg config, rec *runRecord, add func(string, float64, string)) error {
+func measure64(ctx context.Context, b *benchBed, cfg BenchConfig, rec *runRecord, add func(string, float64, string)) error {
 	bench, err := b.open(gen.Stream{Size: gen.FrameSize(64), Flows: cfg.flows})
 	if err != nil {
 		return fmt.Errorf("64 B: %w", err)
@@ -454,7 +456,7 @@ func measure64(ctx context.Context, b *bed, cfg config, rec *runRecord, add func
 }
 
 // search64 runs the RFC 2544 zero-loss search below hi on bench.
-func search64(ctx context.Context, cfg config, bench *gen.Bench, hi float64, rec *runRecord, add func(string, float64, string)) error {
+func search64(ctx context.Context, cfg BenchConfig, bench *gen.Bench, hi float64, rec *runRecord, add func(string, float64, string)) error {
 	sr := &searchRecord{Trials: []gen.Result{}}
 	// A trial's frames count as received when they reach h2's interface
 	// (rx_packets, the bench's counter), as a hardware tester's port
@@ -489,7 +491,7 @@ func search64(ctx context.Context, cfg config, bench *gen.Bench, hi float64, rec
 }
 
 // cpu64 measures the CPU cost per frame at the paced load on bench.
-func cpu64(ctx context.Context, cfg config, bench *gen.Bench, rec *runRecord, add func(string, float64, string)) error {
+func cpu64(ctx context.Context, cfg BenchConfig, bench *gen.Bench, rec *runRecord, add func(string, float64, string)) error {
 	c0, err := cpustat.Read()
 	if err != nil {
 		return fmt.Errorf("CPU: %w", err)
@@ -522,7 +524,7 @@ func cpu64(ctx context.Context, cfg config, bench *gen.Bench, rec *runRecord, ad
 }
 
 // ping pings h2 from h1, every 200 ms, pinned to the tester CPU.
-func ping(ctx context.Context, b *bed, n int) (pingStats, error) {
+func ping(ctx context.Context, b *benchBed, n int) (pingStats, error) {
 	args := inNS(b.h1, pinned(b.cfg.testerCPU, "ping", "-q", "-c", strconv.Itoa(n), "-i", "0.2", "-W", "1", b.h2IP)...)
 	out, err := command(ctx, time.Duration(n)*200*time.Millisecond+10*time.Second, args...)
 	p, perr := parsePing(out)
@@ -535,33 +537,29 @@ func ping(ctx context.Context, b *bed, n int) (pingStats, error) {
 	return p, nil
 }
 
-// iperfPort is the iperf3 server's port.
-const iperfPort = "5201"
-
 // tcp runs one iperf3 test h1 -> h2 against a one-off server started for
 // it (a server left waiting by a broken test would refuse the next).
-func tcp(ctx context.Context, b *bed, cfg config, offloads string) tcpRecord {
+func tcp(ctx context.Context, b *benchBed, cfg BenchConfig, offloads string) tcpRecord {
 	args := inNS(b.h1, pinned(cfg.testerCPU, "iperf3", "-c", b.h2IP, "-p", iperfPort, "-t", strconv.Itoa(cfg.tcpSeconds), "-J", "--connect-timeout", "3000")...)
 	t := tcpRecord{Offloads: offloads, Command: strings.Join(args, " ")}
-	srv, err := startProc("iperf3 server in "+b.h2, filepath.Join(b.dir, fmt.Sprintf("%s-iperf3-%d.log", b.row.ID, b.starts)),
+	srv, err := bgproc.Start("iperf3 server in "+b.h2, filepath.Join(b.dir, fmt.Sprintf("%s-iperf3-%d.log", b.row.ID, b.starts)),
 		inNS(b.h2, pinned(cfg.testerCPU, "iperf3", "-s", "-1", "-p", iperfPort)...)...)
 	if err != nil {
 		t.Error = err.Error()
 		return t
 	}
 	defer func() {
-		srv.cmd.Process.Kill()
-		<-srv.done
+		srv.Kill()
 	}()
 	if err := waitListen(ctx, b.h2, iperfPort, srv); err != nil {
 		t.Error = err.Error()
 		return t
 	}
 	out, err := command(ctx, time.Duration(cfg.tcpSeconds)*time.Second+15*time.Second, args...)
-	st, perr := parseIperf([]byte(out))
+	st, perr := iperf3.Parse([]byte(out))
 	switch {
 	case perr == nil:
-		t.Gbps, t.Retransmits = st.Gbps, st.Retransmits
+		t.Gbps, t.Retransmits = st.ReceivedBps/1e9, st.Retransmits
 	case err != nil && !strings.HasPrefix(strings.TrimSpace(out), "{"):
 		t.Error = err.Error()
 	default:
@@ -571,18 +569,18 @@ func tcp(ctx context.Context, b *bed, cfg config, offloads string) tcpRecord {
 }
 
 // waitListen waits up to 5 s until something listens on TCP port in ns.
-func waitListen(ctx context.Context, ns, port string, p *proc) error {
+func waitListen(ctx context.Context, ns, port string, p *bgproc.Proc) error {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		out, err := sh(ctx, inNS(ns, "ss", "-Hltn", "sport = :"+port)...)
 		if err == nil && strings.TrimSpace(out) != "" {
 			return nil
 		}
-		if p.exited() {
-			return fmt.Errorf("%s exited: %s", p.name, logTail(p.log))
+		if p.Exited() {
+			return fmt.Errorf("%s exited: %s", p.Name, bgproc.Tail(p.Log))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: nothing listens on port %s after 5s", p.name, port)
+			return fmt.Errorf("%s: nothing listens on port %s after 5s", p.Name, port)
 		}
 		select {
 		case <-ctx.Done():

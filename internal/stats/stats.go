@@ -1,4 +1,8 @@
-package regress
+// Package stats summarises a cell's samples (mean, median, min, max,
+// standard deviation) and compares two cells with a Mann-Whitney U test
+// (golang.org/x/perf/benchmath): the statistics of make regress's tables
+// and make bench's medians.
+package stats
 
 import (
 	"math"

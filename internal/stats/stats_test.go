@@ -1,4 +1,4 @@
-package regress
+package stats
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package main
+package regress
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/swctl/swctl/internal/bgproc"
 )
 
 // kernelBridge is a Linux bridge br0 over p1 and p2 in the dut namespace.
@@ -20,7 +22,7 @@ type kernelBridge struct {
 	ns string
 }
 
-func (k *kernelBridge) start(ctx context.Context, b *bed, _ string) error {
+func (k *kernelBridge) start(ctx context.Context, b *benchBed, _ string) error {
 	k.ns = b.dut
 	for _, s := range [][]string{
 		{"ip", "-n", b.dut, "link", "add", "br0", "type", "bridge"},
@@ -45,77 +47,6 @@ func (k *kernelBridge) stop() error {
 	return err
 }
 
-// proc is a daemon process the bench started and reaps.
-type proc struct {
-	// cmd is the process (ip netns exec and taskset exec it, so its PID
-	// is the daemon's).
-	cmd *exec.Cmd
-	// done is closed when cmd has been reaped.
-	done chan struct{}
-	// name says what it is, for errors.
-	name string
-	// log is its log file.
-	log string
-}
-
-// startProc starts args with stdout and stderr to log, in its own process
-// group.
-func startProc(name, log string, args ...string) (*proc, error) {
-	f, err := os.Create(log)
-	if err != nil {
-		return nil, fmt.Errorf("%s: log: %w", name, err)
-	}
-	defer f.Close()
-	p := &proc{name: name, log: log, done: make(chan struct{})}
-	p.cmd = exec.Command(args[0], args[1:]...)
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", name, strings.Join(args, " "), err)
-	}
-	go func() { p.cmd.Wait(); close(p.done) }()
-	return p, nil
-}
-
-// exited reports whether the process has ended.
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM and, after 10 s, SIGKILL.
-func (p *proc) stop() error {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.done
-		return fmt.Errorf("%s (pid %d) did not stop on SIGTERM within 10s; killed", p.name, p.cmd.Process.Pid)
-	}
-}
-
-// logTail returns the end of a log file, for errors.
-func logTail(path string) string {
-	bs, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	s := strings.TrimSpace(string(bs))
-	if len(s) > 400 {
-		s = "..." + s[len(s)-400:]
-	}
-	if s == "" {
-		return "(empty log)"
-	}
-	return s
-}
-
 // swctlDaemon is swctl's daemon in the dut namespace, pinned to the
 // forwarder CPU: a bridge0 over p1 and p2, or over p1 and a roundrobin
 // trunk0 of a1 and a2.
@@ -127,10 +58,10 @@ type swctlDaemon struct {
 	// busyPoll runs the daemon with --busy-poll.
 	busyPoll bool
 	// p is the running daemon, nil when stopped.
-	p *proc
+	p *bgproc.Proc
 }
 
-func (s *swctlDaemon) start(ctx context.Context, b *bed, base string) error {
+func (s *swctlDaemon) start(ctx context.Context, b *benchBed, base string) error {
 	bin := b.cfg.bin
 	sock := base + ".sock"
 	daemon := []string{bin, "daemon", "--workers", strconv.Itoa(s.workers),
@@ -139,7 +70,7 @@ func (s *swctlDaemon) start(ctx context.Context, b *bed, base string) error {
 		daemon = append(daemon, "--busy-poll")
 	}
 	args := inNS(b.dut, pinned(b.cfg.forwarderCPU, daemon...)...)
-	p, err := startProc("swctl daemon in "+b.dut, base+".log", args...)
+	p, err := bgproc.Start("swctl daemon in "+b.dut, base+".log", args...)
 	if err != nil {
 		return err
 	}
@@ -154,11 +85,11 @@ func (s *swctlDaemon) start(ctx context.Context, b *bed, base string) error {
 		if err == nil {
 			break
 		}
-		if p.exited() {
-			return fmt.Errorf("swctl daemon exited at start: %s", logTail(p.log))
+		if p.Exited() {
+			return fmt.Errorf("swctl daemon exited at start: %s", bgproc.Tail(p.Log))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("swctl daemon: control socket %s did not answer within 10s: %v; log: %s", sock, err, logTail(p.log))
+			return fmt.Errorf("swctl daemon: control socket %s did not answer within 10s: %v; log: %s", sock, err, bgproc.Tail(p.Log))
 		}
 		select {
 		case <-ctx.Done():
@@ -192,7 +123,7 @@ func (s *swctlDaemon) stop() error {
 	}
 	p := s.p
 	s.p = nil
-	return p.stop()
+	return p.Stop()
 }
 
 // ovsTools are the Open vSwitch programs the OVS rows run (Debian package
@@ -263,7 +194,7 @@ func (o *ovsSwitch) vsctl(ctx context.Context, args ...string) error {
 	return o.run(ctx, append([]string{"ovs-vsctl", "--db=unix:" + o.path("run", "db.sock"), "--timeout=20"}, args...)...)
 }
 
-func (o *ovsSwitch) start(ctx context.Context, b *bed, base string) error {
+func (o *ovsSwitch) start(ctx context.Context, b *benchBed, base string) error {
 	o.dir, o.ns = base+".ovs", b.dut
 	for _, d := range []string{"run", "db", "log", "etc"} {
 		if err := os.MkdirAll(o.path(d), 0o755); err != nil {
@@ -302,7 +233,7 @@ func (o *ovsSwitch) start(ctx context.Context, b *bed, base string) error {
 	// change: the bridge and its ports exist when it returns.
 	if err := o.vsctl(ctx, "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev",
 		"--", "add-port", "br0", "p1", "--", "add-port", "br0", "p2"); err != nil {
-		return fmt.Errorf("OVS: %w; ovs-vswitchd.log: %s", err, logTail(o.path("log", "ovs-vswitchd.log")))
+		return fmt.Errorf("OVS: %w; ovs-vswitchd.log: %s", err, bgproc.Tail(o.path("log", "ovs-vswitchd.log")))
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
-package main
+package regress
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -50,40 +49,6 @@ func parsePing(out string) (pingStats, error) {
 	p.Avg, _ = strconv.ParseFloat(r[2], 64)
 	p.Max, _ = strconv.ParseFloat(r[3], 64)
 	return p, nil
-}
-
-// iperfStats is what iperf3 -J reported.
-type iperfStats struct {
-	// Gbps is the receiver's throughput, Gb/s.
-	Gbps float64 `json:"gbps"`
-	// Retransmits is the sender's count.
-	Retransmits int `json:"retransmits"`
-}
-
-// parseIperf reads iperf3 -J output: .end.sum_received.bits_per_second
-// and .end.sum_sent.retransmits, or iperf3's .error.
-func parseIperf(out []byte) (iperfStats, error) {
-	var j struct {
-		Error string `json:"error"`
-		End   struct {
-			SumSent struct {
-				Retransmits int `json:"retransmits"`
-			} `json:"sum_sent"`
-			SumReceived *struct {
-				BitsPerSecond float64 `json:"bits_per_second"`
-			} `json:"sum_received"`
-		} `json:"end"`
-	}
-	if err := json.Unmarshal(out, &j); err != nil {
-		return iperfStats{}, fmt.Errorf("iperf3 -J: %v in %q", err, clipOut(string(out)))
-	}
-	if j.Error != "" {
-		return iperfStats{}, fmt.Errorf("iperf3: %s", j.Error)
-	}
-	if j.End.SumReceived == nil {
-		return iperfStats{}, fmt.Errorf("iperf3 -J: no end.sum_received")
-	}
-	return iperfStats{Gbps: j.End.SumReceived.BitsPerSecond / 1e9, Retransmits: j.End.SumSent.Retransmits}, nil
 }
 
 // offloadFeatures maps the ethtool -k names of the offloads the bench

@@ -1,12 +1,12 @@
 //go:build !linux
 
-package main
+package regress
 
 import (
 	"fmt"
 	"runtime"
 )
 
-func run(config) error {
+func RunBench(BenchConfig) error {
 	return fmt.Errorf("the netns testbed is not implemented on %s (Linux network namespaces and veth)", runtime.GOOS)
 }

@@ -1,4 +1,4 @@
-package main
+package regress
 
 import (
 	"slices"
@@ -22,33 +22,6 @@ func TestParsePing(t *testing.T) {
 		{"no summary", "ping: connect: Network is unreachable\n", pingStats{}, "no \"packets transmitted\""},
 	} {
 		got, err := parsePing(c.out)
-		if c.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Errorf("%s: error %v, want one saying %q", c.name, err, c.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("%s: %+v, %v; want %+v", c.name, got, err, c.want)
-		}
-	}
-}
-
-func TestParseIperf(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		out     string
-		want    iperfStats
-		wantErr string
-	}{
-		{"transfer", `{"start":{},"end":{"sum_sent":{"bits_per_second":9.6e9,"retransmits":3},"sum_received":{"bits_per_second":9.5e9}}}`,
-			iperfStats{Gbps: 9.5, Retransmits: 3}, ""},
-		{"iperf3 error", `{"start":{},"intervals":[],"end":{},"error":"unable to connect to server: Connection timed out"}`,
-			iperfStats{}, "iperf3: unable to connect to server"},
-		{"no end summary", `{"start":{},"end":{}}`, iperfStats{}, "no end.sum_received"},
-		{"not JSON", "iperf3: error - unable to connect", iperfStats{}, "iperf3 -J"},
-	} {
-		got, err := parseIperf([]byte(c.out))
 		if c.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 				t.Errorf("%s: error %v, want one saying %q", c.name, err, c.wantErr)
@@ -88,8 +61,8 @@ generic-receive-offload: off
 	}
 }
 
-func TestParseFlags(t *testing.T) {
-	c, err := parseFlags([]string{"-quick", "-runs", "1", "-rows", "ovs,direct"})
+func TestParseBenchFlags(t *testing.T) {
+	c, err := ParseBenchFlags([]string{"-quick", "-runs", "1", "-rows", "ovs,direct"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,8 +73,8 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("-quick: search trial %v, max trial %v, %d pings; want shorter trials and 10 pings", c.searchTrial, c.maxTrial, c.pings)
 	}
 	for _, bad := range [][]string{{"-runs", "0"}, {"-rows", "bogus"}, {"-flows", "0"}, {"extra"}} {
-		if _, err := parseFlags(bad); err == nil {
-			t.Errorf("parseFlags(%q): no error", bad)
+		if _, err := ParseBenchFlags(bad); err == nil {
+			t.Errorf("ParseBenchFlags(%q): no error", bad)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package regress
 
 import "github.com/swctl/swctl/internal/benchtable"
 

@@ -1,4 +1,4 @@
-package main
+package regress
 
 import (
 	"encoding/json"
@@ -33,14 +33,14 @@ func TestIntegrationBenchShortest(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/swctl/swctl/cmd/swctl").CombinedOutput(); err != nil {
 		t.Fatalf("go build swctl: %v\n%s", err, out)
 	}
-	cfg := config{
+	cfg := BenchConfig{
 		bin: bin, runs: 1, out: filepath.Join(dir, "out"), flows: 16,
 		rows:     []string{benchtable.RowDirect, benchtable.RowKernel, benchtable.RowSwctl1},
 		maxTrial: 300 * time.Millisecond, searchTrial: 200 * time.Millisecond, searchTrials: 3, resolution: 0.1,
 		cpuRate: 20000, cpuTrial: 500 * time.Millisecond, tcpSeconds: 1, pings: 3,
 	}
 	start := time.Now()
-	if err := run(cfg); err != nil {
+	if err := RunBench(cfg); err != nil {
 		t.Fatalf("bench: %v", err)
 	}
 	t.Logf("shortest bench took %v", time.Since(start).Round(time.Second))

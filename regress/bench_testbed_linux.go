@@ -1,4 +1,4 @@
-package main
+package regress
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/internal/benchtable"
+	"github.com/swctl/swctl/internal/netbed"
 	"github.com/swctl/swctl/internal/tester"
 )
 
@@ -41,6 +42,13 @@ func sh(ctx context.Context, args ...string) (string, error) {
 	return command(ctx, 10*time.Second, args...)
 }
 
+// setup runs a setup command like sh and drops its output: the
+// testbed's netbed.Runner.
+func setup(ctx context.Context, args ...string) error {
+	_, err := sh(ctx, args...)
+	return err
+}
+
 // inNS prefixes args with ip netns exec ns.
 func inNS(ns string, args ...string) []string {
 	return append([]string{"ip", "netns", "exec", ns}, args...)
@@ -58,24 +66,24 @@ func pinned(cpu string, args ...string) []string {
 // stopped once per run, so only the measured row's forwarder is alive.
 type forwarder interface {
 	// start brings it up on the bed's dut ports.
-	start(ctx context.Context, b *bed, base string) error
+	start(ctx context.Context, b *benchBed, base string) error
 	// stop takes it down; it is safe to call when not started.
 	stop() error
 }
 
 // bed is one row's testbed: h1 — dut — h2 (or h1 — h2 for the direct
 // row), built once and kept for every run.
-type bed struct {
+type benchBed struct {
 	// row is the row measured on it.
 	row benchtable.Row
 	// cfg is the bench configuration.
-	cfg config
+	cfg BenchConfig
 	// dir holds sockets, configurations and logs.
 	dir string
 	// h1, dut and h2 are namespace names; dut is empty for the direct row.
 	h1, dut, h2 string
-	// namespaces are those made so far, deleted by close.
-	namespaces []string
+	// nets are the namespaces made so far, deleted by close.
+	nets *netbed.Namespaces
 	// h1IP and h2IP are the hosts' IPv4 addresses, no prefix.
 	h1IP, h2IP string
 	// h1MAC and h2MAC are the hosts' MACs (h2's is br0's on the trunk
@@ -105,13 +113,13 @@ type bed struct {
 
 // newBed builds the testbed of row; idx (0-25) makes its names and
 // addresses unique. On error what was made is removed.
-func newBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg config) (_ *bed, err error) {
+func newBenchBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg BenchConfig) (_ *benchBed, err error) {
 	tag := fmt.Sprintf("swb%d%c", os.Getpid()%100000, 'a'+idx)
-	b := &bed{row: row, cfg: cfg, dir: dir, h1: tag + "h1", h2: tag + "h2",
+	b := &benchBed{row: row, cfg: cfg, dir: dir, h1: tag + "h1", h2: tag + "h2",
 		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx),
 		h1MAC: fmt.Sprintf("02:62:%02x:00:00:01", idx), h2MAC: fmt.Sprintf("02:62:%02x:00:00:02", idx),
 		sinkMAC: fmt.Sprintf("02:62:%02x:00:00:03", idx),
-		rx:      "eth0", offloads: map[[2]string][]string{}}
+		rx:      "eth0", offloads: map[[2]string][]string{}, nets: netbed.New(setup)}
 	defer func() {
 		if err != nil {
 			b.close()
@@ -124,27 +132,11 @@ func newBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg co
 		nss = append(nss, b.dut)
 	}
 	for _, ns := range nss {
-		if _, err := sh(ctx, "ip", "netns", "add", ns); err != nil {
+		if err := b.nets.Add(ctx, ns); err != nil {
 			return nil, err
 		}
-		b.namespaces = append(b.namespaces, ns)
-		for _, s := range [][]string{
-			{"ip", "-n", ns, "link", "set", "lo", "up"},
-			inNS(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"),
-		} {
-			if _, err := sh(ctx, s...); err != nil {
-				return nil, err
-			}
-		}
 	}
-	// veth makes a cable from aEnd in namespace a to bEnd in b, both up.
-	veth := func(a, aEnd, aMAC, b, bEnd, bMAC string) [][]string {
-		return [][]string{
-			{"ip", "-n", a, "link", "add", aEnd, "address", aMAC, "type", "veth", "peer", "name", bEnd, "address", bMAC, "netns", b},
-			{"ip", "-n", a, "link", "set", aEnd, "up"},
-			{"ip", "-n", b, "link", "set", bEnd, "up"},
-		}
-	}
+	veth := netbed.Veth
 	var steps [][]string
 	b.hostDevs = map[string][]string{b.h1: {"eth0"}, b.h2: {"eth0"}}
 	h2Dev := "eth0"
@@ -214,7 +206,7 @@ func newBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg co
 }
 
 // start starts the row's forwarder (if any) and waits until frames cross.
-func (b *bed) start(ctx context.Context) error {
+func (b *benchBed) start(ctx context.Context) error {
 	if b.fwd != nil {
 		b.starts++
 		base := fmt.Sprintf("%s/%s-%d", b.dir, b.row.ID, b.starts)
@@ -231,7 +223,7 @@ func (b *bed) start(ctx context.Context) error {
 }
 
 // stop stops the row's forwarder.
-func (b *bed) stop() error {
+func (b *benchBed) stop() error {
 	if b.fwd == nil {
 		return nil
 	}
@@ -243,12 +235,9 @@ func (b *bed) stop() error {
 
 // close stops the forwarder and deletes the namespaces (and every veth
 // end and bridge in them).
-func (b *bed) close() {
+func (b *benchBed) close() {
 	b.stop()
-	for _, ns := range b.namespaces {
-		command(context.Background(), 10*time.Second, "ip", "netns", "del", ns)
-	}
-	b.namespaces = nil
+	b.nets.Delete()
 	if b.counter != nil {
 		b.counter.Close()
 		b.counter = nil
@@ -260,7 +249,7 @@ func (b *bed) close() {
 const forwardWait = 15 * time.Second
 
 // waitForward waits until test frames cross the dut (gen.WaitForward).
-func (b *bed) waitForward(ctx context.Context) error {
+func (b *benchBed) waitForward(ctx context.Context) error {
 	if _, err := gen.WaitForward(ctx, b.open, forwardWait); err != nil {
 		return fmt.Errorf("from h1:eth0 to h2:%s: %w", b.rx, err)
 	}
@@ -273,7 +262,7 @@ func (b *bed) waitForward(ctx context.Context) error {
 // from a TX ring, h2's port only sends the learning frames, and
 // h2's rx_packets counts the arrivals, so the tester's receiving side
 // costs no CPU beyond the interface's own.
-func (b *bed) open(s gen.Stream) (*gen.Bench, error) {
+func (b *benchBed) open(s gen.Stream) (*gen.Bench, error) {
 	if s.Dst.IsZero() {
 		var err error
 		if s.Dst, err = frame.ParseMAC(b.sinkMAC); err != nil {
@@ -285,7 +274,7 @@ func (b *bed) open(s gen.Stream) (*gen.Bench, error) {
 
 // setOffloads turns the host devices' tx checksumming and GSO off
 // (off=true), or puts every saved offload back.
-func (b *bed) setOffloads(ctx context.Context, off bool) error {
+func (b *benchBed) setOffloads(ctx context.Context, off bool) error {
 	for ns, devs := range b.hostDevs {
 		for _, d := range devs {
 			args := []string{"tx", "off", "gso", "off"}

@@ -1,0 +1,147 @@
+package regress
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// sigTable is one table's significant differences for report.md's
+// summary.
+type sigTable struct {
+	// Name names the table as the tables section does.
+	Name string
+	// Items are its cells where patch differs significantly from no
+	// patch, in table order.
+	Items []string
+}
+
+// sigItems lists the cells of cells (both roles) where the patch cell
+// differs significantly from its no-patch partner (same setup, row,
+// metric, size and percent): the label, both means, the difference,
+// absolute and relative, and p.
+func sigItems(cells []RoleCell, label func(RoleCell) string) []string {
+	var out []string
+	for _, c := range cells {
+		if c.Role != RolePatch || c.NA || !c.Significant {
+			continue
+		}
+		for _, o := range cells {
+			if o.Role != RoleNoPatch || o.NA || o.Setup != c.Setup || o.Row != c.Row || o.Metric != c.Metric || o.Size != c.Size || o.Percent != c.Percent {
+				continue
+			}
+			pm, nm := c.Summary.Mean, o.Summary.Mean
+			rel := ""
+			if nm != 0 {
+				rel = fmt.Sprintf(", %+.1f%%", 100*(pm-nm)/math.Abs(nm))
+			}
+			out = append(out, fmt.Sprintf("%s: %.2f against %.2f (%+.2f%s; p %.3g)", label(c), pm, nm, pm-nm, rel, c.P))
+		}
+	}
+	return out
+}
+
+// filterCells returns the cells of setup whose metric is one of metrics
+// (any metric when metrics is nil).
+func filterCells(cells []RoleCell, setup string, metrics []string) []RoleCell {
+	var out []RoleCell
+	for _, c := range cells {
+		if c.Setup != setup {
+			continue
+		}
+		for _, m := range metrics {
+			if m == c.Metric {
+				out = append(out, c)
+				break
+			}
+		}
+		if metrics == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// sigTables collects, per table of r in the order printed, the cells
+// where patch and no patch differ significantly.
+func sigTables(r *Results) []sigTable {
+	var out []sigTable
+	for _, s := range r.Setups {
+		var cells []RoleCell
+		for _, m := range Metrics[:3] { // the printed tables
+			for _, c := range r.Cells {
+				if c.Setup == s.Name && c.Metric == m.Key {
+					cells = append(cells, RoleCell{Setup: c.Setup, Row: c.Row + " " + colName(c.Promisc), Metric: m.Title, Role: c.Role, Comparison: c.Comparison})
+				}
+			}
+		}
+		out = append(out, sigTable{"promisc: " + s.Name, sigItems(cells, func(c RoleCell) string { return c.Metric + ", " + c.Row })})
+	}
+	if r.Rate != nil {
+		titles := map[string]string{}
+		for _, m := range RateMetrics {
+			titles[m.Key] = m.Title
+		}
+		for _, s := range r.RateSetups {
+			var cells []RoleCell
+			for _, c := range r.RateCells {
+				if c.Setup == s.Name {
+					cells = append(cells, RoleCell{Setup: c.Setup, Metric: c.Metric, Size: c.Size, Role: c.Role, Comparison: c.Comparison})
+				}
+			}
+			out = append(out, sigTable{"forwarding rate: " + s.Name, sigItems(cells, func(c RoleCell) string {
+				return fmt.Sprintf("%s, %d bytes", titles[c.Metric], c.Size)
+			})})
+		}
+		for _, s := range r.RateSetups {
+			if cells := filterCells(r.LossRateCells, s.Name, nil); len(cells) > 0 {
+				out = append(out, sigTable{"frame loss rate: " + s.Name, sigItems(cells, func(c RoleCell) string {
+					return fmt.Sprintf("%s, %d bytes at %d%%", c.Metric, c.Size, c.Percent)
+				})})
+			}
+		}
+		for _, s := range r.RateSetups {
+			if cells := filterCells(r.WindowCells, s.Name, nil); len(cells) > 0 {
+				out = append(out, sigTable{"window benchmark: " + s.Name, sigItems(cells, func(c RoleCell) string { return c.Metric })})
+			}
+		}
+	}
+	if r.MsgSize != nil && len(r.MsgSizeCells) > 0 {
+		out = append(out, sigTable{"TCP stream by message size: " + MsgSizeSetup, sigItems(filterCells(r.MsgSizeCells, MsgSizeSetup, []string{"throughput", "system"}), func(c RoleCell) string {
+			return fmt.Sprintf("%s, %d bytes", map[string]string{"throughput": "Mb/s", "system": "system %"}[c.Metric], c.Size)
+		})})
+	}
+	if r.Bulk != nil && len(r.BulkCells) > 0 {
+		out = append(out, sigTable{"bulk transfer: " + BulkSetup, sigItems(r.BulkCells, func(c RoleCell) string {
+			return c.Row + ", " + map[string]string{"throughput": "Mb/s", "system": "system %", "engine": "engine CPU %", "loss": "loss %", "sent": "sent Mb/s"}[c.Metric]
+		})})
+	}
+	if r.RFC2889 != nil && len(r.RFC2889Cells) > 0 {
+		out = append(out, sigTable{"address caching (RFC 2889): " + RFC2889Setup, sigItems(r.RFC2889Cells, func(c RoleCell) string { return c.Metric })})
+	}
+	return out
+}
+
+// summaryMarkdown writes report.md's opening summary: per table, the
+// cells where patch and no patch differ significantly and by how much,
+// then the forwarding rate's summary with CPU per frame first.
+func summaryMarkdown(b *strings.Builder, r *Results) {
+	b.WriteString("## Summary\n\n")
+	fmt.Fprintf(b, "Cells where patch differs significantly from no patch (Mann-Whitney p < %.3g), per table: patch mean against no patch mean (difference, relative to no patch; p).", r.Alpha)
+	if r.Mode == "A/A" {
+		b.WriteString(" This is an A/A run: a difference here is noise (about one cell in 1/alpha shows one by chance).")
+	}
+	b.WriteString("\n\n")
+	for _, t := range sigTables(r) {
+		if len(t.Items) == 0 {
+			fmt.Fprintf(b, "- %s: none\n", t.Name)
+			continue
+		}
+		fmt.Fprintf(b, "- %s:\n", t.Name)
+		for _, it := range t.Items {
+			fmt.Fprintf(b, "  - %s\n", it)
+		}
+	}
+	b.WriteString("\n")
+	rateSummaryMarkdown(b, r)
+}
