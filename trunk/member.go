@@ -19,8 +19,11 @@ type PortConfig struct {
 	// ties go to the member added first.
 	Priority int
 	// LACPPortPriority is the LACP port priority (lower wins); 0 means
-	// DefaultLACPPortPriority.
+	// DefaultLACPPortPriority unless ExactLACPPortPriority is set.
 	LACPPortPriority uint16
+	// ExactLACPPortPriority makes LACPPortPriority count as given, 0 (the
+	// highest priority) included: for a caller that always has one.
+	ExactLACPPortPriority bool
 }
 
 // readerState is where a member's reader goroutine is; see Member.mu.
@@ -111,7 +114,7 @@ type rxBatch struct {
 
 // newMember returns a member for p with ID id, its reader not started.
 func newMember(p platform.Port, id int, cfg PortConfig) *Member {
-	if cfg.LACPPortPriority == 0 {
+	if cfg.LACPPortPriority == 0 && !cfg.ExactLACPPortPriority {
 		cfg.LACPPortPriority = DefaultLACPPortPriority
 	}
 	m := &Member{name: p.Name(), port: p, id: id, cfg: cfg, stop: make(chan struct{}), done: make(chan struct{}), state: stateBusy}

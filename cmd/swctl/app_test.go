@@ -219,6 +219,8 @@ func TestCLI(t *testing.T) {
 			wantCalls: []apitest.Call{{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", UpDelay: ptr(3600000), MinLinks: ptr(0), Preempt: ptr(true)}}}},
 		{name: "trunk port priority", args: []string{"trunk", "port", "trunk0", "eth3", "--priority", "0"},
 			wantCalls: []apitest.Call{{Op: "trunk.port", Req: api.TrunkPortRequest{Name: "trunk0", Iface: "eth3", Priority: ptr(0)}}}},
+		{name: "trunk port LACP port priority 0", args: []string{"trunk", "port", "trunk0", "eth3", "--lacp-port-priority", "0"},
+			wantCalls: []apitest.Call{{Op: "trunk.port", Req: api.TrunkPortRequest{Name: "trunk0", Iface: "eth3", LACPPortPriority: ptr(0)}}}},
 		{name: "--version answers without the daemon", args: []string{"--version"},
 			wantStdout: versionLine("swctl", api.Build()) + "\n"},
 		{name: "--version with a word that is no command", args: []string{"--version", "explode"}, wantCode: 2,
@@ -310,7 +312,7 @@ func TestCLI(t *testing.T) {
 		{name: "trunk set min-links too large", args: []string{"trunk", "set", "t0", "--min-links", "65", "-o", "json"}, wantCode: 2,
 			wantStderr: "{\"error\":\"t0: set: min-links 65 out of range (0 to 64)\"}\n"},
 		{name: "trunk port without priority", args: []string{"trunk", "port", "t0", "eth1"}, wantCode: 2,
-			wantStderr: "swctl: t0: port eth1: nothing to set (give --priority)\n"},
+			wantStderr: "swctl: t0: port eth1: nothing to set (give --priority or --lacp-port-priority)\n"},
 		{name: "trunk port priority too large", args: []string{"trunk", "port", "t0", "eth1", "--priority", "65536"}, wantCode: 2,
 			wantStderr: "swctl: t0: port eth1: priority 65536 out of range (0 to 65535)\n"},
 		{name: "trunk port missing interface", args: []string{"trunk", "port", "t0", "--priority", "1"}, wantCode: 2,
@@ -576,6 +578,7 @@ func TestHelpDefaults(t *testing.T) {
 		{"trunk set", "min-links", ""},
 		{"trunk set", "preempt", ""},
 		{"trunk port", "priority", ""},
+		{"trunk port", "lacp-port-priority", ""},
 	}
 	for _, tt := range tests {
 		line := helpLine(helpOf(t, strings.Fields(tt.cmd)...), tt.flag)

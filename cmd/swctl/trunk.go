@@ -174,13 +174,15 @@ func trunkCommand() *cli.Command {
 				},
 			},
 			{
-				Name: "port", Usage: "change a port's failover priority in place", ArgsUsage: "NAME IFACE",
+				Name: "port", Usage: "change a port's failover or LACP port priority in place", ArgsUsage: "NAME IFACE",
 				Flags: []cli.Flag{
 					optIntFlag("priority", "failover priority `N`, 0 to 65535, higher preferred"),
+					optIntFlag("lacp-port-priority", "LACP port priority `N`, 0 to 65535, lower wins"),
 					outputFlag(),
 				},
 				Action: func(c *cli.Context) error {
-					req := api.TrunkPortRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1), Priority: intIfSet(c, "priority")}
+					req := api.TrunkPortRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1), Priority: intIfSet(c, "priority"),
+						LACPPortPriority: intIfSet(c, "lacp-port-priority")}
 					return mutate(c, 2, 2, req)
 				},
 			},

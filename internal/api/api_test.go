@@ -357,7 +357,7 @@ func TestBadRequests(t *testing.T) {
 		{"trunk set downdelay too long", `{"version":1,"op":"trunk.set","args":{"name":"t0","downdelay":3600001}}`, `{"error":"trunk.set: t0: set: downdelay 3600001 out of range (0 to 3600000 ms, 0 = at once)"}`},
 		{"trunk set min-links too large", `{"version":1,"op":"trunk.set","args":{"name":"t0","min_links":65}}`, `{"error":"trunk.set: t0: set: min-links 65 out of range (0 to 64)"}`},
 		{"trunk set preempt not a bool", `{"version":1,"op":"trunk.set","args":{"name":"t0","preempt":"off"}}`, `{"error":"trunk.set: malformed args: json: cannot unmarshal string into Go struct field TrunkSetRequest.preempt of type bool"}`},
-		{"trunk port nothing", `{"version":1,"op":"trunk.port","args":{"name":"t0","iface":"e1"}}`, `{"error":"trunk.port: t0: port e1: nothing to set (give --priority)"}`},
+		{"trunk port nothing", `{"version":1,"op":"trunk.port","args":{"name":"t0","iface":"e1"}}`, `{"error":"trunk.port: t0: port e1: nothing to set (give --priority or --lacp-port-priority)"}`},
 		{"trunk port without iface", `{"version":1,"op":"trunk.port","args":{"name":"t0","priority":1}}`, `{"error":"trunk.port: t0: port: interface name is empty"}`},
 		{"trunk port priority too large", `{"version":1,"op":"trunk.port","args":{"name":"t0","iface":"e1","priority":65536}}`, `{"error":"trunk.port: t0: port e1: priority 65536 out of range (0 to 65535)"}`},
 		{"trunk set empty proto", `{"version":1,"op":"trunk.set","args":{"name":"t0","proto":""}}`, `{"error":"trunk.set: t0: set: proto \"\": want failover, roundrobin, loadbalance, broadcast, lacp or none"}`},

@@ -240,7 +240,7 @@ func (to *trunkObj) attachPort(c *config.Trunk, tpo *trunkPortObj, pc *config.Tr
 	if guard, err = g.sys.GuardStack(tpo.name); err != nil {
 		return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
 	}
-	if err := to.tr.AddPort(port, trunk.PortConfig{Priority: pc.Priority, LACPPortPriority: uint16(pc.LACPPortPriority)}); err != nil {
+	if err := to.tr.AddPort(port, trunk.PortConfig{Priority: pc.Priority, LACPPortPriority: uint16(pc.LACPPortPriority), ExactLACPPortPriority: true}); err != nil {
 		return fmt.Errorf("%s: %w", to.name, err)
 	}
 	tpo.port, tpo.guard, tpo.lladdr, tpo.promisc = port, guard, set, held
