@@ -29,6 +29,9 @@ type transmitter interface {
 	// offloads when offs is not nil, and counts what it sends and what it
 	// drops. It never blocks, and keeps no reference to frames.
 	send(frames [][]byte, offs []platform.Offload) (int, error)
+	// room returns how many frames, up to max, send would take now
+	// without dropping one for a full queue; max when it cannot tell.
+	room(max int) int
 	// close releases what the transmitter owns.
 	close() error
 }
@@ -64,6 +67,16 @@ func (s *sender) init(st *portState, t transmitter) {
 	s.st, s.t = st, t
 	s.frames = make([][]byte, 0, st.batch)
 	s.offs = make([]platform.Offload, 0, st.batch)
+}
+
+// room is TxRoom.
+func (s *sender) room(max int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.closed.Load() {
+		return max
+	}
+	return s.t.room(max)
 }
 
 // write is WriteBatch: offs nil for plain frames.

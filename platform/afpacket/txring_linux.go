@@ -165,6 +165,19 @@ func (t *txRing) next() int {
 	return t.head
 }
 
+// room returns how many slots from head on, up to max, the kernel has
+// given back: the frames (each fitting a slot) send takes now.
+func (t *txRing) room(max int) int {
+	const busy = unix.TP_STATUS_SEND_REQUEST | unix.TP_STATUS_SENDING | unix.TP_STATUS_WRONG_FORMAT
+	n := 0
+	for i := t.head; n < min(max, t.frames) && t.status(i)&busy == 0; n++ {
+		if i++; i == t.frames {
+			i = 0
+		}
+	}
+	return n
+}
+
 // put copies f, behind o encoded as a virtio_net_hdr, into slot i, marks
 // it for sending and moves head on. The header's hdr_len asks the kernel
 // to copy the first txLinearLen bytes (at least o.HdrLen), so the whole

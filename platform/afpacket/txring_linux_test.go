@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/internal/netnstest"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
 	"github.com/swctl/swctl/platform/platformtest"
@@ -172,4 +173,41 @@ func threadCPU(b *testing.B) int64 {
 		b.Fatal(err)
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// TestIntegrationTXRingRoom checks TxRoom against a link slower than the
+// sender: behind a 1 Mbit/s tbf the ring's slots stay in flight, so
+// TxRoom says how many frames the ring takes now (none once the ring is
+// full, while WriteBatch would drop), and every slot comes back once
+// the link has sent them. Without a TX ring it cannot tell: max.
+func TestIntegrationTXRingRoom(t *testing.T) {
+	ns, a, b := cable(t)
+	ns.Run("tc", "qdisc", "replace", "dev", a, "root", "tbf", "rate", "1mbit", "burst", "1600", "limit", "1000000")
+	src := openIn(t, ns, afpacket.Options{TXRing: true, TXRingFrames: 64, BatchSize: 16}, a)[0]
+	plain := openIn(t, ns, afpacket.Options{}, b)[0]
+	// 64 rounded up to whole ring blocks.
+	slots := src.TxRoom(1000)
+	if slots < 64 || slots >= 128 || src.TxRoom(10) != 10 {
+		t.Fatalf("an idle ring of 64 slots or a few more: TxRoom(1000) = %d, TxRoom(10) = %d", slots, src.TxRoom(10))
+	}
+	if got := plain.TxRoom(7); got != 7 {
+		t.Fatalf("without a TX ring: TxRoom(7) = %d, want 7", got)
+	}
+	d, s := frame.MACOf(plain.HardwareAddr()), frame.MACOf(src.HardwareAddr())
+	batch := make([][]byte, 16)
+	for i := range batch {
+		batch[i] = platformtest.Frame(d, s, uint32(i), 1000)
+	}
+	sent := 0
+	for sent+len(batch) <= slots {
+		n, _ := src.WriteBatch(platform.Batch{Frames: batch})
+		sent += n
+	}
+	if room := src.TxRoom(slots); room+sent-2 > slots || room > slots-sent+2 {
+		// tbf's burst lets a frame or two leave at once.
+		t.Fatalf("after %d frames into %d slots behind 1 Mbit/s: TxRoom = %d, want about %d", sent, slots, room, slots-sent)
+	}
+	netnstest.Eventually(t, 10*time.Second, "every slot back once the link sent its frames", func() bool {
+		return src.TxRoom(slots) == slots
+	})
 }
