@@ -65,6 +65,9 @@ type Member struct {
 	collecting, distributing atomic.Bool
 	// gone is set when the member leaves the trunk. Atomic.
 	gone atomic.Bool
+	// tx is the member's transmit backlog, nil when its port cannot say
+	// what its ring takes; set before the member is published.
+	tx *memberTx
 	// rxRefused counts frames received while not collecting; rxControl
 	// counts slow-protocol frames handed to the protocol. Atomic.
 	rxRefused, rxControl atomic.Uint64

@@ -269,6 +269,15 @@ type TrunkPortInfo struct {
 	RingDropped uint64 `json:"ring_dropped"`
 	// Errors counts I/O errors on the port.
 	Errors uint64 `json:"errors"`
+	// TxQueueLimit is the byte limit of the port's transmit backlog,
+	// where frames its TX ring has no room for wait (0: it has none);
+	// TxQueueBytes is what the backlog holds now. TxQueueOverflow counts
+	// frames dropped because the backlog held its limit, TxQueueStale
+	// frames dropped because they waited longer than its delay limit.
+	TxQueueLimit    int    `json:"tx_queue_limit"`
+	TxQueueBytes    uint64 `json:"tx_queue_bytes"`
+	TxQueueOverflow uint64 `json:"tx_queue_overflow"`
+	TxQueueStale    uint64 `json:"tx_queue_stale"`
 }
 
 // MarshalJSON writes an empty flag list as [] rather than null.

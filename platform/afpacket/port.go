@@ -178,9 +178,10 @@ func (p *Port) WriteBatch(b platform.Batch) (int, error) {
 
 // TxRoom returns how many frames, up to max, WriteBatch would take now
 // without dropping one for a full TX ring: the ring's free slots, with
-// Options.TXRing; max otherwise (the kernel's socket queue tells only by
-// refusing). A sender that keeps a backlog (a trunk) asks first, and
-// keeps what the ring has no room for instead of seeing it dropped.
+// Options.TXRing (0 once the port is closed); -1 otherwise, whatever max
+// (the kernel's socket queue tells only by refusing). A sender that keeps a backlog (a trunk) asks
+// first, and keeps what the ring has no room for instead of seeing it
+// dropped.
 func (p *Port) TxRoom(max int) int { return p.tx.room(max) }
 
 // Counters implements platform.Port. It reads and accumulates the

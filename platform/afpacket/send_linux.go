@@ -30,7 +30,7 @@ type transmitter interface {
 	// drops. It never blocks, and keeps no reference to frames.
 	send(frames [][]byte, offs []platform.Offload) (int, error)
 	// room returns how many frames, up to max, send would take now
-	// without dropping one for a full queue; max when it cannot tell.
+	// without dropping one for a full queue; -1 when it cannot tell.
 	room(max int) int
 	// close releases what the transmitter owns.
 	close() error
@@ -74,7 +74,7 @@ func (s *sender) room(max int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.st.closed.Load() {
-		return max
+		return 0 // the ring may be unmapped
 	}
 	return s.t.room(max)
 }

@@ -179,7 +179,8 @@ func threadCPU(b *testing.B) int64 {
 // sender: behind a 1 Mbit/s tbf the ring's slots stay in flight, so
 // TxRoom says how many frames the ring takes now (none once the ring is
 // full, while WriteBatch would drop), and every slot comes back once
-// the link has sent them. Without a TX ring it cannot tell: max.
+// the link has sent them; after Close it takes nothing. Without a TX
+// ring it cannot tell: -1.
 func TestIntegrationTXRingRoom(t *testing.T) {
 	ns, a, b := cable(t)
 	ns.Run("tc", "qdisc", "replace", "dev", a, "root", "tbf", "rate", "1mbit", "burst", "1600", "limit", "1000000")
@@ -190,8 +191,8 @@ func TestIntegrationTXRingRoom(t *testing.T) {
 	if slots < 64 || slots >= 128 || src.TxRoom(10) != 10 {
 		t.Fatalf("an idle ring of 64 slots or a few more: TxRoom(1000) = %d, TxRoom(10) = %d", slots, src.TxRoom(10))
 	}
-	if got := plain.TxRoom(7); got != 7 {
-		t.Fatalf("without a TX ring: TxRoom(7) = %d, want 7", got)
+	if got := plain.TxRoom(7); got != -1 {
+		t.Fatalf("without a TX ring: TxRoom(7) = %d, want -1 (cannot tell)", got)
 	}
 	d, s := frame.MACOf(plain.HardwareAddr()), frame.MACOf(src.HardwareAddr())
 	batch := make([][]byte, 16)
@@ -210,4 +211,8 @@ func TestIntegrationTXRingRoom(t *testing.T) {
 	netnstest.Eventually(t, 10*time.Second, "every slot back once the link sent its frames", func() bool {
 		return src.TxRoom(slots) == slots
 	})
+	src.Close()
+	if got := src.TxRoom(10); got != 0 {
+		t.Fatalf("after Close (the ring unmapped): TxRoom = %d, want 0", got)
+	}
 }
