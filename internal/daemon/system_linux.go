@@ -140,9 +140,11 @@ func (s *linuxSystem) OpenPort(name string, offload bool) (platform.Port, error)
 // CreateTap makes the host's TAP with offloads (IFF_VNET_HDR): TCP
 // super-frames and partial checksums cross between the host stack and
 // the members untouched, and are finished in software only for a member
-// that carries none.
+// that carries none. It has one receive queue per worker
+// (IFF_MULTI_QUEUE), each read by its own goroutine: the bridge's
+// readers of a local TAP, the pump's of a trunk's.
 func (s *linuxSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, error) {
-	return tap.Create(name, tap.Options{MAC: mac, MTU: mtu, Up: true, Offload: true})
+	return tap.Create(name, tap.Options{MAC: mac, MTU: mtu, Up: true, Offload: true, Queues: s.ports.Workers})
 }
 
 func (s *linuxSystem) SetTapMTU(name string, mtu int) error {
