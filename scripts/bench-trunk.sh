@@ -209,6 +209,11 @@ make_bridges() { # a swctl bridge with a local TAP on each side, a1 and b1 its m
 }
 destroy_bridges() { sw A bridge destroy bridge0 >/dev/null; sw B bridge destroy bridge0 >/dev/null; }
 destroy_trunks() { sw A trunk destroy trunk0 >/dev/null; sw B trunk destroy trunk0 >/dev/null; }
+# drops SIDE: that side's trunk0 ports' transmit drops, summed: the ports'
+# own (TX-DROP), and their backlogs' (Q-OVERFLOW, Q-STALE).
+drops() {
+	sw "$1" trunk show trunk0 | awk '$1 ~ /^[ab][0-9]+$/ && NF == 15 { d += $10; o += $14; s += $15 } END { printf "tx-drop %d, backlog overflow %d, stale %d", d, o, s }'
+}
 # count_flag SIDE WORD: how many trunk0 ports show WORD in their FLAGS column.
 count_flags() {
 	sw "$1" trunk show trunk0 | awk -v w="$2" '$1 ~ /^[ab][0-9]+$/ { n = split($4, f, ","); for (i = 1; i <= n; i++) if (f[i] == w) { c++; break } } END { print c + 0 }'
@@ -267,6 +272,7 @@ for run in $(seq "$RUNS"); do
 		fi
 		wait_for 10 reachable $IP_T_B || { echo "bench-trunk: trunk0 ($proto) does not answer" >&2; exit 1; }
 		row "$proto" $IP_T_B
+		echo "      A: $(drops A); B: $(drops B)" >&2
 		destroy_trunks
 	done
 	for mode in $OVS_MODES; do

@@ -3,6 +3,8 @@ package afpacket
 import (
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 )
@@ -37,12 +39,23 @@ type transmitter interface {
 }
 
 // openTransmitter makes the transmitter opts ask for: a TX ring on a
-// socket of its own, or sendmmsg on fd, the first receive socket.
+// socket of its own, or sendmmsg on fd, the first receive socket; fd's
+// send buffer, which both use for sendmmsg, gets opts.SendBuffer.
 func openTransmitter(st *portState, fd, ifindex, mtu int, opts Options) (transmitter, error) {
+	setSendBuffer(fd, opts.SendBuffer)
 	if opts.TXRing {
 		return openTXRing(st, fd, ifindex, mtu, opts)
 	}
 	return newMmsg(st, fd, opts.BatchSize), nil
+}
+
+// setSendBuffer makes fd's send buffer n bytes as the kernel counts them
+// (it doubles what it is given, for its bookkeeping): forced with
+// CAP_NET_ADMIN, else as far as net.core.wmem_max allows.
+func setSendBuffer(fd, n int) {
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, n/2); err != nil {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, n/2)
+	}
 }
 
 // sender is a port's send side: the checks every frame passes, then the

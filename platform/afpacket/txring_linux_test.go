@@ -216,3 +216,43 @@ func TestIntegrationTXRingRoom(t *testing.T) {
 		t.Fatalf("after Close (the ring unmapped): TxRoom = %d, want 0", got)
 	}
 }
+
+// TestIntegrationSendBufferHoldsSuperFrames checks Options.SendBuffer
+// behind a link slower than the sender (a 20 Mbit/s tbf that queues up to
+// 8 MB): 30 super-frames of 60 KB (1.8 MB) written at once all go out
+// with the default 4 MiB send buffer, with a TX ring (whose slots they do
+// not fit) and without; a 256 KiB send buffer (the kernel's default is
+// about 200 KiB) drops what it cannot hold, and counts it.
+func TestIntegrationSendBufferHoldsSuperFrames(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		opts      afpacket.Options
+		wantDrops bool
+	}{
+		{"TX ring", afpacket.Options{TXRing: true, Offload: true}, false},
+		{"sendmmsg", afpacket.Options{Offload: true}, false},
+		{"TX ring, 256 KiB", afpacket.Options{TXRing: true, Offload: true, SendBuffer: 256 << 10}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ns, ea, eb := cable(t)
+			ns.Run("tc", "qdisc", "replace", "dev", ea, "root", "tbf", "rate", "20mbit", "burst", "64kb", "limit", "8000000")
+			src := openIn(t, ns, c.opts, ea)[0]
+			dst := openIn(t, ns, afpacket.Options{}, eb)[0]
+			super, o := platformtest.TCPFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 60000, 1448)
+			b := platform.Batch{Frames: make([][]byte, 30), Offs: make([]platform.Offload, 30)}
+			for i := range b.Frames {
+				b.Frames[i], b.Offs[i] = super, o
+			}
+			n, err := src.WriteBatch(b)
+			dropped := src.Counters().TxDropped
+			switch {
+			case err != nil:
+				t.Fatalf("WriteBatch: %v", err)
+			case !c.wantDrops && (n != 30 || dropped != 0):
+				t.Fatalf("30 super-frames of 60 KB behind 20 Mbit/s: %d sent, %d dropped; want all sent", n, dropped)
+			case c.wantDrops && (n == 30 || dropped != uint64(30-n)):
+				t.Fatalf("30 super-frames of 60 KB into a 256 KiB send buffer: %d sent, %d dropped; want some dropped and counted", n, dropped)
+			}
+		})
+	}
+}
