@@ -40,9 +40,11 @@ type transmitter interface {
 
 // openTransmitter makes the transmitter opts ask for: a TX ring on a
 // socket of its own, or sendmmsg on fd, the first receive socket; fd's
-// send buffer, which both use for sendmmsg, gets opts.SendBuffer.
+// send buffer, which both use for sendmmsg, gets opts.SendBuffer if set.
 func openTransmitter(st *portState, fd, ifindex, mtu int, opts Options) (transmitter, error) {
-	setSendBuffer(fd, opts.SendBuffer)
+	if opts.SendBuffer > 0 {
+		setSendBuffer(fd, opts.SendBuffer)
+	}
 	if opts.TXRing {
 		return openTXRing(st, fd, ifindex, mtu, opts)
 	}

@@ -220,17 +220,17 @@ func TestIntegrationTXRingRoom(t *testing.T) {
 // TestIntegrationSendBufferHoldsSuperFrames checks Options.SendBuffer
 // behind a link slower than the sender (a 20 Mbit/s tbf that queues up to
 // 8 MB): 30 super-frames of 60 KB (1.8 MB) written at once all go out
-// with the default 4 MiB send buffer, with a TX ring (whose slots they do
-// not fit) and without; a 256 KiB send buffer (the kernel's default is
-// about 200 KiB) drops what it cannot hold, and counts it.
+// with a 4 MiB send buffer, with a TX ring (whose slots they do not fit)
+// and without; a 256 KiB buffer (near the kernel's default of about
+// 200 KiB) drops what it cannot hold, and counts it.
 func TestIntegrationSendBufferHoldsSuperFrames(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		opts      afpacket.Options
 		wantDrops bool
 	}{
-		{"TX ring", afpacket.Options{TXRing: true, Offload: true}, false},
-		{"sendmmsg", afpacket.Options{Offload: true}, false},
+		{"TX ring, 4 MiB", afpacket.Options{TXRing: true, Offload: true, SendBuffer: 4 << 20}, false},
+		{"sendmmsg, 4 MiB", afpacket.Options{Offload: true, SendBuffer: 4 << 20}, false},
 		{"TX ring, 256 KiB", afpacket.Options{TXRing: true, Offload: true, SendBuffer: 256 << 10}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
