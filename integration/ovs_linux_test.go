@@ -248,16 +248,23 @@ func parseOVSLACPShow(text string) ovsLACP {
 	return l
 }
 
-func TestIntegrationTrunkLACPInteropWithOVS(t *testing.T) {
-	netnstest.Require(t)
-	requireOVS(t)
-	// A: swctl daemon; B: Open vSwitch with a userspace LACP bond.
+// newOVSPair returns a swctl testbed (not started) and a namespace for
+// Open vSwitch, cabled a1-b1 and a2-b2.
+func newOVSPair(t *testing.T, prefix string) (*testbed, *netnstest.NS) {
 	a := newTestbed(t, 0)
-	b := netnstest.New(t, "ovs")
+	b := netnstest.New(t, prefix)
 	for i := 1; i <= 2; i++ {
 		netnstest.Veth(t, a.dut, fmt.Sprintf("a%d", i), fmt.Sprintf("02:a0:00:%02x:00:%02x", a.subnet, i),
 			b, fmt.Sprintf("b%d", i), fmt.Sprintf("02:b0:00:%02x:00:%02x", a.subnet, i))
 	}
+	return a, b
+}
+
+func TestIntegrationTrunkLACPInteropWithOVS(t *testing.T) {
+	netnstest.Require(t)
+	requireOVS(t)
+	// A: swctl daemon; B: Open vSwitch with a userspace LACP bond.
+	a, b := newOVSPair(t, "ovs")
 	// OVS reads b1 and b2 with packet sockets, so frames also go up their
 	// own stack in B: without this, B's kernel answers ARP for br0's
 	// address on b1 or b2 with that veth's MAC, racing br0's answer, and
@@ -364,4 +371,62 @@ func TestIntegrationTrunkLACPInteropWithOVS(t *testing.T) {
 	if rcv != sent || sent != 20 {
 		t.Errorf("trunk0 -> OVS br0 after negotiation: %d of %d answered\n%s", rcv, sent, out)
 	}
+}
+
+// TestIntegrationTrunkLACPLatePassiveOVSPartner is issue 14's late
+// partner with Open vSwitch: an active, fast swctl trunk runs alone for
+// 5 s (its ports defaulted), then a passive OVS bond (default, slow
+// timers, as a user would make it) appears on the far ends; both sides
+// must be distributing within 5 s of the bond's creation.
+func TestIntegrationTrunkLACPLatePassiveOVSPartner(t *testing.T) {
+	netnstest.Require(t)
+	requireOVS(t)
+	a, b := newOVSPair(t, "ovsl")
+	o := startOVS(t, b)
+	o.vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev")
+
+	a.start()
+	created := time.Now()
+	a.swctl("trunk", "create", "trunk0", "--proto", "lacp", "--lacp-timeout", "fast", "--port", "a1", "--port", "a2")
+	// The scenario of the issue: the partner comes 5 s after us.
+	netnstest.Eventually(t, 15*time.Second, "5 s passed and swctl's ports defaulted with no partner", func() bool {
+		if time.Since(created) < 5*time.Second {
+			return false
+		}
+		ti := a.trunk("trunk0")
+		for _, p := range ti.Ports {
+			if !has(p.LACP.Actor.State, "defaulted") {
+				return false
+			}
+		}
+		return len(ti.Ports) == 2
+	})
+
+	start := time.Now()
+	o.vsctl("add-bond", "br0", "bond0", "b1", "b2", "lacp=passive", "bond_mode=balance-tcp")
+	var lacpText string
+	netnstest.Eventually(t, 5*time.Second, "both sides distributing within 5 s of the passive OVS bond's creation", func() bool {
+		if !a.distributing(2) {
+			return false
+		}
+		out, err := o.appctl("lacp/show", "bond0")
+		lacpText = out
+		if err != nil {
+			return false
+		}
+		ovs := parseOVSLACPShow(out)
+		for _, m := range []string{"b1", "b2"} {
+			mb := ovs.members[m]
+			if mb == nil || !strings.Contains(mb.status, "current") || !strings.Contains(mb.status, "attached") {
+				return false
+			}
+		}
+		return true
+	})
+	if t.Failed() {
+		t.Logf("ovs-appctl lacp/show bond0:\n%s", lacpText)
+		out, _ := a.try("trunk", "show", "trunk0")
+		t.Logf("swctl trunk show trunk0:\n%s", out)
+	}
+	t.Logf("late passive OVS partner: both sides distributing %v after its bond was created", time.Since(start).Round(10*time.Millisecond))
 }

@@ -81,15 +81,19 @@ func TestIntegrationTrunkTCPDefaultOffloads(t *testing.T) {
 }
 
 // TestIntegrationTrunkTapTCPDefaultOffloads is the same with the trunk's
-// own TAP (no IFF_VNET_HDR) holding the dut's address instead of a
-// bridge: what the far side sends with offloads is finished in software
-// before it is written to the TAP.
+// own TAP (IFF_VNET_HDR, and with --workers 2 two queues, each pumped by
+// its own goroutine) holding the dut's address instead of a bridge.
 func TestIntegrationTrunkTapTCPDefaultOffloads(t *testing.T) {
 	tb := newTestbed(t, 0)
 	far := newFarSide(t, tb, 2)
 	defaultOffloads(t, far.NS, "b1")
+	tb.daemonArgs = []string{"--workers", "2"}
 	tb.start()
 	tb.swctl("trunk", "create", "trunk0", "--proto", "roundrobin", "--port", "a1", "--port", "a2", "--promisc")
+	// One queue per worker, each read by its own goroutine.
+	if out := tb.dut.Run("ls", "/sys/class/net/trunk0/queues"); !strings.Contains(out, "tx-1") || strings.Contains(out, "tx-2") {
+		t.Errorf("trunk0 with --workers 2: expected the TAP's queues tx-0 and tx-1, got %q", out)
+	}
 	tapIP := fmt.Sprintf("10.66.%d.1", tb.subnet)
 	tb.dut.Run("ip", "addr", "add", tapIP+"/24", "dev", "trunk0")
 	netnstest.Eventually(t, 10*time.Second, "far side answers pings across trunk0", func() bool {

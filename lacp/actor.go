@@ -146,7 +146,8 @@ func New(cfg Config, clk clock.Clock, send func(port int, frame []byte), log *sl
 }
 
 // AddPort adds member port id. mac is the port's MAC (the source of its
-// frames); portPriority 0 means DefaultPortPriority. The port gets the
+// frames); portPriority is sent as given, 0 (the highest) included
+// (DefaultPortPriority is the usual one). The port gets the
 // lowest LACP port number not in use. A port whose link is up starts
 // EXPIRED, as in 802.1AX: it asks for fast LACPDUs and goes DEFAULTED if
 // none comes within ShortTimeoutTime.
@@ -155,9 +156,6 @@ func (a *Actor) AddPort(id int, name string, mac [6]byte, portPriority uint16, l
 	defer a.mu.Unlock()
 	if a.find(id) != nil {
 		return fmt.Errorf("lacp: add port %s (id %d): already a member", name, id)
-	}
-	if portPriority == 0 {
-		portPriority = DefaultPortPriority
 	}
 	if a.cfg.SystemMAC == [6]byte{} {
 		a.cfg.SystemMAC = mac
@@ -322,8 +320,8 @@ func (a *Actor) Config() Config {
 	return a.cfg
 }
 
-// SetPortPriority sets port id's LACP port priority (0 means
-// DefaultPortPriority). We have no limit on the number of ports in an
+// SetPortPriority sets port id's LACP port priority, 0 (the highest)
+// included. We have no limit on the number of ports in an
 // aggregator, so the priority only informs the partner.
 func (a *Actor) SetPortPriority(id int, prio uint16) error {
 	a.mu.Lock()
@@ -331,9 +329,6 @@ func (a *Actor) SetPortPriority(id int, prio uint16) error {
 	p := a.find(id)
 	if p == nil {
 		return fmt.Errorf("lacp: set port priority of port id %d: not a member", id)
-	}
-	if prio == 0 {
-		prio = DefaultPortPriority
 	}
 	if p.priority == prio {
 		return nil

@@ -539,6 +539,11 @@ func TestConfigChanges(t *testing.T) {
 				panic(err)
 			}
 		}, func(in PortInfo) bool { return in.PortPriority == 7 }, "port priority 7"},
+		{"port priority 0", func(a *Actor) {
+			if err := a.SetPortPriority(1, 0); err != nil {
+				panic(err)
+			}
+		}, func(in PortInfo) bool { return in.PortPriority == 0 }, "port priority 0, not the default"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 	var last [FrameLen]byte // what we sent last, copied without allocating
 	sends := 0
 	a := New(Config{Timeout: Fast, SystemMAC: sysA}, clk, func(_ int, f []byte) { copy(last[:], f); sends++ }, nil)
-	if err := a.AddPort(1, "eth1", portMAC(sysA, 1), 0, true); err != nil {
+	if err := a.AddPort(1, "eth1", portMAC(sysA, 1), DefaultPortPriority, true); err != nil {
 		t.Fatal(err)
 	}
 	peer := PortInfo{SystemPriority: 1, System: sysX, Key: 7, PortPriority: 1, Port: 3, State: partnerState | StateTimeout}

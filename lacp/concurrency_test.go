@@ -15,7 +15,7 @@ func TestConcurrentUse(t *testing.T) {
 	clk := clock.NewFake()
 	a := New(Config{Timeout: Fast, SystemMAC: sysA}, clk, func(int, []byte) {}, nil)
 	for id := 1; id <= 4; id++ {
-		if err := a.AddPort(id, "eth", portMAC(sysA, id), 0, true); err != nil {
+		if err := a.AddPort(id, "eth", portMAC(sysA, id), DefaultPortPriority, true); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -53,7 +53,7 @@ func TestConcurrentUse(t *testing.T) {
 		if i%2 == 0 {
 			a.RemovePort(5)
 		} else {
-			_ = a.AddPort(5, "eth5", portMAC(sysA, 5), 0, true)
+			_ = a.AddPort(5, "eth5", portMAC(sysA, 5), DefaultPortPriority, true)
 		}
 	})
 	time.Sleep(200 * time.Millisecond)

@@ -72,7 +72,8 @@ func ParseTimeout(s string) (Timeout, error) {
 const (
 	// DefaultSystemPriority is used when Config.SystemPriority is 0.
 	DefaultSystemPriority = 32768
-	// DefaultPortPriority is used when a port priority of 0 is given.
+	// DefaultPortPriority is the usual port priority, what a port gets
+	// unless configured otherwise.
 	DefaultPortPriority = 32768
 	// DefaultKey is used when Config.Key is 0. Every port of one Actor
 	// (one trunk) carries the same key; trunks are told apart by their

@@ -18,7 +18,7 @@ func Example() {
 		fmt.Printf("port %d sends %d bytes to %s\n", port, len(f), frame.Ethernet(f).Destination())
 	}
 	a := lacp.New(lacp.Config{Timeout: lacp.Fast, SystemMAC: [6]byte{2, 0, 0, 0, 0, 1}}, clk, send, nil)
-	if err := a.AddPort(1, "eth1", [6]byte{2, 0, 0, 0, 0, 0x11}, 0, true); err != nil {
+	if err := a.AddPort(1, "eth1", [6]byte{2, 0, 0, 0, 0, 0x11}, lacp.DefaultPortPriority, true); err != nil {
 		fmt.Println(err)
 	}
 	// Member readers call a.Receive(id, frame) for slow-protocols frames,

@@ -73,7 +73,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		a := New(Config{SystemMAC: sysA}, clock.NewFake(), func(int, []byte) {}, nil)
-		if err := a.AddPort(1, "eth1", portMAC(sysA, 1), 0, true); err != nil {
+		if err := a.AddPort(1, "eth1", portMAC(sysA, 1), DefaultPortPriority, true); err != nil {
 			t.Fatal(err)
 		}
 		a.Receive(1, b)

@@ -121,7 +121,7 @@ const partnerState = StateActivity | StateAggregation | StateSynchronization | S
 // addPort adds our port id facing a scripted port of system sys with key.
 func (r *rig) addPort(id int, sys [6]byte, key uint16, state State) {
 	r.t.Helper()
-	if err := r.a.AddPort(id, fmt.Sprintf("eth%d", id), portMAC(sysA, id), 0, true); err != nil {
+	if err := r.a.AddPort(id, fmt.Sprintf("eth%d", id), portMAC(sysA, id), DefaultPortPriority, true); err != nil {
 		r.t.Fatal(err)
 	}
 	r.peer[id] = &peerPort{info: PortInfo{SystemPriority: 32768, System: sys, Key: key,
@@ -268,10 +268,10 @@ func newPair(t *testing.T, cfgA, cfgB Config, n int) *pair {
 		pr.wires[pr.b][i] = &link{to: pr.a, port: i, up: true}
 	}
 	for i := 1; i <= n; i++ {
-		if err := pr.a.AddPort(i, fmt.Sprintf("a%d", i), portMAC(sysA, i), 0, true); err != nil {
+		if err := pr.a.AddPort(i, fmt.Sprintf("a%d", i), portMAC(sysA, i), DefaultPortPriority, true); err != nil {
 			t.Fatal(err)
 		}
-		if err := pr.b.AddPort(i, fmt.Sprintf("b%d", i), portMAC(sysB, i), 0, true); err != nil {
+		if err := pr.b.AddPort(i, fmt.Sprintf("b%d", i), portMAC(sysB, i), DefaultPortPriority, true); err != nil {
 			t.Fatal(err)
 		}
 	}

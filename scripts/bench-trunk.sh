@@ -11,9 +11,18 @@
 # `tc qdisc add dev X root tbf rate 500mbit burst 64kb latency 50ms`.
 # Throughput: iperf3 -P 8 (TCP, 8 flows) for 10 s from A's address to B's,
 # over the single shaped link, then over a roundrobin, a loadbalance and an
-# lacp (fast) trunk, rows interleaved run by run so drift hits all alike;
-# median and min-max of the receiver's rate, ratio to the single link, and
-# the whole machine's CPU from /proc/stat over each run.
+# lacp (fast) trunk, and an Open vSwitch userspace bond between two OVS
+# instances (one in A, one in B) over the same shaped links, balance-tcp
+# with active LACP and balance-slb (other_config:userspace-tso-enable=true,
+# without which OVS carries nothing with default offloads), rows
+# interleaved run by run so drift hits all alike; median and min-max of
+# the receiver's rate, ratio to the single link, the whole machine's CPU
+# from /proc/stat over each run, and the RTT under load: the average of a
+# ping every 100 ms along the same path while iperf3 runs.
+# Unshaped: TCP between the two loadbalance trunks' host interfaces with
+# the links' tbf removed, offloads off (tx, gso on the TAPs) and default,
+# beside a swctl bridge row in the same run (a bridge with a --local TAP
+# on each side, one member each, a1 and b1).
 # Offloads: the hosts' defaults (checksum offload, TSO, GSO) on both trunk0
 # TAPs and both ends of s0: swctl's trunk TAP carries virtio headers, so
 # super-frames cross it whole. OFFLOADS=off turns tx checksumming and GSO
@@ -27,7 +36,9 @@
 #
 # Environment: RUNS (default 3), SECONDS_PER_RUN (default 10), RATE
 # (default 500mbit), LOSS_RUNS (default 5), PROTOS (default
-# "roundrobin loadbalance lacp"), OFFLOADS (default, or off).
+# "roundrobin loadbalance lacp"), OVS_MODES (default "balance-tcp
+# balance-slb"; empty, or Open vSwitch not installed: no OVS rows),
+# UNSHAPED (default 1; 0: no unshaped rows), OFFLOADS (default, or off).
 set -euo pipefail
 
 SWCTL=$(readlink -f "${1:-bin/swctl}")
@@ -36,12 +47,20 @@ DUR=${SECONDS_PER_RUN:-10}
 RATE=${RATE:-500mbit}
 LOSS_RUNS=${LOSS_RUNS:-5}
 PROTOS=${PROTOS:-"roundrobin loadbalance lacp"}
+OVS_MODES=${OVS_MODES-"balance-tcp balance-slb"}
+UNSHAPED=${UNSHAPED:-1}
 OFFLOADS=${OFFLOADS:-default}
 [[ $(id -u) -eq 0 ]] || { echo "bench-trunk: needs root (network namespaces)" >&2; exit 1; }
 for tool in iperf3 ethtool tc ping; do
 	command -v "$tool" >/dev/null || { echo "bench-trunk: needs $tool: make deps" >&2; exit 1; }
 done
 [[ -x "$SWCTL" ]] || { echo "bench-trunk: no swctl binary at $SWCTL: make build" >&2; exit 1; }
+for tool in ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl; do
+	if [[ -n "$OVS_MODES" ]] && ! command -v "$tool" >/dev/null; then
+		echo "bench-trunk: no $tool (make deps installs openvswitch-switch): no OVS rows" >&2
+		OVS_MODES=""
+	fi
+done
 
 tag="t$$"
 A="swbtA$tag"; B="swbtB$tag"
@@ -62,9 +81,23 @@ stop_daemon() { # side
 		daemon_pid[$1]=""
 	fi
 }
+# stop_ovs SIDE: ends that side's ovs-vswitchd and ovsdb-server by their
+# pidfiles.
+stop_ovs() {
+	local d f pid
+	d="$work/ovs$1/run"
+	for f in ovs-vswitchd ovsdb-server; do
+		[[ -s "$d/$f.pid" ]] || continue
+		pid=$(cat "$d/$f.pid")
+		kill "$pid" 2>/dev/null || continue
+		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+		kill -9 "$pid" 2>/dev/null || true
+	done
+}
 cleanup() {
 	set +e
 	[[ -f "$work/iperf3.pid" ]] && kill "$(cat "$work/iperf3.pid")" 2>/dev/null
+	stop_ovs A; stop_ovs B
 	stop_daemon A; stop_daemon B
 	ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null
 	rm -rf "$work"
@@ -113,20 +146,74 @@ start_daemon B
 make_trunks() { # args...
 	sw A trunk create trunk0 --port a1 --port a2 "$@" >/dev/null
 	sw B trunk create trunk0 --port b1 --port b2 "$@" >/dev/null
-	setup_taps
+	setup_taps trunk0 "$OFFLOADS"
 }
+# setup_taps DEV OFFLOADS: address the host interface DEV on both sides
+# (trunk0, bridge0 or OVS's br0), offloads off or as the host has them,
+# and pin the neighbours.
 setup_taps() {
-	local side ns ip
+	local dev=$1 offloads=$2 side ns ip
 	for side in A B; do
 		ns=$(ns_of $side); ip=$IP_T_A; [[ $side == B ]] && ip=$IP_T_B
-		for _ in $(seq 100); do nsx "$ns" ip link show trunk0 >/dev/null 2>&1 && break; sleep 0.05; done
-		nsx "$ns" ip addr add "$ip/24" dev trunk0
-		if [[ $OFFLOADS == off ]]; then nsx "$ns" ethtool -K trunk0 tx off gso off >/dev/null 2>&1; fi
+		for _ in $(seq 100); do nsx "$ns" ip link show "$dev" >/dev/null 2>&1 && break; sleep 0.05; done
+		nsx "$ns" ip addr add "$ip/24" dev "$dev"
+		nsx "$ns" ip link set "$dev" up
+		if [[ $offloads == off ]]; then nsx "$ns" ethtool -K "$dev" tx off gso off >/dev/null 2>&1; fi
 	done
-	nsx "$A" ip neigh replace $IP_T_B lladdr "$(nsx "$B" cat /sys/class/net/trunk0/address)" nud permanent dev trunk0
-	nsx "$B" ip neigh replace $IP_T_A lladdr "$(nsx "$A" cat /sys/class/net/trunk0/address)" nud permanent dev trunk0
+	nsx "$A" ip neigh replace $IP_T_B lladdr "$(nsx "$B" cat /sys/class/net/"$dev"/address)" nud permanent dev "$dev"
+	nsx "$B" ip neigh replace $IP_T_A lladdr "$(nsx "$A" cat /sys/class/net/"$dev"/address)" nud permanent dev "$dev"
 }
+# ports SIDE: that side's two link ends.
+ports() { if [[ $1 == A ]]; then echo "a1 a2"; else echo "b1 b2"; fi; }
+
+# Open vSwitch rows: a private OVS (ovsdb-server and ovs-vswitchd with the
+# userspace datapath, files under $work/ovsSIDE) in each namespace, as
+# integration/ovs_linux_test.go runs it; a row makes br0 with a bond of
+# the side's two links, and takes it away again.
+ovsx() { # side cmd...: run cmd in the side's namespace with OVS's private directories
+	local side=$1 d="$work/ovs$1"; shift
+	nsx "$(ns_of "$side")" env OVS_RUNDIR="$d/run" OVS_DBDIR="$d/db" OVS_LOGDIR="$d/log" OVS_SYSCONFDIR="$d/etc" "$@"
+}
+vsctl() { local side=$1; shift; ovsx "$side" ovs-vsctl --db="unix:$work/ovs$side/run/db.sock" --timeout=20 "$@"; }
+start_ovs() { # side
+	local side=$1 d="$work/ovs$1" schema=${OVS_PKGDATADIR:-/usr/share/openvswitch}/vswitch.ovsschema
+	mkdir -p "$d/run" "$d/db" "$d/log" "$d/etc"
+	ovsx "$side" ovsdb-tool create "$d/db/conf.db" "$schema"
+	ovsx "$side" ovsdb-server "$d/db/conf.db" --remote="punix:$d/run/db.sock" --pidfile="$d/run/ovsdb-server.pid" \
+		--unixctl="$d/run/ovsdb-server.ctl" --log-file="$d/log/ovsdb-server.log" -vconsole:off --detach --no-chdir 2>>"$d/log/start.err"
+	vsctl "$side" --no-wait init
+	# Read when ovs-vswitchd starts.
+	vsctl "$side" --no-wait set Open_vSwitch . other_config:userspace-tso-enable=true
+	ovsx "$side" ovs-vswitchd "unix:$d/run/db.sock" --pidfile="$d/run/ovs-vswitchd.pid" --unixctl="$d/run/ovs-vswitchd.ctl" \
+		--log-file="$d/log/ovs-vswitchd.log" -vconsole:off --detach --no-chdir 2>>"$d/log/start.err"
+}
+make_ovs_bonds() { # bond_mode
+	local side bond=(bond_mode="$1")
+	[[ $1 == balance-tcp ]] && bond+=(lacp=active other_config:lacp-time=fast)
+	for side in A B; do
+		vsctl "$side" add-br br0 -- set bridge br0 datapath_type=netdev
+		# shellcheck disable=SC2046 # the two port names
+		vsctl "$side" add-bond br0 bond0 $(ports "$side") "${bond[@]}"
+	done
+	setup_taps br0 "$OFFLOADS"
+}
+destroy_ovs_bonds() { vsctl A del-br br0; vsctl B del-br br0; }
+
+# Unshaped rows: the links without tbf, then shaped again.
+unshape() { local side p; for side in A B; do for p in $(ports $side); do nsx "$(ns_of $side)" tc qdisc del dev "$p" root 2>/dev/null || true; done; done; }
+reshape() { local side p; for side in A B; do for p in $(ports $side); do shape "$(ns_of $side)" "$p"; done; done; }
+make_bridges() { # a swctl bridge with a local TAP on each side, a1 and b1 its members
+	sw A bridge create bridge0 --local >/dev/null; sw A bridge add bridge0 a1 >/dev/null
+	sw B bridge create bridge0 --local >/dev/null; sw B bridge add bridge0 b1 >/dev/null
+	setup_taps bridge0 default
+}
+destroy_bridges() { sw A bridge destroy bridge0 >/dev/null; sw B bridge destroy bridge0 >/dev/null; }
 destroy_trunks() { sw A trunk destroy trunk0 >/dev/null; sw B trunk destroy trunk0 >/dev/null; }
+# drops SIDE: that side's trunk0 ports' transmit drops, summed: the ports'
+# own (TX-DROP), and their backlogs' (Q-OVERFLOW, Q-STALE).
+drops() {
+	sw "$1" trunk show trunk0 | awk '$1 ~ /^[ab][0-9]+$/ && NF == 15 { d += $10; o += $14; s += $15 } END { printf "tx-drop %d, backlog overflow %d, stale %d", d, o, s }'
+}
 # count_flag SIDE WORD: how many trunk0 ports show WORD in their FLAGS column.
 count_flags() {
 	sw "$1" trunk show trunk0 | awk -v w="$2" '$1 ~ /^[ab][0-9]+$/ { n = split($4, f, ","); for (i = 1; i <= n; i++) if (f[i] == w) { c++; break } } END { print c + 0 }'
@@ -142,18 +229,28 @@ wait_for() { # seconds cmd...: poll every 20 ms
 reachable() { nsx "$A" ping -c 1 -W 1 "$1" >/dev/null 2>&1; }
 
 cpu() { head -1 /proc/stat; }
-# iperf DST -> "mbps user% sys% softirq% irq%"
+# iperf DST -> "mbps user% sys% softirq% irq% rtt-ms": the RTT is the
+# average of a ping every 100 ms to DST while iperf3 runs (-1: none
+# answered).
 iperf() {
-	local c0 c1 out mbps
+	local c0 c1 out mbps pp rtt
 	c0=$(cpu)
-	out=$(nsx "$A" iperf3 -c "$1" -P 8 -t "$DUR" -f m 2>&1) || { echo "bench-trunk: iperf3 to $1 failed: $out" >&2; echo "0 0 0 0 0"; return; }
+	nsx "$A" ping -q -i 0.1 -w "$DUR" "$1" >"$work/rtt" 2>&1 & pp=$!
+	out=$(nsx "$A" iperf3 -c "$1" -P 8 -t "$DUR" -f m 2>&1) || { echo "bench-trunk: iperf3 to $1 failed: $out" >&2; wait $pp || true; echo "0 0 0 0 0 -1"; return; }
 	c1=$(cpu)
+	wait $pp || true
+	rtt=$(awk -F/ '/^rtt|^round-trip/ { print $5 + 0; f = 1 } END { if (!f) print -1 }' "$work/rtt")
 	mbps=$(awk '/\[SUM\]/ && / receiver$/ { v = $(NF - 2) } END { print v + 0 }' <<<"$out")
-	awk -v m="$mbps" -v a="$c0" -v b="$c1" 'BEGIN {
+	awk -v m="$mbps" -v a="$c0" -v b="$c1" -v r="$rtt" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); tot = 0
 		for (i = 2; i <= 11; i++) { dd[i] = y[i] - x[i]; tot += dd[i] }
-		printf "%s %.1f %.1f %.1f %.1f\n", m, 100*dd[2]/tot, 100*dd[4]/tot, 100*dd[8]/tot, 100*dd[7]/tot
+		printf "%s %.1f %.1f %.1f %.1f %s\n", m, 100*dd[2]/tot, 100*dd[4]/tot, 100*dd[8]/tot, 100*dd[7]/tot, r
 	}'
+}
+# row KEY DST: one iperf row, recorded and shown.
+row() {
+	echo "$1 $(iperf "$2")" >>"$work/tput"
+	printf '  run %d %-16s %s\n' "$run" "$1" "$(tail -1 "$work/tput" | cut -d' ' -f2-)" >&2
 }
 nsx "$B" iperf3 -s -D --pidfile "$work/iperf3.pid" >/dev/null
 for _ in $(seq 100); do [[ -s "$work/iperf3.pid" ]] && break; sleep 0.05; done
@@ -162,10 +259,10 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$work/tput"
 if [[ $OFFLOADS == off ]]; then offloads_said="offloads off (tx, gso) on the TAPs and s0"; else offloads_said="the hosts' default offloads"; fi
 echo "bench-trunk: $RUNS runs of ${DUR}s per row (iperf3 -P 8), links shaped to $RATE (tbf, both ends); $offloads_said" >&2
+if [[ -n "$OVS_MODES" ]]; then start_ovs A; start_ovs B; fi
 for run in $(seq "$RUNS"); do
 	wait_for 5 reachable $IP_S_B || { echo "bench-trunk: single link does not answer" >&2; exit 1; }
-	echo "single $(iperf $IP_S_B)" >>"$work/tput"
-	printf '  run %d %-12s %s\n' "$run" single "$(tail -1 "$work/tput" | cut -d' ' -f2-)" >&2
+	row single $IP_S_B
 	for proto in $PROTOS; do
 		args=(--proto "$proto")
 		[[ $proto == lacp ]] && args+=(--lacp-timeout fast)
@@ -174,10 +271,32 @@ for run in $(seq "$RUNS"); do
 			wait_for 15 distributing_both || { echo "bench-trunk: LACP did not reach distributing" >&2; sw A trunk show >&2; exit 1; }
 		fi
 		wait_for 10 reachable $IP_T_B || { echo "bench-trunk: trunk0 ($proto) does not answer" >&2; exit 1; }
-		echo "$proto $(iperf $IP_T_B)" >>"$work/tput"
-		printf '  run %d %-12s %s\n' "$run" "$proto" "$(tail -1 "$work/tput" | cut -d' ' -f2-)" >&2
+		row "$proto" $IP_T_B
+		echo "      A: $(drops A); B: $(drops B)" >&2
 		destroy_trunks
 	done
+	for mode in $OVS_MODES; do
+		make_ovs_bonds "$mode"
+		wait_for 15 reachable $IP_T_B || { echo "bench-trunk: OVS br0 ($mode) does not answer" >&2; vsctl A show >&2; exit 1; }
+		row "ovs-$mode" $IP_T_B
+		destroy_ovs_bonds
+	done
+	if [[ $UNSHAPED == 1 ]]; then
+		unshape
+		for off in off default; do
+			sw A trunk create trunk0 --port a1 --port a2 --proto loadbalance >/dev/null
+			sw B trunk create trunk0 --port b1 --port b2 --proto loadbalance >/dev/null
+			setup_taps trunk0 $off
+			wait_for 10 reachable $IP_T_B || { echo "bench-trunk: unshaped trunk0 does not answer" >&2; exit 1; }
+			row "unshaped-lb-$off" $IP_T_B
+			destroy_trunks
+		done
+		make_bridges
+		wait_for 10 reachable $IP_T_B || { echo "bench-trunk: bridge0 does not answer" >&2; exit 1; }
+		row unshaped-bridge $IP_T_B
+		destroy_bridges
+		reshape
+	fi
 done
 
 # Failover: lost replies of a 1 ms ping across the active link going down
@@ -230,24 +349,39 @@ else
 fi
 echo "Load average (1, 5, 15 min) at the start: $load0; at the end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews every row)"
 echo "CPU: whole machine over the run ($((100 / $(nproc)))% = one core busy); interrupts = irq + softirq (veth: softirq only)"
-awk -v runs="$RUNS" -v lruns="$LOSS_RUNS" -v protos="$PROTOS" -v ncpu="$(nproc)" '
+echo "RTT under load: average of a ping every 100 ms along the row's path while iperf3 runs; OVS rows: two Open vSwitch userspace bonds (netdev datapath, userspace-tso-enable=true) over the same shaped links"
+ovs_keys=""; for mode in $OVS_MODES; do ovs_keys+=" ovs-$mode"; done
+awk -v runs="$RUNS" -v lruns="$LOSS_RUNS" -v protos="$PROTOS" -v ovs="$ovs_keys" -v ncpu="$(nproc)" '
 function median(key,   i, j, t, m, a) {
 	m = n[key]; for (i = 1; i <= m; i++) a[i] = v[key, i]
 	for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 	lo[key] = a[1]; hi[key] = a[m]
 	return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
 }
-FILENAME ~ /tput$/ { k = $1; n[k]++; v[k, n[k]] = $2; u[k] += $3; sy[k] += $4; si[k] += $5; ir[k] += $6; next }
+FILENAME ~ /tput$/ { k = $1; n[k]++; v[k, n[k]] = $2; u[k] += $3; sy[k] += $4; si[k] += $5; ir[k] += $6; n[k "/rtt"]++; v[k "/rtt", n[k "/rtt"]] = $7; next }
 { k = $1; n[k]++; v[k, n[k]] = $2 }
+function label(k) {
+	if (k == "single") return "single shaped link"
+	if (k ~ /^ovs-/) return "OVS bond " substr(k, 5) (k == "ovs-balance-tcp" ? " lacp" : "")
+	if (k == "unshaped-lb-off") return "unshaped lb, offloads off"
+	if (k == "unshaped-lb-default") return "unshaped lb, offloads on"
+	if (k == "unshaped-bridge") return "unshaped swctl bridge"
+	return "swctl " k (k == "lacp" ? " (fast)" : "") " trunk"
+}
+function row(k, base,   m, r) {
+	if (!(k in n)) return
+	m = median(k); r = median(k "/rtt")
+	printf "%-28s %10.0f %8.0f-%-8.0f %6.2fx %6.1f %6.1f %9.1f %6.1f %8s\n", label(k), m, lo[k], hi[k], (base > 0 ? m / base : 0), u[k]/n[k], sy[k]/n[k], si[k]/n[k], ir[k]/n[k], (r < 0 ? "-" : sprintf("%.1f", r))
+}
 END {
-	printf "%-26s %10s %17s %7s %6s %6s %9s %6s\n", "row", "Mb/s", "min-max", "ratio", "user%", "sys%", "softirq%", "irq%"
+	printf "%-28s %10s %17s %7s %6s %6s %9s %6s %8s\n", "row", "Mb/s", "min-max", "ratio", "user%", "sys%", "softirq%", "irq%", "RTT ms"
 	single = median("single")
-	np = split("single " protos, rows, " ")
-	for (r = 1; r <= np; r++) {
-		k = rows[r]; if (!(k in n)) continue
-		m = median(k)
-		label = (k == "single") ? "single shaped link" : "swctl " k (k == "lacp" ? " (fast)" : "") " trunk"
-		printf "%-26s %10.0f %8.0f-%-8.0f %6.2fx %6.1f %6.1f %9.1f %6.1f\n", label, m, lo[k], hi[k], (single > 0 ? m / single : 0), u[k]/n[k], sy[k]/n[k], si[k]/n[k], ir[k]/n[k]
+	np = split("single " protos " " ovs, rows, " ")
+	for (r = 1; r <= np; r++) row(rows[r], single)
+	if ("unshaped-bridge" in n) {
+		printf "%-28s (ratio to the unshaped swctl bridge row)\n", "unshaped links:"
+		bridge = median("unshaped-bridge")
+		row("unshaped-bridge", bridge); row("unshaped-lb-off", bridge); row("unshaped-lb-default", bridge)
 	}
 	printf "%-26s %10s %17s\n", "", "median", "min-max"
 	if ("down" in n) { m = median("down"); printf "%-26s %10d %8d-%-8d frames lost, ping every 1 ms, %d runs\n", "failover: active link down", m, lo["down"], hi["down"], n["down"] }

@@ -60,7 +60,11 @@
 // groups the frames per member and calls each member's WriteBatch once
 // per batch; the members copy what they keep. It is safe for concurrent
 // use and allocation-free: scratch slots are preallocated, each with its
-// own lock.
+// own lock. A member whose port says what its TX ring takes now (TxRoom)
+// has a transmit backlog (package txq, bounded by Options.TxQueueBytes
+// and TxQueueDelay): the frames its ring has no room for wait there, as
+// in a qdisc, and a flusher goroutine offers them to the ring as it
+// drains (backlog.go).
 //
 // # Offloads
 //

@@ -62,11 +62,7 @@ func (p *lacpProto) sync() {
 }
 
 func (p *lacpProto) PortAdded(m *Member) {
-	prio := m.LACPPortPriority()
-	if prio == 0 {
-		prio = lacp.DefaultPortPriority
-	}
-	if err := p.actor.AddPort(m.ID(), m.Name(), frame.MACOf(m.HardwareAddr()), prio, m.Link() == platform.LinkUp); err != nil {
+	if err := p.actor.AddPort(m.ID(), m.Name(), frame.MACOf(m.HardwareAddr()), m.LACPPortPriority(), m.Link() == platform.LinkUp); err != nil {
 		p.ctl.Logger().Warn("lacp: add port", "port", m.Name(), "err", err)
 	}
 	p.sync()
@@ -90,6 +86,16 @@ func (p *lacpProto) Tick(time.Time) {
 func (p *lacpProto) Input(m *Member, f []byte) {
 	p.actor.Receive(m.ID(), f)
 	p.sync()
+}
+
+// setLACPPortPriority implements lacpPortPrioritySetter: the actor
+// advertises m's new priority at once.
+func (p *lacpProto) setLACPPortPriority(m *Member) error {
+	if err := p.actor.SetPortPriority(m.ID(), m.LACPPortPriority()); err != nil {
+		return err
+	}
+	p.sync()
+	return nil
 }
 
 // PortDetail implements PortDetailer: the member's actor and partner.

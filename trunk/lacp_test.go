@@ -1,6 +1,7 @@
 package trunk
 
 import (
+	"errors"
 	"net"
 	"testing"
 	"time"
@@ -85,4 +86,78 @@ func hasFlag(flags []string, f string) bool {
 		}
 	}
 	return false
+}
+
+// refusingProto is fakeProto that refuses every LACP port priority change.
+type refusingProto struct{ fakeProto }
+
+func (*refusingProto) setLACPPortPriority(*Member) error { return errors.New("refused") }
+
+// TestLACPPortPriority checks what LACP port priority a member
+// advertises: the default for a zero PortConfig, 0 when 0 is given as
+// exact, and a new one at once when SetLACPPortPriority changes it in
+// place; a refusal leaves the old one.
+func TestLACPPortPriority(t *testing.T) {
+	advertised := func(fx *fixture, name string) (uint16, uint16) {
+		t.Helper()
+		for _, p := range fx.tr.Ports() {
+			if p.Name == name {
+				st, ok := p.Detail.(lacp.PortState)
+				if !ok {
+					t.Fatalf("%s: expected an LACP port state, got %T", name, p.Detail)
+				}
+				return p.LACPPortPriority, st.Actor.PortPriority
+			}
+		}
+		t.Fatalf("%s: not a port", name)
+		return 0, 0
+	}
+	fx := newFixture(t, ProtoLACP, PortConfig{}, PortConfig{ExactLACPPortPriority: true}, PortConfig{LACPPortPriority: 7})
+	for _, c := range []struct {
+		port string
+		want uint16
+	}{{"eth0", DefaultLACPPortPriority}, {"eth1", 0}, {"eth2", 7}} {
+		if cfg, adv := advertised(fx, c.port); cfg != c.want || adv != c.want {
+			t.Errorf("%s added: expected LACP port priority %d configured and advertised, got %d and %d", c.port, c.want, cfg, adv)
+		}
+	}
+	for _, prio := range []uint16{0, 100, DefaultLACPPortPriority} {
+		if err := fx.tr.SetLACPPortPriority("eth0", prio); err != nil {
+			t.Fatalf("SetLACPPortPriority(eth0, %d): %v", prio, err)
+		}
+		if cfg, adv := advertised(fx, "eth0"); cfg != prio || adv != prio {
+			t.Errorf("eth0 set to %d: expected it configured and advertised, got %d and %d", prio, cfg, adv)
+		}
+	}
+	if err := fx.tr.SetLACPPortPriority("eth9", 1); err == nil || err.Error() != "trunk0: set LACP port priority of eth9: not a port" {
+		t.Errorf("SetLACPPortPriority(eth9): expected a not-a-port error, got %v", err)
+	}
+
+	// Under a protocol that refuses, the member keeps its priority.
+	if err := fx.tr.SetProtocol(&refusingProto{}); err != nil {
+		t.Fatal(err)
+	}
+	err := fx.tr.SetLACPPortPriority("eth2", 1)
+	if err == nil || err.Error() != "trunk0: set LACP port priority of eth2: refused" {
+		t.Errorf("refused change: expected \"trunk0: set LACP port priority of eth2: refused\", got %v", err)
+	}
+	for _, p := range fx.tr.Ports() {
+		if p.Name == "eth2" && p.LACPPortPriority != 7 {
+			t.Errorf("refused change: expected eth2 to keep LACP port priority 7, got %d", p.LACPPortPriority)
+		}
+	}
+
+	// Under another protocol the priority is kept for when LACP runs.
+	if err := fx.tr.SetProtocol(builtin(t, ProtoLoadBalance)); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.tr.SetLACPPortPriority("eth2", 0); err != nil {
+		t.Fatalf("SetLACPPortPriority under loadbalance: %v", err)
+	}
+	if err := fx.tr.SetProtocol(NewLACP(lacp.Config{})); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, adv := advertised(fx, "eth2"); cfg != 0 || adv != 0 {
+		t.Errorf("eth2 set to 0 under loadbalance, then LACP: expected 0 configured and advertised, got %d and %d", cfg, adv)
+	}
 }

@@ -19,8 +19,11 @@ type PortConfig struct {
 	// ties go to the member added first.
 	Priority int
 	// LACPPortPriority is the LACP port priority (lower wins); 0 means
-	// DefaultLACPPortPriority.
+	// DefaultLACPPortPriority unless ExactLACPPortPriority is set.
 	LACPPortPriority uint16
+	// ExactLACPPortPriority makes LACPPortPriority count as given, 0 (the
+	// highest priority) included: for a caller that always has one.
+	ExactLACPPortPriority bool
 }
 
 // readerState is where a member's reader goroutine is; see Member.mu.
@@ -62,6 +65,9 @@ type Member struct {
 	collecting, distributing atomic.Bool
 	// gone is set when the member leaves the trunk. Atomic.
 	gone atomic.Bool
+	// tx is the member's transmit backlog, nil when its port cannot say
+	// what its ring takes; set before the member is published.
+	tx *memberTx
 	// rxRefused counts frames received while not collecting; rxControl
 	// counts slow-protocol frames handed to the protocol. Atomic.
 	rxRefused, rxControl atomic.Uint64
@@ -111,7 +117,7 @@ type rxBatch struct {
 
 // newMember returns a member for p with ID id, its reader not started.
 func newMember(p platform.Port, id int, cfg PortConfig) *Member {
-	if cfg.LACPPortPriority == 0 {
+	if cfg.LACPPortPriority == 0 && !cfg.ExactLACPPortPriority {
 		cfg.LACPPortPriority = DefaultLACPPortPriority
 	}
 	m := &Member{name: p.Name(), port: p, id: id, cfg: cfg, stop: make(chan struct{}), done: make(chan struct{}), state: stateBusy}

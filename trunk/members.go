@@ -34,6 +34,7 @@ func (tr *Trunk) AddPort(p platform.Port, cfg PortConfig) error {
 	id := (^tr.ids).First()
 	tr.ids = tr.ids.With(id)
 	m := newMember(p, id, cfg)
+	m.tx = newMemberTx(p, tr.txqBytes, tr.txqDelay)
 	tr.members = append(slices.Clip(tr.members), m)
 	if tr.mac.Load() == nil {
 		if hw := p.HardwareAddr(); len(hw) == 6 {
@@ -126,7 +127,7 @@ func (tr *Trunk) Ports() []PortInfo {
 		pi := PortInfo{
 			Name: m.name, Link: m.Link(), Priority: m.cfg.Priority, LACPPortPriority: m.cfg.LACPPortPriority,
 			Counters: m.port.Counters(), RxRefused: m.rxRefused.Load(), RxControl: m.rxControl.Load(),
-			Flags: []string{},
+			Flags: []string{}, TxQueue: m.tx.info(),
 		}
 		if m == t.primary {
 			pi.Flags = append(pi.Flags, "master")

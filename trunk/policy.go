@@ -77,14 +77,24 @@ func (tr *Trunk) SetPolicy(p Policy) error {
 	return nil
 }
 
-// SetPortPriority changes member name's failover priority in place: the
-// protocol sees it at once (failover may move to it, or away from it).
-func (tr *Trunk) SetPortPriority(name string, priority int) error {
+// lockMember locks mu and returns member name; if there is none (or the
+// trunk is closed) it leaves mu unlocked and says so, naming what.
+func (tr *Trunk) lockMember(name, what string) (*Member, error) {
 	tr.mu.Lock()
 	m := tr.findLocked(name)
 	if m == nil || tr.isClosed {
 		tr.mu.Unlock()
-		return fmt.Errorf("%s: set priority of %s: not a port", tr.name, name)
+		return nil, fmt.Errorf("%s: %s of %s: not a port", tr.name, what, name)
+	}
+	return m, nil
+}
+
+// SetPortPriority changes member name's failover priority in place: the
+// protocol sees it at once (failover may move to it, or away from it).
+func (tr *Trunk) SetPortPriority(name string, priority int) error {
+	m, err := tr.lockMember(name, "set priority")
+	if err != nil {
+		return err
 	}
 	old := m.cfg.Priority
 	m.cfg.Priority = priority
@@ -93,6 +103,39 @@ func (tr *Trunk) SetPortPriority(name string, priority int) error {
 	tr.mu.Unlock()
 	if old != priority {
 		tr.log.Info("port priority changed", "port", name, "priority", priority)
+	}
+	tr.notify()
+	return nil
+}
+
+// lacpPortPrioritySetter is a protocol that uses the members' LACP port
+// priority: it is told when one changes, and may refuse.
+type lacpPortPrioritySetter interface {
+	setLACPPortPriority(m *Member) error
+}
+
+// SetLACPPortPriority changes member name's LACP port priority in place,
+// 0 (the highest) included: an LACP trunk advertises it at once; another
+// protocol keeps it for when LACP runs. If the protocol refuses it, the
+// member keeps the one it had.
+func (tr *Trunk) SetLACPPortPriority(name string, priority uint16) error {
+	m, err := tr.lockMember(name, "set LACP port priority")
+	if err != nil {
+		return err
+	}
+	old := m.cfg
+	m.cfg.LACPPortPriority, m.cfg.ExactLACPPortPriority = priority, true
+	if s, ok := tr.proto.(lacpPortPrioritySetter); ok {
+		if err := s.setLACPPortPriority(m); err != nil {
+			m.cfg = old
+			tr.mu.Unlock()
+			return fmt.Errorf("%s: set LACP port priority of %s: %w", tr.name, name, err)
+		}
+	}
+	tr.publishLocked()
+	tr.mu.Unlock()
+	if old.LACPPortPriority != priority {
+		tr.log.Info("LACP port priority changed", "port", name, "lacp_port_priority", priority)
 	}
 	tr.notify()
 	return nil

@@ -59,6 +59,15 @@ type Options struct {
 	// min-links, preemption); the zero Policy uses every link at once,
 	// needs one, and preempts.
 	Policy Policy
+	// TxQueueBytes bounds each member's transmit backlog (see
+	// backlog.go): the frames its TX ring has no room for wait there
+	// instead of being dropped. 0 means DefaultTxQueueBytes; negative
+	// means no backlog. Only members whose port says what its ring takes
+	// (an AF_PACKET port with a TX ring) have one.
+	TxQueueBytes int
+	// TxQueueDelay is how long a frame may wait in a backlog before it
+	// is dropped; 0 means DefaultTxQueueDelay.
+	TxQueueDelay time.Duration
 	// OnActiveChange, if set, is called with the new value of Active each
 	// time it changes (the daemon sets the TAP's carrier from it). Calls
 	// are serialised, never made with the trunk's lock held, and may call
@@ -88,6 +97,8 @@ type PortInfo struct {
 	RxControl uint64
 	// Detail is the protocol's PortDetail (LACP actor and partner), or nil.
 	Detail any
+	// TxQueue describes its transmit backlog.
+	TxQueue TxQueueInfo
 }
 
 // Stats are the trunk's own counters since New.
@@ -111,6 +122,11 @@ type Stats struct {
 	// (full ring, link down), for protocols that send a frame by one
 	// member; for broadcast the members' own counters tell.
 	TxMemberDropped uint64
+	// TxQueueOverflow counts frames dropped because a member's backlog
+	// held its byte limit, and TxQueueStale frames a backlog dropped
+	// because they waited longer than its delay limit (those counted in
+	// TxPackets when they were queued).
+	TxQueueOverflow, TxQueueStale uint64
 	// SoftOffload counts frames whose offload (a partial checksum, a
 	// super-frame) the trunk did in software: received frames ReadBatch
 	// returned plain, frames sent by a member without offloads.
@@ -193,6 +209,16 @@ type Trunk struct {
 	// softOffload and offloadDropped are the Stats counters of the same
 	// names. Atomic.
 	softOffload, offloadDropped atomic.Uint64
+	// txqOverflow and txqStale are the Stats counters TxQueueOverflow
+	// and TxQueueStale. Atomic.
+	txqOverflow, txqStale atomic.Uint64
+	// txqBytes and txqDelay are Options.TxQueueBytes and TxQueueDelay,
+	// defaults applied; immutable.
+	txqBytes int
+	txqDelay time.Duration
+	// flushKick wakes the flusher (capacity 1) when a backlog was given
+	// frames; flushDone is closed when the flusher has returned.
+	flushKick, flushDone chan struct{}
 	// offloadLogged is set once a frame dropped for its offload has been
 	// logged. Atomic.
 	offloadLogged atomic.Bool
@@ -284,6 +310,12 @@ func New(name string, opts Options) (*Trunk, error) {
 	if opts.TickInterval == 0 {
 		opts.TickInterval = DefaultTickInterval
 	}
+	if opts.TxQueueBytes == 0 {
+		opts.TxQueueBytes = DefaultTxQueueBytes
+	}
+	if opts.TxQueueDelay <= 0 {
+		opts.TxQueueDelay = DefaultTxQueueDelay
+	}
 	tr := &Trunk{
 		name:     name,
 		clock:    opts.Clock,
@@ -297,6 +329,8 @@ func New(name string, opts Options) (*Trunk, error) {
 		hash:     opts.Hash,
 		policy:   opts.Policy,
 		tickDone: make(chan struct{}),
+		txqBytes: opts.TxQueueBytes, txqDelay: opts.TxQueueDelay,
+		flushKick: make(chan struct{}, 1), flushDone: make(chan struct{}),
 	}
 	tr.minActive.Store(int32(opts.Policy.minActive()))
 	if opts.MAC != nil {
@@ -307,6 +341,7 @@ func New(name string, opts Options) (*Trunk, error) {
 	tr.attachLocked(p)
 	tr.publishLocked()
 	tr.mu.Unlock()
+	go tr.flusher()
 	if opts.TickInterval > 0 {
 		go tr.ticker(opts.TickInterval)
 	} else {
@@ -384,7 +419,8 @@ func (tr *Trunk) Stats() Stats {
 		TxPackets: tr.txPackets.Load(), TxBytes: tr.txBytes.Load(),
 		TxNoPort: tr.txNoPort.Load(), TxInvalid: tr.txInvalid.Load(),
 		TxMemberDropped: tr.txMem.Load(),
-		SoftOffload:     tr.softOffload.Load(), OffloadDropped: tr.offloadDropped.Load(),
+		TxQueueOverflow: tr.txqOverflow.Load(), TxQueueStale: tr.txqStale.Load(),
+		SoftOffload: tr.softOffload.Load(), OffloadDropped: tr.offloadDropped.Load(),
 	}
 }
 
@@ -405,14 +441,15 @@ func (tr *Trunk) noteOffloadDropped(port string, o platform.Offload, err error) 
 
 // Counters implements platform.Port: the trunk's own counters (members
 // have theirs, see Ports). RxDropped is Stats.RxRefused; TxDropped is
-// TxNoPort + TxInvalid + TxMemberDropped.
+// TxNoPort + TxInvalid + TxMemberDropped + TxQueueOverflow +
+// TxQueueStale.
 func (tr *Trunk) Counters() platform.Counters {
 	s := tr.Stats()
 	return platform.Counters{
 		RxPackets: s.RxPackets, RxBytes: s.RxBytes,
 		TxPackets: s.TxPackets, TxBytes: s.TxBytes,
 		RxDropped: s.RxRefused,
-		TxDropped: s.TxNoPort + s.TxInvalid + s.TxMemberDropped,
+		TxDropped: s.TxNoPort + s.TxInvalid + s.TxMemberDropped + s.TxQueueOverflow + s.TxQueueStale,
 	}
 }
 
@@ -506,6 +543,7 @@ func (tr *Trunk) Close() error {
 	tr.mu.Unlock()
 
 	<-tr.tickDone
+	<-tr.flushDone
 	for _, m := range members {
 		m.release()
 	}

@@ -1,6 +1,8 @@
 package trunk
 
 import (
+	"time"
+
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 )
@@ -12,7 +14,10 @@ import (
 // member that carries offloads gets them with the frames; for any other
 // member the trunk finishes the checksum and cuts a super-frame into
 // segments in software first (platform.Egress), and a frame it cannot
-// finish is dropped (Stats.OffloadDropped). Frames shorter than a header
+// finish is dropped (Stats.OffloadDropped). A member with a transmit
+// backlog keeps the frames its ring has no room for (backlog.go); what
+// the backlog has no room for is dropped (Stats.TxQueueOverflow). Frames
+// shorter than a header
 // or over the trunk's MTU (a super-frame by its segments) are dropped
 // (TxInvalid), and so is everything when no member is distributing
 // (TxNoPort). It never blocks and copies nothing itself: the members copy
@@ -76,7 +81,8 @@ func (tr *Trunk) writeBatch(frames [][]byte, offs []platform.Offload) (int, erro
 			}
 		}
 	}
-	var lost, lostBytes uint64
+	var lost, lostBytes, overflow uint64
+	var now time.Time
 	for u := s.used; u != 0; u &= u - 1 {
 		id := u.First()
 		out := s.out[id]
@@ -85,9 +91,17 @@ func (tr *Trunk) writeBatch(frames [][]byte, offs []platform.Offload) (int, erro
 		if withOffs {
 			offs = s.offs[id]
 		}
-		l, lbytes := tr.send(s, m, platform.Batch{Frames: out, Offs: offs})
-		lost += l
-		lostBytes += lbytes
+		b := platform.Batch{Frames: out, Offs: offs}
+		var l, lbytes, of uint64
+		if m.tx == nil {
+			l, lbytes = tr.egress(&s.eg, m, b)
+		} else {
+			if now.IsZero() {
+				now = tr.clock.Now()
+			}
+			l, lbytes, of = tr.sendBacklogged(m.tx, m, b, now)
+		}
+		lost, lostBytes, overflow = lost+l, lostBytes+lbytes, overflow+of
 		clear(out)
 		s.out[id] = out[:0]
 		s.offs[id] = s.offs[id][:0]
@@ -98,10 +112,11 @@ func (tr *Trunk) writeBatch(frames [][]byte, offs []platform.Offload) (int, erro
 		tr.txInvalid.Add(invalid)
 	}
 	if t.dist == DistributeBroadcast && single < 0 {
-		lost, lostBytes = 0, 0
+		lost, lostBytes, overflow = 0, 0, 0
 	}
-	if lost > 0 {
-		tr.txMem.Add(lost)
+	if lost > overflow {
+		// A backlog's overflow is counted by its reason (account).
+		tr.txMem.Add(lost - overflow)
 	}
 	sent := handed - lost
 	tr.txPackets.Add(sent)
@@ -131,11 +146,11 @@ func (tr *Trunk) slot() *txSlot {
 	return s
 }
 
-// send writes b to member m through s's Egress (offloads finished in
-// software for a member that carries none), and returns how many of b's
-// frames m did not take and an estimate of their bytes.
-func (tr *Trunk) send(s *txSlot, m *Member, b platform.Batch) (lost, lostBytes uint64) {
-	st := s.eg.Send(m.port, b)
+// egress writes b to member m through eg (offloads finished in software
+// for a member that carries none), and returns how many of b's frames m
+// did not take and an estimate of their bytes.
+func (tr *Trunk) egress(eg *platform.Egress, m *Member, b platform.Batch) (lost, lostBytes uint64) {
+	st := eg.Send(m.port, b)
 	if st.Finished > 0 {
 		tr.softOffload.Add(uint64(st.Finished))
 	}

@@ -121,7 +121,7 @@ func TestCLI(t *testing.T) {
 		{name: "trunk show unknown trunk", args: []string{"trunk", "show", "nope"}, wantCode: 1,
 			wantStderr: "swctl: nope: no such trunk\n", wantCalls: []apitest.Call{{Op: "trunk.show", Req: "nope"}}},
 		{name: "trunk show failover", args: []string{"trunk", "show", "trunk1"},
-			wantStdout: "trunk trunk1\n  proto      failover\n  tap        tap3\n  lladdr     02:00:00:00:00:07\n  policy     promisc (members keep their MACs, promiscuous)\n  hash       l2,l3,l4\n  links      updelay 200 ms, downdelay 50 ms, min-links 1\n  preempt    off\n  active     yes\n  rx         20 packets, 2400 bytes, 5 dropped\n  tx         24 packets, 2900 bytes, 0 dropped\n  announced  4 frames (gratuitous ARP, unsolicited NA) after failovers\n  PORT  LINK  PRIO  FLAGS\n  eth7  up    100   master,active,collecting,distributing\n  eth8  down  0     -\n  PORT  RX-PKTS  RX-BYTES  TX-PKTS  TX-BYTES  REFUSED  CONTROL  RX-DROP  BAD-OFFLOAD  TX-DROP  RING-DROP  ERRORS\n  eth7  20       2400      24       2900      0        0        0        0            0        0          0\n  eth8  5        600       0        0         5        0        0        0            0        0          0\n",
+			wantStdout: "trunk trunk1\n  proto      failover\n  tap        tap3\n  lladdr     02:00:00:00:00:07\n  policy     promisc (members keep their MACs, promiscuous)\n  hash       l2,l3,l4\n  links      updelay 200 ms, downdelay 50 ms, min-links 1\n  preempt    off\n  active     yes\n  rx         20 packets, 2400 bytes, 5 dropped\n  tx         24 packets, 2900 bytes, 0 dropped\n  announced  4 frames (gratuitous ARP, unsolicited NA) after failovers\n  PORT  LINK  PRIO  FLAGS\n  eth7  up    100   master,active,collecting,distributing\n  eth8  down  0     -\n  PORT  RX-PKTS  RX-BYTES  TX-PKTS  TX-BYTES  REFUSED  CONTROL  RX-DROP  BAD-OFFLOAD  TX-DROP  RING-DROP  ERRORS  TX-QUEUE  Q-OVERFLOW  Q-STALE\n  eth7  20       2400      24       2900      0        0        0        0            0        0          0       -         0           0\n  eth8  5        600       0        0         5        0        0        0            0        0          0       -         0           0\n",
 			wantCalls:  []apitest.Call{{Op: "trunk.show", Req: "trunk1"}}},
 
 		// Commands that change state.
@@ -235,6 +235,8 @@ func TestCLI(t *testing.T) {
 			wantCalls: []apitest.Call{{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", UpDelay: ptr(3600000), MinLinks: ptr(0), Preempt: ptr(true)}}}},
 		{name: "trunk port priority", args: []string{"trunk", "port", "trunk0", "eth3", "--priority", "0"},
 			wantCalls: []apitest.Call{{Op: "trunk.port", Req: api.TrunkPortRequest{Name: "trunk0", Iface: "eth3", Priority: ptr(0)}}}},
+		{name: "trunk port LACP port priority 0", args: []string{"trunk", "port", "trunk0", "eth3", "--lacp-port-priority", "0"},
+			wantCalls: []apitest.Call{{Op: "trunk.port", Req: api.TrunkPortRequest{Name: "trunk0", Iface: "eth3", LACPPortPriority: ptr(0)}}}},
 		{name: "--version answers without the daemon", args: []string{"--version"},
 			wantStdout: versionLine("swctl", api.Build()) + "\n"},
 		{name: "--version with a word that is no command", args: []string{"--version", "explode"}, wantCode: 2,
@@ -326,7 +328,7 @@ func TestCLI(t *testing.T) {
 		{name: "trunk set min-links too large", args: []string{"trunk", "set", "t0", "--min-links", "65", "-o", "json"}, wantCode: 2,
 			wantStderr: "{\"error\":\"t0: set: min-links 65 out of range (0 to 64)\"}\n"},
 		{name: "trunk port without priority", args: []string{"trunk", "port", "t0", "eth1"}, wantCode: 2,
-			wantStderr: "swctl: t0: port eth1: nothing to set (give --priority)\n"},
+			wantStderr: "swctl: t0: port eth1: nothing to set (give --priority or --lacp-port-priority)\n"},
 		{name: "trunk port priority too large", args: []string{"trunk", "port", "t0", "eth1", "--priority", "65536"}, wantCode: 2,
 			wantStderr: "swctl: t0: port eth1: priority 65536 out of range (0 to 65535)\n"},
 		{name: "trunk port missing interface", args: []string{"trunk", "port", "t0", "--priority", "1"}, wantCode: 2,
@@ -592,6 +594,7 @@ func TestHelpDefaults(t *testing.T) {
 		{"trunk set", "min-links", ""},
 		{"trunk set", "preempt", ""},
 		{"trunk port", "priority", ""},
+		{"trunk port", "lacp-port-priority", ""},
 	}
 	for _, tt := range tests {
 		line := helpLine(helpOf(t, strings.Fields(tt.cmd)...), tt.flag)

@@ -108,7 +108,8 @@ var testTrunks = []api.TrunkInfo{
 				Actor:    api.LACPPeerInfo{System: "32768,02:5e:00:12:34:57", Key: 1, Port: 1, State: []string{"activity", "timeout", "aggregation", "synchronization", "collecting", "distributing"}},
 				Partner:  api.LACPPeerInfo{System: "32768,02:00:00:00:00:aa", Key: 9, Port: 3, State: []string{"activity", "aggregation", "synchronization", "collecting", "distributing"}},
 				Selected: true, RxLACPDUs: 100, TxLACPDUs: 101,
-			}, RxPackets: 600, RxBytes: 90000, TxPackets: 500, TxBytes: 70000, RxControl: 100, RxDropped: 4, RxBadOffload: 1, TxDropped: 1, RingDropped: 7},
+			}, RxPackets: 600, RxBytes: 90000, TxPackets: 500, TxBytes: 70000, RxControl: 100, RxDropped: 4, RxBadOffload: 1, TxDropped: 1, RingDropped: 7,
+				TxQueueLimit: 1048576, TxQueueBytes: 4500, TxQueueOverflow: 12, TxQueueStale: 3},
 			{Name: "eth6", Link: "up", Flags: []string{}, LACP: &api.LACPInfo{
 				Actor:   api.LACPPeerInfo{System: "32768,02:5e:00:12:34:57", Key: 1, Port: 2, State: []string{"activity", "timeout", "aggregation"}},
 				Partner: api.LACPPeerInfo{System: "100,02:00:00:00:00:bb", Key: 4, Port: 1, State: []string{"activity", "aggregation", "synchronization"}},

@@ -174,13 +174,15 @@ func trunkCommand() *cli.Command {
 				},
 			},
 			{
-				Name: "port", Usage: "change a port's failover priority in place", ArgsUsage: "NAME IFACE",
+				Name: "port", Usage: "change a port's failover or LACP port priority in place", ArgsUsage: "NAME IFACE",
 				Flags: []cli.Flag{
 					optIntFlag("priority", "failover priority `N`, 0 to 65535, higher preferred"),
+					optIntFlag("lacp-port-priority", "LACP port priority `N`, 0 to 65535, lower wins"),
 					outputFlag(),
 				},
 				Action: func(c *cli.Context) error {
-					req := api.TrunkPortRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1), Priority: intIfSet(c, "priority")}
+					req := api.TrunkPortRequest{Name: c.Args().Get(0), Iface: c.Args().Get(1), Priority: intIfSet(c, "priority"),
+						LACPPortPriority: intIfSet(c, "lacp-port-priority")}
 					return mutate(c, 2, 2, req)
 				},
 			},
@@ -376,13 +378,19 @@ func formatTrunks(w io.Writer, ts []api.TrunkInfo) error {
 // frames and bytes each way, then the drops by reason: refused (received
 // while not collecting), control (slow-protocol frames the protocol
 // took), the port's own receive drops (of which bad offload headers),
-// transmit drops, receive-ring overflows and errors.
+// transmit drops, receive-ring overflows and errors; then the transmit
+// backlog: bytes held of its limit ("-" without one), frames dropped for
+// a full backlog (Q-OVERFLOW) and for waiting too long (Q-STALE).
 func formatTrunkCounters(w io.Writer, ports []api.TrunkPortInfo) error {
 	t := newTable(w)
-	fmt.Fprintln(t, "  PORT\tRX-PKTS\tRX-BYTES\tTX-PKTS\tTX-BYTES\tREFUSED\tCONTROL\tRX-DROP\tBAD-OFFLOAD\tTX-DROP\tRING-DROP\tERRORS")
+	fmt.Fprintln(t, "  PORT\tRX-PKTS\tRX-BYTES\tTX-PKTS\tTX-BYTES\tREFUSED\tCONTROL\tRX-DROP\tBAD-OFFLOAD\tTX-DROP\tRING-DROP\tERRORS\tTX-QUEUE\tQ-OVERFLOW\tQ-STALE")
 	for _, p := range ports {
-		fmt.Fprintf(t, "  %s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", p.Name, p.RxPackets, p.RxBytes, p.TxPackets, p.TxBytes,
-			p.RxRefused, p.RxControl, p.RxDropped, p.RxBadOffload, p.TxDropped, p.RingDropped, p.Errors)
+		queue := "-"
+		if p.TxQueueLimit > 0 {
+			queue = fmt.Sprintf("%d/%d", p.TxQueueBytes, p.TxQueueLimit)
+		}
+		fmt.Fprintf(t, "  %s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\n", p.Name, p.RxPackets, p.RxBytes, p.TxPackets, p.TxBytes,
+			p.RxRefused, p.RxControl, p.RxDropped, p.RxBadOffload, p.TxDropped, p.RingDropped, p.Errors, queue, p.TxQueueOverflow, p.TxQueueStale)
 	}
 	return t.Flush()
 }

@@ -134,7 +134,7 @@ type TrunkSetRequest struct {
 }
 
 // TrunkPortRequest changes a port's settings in place (swctl trunk
-// port): its failover priority. Nil fields are left as they are; at least
+// port): its failover and LACP port priorities. Nil fields are left as they are; at least
 // one must be set.
 type TrunkPortRequest struct {
 	// Name is the trunk.
@@ -144,6 +144,9 @@ type TrunkPortRequest struct {
 	// Priority is the new failover priority, 0 to 65535, higher
 	// preferred.
 	Priority *int `json:"priority,omitempty"`
+	// LACPPortPriority is the new LACP port priority, 0 to 65535, lower
+	// wins.
+	LACPPortPriority *int `json:"lacp_port_priority,omitempty"`
 }
 
 // TrunkShowRequest asks for the settings and ports of one trunk or all
@@ -266,6 +269,15 @@ type TrunkPortInfo struct {
 	RingDropped uint64 `json:"ring_dropped"`
 	// Errors counts I/O errors on the port.
 	Errors uint64 `json:"errors"`
+	// TxQueueLimit is the byte limit of the port's transmit backlog,
+	// where frames its TX ring has no room for wait (0: it has none);
+	// TxQueueBytes is what the backlog holds now. TxQueueOverflow counts
+	// frames dropped because the backlog held its limit, TxQueueStale
+	// frames dropped because they waited longer than its delay limit.
+	TxQueueLimit    int    `json:"tx_queue_limit"`
+	TxQueueBytes    uint64 `json:"tx_queue_bytes"`
+	TxQueueOverflow uint64 `json:"tx_queue_overflow"`
+	TxQueueStale    uint64 `json:"tx_queue_stale"`
 }
 
 // MarshalJSON writes an empty flag list as [] rather than null.
@@ -500,10 +512,13 @@ func (r TrunkPortRequest) Validate() error {
 	if err := checkIface(r.Name, "port", r.Iface); err != nil {
 		return err
 	}
-	if r.Priority == nil {
-		return fmt.Errorf("%s: port %s: nothing to set (give --priority)", r.Name, r.Iface)
+	if r.Priority == nil && r.LACPPortPriority == nil {
+		return fmt.Errorf("%s: port %s: nothing to set (give --priority or --lacp-port-priority)", r.Name, r.Iface)
 	}
-	return checkPriority(r.Name, "port "+r.Iface, "priority", r.Priority)
+	if err := checkPriority(r.Name, "port "+r.Iface, "priority", r.Priority); err != nil {
+		return err
+	}
+	return checkPriority(r.Name, "port "+r.Iface, "lacp-port-priority", r.LACPPortPriority)
 }
 
 // Validate checks the request's fields.
@@ -579,5 +594,5 @@ func (r TrunkSetRequest) Edit(c *config.Config, _ config.Host) error {
 }
 
 func (r TrunkPortRequest) Edit(c *config.Config, _ config.Host) error {
-	return c.SetTrunkPort(r.Name, r.Iface, r.Priority)
+	return c.SetTrunkPort(r.Name, r.Iface, r.Priority, r.LACPPortPriority)
 }

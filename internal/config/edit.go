@@ -690,11 +690,11 @@ func (c *Config) SetTrunk(name string, s TrunkSettings) error {
 	return s.apply(t, "set: ")
 }
 
-// SetTrunkPort changes a trunk port's failover priority in place; nil
-// leaves it as it is, and something must be given.
-func (c *Config) SetTrunkPort(trunk, iface string, priority *int) error {
-	if priority == nil {
-		return fmt.Errorf("%s: port %s: %w (give --priority)", trunk, iface, errNothing)
+// SetTrunkPort changes a trunk port's failover and LACP port priorities
+// in place; nil leaves one as it is, and something must be given.
+func (c *Config) SetTrunkPort(trunk, iface string, priority, lacpPortPriority *int) error {
+	if priority == nil && lacpPortPriority == nil {
+		return fmt.Errorf("%s: port %s: %w (give --priority or --lacp-port-priority)", trunk, iface, errNothing)
 	}
 	t := c.Trunk(trunk)
 	if t == nil {
@@ -704,10 +704,20 @@ func (c *Config) SetTrunkPort(trunk, iface string, priority *int) error {
 	if p == nil {
 		return fmt.Errorf("%s: port %s: not a port", trunk, iface)
 	}
-	if err := CheckPriority("priority", *priority); err != nil {
-		return fmt.Errorf("%s: port %s: %w", trunk, iface, err)
+	set := *p
+	for _, f := range []struct {
+		name     string
+		from, to *int
+	}{{"priority", priority, &set.Priority}, {"lacp-port-priority", lacpPortPriority, &set.LACPPortPriority}} {
+		if f.from == nil {
+			continue
+		}
+		if err := CheckPriority(f.name, *f.from); err != nil {
+			return fmt.Errorf("%s: port %s: %w", trunk, iface, err)
+		}
+		*f.to = *f.from
 	}
-	p.Priority = *priority
+	*p = set
 	return nil
 }
 

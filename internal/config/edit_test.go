@@ -154,12 +154,15 @@ func TestEditRefusals(t *testing.T) {
 		{"trunk create: bad min-links", func(c *Config) error {
 			return c.CreateTrunk("t9", TrunkSettings{MinLinks: ptr(-1)}, TrunkCreation{}, editHost)
 		}, "t9: min-links -1 out of range (0 to 64)"},
-		{"trunk port: nothing", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth4", nil) }, "trunk0: port eth4: nothing to change (give --priority)"},
-		{"trunk port: no such trunk", func(c *Config) error { return c.SetTrunkPort("nope", "eth4", ptr(1)) }, "nope: no such trunk"},
-		{"trunk port: not a port", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth5", ptr(1)) }, "trunk0: port eth5: not a port"},
+		{"trunk port: nothing", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth4", nil, nil) }, "trunk0: port eth4: nothing to change (give --priority or --lacp-port-priority)"},
+		{"trunk port: no such trunk", func(c *Config) error { return c.SetTrunkPort("nope", "eth4", ptr(1), nil) }, "nope: no such trunk"},
+		{"trunk port: not a port", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth5", ptr(1), nil) }, "trunk0: port eth5: not a port"},
 		{"trunk port: priority too large", func(c *Config) error {
-			return c.SetTrunkPort("trunk0", "eth4", ptr(65536))
+			return c.SetTrunkPort("trunk0", "eth4", ptr(65536), nil)
 		}, "trunk0: port eth4: priority 65536 out of range (0 to 65535)"},
+		{"trunk port: LACP port priority too large, with a good priority", func(c *Config) error {
+			return c.SetTrunkPort("trunk0", "eth4", ptr(1), ptr(65536))
+		}, "trunk0: port eth4: lacp-port-priority 65536 out of range (0 to 65535)"},
 		{"stp: nothing", func(c *Config) error { return c.SetSTP("br1", STPChange{}) }, "br1: stp: nothing to change (give on, off or an option)"},
 		{"stp: no such bridge", func(c *Config) error { return c.SetSTP("nope", STPChange{On: ptr(true)}) }, "nope: no such bridge"},
 		{"stp: bad proto", func(c *Config) error { return c.SetSTP("br1", STPChange{Proto: ptr("mstp")}) }, `br1: stp: protocol "mstp": want rstp or stp`},
@@ -317,8 +320,11 @@ func TestEdits(t *testing.T) {
 			c.Trunks[0].NoPreempt = true
 			return c.SetTrunk("trunk0", TrunkSettings{Preempt: ptr(true)})
 		}, func(c *Config) {}},
-		{"trunk port priority", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth4", ptr(65535)) }, func(c *Config) {
+		{"trunk port priority", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth4", ptr(65535), nil) }, func(c *Config) {
 			c.Trunks[0].Ports[0].Priority = 65535
+		}},
+		{"trunk port LACP port priority 0", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth4", nil, ptr(0)) }, func(c *Config) {
+			c.Trunks[0].Ports[0].LACPPortPriority = 0
 		}},
 		{"stp on", func(c *Config) error { return c.SetSTP("br1", STPChange{On: ptr(true)}) }, func(c *Config) {
 			s := DefaultSTP()

@@ -43,7 +43,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Workers is the number of receive queues, each with its own
 	// forwarding goroutine, of every bridge member (PACKET_FANOUT in hash
-	// mode); 0 means 1.
+	// mode) and of every host TAP (a bridge's local TAP, a trunk's:
+	// IFF_MULTI_QUEUE); 0 means 1.
 	Workers int
 	// TXMode is how AF_PACKET ports send: TXRing (the default when
 	// empty), an mmap TX ring with one kick per batch

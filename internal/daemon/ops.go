@@ -257,7 +257,7 @@ func (e *engine) TrunkShow(_ context.Context, name string) ([]api.TrunkInfo, err
 			LACPMode: c.LACPMode, LACPTimeout: c.LACPTimeout, LACPSystemPriority: c.LACPSystemPriority,
 			LACPKey: c.LACPKey, Active: to.tr.Active(),
 			RxPackets: st.RxPackets, RxBytes: st.RxBytes, TxPackets: st.TxPackets, TxBytes: st.TxBytes,
-			RxDropped: st.RxRefused, TxDropped: st.TxNoPort + st.TxInvalid + st.TxMemberDropped,
+			RxDropped: st.RxRefused, TxDropped: to.tr.Counters().TxDropped,
 		}
 		if !c.LLAddr.IsZero() {
 			info.LLAddr = c.LLAddr.String()

@@ -147,17 +147,23 @@ func (p *plan) changeTrunk(to *trunkObj, was, c *config.Trunk, hostBefore, hostA
 				to.ports[tpo.name] = tpo
 				return func() { to.detachPort(tpo); delete(to.ports, tpo.name) }, nil
 			})
-		case old.LACPPortPriority != pc.LACPPortPriority:
-			p.refuse(fmt.Errorf("%s: port %s: its LACP port priority cannot change while it is a port", c.Name, pc.Name))
-		case old.Priority != pc.Priority:
-			from, want := old.Priority, pc.Priority
-			p.add(func() (func(), error) {
-				tpo := to.ports[pc.Name]
-				if err := to.setPriority(tpo, want); err != nil {
-					return nil, err
+		default:
+			// The port's settings that change in place.
+			for _, s := range []struct {
+				set        func(*trunkPortObj, int) error
+				from, want int
+			}{{to.setPriority, old.Priority, pc.Priority}, {to.setLACPPortPriority, old.LACPPortPriority, pc.LACPPortPriority}} {
+				if s.from == s.want {
+					continue
 				}
-				return func() { p.logUndo(to.setPriority(tpo, from)) }, nil
-			})
+				p.add(func() (func(), error) {
+					tpo := to.ports[pc.Name]
+					if err := s.set(tpo, s.want); err != nil {
+						return nil, err
+					}
+					return func() { p.logUndo(s.set(tpo, s.from)) }, nil
+				})
+			}
 		}
 	}
 	for _, pc := range was.Ports {

@@ -170,8 +170,8 @@ func running(e *engine, sys *fakeSystem) []string {
 		for _, p := range to.tr.Ports() {
 			out = append(out, fmt.Sprintf("trunk %s port %s priority %d", name, p.Name, p.Priority))
 			if st, ok := p.Detail.(lacp.PortState); ok {
-				out = append(out, fmt.Sprintf("trunk %s port %s lacp active %v system-priority %d", name, p.Name,
-					slices.Contains(st.Actor.State.Words(), "activity"), st.Actor.SystemPriority))
+				out = append(out, fmt.Sprintf("trunk %s port %s lacp active %v system-priority %d port-priority %d", name, p.Name,
+					slices.Contains(st.Actor.State.Words(), "activity"), st.Actor.SystemPriority, st.Actor.PortPriority))
 			}
 		}
 	}
@@ -233,8 +233,8 @@ func configured(c *config.Config) []string {
 		for _, p := range t.Ports {
 			out = append(out, fmt.Sprintf("trunk %s port %s priority %d", t.Name, p.Name, p.Priority))
 			if t.Proto == config.ProtoLACP {
-				out = append(out, fmt.Sprintf("trunk %s port %s lacp active %v system-priority %d", t.Name, p.Name,
-					t.LACPMode == config.LACPActive, t.LACPSystemPriority))
+				out = append(out, fmt.Sprintf("trunk %s port %s lacp active %v system-priority %d port-priority %d", t.Name, p.Name,
+					t.LACPMode == config.LACPActive, t.LACPSystemPriority, p.LACPPortPriority))
 			}
 			u := use{open: 1, guards: 1, promisc: t.Promisc}
 			if !t.Promisc {
@@ -386,6 +386,9 @@ var stateOps = []struct {
 	{"trunk port priority", func(e *engine) error {
 		return e.Change(bg, api.TrunkPortRequest{Name: "trunk2", Iface: "eth6", Priority: ptr(7)})
 	}},
+	{"trunk port priority and LACP port priority 0", func(e *engine) error {
+		return e.Change(bg, api.TrunkPortRequest{Name: "trunk0", Iface: "eth4", Priority: ptr(3), LACPPortPriority: ptr(0)})
+	}},
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -469,8 +472,6 @@ func TestReconcileRefusesWhatCannotChangeInPlace(t *testing.T) {
 			"trunk0: its MAC cannot change while it runs"},
 		{"a trunk's MAC with its policy", func(c *config.Config) { t := c.Trunk("trunk2"); t.LLAddr, t.Promisc = config.NewLocalMAC(), true },
 			"trunk2: its MAC cannot change while it runs"},
-		{"a trunk port's LACP port priority", func(c *config.Config) { c.Trunk("trunk0").Port("eth4").LACPPortPriority = 9 },
-			"trunk0: port eth4: its LACP port priority cannot change while it is a port"},
 		{"a bridge's local TAP", func(c *config.Config) { b := c.Bridge("bridge0"); b.Local, b.LocalMAC = false, [6]byte{} },
 			"bridge0: its local TAP cannot change while it runs"},
 	}

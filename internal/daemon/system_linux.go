@@ -109,9 +109,11 @@ func (s *linuxSystem) OpenPort(name string, offload bool) (platform.Port, platfo
 // CreateTap makes the host's TAP with offloads (IFF_VNET_HDR): TCP
 // super-frames and partial checksums cross between the host stack and
 // the members untouched, and are finished in software only for a member
-// that carries none.
+// that carries none. It has one receive queue per worker
+// (IFF_MULTI_QUEUE), each read by its own goroutine: the bridge's
+// readers of a local TAP, the pump's of a trunk's.
 func (s *linuxSystem) CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, platform.Caps, error) {
-	tp, err := tap.Create(name, tap.Options{MAC: mac, MTU: mtu, Up: true, Offload: true})
+	tp, err := tap.Create(name, tap.Options{MAC: mac, MTU: mtu, Up: true, Offload: true, Queues: s.ports.Workers})
 	if err != nil {
 		return nil, platform.Caps{}, err
 	}

@@ -241,7 +241,7 @@ func (to *trunkObj) openPort(c *config.Trunk, tpo *trunkPortObj, pc *config.Trun
 			}
 		}
 	}
-	if err := to.tr.AddPort(port, trunk.PortConfig{Priority: pc.Priority, LACPPortPriority: uint16(pc.LACPPortPriority)}); err != nil {
+	if err := to.tr.AddPort(port, trunk.PortConfig{Priority: pc.Priority, LACPPortPriority: uint16(pc.LACPPortPriority), ExactLACPPortPriority: true}); err != nil {
 		return fmt.Errorf("%s: %w", to.name, err)
 	}
 	tpo.port, tpo.caps, tpo.promisc = port, caps, held

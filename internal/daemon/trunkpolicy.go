@@ -32,3 +32,13 @@ func (to *trunkObj) setPriority(tpo *trunkPortObj, priority int) error {
 	}
 	return to.tr.SetPortPriority(tpo.name, priority)
 }
+
+// setLACPPortPriority changes the LACP port priority of port tpo in
+// place: an LACP trunk advertises it at once. An absent port joins with
+// the configured one when it appears.
+func (to *trunkObj) setLACPPortPriority(tpo *trunkPortObj, priority int) error {
+	if tpo.port == nil {
+		return nil
+	}
+	return to.tr.SetLACPPortPriority(tpo.name, uint16(priority))
+}

@@ -20,4 +20,6 @@ func showPortCounters(pi *api.TrunkPortInfo, rp trunk.PortInfo) {
 	pi.RxPackets, pi.RxBytes, pi.TxPackets, pi.TxBytes = cn.RxPackets, cn.RxBytes, cn.TxPackets, cn.TxBytes
 	pi.RxDropped, pi.RxBadOffload, pi.TxDropped, pi.RingDropped, pi.Errors = cn.RxDropped, cn.RxBadOffload, cn.TxDropped, cn.RingDropped, cn.Errors
 	pi.RxRefused, pi.RxControl = rp.RxRefused, rp.RxControl
+	q := rp.TxQueue
+	pi.TxQueueLimit, pi.TxQueueBytes, pi.TxQueueOverflow, pi.TxQueueStale = q.Limit, q.Bytes, q.Overflow, q.Stale
 }

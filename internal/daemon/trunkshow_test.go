@@ -11,6 +11,7 @@ import (
 	"github.com/swctl/swctl/clock"
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/netnstest"
+	"github.com/swctl/swctl/lacp"
 	"github.com/swctl/swctl/platform"
 )
 
@@ -125,5 +126,34 @@ func TestEngineTrunkCreateSettings(t *testing.T) {
 	}
 	if c := e.cfg.Trunk("trunk0"); c == nil || c.Port("eth1") == nil || c.Port("eth1").LACPPortPriority != 100 {
 		t.Errorf("trunk0's configuration: expected eth1 with LACP port priority 100, got %+v", c)
+	}
+}
+
+// TestEngineLACPPortPriorityZero checks that an LACP port priority of 0,
+// given at create or by trunk port in place, is what the actor sends,
+// rather than the default, and that trunk port changes it in place.
+func TestEngineLACPPortPriorityZero(t *testing.T) {
+	sys := newFakeSystem("eth1")
+	e, _ := newTestEngine(t, sys)
+	mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk0", Proto: "lacp", Ports: []string{"eth1"}, LACPPortPriority: ptr(0)}))
+	advertised := func() uint16 {
+		ports := e.graph.trunks["trunk0"].tr.Ports()
+		st, ok := ports[0].Detail.(lacp.PortState)
+		if len(ports) != 1 || !ok {
+			t.Fatalf("trunk0: expected one LACP port, got %+v", ports)
+		}
+		return st.Actor.PortPriority
+	}
+	if got := advertised(); got != 0 {
+		t.Errorf("created with lacp-port-priority 0: expected the actor's port priority 0, got %d", got)
+	}
+	for _, prio := range []int{7, 0, 32768} {
+		mustDo(t, e.Change(bg, api.TrunkPortRequest{Name: "trunk0", Iface: "eth1", LACPPortPriority: ptr(prio)}))
+		if got := advertised(); int(got) != prio {
+			t.Errorf("trunk port --lacp-port-priority %d: expected the actor's port priority %d, got %d", prio, prio, got)
+		}
+		if c := e.cfg.Trunk("trunk0").Port("eth1"); c.LACPPortPriority != prio {
+			t.Errorf("trunk port --lacp-port-priority %d: expected it saved, got %d", prio, c.LACPPortPriority)
+		}
 	}
 }

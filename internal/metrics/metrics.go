@@ -301,7 +301,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		emit(mTrTxBytes, float64(st.TxBytes), t.Name)
 		emit(mTrControl, float64(st.RxControl), t.Name)
 		for _, r := range []named{{"rx_not_collecting", st.RxRefused}, {"tx_no_member", st.TxNoPort}, {"tx_invalid", st.TxInvalid},
-			{"tx_member_refused", st.TxMemberDropped}, {"offload", st.OffloadDropped}} {
+			{"tx_member_refused", st.TxMemberDropped}, {"tx_queue_overflow", st.TxQueueOverflow}, {"tx_queue_stale", st.TxQueueStale},
+			{"offload", st.OffloadDropped}} {
 			emit(mTrDrops, float64(r.n), t.Name, r.name)
 		}
 		emit(mTrOffload, float64(st.SoftOffload), t.Name)

@@ -38,7 +38,7 @@ func snapshot() metrics.Snapshot {
 				{Name: "eth2", Role: "alternate", State: "discarding", BPDUsIn: 39, BPDUsOut: 1},
 			}}}},
 		Trunks: []metrics.Trunk{{Name: "trunk0", Proto: "lacp", Active: true,
-			Stats: trunk.Stats{RxPackets: 8, TxPackets: 9, RxRefused: 1, TxNoPort: 2, RxControl: 5},
+			Stats: trunk.Stats{RxPackets: 8, TxPackets: 9, RxRefused: 1, TxNoPort: 2, RxControl: 5, TxQueueOverflow: 6, TxQueueStale: 4},
 			Members: []metrics.TrunkMember{
 				{Name: "eth5", Collecting: true, Distributing: true, LACP: true, Selected: true},
 				{Name: "eth6", LACP: true},
@@ -137,6 +137,8 @@ func TestScrapeEqualsSamples(t *testing.T) {
 		{"swctl_trunk_members", map[string]string{"trunk": "trunk0", "state": "distributing"}, 1},
 		{"swctl_trunk_member_state", map[string]string{"trunk": "trunk0", "port": "eth6", "state": "lacp_selected"}, 0},
 		{"swctl_trunk_dropped_frames_total", map[string]string{"trunk": "trunk0", "reason": "tx_no_member"}, 2},
+		{"swctl_trunk_dropped_frames_total", map[string]string{"trunk": "trunk0", "reason": "tx_queue_overflow"}, 6},
+		{"swctl_trunk_dropped_frames_total", map[string]string{"trunk": "trunk0", "reason": "tx_queue_stale"}, 4},
 		{"swctl_bridge_stp_root_path_cost", map[string]string{"bridge": "bridge0"}, 2000},
 		{"swctl_bridge_stp_port_role", map[string]string{"bridge": "bridge0", "port": "eth2", "role": "alternate"}, 1},
 		{"swctl_bridge_stp_port_role", map[string]string{"bridge": "bridge0", "port": "eth2", "role": "root"}, 0},

@@ -127,4 +127,7 @@ func (m *mmsg) send(frames [][]byte, offs []platform.Offload) (int, error) {
 }
 
 // close implements transmitter: the socket belongs to the receive side.
+// room returns -1: the kernel's queue says it is full only by refusing.
+func (m *mmsg) room(int) int { return -1 }
+
 func (m *mmsg) close() error { return nil }

@@ -176,6 +176,14 @@ func (p *Port) WriteBatch(b platform.Batch) (int, error) {
 	return p.tx.write(b.Frames, b.Offs)
 }
 
+// TxRoom returns how many frames, up to max, WriteBatch would take now
+// without dropping one for a full TX ring: the ring's free slots, with
+// Options.TXRing (0 once the port is closed); -1 otherwise, whatever max
+// (the kernel's socket queue tells only by refusing). A sender that keeps a backlog (a trunk) asks
+// first, and keeps what the ring has no room for instead of seeing it
+// dropped.
+func (p *Port) TxRoom(max int) int { return p.tx.room(max) }
+
 // Counters implements platform.Port. It reads and accumulates the
 // kernel's PACKET_STATISTICS drop count (the kernel resets it on read).
 func (p *Port) Counters() platform.Counters {

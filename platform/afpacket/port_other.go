@@ -36,6 +36,8 @@ func (*receiver) readQueue(int, [][]byte, []platform.Offload) (int, error) {
 
 func (*sender) write([][]byte, []platform.Offload) (int, error) { return 0, platform.ErrClosed }
 
+func (*sender) room(int) int { return -1 }
+
 func (*control) setPromisc(bool) error { return platform.ErrClosed }
 
 func (*control) setAllMulti(bool) error { return platform.ErrClosed }

@@ -3,6 +3,8 @@ package afpacket
 import (
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 )
@@ -29,17 +31,33 @@ type transmitter interface {
 	// offloads when offs is not nil, and counts what it sends and what it
 	// drops. It never blocks, and keeps no reference to frames.
 	send(frames [][]byte, offs []platform.Offload) (int, error)
+	// room returns how many frames, up to max, send would take now
+	// without dropping one for a full queue; -1 when it cannot tell.
+	room(max int) int
 	// close releases what the transmitter owns.
 	close() error
 }
 
 // openTransmitter makes the transmitter opts ask for: a TX ring on a
-// socket of its own, or sendmmsg on fd, the first receive socket.
+// socket of its own, or sendmmsg on fd, the first receive socket; fd's
+// send buffer, which both use for sendmmsg, gets opts.SendBuffer if set.
 func openTransmitter(st *portState, fd, ifindex, mtu int, opts Options) (transmitter, error) {
+	if opts.SendBuffer > 0 {
+		setSendBuffer(fd, opts.SendBuffer)
+	}
 	if opts.TXRing {
 		return openTXRing(st, fd, ifindex, mtu, opts)
 	}
 	return newMmsg(st, fd, opts.BatchSize), nil
+}
+
+// setSendBuffer makes fd's send buffer n bytes as the kernel counts them
+// (it doubles what it is given, for its bookkeeping): forced with
+// CAP_NET_ADMIN, else as far as net.core.wmem_max allows.
+func setSendBuffer(fd, n int) {
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, n/2); err != nil {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, n/2)
+	}
 }
 
 // sender is a port's send side: the checks every frame passes, then the
@@ -64,6 +82,16 @@ func (s *sender) init(st *portState, t transmitter) {
 	s.st, s.t = st, t
 	s.frames = make([][]byte, 0, st.batch)
 	s.offs = make([]platform.Offload, 0, st.batch)
+}
+
+// room is TxRoom.
+func (s *sender) room(max int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.closed.Load() {
+		return 0 // the ring may be unmapped
+	}
+	return s.t.room(max)
 }
 
 // write is WriteBatch: offs nil for plain frames.

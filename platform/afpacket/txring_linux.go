@@ -113,11 +113,7 @@ func (t *txRing) setup(ifindex, mtu int, opts Options) error {
 	// Room in the send buffer for every slot in flight: the kernel
 	// charges each skb with its frame (the data stays in the ring) and
 	// stops at a full buffer, leaving the rest for the next kick.
-	sndbuf := t.frames * (t.frameSize + 1024)
-	if err := unix.SetsockoptInt(t.fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, sndbuf/2); err != nil {
-		// Without CAP_NET_ADMIN: capped by net.core.wmem_max.
-		_ = unix.SetsockoptInt(t.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, sndbuf/2)
-	}
+	setSendBuffer(t.fd, t.frames*(t.frameSize+1024))
 	mem, err := unix.Mmap(t.fd, 0, t.blockSize*blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return fmt.Errorf("mmap TX ring of %d bytes: %w", t.blockSize*blocks, err)
@@ -163,6 +159,19 @@ func (t *txRing) next() int {
 		return -1
 	}
 	return t.head
+}
+
+// room returns how many slots from head on, up to max, the kernel has
+// given back: the frames (each fitting a slot) send takes now.
+func (t *txRing) room(max int) int {
+	const busy = unix.TP_STATUS_SEND_REQUEST | unix.TP_STATUS_SENDING | unix.TP_STATUS_WRONG_FORMAT
+	n := 0
+	for i := t.head; n < min(max, t.frames) && t.status(i)&busy == 0; n++ {
+		if i++; i == t.frames {
+			i = 0
+		}
+	}
+	return n
 }
 
 // put copies f, behind o encoded as a virtio_net_hdr, into slot i, marks

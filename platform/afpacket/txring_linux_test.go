@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/internal/netnstest"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
 	"github.com/swctl/swctl/platform/platformtest"
@@ -172,4 +173,86 @@ func threadCPU(b *testing.B) int64 {
 		b.Fatal(err)
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// TestIntegrationTXRingRoom checks TxRoom against a link slower than the
+// sender: behind a 1 Mbit/s tbf the ring's slots stay in flight, so
+// TxRoom says how many frames the ring takes now (none once the ring is
+// full, while WriteBatch would drop), and every slot comes back once
+// the link has sent them; after Close it takes nothing. Without a TX
+// ring it cannot tell: -1.
+func TestIntegrationTXRingRoom(t *testing.T) {
+	ns, a, b := cable(t)
+	ns.Run("tc", "qdisc", "replace", "dev", a, "root", "tbf", "rate", "1mbit", "burst", "1600", "limit", "1000000")
+	src := openIn(t, ns, afpacket.Options{TXRing: true, TXRingFrames: 64, BatchSize: 16}, a)[0]
+	plain := openIn(t, ns, afpacket.Options{}, b)[0]
+	// 64 rounded up to whole ring blocks.
+	slots := src.TxRoom(1000)
+	if slots < 64 || slots >= 128 || src.TxRoom(10) != 10 {
+		t.Fatalf("an idle ring of 64 slots or a few more: TxRoom(1000) = %d, TxRoom(10) = %d", slots, src.TxRoom(10))
+	}
+	if got := plain.TxRoom(7); got != -1 {
+		t.Fatalf("without a TX ring: TxRoom(7) = %d, want -1 (cannot tell)", got)
+	}
+	d, s := frame.MACOf(plain.HardwareAddr()), frame.MACOf(src.HardwareAddr())
+	batch := make([][]byte, 16)
+	for i := range batch {
+		batch[i] = platformtest.Frame(d, s, uint32(i), 1000)
+	}
+	sent := 0
+	for sent+len(batch) <= slots {
+		n, _ := src.WriteBatch(platform.Batch{Frames: batch})
+		sent += n
+	}
+	if room := src.TxRoom(slots); room+sent-2 > slots || room > slots-sent+2 {
+		// tbf's burst lets a frame or two leave at once.
+		t.Fatalf("after %d frames into %d slots behind 1 Mbit/s: TxRoom = %d, want about %d", sent, slots, room, slots-sent)
+	}
+	netnstest.Eventually(t, 10*time.Second, "every slot back once the link sent its frames", func() bool {
+		return src.TxRoom(slots) == slots
+	})
+	src.Close()
+	if got := src.TxRoom(10); got != 0 {
+		t.Fatalf("after Close (the ring unmapped): TxRoom = %d, want 0", got)
+	}
+}
+
+// TestIntegrationSendBufferHoldsSuperFrames checks Options.SendBuffer
+// behind a link slower than the sender (a 20 Mbit/s tbf that queues up to
+// 8 MB): 30 super-frames of 60 KB (1.8 MB) written at once all go out
+// with a 4 MiB send buffer, with a TX ring (whose slots they do not fit)
+// and without; a 256 KiB buffer (near the kernel's default of about
+// 200 KiB) drops what it cannot hold, and counts it.
+func TestIntegrationSendBufferHoldsSuperFrames(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		opts      afpacket.Options
+		wantDrops bool
+	}{
+		{"TX ring, 4 MiB", afpacket.Options{TXRing: true, Offload: true, SendBuffer: 4 << 20}, false},
+		{"sendmmsg, 4 MiB", afpacket.Options{Offload: true, SendBuffer: 4 << 20}, false},
+		{"TX ring, 256 KiB", afpacket.Options{TXRing: true, Offload: true, SendBuffer: 256 << 10}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ns, ea, eb := cable(t)
+			ns.Run("tc", "qdisc", "replace", "dev", ea, "root", "tbf", "rate", "20mbit", "burst", "64kb", "limit", "8000000")
+			src := openIn(t, ns, c.opts, ea)[0]
+			dst := openIn(t, ns, afpacket.Options{}, eb)[0]
+			super, o := platformtest.TCPFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 60000, 1448)
+			b := platform.Batch{Frames: make([][]byte, 30), Offs: make([]platform.Offload, 30)}
+			for i := range b.Frames {
+				b.Frames[i], b.Offs[i] = super, o
+			}
+			n, err := src.WriteBatch(b)
+			dropped := src.Counters().TxDropped
+			switch {
+			case err != nil:
+				t.Fatalf("WriteBatch: %v", err)
+			case !c.wantDrops && (n != 30 || dropped != 0):
+				t.Fatalf("30 super-frames of 60 KB behind 20 Mbit/s: %d sent, %d dropped; want all sent", n, dropped)
+			case c.wantDrops && (n == 30 || dropped != uint64(30-n)):
+				t.Fatalf("30 super-frames of 60 KB into a 256 KiB send buffer: %d sent, %d dropped; want some dropped and counted", n, dropped)
+			}
+		})
+	}
 }

@@ -6,8 +6,10 @@
 // metadata its source carries and writes through a platform.Egress, so a
 // port that carries no offloads (a TAP without IFF_VNET_HDR) gets partial
 // checksums finished and super-frames cut into segments in software, and
-// one that carries them gets them as they are. Nothing allocates per
-// batch.
+// one that carries them gets them as they are. A source with several
+// receive queues (platform.MultiQueuePort: a multi-queue TAP) is read by
+// one goroutine per queue, each with its own batch and Egress. Nothing
+// allocates per batch.
 package pump
 
 import (
@@ -28,7 +30,7 @@ type Pump struct {
 	log *slog.Logger
 	// done is closed by Stop; it ends a wait between failed reads.
 	done chan struct{}
-	// wg counts the two goroutines.
+	// wg counts the copying goroutines: one per receive queue each way.
 	wg sync.WaitGroup
 }
 
@@ -60,18 +62,33 @@ func (b *backoff) reset() { b.d = 0 }
 // each end by its label (a trunk and its TAP share a name).
 func New(a, b platform.Port, labels [2]string, log *slog.Logger) *Pump {
 	p := &Pump{a: a, b: b, log: log, done: make(chan struct{})}
-	p.wg.Add(2)
-	go p.copy(a, b, labels[0], labels[1])
-	go p.copy(b, a, labels[1], labels[0])
+	p.start(a, b, labels[0], labels[1])
+	p.start(b, a, labels[1], labels[0])
 	return p
 }
 
-// copy reads batches from src and writes them to dst until either closes
-// or the pump stops. A read that fails otherwise is retried after a
-// backoff, reset by the next good read: a TAP whose host side hung up
-// fails every read at once, and retrying at once would spin on a core.
-// The first failure of a run is logged, not every retry.
-func (p *Pump) copy(src, dst platform.Port, from, to string) {
+// start starts copying from src to dst: one goroutine per receive queue
+// of src, each reading its queue alone, or one reading src.
+func (p *Pump) start(src, dst platform.Port, from, to string) {
+	mq, ok := src.(platform.MultiQueuePort)
+	if !ok || mq.RxQueues() <= 1 {
+		p.wg.Add(1)
+		go p.copy(src, dst, src.ReadBatch, from, to)
+		return
+	}
+	for q := range mq.RxQueues() {
+		p.wg.Add(1)
+		go p.copy(src, dst, func(b platform.Batch) (int, error) { return mq.ReadQueue(q, b) }, from, to)
+	}
+}
+
+// copy reads batches with read (src's, or one of its queues') and writes
+// them to dst until either closes or the pump stops. A read that fails
+// otherwise is retried after a backoff, reset by the next good read: a
+// TAP whose host side hung up fails every read at once, and retrying at
+// once would spin on a core. The first failure of a run is logged, not
+// every retry.
+func (p *Pump) copy(src, dst platform.Port, read func(platform.Batch) (int, error), from, to string) {
 	defer p.wg.Done()
 	buf := platform.NewBatch(max(src.BatchSize(), 1))
 	if !src.Offloads() {
@@ -82,7 +99,7 @@ func (p *Pump) copy(src, dst platform.Port, from, to string) {
 	failed := 0 // reads failed in a row
 	offloadLogged := false
 	for {
-		n, err := src.ReadBatch(buf)
+		n, err := read(buf)
 		if n > 0 {
 			st := eg.Send(dst, buf.Slice(0, n))
 			if st.OffloadDropped > 0 && !offloadLogged {

@@ -91,7 +91,7 @@ func runCopy(src, dst platform.Port) (logs *logRecords, ended chan struct{}) {
 	logs, ended = &logRecords{}, make(chan struct{})
 	p := &Pump{log: slog.New(logs), done: make(chan struct{})}
 	p.wg.Add(1)
-	go p.copy(src, dst, "tap", "trunk")
+	go p.copy(src, dst, src.ReadBatch, "tap", "trunk")
 	go func() { p.wg.Wait(); close(ended) }()
 	return logs, ended
 }
@@ -233,5 +233,64 @@ func TestPumpFinishesOffloadsForAPlainPort(t *testing.T) {
 	waitEnded(t, ended)
 	if got := far.Pending(); got != 4 {
 		t.Fatalf("the plain port's peer got %d frames, want 4: the super-frame's 3 segments and the plain frame", got)
+	}
+}
+
+// queuedSource is a port with several receive queues: ReadQueue(q)
+// returns one frame whose first byte is q, count times per queue, then
+// ErrClosed; ReadBatch must not be called.
+type queuedSource struct {
+	*memport.Port
+	// left is how many frames each queue has still to give.
+	left []int
+	// mu guards left and batchReads.
+	mu sync.Mutex
+	// batchReads counts ReadBatch calls.
+	batchReads int
+}
+
+func (s *queuedSource) RxQueues() int { return len(s.left) }
+
+func (s *queuedSource) ReadQueue(q int, b platform.Batch) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.left[q] == 0 {
+		return 0, platform.ErrClosed
+	}
+	s.left[q]--
+	f := make([]byte, 60)
+	f[0] = byte(q)
+	b.Frames[0] = f
+	return 1, nil
+}
+
+func (s *queuedSource) ReadBatch(platform.Batch) (int, error) {
+	s.mu.Lock()
+	s.batchReads++
+	s.mu.Unlock()
+	return 0, platform.ErrClosed
+}
+
+// TestPumpReadsEveryQueue checks that a source with several receive
+// queues (a multi-queue TAP) is read queue by queue, each by its own
+// goroutine: every queue's frames cross, and ReadBatch is never called.
+func TestPumpReadsEveryQueue(t *testing.T) {
+	a, _ := memport.Pair("tap0", net.HardwareAddr{2, 0, 0, 0, 0, 1}, "x", net.HardwareAddr{2, 0, 0, 0, 0, 2})
+	src := &queuedSource{Port: a, left: []int{5, 7, 3}}
+	dst, far := memport.Pair("trunk0", net.HardwareAddr{2, 0, 0, 0, 0, 3}, "y", net.HardwareAddr{2, 0, 0, 0, 0, 4})
+	p := &Pump{log: slog.New(&logRecords{}), done: make(chan struct{})}
+	p.start(src, dst, "tap", "trunk")
+	ended := make(chan struct{})
+	go func() { p.wg.Wait(); close(ended) }()
+	waitEnded(t, ended)
+	perQueue := make([]int, 3)
+	buf := make([][]byte, 64)
+	for n, _ := far.TryReadBatch(buf); n > 0; n, _ = far.TryReadBatch(buf) {
+		for _, f := range buf[:n] {
+			perQueue[f[0]]++
+		}
+	}
+	if !slices.Equal(perQueue, []int{5, 7, 3}) || src.batchReads != 0 {
+		t.Errorf("expected 5, 7 and 3 frames from queues 0-2 and no ReadBatch; got %v and %d ReadBatch calls", perQueue, src.batchReads)
 	}
 }

@@ -28,15 +28,16 @@ func (p *Port) setOffload() error {
 	return unix.IoctlSetInt(p.fd, unix.TUNSETOFFLOAD, all)
 }
 
-// readOffload is ReadBatch on a TAP with offloads: each frame's
-// virtio_net_hdr, read in front of it, is checked against it and returned
-// in b.Offs; one that does not describe its frame drops the frame.
-func (p *Port) readOffload(b platform.Batch) (int, error) {
-	got, err := p.readBatch(b.Frames)
+// readOffload is ReadBatch (only < 0) or ReadQueue(only) on a TAP with
+// offloads: each frame's virtio_net_hdr, read in front of it, is checked
+// against it and returned in b.Offs; one that does not describe its frame
+// drops the frame.
+func (p *Port) readOffload(b platform.Batch, only int) (int, error) {
+	got, q, err := p.readFrom(b.Frames, only)
 	n := 0
 	for i := range got {
 		f := b.Frames[i]
-		o := frame.DecodeVirtioHdr(p.bufs[i][Headroom:])
+		o := frame.DecodeVirtioHdr(p.rxq[q].bufs[i][Headroom:])
 		switch {
 		case o.IsPlain():
 		case frame.CheckOffload(f, o) != nil:
@@ -80,7 +81,7 @@ func (p *Port) writeOffload(b platform.Batch) (int, error) {
 		o.EncodeVirtioHdr(hdr[:])
 		var err error = unix.EINTR
 		for err == unix.EINTR {
-			err = writev2(p.fd, hdr[:], f)
+			err = writev2(p.txFD(f), hdr[:], f)
 		}
 		if p.countWrite(err, len(f)) {
 			sent++

@@ -12,7 +12,7 @@ import (
 // Only Linux TAPs carry offloads: Create refuses Options.Offload
 // elsewhere, so these are never reached.
 
-func (p *Port) readOffload(platform.Batch) (int, error) {
+func (p *Port) readOffload(platform.Batch, int) (int, error) {
 	return 0, fmt.Errorf("tap %s: offloads: not on %s", p.name, runtime.GOOS)
 }
 

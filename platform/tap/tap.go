@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/lb"
 	"github.com/swctl/swctl/platform"
 )
 
@@ -46,7 +47,16 @@ type Options struct {
 	// what does not fit (a TAP has no backpressure), and its own default of
 	// 1000 frames overflows under one TCP stream's bursts.
 	QueueLen int
+	// Queues is the number of receive queues (IFF_MULTI_QUEUE, Linux):
+	// the host spreads the frames it sends by flow over them, and each is
+	// read by its own goroutine (ReadQueue; the Port is then a
+	// platform.MultiQueuePort). 0 and 1 mean one queue. Create refuses
+	// more on other systems.
+	Queues int
 }
+
+// MaxQueues bounds Options.Queues: the kernel's MAX_TAP_QUEUES.
+const MaxQueues = 256
 
 // DefaultQueueLen is the TAP queue length Create sets unless told
 // otherwise.
@@ -87,16 +97,25 @@ type Port struct {
 	// never used after it may have been reused.
 	fdMu sync.RWMutex
 
-	// bufs are the receive slots, each Headroom + frameRoom + 1 bytes
-	// long; ReadBatch fills bufs[i] for frame i. Only the ReadBatch
-	// goroutine touches them.
-	bufs [][]byte
+	// rxq are the receive queues; rxq[0] reads fd, the others the
+	// descriptors of the further queues of a multi-queue TAP (Linux).
+	// Each queue's slots and poll set are touched only by its reader.
+	rxq []rxQueue
+	// flows hashes a frame's addresses and ports to the queue WriteBatch
+	// writes it on, with several queues: the kernel sends the host's
+	// frames of a flow on the queue the flow's frames last came in by
+	// (tun's flow steering), so writing every flow on one queue would
+	// leave the others idle. Immutable.
+	flows lb.Hasher
+	// pollAll is the poll set of ReadBatch: every queue's descriptor,
+	// then the wake-up. Only the ReadBatch goroutine touches it.
+	pollAll []pollFD
+	// nextQ is the queue ReadBatch looks at first, so that no queue
+	// starves the others. Only the ReadBatch goroutine touches it.
+	nextQ int
 	// frameRoom is the largest frame a slot holds; a longer read was
 	// truncated by the kernel and is dropped.
 	frameRoom int
-	// pollFDs is the ppoll set {fd, wakeFD}, kept here so that ReadBatch
-	// does not allocate. Only the ReadBatch goroutine touches it.
-	pollFDs [2]pollFD
 
 	// offload is Options.Offload: every read and write carries a
 	// virtio_net_hdr. Immutable.
@@ -106,9 +125,23 @@ type Port struct {
 	counters platform.PortCounters
 }
 
+// rxQueue is one receive queue of a Port.
+type rxQueue struct {
+	// fd is the queue's descriptor (the Port's fd for queue 0), closed
+	// with the Port.
+	fd int
+	// bufs are the receive slots, each Headroom + frameRoom + 1 bytes
+	// long; a read fills bufs[i] for frame i.
+	bufs [][]byte
+	// pollFDs is ReadQueue's poll set {fd, wake-up}, kept here so that
+	// reading does not allocate.
+	pollFDs [2]pollFD
+}
+
 var (
-	_ platform.Port       = (*Port)(nil)
-	_ platform.LinkSetter = (*Port)(nil)
+	_ platform.Port           = (*Port)(nil)
+	_ platform.LinkSetter     = (*Port)(nil)
+	_ platform.MultiQueuePort = (*Port)(nil)
 )
 
 // Create makes a non-persistent TAP interface called name (at most 15
@@ -146,7 +179,10 @@ func SetInterfaceMTU(ifname string, mtu int) error { return setInterfaceMTU(ifna
 func (p *Port) Headroom() int { return Headroom }
 
 // BatchSize implements platform.Port.
-func (p *Port) BatchSize() int { return len(p.bufs) }
+func (p *Port) BatchSize() int { return len(p.rxq[0].bufs) }
+
+// RxQueues implements platform.MultiQueuePort: Options.Queues, at least 1.
+func (p *Port) RxQueues() int { return len(p.rxq) }
 
 // Link implements platform.Port: the state last given to SetLink, or, until
 // then, up if Create brought the interface up and down otherwise.
@@ -172,15 +208,36 @@ func (p *Port) Offloads() bool { return p.offload }
 // dropped. The frames are views into the Port's buffers, valid until the
 // next ReadBatch or Close. One goroutine at a time may call it. It
 // returns platform.ErrClosed after Close.
-func (p *Port) ReadBatch(b platform.Batch) (int, error) {
-	if !p.offload {
-		return platform.ReadPlain(b, p.readBatch)
+//
+// On a TAP with several queues ReadBatch takes them in turn, the frames
+// of one queue per call; a TAP is read either with ReadBatch or with
+// ReadQueue, one goroutine per queue, never both.
+func (p *Port) ReadBatch(b platform.Batch) (int, error) { return p.readQueue(b, -1) }
+
+// ReadQueue implements platform.MultiQueuePort: ReadBatch for queue q
+// only.
+func (p *Port) ReadQueue(q int, b platform.Batch) (int, error) {
+	if q < 0 || q >= len(p.rxq) {
+		return 0, fmt.Errorf("tap %s: ReadQueue: queue %d of %d", p.name, q, len(p.rxq))
 	}
-	return p.readOffload(b)
+	return p.readQueue(b, q)
+}
+
+// readQueue is ReadBatch (only < 0) or ReadQueue(only).
+func (p *Port) readQueue(b platform.Batch, only int) (int, error) {
+	if p.offload {
+		return p.readOffload(b, only)
+	}
+	n, _, err := p.readFrom(b.Frames, only)
+	if b.Offs != nil && n > 0 {
+		clear(b.Offs[:n])
+	}
+	return n, err
 }
 
 // WriteBatch implements platform.Port: it hands each frame to the host with
-// one write (with Options.Offload, preceded by its virtio_net_hdr, so the
+// one write (on a TAP with several queues, on the queue the frame's flow
+// hashes to) (with Options.Offload, preceded by its virtio_net_hdr, so the
 // host stack takes a super-frame whole) and never blocks. A frame shorter
 // than an Ethernet header, one whose payload exceeds the MTU (one VLAN tag
 // allowed; a super-frame by its segments), or one the kernel refuses is
@@ -199,6 +256,15 @@ func (p *Port) WriteBatch(b platform.Batch) (int, error) {
 // the host sees it: with the carrier off the host reports NO-CARRIER and
 // does not send on it. It does not change Link.
 func (p *Port) SetCarrier(up bool) error { return p.setCarrier(up) }
+
+// txFD returns the descriptor to write f on: the queue its flow hashes
+// to (see flows), or the only one.
+func (p *Port) txFD(f []byte) int {
+	if len(p.rxq) <= 1 {
+		return p.fd
+	}
+	return p.rxq[p.flows.Hash(f)%uint32(len(p.rxq))].fd
+}
 
 // Close implements platform.Port: it wakes a blocked ReadBatch and closes
 // the descriptor, which removes the interface. Safe to call from any
@@ -230,6 +296,12 @@ func check(name string, opts Options) (label string, batch int, err error) {
 	}
 	if opts.Offload && runtime.GOOS != "linux" {
 		return "", 0, fmt.Errorf("tap %s: offloads (IFF_VNET_HDR): not on %s", label, runtime.GOOS)
+	}
+	switch {
+	case opts.Queues < 0 || opts.Queues > MaxQueues:
+		return "", 0, fmt.Errorf("tap %s: %d queues: want 1 to %d", label, opts.Queues, MaxQueues)
+	case opts.Queues > 1 && runtime.GOOS != "linux":
+		return "", 0, fmt.Errorf("tap %s: %d queues (IFF_MULTI_QUEUE): not on %s", label, opts.Queues, runtime.GOOS)
 	}
 	batch = opts.BatchSize
 	if batch <= 0 {

@@ -41,6 +41,7 @@ func create(name string, opts Options) (_ *Port, err error) {
 	if err := p.configure(opts); err != nil {
 		return nil, err
 	}
+	p.rxq = []rxQueue{{fd: p.fd}}
 	p.ready(opts, batch, p.wakeReadFD)
 	return p, nil
 }
@@ -84,9 +85,10 @@ func interfaceExists(name string) bool {
 // pollCall names the call poll makes, for errors.
 const pollCall = "poll"
 
-// poll waits in poll(2) for the TAP descriptor or the wake-up pipe.
-func (p *Port) poll() error {
-	_, err := unix.Poll(p.pollFDs[:], -1)
+// poll waits in poll(2) for fds: the TAP descriptor and the wake-up
+// pipe.
+func (p *Port) poll(fds []pollFD) error {
+	_, err := unix.Poll(fds, -1)
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/swctl/swctl/lb"
 	"github.com/swctl/swctl/platform"
 )
 
@@ -38,11 +39,14 @@ func create(name string, opts Options) (_ *Port, err error) {
 	}
 	// IFF_TUN_EXCL: never attach to an existing (for example persistent)
 	// TAP of the same name; that one would outlive us.
-	flags := uint16(unix.IFF_TAP | unix.IFF_NO_PI | unix.IFF_TUN_EXCL)
+	flags := uint16(unix.IFF_TAP | unix.IFF_NO_PI)
 	if opts.Offload {
 		flags |= unix.IFF_VNET_HDR
 	}
-	ifr.SetUint16(flags)
+	if opts.Queues > 1 {
+		flags |= unix.IFF_MULTI_QUEUE
+	}
+	ifr.SetUint16(flags | unix.IFF_TUN_EXCL)
 	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
 		hint := ""
 		if errors.Is(err, unix.EBUSY) || errors.Is(err, unix.EINVAL) {
@@ -51,6 +55,15 @@ func create(name string, opts Options) (_ *Port, err error) {
 		return nil, fmt.Errorf("tap %s: TUNSETIFF: %w%s", label, err, hint)
 	}
 	p.name = ifr.Name()
+	p.rxq = []rxQueue{{fd: fd}}
+	p.flows = lb.NewHasher(1, lb.L3|lb.L4) // any seed: the spread is what counts
+	for range opts.Queues - 1 {
+		q, err := attachQueue(p.name, flags)
+		if err != nil {
+			return nil, fmt.Errorf("tap %s: queue %d of %d: %w", p.name, len(p.rxq), opts.Queues, err)
+		}
+		p.rxq = append(p.rxq, rxQueue{fd: q})
+	}
 	if opts.Offload {
 		p.offload = true
 		if err := p.setOffload(); err != nil {
@@ -69,6 +82,26 @@ func create(name string, opts Options) (_ *Port, err error) {
 
 	p.ready(opts, batch, p.wakeFD)
 	return p, nil
+}
+
+// attachQueue opens one more queue of the multi-queue TAP name, ours
+// (so without IFF_TUN_EXCL, which refuses an existing interface), with
+// the flags of its first.
+func attachQueue(name string, flags uint16) (int, error) {
+	fd, err := unix.Open(tunPath, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open %s: %w", tunPath, err)
+	}
+	ifr, err := unix.NewIfreq(name)
+	if err == nil {
+		ifr.SetUint16(flags)
+		err = unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("TUNSETIFF: %w", err)
+	}
+	return fd, nil
 }
 
 // configure sets MAC, MTU and admin state through rtnetlink in the calling
@@ -118,10 +151,10 @@ func (p *Port) configure(opts Options) error {
 // pollCall names the call poll makes, for errors.
 const pollCall = "ppoll"
 
-// poll waits in ppoll (through Syscall6) for the TAP descriptor or the
-// eventfd.
-func (p *Port) poll() error {
-	_, err := unix.Ppoll(p.pollFDs[:], nil, nil)
+// poll waits in ppoll (through Syscall6) for fds: queue descriptors and
+// the eventfd.
+func (p *Port) poll(fds []pollFD) error {
+	_, err := unix.Ppoll(fds, nil, nil)
 	return err
 }
 

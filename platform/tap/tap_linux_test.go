@@ -232,6 +232,8 @@ func TestIntegrationCreateErrors(t *testing.T) {
 		{"tap has the name", first, tap.Options{}, []string{"tap " + first, "TUNSETIFF", "busy"}},
 		{"name too long", "sixteen-bytes-xx", tap.Options{}, []string{"sixteen-bytes-xx", "longer than 15"}},
 		{"bad MAC", netnstest.UniqueName("tp"), tap.Options{MAC: net.HardwareAddr{1, 2}}, []string{"MAC", "not 6 bytes"}},
+		{"too many queues", netnstest.UniqueName("tp"), tap.Options{Queues: tap.MaxQueues + 1}, []string{"257 queues: want 1 to 256"}},
+		{"a queue of a single-queue TAP", first, tap.Options{Queues: 2}, []string{"tap " + first, "TUNSETIFF"}},
 		{"multicast MAC", netnstest.UniqueName("tp"), tap.Options{MAC: net.HardwareAddr{1, 0, 0, 0, 0, 1}}, []string{"set MAC 01:00:00:00:00:01"}},
 	}
 	for _, c := range cases {
@@ -517,8 +519,18 @@ func TestIntegrationConcurrentWriters(t *testing.T) {
 	}
 }
 
+// TestIntegrationNoAllocsInSteadyState checks that ReadBatch and
+// WriteBatch allocate nothing, on one queue and on several (where
+// WriteBatch hashes each frame to a queue and ReadBatch takes them in
+// turn).
 func TestIntegrationNoAllocsInSteadyState(t *testing.T) {
-	ns, p := newTap(t, tap.Options{Up: true})
+	for _, queues := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d queues", queues), func(t *testing.T) { testNoAllocs(t, queues) })
+	}
+}
+
+func testNoAllocs(t *testing.T, queues int) {
+	ns, p := newTap(t, tap.Options{Up: true, Queues: queues})
 	raw := openRaw(t, ns, p.Index())
 	in := testFrame(p.HardwareAddr(), peerMAC, 0xd1, 200)
 	out := [][]byte{testFrame(peerMAC, p.HardwareAddr(), 0xd2, 200), testFrame(peerMAC, p.HardwareAddr(), 0xd3, 60)}

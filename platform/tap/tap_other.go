@@ -18,8 +18,8 @@ func create(name string, _ Options) (*Port, error) {
 	return nil, fmt.Errorf("tap %s: %w", name, errNotImplemented("Create"))
 }
 
-func (p *Port) readBatch([][]byte) (int, error) {
-	return 0, fmt.Errorf("tap %s: %w", p.name, errNotImplemented("ReadBatch"))
+func (p *Port) readFrom([][]byte, int) (int, int, error) {
+	return 0, 0, fmt.Errorf("tap %s: %w", p.name, errNotImplemented("ReadBatch"))
 }
 func (p *Port) writeBatch([][]byte) (int, error) {
 	return 0, fmt.Errorf("tap %s: %w", p.name, errNotImplemented("WriteBatch"))

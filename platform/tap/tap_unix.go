@@ -15,24 +15,28 @@ import (
 // pollFD is one entry of the poll set.
 type pollFD = unix.PollFd
 
-// ready allocates the receive slots (for frames up to the MTU Create read
-// back, and at least minFrameRoom), sets the poll set to the TAP
-// descriptor and wakeRead (what Close makes readable), and the initial
-// link state.
+// ready allocates each receive queue's slots (for frames up to the MTU
+// Create read back, and at least minFrameRoom), sets the poll sets to the
+// queues' descriptors and wakeRead (what Close makes readable), and the
+// initial link state. p.rxq holds the queues' descriptors.
 func (p *Port) ready(opts Options, batch, wakeRead int) {
 	p.frameRoom = max(p.MTU()+14+4, minFrameRoom)
 	if p.offload {
 		// A virtio_net_hdr, then up to a 64 KiB super-frame.
 		p.frameRoom = frame.VirtioHdrLen + maxSuperFrame
 	}
-	p.bufs = make([][]byte, batch)
-	for i := range p.bufs {
-		p.bufs[i] = make([]byte, Headroom+p.frameRoom+1)
+	wake := pollFD{Fd: int32(wakeRead), Events: unix.POLLIN}
+	p.pollAll = make([]pollFD, 0, len(p.rxq)+1)
+	for i := range p.rxq {
+		q := &p.rxq[i]
+		q.bufs = make([][]byte, batch)
+		for j := range q.bufs {
+			q.bufs[j] = make([]byte, Headroom+p.frameRoom+1)
+		}
+		q.pollFDs = [2]pollFD{{Fd: int32(q.fd), Events: unix.POLLIN}, wake}
+		p.pollAll = append(p.pollAll, q.pollFDs[0])
 	}
-	p.pollFDs = [2]pollFD{
-		{Fd: int32(p.fd), Events: unix.POLLIN},
-		{Fd: int32(wakeRead), Events: unix.POLLIN},
-	}
+	p.pollAll = append(p.pollAll, wake)
 	if opts.Up {
 		p.link.Store(uint32(platform.LinkUp))
 	} else {
@@ -40,54 +44,76 @@ func (p *Port) ready(opts Options, batch, wakeRead int) {
 	}
 }
 
-func (p *Port) readBatch(frames [][]byte) (int, error) {
+// readFrom reads frames from queue only, or, with only < 0, from the
+// first queue that has some (starting after the one read last): it
+// returns how many and the queue they came from. It blocks in poll until
+// a frame or Close.
+func (p *Port) readFrom(frames [][]byte, only int) (n, q int, err error) {
 	if p.closed.Load() {
-		return 0, platform.ErrClosed
+		return 0, 0, platform.ErrClosed
 	}
 	p.fdMu.RLock()
 	defer p.fdMu.RUnlock()
-	want := min(len(frames), len(p.bufs))
+	want := min(len(frames), len(p.rxq[0].bufs))
 	if want == 0 {
-		return 0, nil
+		return 0, 0, nil
+	}
+	fds := p.pollAll
+	if only >= 0 {
+		fds = p.rxq[only].pollFDs[:]
 	}
 	for {
 		if p.closed.Load() {
-			return 0, platform.ErrClosed
+			return 0, 0, platform.ErrClosed
 		}
-		n, err := p.readReady(frames[:want])
-		if n > 0 || err != nil {
-			return n, err
+		for i := range len(p.rxq) {
+			q = (p.nextQ + i) % len(p.rxq)
+			if only >= 0 {
+				q = only
+			}
+			if n, err = p.readReady(&p.rxq[q], frames[:want]); n > 0 || err != nil {
+				if only < 0 {
+					p.nextQ = q + 1
+				}
+				return n, q, err
+			}
+			if only >= 0 {
+				break
+			}
 		}
 		// Nothing ready: sleep in poll (a blocking system call, so
 		// the scheduler runs other goroutines) until a frame or Close.
-		p.pollFDs[0].Revents, p.pollFDs[1].Revents = 0, 0
-		if err := p.poll(); err != nil && err != unix.EINTR {
-			p.counters.AddError()
-			return 0, fmt.Errorf("tap %s: %s: %w", p.name, pollCall, err)
+		for i := range fds {
+			fds[i].Revents = 0
 		}
-		if p.pollFDs[1].Revents != 0 {
-			return 0, platform.ErrClosed
-		}
-		if p.pollFDs[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 &&
-			p.pollFDs[0].Revents&unix.POLLIN == 0 {
+		if err := p.poll(fds); err != nil && err != unix.EINTR {
 			p.counters.AddError()
-			return 0, fmt.Errorf("tap %s: %s: revents %#x on the tap descriptor", p.name, pollCall, p.pollFDs[0].Revents)
+			return 0, 0, fmt.Errorf("tap %s: %s: %w", p.name, pollCall, err)
+		}
+		if fds[len(fds)-1].Revents != 0 {
+			return 0, 0, platform.ErrClosed
+		}
+		for _, fd := range fds[:len(fds)-1] {
+			if fd.Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 && fd.Revents&unix.POLLIN == 0 {
+				p.counters.AddError()
+				return 0, 0, fmt.Errorf("tap %s: %s: revents %#x on the tap descriptor", p.name, pollCall, fd.Revents)
+			}
 		}
 	}
 }
 
-// readReady reads frames that are ready without blocking, one slot each:
-// frames[i] is read into bufs[i], behind its virtio_net_hdr with
-// Options.Offload (readOffload decodes it there).
-func (p *Port) readReady(frames [][]byte) (int, error) {
+// readReady reads frames that are ready on queue q without blocking, one
+// slot each: frames[i] is read into q.bufs[i], behind its virtio_net_hdr
+// with Options.Offload (readOffload decodes it there).
+func (p *Port) readReady(q *rxQueue, frames [][]byte) (int, error) {
 	hdr := 0
 	if p.offload {
 		hdr = frame.VirtioHdrLen
 	}
 	n := 0
 	for n < len(frames) {
-		buf := p.bufs[n]
-		r, err := unix.Read(p.fd, buf[Headroom:])
+		buf := q.bufs[n]
+		r, err := unix.Read(q.fd, buf[Headroom:])
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -132,7 +158,7 @@ func (p *Port) writeBatch(frames [][]byte) (int, error) {
 		}
 		var err error = unix.EINTR
 		for err == unix.EINTR {
-			_, err = unix.Write(p.fd, f)
+			_, err = unix.Write(p.txFD(f), f)
 		}
 		if p.countWrite(err, len(f)) {
 			sent++
@@ -176,6 +202,14 @@ func (p *Port) close() error {
 // it on FreeBSD.
 func (p *Port) closeFDs() error {
 	var err error
+	for i := range p.rxq[min(1, len(p.rxq)):] {
+		// The further queues' descriptors; the first is p.fd.
+		q := &p.rxq[1+i]
+		if q.fd >= 0 {
+			_ = unix.Close(q.fd)
+			q.fd = -1
+		}
+	}
 	if p.fd >= 0 {
 		if e := unix.Close(p.fd); e != nil {
 			err = fmt.Errorf("tap %s: close: %w", p.name, e)

@@ -1,0 +1,231 @@
+package trunk
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/swctl/swctl/clock"
+	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/memport"
+)
+
+// ringPort is a memport end with a TX ring of its own that the test
+// drains by hand: WriteBatch takes as many frames as the ring has free
+// slots and drops the rest; TxRoom says how many it has. free is what
+// the link "sent" since (Drain).
+type ringPort struct {
+	*memport.Port
+	// free is the ring's free slots. Atomic.
+	free atomic.Int64
+	// refused counts frames WriteBatch dropped for a full ring. Atomic.
+	refused atomic.Uint64
+}
+
+func (p *ringPort) TxRoom(max int) int { return int(min(int64(max), p.free.Load())) }
+
+func (p *ringPort) WriteBatch(b platform.Batch) (int, error) {
+	k := int(min(int64(b.Len()), max(p.free.Load(), 0)))
+	n, err := p.Port.WriteBatch(b.Slice(0, k))
+	p.free.Add(-int64(n))
+	p.refused.Add(uint64(b.Len() - n))
+	return n, err
+}
+
+// Drain gives the ring n free slots more, as the link sending n frames.
+func (p *ringPort) Drain(n int) { p.free.Add(int64(n)) }
+
+// backlogFixture is a loadbalance trunk with one member, a ringPort of
+// slots free slots, and its backlog of limit bytes and delay.
+type backlogFixture struct {
+	t    *testing.T
+	clk  *clock.Fake
+	tr   *Trunk
+	ring *ringPort
+	far  *memport.Port
+}
+
+func newBacklogFixture(t *testing.T, slots, limit int, delay time.Duration) *backlogFixture {
+	t.Helper()
+	fx := &backlogFixture{t: t, clk: clock.NewFake()}
+	var err error
+	fx.tr, err = New("trunk0", Options{
+		Protocol: builtin(t, ProtoLoadBalance), Seed: 7, Clock: fx.clk, TickInterval: -1, Logger: quiet,
+		MAC: net.HardwareAddr{0x02, 0x77, 0, 0, 0, 1}, TxQueueBytes: limit, TxQueueDelay: delay,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fx.tr.Close() })
+	near, far := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
+	fx.ring, fx.far = &ringPort{Port: near}, far
+	fx.ring.free.Store(int64(slots))
+	if err := fx.tr.AddPort(fx.ring, PortConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	return fx
+}
+
+// write sends frames with seq from..to-1 through the trunk, and returns
+// WriteBatch's count.
+func (fx *backlogFixture) write(from, to uint32) int {
+	var frames [][]byte
+	for s := from; s < to; s++ {
+		frames = append(frames, udp4(1, s))
+	}
+	n, err := fx.tr.WriteBatch(platform.Batch{Frames: frames})
+	if err != nil {
+		fx.t.Fatalf("WriteBatch: %v", err)
+	}
+	return n
+}
+
+// arrived returns the seqs the far end has received so far, in order.
+func (fx *backlogFixture) arrived() []uint32 {
+	var out []uint32
+	buf := make([][]byte, 64)
+	for {
+		n, _ := fx.far.TryReadBatch(buf)
+		if n == 0 {
+			return out
+		}
+		for _, f := range buf[:n] {
+			out = append(out, seqOf(f))
+		}
+	}
+}
+
+// await waits until n frames have arrived at the far end, and returns
+// their seqs in order.
+func (fx *backlogFixture) await(n int) []uint32 {
+	var got []uint32
+	waitFor(fx.t, fmt.Sprintf("%d frames on the wire", n), func() bool {
+		got = append(got, fx.arrived()...)
+		return len(got) >= n
+	})
+	return got
+}
+
+// queue returns the member's backlog as trunk show sees it.
+func (fx *backlogFixture) queue() TxQueueInfo { return fx.tr.Ports()[0].TxQueue }
+
+func seqs(from, to uint32) []uint32 {
+	var out []uint32
+	for s := from; s < to; s++ {
+		out = append(out, s)
+	}
+	return out
+}
+
+// frameLen is the length of udp4's frames.
+var frameLen = uint64(len(udp4(1, 0)))
+
+// TestBacklogKeepsWhatTheRingHasNoRoomFor checks that frames a full ring
+// has no room for wait in the backlog instead of being dropped, leave in
+// order once the ring has room again (the flusher drains them without
+// new frames to push them), and that new frames queue behind them.
+func TestBacklogKeepsWhatTheRingHasNoRoomFor(t *testing.T) {
+	fx := newBacklogFixture(t, 4, 1<<20, time.Second)
+	if n := fx.write(0, 10); n != 10 {
+		t.Fatalf("10 frames into a ring of 4 free slots: WriteBatch = %d, want 10 (4 sent, 6 queued)", n)
+	}
+	if got := fx.arrived(); !slices.Equal(got, seqs(0, 4)) {
+		t.Fatalf("ring of 4 slots: expected frames 0-3 on the wire, got %v", got)
+	}
+	if q := fx.queue(); q.Bytes != 6*frameLen || q.Overflow != 0 || q.Stale != 0 || q.Limit != 1<<20 {
+		t.Fatalf("expected 6 frames (%d bytes) in a 1 MiB backlog, no drops; got %+v", 6*frameLen, q)
+	}
+	// New frames while the ring is still full queue behind the others.
+	fx.write(10, 12)
+	fx.ring.Drain(100)
+	if got := fx.await(8); !slices.Equal(got, seqs(4, 12)) {
+		t.Errorf("after the ring drained: expected frames 4-11 in order, got %v", got)
+	}
+	if q, st := fx.queue(), fx.tr.Stats(); q.Bytes != 0 || st.TxPackets != 12 || fx.ring.refused.Load() != 0 || st.TxMemberDropped != 0 {
+		t.Errorf("expected an empty backlog, 12 frames sent, none refused by the ring; got %+v, stats %+v, %d refused", q, st, fx.ring.refused.Load())
+	}
+}
+
+// TestBacklogBounds checks the backlog's two bounds and their accounting
+// in Stats, Counters and trunk show's TxQueue: frames past the byte limit
+// are dropped as overflow at once; frames that waited past the delay
+// limit (on the fake clock) are dropped as stale, never sent.
+func TestBacklogBounds(t *testing.T) {
+	t.Run("bytes", func(t *testing.T) {
+		fx := newBacklogFixture(t, 0, int(3*frameLen), time.Second)
+		if n := fx.write(0, 5); n != 3 {
+			t.Fatalf("5 frames into a full ring and a backlog of 3 frames' bytes: WriteBatch = %d, want 3", n)
+		}
+		q, st := fx.queue(), fx.tr.Stats()
+		if q.Bytes != 3*frameLen || q.Overflow != 2 || st.TxQueueOverflow != 2 || fx.tr.Counters().TxDropped != 2 {
+			t.Errorf("expected 3 frames queued and 2 overflows (trunk show, Stats, Counters); got %+v, %+v, TxDropped %d", q, st, fx.tr.Counters().TxDropped)
+		}
+		fx.ring.Drain(10)
+		if got := fx.await(3); !slices.Equal(got, seqs(0, 3)) {
+			t.Errorf("expected the first 3 frames, got %v", got)
+		}
+	})
+	t.Run("delay", func(t *testing.T) {
+		fx := newBacklogFixture(t, 0, 1<<20, 5*time.Millisecond)
+		fx.write(0, 2)
+		fx.clk.Advance(5*time.Millisecond + time.Nanosecond)
+		waitFor(t, "2 stale drops", func() bool { return fx.queue().Stale == 2 })
+		if q, st := fx.queue(), fx.tr.Stats(); q.Bytes != 0 || st.TxQueueStale != 2 || fx.tr.Counters().TxDropped != 2 {
+			t.Errorf("expected an empty backlog and 2 stale drops (Stats, Counters); got %+v, %+v, TxDropped %d", q, st, fx.tr.Counters().TxDropped)
+		}
+		fx.ring.Drain(10)
+		fx.write(2, 3)
+		if got := fx.arrived(); !slices.Equal(got, seqs(2, 3)) {
+			t.Errorf("after the stale drops, with room: expected only frame 2 on the wire, got %v", got)
+		}
+	})
+}
+
+// TestNoBacklogWithoutRoom checks that a member whose port cannot say
+// what its ring takes (memport), or a trunk with backlogs off, has none:
+// TxQueue's Limit is 0.
+func TestNoBacklogWithoutRoom(t *testing.T) {
+	fx := newFixture(t, ProtoLoadBalance, PortConfig{})
+	if q := fx.tr.Ports()[0].TxQueue; q != (TxQueueInfo{}) {
+		t.Errorf("memport member: expected no backlog, got %+v", q)
+	}
+	tr, err := New("trunk1", Options{TickInterval: -1, Logger: quiet, TxQueueBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	near, _ := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
+	if err := tr.AddPort(&ringPort{Port: near}, PortConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if q := tr.Ports()[0].TxQueue; q.Limit != 0 {
+		t.Errorf("TxQueueBytes -1: expected no backlog, got %+v", q)
+	}
+}
+
+// TestBacklogZeroAllocs checks that sending through a backlog, queueing
+// and draining it, allocates nothing per frame.
+func TestBacklogZeroAllocs(t *testing.T) {
+	fx := newBacklogFixture(t, 0, 1<<20, time.Hour)
+	frames := make([][]byte, 64)
+	for i := range frames {
+		frames[i] = udp4(1, uint32(i))
+	}
+	buf := make([][]byte, 64)
+	b := platform.Batch{Frames: frames}
+	round := func() {
+		fx.tr.WriteBatch(b) // all queued: the ring is full
+		fx.ring.Drain(64)
+		fx.tr.WriteBatch(b.Slice(0, 1)) // the backlog first, then this one queued
+		fx.ring.Drain(1)
+		for n, _ := fx.far.TryReadBatch(buf); n > 0; n, _ = fx.far.TryReadBatch(buf) {
+		}
+	}
+	round()
+	if a := testing.AllocsPerRun(50, round); a != 0 {
+		t.Errorf("WriteBatch through a backlog: expected 0 allocations, got %v", a)
+	}
+}
