@@ -1,0 +1,113 @@
+package trunk
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"testing"
+
+	"github.com/swctl/swctl/bridge"
+	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/memport"
+)
+
+// TestBridgeReadsEveryQueue puts a trunk with two receive queues and two
+// members inside a bridge and sends traffic into both members: the bridge
+// must read every queue on its own worker (each queue's counter advances
+// by exactly the frames its member received), not one ReadBatch for all.
+func TestBridgeReadsEveryQueue(t *testing.T) {
+	fx := newFixtureOpts(t, Options{Protocol: builtin(t, ProtoLoadBalance), RxQueues: 2}, PortConfig{}, PortConfig{})
+	if got := fx.tr.RxQueues(); got != 2 {
+		t.Fatalf("RxQueues() = %d, want 2", got)
+	}
+	br := bridge.New("br0", bridge.DefaultOptions())
+	t.Cleanup(func() { br.Close() })
+	h := fx.tr.Handle()
+	if err := br.AddPort(h, bridge.DefaultPortFlags()); err != nil {
+		t.Fatal(err)
+	}
+	host, hostFar := memport.Pair("host0", net.HardwareAddr{0x02, 0xcc, 0, 0, 0, 1}, "hostfar", net.HardwareAddr{0x02, 0xcc, 0, 0, 0, 2})
+	t.Cleanup(func() { hostFar.Close() })
+	if err := br.AddPort(host, bridge.DefaultPortFlags()); err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 20
+	perMember := []int{0, 0}
+	for r := range rounds {
+		for i := range 2 {
+			fx.sendFar(i, udp4(uint16(100*i+r), uint32(r)), udp4(uint16(100*i+r), uint32(r+1000)))
+			perMember[i] += 2
+		}
+	}
+	want := perMember[0] + perMember[1]
+	got := 0
+	buf := make([][]byte, 64)
+	waitFor(t, fmt.Sprintf("%d frames flooded to host0", want), func() bool {
+		n, _ := hostFar.TryReadBatch(buf)
+		got += n
+		return got >= want
+	})
+	q := fx.tr.RxQueuePackets()
+	if !slices.Equal(q, []uint64{uint64(perMember[0]), uint64(perMember[1])}) {
+		t.Fatalf("frames read per queue = %v, want %v (member eth0 on queue 0, eth1 on queue 1)", q, perMember)
+	}
+	if err := br.RemovePort(h.Name()); err != nil {
+		t.Fatal(err)
+	}
+	// The trunk outlives the bridge: a plain consumer reads both members.
+	fx.consume()
+	fx.sendFar(0, udp4(1, 1))
+	fx.sendFar(1, udp4(2, 2))
+	waitFor(t, "both frames read by ReadBatch after the bridge let go", func() bool { return len(fx.rx) == 2 })
+}
+
+// TestReadQueueRange checks that RxQueues defaults to one queue at least
+// and that ReadQueue refuses a queue out of range, naming it.
+func TestReadQueueRange(t *testing.T) {
+	fx := newFixtureOpts(t, Options{RxQueues: 3})
+	for _, q := range []int{-1, 3} {
+		if _, err := fx.tr.ReadQueue(q, platform.NewBatch(4)); err == nil {
+			t.Errorf("ReadQueue(%d) of 3 queues: no error", q)
+		}
+	}
+	dflt, err := New("trunk1", Options{TickInterval: -1, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dflt.Close()
+	if dflt.RxQueues() < 1 {
+		t.Errorf("default RxQueues() = %d, want at least 1", dflt.RxQueues())
+	}
+}
+
+// TestQueueOfLateMember adds a member while its queue's reader is
+// blocked: the reader gets the member's frames, and a member whose ID
+// maps to another queue does not reach it.
+func TestQueueOfLateMember(t *testing.T) {
+	fx := newFixtureOpts(t, Options{Protocol: builtin(t, ProtoBroadcast), RxQueues: 2}, PortConfig{})
+	type read struct {
+		seq uint32
+		err error
+	}
+	got := make(chan read, 1)
+	go func() {
+		buf := make([][]byte, 8)
+		n, err := fx.tr.ReadQueue(1, platform.Batch{Frames: buf})
+		if n != 1 {
+			got <- read{err: fmt.Errorf("ReadQueue(1) = %d frames, %v", n, err)}
+			return
+		}
+		got <- read{seq: seqOf(buf[0]), err: err}
+	}()
+	fx.sendFar(0, udp4(1, 1)) // eth0 is ID 0: queue 0, not 1
+	fx.add(PortConfig{})
+	fx.sendFar(1, udp4(1, 2))
+	r := <-got
+	if r.err != nil || r.seq != 2 {
+		t.Fatalf("queue 1 read seq %d, %v; want the late member's frame, seq 2", r.seq, r.err)
+	}
+	buf := make([][]byte, 8)
+	if n, err := fx.tr.ReadQueue(0, platform.Batch{Frames: buf}); err != nil || n != 1 || seqOf(buf[0]) != 1 {
+		t.Fatalf("queue 0: ReadQueue = %d, %v; want eth0's frame, seq 1", n, err)
+	}
+}
