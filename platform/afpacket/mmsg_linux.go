@@ -108,7 +108,7 @@ func (m *mmsg) send(frames [][]byte, offs []platform.Offload) (int, error) {
 		default:
 			m.st.counters.AddError()
 			if err == nil {
-				err = fmt.Errorf("afpacket %s: sendmmsg: %w", m.st.name, errno)
+				err = fmt.Errorf("afpacket %s: sendmmsg: %w", m.st.Name(), errno)
 			}
 			dropped++
 			i++

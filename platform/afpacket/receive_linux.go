@@ -126,7 +126,7 @@ func (r *receiver) readOne(q *rxQueue, frames [][]byte, offs []platform.Offload)
 		return 0, platform.ErrClosed
 	}
 	q.ring.release()
-	frames = frames[:min(len(frames), r.st.batch)]
+	frames = frames[:min(len(frames), r.st.BatchSize())]
 	if len(frames) == 0 {
 		return 0, nil
 	}
@@ -156,7 +156,7 @@ func (r *receiver) readAll(frames [][]byte, offs []platform.Offload) (int, error
 	for _, q := range r.queues {
 		q.ring.release()
 	}
-	frames = frames[:min(len(frames), r.st.batch)]
+	frames = frames[:min(len(frames), r.st.BatchSize())]
 	if len(frames) == 0 {
 		return 0, nil
 	}
@@ -230,7 +230,7 @@ func (r *receiver) noteTruncated(g *ring) {
 	g.truncLen = 0
 	if r.truncLogged.CompareAndSwap(false, true) {
 		r.st.log.Warn("afpacket: received frame larger than the ring slot dropped (counted in rx_dropped; logged once per port)",
-			"port", r.st.name, "len", n, "slot", g.frameSize, "offload", r.st.offload,
+			"port", r.st.Name(), "len", n, "slot", g.frameSize, "offload", r.st.offload,
 			"hint", "a GSO super-frame without offload, BIG TCP (gso_max_size > 65536), an MTU raised after the port opened, or (offload) a full copy queue")
 	}
 }
@@ -244,7 +244,7 @@ func (r *receiver) noteBadOffload(g *ring) {
 	r.st.counters.AddRxBadOffload(n)
 	if r.badOffloadLogged.CompareAndSwap(false, true) {
 		r.st.log.Warn("afpacket: received frame whose offload header does not describe it dropped (counted in rx_bad_offload; logged once per port)",
-			"port", r.st.name, "reason", err,
+			"port", r.st.Name(), "reason", err,
 			"hint", "the interface's writer (a VM's TAP, a crafted packet) sent a bad virtio_net_hdr")
 	}
 }
@@ -306,7 +306,7 @@ func (r *receiver) wait(pfds []unix.PollFd) error {
 	case 0, unix.EINTR:
 	default:
 		r.st.counters.AddError()
-		return fmt.Errorf("afpacket %s: ppoll: %w", r.st.name, errno)
+		return fmt.Errorf("afpacket %s: ppoll: %w", r.st.Name(), errno)
 	}
 	for _, pfd := range pfds[:len(pfds)-1] {
 		if pfd.Revents&unix.POLLERR != 0 {

@@ -62,8 +62,8 @@ type sender struct {
 // init makes the send side, sending through t, which it then owns.
 func (s *sender) init(st *portState, t transmitter) {
 	s.st, s.t = st, t
-	s.frames = make([][]byte, 0, st.batch)
-	s.offs = make([]platform.Offload, 0, st.batch)
+	s.frames = make([][]byte, 0, st.BatchSize())
+	s.offs = make([]platform.Offload, 0, st.BatchSize())
 }
 
 // write is WriteBatch: offs nil for plain frames.
@@ -73,14 +73,14 @@ func (s *sender) write(frames [][]byte, offs []platform.Offload) (int, error) {
 	if s.st.closed.Load() {
 		return 0, platform.ErrClosed
 	}
-	if platform.LinkState(s.st.link.Load()) != platform.LinkUp {
+	if s.st.Link() != platform.LinkUp {
 		s.st.counters.AddTxDropped(len(frames))
 		return 0, nil
 	}
 	sent := 0
 	var err error
 	for len(frames) > 0 {
-		k := min(len(frames), s.st.batch)
+		k := min(len(frames), s.st.BatchSize())
 		var o []platform.Offload
 		if offs != nil {
 			o, offs = offs[:k], offs[k:]
@@ -103,7 +103,7 @@ func (s *sender) write(frames [][]byte, offs []platform.Offload) (int, error) {
 // which it counts as dropped: frames and offs themselves when every frame
 // may, else copies in s.frames and s.offs. mu is held.
 func (s *sender) admit(frames [][]byte, offs []platform.Offload) ([][]byte, []platform.Offload) {
-	mtu := int(s.st.mtu.Load())
+	mtu := s.st.MTU()
 	for i, f := range frames {
 		var o platform.Offload
 		if offs != nil {

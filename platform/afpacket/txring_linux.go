@@ -313,7 +313,7 @@ func (t *txRing) sendQueued(queued, qbytes int) (sent, bytes, dropped int, err e
 		t.st.counters.AddError()
 		if t.refusedLogged.CompareAndSwap(false, true) {
 			t.st.log.Warn("afpacket: TX ring refused a frame (TP_STATUS_WRONG_FORMAT); it and the frames behind it were dropped (counted in tx_dropped; logged once per port)",
-				"port", t.st.name, "err", errno.Error(), "hint", "a virtio_net_hdr the kernel refuses (an unknown GSO type, a checksum outside the frame)")
+				"port", t.st.Name(), "err", errno.Error(), "hint", "a virtio_net_hdr the kernel refuses (an unknown GSO type, a checksum outside the frame)")
 		}
 		return sent, bytes, dropped, nil
 	}
@@ -326,7 +326,7 @@ func (t *txRing) sendQueued(queued, qbytes int) (sent, bytes, dropped int, err e
 		t.st.counters.AddError()
 	default:
 		t.st.counters.AddError()
-		err = fmt.Errorf("afpacket %s: send (TX ring): %w", t.st.name, errno)
+		err = fmt.Errorf("afpacket %s: send (TX ring): %w", t.st.Name(), errno)
 	}
 	return sent, bytes, dropped, err
 }

@@ -71,7 +71,7 @@ func (p *Port) read(frames [][]byte) (int, error) {
 	if p.closed.Load() {
 		return 0, platform.ErrClosed
 	}
-	frames = frames[:min(len(frames), p.batch)]
+	frames = frames[:min(len(frames), p.BatchSize())]
 	if len(frames) == 0 {
 		return 0, nil
 	}
@@ -90,7 +90,7 @@ func (p *Port) read(frames [][]byte) (int, error) {
 			// Nothing yet (EWOULDBLOCK is EAGAIN).
 		default:
 			p.counters.AddError()
-			return 0, fmt.Errorf("bpf %s: read: %w", p.name, err)
+			return 0, fmt.Errorf("bpf %s: read: %w", p.Name(), err)
 		}
 		if err := p.wait(); err != nil {
 			return 0, err
@@ -108,7 +108,7 @@ func (p *Port) collect(frames [][]byte) int {
 		p.counters.AddError()
 		if p.corruptLogged.CompareAndSwap(false, true) {
 			p.log.Warn("bpf: unreadable record in the read buffer, rest of the buffer dropped (counted in errors; logged once per port)",
-				"port", p.name, "err", err)
+				"port", p.Name(), "err", err)
 		}
 	}
 	if n > 0 {
@@ -127,7 +127,7 @@ func (p *Port) wait() error {
 	}
 	if err != nil && err != unix.EINTR {
 		p.counters.AddError()
-		return fmt.Errorf("bpf %s: poll: %w", p.name, err)
+		return fmt.Errorf("bpf %s: poll: %w", p.Name(), err)
 	}
 	return nil
 }
@@ -175,7 +175,7 @@ frames:
 			p.counters.AddError()
 			dropped++
 			if err == nil {
-				err = fmt.Errorf("bpf %s: write: %w", p.name, e)
+				err = fmt.Errorf("bpf %s: write: %w", p.Name(), e)
 			}
 		}
 	}

@@ -35,10 +35,8 @@ func newTestDevice(t *testing.T, layout hdrLayout, bufSize, batch int) *testDevi
 	if err != nil {
 		t.Fatalf("socketpair: %v", err)
 	}
-	p := &Port{name: "test0", batch: batch, promiscFD: -1,
-		device: device{log: slog.New(slog.DiscardHandler), fd: -1, wake: [2]int{-1, -1}}}
-	p.mtu.Store(1500)
-	p.link.Store(uint32(platform.LinkUp))
+	p := &Port{promiscFD: -1, device: device{log: slog.New(slog.DiscardHandler), fd: -1, wake: [2]int{-1, -1}}}
+	p.Init("test0", nil, 1500, batch, platform.LinkUp)
 	if err := p.init(fds[0], layout, bufSize); err != nil {
 		p.closeDevice()
 		unix.Close(fds[1])
