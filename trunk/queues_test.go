@@ -1,10 +1,12 @@
 package trunk
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/swctl/swctl/bridge"
 	"github.com/swctl/swctl/platform"
@@ -110,4 +112,53 @@ func TestQueueOfLateMember(t *testing.T) {
 	if n, err := fx.tr.ReadQueue(0, platform.Batch{Frames: buf}); err != nil || n != 1 || seqOf(buf[0]) != 1 {
 		t.Fatalf("queue 0: ReadQueue = %d, %v; want eth0's frame, seq 1", n, err)
 	}
+}
+
+// TestCloseWakesEveryQueue blocks a reader on every queue, closes their
+// Handle (each returns ErrClosed, the trunk keeps running and a new
+// Handle's queue reads what its member receives), then blocks them again
+// and closes the trunk.
+func TestCloseWakesEveryQueue(t *testing.T) {
+	fx := newFixtureOpts(t, Options{Protocol: builtin(t, ProtoBroadcast), RxQueues: 3}, PortConfig{}, PortConfig{})
+	blockAll := func(p platform.MultiQueuePort) chan error {
+		errs := make(chan error, p.RxQueues())
+		for q := range p.RxQueues() {
+			go func() {
+				_, err := p.ReadQueue(q, platform.NewBatch(8))
+				errs <- err
+			}()
+		}
+		return errs
+	}
+	wakes := func(what string, errs chan error, n int) {
+		t.Helper()
+		for range n {
+			select {
+			case err := <-errs:
+				if !errors.Is(err, platform.ErrClosed) {
+					t.Fatalf("%s: ReadQueue returned %v, want ErrClosed", what, err)
+				}
+			case <-time.After(waitTimeout):
+				t.Fatalf("%s: a blocked ReadQueue still blocked after %v", what, waitTimeout)
+			}
+		}
+	}
+	h := fx.tr.Handle()
+	errs := blockAll(h)
+	time.Sleep(10 * time.Millisecond) // lets the readers block; a reader not yet blocked returns ErrClosed all the same
+	h.Close()
+	wakes("Handle.Close", errs, 3)
+
+	h2 := fx.tr.Handle()
+	fx.sendFar(1, udp4(1, 7))
+	buf := make([][]byte, 8)
+	if n, err := h2.ReadQueue(1, platform.Batch{Frames: buf}); err != nil || n != 1 || seqOf(buf[0]) != 7 {
+		t.Fatalf("new Handle: ReadQueue(1) = %d, %v; want eth1's frame, seq 7", n, err)
+	}
+	errs = blockAll(h2)
+	time.Sleep(10 * time.Millisecond)
+	if err := fx.tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wakes("Trunk.Close", errs, 3)
 }
