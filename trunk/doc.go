@@ -54,9 +54,14 @@
 // member's receive queue (a Trunk is a platform.MultiQueuePort: queue q
 // carries the members whose ID mod Options.RxQueues is q, so a bridge
 // forwards each member on a goroutine of its own). The consumer returns
-// views into the member port's buffers, not copies; the reader does not
-// read its member again until that consumer's next call, so the views
-// stay valid until then or Close, as the Port contract says. Nothing
+// views into the member port's buffers, not copies, and then holds the
+// port: at its next call it reads the member itself without waiting
+// (platform.ReadyReader), slow-protocol frames sorted out inline, so
+// that under load frames reach it with no channel and no goroutine
+// switch. It gives the port back to the member's reader, which waits for
+// frames, when nothing is ready, another member's batch waits for it, or
+// the member leaves. Either way the views stay valid until the
+// consumer's next call or Close, as the Port contract says. Nothing
 // allocates per batch.
 //
 // WriteBatch asks, per frame, which member (or members) it leaves by,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,4 +162,76 @@ func TestCloseWakesEveryQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	wakes("Trunk.Close", errs, 3)
+}
+
+// countingPort is a memport end that counts how it is read.
+type countingPort struct {
+	*memport.Port
+	// waits counts ReadBatch calls, ready ReadReady calls. Atomic.
+	waits, ready atomic.Int64
+}
+
+func (p *countingPort) ReadBatch(b platform.Batch) (int, error) {
+	p.waits.Add(1)
+	return p.Port.ReadBatch(b)
+}
+
+func (p *countingPort) ReadReady(b platform.Batch) (int, error) {
+	p.ready.Add(1)
+	return p.Port.ReadReady(b)
+}
+
+// TestConsumerReadsItsMemberDirectly checks the hand-over of a member
+// under load: once a consumer has a member's batch, its next call reads
+// that member itself (ReadReady, on the consumer's goroutine: no channel,
+// no wait for the member's reader), and only when the member has nothing
+// ready is the member given back to its reader, which waits for frames.
+func TestConsumerReadsItsMemberDirectly(t *testing.T) {
+	fx := newFixtureOpts(t, Options{Protocol: builtin(t, ProtoBroadcast), RxQueues: 1})
+	near, far := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
+	p := &countingPort{Port: near}
+	fx.near, fx.far = append(fx.near, near), append(fx.far, far)
+	if err := fx.tr.AddPort(p, PortConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([][]byte, 16)
+	read := func(want ...uint32) {
+		t.Helper()
+		n, err := fx.tr.ReadQueue(0, platform.Batch{Frames: buf})
+		var got []uint32
+		for _, f := range buf[:n] {
+			got = append(got, seqOf(f))
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("ReadQueue = %v, %v; want %v", got, err, want)
+		}
+	}
+	fx.sendFar(0, udp4(1, 1))
+	read(1) // by the member's reader, through its queue
+	fx.sendFar(0, udp4(1, 2), udp4(1, 3), slowFrame(farMAC(0)), udp4(1, 4))
+	read(2, 3, 4) // by the consumer itself; the LACPDU went to the protocol
+	if w, r := p.waits.Load(), p.ready.Load(); w != 1 || r != 1 {
+		t.Errorf("after the second read: %d ReadBatch, %d ReadReady calls; want 1, 1 (the consumer read the member)", w, r)
+	}
+	if s := fx.tr.Stats(); s.RxControl != 1 || s.RxPackets != 4 {
+		t.Errorf("RxControl, RxPackets = %d, %d; want 1, 4", s.RxControl, s.RxPackets)
+	}
+	// Nothing ready: the member goes back to its reader, which waits.
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := fx.tr.ReadQueue(0, platform.Batch{Frames: buf})
+		done <- result{n, err}
+	}()
+	waitFor(t, "the member's reader to wait for frames again", func() bool { return p.waits.Load() == 2 })
+	fx.sendFar(0, udp4(1, 5))
+	if r := <-done; r.err != nil || r.n != 1 || seqOf(buf[0]) != 5 {
+		t.Fatalf("ReadQueue with nothing ready = %d, %v; want frame 5 once it came", r.n, r.err)
+	}
+	if r := p.ready.Load(); r != 2 {
+		t.Errorf("%d ReadReady calls, want 2 (the one that found nothing)", r)
+	}
 }

@@ -18,16 +18,26 @@ const readRetry = 10 * time.Millisecond
 
 // The receive side. A frame takes these steps:
 //
-//  1. Its member's reader goroutine (read) reads it in a batch from the
-//     member port, hands slow-protocol frames to the protocol and drops
-//     data frames while the member is not collecting (receive).
+//  1. Its member's reader goroutine (read) waits for it in the member
+//     port's ReadBatch and sorts the batch (sort): slow-protocol frames to
+//     the protocol, data frames dropped while the member is not
+//     collecting.
 //  2. The reader offers the accepted frames, as views into the member
 //     port, to whichever consumer takes them first: ReadBatch, or the
 //     reader of the member's receive queue (ID mod RxQueues) in
-//     ReadQueue. It waits for that consumer's next call before it reads
-//     the member again, so the views stay valid as the Port contract says.
+//     ReadQueue. It then leaves the port to that consumer until the
+//     consumer gives it back.
 //  3. The consumer (readBatch) returns them, with their offloads, or
 //     finished in software for a caller that takes plain frames only.
+//  4. At its next call the consumer reads the member itself without
+//     waiting (readOn: ReadReady, then sort), so under load frames go
+//     from the member port to the consumer with no channel and no
+//     goroutine switch. When the member has nothing ready, another
+//     member's batch waits for the consumer, or the member is leaving,
+//     the consumer gives the port back (rxConsumer.release) and the
+//     reader waits for frames again: back to 1. Either way the views a
+//     consumer returned stay valid until its next call, as the Port
+//     contract says.
 
 // rxSide is what the consumers of a trunk's frames hold: ReadBatch's
 // state and each receive queue's.
@@ -138,7 +148,7 @@ func (tr *Trunk) readBatch(c *rxConsumer, b platform.Batch, stop <-chan struct{}
 		frames = frames[:min(len(frames), len(offs))]
 	}
 	for {
-		if c.cur != nil && c.off >= len(c.frames) {
+		if c.cur != nil && c.off >= len(c.frames) && !tr.readOn(c) {
 			c.release()
 		}
 		if tr.closed.Load() {
@@ -154,11 +164,7 @@ func (tr *Trunk) readBatch(c *rxConsumer, b platform.Batch, stop <-chan struct{}
 		if c.cur == nil {
 			select {
 			case b := <-c.in:
-				c.cur, c.off = b, 0
-				c.frames, c.offs = b.frames, nil
-				if len(b.offs) > 0 {
-					c.offs = b.offs
-				}
+				c.take(b)
 			case <-tr.closing:
 				return 0, platform.ErrClosed
 			case <-stop:
@@ -192,6 +198,47 @@ func (tr *Trunk) readBatch(c *rxConsumer, b platform.Batch, stop <-chan struct{}
 	tr.rxPackets.Add(uint64(n))
 	tr.rxBytes.Add(bytes)
 	return n, nil
+}
+
+// readOn is what a consumer does when it has returned every frame of the
+// batch it holds, from member m: it keeps m's port, which m's reader lent
+// it, and reads m again itself, without waiting (ReadReady), so that a
+// member under load hands its frames over with no channel and no
+// goroutine switch. It does not when another member's batch waits for c
+// (it takes that one and gives m back: members share a queue fairly),
+// when m is leaving or cannot read without waiting, or when nothing new
+// was accepted; it then returns false and the caller gives m back to its
+// reader, which waits for frames. c.cur is not nil.
+func (tr *Trunk) readOn(c *rxConsumer) bool {
+	select {
+	case b := <-c.in:
+		c.release()
+		c.take(b)
+		return true
+	default:
+	}
+	m := c.cur.m
+	if m.ready == nil || tr.closed.Load() || m.isLeaving() {
+		return false
+	}
+	m.lane.Lock()
+	defer m.lane.Unlock()
+	clear(m.rx.frames)
+	n, err := m.ready.ReadReady(m.buf)
+	if err != nil || n == 0 || !tr.sort(m, n) {
+		return false
+	}
+	c.take(&m.rx)
+	return true
+}
+
+// take makes b the batch c returns frames from.
+func (c *rxConsumer) take(b *rxBatch) {
+	c.cur, c.off = b, 0
+	c.frames, c.offs = b.frames, nil
+	if len(b.offs) > 0 {
+		c.offs = b.offs
+	}
 }
 
 // finish replaces what is left of c's batch by plain frames: offloads
@@ -261,7 +308,7 @@ func (tr *Trunk) read(m *Member) {
 	if bs <= 0 {
 		bs = platform.DefaultBatchSize
 	}
-	buf := platform.NewBatch(bs)
+	m.buf = platform.NewBatch(bs)
 	m.rx.frames = make([][]byte, 0, bs)
 	m.rx.offs = make([]platform.Offload, 0, bs)
 	failing := false
@@ -271,16 +318,16 @@ func (tr *Trunk) read(m *Member) {
 		}
 		var n int
 		var err error
-		n, err = m.port.ReadBatch(buf)
+		n, err = m.port.ReadBatch(m.buf)
 		// Leaving while in ReadBatch: the port may be closed already and
 		// the frames gone. Do not look at them.
 		if !m.enter(stateBusy) {
 			return
 		}
-		if n > 0 && !tr.receive(m, buf.Frames[:n], buf.Offs[:n]) {
+		if n > 0 && !tr.receive(m, n) {
 			return
 		}
-		clear(buf.Frames[:n])
+		clear(m.buf.Frames)
 		switch {
 		case err == nil:
 			if failing {
@@ -303,10 +350,42 @@ func (tr *Trunk) read(m *Member) {
 	}
 }
 
-// receive sorts frames m read (with their offloads offs[i] when offs is
-// not nil) and offers the accepted ones to a consumer. It returns false
-// when the reader must stop.
-func (tr *Trunk) receive(m *Member, frames [][]byte, offs []platform.Offload) bool {
+// receive sorts the n frames m read into m.buf and offers the accepted
+// ones to a consumer. It returns false when the reader must stop.
+func (tr *Trunk) receive(m *Member, n int) bool {
+	if !tr.sort(m, n) {
+		return true
+	}
+	if !m.enter(stateLent) {
+		return false
+	}
+	select {
+	case tr.rx.all.in <- &m.rx:
+	case tr.rx.queues[m.id%len(tr.rx.queues)].in <- &m.rx:
+	case <-m.stop:
+		return false
+	case <-tr.closing:
+		return false
+	}
+	// The consumer holds the frames, and may read m again itself
+	// (readOn): wait for it to give m back even if m is leaving
+	// meanwhile; only the trunk's Close ends the wait.
+	select {
+	case <-m.rx.ack:
+	case <-tr.closing:
+		return false
+	}
+	clear(m.rx.frames)
+	return m.enter(stateBusy)
+}
+
+// sort sorts the n frames m read into m.buf: slow-protocol frames go to
+// the protocol, data frames are dropped while m is not collecting, and
+// the rest become m.rx's frames. It reports whether any was accepted.
+// Called by whoever holds m's port: its reader, or the consumer it lent
+// its batch to (readOn).
+func (tr *Trunk) sort(m *Member, n int) bool {
+	frames, offs := m.buf.Frames[:n], m.buf.Offs[:n]
 	collecting := tr.table.Load().collecting.Has(m.id) && !m.gone.Load()
 	acc := m.rx.frames[:0]
 	accOffs := m.rx.offs[:0]
@@ -333,30 +412,8 @@ func (tr *Trunk) receive(m *Member, frames [][]byte, offs []platform.Offload) bo
 		m.rxRefused.Add(refused)
 		tr.rxRefused.Add(refused)
 	}
-	if len(acc) == 0 {
-		return true
-	}
 	m.rx.frames, m.rx.offs, m.rx.soft = acc, accOffs, soft
-	if !m.enter(stateLent) {
-		return false
-	}
-	select {
-	case tr.rx.all.in <- &m.rx:
-	case tr.rx.queues[m.id%len(tr.rx.queues)].in <- &m.rx:
-	case <-m.stop:
-		return false
-	case <-tr.closing:
-		return false
-	}
-	// The consumer holds the frames: wait for its next ReadBatch even if
-	// m is leaving meanwhile; only the trunk's Close ends the wait.
-	select {
-	case <-m.rx.ack:
-	case <-tr.closing:
-		return false
-	}
-	clear(m.rx.frames)
-	return m.enter(stateBusy)
+	return len(acc) > 0
 }
 
 // control hands a slow-protocol frame m received to the protocol.

@@ -73,6 +73,7 @@ var (
 	_ platform.MultiQueuePort = (*Port)(nil)
 	_ platform.LinkSetter     = (*Port)(nil)
 	_ platform.Promiscuous    = (*Port)(nil)
+	_ platform.ReadyReader    = (*Port)(nil)
 )
 
 // Open opens an AF_PACKET port on the interface name. The MTU, MAC address
@@ -97,7 +98,18 @@ func (p *Port) Headroom() int { return p.headroom }
 // port opened with Offload returns plain frames only: it finishes partial
 // checksums in place and drops super-frames (counted in RxDropped). Only
 // one goroutine at a time may call ReadBatch.
-func (p *Port) ReadBatch(b platform.Batch) (int, error) { return p.rx.read(readable(b)) }
+func (p *Port) ReadBatch(b platform.Batch) (int, error) {
+	frames, offs := readable(b)
+	return p.rx.read(frames, offs, true)
+}
+
+// ReadReady implements platform.ReadyReader: ReadBatch that returns 0
+// frames at once when no ring has one ready (it still pauses for
+// Coalesce after a short batch, as ReadBatch does).
+func (p *Port) ReadReady(b platform.Batch) (int, error) {
+	frames, offs := readable(b)
+	return p.rx.read(frames, offs, false)
+}
 
 // readable returns b's frames and offloads, cut to the same length.
 func readable(b platform.Batch) ([][]byte, []platform.Offload) {

@@ -108,19 +108,21 @@ func (r *receiver) numQueues() int { return len(r.queues) }
 
 // readQueue is ReadQueue once i is checked.
 func (r *receiver) readQueue(i int, frames [][]byte, offs []platform.Offload) (int, error) {
-	return r.readOne(r.queues[i], frames, offs)
+	return r.readOne(r.queues[i], frames, offs, true)
 }
 
-// read is ReadBatch: offs nil for plain frames only.
-func (r *receiver) read(frames [][]byte, offs []platform.Offload) (int, error) {
+// read is ReadBatch (wait set) or ReadReady: offs nil for plain frames
+// only.
+func (r *receiver) read(frames [][]byte, offs []platform.Offload, wait bool) (int, error) {
 	if len(r.queues) == 1 {
-		return r.readOne(r.queues[0], frames, offs)
+		return r.readOne(r.queues[0], frames, offs, wait)
 	}
-	return r.readAll(frames, offs)
+	return r.readAll(frames, offs, wait)
 }
 
-// readOne reads one queue, blocking in ppoll while its ring is empty.
-func (r *receiver) readOne(q *rxQueue, frames [][]byte, offs []platform.Offload) (int, error) {
+// readOne reads one queue; with wait set it blocks in ppoll while its
+// ring is empty, else it returns 0 frames.
+func (r *receiver) readOne(q *rxQueue, frames [][]byte, offs []platform.Offload, wait bool) (int, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if r.st.closed.Load() {
@@ -140,6 +142,9 @@ func (r *receiver) readOne(q *rxQueue, frames [][]byte, offs []platform.Offload)
 			return n, nil
 		}
 		q.drained = false
+		if !wait {
+			return 0, nil
+		}
 		if err := r.idle(q.pfds[:]); err != nil {
 			return 0, err
 		}
@@ -147,8 +152,9 @@ func (r *receiver) readOne(q *rxQueue, frames [][]byte, offs []platform.Offload)
 }
 
 // readAll reads every queue of a port with several, starting with a
-// different one each call, blocking in ppoll while all are empty.
-func (r *receiver) readAll(frames [][]byte, offs []platform.Offload) (int, error) {
+// different one each call; with wait set it blocks in ppoll while all are
+// empty, else it returns 0 frames.
+func (r *receiver) readAll(frames [][]byte, offs []platform.Offload, wait bool) (int, error) {
 	r.lockAll()
 	defer r.unlockAll()
 	if r.st.closed.Load() {
@@ -185,6 +191,9 @@ func (r *receiver) readAll(frames [][]byte, offs []platform.Offload) (int, error
 			return n, nil
 		}
 		r.drained = false
+		if !wait {
+			return 0, nil
+		}
 		if err := r.idle(r.allPfds); err != nil {
 			return 0, err
 		}
