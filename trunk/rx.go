@@ -148,9 +148,6 @@ func (tr *Trunk) readBatch(c *rxConsumer, b platform.Batch, stop <-chan struct{}
 		frames = frames[:min(len(frames), len(offs))]
 	}
 	for {
-		if c.cur != nil && c.off >= len(c.frames) && !tr.readOn(c) {
-			c.release()
-		}
 		if tr.closed.Load() {
 			return 0, platform.ErrClosed
 		}
@@ -160,6 +157,9 @@ func (tr *Trunk) readBatch(c *rxConsumer, b platform.Batch, stop <-chan struct{}
 		}
 		if len(frames) == 0 {
 			return 0, nil
+		}
+		if c.cur != nil && c.off >= len(c.frames) && !tr.readOn(c) {
+			c.release()
 		}
 		if c.cur == nil {
 			select {
