@@ -64,8 +64,14 @@ func (p *Port) init(fd int, layout hdrLayout, bufSize int) error {
 	return nil
 }
 
-// read is ReadBatch.
-func (p *Port) read(frames [][]byte) (int, error) {
+// readWait is ReadBatch, readNow ReadReady.
+func (p *Port) readWait(frames [][]byte) (int, error) { return p.read(frames, true) }
+func (p *Port) readNow(frames [][]byte) (int, error)  { return p.read(frames, false) }
+
+// read takes frames from the read buffer, reading the next buffer when it
+// is drained; with wait set it blocks in poll until one comes, else it
+// returns 0 frames.
+func (p *Port) read(frames [][]byte, wait bool) (int, error) {
 	p.rxmu.Lock()
 	defer p.rxmu.Unlock()
 	if p.closed.Load() {
@@ -91,6 +97,9 @@ func (p *Port) read(frames [][]byte) (int, error) {
 		default:
 			p.counters.AddError()
 			return 0, fmt.Errorf("bpf %s: read: %w", p.Name(), err)
+		}
+		if !wait {
+			return 0, nil
 		}
 		if err := p.wait(); err != nil {
 			return 0, err

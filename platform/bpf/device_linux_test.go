@@ -187,6 +187,25 @@ func TestDeviceReadBlocksUntilData(t *testing.T) {
 	}
 }
 
+// TestDeviceReadReady checks that ReadReady returns at once with no
+// frame while nothing was sent, then the frames of a buffer that came.
+func TestDeviceReadReady(t *testing.T) {
+	l := openbsdLayout
+	td := newTestDevice(t, l, 1<<16, 64)
+	frames := make([][]byte, 64)
+	if n, err := td.ReadReady(platform.Batch{Frames: frames}); n != 0 || err != nil {
+		t.Fatalf("ReadReady with nothing sent = %d, %v; want 0, nil", n, err)
+	}
+	f := testFrame(64, 3)
+	td.send(t, build(l, rec{hdrlen: 26, frame: f}, rec{hdrlen: 26, frame: f}))
+	if n, err := td.ReadReady(platform.Batch{Frames: frames}); n != 2 || err != nil || !bytes.Equal(frames[0], f) {
+		t.Fatalf("ReadReady after a buffer of 2 = %d, %v; want both frames", n, err)
+	}
+	if n, err := td.ReadReady(platform.Batch{Frames: frames}); n != 0 || err != nil {
+		t.Fatalf("ReadReady once drained = %d, %v; want 0, nil", n, err)
+	}
+}
+
 func TestDeviceCloseWakesReader(t *testing.T) {
 	td := newTestDevice(t, openbsdLayout, 1<<16, 64)
 	result := make(chan error, 1)

@@ -50,6 +50,7 @@ var (
 	_ platform.Port        = (*Port)(nil)
 	_ platform.LinkSetter  = (*Port)(nil)
 	_ platform.Promiscuous = (*Port)(nil)
+	_ platform.ReadyReader = (*Port)(nil)
 )
 
 // Open opens a bpf port on the interface name: a /dev/bpf descriptor with
@@ -78,7 +79,11 @@ func (p *Port) BufferSize() int { return p.bufSize }
 // offloads are zero.
 // Records shorter than an Ethernet header, or cut by the kernel (a frame
 // larger than the buffer), are dropped and counted in RxDropped.
-func (p *Port) ReadBatch(b platform.Batch) (int, error) { return platform.ReadPlain(b, p.read) }
+func (p *Port) ReadBatch(b platform.Batch) (int, error) { return platform.ReadPlain(b, p.readWait) }
+
+// ReadReady implements platform.ReadyReader: ReadBatch that returns 0
+// frames at once when the read buffer is drained and no new one has come.
+func (p *Port) ReadReady(b platform.Batch) (int, error) { return platform.ReadPlain(b, p.readNow) }
 
 // Offloads implements platform.Port: bpf(4) carries plain frames only.
 func (p *Port) Offloads() bool { return false }
