@@ -235,3 +235,21 @@ func TestConsumerReadsItsMemberDirectly(t *testing.T) {
 		t.Errorf("%d ReadReady calls, want 2 (the one that found nothing)", r)
 	}
 }
+
+// TestReadQueueAllocs checks that a queue's reader allocates nothing per
+// batch once warm: the member read on the consumer's goroutine, a
+// slow-protocol frame sorted out inline.
+func TestReadQueueAllocs(t *testing.T) {
+	fx := newFixtureOpts(t, Options{Protocol: builtin(t, ProtoLoadBalance), RxQueues: 2}, PortConfig{}, PortConfig{})
+	in := [][]byte{udp4(1, 1), udp4(2, 2), slowFrame(farMAC(1)), udp4(3, 3)}
+	frames := platform.NewBatch(fx.tr.BatchSize())
+	got := testing.AllocsPerRun(200, func() {
+		_, _ = fx.far[1].WriteBatch(platform.Batch{Frames: in})
+		if n, err := fx.tr.ReadQueue(1, frames); err != nil || n != 3 {
+			t.Fatalf("ReadQueue(1) = %d, %v; want 3, nil", n, err)
+		}
+	})
+	if got != 0 {
+		t.Errorf("%v allocations per write+ReadQueue round, want 0", got)
+	}
+}
