@@ -253,3 +253,45 @@ func TestReadQueueAllocs(t *testing.T) {
 		t.Errorf("%v allocations per write+ReadQueue round, want 0", got)
 	}
 }
+
+// TestSharedQueueIsFair gives one queue two members (more members than
+// queues) and keeps one of them always busy: the other's frames must
+// still come out of the queue, as a consumer reading on the busy member
+// first takes a batch another member offers.
+func TestSharedQueueIsFair(t *testing.T) {
+	fx := newFixtureOpts(t, Options{Protocol: builtin(t, ProtoBroadcast), RxQueues: 2}, PortConfig{}, PortConfig{}, PortConfig{})
+	// eth0 and eth2 (IDs 0 and 2) share queue 0.
+	var stop atomic.Bool
+	busy := make(chan struct{})
+	go func() {
+		defer close(busy)
+		for seq := uint32(0); !stop.Load(); seq++ {
+			if fx.far[0].Pending() < 32 {
+				_, _ = fx.far[0].WriteBatch(platform.Batch{Frames: [][]byte{udp4(1, seq%1000)}})
+			} else {
+				time.Sleep(10 * time.Microsecond)
+			}
+		}
+	}()
+	defer func() {
+		stop.Store(true)
+		<-busy
+	}()
+	buf := make([][]byte, 4)
+	if n, err := fx.tr.ReadQueue(0, platform.Batch{Frames: buf}); err != nil || n == 0 {
+		t.Fatalf("ReadQueue(0) = %d, %v; want eth0's frames", n, err)
+	}
+	fx.sendFar(2, udp4(2, 4242))
+	waitFor(t, "eth2's frame out of the queue eth0 keeps busy", func() bool {
+		n, err := fx.tr.ReadQueue(0, platform.Batch{Frames: buf})
+		if err != nil {
+			t.Fatalf("ReadQueue(0): %v", err)
+		}
+		for _, f := range buf[:n] {
+			if seqOf(f) == 4242 {
+				return true
+			}
+		}
+		return false
+	})
+}
