@@ -134,6 +134,19 @@ type Port interface {
 	Close() error
 }
 
+// ReadyReader is implemented by ports that can read without waiting. A
+// consumer that just emptied a batch may read again this way on its own
+// goroutine, and leave the waiting for frames to another (a trunk's
+// member reader), so that a port under load hands its frames over with
+// no goroutine switch.
+type ReadyReader interface {
+	// ReadReady is ReadBatch without the wait: it returns 0 frames at
+	// once when none is ready. It follows ReadBatch's ownership rules,
+	// and counts as a ReadBatch call for them (one goroutine at a time
+	// calls either).
+	ReadReady(b Batch) (n int, err error)
+}
+
 // LinkSetter is implemented by ports whose link state is observed outside
 // the port itself (by a netlink or routing-socket watcher, or by a test).
 type LinkSetter interface {

@@ -49,12 +49,20 @@
 // Each member has a reader goroutine. It reads a batch from its member
 // port, hands slow-protocol frames (01:80:c2:00:00:02, ethertype 0x8809)
 // to the protocol, drops data frames if the member is not collecting
-// (counted: Stats.RxRefused), and offers the rest to the Trunk's
-// ReadBatch through a channel. ReadBatch returns views into the member
-// port's buffers, not copies; the reader does not read its member again
-// until the consumer's next ReadBatch, so the views stay valid until the
-// next ReadBatch or Close, as the Port contract says. Nothing allocates
-// per batch.
+// (counted: Stats.RxRefused), and offers the rest through a channel to
+// whichever consumer takes them first: ReadBatch, or ReadQueue of the
+// member's receive queue (a Trunk is a platform.MultiQueuePort: queue q
+// carries the members whose ID mod Options.RxQueues is q, so a bridge
+// forwards each member on a goroutine of its own). The consumer returns
+// views into the member port's buffers, not copies, and then holds the
+// port: at its next call it reads the member itself without waiting
+// (platform.ReadyReader), slow-protocol frames sorted out inline, so
+// that under load frames reach it with no channel and no goroutine
+// switch. It gives the port back to the member's reader, which waits for
+// frames, when nothing is ready, another member's batch waits for it, or
+// the member leaves. Either way the views stay valid until the
+// consumer's next call or Close, as the Port contract says. Nothing
+// allocates per batch.
 //
 // WriteBatch asks, per frame, which member (or members) it leaves by,
 // groups the frames per member and calls each member's WriteBatch once

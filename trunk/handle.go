@@ -11,14 +11,16 @@ import (
 // Handle is a platform.Port view of a trunk for one consumer at a time: a
 // bridge the trunk is a member of, or the daemon's pump between the trunk
 // and its TAP. Closing a Handle ends that consumer's use of the trunk (a
-// blocked ReadBatch returns ErrClosed; frames it held are given back to
-// their member at its next ReadBatch) but leaves the trunk running, so the
-// next consumer can take a new Handle. Only one Handle may read at a time,
-// as only one goroutine may call a Port's ReadBatch.
+// blocked ReadBatch or ReadQueue returns ErrClosed; frames it held are
+// given back to their member at its next call) but leaves the trunk
+// running, so the next consumer can take a new Handle. Only one Handle
+// may read at a time, as only one goroutine may call a Port's ReadBatch
+// (or one per queue ReadQueue).
 type Handle struct {
 	// tr is the trunk.
 	tr *Trunk
-	// closing is closed by Close; it wakes a blocked ReadBatch.
+	// closing is closed by Close; it wakes a blocked ReadBatch or
+	// ReadQueue.
 	closing chan struct{}
 	// closed is set by Close.
 	closed atomic.Bool
@@ -45,7 +47,17 @@ func (h *Handle) Offloads() bool { return h.tr.Offloads() }
 
 // ReadBatch implements platform.Port, as Trunk.ReadBatch, until Close.
 func (h *Handle) ReadBatch(b platform.Batch) (int, error) {
-	return h.tr.readBatch(b, h.closing)
+	return h.tr.readBatch(&h.tr.rx.all, b, h.closing)
+}
+
+// RxQueues implements platform.MultiQueuePort, as Trunk.RxQueues.
+func (h *Handle) RxQueues() int { return h.tr.RxQueues() }
+
+// ReadQueue implements platform.MultiQueuePort, as Trunk.ReadQueue,
+// until Close. A Handle is read either with ReadBatch or with ReadQueue,
+// one goroutine per queue, never both.
+func (h *Handle) ReadQueue(q int, b platform.Batch) (int, error) {
+	return h.tr.readQueue(q, b, h.closing)
 }
 
 // WriteBatch implements platform.Port, as Trunk.WriteBatch, until Close.
@@ -65,4 +77,7 @@ func (h *Handle) Close() error {
 	return nil
 }
 
-var _ platform.Port = (*Handle)(nil)
+var (
+	_ platform.MultiQueuePort = (*Handle)(nil)
+	_ platform.MultiQueuePort = (*Trunk)(nil)
+)

@@ -67,17 +67,23 @@ func builtin(t *testing.T, name Proto) Protocol {
 // newFixture returns a trunk running proto with one member per cfg.
 func newFixture(t *testing.T, proto Proto, cfgs ...PortConfig) *fixture {
 	t.Helper()
+	return newFixtureOpts(t, Options{Protocol: builtin(t, proto)}, cfgs...)
+}
+
+// newFixtureOpts returns a trunk with opts (the fixture sets its seed,
+// clock, ticks, logger, MAC and OnActiveChange) and one member per cfg.
+func newFixtureOpts(t *testing.T, opts Options, cfgs ...PortConfig) *fixture {
+	t.Helper()
 	fx := &fixture{t: t, clk: clock.NewFake()}
+	opts.Seed, opts.Clock, opts.TickInterval, opts.Logger = 7, fx.clk, -1, quiet
+	opts.MAC = net.HardwareAddr{0x02, 0x77, 0, 0, 0, 1}
+	opts.OnActiveChange = func(a bool) {
+		fx.mu.Lock()
+		fx.actives = append(fx.actives, a)
+		fx.mu.Unlock()
+	}
 	var err error
-	fx.tr, err = New("trunk0", Options{
-		Protocol: builtin(t, proto), Seed: 7, Clock: fx.clk, TickInterval: -1, Logger: quiet,
-		MAC: net.HardwareAddr{0x02, 0x77, 0, 0, 0, 1},
-		OnActiveChange: func(a bool) {
-			fx.mu.Lock()
-			fx.actives = append(fx.actives, a)
-			fx.mu.Unlock()
-		},
-	})
+	fx.tr, err = New("trunk0", opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,8 @@ const (
 	// stateRead: blocked in the member's ReadBatch, holding no frames.
 	stateRead
 	// stateLent: its batch is offered to, or held by, the trunk's
-	// consumer, until the consumer's next ReadBatch.
+	// consumer, which may read the port itself (readOn), until the
+	// consumer gives the port back.
 	stateLent
 )
 
@@ -72,10 +73,17 @@ type Member struct {
 	// counts slow-protocol frames handed to the protocol. Atomic.
 	rxRefused, rxControl atomic.Uint64
 
-	// rx is the batch the reader offers the consumer. Its frames are
-	// written by the reader and read by the consumer, never at once: the
-	// channel send and the ack order them.
-	rx rxBatch
+	// ready is port as a platform.ReadyReader, or nil; immutable.
+	ready platform.ReadyReader
+	// buf is what the port is read into; rx is the batch of accepted
+	// frames offered to the consumer. Both are written by whoever holds
+	// the port (the reader, or the consumer it lent its batch to, in
+	// readOn), never at once: the channel send and the ack order them.
+	buf platform.Batch
+	rx  rxBatch
+	// lane is held by a consumer while it reads the port (readOn), and
+	// by closePort, so the port never closes under that read.
+	lane sync.Mutex
 	// stop is closed when the member leaves or the trunk closes.
 	stop chan struct{}
 	// done is closed when the reader goroutine has returned.
@@ -103,15 +111,16 @@ type Member struct {
 type rxBatch struct {
 	// m is the member the frames came from; immutable.
 	m *Member
-	// frames are views into m's port, valid until ack is signalled.
+	// frames are views into m's port, valid until ack is signalled or
+	// the consumer reads m again (readOn).
 	frames [][]byte
 	// offs are the offloads of frames, parallel to it, when m carries
 	// offloads (else empty).
 	offs []platform.Offload
 	// soft is set when some frame's offload is not plain.
 	soft bool
-	// ack is signalled (capacity 1) by the consumer's next ReadBatch once
-	// it has returned every frame of the batch.
+	// ack is signalled (capacity 1) by the consumer when it gives m's
+	// port back to the reader (rxConsumer.release).
 	ack chan struct{}
 }
 
@@ -122,6 +131,7 @@ func newMember(p platform.Port, id int, cfg PortConfig) *Member {
 	}
 	m := &Member{name: p.Name(), port: p, id: id, cfg: cfg, stop: make(chan struct{}), done: make(chan struct{}), state: stateBusy}
 	m.rx = rxBatch{m: m, ack: make(chan struct{}, 1)}
+	m.ready, _ = p.(platform.ReadyReader)
 	m.link.Store(uint32(p.Link()))
 	return m
 }
@@ -179,7 +189,19 @@ func (m *Member) release() readerState {
 	return s
 }
 
-// closePort closes the member's port once.
+// isLeaving reports whether release was called.
+func (m *Member) isLeaving() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leaving
+}
+
+// closePort closes the member's port once, waiting for a consumer's read
+// of it (readOn) to end.
 func (m *Member) closePort() {
-	m.closeOnce.Do(func() { m.closeErr = m.port.Close() })
+	m.closeOnce.Do(func() {
+		m.lane.Lock()
+		defer m.lane.Unlock()
+		m.closeErr = m.port.Close()
+	})
 }

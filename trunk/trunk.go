@@ -68,6 +68,12 @@ type Options struct {
 	// TxQueueDelay is how long a frame may wait in a backlog before it
 	// is dropped; 0 means DefaultTxQueueDelay.
 	TxQueueDelay time.Duration
+	// RxQueues is the number of receive queues (RxQueues, ReadQueue):
+	// a member's accepted frames go to queue ID mod RxQueues, so a bridge
+	// the trunk is a member of forwards each member's frames on a
+	// goroutine of its own. 0 means runtime.GOMAXPROCS; at most
+	// lb.MaxPorts.
+	RxQueues int
 	// OnActiveChange, if set, is called with the new value of Active each
 	// time it changes (the daemon sets the TAP's carrier from it). Calls
 	// are serialised, never made with the trunk's lock held, and may call
@@ -197,8 +203,9 @@ type Trunk struct {
 	closed atomic.Bool
 	// closing is closed by Close: it wakes readers and ReadBatch.
 	closing chan struct{}
-	// rxq carries accepted batches from the members' readers to ReadBatch.
-	rxq chan *rxBatch
+	// rx is the receive side's consumer state: ReadBatch's, and each
+	// receive queue's (rx.go).
+	rx rxSide
 	// rr is the round-robin position: frames sent so far. Atomic.
 	rr atomic.Uint64
 	// tx are the WriteBatch scratch slots; each has its own lock.
@@ -222,21 +229,6 @@ type Trunk struct {
 	// offloadLogged is set once a frame dropped for its offload has been
 	// logged. Atomic.
 	offloadLogged atomic.Bool
-
-	// cur is the batch ReadBatch is returning frames from; curFrames
-	// and curOffs are what ReadBatch returns of it: its frames and
-	// offloads (curOffs nil when they are all zero), or the plain frames
-	// rdSoft made of them for ReadBatch (curOffs nil); off is the index
-	// of the next one. Owned by the ReadBatch caller (one at a time, by
-	// the Port contract); no lock.
-	cur *rxBatch
-	// curFrames, curOffs, off: see cur.
-	curFrames [][]byte
-	curOffs   []platform.Offload
-	off       int
-	// rdSoft finishes received offloads in software for ReadBatch.
-	// Owned by the ReadBatch caller.
-	rdSoft platform.SoftwareFinisher
 
 	// mu serialises configuration, link events, protocol calls and
 	// control frames. It guards the fields below and the storing of
@@ -324,7 +316,6 @@ func New(name string, opts Options) (*Trunk, error) {
 		onDist:   opts.OnDistributingChange,
 		seed:     opts.Seed,
 		closing:  make(chan struct{}),
-		rxq:      make(chan *rxBatch),
 		tx:       make([]txSlot, max(4, runtime.GOMAXPROCS(0))),
 		hash:     opts.Hash,
 		policy:   opts.Policy,
@@ -333,6 +324,7 @@ func New(name string, opts Options) (*Trunk, error) {
 		flushKick: make(chan struct{}, 1), flushDone: make(chan struct{}),
 	}
 	tr.minActive.Store(int32(opts.Policy.minActive()))
+	tr.rx.init(opts.RxQueues)
 	if opts.MAC != nil {
 		mac := slices.Clone(opts.MAC)
 		tr.mac.Store(&mac)

@@ -111,12 +111,14 @@
 //   - socket_linux.go opens the sockets (options, rings, fanout group,
 //     the transmitter), holds the memberships, reads the statistics and
 //     closes it all;
-//   - receive_linux.go is the receive side: the queues, collecting,
-//     coalescing, busy polling and waiting; rxring_linux.go the receive
-//     ring's geometry and collect;
-//   - send_linux.go is the send side: the checks every frame passes, and
-//     the transmitter interface, with two implementations chosen at Open:
-//     the TX ring (txring_linux.go) and sendmmsg (mmsg_linux.go);
+//   - receive_linux.go is the receive side, a frame's whole way in: the
+//     queues, collecting the ring's slots (tags restored, offload headers
+//     checked), coalescing, busy polling and waiting; rxring_linux.go the
+//     receive ring's geometry and setup;
+//   - send_linux.go is the send side, a frame's whole way out: the checks
+//     every frame passes, and the transmitter interface with its two
+//     implementations, chosen at Open: the TX ring (txRing.send; its
+//     geometry and setup in txring_linux.go) and sendmmsg;
 //   - tpacket_linux.go is the slot layout and virtio_net_hdr both rings
 //     share, ring_unsafe.go every pointer conversion.
 //

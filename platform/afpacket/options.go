@@ -1,6 +1,7 @@
 package afpacket
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"time"
@@ -156,37 +157,20 @@ type Options struct {
 
 // withDefaults fills in zero fields and checks the rest.
 func (o Options) withDefaults(name string) (Options, error) {
-	if o.BatchSize == 0 {
-		o.BatchSize = platform.DefaultBatchSize
+	batch, err := platform.CheckBatchSize("afpacket", name, o.BatchSize)
+	if err != nil {
+		return o, err
 	}
-	if o.Headroom == 0 {
-		o.Headroom = DefaultHeadroom
-	}
-	if o.BlockSize == 0 {
-		o.BlockSize = DefaultBlockSize
-	}
-	if o.BlockCount == 0 {
-		o.BlockCount = DefaultBlockCount
-	}
-	if o.CopyQueue == 0 {
-		o.CopyQueue = DefaultCopyQueue
-	}
-	if o.CopyBuffers == 0 {
-		o.CopyBuffers = DefaultCopyBuffers
-	}
-	if o.TXRingFrames == 0 {
-		o.TXRingFrames = DefaultTXRingFrames
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.BatchSize, o.Logger = batch, cmp.Or(o.Logger, slog.Default())
+	o.Headroom = cmp.Or(o.Headroom, DefaultHeadroom)
+	o.BlockSize, o.BlockCount = cmp.Or(o.BlockSize, DefaultBlockSize), cmp.Or(o.BlockCount, DefaultBlockCount)
+	o.CopyQueue, o.CopyBuffers = cmp.Or(o.CopyQueue, DefaultCopyQueue), cmp.Or(o.CopyBuffers, DefaultCopyBuffers)
+	o.TXRingFrames = cmp.Or(o.TXRingFrames, DefaultTXRingFrames)
 	switch {
 	case o.Coalesce < 0 || o.Coalesce > MaxCoalesce:
 		return o, fmt.Errorf("afpacket %s: coalesce %v out of range 0-%v", name, o.Coalesce, MaxCoalesce)
 	case o.SendOnly && o.Workers > 1:
 		return o, fmt.Errorf("afpacket %s: a send-only port has no receive workers (workers %d)", name, o.Workers)
-	case o.BatchSize < 0 || o.BatchSize > 1024:
-		return o, fmt.Errorf("afpacket %s: batch size %d out of range 1-1024", name, o.BatchSize)
 	case o.Headroom < 0 || o.Headroom > 1024:
 		return o, fmt.Errorf("afpacket %s: headroom %d out of range 0-1024", name, o.Headroom)
 	case o.BlockSize < 0:

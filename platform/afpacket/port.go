@@ -19,8 +19,6 @@ import (
 type Port struct {
 	// portState is what every part of the port reads and counts into.
 	portState
-	// mac is the interface's hardware address at Open.
-	mac net.HardwareAddr
 	// headroom is the PACKET_RESERVE in bytes, the guaranteed free space
 	// in front of every frame ReadBatch returns.
 	headroom int
@@ -40,18 +38,15 @@ type Port struct {
 // receive side, the send side and the control path read and count into,
 // each through a pointer set at Open.
 type portState struct {
-	// name is the interface name.
-	name string
-	// batch is the most frames one ReadBatch returns or one system call
-	// sends.
-	batch int
+	// Iface is the interface's name, MAC address, MTU, batch size and
+	// link state, and the Port methods that report them. SetMTU changes
+	// the MTU WriteBatch enforces; the receive ring keeps the slot size
+	// of Open: after an increase, frames larger than the old MTU are
+	// dropped on receive until the port is reopened.
+	platform.Iface
 	// offload is set when the socket has PACKET_VNET_HDR: every frame in
 	// the ring and every frame sent carries a virtio_net_hdr. Immutable.
 	offload bool
-	// mtu is the L2 payload limit WriteBatch enforces (one tag allowed).
-	mtu atomic.Int64
-	// link is the platform.LinkState, set at Open and by SetLink.
-	link atomic.Uint32
 	// promisc is set while the socket holds a PACKET_MR_PROMISC
 	// membership; written under ctl.mu.
 	promisc atomic.Bool
@@ -78,6 +73,7 @@ var (
 	_ platform.MultiQueuePort = (*Port)(nil)
 	_ platform.LinkSetter     = (*Port)(nil)
 	_ platform.Promiscuous    = (*Port)(nil)
+	_ platform.ReadyReader    = (*Port)(nil)
 )
 
 // Open opens an AF_PACKET port on the interface name. The MTU, MAC address
@@ -87,33 +83,9 @@ var (
 // NAME: not implemented on GOOS".
 func Open(name string, opts Options) (*Port, error) { return openPort(name, opts) }
 
-// Name implements platform.Port.
-func (p *Port) Name() string { return p.name }
-
-// HardwareAddr implements platform.Port. The caller must not modify it.
-func (p *Port) HardwareAddr() net.HardwareAddr { return p.mac }
-
-// MTU implements platform.Port.
-func (p *Port) MTU() int { return int(p.mtu.Load()) }
-
-// SetMTU changes the MTU WriteBatch enforces, for a watcher that sees the
-// interface change. The receive ring keeps the slot size of Open: after
-// an increase, frames larger than the old MTU are dropped on receive until
-// the port is reopened.
-func (p *Port) SetMTU(mtu int) { p.mtu.Store(int64(mtu)) }
-
 // Headroom implements platform.Port: the PACKET_RESERVE. A frame whose tag
 // was restored still has at least this much free in front of it.
 func (p *Port) Headroom() int { return p.headroom }
-
-// BatchSize implements platform.Port.
-func (p *Port) BatchSize() int { return p.batch }
-
-// Link implements platform.Port.
-func (p *Port) Link() platform.LinkState { return platform.LinkState(p.link.Load()) }
-
-// SetLink implements platform.LinkSetter.
-func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 
 // ReadBatch implements platform.Port. It first gives the slots of the
 // previous call back to the kernel, then returns views of up to
@@ -126,7 +98,18 @@ func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 // port opened with Offload returns plain frames only: it finishes partial
 // checksums in place and drops super-frames (counted in RxDropped). Only
 // one goroutine at a time may call ReadBatch.
-func (p *Port) ReadBatch(b platform.Batch) (int, error) { return p.rx.read(readable(b)) }
+func (p *Port) ReadBatch(b platform.Batch) (int, error) {
+	frames, offs := readable(b)
+	return p.rx.read(frames, offs, true)
+}
+
+// ReadReady implements platform.ReadyReader: ReadBatch that returns 0
+// frames at once when no ring has one ready (it still pauses for
+// Coalesce after a short batch, as ReadBatch does).
+func (p *Port) ReadReady(b platform.Batch) (int, error) {
+	frames, offs := readable(b)
+	return p.rx.read(frames, offs, false)
+}
 
 // readable returns b's frames and offloads, cut to the same length.
 func readable(b platform.Batch) ([][]byte, []platform.Offload) {
@@ -151,7 +134,7 @@ func (p *Port) RxQueues() int { return p.rx.numQueues() }
 // queue, or with ReadBatch, which takes every queue in turn, never both.
 func (p *Port) ReadQueue(q int, b platform.Batch) (int, error) {
 	if n := p.rx.numQueues(); q < 0 || q >= n {
-		return 0, fmt.Errorf("afpacket %s: ReadQueue: queue %d of %d", p.name, q, n)
+		return 0, fmt.Errorf("afpacket %s: ReadQueue: queue %d of %d", p.Name(), q, n)
 	}
 	frames, offs := readable(b)
 	return p.rx.readQueue(q, frames, offs)
@@ -171,7 +154,7 @@ func (p *Port) ReadQueue(q int, b platform.Batch) (int, error) {
 // use.
 func (p *Port) WriteBatch(b platform.Batch) (int, error) {
 	if b.Offs != nil && len(b.Offs) < len(b.Frames) {
-		return 0, fmt.Errorf("afpacket %s: WriteBatch: %d offloads for %d frames", p.name, len(b.Offs), len(b.Frames))
+		return 0, fmt.Errorf("afpacket %s: WriteBatch: %d offloads for %d frames", p.Name(), len(b.Offs), len(b.Frames))
 	}
 	return p.tx.write(b.Frames, b.Offs)
 }

@@ -26,7 +26,7 @@ func openPort(name string, _ Options) (*Port, error) {
 // No Port is ever made here, so nothing below runs; a Port made by hand
 // is as closed.
 
-func (*receiver) read([][]byte, []platform.Offload) (int, error) { return 0, platform.ErrClosed }
+func (*receiver) read([][]byte, []platform.Offload, bool) (int, error) { return 0, platform.ErrClosed }
 
 func (*receiver) numQueues() int { return 0 }
 

@@ -1,17 +1,14 @@
 package afpacket
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/swctl/swctl/frame"
-	"github.com/swctl/swctl/platform"
 	"golang.org/x/sys/unix"
 )
 
-// This file is the receive ring: its geometry, its setup, and collect,
-// which turns the slots the kernel filled into frames (receive_linux.go
-// says when it runs).
+// This file is the receive ring's geometry and setup; receive_linux.go
+// reads it (ring.collect turns the slots the kernel filled into frames).
 
 // TPACKET2_HDRLEN is the aligned tpacket2_hdr followed by a sockaddr_ll
 // (linux/if_packet.h).
@@ -193,192 +190,6 @@ func openRing(fd, mtu int, opts Options) (ring, error) {
 		}
 	}
 	return r, nil
-}
-
-// slot returns the bytes of slot i.
-func (r *ring) slot(i int) []byte {
-	off := r.offset(i)
-	return r.mem[off : off+r.frameSize]
-}
-
-// collect fills frames with views of ready slots from head on, in arrival
-// order, restores stripped VLAN tags in place, gives refused slots straight
-// back to the kernel, and records the lent slots in held. With vnet
-// headers, offs[i] receives the metadata of frames[i]; a nil offs means the
-// caller takes plain frames only: partial checksums are finished in place
-// and super-frames refused. A frame whose offload metadata does not
-// describe it is refused before anything reads its offsets. It returns the number of frames, their total
-// length and the number refused.
-func (r *ring) collect(frames [][]byte, offs []platform.Offload) (n, bytes, dropped int) {
-	r.empty = false
-	for scanned := 0; n < len(frames) && scanned < r.frames; scanned++ {
-		i := r.head
-		st := r.status(i)
-		if st&unix.TP_STATUS_USER == 0 {
-			r.empty = true
-			break
-		}
-		if st&unix.TP_STATUS_COPY != 0 && r.used == len(r.bufs) && n > 0 {
-			// Every copy buffer is lent: the frame waits for the
-			// next call.
-			break
-		}
-		if r.head++; r.head == r.frames {
-			r.head = 0
-		}
-		var f []byte
-		var o platform.Offload
-		var why int
-		copied := st&unix.TP_STATUS_COPY != 0
-		if copied {
-			f, o, why = r.copy(i)
-		} else {
-			f, o, why = r.frame(i)
-		}
-		if why == slotOK && !o.IsPlain() {
-			if err := frame.CheckOffload(f, o); err != nil {
-				why = slotBadOffload
-				if r.badOffload == 0 {
-					r.badOffloadErr = err
-				}
-				r.badOffload++
-			}
-		}
-		if why == slotOK && offs == nil && !o.IsPlain() {
-			if o.GSOType != platform.GSONone || frame.FinishChecksum(f, o) != nil {
-				why = slotSuperFrame
-			}
-		}
-		if why != slotOK {
-			if why == slotTruncated {
-				r.truncLen = int(r.hdr(i).Len)
-			}
-			r.give(i)
-			dropped++
-			continue
-		}
-		if copied {
-			// The slot holds only the head: give it back now; the
-			// frame lives in a copy buffer until the next collect.
-			r.give(i)
-			r.used++
-			frames[n] = f
-			if offs != nil {
-				offs[n] = o
-			}
-			n++
-			bytes += len(f)
-			continue
-		}
-		if offs != nil {
-			offs[n] = o
-		}
-		frames[n] = f
-		n++
-		bytes += len(f)
-		r.held = append(r.held, i)
-	}
-	return n, bytes, dropped
-}
-
-// frame returns the frame in user-owned slot i, with the tag the kernel
-// stripped put back in front of the ethertype, and its offload metadata
-// (zero without vnet headers), offsets adjusted for the restored tag.
-func (r *ring) frame(i int) ([]byte, platform.Offload, int) {
-	h := r.hdr(i)
-	s := r.slot(i)
-	mac, snap := int(h.Mac), int(h.Snaplen)
-	var o platform.Offload
-	switch {
-	case snap != int(h.Len) || mac+snap > len(s):
-		return nil, o, slotTruncated
-	case snap < frame.HeaderLen:
-		return nil, o, slotRunt
-	}
-	if r.vnet {
-		// The header sits right in front of the MAC header; read it
-		// before a restored tag overwrites it.
-		if mac-vnetHdrLen < tpacket2HdrLen {
-			return nil, o, slotTruncated
-		}
-		o = frame.DecodeVirtioHdr(s[mac-vnetHdrLen : mac])
-	}
-	// The slot's header and sockaddr_ll end at tpacket2HdrLen; the
-	// headroom starts there, and at least 14+reserve bytes of it are free.
-	return restoreTag(s, mac, mac+snap, tpacket2HdrLen, h, o)
-}
-
-// copy reads the whole frame of TP_STATUS_COPY slot i from the socket's
-// receive queue into the next free copy buffer: the vnet header, then the
-// frame (the kernel puts the header first, as in the slot). The tag the
-// kernel stripped, which only the slot's header tells, is put back in
-// front of the ethertype. The caller gives the slot back.
-func (r *ring) copy(i int) ([]byte, platform.Offload, int) {
-	h := r.hdr(i)
-	var o platform.Offload
-	if r.used == len(r.bufs) {
-		// No buffer at all (collect stops at a copy slot while it has
-		// frames to return, so this is a ring without copies, where
-		// the kernel marks none): consume the queued frame anyway, to
-		// keep the queue in step with the ring.
-		_, _ = unix.Read(r.fd, nil)
-		return nil, o, slotTruncated
-	}
-	b := r.bufs[r.used]
-	k, err := unix.Read(r.fd, b[r.copyOff:])
-	switch {
-	case err != nil || k < vnetHdrLen:
-		// EAGAIN: nothing queued for a slot marked as copied. Cannot
-		// happen (the kernel queues the copy before it marks the
-		// slot); count it as truncated rather than stall.
-		return nil, o, slotTruncated
-	case k-vnetHdrLen != int(h.Len):
-		// The buffer was too small (read(2) truncates silently).
-		return nil, o, slotTruncated
-	case k-vnetHdrLen < frame.HeaderLen:
-		return nil, o, slotRunt
-	}
-	o = frame.DecodeVirtioHdr(b[r.copyOff:])
-	mac := r.copyOff + vnetHdrLen
-	return restoreTag(b, mac, r.copyOff+k, 0, h, o)
-}
-
-// restoreTag returns s[mac:end] with the tag the kernel stripped (slot
-// header h) put back in front of the ethertype, moving the MAC addresses
-// left by 4 bytes (no lower than floor), and o with its offsets moved by
-// the tag.
-func restoreTag(s []byte, mac, end, floor int, h *unix.Tpacket2Hdr, o platform.Offload) ([]byte, platform.Offload, int) {
-	if h.Status&unix.TP_STATUS_VLAN_VALID == 0 {
-		return s[mac:end:end], o, slotOK
-	}
-	// The kernel's offsets count from the untagged MAC header.
-	if o.Flags&platform.OffloadNeedsCsum != 0 {
-		o.CsumStart += frame.TagLen
-	}
-	if o.HdrLen != 0 {
-		o.HdrLen += frame.TagLen
-	}
-	tpid := uint16(frame.TypeVLAN)
-	if h.Status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
-		tpid = h.Vlan_tpid
-	}
-	if mac-frame.TagLen < floor {
-		return nil, o, slotTruncated
-	}
-	start := mac - frame.TagLen
-	copy(s[start:start+12], s[mac:mac+12])
-	binary.BigEndian.PutUint16(s[start+12:], tpid)
-	binary.BigEndian.PutUint16(s[start+14:], h.Vlan_tci)
-	return s[start:end:end], o, slotOK
-}
-
-// release gives the slots lent by the last collect back to the kernel.
-func (r *ring) release() {
-	for _, i := range r.held {
-		r.give(i)
-	}
-	r.held = r.held[:0]
-	r.used = 0
 }
 
 // unread counts the slots the kernel filled and no read took (after

@@ -22,14 +22,12 @@ func openPort(name string, opts Options) (*Port, error) {
 	if err != nil {
 		return nil, err
 	}
-	ifi, link, err := platform.LookupEthernet(name)
+	p := &Port{headroom: opts.Headroom}
+	ifi, err := p.Lookup("afpacket", name, opts.BatchSize)
 	if err != nil {
-		return nil, fmt.Errorf("afpacket %s: %w", name, err)
+		return nil, err
 	}
-	p := &Port{mac: ifi.HardwareAddr, headroom: opts.Headroom}
-	p.name, p.batch, p.offload, p.log = name, opts.BatchSize, opts.Offload, opts.Logger
-	p.mtu.Store(int64(ifi.MTU))
-	p.link.Store(uint32(link))
+	p.offload, p.log = opts.Offload, opts.Logger
 	queues, err := openQueues(ifi.Index, ifi.MTU, opts)
 	if err != nil {
 		return nil, fmt.Errorf("afpacket %s: %w", name, err)
@@ -216,13 +214,13 @@ func (c *control) setFlag(state *atomic.Bool, on bool, typ uint16, what string) 
 		if !on {
 			return nil
 		}
-		return fmt.Errorf("afpacket %s: %s on: %w", c.st.name, what, platform.ErrClosed)
+		return fmt.Errorf("afpacket %s: %s on: %w", c.st.Name(), what, platform.ErrClosed)
 	}
 	if state.Load() == on {
 		return nil
 	}
 	if err := c.membership(on, typ, nil); err != nil {
-		return fmt.Errorf("afpacket %s: %s %s: %w", c.st.name, what, onOff(on), err)
+		return fmt.Errorf("afpacket %s: %s %s: %w", c.st.Name(), what, onOff(on), err)
 	}
 	state.Store(on)
 	return nil
@@ -231,15 +229,15 @@ func (c *control) setFlag(state *atomic.Bool, on bool, typ uint16, what string) 
 // join is JoinMulticast.
 func (c *control) join(mac net.HardwareAddr) error {
 	if len(mac) != 6 || mac[0]&1 == 0 {
-		return fmt.Errorf("afpacket %s: join multicast %v: not a multicast MAC address", c.st.name, mac)
+		return fmt.Errorf("afpacket %s: join multicast %v: not a multicast MAC address", c.st.Name(), mac)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.st.closed.Load() {
-		return fmt.Errorf("afpacket %s: join multicast %v: %w", c.st.name, mac, platform.ErrClosed)
+		return fmt.Errorf("afpacket %s: join multicast %v: %w", c.st.Name(), mac, platform.ErrClosed)
 	}
 	if err := c.membership(true, unix.PACKET_MR_MULTICAST, mac); err != nil {
-		return fmt.Errorf("afpacket %s: join multicast %v: %w", c.st.name, mac, err)
+		return fmt.Errorf("afpacket %s: join multicast %v: %w", c.st.Name(), mac, err)
 	}
 	return nil
 }
@@ -296,7 +294,7 @@ func (p *Port) close() error {
 		p.promisc.Store(false)
 		p.allmulti.Store(false)
 		if err != nil {
-			err = fmt.Errorf("afpacket %s: close: %w", p.name, err)
+			err = fmt.Errorf("afpacket %s: close: %w", p.Name(), err)
 		}
 	})
 	return err

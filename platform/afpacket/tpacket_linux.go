@@ -6,7 +6,7 @@ import (
 )
 
 // This file holds what the receive ring (rxring_linux.go), the TX ring
-// (txring_linux.go) and sendmmsg (mmsg_linux.go) share with the kernel:
+// (txring_linux.go) and sendmmsg (send_linux.go) share with the kernel:
 // the TPACKET_V2 slot layout and the virtio_net_hdr.
 
 // TPACKET_ALIGN rounds x up to TPACKET_ALIGNMENT (linux/if_packet.h).

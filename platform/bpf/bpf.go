@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 
@@ -41,19 +42,13 @@ type Options struct {
 
 // withDefaults fills in zero fields and checks the rest.
 func (o Options) withDefaults(name string) (Options, error) {
-	if o.BatchSize == 0 {
-		o.BatchSize = platform.DefaultBatchSize
+	batch, err := platform.CheckBatchSize("bpf", name, o.BatchSize)
+	if err != nil {
+		return o, err
 	}
-	if o.BufferSize == 0 {
-		o.BufferSize = DefaultBufferSize
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	switch {
-	case o.BatchSize < 0 || o.BatchSize > 1024:
-		return o, fmt.Errorf("bpf %s: batch size %d out of range 1-1024", name, o.BatchSize)
-	case o.BufferSize < minBufferSize || o.BufferSize > 1<<30:
+	o.BatchSize, o.Logger = batch, cmp.Or(o.Logger, slog.Default())
+	o.BufferSize = cmp.Or(o.BufferSize, DefaultBufferSize)
+	if o.BufferSize < minBufferSize || o.BufferSize > 1<<30 {
 		return o, fmt.Errorf("bpf %s: buffer size %d out of range %d-%d", name, o.BufferSize, minBufferSize, 1<<30)
 	}
 	return o, nil

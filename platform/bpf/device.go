@@ -64,14 +64,20 @@ func (p *Port) init(fd int, layout hdrLayout, bufSize int) error {
 	return nil
 }
 
-// read is ReadBatch.
-func (p *Port) read(frames [][]byte) (int, error) {
+// readWait is ReadBatch, readNow ReadReady.
+func (p *Port) readWait(frames [][]byte) (int, error) { return p.read(frames, true) }
+func (p *Port) readNow(frames [][]byte) (int, error)  { return p.read(frames, false) }
+
+// read takes frames from the read buffer, reading the next buffer when it
+// is drained; with wait set it blocks in poll until one comes, else it
+// returns 0 frames.
+func (p *Port) read(frames [][]byte, wait bool) (int, error) {
 	p.rxmu.Lock()
 	defer p.rxmu.Unlock()
 	if p.closed.Load() {
 		return 0, platform.ErrClosed
 	}
-	frames = frames[:min(len(frames), p.batch)]
+	frames = frames[:min(len(frames), p.BatchSize())]
 	if len(frames) == 0 {
 		return 0, nil
 	}
@@ -90,7 +96,10 @@ func (p *Port) read(frames [][]byte) (int, error) {
 			// Nothing yet (EWOULDBLOCK is EAGAIN).
 		default:
 			p.counters.AddError()
-			return 0, fmt.Errorf("bpf %s: read: %w", p.name, err)
+			return 0, fmt.Errorf("bpf %s: read: %w", p.Name(), err)
+		}
+		if !wait {
+			return 0, nil
 		}
 		if err := p.wait(); err != nil {
 			return 0, err
@@ -108,7 +117,7 @@ func (p *Port) collect(frames [][]byte) int {
 		p.counters.AddError()
 		if p.corruptLogged.CompareAndSwap(false, true) {
 			p.log.Warn("bpf: unreadable record in the read buffer, rest of the buffer dropped (counted in errors; logged once per port)",
-				"port", p.name, "err", err)
+				"port", p.Name(), "err", err)
 		}
 	}
 	if n > 0 {
@@ -127,7 +136,7 @@ func (p *Port) wait() error {
 	}
 	if err != nil && err != unix.EINTR {
 		p.counters.AddError()
-		return fmt.Errorf("bpf %s: poll: %w", p.name, err)
+		return fmt.Errorf("bpf %s: poll: %w", p.Name(), err)
 	}
 	return nil
 }
@@ -175,7 +184,7 @@ frames:
 			p.counters.AddError()
 			dropped++
 			if err == nil {
-				err = fmt.Errorf("bpf %s: write: %w", p.name, e)
+				err = fmt.Errorf("bpf %s: write: %w", p.Name(), e)
 			}
 		}
 	}

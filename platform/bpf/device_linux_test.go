@@ -35,10 +35,8 @@ func newTestDevice(t *testing.T, layout hdrLayout, bufSize, batch int) *testDevi
 	if err != nil {
 		t.Fatalf("socketpair: %v", err)
 	}
-	p := &Port{name: "test0", batch: batch, promiscFD: -1,
-		device: device{log: slog.New(slog.DiscardHandler), fd: -1, wake: [2]int{-1, -1}}}
-	p.mtu.Store(1500)
-	p.link.Store(uint32(platform.LinkUp))
+	p := &Port{promiscFD: -1, device: device{log: slog.New(slog.DiscardHandler), fd: -1, wake: [2]int{-1, -1}}}
+	p.Init("test0", nil, 1500, batch, platform.LinkUp)
 	if err := p.init(fds[0], layout, bufSize); err != nil {
 		p.closeDevice()
 		unix.Close(fds[1])
@@ -186,6 +184,25 @@ func TestDeviceReadBlocksUntilData(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("ReadBatch still blocked 5s after a buffer arrived")
+	}
+}
+
+// TestDeviceReadReady checks that ReadReady returns at once with no
+// frame while nothing was sent, then the frames of a buffer that came.
+func TestDeviceReadReady(t *testing.T) {
+	l := openbsdLayout
+	td := newTestDevice(t, l, 1<<16, 64)
+	frames := make([][]byte, 64)
+	if n, err := td.ReadReady(platform.Batch{Frames: frames}); n != 0 || err != nil {
+		t.Fatalf("ReadReady with nothing sent = %d, %v; want 0, nil", n, err)
+	}
+	f := testFrame(64, 3)
+	td.send(t, build(l, rec{hdrlen: 26, frame: f}, rec{hdrlen: 26, frame: f}))
+	if n, err := td.ReadReady(platform.Batch{Frames: frames}); n != 2 || err != nil || !bytes.Equal(frames[0], f) {
+		t.Fatalf("ReadReady after a buffer of 2 = %d, %v; want both frames", n, err)
+	}
+	if n, err := td.ReadReady(platform.Batch{Frames: frames}); n != 0 || err != nil {
+		t.Fatalf("ReadReady once drained = %d, %v; want 0, nil", n, err)
 	}
 }
 

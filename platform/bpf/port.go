@@ -1,7 +1,6 @@
 package bpf
 
 import (
-	"net"
 	"sync"
 	"sync/atomic"
 
@@ -14,18 +13,12 @@ import (
 // Close included. bpf is OpenBSD's and FreeBSD's: elsewhere Open fails and
 // no Port is ever made.
 type Port struct {
-	// name is the interface name.
-	name string
-	// mac is the interface's hardware address at Open.
-	mac net.HardwareAddr
-	// batch is the most frames one ReadBatch returns.
-	batch int
+	// Iface is the interface's name, MAC address, MTU, batch size and
+	// link state, and the Port methods that report them (SetMTU: the
+	// daemon calls it when the interface's MTU changes).
+	platform.Iface
 	// bufSize is the buffer size the kernel granted (BIOCGBLEN).
 	bufSize int
-	// mtu is the L2 payload limit WriteBatch enforces.
-	mtu atomic.Int64
-	// link is the platform.LinkState, set at Open and by SetLink.
-	link atomic.Uint32
 	// counters are the port's counters. RxDropped counts records
 	// ReadBatch refused: runts, and frames the kernel cut because they
 	// were larger than the buffer. RingDropped is the kernel's bs_drop
@@ -57,6 +50,7 @@ var (
 	_ platform.Port        = (*Port)(nil)
 	_ platform.LinkSetter  = (*Port)(nil)
 	_ platform.Promiscuous = (*Port)(nil)
+	_ platform.ReadyReader = (*Port)(nil)
 )
 
 // Open opens a bpf port on the interface name: a /dev/bpf descriptor with
@@ -69,36 +63,13 @@ var (
 // implemented on GOOS".
 func Open(name string, opts Options) (*Port, error) { return openPort(name, opts) }
 
-// Name implements platform.Port.
-func (p *Port) Name() string { return p.name }
-
-// HardwareAddr implements platform.Port. The caller must not modify it.
-func (p *Port) HardwareAddr() net.HardwareAddr { return p.mac }
-
-// MTU implements platform.Port: the interface's MTU at Open, or as last
-// set with SetMTU.
-func (p *Port) MTU() int { return int(p.mtu.Load()) }
-
-// SetMTU changes the MTU WriteBatch enforces (the daemon calls it when
-// the interface's MTU changes).
-func (p *Port) SetMTU(mtu int) { p.mtu.Store(int64(mtu)) }
-
 // Headroom implements platform.Port: 0, bpf puts its header, not free
 // space, in front of a frame.
 func (p *Port) Headroom() int { return 0 }
 
-// BatchSize implements platform.Port.
-func (p *Port) BatchSize() int { return p.batch }
-
 // BufferSize is the size of the descriptor's buffer as the kernel granted
 // it: the most bytes of records one read(2) returns.
 func (p *Port) BufferSize() int { return p.bufSize }
-
-// Link implements platform.Port.
-func (p *Port) Link() platform.LinkState { return platform.LinkState(p.link.Load()) }
-
-// SetLink implements platform.LinkSetter.
-func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 
 // ReadBatch implements platform.Port. It hands out the frames of the last
 // read(2) (one bpf buffer, many records) up to len(frames) and
@@ -108,7 +79,11 @@ func (p *Port) SetLink(s platform.LinkState) { p.link.Store(uint32(s)) }
 // offloads are zero.
 // Records shorter than an Ethernet header, or cut by the kernel (a frame
 // larger than the buffer), are dropped and counted in RxDropped.
-func (p *Port) ReadBatch(b platform.Batch) (int, error) { return platform.ReadPlain(b, p.read) }
+func (p *Port) ReadBatch(b platform.Batch) (int, error) { return platform.ReadPlain(b, p.readWait) }
+
+// ReadReady implements platform.ReadyReader: ReadBatch that returns 0
+// frames at once when the read buffer is drained and no new one has come.
+func (p *Port) ReadReady(b platform.Batch) (int, error) { return platform.ReadPlain(b, p.readNow) }
 
 // Offloads implements platform.Port: bpf(4) carries plain frames only.
 func (p *Port) Offloads() bool { return false }

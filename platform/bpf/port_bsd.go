@@ -21,19 +21,10 @@ func openPort(name string, opts Options) (*Port, error) {
 	if err != nil {
 		return nil, err
 	}
-	ifi, link, err := platform.LookupEthernet(name)
-	if err != nil {
-		return nil, fmt.Errorf("bpf %s: %w", name, err)
+	p := &Port{promiscFD: -1, device: device{log: opts.Logger, fd: -1, wake: [2]int{-1, -1}}}
+	if _, err := p.Lookup("bpf", name, opts.BatchSize); err != nil {
+		return nil, err
 	}
-	p := &Port{
-		name:      name,
-		mac:       ifi.HardwareAddr,
-		batch:     opts.BatchSize,
-		promiscFD: -1,
-		device:    device{log: opts.Logger, fd: -1, wake: [2]int{-1, -1}},
-	}
-	p.mtu.Store(int64(ifi.MTU))
-	p.link.Store(uint32(link))
 	if err := p.open(opts); err != nil {
 		p.closeFDs()
 		return nil, fmt.Errorf("bpf %s: %w", name, err)
@@ -68,7 +59,7 @@ func (p *Port) open(opts Options) error {
 	if err := ignoreOutgoing(fd); err != nil {
 		return fmt.Errorf("%s: %w", directionIoctl, err)
 	}
-	if err := setInterface(fd, p.name); err != nil {
+	if err := setInterface(fd, p.Name()); err != nil {
 		return fmt.Errorf("BIOCSETIF: %w", err)
 	}
 	dlt, err := ioctlUint(fd, unix.BIOCGDLT, 0)
@@ -193,16 +184,16 @@ func (p *Port) setPromisc(on bool) error {
 		if !on {
 			return nil
 		}
-		return fmt.Errorf("bpf %s: promiscuous on: %w", p.name, platform.ErrClosed)
+		return fmt.Errorf("bpf %s: promiscuous on: %w", p.Name(), platform.ErrClosed)
 	}
 	if p.promisc.Load() == on {
 		return nil
 	}
 	if on {
-		fd, err := openPromisc(p.name)
+		fd, err := openPromisc(p.Name())
 		if err != nil {
 			p.counters.AddError()
-			return fmt.Errorf("bpf %s: promiscuous on: %w", p.name, err)
+			return fmt.Errorf("bpf %s: promiscuous on: %w", p.Name(), err)
 		}
 		p.promiscFD = fd
 		p.promisc.Store(true)
@@ -213,7 +204,7 @@ func (p *Port) setPromisc(on bool) error {
 	p.promisc.Store(false)
 	if err != nil {
 		p.counters.AddError()
-		return fmt.Errorf("bpf %s: promiscuous off: %w", p.name, err)
+		return fmt.Errorf("bpf %s: promiscuous off: %w", p.Name(), err)
 	}
 	return nil
 }
@@ -230,7 +221,7 @@ func (p *Port) close() error {
 		err = errors.Join(err, p.closeFDs())
 		p.promisc.Store(false)
 		if err != nil {
-			err = fmt.Errorf("bpf %s: close: %w", p.name, err)
+			err = fmt.Errorf("bpf %s: close: %w", p.Name(), err)
 		}
 	})
 	return err

@@ -139,6 +139,14 @@ func (p *Port) TryReadBatch(frames [][]byte) (int, error) {
 	return p.takeLocked(frames), nil
 }
 
+var _ platform.ReadyReader = (*Port)(nil)
+
+// ReadReady implements platform.ReadyReader: ReadBatch that returns 0
+// at once when nothing is queued.
+func (p *Port) ReadReady(b platform.Batch) (int, error) {
+	return platform.ReadPlain(b, p.TryReadBatch)
+}
+
 // Pending returns the number of frames queued for reading.
 func (p *Port) Pending() int {
 	p.mu.Lock()

@@ -62,14 +62,10 @@ func (p *Port) readOffload(b platform.Batch, only int) (int, error) {
 // writeOffload is WriteBatch on a TAP with offloads: each frame goes with
 // its virtio_net_hdr in one writev.
 func (p *Port) writeOffload(b platform.Batch) (int, error) {
-	if p.closed.Load() {
+	if !p.rlockOpen() {
 		return 0, platform.ErrClosed
 	}
-	p.fdMu.RLock()
 	defer p.fdMu.RUnlock()
-	if p.closed.Load() {
-		return 0, platform.ErrClosed
-	}
 	sent, mtu := 0, p.MTU()
 	var hdr [frame.VirtioHdrLen]byte
 	for i, f := range b.Frames {

@@ -167,14 +167,10 @@ func (p *Port) wake() {
 }
 
 func (p *Port) setCarrier(up bool) error {
-	if p.closed.Load() {
+	if !p.rlockOpen() {
 		return platform.ErrClosed
 	}
-	p.fdMu.RLock()
 	defer p.fdMu.RUnlock()
-	if p.closed.Load() {
-		return platform.ErrClosed
-	}
 	v := 0
 	if up {
 		v = 1

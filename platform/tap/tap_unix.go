@@ -141,15 +141,25 @@ func (p *Port) readReady(q *rxQueue, frames [][]byte) (int, error) {
 	return n, nil
 }
 
-func (p *Port) writeBatch(frames [][]byte) (int, error) {
+// rlockOpen takes fdMu shared and reports true unless the port is closed
+// (then it holds nothing): the caller may use fd until it releases fdMu.
+func (p *Port) rlockOpen() bool {
 	if p.closed.Load() {
-		return 0, platform.ErrClosed
+		return false
 	}
 	p.fdMu.RLock()
-	defer p.fdMu.RUnlock()
 	if p.closed.Load() {
+		p.fdMu.RUnlock()
+		return false
+	}
+	return true
+}
+
+func (p *Port) writeBatch(frames [][]byte) (int, error) {
+	if !p.rlockOpen() {
 		return 0, platform.ErrClosed
 	}
+	defer p.fdMu.RUnlock()
 	sent, mtu := 0, p.MTU()
 	for _, f := range frames {
 		if len(f) < frame.HeaderLen || frame.Ethernet(f).PayloadLen() > mtu {
