@@ -87,6 +87,33 @@ func TestEngineLB(t *testing.T) {
 		t.Errorf("lb show: %+v; want running, maglev, MAC of eth1, weight 2", got)
 	}
 
+	// Stats (and the metrics endpoint) see the lb: a client's ARP request
+	// for the VIP is answered and counted, the backend serves.
+	client := [6]byte{2, 0, 0, 0, 0xc1, 1}
+	if _, err := far.WriteBatch(platform.Plain(arpFrame([6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 1, client, netip.MustParseAddr("192.0.2.50"), netip.MustParseAddr("192.0.2.100")))); err != nil {
+		t.Fatal(err)
+	}
+	samples := statsOnce(t, e, "swctl_lb_replies_total", map[string]string{"lb": "web", "proto": "arp"}, 1)
+	bk := map[string]string{"lb": "web", "backend": "192.0.2.11"}
+	for _, w := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"swctl_lb_running", map[string]string{"lb": "web"}, 1},
+		{"swctl_lb_backends", map[string]string{"lb": "web", "state": "serving"}, 1},
+		{"swctl_lb_backends", map[string]string{"lb": "web", "state": "down"}, 0},
+		{"swctl_lb_backend_state", map[string]string{"lb": "web", "backend": "192.0.2.11", "state": "serving"}, 1},
+		{"swctl_lb_backend_state", map[string]string{"lb": "web", "backend": "192.0.2.11", "state": "draining"}, 0},
+		{"swctl_lb_backend_weight", bk, 2},
+		{"swctl_lb_backend_forwarded_frames_total", bk, 0},
+		{"swctl_lb_dropped_frames_total", map[string]string{"lb": "web", "reason": "no_backend"}, 0},
+	} {
+		if got, ok := sampleValue(samples, w.name, w.labels); !ok || got != w.want {
+			t.Errorf("stats %s%v = %v (found %v), want %v", w.name, w.labels, got, ok, w.want)
+		}
+	}
+
 	// Restart: a new engine from the file runs the same lb.
 	cfg, err := config.Load(path)
 	mustDo(t, err)

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"maps"
 	"testing"
 	"time"
@@ -20,6 +21,21 @@ func sampleValue(ss []api.Sample, name string, labels map[string]string) (float6
 		}
 	}
 	return 0, false
+}
+
+// statsOnce waits until e's Stats give the sample name with labels the
+// value want, and returns those Stats.
+func statsOnce(t *testing.T, e *engine, name string, labels map[string]string, want float64) []api.Sample {
+	t.Helper()
+	var samples []api.Sample
+	netnstest.Eventually(t, 10*time.Second, fmt.Sprintf("stats %s%v = %v", name, labels, want), func() bool {
+		var err error
+		samples, err = e.Stats(bg)
+		mustDo(t, err)
+		v, _ := sampleValue(samples, name, labels)
+		return v == want
+	})
+	return samples
 }
 
 // TestEngineStatsSnapshot runs frames through a bridge and checks that
@@ -44,14 +60,7 @@ func TestEngineStatsSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var samples []api.Sample
-	netnstest.Eventually(t, 10*time.Second, "the bridge received the 3 frames", func() bool {
-		var err error
-		samples, err = e.Stats(bg)
-		mustDo(t, err)
-		v, _ := sampleValue(samples, "swctl_bridge_frames_total", map[string]string{"bridge": "bridge0", "fate": "received"})
-		return v == 3
-	})
+	samples := statsOnce(t, e, "swctl_bridge_frames_total", map[string]string{"bridge": "bridge0", "fate": "received"}, 3)
 	member := func(port string) map[string]string {
 		return map[string]string{"port": port, "owner": "bridge0", "role": "member"}
 	}
