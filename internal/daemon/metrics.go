@@ -140,8 +140,14 @@ func (e *engine) snapshot() metrics.Snapshot {
 		if lo := e.graph.lbs[c.Name]; lo != nil && lo.svc != nil {
 			ml.Running, ml.Status = true, lo.svc.Status()
 		} else {
+			// Stopped: the configured backends, down, of unknown health
+			// ("none" without a check, so that no health is shown).
+			health := "unknown"
+			if c.Health == "none" {
+				health = c.Health
+			}
 			for _, b := range c.Backends {
-				ml.Status.Backends = append(ml.Status.Backends, service.BackendStatus{Addr: b.Addr, Weight: b.Weight, State: lb.Down, Health: "unknown"})
+				ml.Status.Backends = append(ml.Status.Backends, service.BackendStatus{Addr: b.Addr, Weight: b.Weight, State: lb.Down, Health: health})
 			}
 		}
 		s.LBs = append(s.LBs, ml)
