@@ -402,6 +402,21 @@ func TestIntegrationLBReachesEveryBackend(t *testing.T) {
 	if l.Frames == 0 || l.Flows == 0 {
 		t.Errorf("lb show: %d frames, %d flows; want both counted", l.Frames, l.Flows)
 	}
+	// swctl stats (the metrics) counts what lb show does, per backend.
+	st, l := lb.stats(), lbShow(lb)
+	web := map[string]string{"lb": "web"}
+	if r, f := st[sampleKey("swctl_lb_running", web)], st[sampleKey("swctl_lb_forwarded_frames_total", web)]; r != 1 || f == 0 || f > float64(l.Frames) {
+		t.Errorf("stats: lb web running %v, %v frames forwarded; want 1, and some, at most lb show's %d (taken after)", r, f, l.Frames)
+	}
+	for _, b := range l.Backends {
+		bk := map[string]string{"lb": "web", "backend": b.Addr}
+		if f := st[sampleKey("swctl_lb_backend_forwarded_frames_total", bk)]; f == 0 || f > float64(b.Frames) {
+			t.Errorf("stats: %v frames forwarded to %s; want some, at most lb show's %d (taken after)", f, b.Addr, b.Frames)
+		}
+		if v := st[sampleKey("swctl_lb_backend_state", map[string]string{"lb": "web", "backend": b.Addr, "state": "serving"})]; v != 1 {
+			t.Errorf("stats: backend %s serving %v; want 1", b.Addr, v)
+		}
+	}
 	if fwd := forwarded(t, lb.dut); fwd != 0 {
 		t.Errorf("the lb host's kernel forwarded %d datagrams with ip_forward on; want 0 (the stack guard keeps the VIP's frames from it)", fwd)
 	}

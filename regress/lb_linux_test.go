@@ -15,11 +15,11 @@ import (
 	"github.com/swctl/swctl/internal/netnstest"
 )
 
-// TestIntegrationRegressLBSmoke runs the load-balancing suite's rows
-// that need no swctl lb (direct, nftables, HAProxy) once, for 1 s per
-// mode, and checks that wrk's requests reached every backend through
-// each balancer, that the tables and results.json come out, and that no
-// namespace or process is left behind.
+// TestIntegrationRegressLBSmoke runs every row of the load-balancing
+// suite (direct, swctl lb built from this tree, nftables, HAProxy) once,
+// for 1 s per mode, and checks that wrk's requests reached every backend
+// through each balancer, that the tables and results.json come out, and
+// that no namespace or process is left behind.
 func TestIntegrationRegressLBSmoke(t *testing.T) {
 	netnstest.Require(t)
 	for _, tool := range [][2]string{{"wrk", "wrk"}, {"nginx", "nginx-light"}, {"haproxy", "haproxy"}, {"nft", "nftables"}, {"curl", "curl"}} {
@@ -29,7 +29,7 @@ func TestIntegrationRegressLBSmoke(t *testing.T) {
 		t.Skip("-short: the load-balancing smoke run takes about 30 s")
 	}
 	lc := DefaultLBConfig(true)
-	lc.Rows, lc.Runs, lc.Seconds = []string{LBNftables, LBHAProxy}, 1, 1
+	lc.Rows, lc.Runs, lc.Seconds = []string{LBSwctl, LBNftables, LBHAProxy}, 1, 1
 	var stdout, stderr strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -49,13 +49,13 @@ func TestIntegrationRegressLBSmoke(t *testing.T) {
 			t.Errorf("stdout lacks the %s table in the shape wanted:\n%s", mode, text)
 		}
 	}
-	for _, row := range []string{"direct ", "nftables ", "haproxy "} {
+	for _, row := range []string{"direct ", "swctl ", "nftables ", "haproxy "} {
 		if strings.Count(text, "\n"+row) != 2 {
 			t.Errorf("stdout lacks the %q row in both tables:\n%s", row, text)
 		}
 	}
-	if got := len(res.LB.Samples); got != 3*len(LBModes) {
-		t.Fatalf("%d samples, want 6 (direct, nftables, haproxy; two modes)", got)
+	if got := len(res.LB.Samples); got != 4*len(LBModes) {
+		t.Fatalf("%d samples, want 8 (direct, swctl, nftables, haproxy; two modes)", got)
 	}
 	for _, s := range res.LB.Samples {
 		if s.Wrk.Requests == 0 || s.Wrk.SocketErrors()+s.Wrk.Non2xx > 0 || s.Machine.Total() == 0 {
@@ -68,12 +68,12 @@ func TestIntegrationRegressLBSmoke(t *testing.T) {
 				reached++
 			}
 		}
-		want := map[string]int{LBDirect: 1, LBNftables: 3, LBHAProxy: 3}[s.Row]
+		want := map[string]int{LBDirect: 1, LBSwctl: 3, LBNftables: 3, LBHAProxy: 3}[s.Row]
 		if reached != want || s.BackendRequests[0] == 0 {
 			t.Errorf("%s %s: backends served %v; want %d of them to serve requests", s.Row, s.Mode, s.BackendRequests, want)
 		}
-		if (s.BalancerTicks != nil) != (s.Row == LBHAProxy) {
-			t.Errorf("%s %s: balancer ticks %v; want them for HAProxy only (a process)", s.Row, s.Mode, s.BalancerTicks)
+		if (s.BalancerTicks != nil) != (s.Row == LBSwctl || s.Row == LBHAProxy) {
+			t.Errorf("%s %s: balancer ticks %v; want them for swctl and HAProxy only (processes)", s.Row, s.Mode, s.BalancerTicks)
 		}
 	}
 	for _, c := range res.LB.Cells {
@@ -91,13 +91,13 @@ func TestIntegrationRegressLBSmoke(t *testing.T) {
 			Cells   []json.RawMessage `json:"cells"`
 		} `json:"lb"`
 	}
-	if err := json.Unmarshal(b, &js); err != nil || js.LB == nil || len(js.LB.Samples) != 6 || len(js.LB.Cells) == 0 {
-		t.Errorf("results.json: %v; want an lb section with 6 samples and the cells", err)
+	if err := json.Unmarshal(b, &js); err != nil || js.LB == nil || len(js.LB.Samples) != 8 || len(js.LB.Cells) == 0 {
+		t.Errorf("results.json: %v; want an lb section with 8 samples and the cells", err)
 	}
 	if md, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || !strings.Contains(string(md), "### HTTP load balancing") {
 		t.Errorf("report.md missing or without the load-balancing section: %v", err)
 	}
-	// Nothing left behind: the namespaces, nginx, HAProxy.
+	// Nothing left behind: the namespaces, nginx, HAProxy, swctl.
 	out, _ := exec.Command("ip", "netns", "list").Output()
 	tag := fmt.Sprintf("swl%d", os.Getpid()%100000)
 	if slices.ContainsFunc(strings.Fields(string(out)), func(ns string) bool { return strings.HasPrefix(ns, tag) }) {

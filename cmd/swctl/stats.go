@@ -53,21 +53,21 @@ func showList[T any](c *cli.Context, min, max int, req api.Operation, format fun
 
 // objectLabels are the labels that name the object a sample describes,
 // in the order they are shown and grouped by.
-var objectLabels = []string{"bridge", "trunk", "port", "owner", "role"}
+var objectLabels = []string{"bridge", "trunk", "lb", "backend", "port", "owner", "role"}
 
 // statsGroup is the section of swctl stats a metric belongs to: the word
-// after "swctl_" (port, bridge, trunk), "daemon" for the rest.
+// after "swctl_" (port, bridge, trunk, lb), "daemon" for the rest.
 func statsGroup(name string) string {
 	g, _, _ := strings.Cut(strings.TrimPrefix(name, "swctl_"), "_")
 	switch g {
-	case "port", "bridge", "trunk":
+	case "port", "bridge", "trunk", "lb":
 		return g
 	}
 	return "daemon"
 }
 
 // groupOrder is the order of the sections.
-var groupOrder = map[string]int{"daemon": 0, "bridge": 1, "trunk": 2, "port": 3}
+var groupOrder = map[string]int{"daemon": 0, "bridge": 1, "trunk": 2, "lb": 3, "port": 4}
 
 // formatLabels writes labels as k=v words: the object's labels first, in
 // objectLabels order, then the rest sorted.
@@ -90,10 +90,10 @@ func formatLabels(l map[string]string) string {
 
 // objectKey is the values of the sample's object labels, which keep an
 // object's samples together and a bridge's or trunk's ports after one
-// another.
+// another, and an lb's backends after the lb.
 func objectKey(l map[string]string) string {
 	var b strings.Builder
-	for _, k := range []string{"bridge", "trunk", "owner", "port", "role"} {
+	for _, k := range []string{"bridge", "trunk", "lb", "backend", "owner", "port", "role"} {
 		b.WriteString(l[k])
 		b.WriteByte(0)
 	}
@@ -101,7 +101,7 @@ func objectKey(l map[string]string) string {
 }
 
 // formatStats writes the samples as one table, in sections (daemon,
-// bridges, trunks, ports) separated by a blank line; within a section
+// bridges, trunks, lbs, ports) separated by a blank line; within a section
 // each object's samples are together, by metric name, then labels.
 func formatStats(w io.Writer, ss []api.Sample) error {
 	type row struct {

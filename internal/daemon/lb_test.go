@@ -87,6 +87,25 @@ func TestEngineLB(t *testing.T) {
 		t.Errorf("lb show: %+v; want running, maglev, MAC of eth1, weight 2", got)
 	}
 
+	// Stats (and the metrics endpoint) see the lb: a client's ARP request
+	// for the VIP is answered and counted, the backend serves.
+	client := [6]byte{2, 0, 0, 0, 0xc1, 1}
+	if _, err := far.WriteBatch(platform.Plain(arpFrame([6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 1, client, netip.MustParseAddr("192.0.2.50"), netip.MustParseAddr("192.0.2.100")))); err != nil {
+		t.Fatal(err)
+	}
+	samples := statsOnce(t, e, "swctl_lb_replies_total", map[string]string{"lb": "web", "proto": "arp"}, 1)
+	bk := map[string]string{"lb": "web", "backend": "192.0.2.11"}
+	wantSamples(t, "stats ", samples, []sampleWant{
+		{"swctl_lb_running", map[string]string{"lb": "web"}, 1},
+		{"swctl_lb_backends", map[string]string{"lb": "web", "state": "serving"}, 1},
+		{"swctl_lb_backends", map[string]string{"lb": "web", "state": "down"}, 0},
+		{"swctl_lb_backend_state", map[string]string{"lb": "web", "backend": "192.0.2.11", "state": "serving"}, 1},
+		{"swctl_lb_backend_state", map[string]string{"lb": "web", "backend": "192.0.2.11", "state": "draining"}, 0},
+		{"swctl_lb_backend_weight", bk, 2},
+		{"swctl_lb_backend_forwarded_frames_total", bk, 0},
+		{"swctl_lb_dropped_frames_total", map[string]string{"lb": "web", "reason": "no_backend"}, 0},
+	})
+
 	// Restart: a new engine from the file runs the same lb.
 	cfg, err := config.Load(path)
 	mustDo(t, err)
@@ -198,6 +217,18 @@ func TestEngineLBFollowsItsInterface(t *testing.T) {
 	}
 	if got := state(); got != "absent: no interface eth9" {
 		t.Fatalf("lb on a missing interface: state %q; want it absent, saying why", got)
+	}
+	samples, err := e.Stats(bg)
+	mustDo(t, err)
+	bk := map[string]string{"lb": "web", "backend": "192.0.2.11"}
+	wantSamples(t, "stats of the absent lb: ", samples, []sampleWant{
+		{"swctl_lb_running", map[string]string{"lb": "web"}, 0},
+		{"swctl_lb_backend_state", map[string]string{"lb": "web", "backend": "192.0.2.11", "state": "down"}, 1},
+		{"swctl_lb_backends", map[string]string{"lb": "web", "state": "down"}, 1},
+		{"swctl_lb_backend_forwarded_frames_total", bk, 0},
+	})
+	if v, ok := sampleValue(samples, "swctl_lb_backend_health", map[string]string{"lb": "web", "backend": "192.0.2.11", "health": "unknown"}); ok {
+		t.Errorf("stats of the absent lb without a health check: backend health unknown = %v; want no health family", v)
 	}
 	sys.setLink("eth9", platform.LinkUp)
 	if got, open := state(), func() int { o, _ := sys.counts("eth9"); return o }(); got != "running" || open != 1 || guards.Load() != 1 {

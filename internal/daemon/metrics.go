@@ -9,6 +9,8 @@ import (
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/metrics"
 	"github.com/swctl/swctl/lacp"
+	"github.com/swctl/swctl/lb"
+	"github.com/swctl/swctl/lb/service"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/stp"
 )
@@ -60,7 +62,7 @@ func (e *engine) Stats(context.Context) ([]api.Sample, error) {
 	return out, nil
 }
 
-// snapshot reads the counters of every bridge, trunk and port, in the
+// snapshot reads the counters of every bridge, trunk, lb and port, in the
 // order of the configuration. A configured port that is absent is shown
 // down, with zero counters.
 func (e *engine) snapshot() metrics.Snapshot {
@@ -132,6 +134,23 @@ func (e *engine) snapshot() metrics.Snapshot {
 			mt.Members = append(mt.Members, m)
 		}
 		s.Trunks = append(s.Trunks, mt)
+	}
+	for _, c := range e.cfg.LBs {
+		ml := metrics.LB{Name: c.Name}
+		if lo := e.graph.lbs[c.Name]; lo != nil && lo.svc != nil {
+			ml.Running, ml.Status = true, lo.svc.Status()
+		} else {
+			// Stopped: the configured backends, down, of unknown health
+			// ("none" without a check, so that no health is shown).
+			health := "unknown"
+			if c.Health == "none" {
+				health = c.Health
+			}
+			for _, b := range c.Backends {
+				ml.Status.Backends = append(ml.Status.Backends, service.BackendStatus{Addr: b.Addr, Weight: b.Weight, State: lb.Down, Health: health})
+			}
+		}
+		s.LBs = append(s.LBs, ml)
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"maps"
 	"testing"
 	"time"
@@ -20,6 +21,39 @@ func sampleValue(ss []api.Sample, name string, labels map[string]string) (float6
 		}
 	}
 	return 0, false
+}
+
+// sampleWant is a sample expected among Stats.
+type sampleWant struct {
+	name   string
+	labels map[string]string
+	want   float64
+}
+
+// wantSamples checks that samples hold every sample of wants; what
+// (may be "") says what the samples are of in failures.
+func wantSamples(t *testing.T, what string, samples []api.Sample, wants []sampleWant) {
+	t.Helper()
+	for _, w := range wants {
+		if got, ok := sampleValue(samples, w.name, w.labels); !ok || got != w.want {
+			t.Errorf("%s%s%v: expected %v, got %v (present %v)", what, w.name, w.labels, w.want, got, ok)
+		}
+	}
+}
+
+// statsOnce waits until e's Stats give the sample name with labels the
+// value want, and returns those Stats.
+func statsOnce(t *testing.T, e *engine, name string, labels map[string]string, want float64) []api.Sample {
+	t.Helper()
+	var samples []api.Sample
+	netnstest.Eventually(t, 10*time.Second, fmt.Sprintf("stats %s%v = %v", name, labels, want), func() bool {
+		var err error
+		samples, err = e.Stats(bg)
+		mustDo(t, err)
+		v, _ := sampleValue(samples, name, labels)
+		return v == want
+	})
+	return samples
 }
 
 // TestEngineStatsSnapshot runs frames through a bridge and checks that
@@ -44,14 +78,7 @@ func TestEngineStatsSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var samples []api.Sample
-	netnstest.Eventually(t, 10*time.Second, "the bridge received the 3 frames", func() bool {
-		var err error
-		samples, err = e.Stats(bg)
-		mustDo(t, err)
-		v, _ := sampleValue(samples, "swctl_bridge_frames_total", map[string]string{"bridge": "bridge0", "fate": "received"})
-		return v == 3
-	})
+	samples := statsOnce(t, e, "swctl_bridge_frames_total", map[string]string{"bridge": "bridge0", "fate": "received"}, 3)
 	member := func(port string) map[string]string {
 		return map[string]string{"port": port, "owner": "bridge0", "role": "member"}
 	}
@@ -60,11 +87,7 @@ func TestEngineStatsSnapshot(t *testing.T) {
 		m[k] = v
 		return m
 	}
-	tests := []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
+	wantSamples(t, "", samples, []sampleWant{
 		{"swctl_port_received_frames_total", member("eth1"), 2},
 		{"swctl_port_received_bytes_total", member("eth1"), 120},
 		{"swctl_port_sent_frames_total", member("eth1"), 1},
@@ -80,12 +103,7 @@ func TestEngineStatsSnapshot(t *testing.T) {
 		{"swctl_port_up", map[string]string{"port": "trunk0", "owner": "trunk0", "role": "local"}, 1},
 		{"swctl_trunk_member_state", map[string]string{"trunk": "trunk0", "port": "eth4", "state": "collecting"}, 1},
 		{"swctl_trunk_members", map[string]string{"trunk": "trunk0", "state": "all"}, 1},
-	}
-	for _, tt := range tests {
-		if got, ok := sampleValue(samples, tt.name, tt.labels); !ok || got != tt.want {
-			t.Errorf("%s%v: expected %v, got %v (present %v)", tt.name, tt.labels, tt.want, got, ok)
-		}
-	}
+	})
 	if _, ok := sampleValue(samples, "swctl_uptime_seconds", nil); !ok {
 		t.Errorf("swctl_uptime_seconds: expected a sample, got none")
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/swctl/swctl/bridge"
+	"github.com/swctl/swctl/lb/service"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/trunk"
 )
@@ -26,9 +27,10 @@ type Snapshot struct {
 	// Ports are every port the engine holds: bridge members, span ports,
 	// TAPs, trunk members.
 	Ports []Port
-	// Bridges and Trunks are the engine's objects.
+	// Bridges, Trunks and LBs are the engine's objects.
 	Bridges []Bridge
 	Trunks  []Trunk
+	LBs     []LB
 }
 
 // Port is one port in a Snapshot.
@@ -119,6 +121,24 @@ type TrunkMember struct {
 	LACP, Selected bool
 }
 
+// LB is one load balancer (swctl lb) in a Snapshot.
+type LB struct {
+	// Name is the lb's name.
+	Name string
+	// Running is whether its service runs; while it does not, Status
+	// holds only the configured backends, down, of unknown health.
+	Running bool
+	// Status is the service's status: counters, flows, backends.
+	Status service.Status
+}
+
+// lbBackendStates and lbHealthStates are the values of the one-hot
+// backend state and health families.
+var (
+	lbBackendStates = []string{"serving", "draining", "down"}
+	lbHealthStates  = []string{"unknown", "up", "down"}
+)
+
 // Source returns the engine's current Snapshot; the collector calls it
 // once per scrape, from the scraping goroutine.
 type Source func() Snapshot
@@ -197,13 +217,27 @@ var (
 	mTrControl = counter("swctl_trunk_control_frames_total", "Slow-protocol frames (LACPDUs, markers) handed to the protocol.", "trunk")
 	mTrDrops   = counter("swctl_trunk_dropped_frames_total", "Frames the trunk dropped, by reason.", "trunk", "reason")
 	mTrOffload = counter("swctl_trunk_software_offload_frames_total", "Frames whose offload the trunk finished in software.", "trunk")
+
+	mLBRunning  = gauge("swctl_lb_running", "1 while the load balancer's service runs on its port.", "lb")
+	mLBFlows    = gauge("swctl_lb_flows", "Flows in the load balancer's connection table.", "lb")
+	mLBBackends = gauge("swctl_lb_backends", "Backends of the load balancer, by state: all, serving, draining, down.", "lb", "state")
+	mLBFrames   = counter("swctl_lb_forwarded_frames_total", "Frames to a VIP the load balancer forwarded to a backend.", "lb")
+	mLBBytes    = counter("swctl_lb_forwarded_bytes_total", "Bytes of the frames the load balancer forwarded to backends.", "lb")
+	mLBReplies  = counter("swctl_lb_replies_total", "Answers the load balancer sent for its VIPs, by protocol: arp, nd (neighbour advertisements).", "lb", "proto")
+	mLBDrops    = counter("swctl_lb_dropped_frames_total", "Frames the load balancer dropped, by reason.", "lb", "reason")
+	mLBBkState  = gauge("swctl_lb_backend_state", "1 for the state the backend is in for selection: serving, draining, down.", "lb", "backend", "state")
+	mLBBkHealth = gauge("swctl_lb_backend_health", "1 for the backend's health-check state: unknown, up, down (absent without a check).", "lb", "backend", "health")
+	mLBBkWeight = gauge("swctl_lb_backend_weight", "The backend's weight in selection.", "lb", "backend")
+	mLBBkFrames = counter("swctl_lb_backend_forwarded_frames_total", "Frames the load balancer forwarded to the backend.", "lb", "backend")
+	mLBBkBytes  = counter("swctl_lb_backend_forwarded_bytes_total", "Bytes of the frames the load balancer forwarded to the backend.", "lb", "backend")
 )
 
 // all lists every family, for Describe.
 var all = []desc{mBuild, mUptime, mPortUp, mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortDrops, mPortErrors,
 	mFDBEntries, mFDBEvents, mBrFrames, mBrDrops, mBrOffload, mCapSessions, mCapFrames, mCapCut,
 	mSTPRoot, mSTPCost, mSTPChanges, mSTPRole, mSTPState, mSTPBPDUs,
-	mTrActive, mTrMembers, mTrMember, mTrRx, mTrRxBytes, mTrTx, mTrTxBytes, mTrControl, mTrDrops, mTrOffload}
+	mTrActive, mTrMembers, mTrMember, mTrRx, mTrRxBytes, mTrTx, mTrTxBytes, mTrControl, mTrDrops, mTrOffload,
+	mLBRunning, mLBFlows, mLBBackends, mLBFrames, mLBBytes, mLBReplies, mLBDrops, mLBBkState, mLBBkHealth, mLBBkWeight, mLBBkFrames, mLBBkBytes}
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
@@ -306,6 +340,44 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			emit(mTrDrops, float64(r.n), t.Name, r.name)
 		}
 		emit(mTrOffload, float64(st.SoftOffload), t.Name)
+	}
+	for _, l := range s.LBs {
+		collectLB(l, emit)
+	}
+}
+
+// collectLB emits one load balancer's families.
+func collectLB(l LB, emit func(d desc, v float64, labels ...string)) {
+	st := l.Status
+	emit(mLBRunning, b2f(l.Running), l.Name)
+	emit(mLBFlows, float64(st.Flows), l.Name)
+	emit(mLBFrames, float64(st.Frames), l.Name)
+	emit(mLBBytes, float64(st.Bytes), l.Name)
+	emit(mLBReplies, float64(st.ARPReplies), l.Name, "arp")
+	emit(mLBReplies, float64(st.NAReplies), l.Name, "nd")
+	for _, r := range []named{{"no_backend", st.NoBackend}, {"unresolved", st.Unresolved}, {"malformed_arp", st.BadARP},
+		{"malformed_nd", st.BadND}, {"malformed_ip", st.BadIP}, {"send_error", st.SendErrors}} {
+		emit(mLBDrops, float64(r.n), l.Name, r.name)
+	}
+	byState := map[string]int{}
+	for _, b := range st.Backends {
+		addr, state := b.Addr.String(), b.State.String()
+		byState[state]++
+		for _, s := range lbBackendStates {
+			emit(mLBBkState, b2f(state == s), l.Name, addr, s)
+		}
+		if b.Health != "none" {
+			for _, h := range lbHealthStates {
+				emit(mLBBkHealth, b2f(b.Health == h), l.Name, addr, h)
+			}
+		}
+		emit(mLBBkWeight, float64(b.Weight), l.Name, addr)
+		emit(mLBBkFrames, float64(b.Frames), l.Name, addr)
+		emit(mLBBkBytes, float64(b.Bytes), l.Name, addr)
+	}
+	emit(mLBBackends, float64(len(st.Backends)), l.Name, "all")
+	for _, s := range lbBackendStates {
+		emit(mLBBackends, float64(byState[s]), l.Name, s)
 	}
 }
 

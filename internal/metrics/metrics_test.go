@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/swctl/swctl/bridge"
 	"github.com/swctl/swctl/internal/metrics"
+	"github.com/swctl/swctl/lb"
+	"github.com/swctl/swctl/lb/service"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/trunk"
 )
@@ -43,6 +46,11 @@ func snapshot() metrics.Snapshot {
 				{Name: "eth5", Collecting: true, Distributing: true, LACP: true, Selected: true},
 				{Name: "eth6", LACP: true},
 			}}},
+		LBs: []metrics.LB{{Name: "web", Running: true, Status: service.Status{Flows: 3, Frames: 50, Bytes: 5000, NoBackend: 2, BadND: 1, ARPReplies: 4,
+			Backends: []service.BackendStatus{
+				{Addr: netip.MustParseAddr("192.0.2.11"), Weight: 2, State: lb.Serving, Health: "up", Frames: 30, Bytes: 3000},
+				{Addr: netip.MustParseAddr("192.0.2.12"), Weight: 1, State: lb.Down, Health: "down", Frames: 20, Bytes: 2000},
+			}}}},
 	}
 }
 
@@ -145,6 +153,20 @@ func TestScrapeEqualsSamples(t *testing.T) {
 		{"swctl_bridge_stp_port_state", map[string]string{"bridge": "bridge0", "port": "eth1", "state": "forwarding"}, 1},
 		{"swctl_bridge_stp_bpdus_total", map[string]string{"bridge": "bridge0", "port": "eth1", "direction": "in"}, 40},
 		{"swctl_build_info", map[string]string{"version": "v1", "revision": "abc", "goversion": "go1.26"}, 1},
+		{"swctl_lb_flows", map[string]string{"lb": "web"}, 3},
+		{"swctl_lb_forwarded_frames_total", map[string]string{"lb": "web"}, 50},
+		{"swctl_lb_dropped_frames_total", map[string]string{"lb": "web", "reason": "no_backend"}, 2},
+		{"swctl_lb_dropped_frames_total", map[string]string{"lb": "web", "reason": "malformed_nd"}, 1},
+		{"swctl_lb_replies_total", map[string]string{"lb": "web", "proto": "arp"}, 4},
+		{"swctl_lb_backends", map[string]string{"lb": "web", "state": "all"}, 2},
+		{"swctl_lb_backends", map[string]string{"lb": "web", "state": "down"}, 1},
+		{"swctl_lb_backends", map[string]string{"lb": "web", "state": "draining"}, 0},
+		{"swctl_lb_backend_state", map[string]string{"lb": "web", "backend": "192.0.2.12", "state": "down"}, 1},
+		{"swctl_lb_backend_state", map[string]string{"lb": "web", "backend": "192.0.2.12", "state": "serving"}, 0},
+		{"swctl_lb_backend_health", map[string]string{"lb": "web", "backend": "192.0.2.11", "health": "up"}, 1},
+		{"swctl_lb_backend_health", map[string]string{"lb": "web", "backend": "192.0.2.11", "health": "unknown"}, 0},
+		{"swctl_lb_backend_weight", map[string]string{"lb": "web", "backend": "192.0.2.11"}, 2},
+		{"swctl_lb_backend_forwarded_bytes_total", map[string]string{"lb": "web", "backend": "192.0.2.12"}, 2000},
 	} {
 		if got, ok := value(w.name, w.labels); !ok || got != w.want {
 			t.Errorf("%s%v = %v (found %v), want %v", w.name, w.labels, got, ok, w.want)
