@@ -239,10 +239,9 @@ func (s *stpObj) close() {
 	<-s.done
 }
 
-// speedOf returns how to read the speed of member po's link: the
-// interface's, or a trunk's, the sum of its up ports'.
-func (b *bridgeObj) speedOf(po *portObj, tr *trunk.Trunk) func() (uint64, bool) {
-	sys := b.g.sys
+// speedOf returns how to read, through sys, the speed of member po's
+// link: the interface's, or a trunk's (tr), the sum of its up ports'.
+func speedOf(sys system, po *portObj, tr *trunk.Trunk) func() (uint64, bool) {
 	if tr == nil {
 		return func() (uint64, bool) { return sys.LinkSpeed(po.name) }
 	}
@@ -270,7 +269,7 @@ func (b *bridgeObj) addMember(po *portObj, port platform.Port, p *config.Port, t
 		b.protectNew(po.name, p)
 		return nil
 	}
-	id, err := s.join(port, p.STPSettings(), b.speedOf(po, tr))
+	id, err := s.join(port, p.STPSettings(), speedOf(b.g.sys, po, tr))
 	if err != nil {
 		return err
 	}
@@ -322,7 +321,7 @@ func (b *bridgeObj) startSTP(c *config.Bridge) error {
 		if po.trunk != nil {
 			tr = po.trunk.tr
 		}
-		id, err := s.join(po.port, pc.STPSettings(), b.speedOf(po, tr))
+		id, err := s.join(po.port, pc.STPSettings(), speedOf(b.g.sys, po, tr))
 		if err != nil {
 			b.g.log.Error("member cannot join the spanning tree: it forwards as without one", "bridge", b.name, "port", po.name, "err", err)
 			continue
