@@ -169,34 +169,48 @@ func TestEngineLBRollsBack(t *testing.T) {
 	mustDo(t, e.Change(bg, api.LBBackendAddRequest{Name: "web", Addr: "192.0.2.11"}))
 	before, err := os.ReadFile(path)
 	mustDo(t, err)
-	// Every change fails after its last step: what it did is undone.
-	e.fault = func() error { return errInjected }
+	was, err := e.LBShow(bg, "web")
+	mustDo(t, err)
+	// Every change fails after its last step, or when the file is
+	// written, or when it is renamed: what it did is undone, and the
+	// running lb and the file agree.
 	changes := []api.Edit{
 		api.LBBackendAddRequest{Name: "web", Addr: "192.0.2.12"},
 		api.LBBackendDelRequest{Name: "web", Addr: "192.0.2.11"},
+		api.LBBackendDrainRequest{Name: "web", Addr: "192.0.2.11"},
 		api.LBCreateRequest{Name: "web2", Iface: "eth2", VIPs: []string{"192.0.2.101"}},
 		api.LBDestroyRequest{Name: "web"},
 	}
-	for _, ch := range changes {
-		if err := e.Change(bg, ch); !errors.Is(err, errInjected) {
-			t.Fatalf("%s with a failing step: %v; want the injected failure", ch.Op(), err)
-		}
-		infos, err := e.LBShow(bg, "")
-		mustDo(t, err)
-		if len(infos) != 1 || infos[0].State != "running" || len(infos[0].Backends) != 1 || infos[0].Backends[0].Addr != "192.0.2.11" {
-			t.Errorf("after a failed %s: %+v; want web running with 192.0.2.11 only", ch.Op(), infos)
-		}
-		if st := e.graph.lbs["web"].svc.Status(); len(st.Backends) != 1 || st.Backends[0].Addr.String() != "192.0.2.11" {
-			t.Errorf("after a failed %s the running service has %+v; want 192.0.2.11 only", ch.Op(), st.Backends)
-		}
-		if o1, _ := sys.counts("eth1"); o1 != 1 {
-			t.Errorf("after a failed %s eth1 is open %d times; want 1", ch.Op(), o1)
-		}
-		if o2, _ := sys.counts("eth2"); o2 != 0 || guards.Load() != 1 {
-			t.Errorf("after a failed %s eth2 is open %d times and %d VIP guards are held; want 0 and 1", ch.Op(), o2, guards.Load())
-		}
-		if after, _ := os.ReadFile(path); string(after) != string(before) {
-			t.Errorf("after a failed %s the file changed:\n%s", ch.Op(), after)
+	for _, fail := range []struct {
+		name string
+		set  func()
+	}{
+		{"last step fails", func() { e.fault = func() error { return errInjected } }},
+		{"write fails", func() { e.fault, e.file = nil, &faultyFile{diskFile: diskFile(path), failWrite: true} }},
+		{"rename fails", func() { e.fault, e.file = nil, &faultyFile{diskFile: diskFile(path), failRename: true} }},
+	} {
+		fail.set()
+		for _, ch := range changes {
+			if err := e.Change(bg, ch); !errors.Is(err, errInjected) {
+				t.Fatalf("%s: %s: %v; want the injected failure", fail.name, ch.Op(), err)
+			}
+			infos, err := e.LBShow(bg, "")
+			mustDo(t, err)
+			if len(infos) != 1 || infos[0].State != "running" || len(infos[0].Backends) != 1 || infos[0].Backends[0].Addr != "192.0.2.11" || infos[0].Backends[0].State != was[0].Backends[0].State {
+				t.Errorf("%s: after a failed %s: %+v; want web running with 192.0.2.11 only, %s", fail.name, ch.Op(), infos, was[0].Backends[0].State)
+			}
+			if st := e.graph.lbs["web"].svc.Status(); len(st.Backends) != 1 || st.Backends[0].Addr.String() != "192.0.2.11" {
+				t.Errorf("%s: after a failed %s the running service has %+v; want 192.0.2.11 only", fail.name, ch.Op(), st.Backends)
+			}
+			if o1, _ := sys.counts("eth1"); o1 != 1 {
+				t.Errorf("%s: after a failed %s eth1 is open %d times; want 1", fail.name, ch.Op(), o1)
+			}
+			if o2, _ := sys.counts("eth2"); o2 != 0 || guards.Load() != 1 {
+				t.Errorf("%s: after a failed %s eth2 is open %d times and %d VIP guards are held; want 0 and 1", fail.name, ch.Op(), o2, guards.Load())
+			}
+			if after, _ := os.ReadFile(path); string(after) != string(before) {
+				t.Errorf("%s: after a failed %s the file changed:\n%s", fail.name, ch.Op(), after)
+			}
 		}
 	}
 }
