@@ -108,6 +108,9 @@ type Addr struct {
 	Static bool
 }
 
+// key is the entry's place in the table's order: VLAN, then MAC.
+func (a Addr) key() uint64 { return fdbKey(a.VLAN, a.MAC.Key()) }
+
 // PortInfo describes a member or a span port.
 type PortInfo struct {
 	// Name is the port's name.
