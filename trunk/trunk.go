@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swctl/swctl/clock"
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/lb"
 	"github.com/swctl/swctl/platform"
 )
@@ -308,7 +309,7 @@ func New(name string, opts Options) (*Trunk, error) {
 	tr.publishLocked()
 	tr.mu.Unlock()
 	if opts.TickInterval > 0 {
-		go tr.ticker(opts.TickInterval)
+		supervise.Go(tr.name+" ticker", func() { tr.ticker(opts.TickInterval) })
 	} else {
 		close(tr.tickDone)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/swctl/swctl/clock"
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/config"
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/platform/afpacket"
 	"github.com/swctl/swctl/promisc"
 )
@@ -164,6 +165,11 @@ func Run(ctx context.Context, opts Options) error {
 		log.Info("lladdr journal: recovered", "report", rep.String())
 	}
 
+	// From here on a panic in any goroutine the daemon starts gives the
+	// interfaces back and exits non-zero (crash.go).
+	cr := &crash{log: log, stateDir: opts.StateDir, timeout: crashRelease, exit: os.Exit}
+	defer supervise.Handle(cr.handle)()
+
 	cfg, err := config.Load(opts.ConfigPath)
 	if err != nil {
 		return err
@@ -173,6 +179,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer sys.Close()
+	cr.setRelease(func() { sys.Close() })
 
 	e := newEngine(opts.ConfigPath, sys, clock.System{}, log)
 	e.version = opts.Version
@@ -180,6 +187,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer e.Close()
+	cr.setRelease(func() { e.Close(); sys.Close() })
 	if err := sys.Watch(e.linkChanged); err != nil {
 		return err
 	}

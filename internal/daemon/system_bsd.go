@@ -14,6 +14,7 @@ import (
 	"github.com/swctl/swctl/internal/defaultroute"
 	"github.com/swctl/swctl/internal/ifreq"
 	"github.com/swctl/swctl/internal/linkwatch"
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/bpf"
 	"github.com/swctl/swctl/platform/tap"
@@ -197,7 +198,7 @@ func (s *bsdSystem) Watch(fn func(name string, state platform.LinkState)) error 
 		return errors.New("link watch: already started")
 	}
 	s.done = make(chan struct{})
-	go func() {
+	supervise.Go("link events", func() {
 		defer close(s.done)
 		for {
 			select {
@@ -213,7 +214,7 @@ func (s *bsdSystem) Watch(fn func(name string, state platform.LinkState)) error 
 				fn(ev.Name, ev.State)
 			}
 		}
-	}()
+	})
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/swctl/swctl/internal/defaultroute"
 	"github.com/swctl/swctl/internal/linkwatch"
 	"github.com/swctl/swctl/internal/stackguard"
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
 	"github.com/swctl/swctl/platform/tap"
@@ -182,7 +183,7 @@ func (s *linuxSystem) DefaultRouteIfaces() ([]string, error) { return defaultrou
 func (s *linuxSystem) Watch(fn func(name string, state platform.LinkState)) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	go func() {
+	supervise.Go("link events", func() {
 		defer close(s.done)
 		for {
 			select {
@@ -195,7 +196,7 @@ func (s *linuxSystem) Watch(fn func(name string, state platform.LinkState)) erro
 				fn(ev.Name, ev.State)
 			}
 		}
-	}()
+	})
 	return nil
 }
 

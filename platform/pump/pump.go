@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/platform"
 )
 
@@ -61,8 +62,8 @@ func (b *backoff) reset() { b.d = 0 }
 func New(a, b platform.Port, labels [2]string, log *slog.Logger) *Pump {
 	p := &Pump{a: a, b: b, log: log, done: make(chan struct{})}
 	p.wg.Add(2)
-	go p.copy(a, b, labels[0], labels[1])
-	go p.copy(b, a, labels[1], labels[0])
+	supervise.Go("pump "+labels[0]+" to "+labels[1], func() { p.copy(a, b, labels[0], labels[1]) })
+	supervise.Go("pump "+labels[1]+" to "+labels[0], func() { p.copy(b, a, labels[1], labels[0]) })
 	return p
 }
 
