@@ -341,9 +341,12 @@ func TestSoak(t *testing.T) {
 		}
 		s.At = time.Since(start)
 		samples = append(samples, s)
+		// Received first: frames sent after the sent count is read
+		// would otherwise show as received beyond it.
+		got := rx.got.Load() - got0
 		mu.Lock()
-		t.Logf("%v: RSS %d KiB, %d descriptors, %d goroutines, ring drops %d; protected flow %d sent, %d received; %d churn cycles",
-			s.At.Round(time.Second), s.RSS>>10, s.FDs, s.Goroutines, s.RingDrops, tx.sent()-sent0, rx.got.Load()-got0, len(cycles))
+		t.Logf("%v: RSS %d KiB, %d descriptors, %d goroutines, ring drops %d; protected flow %d sent, %d received so far; %d churn cycles",
+			s.At.Round(time.Second), s.RSS>>10, s.FDs, s.Goroutines, s.RingDrops, tx.sent()-sent0, got, len(cycles))
 		mu.Unlock()
 	}
 	<-churnDone
@@ -351,6 +354,15 @@ func TestSoak(t *testing.T) {
 	time.Sleep(time.Second)
 	sent, got := tx.sent()-sent0, rx.got.Load()-got0
 	rxDrops := rx.port.Counters().RingDropped
+	if out, err := tb.try("stats"); err == nil {
+		var drops []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "reason=rx_ring_full") && !strings.HasSuffix(strings.TrimSpace(l), " 0") {
+				drops = append(drops, strings.Join(strings.Fields(l)[1:], " "))
+			}
+		}
+		t.Logf("daemon ring drops by port: %s", strings.Join(drops, "; "))
+	}
 
 	t.Logf("samples:\n%s", soak.Table(samples))
 	mu.Lock()
