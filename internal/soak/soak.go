@@ -8,6 +8,7 @@ package soak
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -49,40 +50,70 @@ var DefaultLimits = Limits{Warmup: 5 * time.Minute, MaxRSSSlope: 256 << 10, MinT
 // trend to fit.
 func WarmupFor(d time.Duration) time.Duration { return min(DefaultLimits.Warmup, d/3) }
 
-// RSSSlope fits a least-squares line to the RSS of the samples taken at
-// or after warmup and returns its slope in bytes per minute and how many
-// samples it used.
-func RSSSlope(samples []Sample, warmup time.Duration) (slope float64, n int) {
-	var sx, sy, sxx, sxy float64
-	for _, s := range samples {
-		if s.At < warmup {
-			continue
-		}
-		x, y := s.At.Minutes(), float64(s.RSS)
-		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
-		n++
-	}
-	if n < 2 {
-		return 0, n
-	}
-	d := float64(n)*sxx - sx*sx
-	if d == 0 {
-		return 0, n
-	}
-	return (float64(n)*sxy - sx*sy) / d, n
+// Trend is the least-squares line through the RSS of the samples after a
+// warm-up.
+type Trend struct {
+	// Slope is in bytes per minute.
+	Slope float64
+	// StdErr is the slope's standard error, in bytes per minute: how far
+	// the noise of the readings (garbage collection, pages touched and
+	// given back) lets it be off.
+	StdErr float64
+	// N is the number of samples fitted.
+	N int
 }
 
-// CheckRSS returns an error when the RSS trend after the warm-up is
-// steeper than the limit, or when too few samples follow the warm-up to
-// tell.
+// RSSTrend fits a least-squares line to the RSS of the samples taken at
+// or after warmup.
+func RSSTrend(samples []Sample, warmup time.Duration) Trend {
+	var xs, ys []float64
+	for _, s := range samples {
+		if s.At >= warmup {
+			xs, ys = append(xs, s.At.Minutes()), append(ys, float64(s.RSS))
+		}
+	}
+	tr := Trend{N: len(xs)}
+	if tr.N < 2 {
+		return tr
+	}
+	var mx, my float64
+	for i := range xs {
+		mx, my = mx+xs[i], my+ys[i]
+	}
+	mx, my = mx/float64(tr.N), my/float64(tr.N)
+	var sxx, sxy float64
+	for i := range xs {
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+		sxy += (xs[i] - mx) * (ys[i] - my)
+	}
+	if sxx == 0 {
+		return tr
+	}
+	tr.Slope = sxy / sxx
+	if tr.N > 2 {
+		var rss float64
+		for i := range xs {
+			r := ys[i] - my - tr.Slope*(xs[i]-mx)
+			rss += r * r
+		}
+		tr.StdErr = math.Sqrt(rss / float64(tr.N-2) / sxx)
+	}
+	return tr
+}
+
+// CheckRSS returns an error when the RSS keeps growing after the warm-up:
+// when the fitted slope is above the limit by more than twice its
+// standard error, so that a few noisy readings of a short soak do not
+// pass for growth, while a long soak tells a slow leak from the noise.
+// Too few samples after the warm-up to fit a trend is an error too.
 func CheckRSS(samples []Sample, l Limits) error {
-	slope, n := RSSSlope(samples, l.Warmup)
+	tr := RSSTrend(samples, l.Warmup)
 	switch {
-	case n < l.MinTrendSamples:
-		return fmt.Errorf("RSS: %d samples after the %v warm-up, want at least %d to fit a trend", n, l.Warmup, l.MinTrendSamples)
-	case slope > l.MaxRSSSlope:
-		return fmt.Errorf("RSS keeps growing after the %v warm-up: %.0f KiB/min over %d samples, limit %.0f KiB/min",
-			l.Warmup, slope/1024, n, l.MaxRSSSlope/1024)
+	case tr.N < l.MinTrendSamples:
+		return fmt.Errorf("RSS: %d samples after the %v warm-up, want at least %d to fit a trend", tr.N, l.Warmup, l.MinTrendSamples)
+	case tr.Slope-2*tr.StdErr > l.MaxRSSSlope:
+		return fmt.Errorf("RSS keeps growing after the %v warm-up: %.0f KiB/min (standard error %.0f) over %d samples, limit %.0f KiB/min",
+			l.Warmup, tr.Slope/1024, tr.StdErr/1024, tr.N, l.MaxRSSSlope/1024)
 	}
 	return nil
 }
