@@ -82,6 +82,20 @@ func (b *Bridge) FlushPort(port string, all bool) (int, error) {
 // VLAN, then MAC.
 func (b *Bridge) Addrs() []Addr { return b.fdb.addrs(b.since(b.clock.Now())) }
 
+// AddrPage returns at most limit entries of the address table in the
+// order of Addrs, expired entries left out: those after (VLAN vlan, MAC
+// after), or from the first entry when after is nil. Passing the last entry
+// of one page as the next page's start lists every entry present during
+// the whole walk exactly once, while others come and go. Its cost follows
+// limit, not the size of the table.
+func (b *Bridge) AddrPage(after *Addr, limit int) []Addr {
+	now := b.since(b.clock.Now())
+	if after == nil {
+		return b.fdb.page(0, true, limit, now)
+	}
+	return b.fdb.page(after.key(), false, limit, now)
+}
+
 // AddrCount returns the number of entries in the address table, static
 // ones included, without taking the table's locks: entries expired since
 // the last ageing sweep are still counted.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/swctl/swctl/clock"
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/platform"
 )
 
@@ -107,6 +108,9 @@ type Addr struct {
 	// Static marks an entry set by AddStatic.
 	Static bool
 }
+
+// key is the entry's place in the table's order: VLAN, then MAC.
+func (a Addr) key() uint64 { return fdbKey(a.VLAN, a.MAC.Key()) }
 
 // PortInfo describes a member or a span port.
 type PortInfo struct {
@@ -376,7 +380,7 @@ func New(name string, opts Options) *Bridge {
 	}
 	b.table.Store(&portTable{})
 	b.linkLocalFwd.Store(1 << groupBPDU)
-	go b.sweep()
+	supervise.Go(b.name+" address sweep", b.sweep)
 	return b
 }
 
@@ -454,13 +458,14 @@ func (b *Bridge) startReaders(m *Member) {
 	if !ok || mq.RxQueues() <= 1 {
 		b.readers.Go(func() {
 			defer close(m.done)
-			b.read(m, nil, 0)
+			supervise.Run(b.name+" reader "+m.name, func() { b.read(m, nil, 0) })
 		})
 		return
 	}
 	var wg sync.WaitGroup
 	for q := range mq.RxQueues() {
-		wg.Go(func() { b.read(m, mq, q) })
+		name := fmt.Sprintf("%s reader %s queue %d", b.name, m.name, q)
+		wg.Go(func() { supervise.Run(name, func() { b.read(m, mq, q) }) })
 	}
 	b.readers.Go(func() {
 		wg.Wait()

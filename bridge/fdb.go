@@ -51,6 +51,12 @@ type fdbEntry struct {
 	// static marks an entry set by AddStatic: it never ages nor moves.
 	// Guarded by the shard's mu.
 	static bool
+	// key is the entry's fdbKey, fixed when it is made.
+	key uint64
+	// child (the smaller keys, then the greater) and prio place the
+	// entry in its shard's index (fdbindex.go). Guarded by the shard's mu.
+	child [2]*fdbEntry
+	prio  uint32
 }
 
 // fdbShard is one part of the table: the addresses whose MAC hashes to it,
@@ -60,8 +66,23 @@ type fdbShard struct {
 	mu sync.RWMutex
 	// m maps fdbKey(vlan, mac) to its entry.
 	m map[uint64]*fdbEntry
+	// idx orders the entries of m by key.
+	idx fdbIndex
 	// _ keeps neighbouring shards' locks off one cache line.
 	_ [64]byte
+}
+
+// put adds e to the shard, under its key. Call with mu held for writing.
+func (s *fdbShard) put(e *fdbEntry) {
+	s.m[e.key] = e
+	s.idx.insert(e)
+}
+
+// remove deletes key's entry from the shard. Call with mu held for
+// writing.
+func (s *fdbShard) remove(key uint64) {
+	delete(s.m, key)
+	s.idx.delete(key)
 }
 
 // fdb is the forwarding database: (VLAN ID, MAC) to member. See the
@@ -164,9 +185,9 @@ func (f *fdb) learnSlow(s *fdbShard, key uint64, m *Member, now int64) learnResu
 		if !f.reserve() {
 			return learnFull
 		}
-		e = &fdbEntry{port: m}
+		e = &fdbEntry{port: m, key: key}
 		e.seen.Store(now)
-		s.m[key] = e
+		s.put(e)
 		return learnNew
 	case e.static:
 		if e.port == m {
@@ -214,8 +235,8 @@ func (f *fdb) addStatic(key uint64, m *Member, now int64) bool {
 		if !f.reserve() {
 			return false
 		}
-		e = &fdbEntry{}
-		s.m[key] = e
+		e = &fdbEntry{key: key}
+		s.put(e)
 	}
 	e.port = m
 	e.static = true
@@ -232,7 +253,7 @@ func (f *fdb) deleteMAC(mac uint64) int {
 	n := 0
 	for k := range s.m {
 		if k&macMask == mac {
-			delete(s.m, k)
+			s.remove(k)
 			n++
 		}
 	}
@@ -249,7 +270,7 @@ func (f *fdb) deleteKey(key uint64) bool {
 	if _, ok := s.m[key]; !ok {
 		return false
 	}
-	delete(s.m, key)
+	s.remove(key)
 	f.count.Add(-1)
 	return true
 }
@@ -295,7 +316,7 @@ func (f *fdb) deleteWhere(drop func(*fdbEntry) bool) int {
 		n := 0
 		for k, e := range s.m {
 			if drop(e) {
-				delete(s.m, k)
+				s.remove(k)
 				n++
 			}
 		}
@@ -341,7 +362,7 @@ func (f *fdb) trim(limit int, now int64) int {
 		// Delete only the very entry seen above: it may have been
 		// replaced (made static, deleted and relearned) since.
 		if e := s.m[a.key]; e == a.e && !e.static {
-			delete(s.m, a.key)
+			s.remove(a.key)
 			f.count.Add(-1)
 			excess--
 			removed++
@@ -357,27 +378,79 @@ func (f *fdb) addrs(now int64) []Addr {
 	for i := range f.shards {
 		s := &f.shards[i]
 		s.mu.RLock()
-		for k, e := range s.m {
-			if f.expired(e, now) {
-				continue
+		for _, e := range s.m {
+			if !f.expired(e, now) {
+				out = append(out, addrOf(e, now))
 			}
-			a := Addr{
-				MAC:    frame.MACFromKey(k & macMask),
-				VLAN:   uint16(k >> 48),
-				Port:   e.port.name,
-				Static: e.static,
-			}
-			if !e.static {
-				a.Age = time.Duration(max(now-e.seen.Load(), 0))
-			}
-			out = append(out, a)
 		}
 		s.mu.RUnlock()
 	}
-	slices.SortFunc(out, func(a, b Addr) int {
-		return cmp.Or(cmp.Compare(a.VLAN, b.VLAN), cmp.Compare(a.MAC.Key(), b.MAC.Key()))
-	})
+	slices.SortFunc(out, func(a, b Addr) int { return cmp.Compare(a.key(), b.key()) })
 	return out
+}
+
+// page returns at most limit entries not expired at now, in (VLAN, MAC)
+// order, the first ones with a key greater than after, or from the first
+// entry when first is set. Each shard walks its index from after and
+// stops at limit entries, or sooner once the page is full and its keys are
+// past the page's last; shards are merged one at a time, so the work and
+// memory depend on limit and not on the table's size. Each shard is read
+// under its own lock: an entry present during the whole listing is in
+// exactly one page of a walk that passes each page's last key to the next.
+func (f *fdb) page(after uint64, first bool, limit int, now int64) []Addr {
+	if limit <= 0 {
+		return nil
+	}
+	var out, shard, merged []Addr
+	var c fdbCursor
+	for i := range f.shards {
+		s := &f.shards[i]
+		shard = shard[:0]
+		s.mu.RLock()
+		c.seek(&s.idx, after, first)
+		for e := c.next(); e != nil && len(shard) < limit; e = c.next() {
+			if len(out) == limit && e.key > out[limit-1].key() {
+				break
+			}
+			if !f.expired(e, now) {
+				shard = append(shard, addrOf(e, now))
+			}
+		}
+		s.mu.RUnlock()
+		if len(shard) == 0 {
+			continue
+		}
+		merged = mergeAddrs(merged[:0], out, shard, limit)
+		out, merged = merged, out
+	}
+	return out
+}
+
+// mergeAddrs appends to dst the first limit entries of a and b, two lists
+// in key order with no key in both, in key order.
+func mergeAddrs(dst, a, b []Addr, limit int) []Addr {
+	for len(dst) < limit && (len(a) > 0 || len(b) > 0) {
+		if len(b) == 0 || (len(a) > 0 && a[0].key() < b[0].key()) {
+			dst, a = append(dst, a[0]), a[1:]
+		} else {
+			dst, b = append(dst, b[0]), b[1:]
+		}
+	}
+	return dst
+}
+
+// addrOf describes e at now. Call with its shard's mu held.
+func addrOf(e *fdbEntry, now int64) Addr {
+	a := Addr{
+		MAC:    frame.MACFromKey(e.key & macMask),
+		VLAN:   uint16(e.key >> 48),
+		Port:   e.port.name,
+		Static: e.static,
+	}
+	if !e.static {
+		a.Age = time.Duration(max(now-e.seen.Load(), 0))
+	}
+	return a
 }
 
 // len returns the number of entries, expired ones not yet swept included.

@@ -328,6 +328,9 @@ func (b *Bridge) read(m *Member, mq platform.MultiQueuePort, q int) {
 			n, err = m.port.ReadBatch(buf)
 		}
 		if n > 0 && !m.span {
+			if panicTest {
+				panicOnTestFrame(buf.Slice(0, n))
+			}
 			b.Forward(w, m, buf.Slice(0, n), b.clock.Now())
 		}
 		switch {

@@ -85,12 +85,12 @@ func (tb *testbed) stats() map[string]float64 {
 	return out
 }
 
-// withoutUptime returns m without swctl_uptime_seconds, which moves
-// between any two readings.
+// withoutUptime returns m without swctl_uptime_seconds and
+// swctl_goroutines, which move between any two readings.
 func withoutUptime(m map[string]float64) map[string]float64 {
 	return maps.Collect(func(yield func(string, float64) bool) {
 		for k, v := range m {
-			if !strings.HasPrefix(k, "swctl_uptime_seconds{") && !yield(k, v) {
+			if !strings.HasPrefix(k, "swctl_uptime_seconds{") && !strings.HasPrefix(k, "swctl_goroutines{") && !yield(k, v) {
 				return
 			}
 		}

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -73,6 +74,8 @@ type testbed struct {
 	offloadsOff bool
 	// daemonArgs are extra arguments of swctl daemon (--workers 2).
 	daemonArgs []string
+	// daemonBin is the swctl binary the daemon runs; "" means swctlBin.
+	daemonBin string
 }
 
 var subnetCounter = os.Getpid() % 200
@@ -129,7 +132,7 @@ func (tb *testbed) configPath() string { return filepath.Join(tb.dir, "etc", "sw
 func (tb *testbed) start() {
 	tb.t.Helper()
 	os.Remove(tb.socket())
-	args := []string{swctlBin, "daemon", "--socket", tb.socket(),
+	args := []string{cmp.Or(tb.daemonBin, swctlBin), "daemon", "--socket", tb.socket(),
 		"--config", tb.configPath(), "--state-dir", filepath.Join(tb.dir, "state"), "--log-level", "debug"}
 	cmd := tb.dut.Command(context.Background(), append(args, tb.daemonArgs...)...)
 	cmd.Stdout, cmd.Stderr = tb.log, tb.log

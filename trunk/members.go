@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/lb"
 	"github.com/swctl/swctl/platform"
 )
@@ -45,7 +46,7 @@ func (tr *Trunk) AddPort(p platform.Port, cfg PortConfig) error {
 	tr.proto.PortAdded(m)
 	tr.publishLocked()
 	tr.readers.Add(1)
-	go tr.read(m)
+	supervise.Go(tr.name+" reader "+name, func() { tr.read(m) })
 	tr.mu.Unlock()
 	tr.log.Info("port added", "port", name, "priority", m.cfg.Priority, "link", m.Link().String())
 	tr.notify()

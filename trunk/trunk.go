@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swctl/swctl/clock"
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/lb"
 	"github.com/swctl/swctl/platform"
 )
@@ -333,9 +334,9 @@ func New(name string, opts Options) (*Trunk, error) {
 	tr.attachLocked(p)
 	tr.publishLocked()
 	tr.mu.Unlock()
-	go tr.flusher()
+	supervise.Go(tr.name+" transmit backlog", tr.flusher)
 	if opts.TickInterval > 0 {
-		go tr.ticker(opts.TickInterval)
+		supervise.Go(tr.name+" ticker", func() { tr.ticker(opts.TickInterval) })
 	} else {
 		close(tr.tickDone)
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -95,11 +97,25 @@ func TestCLI(t *testing.T) {
 		{name: "bridge show unknown bridge json", args: []string{"bridge", "show", "nope", "-o", "json"}, wantCode: 1,
 			wantStderr: "{\"error\":\"nope: no such bridge\"}\n", wantCalls: []apitest.Call{{Op: "bridge.show", Req: "nope"}}},
 		{name: "bridge addr text", args: []string{"bridge", "addr", "bridge0"}, wantStdout: readGolden("bridge-addr.txt"),
-			wantCalls: []apitest.Call{{Op: "bridge.addr", Req: "bridge0"}}},
+			wantCalls: []apitest.Call{{Op: "bridge.addr", Req: api.BridgeAddrRequest{Name: "bridge0"}}}},
 		{name: "bridge addr json", args: []string{"bridge", "addr", "bridge0", "-o", "json"}, wantStdout: readGolden("bridge-addr.json"),
-			wantCalls: []apitest.Call{{Op: "bridge.addr", Req: "bridge0"}}},
+			wantCalls: []apitest.Call{{Op: "bridge.addr", Req: api.BridgeAddrRequest{Name: "bridge0"}}}},
 		{name: "bridge addr empty json", args: []string{"bridge", "addr", "br1", "-o", "json"}, wantStdout: "[]\n",
-			wantCalls: []apitest.Call{{Op: "bridge.addr", Req: "br1"}}},
+			wantCalls: []apitest.Call{{Op: "bridge.addr", Req: api.BridgeAddrRequest{Name: "br1"}}}},
+		{name: "bridge addr empty text", args: []string{"bridge", "addr", "br1"}, wantStdout: readGolden("bridge-addr-empty.txt"),
+			wantCalls: []apitest.Call{{Op: "bridge.addr", Req: api.BridgeAddrRequest{Name: "br1"}}}},
+		{name: "bridge addr one page", args: []string{"bridge", "addr", "bridge0", "--limit", "1", "--after", "02:00:00:00:00:01", "-o", "json"},
+			wantStdout: "[\n  {\n    \"mac\": \"02:00:00:00:00:02\",\n    \"vlan\": 4094,\n    \"port\": \"veth-long-name\",\n    \"age\": 0,\n    \"static\": false\n  }\n]\n",
+			wantCalls:  []apitest.Call{{Op: "bridge.addr", Req: api.BridgeAddrRequest{Name: "bridge0", Limit: 1, After: &api.AddrKey{MAC: "02:00:00:00:00:01"}}}}},
+		{name: "bridge addr after VLAN/MAC", args: []string{"bridge", "addr", "bridge0", "--limit", "2", "--after", "4094/02:00:00:00:00:02"},
+			wantStdout: "MAC                VLAN  PORT  AGE  FLAGS\n02:00:00:00:00:03  10    eth1  -    static\n",
+			wantCalls:  []apitest.Call{{Op: "bridge.addr", Req: api.BridgeAddrRequest{Name: "bridge0", Limit: 2, After: &api.AddrKey{MAC: "02:00:00:00:00:02", VLAN: 4094}}}}},
+		{name: "bridge addr --limit 0", args: []string{"bridge", "addr", "bridge0", "--limit", "0"}, wantCode: 2,
+			wantStderr: "swctl: --limit: want 1 to 4096 entries, got 0\n"},
+		{name: "bridge addr --limit too many", args: []string{"bridge", "addr", "bridge0", "--limit", "4097"}, wantCode: 2,
+			wantStderr: "swctl: --limit: want 1 to 4096 entries, got 4097\n"},
+		{name: "bridge addr --after bad VLAN", args: []string{"bridge", "addr", "bridge0", "--after", "4096/02:00:00:00:00:01"}, wantCode: 2,
+			wantStderr: "swctl: --after: address table position \"4096/02:00:00:00:00:01\": VLAN ID \"4096\" not a number from 0 to 4095\n"},
 		{name: "port show text", args: []string{"port", "show"}, wantStdout: readGolden("port-show.txt"),
 			wantCalls: []apitest.Call{{Op: "port.show", Req: ""}}},
 		{name: "port show json", args: []string{"port", "show", "-o", "json"}, wantStdout: readGolden("port-show.json"),
@@ -494,6 +510,58 @@ func TestCLIRequestTimeout(t *testing.T) {
 	}
 	if want := []string{"bridge.create", "version"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("daemon calls: expected %v (the timed-out bridge.add never applied), got %v", want, got)
+	}
+}
+
+// TestBridgeAddrPages: without --limit, bridge addr fetches a large table
+// page after page, each starting after the last entry of the one before,
+// and writes every entry once, as one table or one JSON array.
+func TestBridgeAddrPages(t *testing.T) {
+	var table []api.AddrInfo
+	for i := range 2*api.MaxAddrPage + 5 {
+		table = append(table, api.AddrInfo{MAC: fmt.Sprintf("02:00:00:00:%02x:%02x", i>>8, i&0xff), VLAN: 1, Port: "eth1", Static: true})
+	}
+	wantCalls := []apitest.Call{
+		{Op: "bridge.addr", Req: api.BridgeAddrRequest{Name: "big"}},
+		{Op: "bridge.addr", Req: api.BridgeAddrRequest{Name: "big", After: &api.AddrKey{MAC: table[api.MaxAddrPage-1].MAC, VLAN: 1}}},
+		{Op: "bridge.addr", Req: api.BridgeAddrRequest{Name: "big", After: &api.AddrKey{MAC: table[2*api.MaxAddrPage-1].MAC, VLAN: 1}}},
+	}
+	for _, format := range []string{"text", "json"} {
+		fake := newFake()
+		fake.Addrs["big"] = table
+		path := apitest.Serve(t, fake)
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{"swctl", "--socket", path, "bridge", "addr", "big", "-o", format}, &stdout, &stderr); code != 0 {
+			t.Fatalf("-o %s: exit code %d, want 0 (stderr %q)", format, code, stderr.String())
+		}
+		var got []string
+		if format == "json" {
+			var as []api.AddrInfo
+			if err := json.Unmarshal(stdout.Bytes(), &as); err != nil {
+				t.Fatalf("-o json: output is not one JSON array: %v", err)
+			}
+			for _, a := range as {
+				got = append(got, a.MAC)
+			}
+		} else {
+			lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+			if !strings.HasPrefix(lines[0], "MAC ") {
+				t.Fatalf("-o text: first line %q, want the header", lines[0])
+			}
+			for _, l := range lines[1:] {
+				got = append(got, strings.Fields(l)[0])
+			}
+		}
+		var want []string
+		for _, a := range table {
+			want = append(want, a.MAC)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("-o %s: %d entries, want the %d of the table once each, in order", format, len(got), len(want))
+		}
+		if calls := fake.Recorded(); !reflect.DeepEqual(calls, wantCalls) {
+			t.Errorf("-o %s: daemon calls:\nexpected %+v\ngot      %+v", format, wantCalls, calls)
+		}
 	}
 }
 

@@ -208,7 +208,10 @@ func bridgeCommand() *cli.Command {
 			},
 			{
 				Name: "addr", Usage: "show the address table", ArgsUsage: "NAME",
-				Flags:  []cli.Flag{outputFlag()},
+				Flags: []cli.Flag{outputFlag(),
+					&cli.IntFlag{Name: "limit", Usage: fmt.Sprintf("show at most `N` entries, 1 to %d (without it, all, fetched %d at a time)", api.MaxAddrPage, api.MaxAddrPage)},
+					&cli.StringFlag{Name: "after", Usage: "start after the entry `[VLAN/]MAC` (the last one shown by the previous --limit)"},
+				},
 				Action: bridgeAddr,
 			},
 			{
@@ -406,6 +409,9 @@ func bridgeShow(c *cli.Context) error {
 	})
 }
 
+// bridgeAddr shows the address table a page at a time: with --limit one
+// page, without it every page, each written as it comes, so that neither
+// the daemon nor this command holds more than a page of a large table.
 func bridgeAddr(c *cli.Context) error {
 	asJSON, err := jsonOutput(c)
 	if err != nil {
@@ -415,18 +421,42 @@ func bridgeAddr(c *cli.Context) error {
 		return err
 	}
 	req := api.BridgeAddrRequest{Name: c.Args().Get(0)}
+	if c.IsSet("limit") {
+		if req.Limit = c.Int("limit"); req.Limit < 1 || req.Limit > api.MaxAddrPage {
+			return usagef("--limit: want 1 to %d entries, got %d", api.MaxAddrPage, req.Limit)
+		}
+	}
+	if c.IsSet("after") {
+		k, err := api.ParseAddrKey(c.String("after"))
+		if err != nil {
+			return usagef("--after: %v", err)
+		}
+		req.After = &k
+	}
 	if err := validate(req); err != nil {
 		return err
 	}
+	var out addrWriter = &addrText{w: c.App.Writer}
+	if asJSON {
+		out = &addrJSON{w: c.App.Writer}
+	}
 	return do(c, func(ctx context.Context, cl *api.Client) error {
-		var as []api.AddrInfo
-		if err := cl.Do(ctx, req, &as); err != nil {
-			return err
+		for {
+			var page []api.AddrInfo
+			if err := cl.Do(ctx, req, &page); err != nil {
+				return err
+			}
+			if err := out.write(page); err != nil {
+				return err
+			}
+			// A short page is the last; so is a longer one, from a
+			// daemon that does not page.
+			if req.Limit != 0 || len(page) != req.PageSize() {
+				return out.close()
+			}
+			last := page[len(page)-1]
+			req.After = &api.AddrKey{MAC: last.MAC, VLAN: last.VLAN}
 		}
-		if asJSON {
-			return writeJSON(c.App.Writer, nonNil(as))
-		}
-		return formatAddrs(c.App.Writer, as)
 	})
 }
 

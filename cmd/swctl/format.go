@@ -95,21 +95,92 @@ func formatBridges(w io.Writer, bs []api.BridgeInfo) error {
 	return nil
 }
 
-// formatAddrs writes the address table.
+// formatAddrs writes the address table as one page.
 func formatAddrs(w io.Writer, as []api.AddrInfo) error {
-	t := newTable(w)
-	fmt.Fprintln(t, "MAC\tVLAN\tPORT\tAGE\tFLAGS")
-	for _, a := range as {
+	t := &addrText{w: w}
+	if err := t.write(as); err != nil {
+		return err
+	}
+	return t.close()
+}
+
+// addrWriter writes the address table a page at a time.
+type addrWriter interface {
+	// write adds a page of entries.
+	write(page []api.AddrInfo) error
+	// close ends the table.
+	close() error
+}
+
+// addrText writes the address table as columns. Each page is aligned on
+// its own: a page is all this command holds.
+type addrText struct {
+	// w is the output.
+	w io.Writer
+	// started is set once the header is out.
+	started bool
+}
+
+func (a *addrText) write(page []api.AddrInfo) error {
+	t := newTable(a.w)
+	if !a.started {
+		fmt.Fprintln(t, "MAC\tVLAN\tPORT\tAGE\tFLAGS")
+		a.started = true
+	}
+	for _, e := range page {
 		age, flags := "-", "learned"
-		if a.Age != nil {
-			age = fmt.Sprintf("%ds", *a.Age)
+		if e.Age != nil {
+			age = fmt.Sprintf("%ds", *e.Age)
 		}
-		if a.Static {
+		if e.Static {
 			flags = "static"
 		}
-		fmt.Fprintf(t, "%s\t%d\t%s\t%s\t%s\n", a.MAC, a.VLAN, a.Port, age, flags)
+		fmt.Fprintf(t, "%s\t%d\t%s\t%s\t%s\n", e.MAC, e.VLAN, e.Port, age, flags)
 	}
 	return t.Flush()
+}
+
+func (a *addrText) close() error {
+	if !a.started {
+		return a.write(nil)
+	}
+	return nil
+}
+
+// addrJSON writes the address table as one JSON array, as writeJSON would
+// write the whole list, an entry at a time.
+type addrJSON struct {
+	// w is the output.
+	w io.Writer
+	// n counts the entries written.
+	n int
+}
+
+func (a *addrJSON) write(page []api.AddrInfo) error {
+	for _, e := range page {
+		b, err := json.MarshalIndent(e, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		sep := ",\n  "
+		if a.n == 0 {
+			sep = "[\n  "
+		}
+		a.n++
+		if _, err := fmt.Fprintf(a.w, "%s%s", sep, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *addrJSON) close() error {
+	end := "\n]\n"
+	if a.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(a.w, end)
+	return err
 }
 
 // formatPorts writes the port table.

@@ -113,7 +113,7 @@ func TestRoundTrip(t *testing.T) {
 		}, apitest.Call{Op: "bridge.show", Req: "bridge0"}, fakeState().Bridges},
 		{"bridge addr", func(c *api.Client) (any, error) {
 			return get[[]api.AddrInfo](ctx, c, api.BridgeAddrRequest{Name: "bridge0"})
-		}, apitest.Call{Op: "bridge.addr", Req: "bridge0"}, fakeState().Addrs["bridge0"]},
+		}, apitest.Call{Op: "bridge.addr", Req: api.BridgeAddrRequest{Name: "bridge0"}}, fakeState().Addrs["bridge0"]},
 		{"bridge static", func(c *api.Client) (any, error) {
 			return nil, c.Do(ctx, api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", Iface: "eth1", VLAN: 7}, nil)
 		}, apitest.Call{Op: "bridge.static", Req: api.StaticRequest{Name: "bridge0", MAC: "02:00:00:00:00:01", Iface: "eth1", VLAN: 7}}, nil},

@@ -18,12 +18,14 @@ func (nopHandler) BridgeDelAddr(context.Context, DelAddrRequest) error      { re
 func (nopHandler) BridgeFlush(context.Context, FlushRequest) error          { return nil }
 func (nopHandler) BridgeEnable(context.Context, EnableRequest) error        { return nil }
 func (nopHandler) BridgeShow(context.Context, string) ([]BridgeInfo, error) { return nil, nil }
-func (nopHandler) BridgeAddr(context.Context, string) ([]AddrInfo, error)   { return nil, nil }
-func (nopHandler) TrunkShow(context.Context, string) ([]TrunkInfo, error)   { return nil, nil }
-func (nopHandler) PortShow(context.Context, string) ([]PortInfo, error)     { return nil, nil }
-func (nopHandler) LBShow(context.Context, string) ([]LBInfo, error)         { return nil, nil }
-func (nopHandler) Version(context.Context) (VersionInfo, error)             { return VersionInfo{}, nil }
-func (nopHandler) Stats(context.Context) ([]Sample, error)                  { return nil, nil }
+func (nopHandler) BridgeAddr(context.Context, BridgeAddrRequest) ([]AddrInfo, error) {
+	return nil, nil
+}
+func (nopHandler) TrunkShow(context.Context, string) ([]TrunkInfo, error) { return nil, nil }
+func (nopHandler) PortShow(context.Context, string) ([]PortInfo, error)   { return nil, nil }
+func (nopHandler) LBShow(context.Context, string) ([]LBInfo, error)       { return nil, nil }
+func (nopHandler) Version(context.Context) (VersionInfo, error)           { return VersionInfo{}, nil }
+func (nopHandler) Stats(context.Context) ([]Sample, error)                { return nil, nil }
 func (nopHandler) Capture(context.Context, CaptureRequest, CaptureSink) (CaptureEnd, error) {
 	return CaptureEnd{}, nil
 }

@@ -63,8 +63,9 @@ type Handler interface {
 	// BridgeShow describes the bridge called name, or every bridge when
 	// name is "".
 	BridgeShow(ctx context.Context, name string) ([]BridgeInfo, error)
-	// BridgeAddr lists a bridge's address table.
-	BridgeAddr(ctx context.Context, name string) ([]AddrInfo, error)
+	// BridgeAddr lists a page of a bridge's address table, at most
+	// req.PageSize() entries.
+	BridgeAddr(ctx context.Context, req BridgeAddrRequest) ([]AddrInfo, error)
 	// TrunkShow describes the trunk called name, or every trunk when
 	// name is "".
 	TrunkShow(ctx context.Context, name string) ([]TrunkInfo, error)

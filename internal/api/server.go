@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/swctl/swctl/internal/supervise"
 )
 
 // DefaultSocket is where the daemon listens unless told otherwise.
@@ -354,14 +356,14 @@ func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 		conns[c] = struct{}{}
 		mu.Unlock()
 		wg.Add(1)
-		go func() {
+		supervise.Go("control connection", func() {
 			defer wg.Done()
 			s.serveConn(ctx, c)
 			mu.Lock()
 			delete(conns, c)
 			mu.Unlock()
 			c.Close()
-		}()
+		})
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/swctl/swctl/internal/supervise"
 )
 
 // errStreamStopped is the cause of a stream's context when its client
@@ -57,12 +59,12 @@ func (s *Server) serveStream(ctx context.Context, c *net.UnixConn, r *bufio.Read
 	sink.w = bufio.NewWriterSize(stallWriter{sink}, 64<<10)
 	sink.begun = func() {
 		c.SetReadDeadline(time.Time{}) // the idle timeout is for requests
-		go func() {
+		supervise.Go("control stream reader", func() {
 			// Whatever the client sends, or its closing, stops the
 			// stream. This read ends when the connection is closed.
 			r.ReadByte()
 			cancel(errStreamStopped)
-		}()
+		})
 	}
 	end, err := cl.stream(ctx, s.Handler, sink)
 	switch {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/swctl/swctl/bridge"
 	"github.com/swctl/swctl/frame"
@@ -122,10 +124,59 @@ type BridgeShowRequest struct {
 	Name string `json:"name,omitempty"`
 }
 
-// BridgeAddrRequest asks for a bridge's address table (swctl bridge addr).
+// BridgeAddrRequest asks for a page of a bridge's address table (swctl
+// bridge addr): entries in VLAN, then MAC order.
 type BridgeAddrRequest struct {
 	// Name is the bridge.
 	Name string `json:"name"`
+	// Limit is the most entries in the reply, 1 to MaxAddrPage; 0 means
+	// MaxAddrPage. A reply of Limit entries may have more after it.
+	Limit int `json:"limit,omitempty"`
+	// After starts the page after this entry (the last one of the
+	// previous page); nil starts at the first.
+	After *AddrKey `json:"after,omitempty"`
+}
+
+// MaxAddrPage is the most address-table entries in one bridge.addr reply:
+// the daemon's memory for a listing is bounded by a page, whatever the
+// size of the table.
+const MaxAddrPage = 4096
+
+// AddrKey names an address-table entry: its place in the table's order.
+type AddrKey struct {
+	// MAC is the station's address, as frame.ParseMAC accepts it.
+	MAC string `json:"mac"`
+	// VLAN is the VLAN ID, 0 for untagged.
+	VLAN uint16 `json:"vlan"`
+}
+
+// ParseAddrKey reads an entry's place as swctl bridge addr --after takes
+// it: MAC (in VLAN 0) or VLAN/MAC.
+func ParseAddrKey(s string) (AddrKey, error) {
+	k := AddrKey{MAC: s}
+	if v, m, ok := strings.Cut(s, "/"); ok {
+		n, err := strconv.ParseUint(v, 10, 16)
+		if err != nil || n > 4095 {
+			return AddrKey{}, fmt.Errorf("address table position %q: VLAN ID %q not a number from 0 to 4095", s, v)
+		}
+		k = AddrKey{MAC: m, VLAN: uint16(n)}
+	}
+	if _, err := k.Parse(); err != nil {
+		return AddrKey{}, err
+	}
+	return k, nil
+}
+
+// Parse returns the key's MAC, checked with its VLAN ID.
+func (k AddrKey) Parse() (frame.MAC, error) {
+	m, err := frame.ParseMAC(k.MAC)
+	if err != nil {
+		return frame.MAC{}, fmt.Errorf("address table position %s: %w", k.MAC, err)
+	}
+	if k.VLAN > 4095 {
+		return frame.MAC{}, fmt.Errorf("address table position %s vlan %d: VLAN ID out of range 0-4095", k.MAC, k.VLAN)
+	}
+	return m, nil
 }
 
 // StaticRequest adds a static address-table entry (swctl bridge static).
@@ -452,7 +503,29 @@ func (r BridgeShowRequest) Validate() error {
 }
 
 // Validate checks the request's fields.
-func (r BridgeAddrRequest) Validate() error { return checkBridge(r.Name) }
+func (r BridgeAddrRequest) Validate() error {
+	if err := checkBridge(r.Name); err != nil {
+		return err
+	}
+	if r.Limit < 0 || r.Limit > MaxAddrPage {
+		return fmt.Errorf("%s: addr: limit %d out of range 1-%d", r.Name, r.Limit, MaxAddrPage)
+	}
+	if r.After != nil {
+		if _, err := r.After.Parse(); err != nil {
+			return fmt.Errorf("%s: addr: %w", r.Name, err)
+		}
+	}
+	return nil
+}
+
+// PageSize is the number of entries the request asks for: Limit, or
+// MaxAddrPage when it is 0.
+func (r BridgeAddrRequest) PageSize() int {
+	if r.Limit == 0 {
+		return MaxAddrPage
+	}
+	return r.Limit
+}
 
 // Validate checks the request's fields.
 func (r StaticRequest) Validate() error {
@@ -603,7 +676,7 @@ var bridgeOps = []opSpec{
 		return h.BridgeShow(ctx, r.Name)
 	}),
 	list(func(ctx context.Context, h Handler, r BridgeAddrRequest) ([]AddrInfo, error) {
-		return h.BridgeAddr(ctx, r.Name)
+		return h.BridgeAddr(ctx, r)
 	}),
 	list(func(ctx context.Context, h Handler, r PortShowRequest) ([]PortInfo, error) {
 		return h.PortShow(ctx, r.Name)

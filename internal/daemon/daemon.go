@@ -15,6 +15,7 @@ import (
 	"github.com/swctl/swctl/clock"
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/config"
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/platform/lladdr"
 	"github.com/swctl/swctl/platform/statedir"
 )
@@ -168,6 +169,11 @@ func Run(ctx context.Context, opts Options) error {
 		log.Info("lladdr journal: recovered", "report", rep.String())
 	}
 
+	// From here on a panic in any goroutine the daemon starts gives the
+	// interfaces back and exits non-zero (crash.go).
+	cr := &crash{log: log, stateDir: opts.StateDir, timeout: crashRelease, exit: os.Exit}
+	defer supervise.Handle(cr.handle)()
+
 	cfg, err := config.Load(opts.ConfigPath)
 	if err != nil {
 		return err
@@ -177,6 +183,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer sys.Close()
+	cr.setRelease(func() { sys.Close() })
 
 	e := newEngine(opts.ConfigPath, sys, clock.System{}, log)
 	e.version = opts.Version
@@ -184,6 +191,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer e.Close()
+	cr.setRelease(func() { e.Close(); sys.Close() })
 	if err := sys.Watch(e.linkChanged); err != nil {
 		return err
 	}

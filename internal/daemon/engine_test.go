@@ -680,7 +680,7 @@ func TestEngineFlushPort(t *testing.T) {
 		}
 	}
 	table := func() []string {
-		addrs, err := e.BridgeAddr(bg, "bridge0")
+		addrs, err := e.BridgeAddr(bg, api.BridgeAddrRequest{Name: "bridge0"})
 		mustDo(t, err)
 		var out []string
 		for _, a := range addrs {

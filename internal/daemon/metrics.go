@@ -8,6 +8,7 @@ import (
 
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/metrics"
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/lacp"
 	"github.com/swctl/swctl/lb"
 	"github.com/swctl/swctl/lb/service"
@@ -39,12 +40,12 @@ func (e *engine) serveMetrics(ctx context.Context, addr string, log *slog.Logger
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() {
+	supervise.Go("metrics endpoint", func() {
 		defer close(done)
 		if err := metrics.Serve(ctx, ln, e.collector()); err != nil {
 			log.Error("metrics endpoint failed", "err", err)
 		}
-	}()
+	})
 	log.Info("metrics endpoint listening", "addr", ln.Addr().String())
 	return func() { cancel(); <-done }, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/swctl/swctl/bridge"
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/config"
@@ -108,7 +109,7 @@ func (e *engine) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, e
 		info := api.BridgeInfo{
 			Name: c.Name, Timeout: c.Timeout, MaxAddr: c.MaxAddr,
 			Spans:     slices.Clone(c.Spans),
-			Addresses: len(b.br.Addrs()),
+			Addresses: b.br.AddrCount(),
 			Exceeded:  st.Exceeded, Forwarded: st.Forwarded, Flooded: st.Flooded,
 			Dropped: st.DroppedRunt + st.DroppedLinkLocal + st.DroppedBadSource + st.DroppedBlockNonIP +
 				st.DroppedSamePort + st.DroppedBlockNonIPOut + st.DroppedOversize + st.DroppedLinkDown + st.DroppedOffload +
@@ -170,16 +171,26 @@ func flagWords(p config.Port, disabled bool) []string {
 	return f
 }
 
-// BridgeAddr lists a bridge's address table.
-func (e *engine) BridgeAddr(_ context.Context, name string) ([]api.AddrInfo, error) {
+// BridgeAddr lists a page of a bridge's address table: the work and the
+// memory follow the page, not the table.
+func (e *engine) BridgeAddr(_ context.Context, r api.BridgeAddrRequest) ([]api.AddrInfo, error) {
+	var after *bridge.Addr
+	if r.After != nil {
+		m, err := r.After.Parse()
+		if err != nil {
+			return nil, fmt.Errorf("%s: addr: %w", r.Name, err)
+		}
+		after = &bridge.Addr{MAC: m, VLAN: r.After.VLAN}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	b := e.graph.bridges[name]
+	b := e.graph.bridges[r.Name]
 	if b == nil {
-		return nil, errNoBridge(name)
+		return nil, errNoBridge(r.Name)
 	}
-	out := []api.AddrInfo{}
-	for _, a := range b.br.Addrs() {
+	page := b.br.AddrPage(after, r.PageSize())
+	out := make([]api.AddrInfo, 0, len(page))
+	for _, a := range page {
 		ai := api.AddrInfo{MAC: a.MAC.String(), VLAN: a.VLAN, Port: a.Port, Static: a.Static}
 		if !a.Static {
 			age := int64(a.Age / time.Second)

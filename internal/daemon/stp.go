@@ -10,6 +10,7 @@ import (
 	"github.com/swctl/swctl/bridge"
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/config"
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/stp"
 	"github.com/swctl/swctl/trunk"
@@ -175,7 +176,7 @@ func readLink(port platform.Port, speed func() (uint64, bool)) stp.Link {
 }
 
 // start starts the ticker.
-func (s *stpObj) start() { go s.run() }
+func (s *stpObj) start() { supervise.Go("spanning tree", s.run) }
 
 // run steps the tree's timers every stpTickInterval and tells it of link
 // changes, until stop is closed.

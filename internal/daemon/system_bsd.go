@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/bpf"
 	"github.com/swctl/swctl/platform/defaultroute"
@@ -179,7 +180,7 @@ func (s *bsdSystem) Watch(fn func(linkEvent)) error {
 		return errors.New("link watch: already started")
 	}
 	s.done = make(chan struct{})
-	go func() {
+	supervise.Go("link events", func() {
 		defer close(s.done)
 		for {
 			select {
@@ -195,7 +196,7 @@ func (s *bsdSystem) Watch(fn func(linkEvent)) error {
 				fn(linkEventOf(ev))
 			}
 		}
-	}()
+	})
 	return nil
 }
 

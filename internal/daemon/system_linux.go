@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
 	"github.com/swctl/swctl/platform/defaultroute"
@@ -150,7 +151,7 @@ func (s *linuxSystem) DefaultRouteIfaces() ([]string, error) { return defaultrou
 func (s *linuxSystem) Watch(fn func(linkEvent)) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	go func() {
+	supervise.Go("link events", func() {
 		defer close(s.done)
 		for {
 			select {
@@ -163,7 +164,7 @@ func (s *linuxSystem) Watch(fn func(linkEvent)) error {
 				fn(linkEventOf(ev))
 			}
 		}
-	}()
+	})
 	return nil
 }
 

@@ -5,8 +5,10 @@ package fuzzcorpus
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -35,5 +37,13 @@ func Check(t testing.TB, dir string, seeds map[string][]byte, env string) {
 		if err != nil || string(got) != want {
 			t.Errorf("seed %s: missing or stale (err %v); run %s=1 go test -run %s in its package", path, err, env, t.Name())
 		}
+	}
+}
+
+// Add gives f every seed, in the order of their names (map order would
+// change the order the seeds run in from one run to the next).
+func Add(f *testing.F, seeds map[string][]byte) {
+	for _, name := range slices.Sorted(maps.Keys(seeds)) {
+		f.Add(seeds[name])
 	}
 }

@@ -11,6 +11,7 @@
 package metrics
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -182,6 +183,8 @@ func gauge(name, help string, labels ...string) desc {
 var (
 	mBuild  = gauge("swctl_build_info", "The running swctl build: always 1.", "version", "revision", "goversion")
 	mUptime = gauge("swctl_uptime_seconds", "Seconds since the daemon started.")
+	// mGoroutines lets a soak see goroutines leak (make soak).
+	mGoroutines = gauge("swctl_goroutines", "Goroutines the daemon runs.")
 
 	mPortUp      = gauge("swctl_port_up", "1 while the port's link is up.", "port", "owner", "role")
 	mPortRx      = counter("swctl_port_received_frames_total", "Frames the engine read from the port.", "port", "owner", "role")
@@ -233,7 +236,7 @@ var (
 )
 
 // all lists every family, for Describe.
-var all = []desc{mBuild, mUptime, mPortUp, mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortDrops, mPortErrors,
+var all = []desc{mBuild, mUptime, mGoroutines, mPortUp, mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortDrops, mPortErrors,
 	mFDBEntries, mFDBEvents, mBrFrames, mBrDrops, mBrOffload, mCapSessions, mCapFrames, mCapCut,
 	mSTPRoot, mSTPCost, mSTPChanges, mSTPRole, mSTPState, mSTPBPDUs,
 	mTrActive, mTrMembers, mTrMember, mTrRx, mTrRxBytes, mTrTx, mTrTxBytes, mTrControl, mTrDrops, mTrOffload,
@@ -253,6 +256,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	emit(mBuild, 1, c.build.Version, c.build.Revision, c.build.Go)
 	emit(mUptime, c.now().Sub(c.start).Seconds())
+	emit(mGoroutines, float64(runtime.NumGoroutine()))
 	s := c.src()
 	for _, p := range s.Ports {
 		l := []string{p.Name, p.Owner, p.Role}

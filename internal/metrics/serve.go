@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/swctl/swctl/internal/supervise"
 )
 
 // readHeaderTimeout bounds how long a scraper may take to send its
@@ -74,12 +76,12 @@ func Serve(ctx context.Context, ln net.Listener, c *Collector) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(Registry(c), promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout}
-	go func() {
+	supervise.Go("metrics shutdown", func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
-	}()
+	})
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("metrics %s: %w", ln.Addr(), err)
 	}

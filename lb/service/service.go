@@ -13,6 +13,7 @@ import (
 
 	"github.com/swctl/swctl/clock"
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/lb"
 	"github.com/swctl/swctl/lb/health"
 	"github.com/swctl/swctl/platform"
@@ -368,11 +369,11 @@ func (s *Service) republish() {
 // resolver and, with a health check, the prober.
 func (s *Service) Start() {
 	s.wg.Add(2)
-	go func() { defer s.wg.Done(); s.read() }()
-	go func() { defer s.wg.Done(); s.resolveLoop(s.ctx) }()
+	supervise.Go("lb "+s.name+" reader", func() { defer s.wg.Done(); s.read() })
+	supervise.Go("lb "+s.name+" resolver", func() { defer s.wg.Done(); s.resolveLoop(s.ctx) })
 	if s.check.Kind != CheckNone {
 		s.wg.Add(1)
-		go func() { defer s.wg.Done(); s.probeLoop(s.ctx) }()
+		supervise.Go("lb "+s.name+" prober", func() { defer s.wg.Done(); s.probeLoop(s.ctx) })
 	}
 }
 

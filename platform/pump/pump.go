@@ -14,10 +14,12 @@ package pump
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/swctl/swctl/internal/supervise"
 	"github.com/swctl/swctl/platform"
 )
 
@@ -73,12 +75,14 @@ func (p *Pump) start(src, dst platform.Port, from, to string) {
 	mq, ok := src.(platform.MultiQueuePort)
 	if !ok || mq.RxQueues() <= 1 {
 		p.wg.Add(1)
-		go p.copy(src, dst, src.ReadBatch, from, to)
+		supervise.Go("pump "+from+" to "+to, func() { p.copy(src, dst, src.ReadBatch, from, to) })
 		return
 	}
 	for q := range mq.RxQueues() {
 		p.wg.Add(1)
-		go p.copy(src, dst, func(b platform.Batch) (int, error) { return mq.ReadQueue(q, b) }, from, to)
+		supervise.Go(fmt.Sprintf("pump %s queue %d to %s", from, q, to), func() {
+			p.copy(src, dst, func(b platform.Batch) (int, error) { return mq.ReadQueue(q, b) }, from, to)
+		})
 	}
 }
 

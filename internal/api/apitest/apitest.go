@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ type Call struct {
 	// Op is the operation, one of the api.Op constants.
 	Op string
 	// Req is the request: the api request type for state operations,
-	// deladdr and flush, the name (a string) for BridgeShow, BridgeAddr,
+	// deladdr, flush and BridgeAddr, the name (a string) for BridgeShow,
 	// TrunkShow, LBShow and PortShow, nil for Version and Stats, the
 	// CaptureRequest for Capture.
 	Req any
@@ -36,7 +37,8 @@ type Call struct {
 type Fake struct {
 	// Bridges is what BridgeShow returns (filtered by name).
 	Bridges []api.BridgeInfo
-	// Addrs is what BridgeAddr returns, by bridge name.
+	// Addrs is the address table BridgeAddr pages through, by bridge
+	// name.
 	Addrs map[string][]api.AddrInfo
 	// Trunks is what TrunkShow returns (filtered by name).
 	Trunks []api.TrunkInfo
@@ -97,15 +99,21 @@ func (f *Fake) BridgeShow(_ context.Context, name string) ([]api.BridgeInfo, err
 	return nil, fmt.Errorf("%s: no such bridge", name)
 }
 
-func (f *Fake) BridgeAddr(_ context.Context, name string) ([]api.AddrInfo, error) {
-	if err := f.record(api.OpBridgeAddr, name); err != nil {
+// BridgeAddr pages through Addrs[r.Name] in the order given there: the
+// entries after the one r.After names, r.PageSize() at most.
+func (f *Fake) BridgeAddr(_ context.Context, r api.BridgeAddrRequest) ([]api.AddrInfo, error) {
+	if err := f.record(api.OpBridgeAddr, r); err != nil {
 		return nil, err
 	}
-	a, ok := f.Addrs[name]
+	a, ok := f.Addrs[r.Name]
 	if !ok {
-		return nil, fmt.Errorf("%s: no such bridge", name)
+		return nil, fmt.Errorf("%s: no such bridge", r.Name)
 	}
-	return a, nil
+	if r.After != nil {
+		i := slices.IndexFunc(a, func(e api.AddrInfo) bool { return e.MAC == r.After.MAC && e.VLAN == r.After.VLAN })
+		a = a[i+1:]
+	}
+	return a[:min(len(a), r.PageSize())], nil
 }
 
 func (f *Fake) BridgeDelAddr(_ context.Context, r api.DelAddrRequest) error {
