@@ -27,6 +27,15 @@ import (
 //
 // A port that cannot say (sendmmsg, a TAP, memport) gets no backlog: its
 // frames go straight to it, and what it refuses it drops and counts.
+//
+// Super-frames (a member that carries offloads) bypass an AF_PACKET
+// port's ring: they go with sendmmsg, and the kernel refuses them once
+// the socket's send buffer (about 200 KiB by default, three 64 KiB
+// super-frames) is full. A port that also says how many of a batch fit
+// its send buffer (TxFit) has them held in the backlog too, instead of
+// dropped: the send buffer then acts as a byte queue limit on what sits
+// in the link's own queue, and the backlog holds the rest, bounded in
+// bytes and sojourn time.
 
 // Defaults of Options.TxQueueBytes and Options.TxQueueDelay.
 const (
@@ -50,11 +59,21 @@ type roomer interface {
 	TxRoom(max int) int
 }
 
+// fitter is a port that may say how many of a batch's first frames it
+// sends now, counting the bytes its send buffer still takes for frames
+// too large for a ring slot, or -1 if it cannot tell
+// (afpacket.Port.TxFit).
+type fitter interface {
+	TxFit(frames [][]byte) int
+}
+
 // memberTx is a member's transmit side when its port has a ring that
 // says what it takes: the backlog and its counters.
 type memberTx struct {
 	// room is the port's TxRoom; immutable.
 	room roomer
+	// fit is the port's TxFit, or nil; immutable.
+	fit fitter
 	// mu serialises the member's senders (WriteBatch's slots and the
 	// flusher) and guards q and eg.
 	mu sync.Mutex
@@ -90,7 +109,8 @@ func newMemberTx(p platform.Port, limit int, delay time.Duration) *memberTx {
 	if bs <= 0 {
 		bs = platform.DefaultBatchSize
 	}
-	return &memberTx{room: r, q: txq.New(limit, max(limit/txqFrameBytes, bs), bs, delay)}
+	f, _ := p.(fitter)
+	return &memberTx{room: r, fit: f, q: txq.New(limit, max(limit/txqFrameBytes, bs), bs, delay)}
 }
 
 // info returns the backlog's description; nil x has none.
@@ -197,9 +217,16 @@ func (tr *Trunk) account(x *memberTx, before txq.Stats) {
 	}
 }
 
-// fitting returns how many of b's first frames the port's ring takes
-// now, by its TxRoom in slots.
+// fitting returns how many of b's first frames the port takes now: by
+// its TxFit when the frames go whole (offloads) and the port can tell,
+// which counts the send buffer its super-frames need beside the ring's
+// slots; else by its TxRoom in slots.
 func (x *memberTx) fitting(b platform.Batch, offloads bool) int {
+	if offloads && x.fit != nil {
+		if k := x.fit.TxFit(b.Frames); k >= 0 {
+			return min(k, b.Len())
+		}
+	}
 	need := 0
 	for i, f := range b.Frames {
 		need += slotsFor(f, b.Offload(i), offloads)

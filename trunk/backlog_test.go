@@ -50,7 +50,17 @@ type backlogFixture struct {
 
 func newBacklogFixture(t *testing.T, slots, limit int, delay time.Duration) *backlogFixture {
 	t.Helper()
-	fx := &backlogFixture{t: t, clk: clock.NewFake()}
+	near, far := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
+	ring := &ringPort{Port: near}
+	ring.free.Store(int64(slots))
+	return newBacklogFixtureOn(t, ring, ring, far, limit, delay)
+}
+
+// newBacklogFixtureOn is newBacklogFixture with member p, built on ring,
+// whose peer is far.
+func newBacklogFixtureOn(t *testing.T, p platform.Port, ring *ringPort, far *memport.Port, limit int, delay time.Duration) *backlogFixture {
+	t.Helper()
+	fx := &backlogFixture{t: t, clk: clock.NewFake(), ring: ring, far: far}
 	var err error
 	fx.tr, err = New("trunk0", Options{
 		Protocol: builtin(t, ProtoLoadBalance), Seed: 7, Clock: fx.clk, TickInterval: -1, Logger: quiet,
@@ -60,10 +70,7 @@ func newBacklogFixture(t *testing.T, slots, limit int, delay time.Duration) *bac
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fx.tr.Close() })
-	near, far := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
-	fx.ring, fx.far = &ringPort{Port: near}, far
-	fx.ring.free.Store(int64(slots))
-	if err := fx.tr.AddPort(fx.ring, PortConfig{}); err != nil {
+	if err := fx.tr.AddPort(p, PortConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	return fx
@@ -146,6 +153,74 @@ func TestBacklogKeepsWhatTheRingHasNoRoomFor(t *testing.T) {
 	}
 	if q, st := fx.queue(), fx.tr.Stats(); q.Bytes != 0 || st.TxPackets != 12 || fx.ring.refused.Load() != 0 || st.TxMemberDropped != 0 {
 		t.Errorf("expected an empty backlog, 12 frames sent, none refused by the ring; got %+v, stats %+v, %d refused", q, st, fx.ring.refused.Load())
+	}
+}
+
+// bufPort is a ringPort that carries offloads and sends through a
+// socket send buffer of buf bytes, as an AF_PACKET port sends its
+// super-frames: the kernel takes a frame while the bytes in flight are
+// below buf and refuses it otherwise; TxFit says how many of a batch it
+// takes now, by the same rule.
+type bufPort struct {
+	*ringPort
+	// buf is the send buffer's size; immutable.
+	buf int64
+	// inFlight is what the send buffer holds. Atomic.
+	inFlight atomic.Int64
+}
+
+func (p *bufPort) Offloads() bool { return true }
+
+func (p *bufPort) TxFit(frames [][]byte) int {
+	n := p.inFlight.Load()
+	for k, f := range frames {
+		if n >= p.buf {
+			return k
+		}
+		n += int64(len(f))
+	}
+	return len(frames)
+}
+
+func (p *bufPort) WriteBatch(b platform.Batch) (int, error) {
+	k := p.TxFit(b.Frames)
+	for _, f := range b.Frames[:k] {
+		p.inFlight.Add(int64(len(f)))
+	}
+	n, err := p.Port.WriteBatch(platform.Batch{Frames: b.Frames[:k]})
+	p.refused.Add(uint64(b.Len() - n))
+	return n, err
+}
+
+// TestBacklogKeepsWhatTheSendBufferHasNoRoomFor checks that a member
+// whose frames bypass its ring (super-frames, which go with sendmmsg)
+// has the frames its send buffer has no room for kept in the backlog
+// instead of refused, and sent in order once the buffer drains.
+func TestBacklogKeepsWhatTheSendBufferHasNoRoomFor(t *testing.T) {
+	near, far := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
+	p := &bufPort{ringPort: &ringPort{Port: near}, buf: int64(2*frameLen + frameLen/2)}
+	p.free.Store(1000) // the ring has room: only the send buffer bounds
+	fx := newBacklogFixtureOn(t, p, p.ringPort, far, 1<<20, time.Second)
+	if n := fx.write(0, 10); n != 10 {
+		t.Fatalf("10 frames into a send buffer of 2.5 frames: WriteBatch = %d, want 10 (3 sent, 7 queued)", n)
+	}
+	if got := fx.arrived(); !slices.Equal(got, seqs(0, 3)) {
+		t.Fatalf("send buffer of 2.5 frames, empty: expected frames 0-2 on the wire, got %v", got)
+	}
+	if q := fx.queue(); q.Bytes != 7*frameLen || q.Overflow != 0 {
+		t.Fatalf("expected 7 frames (%d bytes) in the backlog, no overflow; got %+v", 7*frameLen, q)
+	}
+	var got []uint32
+	waitFor(t, "frames 3-9 on the wire", func() bool {
+		p.inFlight.Store(0) // the link sent what the buffer held
+		got = append(got, fx.arrived()...)
+		return len(got) >= 7
+	})
+	if !slices.Equal(got, seqs(3, 10)) {
+		t.Errorf("as the send buffer drained: expected frames 3-9 in order, got %v", got)
+	}
+	if st := fx.tr.Stats(); p.refused.Load() != 0 || st.TxMemberDropped != 0 || st.TxPackets != 10 {
+		t.Errorf("expected 10 frames sent, none refused by the send buffer; got %d refused, stats %+v", p.refused.Load(), st)
 	}
 }
 

@@ -130,4 +130,7 @@ func (m *mmsg) send(frames [][]byte, offs []platform.Offload) (int, error) {
 // room returns -1: the kernel's queue says it is full only by refusing.
 func (m *mmsg) room(int) int { return -1 }
 
+// fit implements transmitter: -1, as room.
+func (m *mmsg) fit([][]byte) int { return -1 }
+
 func (m *mmsg) close() error { return nil }

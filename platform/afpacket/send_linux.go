@@ -34,6 +34,10 @@ type transmitter interface {
 	// room returns how many frames, up to max, send would take now
 	// without dropping one for a full queue; -1 when it cannot tell.
 	room(max int) int
+	// fit returns how many of frames, from the first, send would take
+	// now without dropping one for a full ring or a full send buffer;
+	// -1 when it cannot tell.
+	fit(frames [][]byte) int
 	// close releases what the transmitter owns.
 	close() error
 }
@@ -92,6 +96,16 @@ func (s *sender) room(max int) int {
 		return 0 // the ring may be unmapped
 	}
 	return s.t.room(max)
+}
+
+// fit is TxFit.
+func (s *sender) fit(frames [][]byte) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.closed.Load() {
+		return 0 // the ring may be unmapped
+	}
+	return s.t.fit(frames)
 }
 
 // write is WriteBatch: offs nil for plain frames.

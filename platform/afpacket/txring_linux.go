@@ -61,6 +61,9 @@ type txRing struct {
 	// big sends the frames too large for a slot (super-frames with
 	// Offload), one at a time, with sendmmsg on the first receive socket.
 	big *mmsg
+	// bigBuf is the send buffer of big's socket as the kernel counts it
+	// (SO_SNDBUF), read at open; 0 if unknown.
+	bigBuf int
 	// refusedLogged is set once a frame refused by the ring has been
 	// logged.
 	refusedLogged atomic.Bool
@@ -75,6 +78,9 @@ func openTXRing(st *portState, bigFD, ifindex, mtu int, opts Options) (*txRing, 
 		return nil, fmt.Errorf("TX ring: socket: %w", err)
 	}
 	t := &txRing{st: st, fd: fd, big: newMmsg(st, bigFD, 1)}
+	if n, err := unix.GetsockoptInt(bigFD, unix.SOL_SOCKET, unix.SO_SNDBUF); err == nil {
+		t.bigBuf = n
+	}
 	if err := t.setup(ifindex, mtu, opts); err != nil {
 		t.close()
 		return nil, fmt.Errorf("TX ring: %w", err)
@@ -172,6 +178,49 @@ func (t *txRing) room(max int) int {
 		}
 	}
 	return n
+}
+
+// skbCharge estimates what the kernel charges a send buffer for an skb
+// that carries an n-byte frame from sendmmsg: the frame in whole pages
+// behind a linear head, and the skb's own structures (skb truesize).
+func skbCharge(n int) int { return (n+4095)&^4095 + 1024 }
+
+// fit implements transmitter: the frames that fit a slot need a free
+// slot each, counted from head as room does; the others go with big,
+// whose socket the kernel lets allocate (sock_alloc_send_pskb) while
+// what it holds is below its send buffer, so fit admits them while the
+// bytes in flight (SIOCOUTQ), plus its estimate for those admitted
+// before, stay below it. With no send buffer known it counts slots only.
+func (t *txRing) fit(frames [][]byte) int {
+	const busy = unix.TP_STATUS_SEND_REQUEST | unix.TP_STATUS_SENDING | unix.TP_STATUS_WRONG_FORMAT
+	slot, slots := t.head, 0
+	inFlight := -1
+	for k, f := range frames {
+		if !t.fits(len(f)) {
+			if t.bigBuf <= 0 {
+				continue
+			}
+			if inFlight < 0 {
+				if inFlight = outq(t.big.fd); inFlight < 0 {
+					t.bigBuf = 0 // the kernel will not say: slots only
+					continue
+				}
+			}
+			if inFlight >= t.bigBuf {
+				return k
+			}
+			inFlight += skbCharge(len(f))
+			continue
+		}
+		if slots == t.frames || t.status(slot)&busy != 0 {
+			return k
+		}
+		slots++
+		if slot++; slot == t.frames {
+			slot = 0
+		}
+	}
+	return len(frames)
 }
 
 // put copies f, behind o encoded as a virtio_net_hdr, into slot i, marks
