@@ -17,7 +17,9 @@ import (
 //
 //  1. The member's tx lock is taken: one sender at a time.
 //  2. The backlog's head goes first, as far as the ring has room: frames
-//     that waited past the delay limit are dropped at the head (stale).
+//     that waited past the delay limit, or that CoDel's control law
+//     drops because the head's sojourn time stayed above its target for
+//     an interval, are dropped at the head (stale).
 //  3. The new frames go straight to the ring while the backlog is empty
 //     and the ring has room; the rest join the backlog's tail, or are
 //     dropped when it holds its byte limit (overflow).
@@ -37,13 +39,20 @@ import (
 // in the link's own queue, and the backlog holds the rest, bounded in
 // bytes and sojourn time.
 
-// Defaults of Options.TxQueueBytes and Options.TxQueueDelay.
+// Defaults of Options.TxQueueBytes, TxQueueDelay and TxQueueTarget.
 const (
 	// DefaultTxQueueBytes bounds a member's backlog: 1 MiB is 16 ms at
 	// 500 Mbit/s, about what a ring of 512 slots holds again.
 	DefaultTxQueueBytes = 1 << 20
 	// DefaultTxQueueDelay bounds how long a frame waits in a backlog.
 	DefaultTxQueueDelay = 20 * time.Millisecond
+	// DefaultTxQueueTarget is the sojourn time CoDel's law keeps a
+	// backlog's head below (RFC 8289's default), and TxQueueInterval how
+	// long it may stay above before the law drops: TCP senders behind a
+	// TAP, which TCP small queues cannot see through, back off while the
+	// backlog is short instead of filling it to its delay limit.
+	DefaultTxQueueTarget = 5 * time.Millisecond
+	TxQueueInterval      = 100 * time.Millisecond
 	// txqFrameBytes sizes a backlog's frame limit: one entry per 256
 	// bytes of its byte limit, and at least a batch.
 	txqFrameBytes = 256
@@ -94,13 +103,15 @@ type TxQueueInfo struct {
 	// Bytes is what it holds now.
 	Bytes uint64
 	// Overflow counts frames dropped because it held its limit; Stale
-	// frames dropped because they waited longer than the delay limit.
+	// frames dropped for their waiting time: longer than the delay
+	// limit, or by CoDel's law.
 	Overflow, Stale uint64
 }
 
-// newMemberTx returns the backlog for port p, or nil when p cannot say
-// what its ring takes or opts turns backlogs off.
-func newMemberTx(p platform.Port, limit int, delay time.Duration) *memberTx {
+// newMemberTx returns the backlog for port p, with CoDel's law at target
+// (0: off), or nil when p cannot say what its ring takes or opts turns
+// backlogs off.
+func newMemberTx(p platform.Port, limit int, delay, target time.Duration) *memberTx {
 	r, ok := p.(roomer)
 	if !ok || limit <= 0 || r.TxRoom(0) < 0 {
 		return nil
@@ -110,7 +121,9 @@ func newMemberTx(p platform.Port, limit int, delay time.Duration) *memberTx {
 		bs = platform.DefaultBatchSize
 	}
 	f, _ := p.(fitter)
-	return &memberTx{room: r, fit: f, q: txq.New(limit, max(limit/txqFrameBytes, bs), bs, delay)}
+	q := txq.New(limit, max(limit/txqFrameBytes, bs), bs, delay)
+	q.SetCoDel(target, TxQueueInterval)
+	return &memberTx{room: r, fit: f, q: q}
 }
 
 // info returns the backlog's description; nil x has none.
@@ -208,11 +221,11 @@ func (tr *Trunk) account(x *memberTx, before txq.Stats) {
 	st := x.q.Stats()
 	x.bytes.Store(uint64(x.q.Bytes()))
 	x.overflow.Store(st.Overflow)
-	x.stale.Store(st.Stale)
+	x.stale.Store(st.Stale + st.CoDel)
 	if d := st.Overflow - before.Overflow; d > 0 {
 		tr.txqOverflow.Add(d)
 	}
-	if d := st.Stale - before.Stale; d > 0 {
+	if d := st.Stale + st.CoDel - before.Stale - before.CoDel; d > 0 {
 		tr.txqStale.Add(d)
 	}
 }

@@ -60,12 +60,18 @@ func newBacklogFixture(t *testing.T, slots, limit int, delay time.Duration) *bac
 // whose peer is far.
 func newBacklogFixtureOn(t *testing.T, p platform.Port, ring *ringPort, far *memport.Port, limit int, delay time.Duration) *backlogFixture {
 	t.Helper()
+	return newBacklogFixtureOpts(t, p, ring, far, Options{TxQueueBytes: limit, TxQueueDelay: delay})
+}
+
+// newBacklogFixtureOpts is newBacklogFixtureOn with the backlog's
+// options in opts.
+func newBacklogFixtureOpts(t *testing.T, p platform.Port, ring *ringPort, far *memport.Port, opts Options) *backlogFixture {
+	t.Helper()
 	fx := &backlogFixture{t: t, clk: clock.NewFake(), ring: ring, far: far}
 	var err error
-	fx.tr, err = New("trunk0", Options{
-		Protocol: builtin(t, ProtoLoadBalance), Seed: 7, Clock: fx.clk, TickInterval: -1, Logger: quiet,
-		MAC: net.HardwareAddr{0x02, 0x77, 0, 0, 0, 1}, TxQueueBytes: limit, TxQueueDelay: delay,
-	})
+	opts.Protocol, opts.Seed, opts.Clock, opts.TickInterval, opts.Logger = builtin(t, ProtoLoadBalance), 7, fx.clk, -1, quiet
+	opts.MAC = net.HardwareAddr{0x02, 0x77, 0, 0, 0, 1}
+	fx.tr, err = New("trunk0", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,6 +263,43 @@ func TestBacklogBounds(t *testing.T) {
 			t.Errorf("after the stale drops, with room: expected only frame 2 on the wire, got %v", got)
 		}
 	})
+}
+
+// TestBacklogCoDel checks that a backlog whose head stays above
+// TxQueueTarget's sojourn time for TxQueueInterval (on the fake clock, a
+// ring that takes nothing) starts dropping at its head, counted as
+// stale, well before the delay limit; and that with the law off
+// (TxQueueTarget negative) the same backlog keeps its frames.
+func TestBacklogCoDel(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		target time.Duration
+	}{{"default target", 0}, {"law off", -1}} {
+		t.Run(c.name, func(t *testing.T) {
+			near, far := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
+			ring := &ringPort{Port: near}
+			fx := newBacklogFixtureOpts(t, ring, ring, far, Options{TxQueueBytes: 1 << 20, TxQueueDelay: time.Hour, TxQueueTarget: c.target})
+			fx.write(0, 10)
+			fx.clk.Advance(DefaultTxQueueTarget + time.Millisecond)
+			fx.write(10, 11) // offers the head: an interval above the target starts
+			fx.clk.Advance(TxQueueInterval)
+			if c.target < 0 {
+				fx.write(11, 12)
+				if q := fx.queue(); q.Stale != 0 || q.Bytes != 12*frameLen {
+					t.Fatalf("law off, head %v old: expected 12 frames kept, got %+v", TxQueueInterval, q)
+				}
+				return
+			}
+			waitFor(t, "a CoDel drop at the head", func() bool { return fx.queue().Stale >= 1 })
+			if st := fx.tr.Stats(); st.TxQueueStale < 1 || st.TxQueueOverflow != 0 {
+				t.Errorf("expected the drop counted in TxQueueStale, none in overflow; got %+v", st)
+			}
+			fx.ring.Drain(100)
+			if got := fx.await(int(11 - fx.queue().Stale)); got[0] == 0 {
+				t.Errorf("expected frame 0 (the head) dropped, got %v on the wire", got)
+			}
+		})
+	}
 }
 
 // TestNoBacklogWithoutRoom checks that a member whose port cannot say

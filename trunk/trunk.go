@@ -68,6 +68,11 @@ type Options struct {
 	// TxQueueDelay is how long a frame may wait in a backlog before it
 	// is dropped; 0 means DefaultTxQueueDelay.
 	TxQueueDelay time.Duration
+	// TxQueueTarget is the sojourn time CoDel's control law keeps a
+	// backlog's head below (package txq, SetCoDel, with an interval of
+	// TxQueueInterval): 0 means DefaultTxQueueTarget; negative turns the
+	// law off, leaving TxQueueDelay's hard bound alone.
+	TxQueueTarget time.Duration
 	// OnActiveChange, if set, is called with the new value of Active each
 	// time it changes (the daemon sets the TAP's carrier from it). Calls
 	// are serialised, never made with the trunk's lock held, and may call
@@ -124,8 +129,9 @@ type Stats struct {
 	TxMemberDropped uint64
 	// TxQueueOverflow counts frames dropped because a member's backlog
 	// held its byte limit, and TxQueueStale frames a backlog dropped
-	// because they waited longer than its delay limit (those counted in
-	// TxPackets when they were queued).
+	// for their waiting time: longer than its delay limit, or by CoDel's
+	// control law (Options.TxQueueTarget); those were counted in
+	// TxPackets when they were queued.
 	TxQueueOverflow, TxQueueStale uint64
 	// SoftOffload counts frames whose offload (a partial checksum, a
 	// super-frame) the trunk did in software: received frames ReadBatch
@@ -216,6 +222,9 @@ type Trunk struct {
 	// defaults applied; immutable.
 	txqBytes int
 	txqDelay time.Duration
+	// txqTarget is Options.TxQueueTarget, default applied (0: off);
+	// immutable.
+	txqTarget time.Duration
 	// flushKick wakes the flusher (capacity 1) when a backlog was given
 	// frames; flushDone is closed when the flusher has returned.
 	flushKick, flushDone chan struct{}
@@ -316,6 +325,12 @@ func New(name string, opts Options) (*Trunk, error) {
 	if opts.TxQueueDelay <= 0 {
 		opts.TxQueueDelay = DefaultTxQueueDelay
 	}
+	switch {
+	case opts.TxQueueTarget == 0:
+		opts.TxQueueTarget = DefaultTxQueueTarget
+	case opts.TxQueueTarget < 0:
+		opts.TxQueueTarget = 0
+	}
 	tr := &Trunk{
 		name:     name,
 		clock:    opts.Clock,
@@ -329,7 +344,7 @@ func New(name string, opts Options) (*Trunk, error) {
 		hash:     opts.Hash,
 		policy:   opts.Policy,
 		tickDone: make(chan struct{}),
-		txqBytes: opts.TxQueueBytes, txqDelay: opts.TxQueueDelay,
+		txqBytes: opts.TxQueueBytes, txqDelay: opts.TxQueueDelay, txqTarget: opts.TxQueueTarget,
 		flushKick: make(chan struct{}, 1), flushDone: make(chan struct{}),
 	}
 	tr.minActive.Store(int32(opts.Policy.minActive()))
