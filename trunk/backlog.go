@@ -33,11 +33,11 @@ import (
 // Super-frames (a member that carries offloads) bypass an AF_PACKET
 // port's ring: they go with sendmmsg, and the kernel refuses them once
 // the socket's send buffer (about 200 KiB by default, three 64 KiB
-// super-frames) is full. A port that also says how many of a batch fit
-// its send buffer (TxFit) has them held in the backlog too, instead of
-// dropped: the send buffer then acts as a byte queue limit on what sits
-// in the link's own queue, and the backlog holds the rest, bounded in
-// bytes and sojourn time.
+// super-frames) is full. With Options.TxQueueSuperFrames, a port that
+// also says how many of a batch fit its send buffer (TxFit) has them
+// held in the backlog too, instead of dropped: the send buffer then acts
+// as a byte queue limit on what sits in the link's own queue, and the
+// backlog holds the rest, bounded in bytes and sojourn time.
 
 // Defaults of Options.TxQueueBytes, TxQueueDelay and TxQueueTarget.
 const (
@@ -53,11 +53,12 @@ const (
 	// short instead of filling it to its delay limit. A trunk's flows
 	// are LAN or host flows, so the interval is a LAN's RTT, not RFC
 	// 8289's internet-wide 100 ms (with 5 ms, a 64 KiB super-frame
-	// being 1 ms at 500 Mbit/s). Measured with bench-trunk (loadbalance
-	// and lacp, 2 passes each, load 10-12): 1 ms / 10 ms gave 615-786
-	// Mb/s at 20-24 ms RTT; 2 ms / 20 ms 468-733 at 20-38 ms; 5 ms /
-	// 100 ms 535-765 at 21-34 ms; no backlog for super-frames 474-686
-	// at 16-35 ms.
+	// being 1 ms at 500 Mbit/s). Measured with bench-trunk and
+	// TxQueueSuperFrames on (loadbalance and lacp, 2 passes each, load
+	// 10-12): 1 ms / 10 ms gave 615-786 Mb/s at 20-24 ms RTT; 2 ms /
+	// 20 ms 468-733 at 20-38 ms; 5 ms / 100 ms 535-765 at 21-34 ms;
+	// 0.5 ms / 5 ms (another run) 558-659 at 25-28 ms; no backlog for
+	// super-frames 474-686 at 16-35 ms.
 	DefaultTxQueueTarget = time.Millisecond
 	TxQueueInterval      = 10 * time.Millisecond
 	// txqFrameBytes sizes a backlog's frame limit: one entry per 256
@@ -88,7 +89,8 @@ type fitter interface {
 type memberTx struct {
 	// room is the port's TxRoom; immutable.
 	room roomer
-	// fit is the port's TxFit, or nil; immutable.
+	// fit is the port's TxFit, or nil (also without
+	// Options.TxQueueSuperFrames); immutable.
 	fit fitter
 	// mu serialises the member's senders (WriteBatch's slots and the
 	// flusher) and guards q and eg.
@@ -116,9 +118,10 @@ type TxQueueInfo struct {
 }
 
 // newMemberTx returns the backlog for port p, with CoDel's law at target
-// (0: off), or nil when p cannot say what its ring takes or opts turns
-// backlogs off.
-func newMemberTx(p platform.Port, limit int, delay, target time.Duration) *memberTx {
+// (0: off), holding super-frames too when super is set and p says what
+// its send buffer takes; or nil when p cannot say what its ring takes or
+// opts turns backlogs off.
+func newMemberTx(p platform.Port, limit int, delay, target time.Duration, super bool) *memberTx {
 	r, ok := p.(roomer)
 	if !ok || limit <= 0 || r.TxRoom(0) < 0 {
 		return nil
@@ -127,7 +130,10 @@ func newMemberTx(p platform.Port, limit int, delay, target time.Duration) *membe
 	if bs <= 0 {
 		bs = platform.DefaultBatchSize
 	}
-	f, _ := p.(fitter)
+	var f fitter
+	if super {
+		f, _ = p.(fitter)
+	}
 	q := txq.New(limit, max(limit/txqFrameBytes, bs), bs, delay)
 	q.SetCoDel(target, TxQueueInterval)
 	return &memberTx{room: r, fit: f, q: q}

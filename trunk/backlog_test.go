@@ -198,15 +198,26 @@ func (p *bufPort) WriteBatch(b platform.Batch) (int, error) {
 	return n, err
 }
 
-// TestBacklogKeepsWhatTheSendBufferHasNoRoomFor checks that a member
-// whose frames bypass its ring (super-frames, which go with sendmmsg)
-// has the frames its send buffer has no room for kept in the backlog
-// instead of refused, and sent in order once the buffer drains.
+// TestBacklogKeepsWhatTheSendBufferHasNoRoomFor checks that, with
+// TxQueueSuperFrames, a member whose frames bypass its ring
+// (super-frames, which go with sendmmsg) has the frames its send buffer
+// has no room for kept in the backlog instead of refused, and sent in
+// order once the buffer drains; and that without it (the default) the
+// port refuses them, as before.
 func TestBacklogKeepsWhatTheSendBufferHasNoRoomFor(t *testing.T) {
-	near, far := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
-	p := &bufPort{ringPort: &ringPort{Port: near}, buf: int64(2*frameLen + frameLen/2)}
-	p.free.Store(1000) // the ring has room: only the send buffer bounds
-	fx := newBacklogFixtureOn(t, p, p.ringPort, far, 1<<20, time.Second)
+	newBufFixture := func(t *testing.T, super bool) (*backlogFixture, *bufPort) {
+		near, far := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
+		p := &bufPort{ringPort: &ringPort{Port: near}, buf: int64(2*frameLen + frameLen/2)}
+		p.free.Store(1000) // the ring has room: only the send buffer bounds
+		return newBacklogFixtureOpts(t, p, p.ringPort, far, Options{TxQueueBytes: 1 << 20, TxQueueDelay: time.Second, TxQueueSuperFrames: super}), p
+	}
+	t.Run("default: refused", func(t *testing.T) {
+		fx, p := newBufFixture(t, false)
+		if n := fx.write(0, 10); n != 3 || p.refused.Load() != 7 || fx.queue().Bytes != 0 {
+			t.Fatalf("10 frames into a send buffer of 2.5 frames, without TxQueueSuperFrames: WriteBatch = %d, %d refused, backlog %+v; want 3 sent, 7 refused, none queued", n, p.refused.Load(), fx.queue())
+		}
+	})
+	fx, p := newBufFixture(t, true)
 	if n := fx.write(0, 10); n != 10 {
 		t.Fatalf("10 frames into a send buffer of 2.5 frames: WriteBatch = %d, want 10 (3 sent, 7 queued)", n)
 	}

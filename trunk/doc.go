@@ -63,8 +63,8 @@
 // own lock. A member whose port says what its TX ring takes now (TxRoom)
 // has a transmit backlog (package txq, bounded by Options.TxQueueBytes
 // and TxQueueDelay, and kept short by CoDel's law at TxQueueTarget): the
-// frames its ring (or, for super-frames, its send buffer: TxFit) has no
-// room for wait there, as in a qdisc, and a flusher goroutine offers
+// frames its ring (or, for super-frames with TxQueueSuperFrames, its
+// send buffer: TxFit) has no room for wait there, as in a qdisc, and a flusher goroutine offers
 // them to the ring as it drains (backlog.go).
 //
 // # Offloads
