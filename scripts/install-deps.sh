@@ -16,8 +16,11 @@ set -euo pipefail
 # balancing (make bench-lb) runs nginx, HAProxy and nft in its own
 # namespaces and wrk and curl against them; installing them starts no
 # service it needs (the suite starts its own processes).
+# linux-perf: profiling the daemons and the kernel under load (perf record
+# -g -p PID, perf stat -e 'syscalls:sys_enter_*'), as issue 14's diagnosis
+# did.
 pkgs=(iproute2 iputils-ping ethtool tcpdump tshark iperf3 netsniff-ng arping kmod openvswitch-switch procps util-linux git mandoc
-	wrk nginx-light haproxy nftables curl)
+	wrk nginx-light haproxy nftables curl linux-perf)
 # --bench is accepted for old callers; everything is in the default list.
 
 missing=()

@@ -50,20 +50,33 @@ type backlogFixture struct {
 
 func newBacklogFixture(t *testing.T, slots, limit int, delay time.Duration) *backlogFixture {
 	t.Helper()
-	fx := &backlogFixture{t: t, clk: clock.NewFake()}
+	near, far := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
+	ring := &ringPort{Port: near}
+	ring.free.Store(int64(slots))
+	return newBacklogFixtureOn(t, ring, ring, far, limit, delay)
+}
+
+// newBacklogFixtureOn is newBacklogFixture with member p, built on ring,
+// whose peer is far.
+func newBacklogFixtureOn(t *testing.T, p platform.Port, ring *ringPort, far *memport.Port, limit int, delay time.Duration) *backlogFixture {
+	t.Helper()
+	return newBacklogFixtureOpts(t, p, ring, far, Options{TxQueueBytes: limit, TxQueueDelay: delay})
+}
+
+// newBacklogFixtureOpts is newBacklogFixtureOn with the backlog's
+// options in opts.
+func newBacklogFixtureOpts(t *testing.T, p platform.Port, ring *ringPort, far *memport.Port, opts Options) *backlogFixture {
+	t.Helper()
+	fx := &backlogFixture{t: t, clk: clock.NewFake(), ring: ring, far: far}
 	var err error
-	fx.tr, err = New("trunk0", Options{
-		Protocol: builtin(t, ProtoLoadBalance), Seed: 7, Clock: fx.clk, TickInterval: -1, Logger: quiet,
-		MAC: net.HardwareAddr{0x02, 0x77, 0, 0, 0, 1}, TxQueueBytes: limit, TxQueueDelay: delay,
-	})
+	opts.Protocol, opts.Seed, opts.Clock, opts.TickInterval, opts.Logger = builtin(t, ProtoLoadBalance), 7, fx.clk, -1, quiet
+	opts.MAC = net.HardwareAddr{0x02, 0x77, 0, 0, 0, 1}
+	fx.tr, err = New("trunk0", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fx.tr.Close() })
-	near, far := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
-	fx.ring, fx.far = &ringPort{Port: near}, far
-	fx.ring.free.Store(int64(slots))
-	if err := fx.tr.AddPort(fx.ring, PortConfig{}); err != nil {
+	if err := fx.tr.AddPort(p, PortConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	return fx
@@ -149,6 +162,85 @@ func TestBacklogKeepsWhatTheRingHasNoRoomFor(t *testing.T) {
 	}
 }
 
+// bufPort is a ringPort that carries offloads and sends through a
+// socket send buffer of buf bytes, as an AF_PACKET port sends its
+// super-frames: the kernel takes a frame while the bytes in flight are
+// below buf and refuses it otherwise; TxFit says how many of a batch it
+// takes now, by the same rule.
+type bufPort struct {
+	*ringPort
+	// buf is the send buffer's size; immutable.
+	buf int64
+	// inFlight is what the send buffer holds. Atomic.
+	inFlight atomic.Int64
+}
+
+func (p *bufPort) Offloads() bool { return true }
+
+func (p *bufPort) TxFit(frames [][]byte) int {
+	n := p.inFlight.Load()
+	for k, f := range frames {
+		if n >= p.buf {
+			return k
+		}
+		n += int64(len(f))
+	}
+	return len(frames)
+}
+
+func (p *bufPort) WriteBatch(b platform.Batch) (int, error) {
+	k := p.TxFit(b.Frames)
+	for _, f := range b.Frames[:k] {
+		p.inFlight.Add(int64(len(f)))
+	}
+	n, err := p.Port.WriteBatch(platform.Batch{Frames: b.Frames[:k]})
+	p.refused.Add(uint64(b.Len() - n))
+	return n, err
+}
+
+// TestBacklogKeepsWhatTheSendBufferHasNoRoomFor checks that, with
+// TxQueueSuperFrames, a member whose frames bypass its ring
+// (super-frames, which go with sendmmsg) has the frames its send buffer
+// has no room for kept in the backlog instead of refused, and sent in
+// order once the buffer drains; and that without it (the default) the
+// port refuses them, as before.
+func TestBacklogKeepsWhatTheSendBufferHasNoRoomFor(t *testing.T) {
+	newBufFixture := func(t *testing.T, super bool) (*backlogFixture, *bufPort) {
+		near, far := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
+		p := &bufPort{ringPort: &ringPort{Port: near}, buf: int64(2*frameLen + frameLen/2)}
+		p.free.Store(1000) // the ring has room: only the send buffer bounds
+		return newBacklogFixtureOpts(t, p, p.ringPort, far, Options{TxQueueBytes: 1 << 20, TxQueueDelay: time.Second, TxQueueSuperFrames: super}), p
+	}
+	t.Run("default: refused", func(t *testing.T) {
+		fx, p := newBufFixture(t, false)
+		if n := fx.write(0, 10); n != 3 || p.refused.Load() != 7 || fx.queue().Bytes != 0 {
+			t.Fatalf("10 frames into a send buffer of 2.5 frames, without TxQueueSuperFrames: WriteBatch = %d, %d refused, backlog %+v; want 3 sent, 7 refused, none queued", n, p.refused.Load(), fx.queue())
+		}
+	})
+	fx, p := newBufFixture(t, true)
+	if n := fx.write(0, 10); n != 10 {
+		t.Fatalf("10 frames into a send buffer of 2.5 frames: WriteBatch = %d, want 10 (3 sent, 7 queued)", n)
+	}
+	if got := fx.arrived(); !slices.Equal(got, seqs(0, 3)) {
+		t.Fatalf("send buffer of 2.5 frames, empty: expected frames 0-2 on the wire, got %v", got)
+	}
+	if q := fx.queue(); q.Bytes != 7*frameLen || q.Overflow != 0 {
+		t.Fatalf("expected 7 frames (%d bytes) in the backlog, no overflow; got %+v", 7*frameLen, q)
+	}
+	var got []uint32
+	waitFor(t, "frames 3-9 on the wire", func() bool {
+		p.inFlight.Store(0) // the link sent what the buffer held
+		got = append(got, fx.arrived()...)
+		return len(got) >= 7
+	})
+	if !slices.Equal(got, seqs(3, 10)) {
+		t.Errorf("as the send buffer drained: expected frames 3-9 in order, got %v", got)
+	}
+	if st := fx.tr.Stats(); p.refused.Load() != 0 || st.TxMemberDropped != 0 || st.TxPackets != 10 {
+		t.Errorf("expected 10 frames sent, none refused by the send buffer; got %d refused, stats %+v", p.refused.Load(), st)
+	}
+}
+
 // TestBacklogBounds checks the backlog's two bounds and their accounting
 // in Stats, Counters and trunk show's TxQueue: frames past the byte limit
 // are dropped as overflow at once; frames that waited past the delay
@@ -182,6 +274,43 @@ func TestBacklogBounds(t *testing.T) {
 			t.Errorf("after the stale drops, with room: expected only frame 2 on the wire, got %v", got)
 		}
 	})
+}
+
+// TestBacklogCoDel checks that a backlog whose head stays above
+// TxQueueTarget's sojourn time for TxQueueInterval (on the fake clock, a
+// ring that takes nothing) starts dropping at its head, counted as
+// stale, well before the delay limit; and that with the law off
+// (TxQueueTarget negative) the same backlog keeps its frames.
+func TestBacklogCoDel(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		target time.Duration
+	}{{"default target", 0}, {"law off", -1}} {
+		t.Run(c.name, func(t *testing.T) {
+			near, far := memport.Pair("eth0", nearMAC(0), "peer0", farMAC(0))
+			ring := &ringPort{Port: near}
+			fx := newBacklogFixtureOpts(t, ring, ring, far, Options{TxQueueBytes: 1 << 20, TxQueueDelay: time.Hour, TxQueueTarget: c.target})
+			fx.write(0, 10)
+			fx.clk.Advance(DefaultTxQueueTarget + time.Millisecond)
+			fx.write(10, 11) // offers the head: an interval above the target starts
+			fx.clk.Advance(TxQueueInterval)
+			if c.target < 0 {
+				fx.write(11, 12)
+				if q := fx.queue(); q.Stale != 0 || q.Bytes != 12*frameLen {
+					t.Fatalf("law off, head %v old: expected 12 frames kept, got %+v", TxQueueInterval, q)
+				}
+				return
+			}
+			waitFor(t, "a CoDel drop at the head", func() bool { return fx.queue().Stale >= 1 })
+			if st := fx.tr.Stats(); st.TxQueueStale < 1 || st.TxQueueOverflow != 0 {
+				t.Errorf("expected the drop counted in TxQueueStale, none in overflow; got %+v", st)
+			}
+			fx.ring.Drain(100)
+			if got := fx.await(int(11 - fx.queue().Stale)); got[0] == 0 {
+				t.Errorf("expected frame 0 (the head) dropped, got %v on the wire", got)
+			}
+		})
+	}
 }
 
 // TestNoBacklogWithoutRoom checks that a member whose port cannot say

@@ -70,9 +70,10 @@
 // use and allocation-free: scratch slots are preallocated, each with its
 // own lock. A member whose port says what its TX ring takes now (TxRoom)
 // has a transmit backlog (package txq, bounded by Options.TxQueueBytes
-// and TxQueueDelay): the frames its ring has no room for wait there, as
-// in a qdisc, and a flusher goroutine offers them to the ring as it
-// drains (backlog.go).
+// and TxQueueDelay, and kept short by CoDel's law at TxQueueTarget): the
+// frames its ring (or, for super-frames with TxQueueSuperFrames, its
+// send buffer: TxFit) has no room for wait there, as in a qdisc, and a flusher goroutine offers
+// them to the ring as it drains (backlog.go).
 //
 // # Offloads
 //

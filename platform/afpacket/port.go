@@ -167,6 +167,17 @@ func (p *Port) WriteBatch(b platform.Batch) (int, error) {
 // dropped.
 func (p *Port) TxRoom(max int) int { return p.tx.room(max) }
 
+// TxFit returns how many of frames, from the first, WriteBatch would
+// send now without dropping one for a full TX ring or a full send
+// buffer, with Options.TXRing (0 once the port is closed); -1 otherwise.
+// Unlike TxRoom it counts the frames too large for a ring slot (the
+// super-frames of a port with Offload), which go with sendmmsg and
+// which the kernel refuses once the socket's send buffer is full:
+// SO_SNDBUF bounds the bytes in flight below the port like a byte
+// queue limit, and a sender that asks first keeps the rest in its own
+// backlog instead of seeing them dropped. The frames are only read.
+func (p *Port) TxFit(frames [][]byte) int { return p.tx.fit(frames) }
+
 // Counters implements platform.Port. It reads and accumulates the
 // kernel's PACKET_STATISTICS drop count (the kernel resets it on read).
 func (p *Port) Counters() platform.Counters {

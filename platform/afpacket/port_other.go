@@ -38,6 +38,8 @@ func (*sender) write([][]byte, []platform.Offload) (int, error) { return 0, plat
 
 func (*sender) room(int) int { return -1 }
 
+func (*sender) fit([][]byte) int { return -1 }
+
 func (*control) setPromisc(bool) error { return platform.ErrClosed }
 
 func (*control) setAllMulti(bool) error { return platform.ErrClosed }

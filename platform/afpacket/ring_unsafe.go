@@ -106,3 +106,16 @@ func kick(fd int) (int, unix.Errno) {
 	n, _, errno := unix.Syscall6(unix.SYS_SENDTO, uintptr(fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
 	return int(n), errno
 }
+
+// outq returns the bytes fd's send buffer holds (SIOCOUTQ on a packet
+// socket: sk_wmem_alloc, every skb sent from it and not yet freed, as
+// the kernel counts its memory), or -1 if the kernel will not say. A raw
+// system call: it never blocks.
+func outq(fd int) int {
+	var n int32
+	_, _, errno := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCOUTQ, uintptr(unsafe.Pointer(&n)))
+	if errno != 0 {
+		return -1
+	}
+	return int(n)
+}

@@ -35,6 +35,10 @@ type transmitter interface {
 	// room returns how many frames, up to max, send would take now
 	// without dropping one for a full queue; -1 when it cannot tell.
 	room(max int) int
+	// fit returns how many of frames, from the first, send would take
+	// now without dropping one for a full ring or a full send buffer;
+	// -1 when it cannot tell.
+	fit(frames [][]byte) int
 	// close releases what the transmitter owns.
 	close() error
 }
@@ -93,6 +97,16 @@ func (s *sender) room(max int) int {
 		return 0 // the ring may be unmapped
 	}
 	return s.t.room(max)
+}
+
+// fit is TxFit.
+func (s *sender) fit(frames [][]byte) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.closed.Load() {
+		return 0 // the ring may be unmapped
+	}
+	return s.t.fit(frames)
 }
 
 // write is WriteBatch: offs nil for plain frames.
@@ -213,6 +227,49 @@ func (t *txRing) room(max int) int {
 		}
 	}
 	return n
+}
+
+// skbCharge estimates what the kernel charges a send buffer for an skb
+// that carries an n-byte frame from sendmmsg: the frame in whole pages
+// behind a linear head, and the skb's own structures (skb truesize).
+func skbCharge(n int) int { return (n+4095)&^4095 + 1024 }
+
+// fit implements transmitter: the frames that fit a slot need a free
+// slot each, counted from head as room does; the others go with big,
+// whose socket the kernel lets allocate (sock_alloc_send_pskb) while
+// what it holds is below its send buffer, so fit admits them while the
+// bytes in flight (SIOCOUTQ), plus its estimate for those admitted
+// before, stay below it. With no send buffer known it counts slots only.
+func (t *txRing) fit(frames [][]byte) int {
+	const busy = unix.TP_STATUS_SEND_REQUEST | unix.TP_STATUS_SENDING | unix.TP_STATUS_WRONG_FORMAT
+	slot, slots := t.head, 0
+	inFlight := -1
+	for k, f := range frames {
+		if !t.fits(len(f)) {
+			if t.bigBuf <= 0 {
+				continue
+			}
+			if inFlight < 0 {
+				if inFlight = outq(t.big.fd); inFlight < 0 {
+					t.bigBuf = 0 // the kernel will not say: slots only
+					continue
+				}
+			}
+			if inFlight >= t.bigBuf {
+				return k
+			}
+			inFlight += skbCharge(len(f))
+			continue
+		}
+		if slots == t.frames || t.status(slot)&busy != 0 {
+			return k
+		}
+		slots++
+		if slot++; slot == t.frames {
+			slot = 0
+		}
+	}
+	return len(frames)
 }
 
 // put copies f, behind o encoded as a virtio_net_hdr, into slot i, marks
@@ -502,6 +559,9 @@ func (m *mmsg) send(frames [][]byte, offs []platform.Offload) (int, error) {
 
 // room returns -1: the kernel's queue says it is full only by refusing.
 func (m *mmsg) room(int) int { return -1 }
+
+// fit implements transmitter: -1, as room.
+func (m *mmsg) fit([][]byte) int { return -1 }
 
 // close implements transmitter: the socket belongs to the receive side.
 func (m *mmsg) close() error { return nil }

@@ -60,6 +60,9 @@ type txRing struct {
 	// big sends the frames too large for a slot (super-frames with
 	// Offload), one at a time, with sendmmsg on the first receive socket.
 	big *mmsg
+	// bigBuf is the send buffer of big's socket as the kernel counts it
+	// (SO_SNDBUF), read at open; 0 if unknown.
+	bigBuf int
 	// refusedLogged is set once a frame refused by the ring has been
 	// logged.
 	refusedLogged atomic.Bool
@@ -74,6 +77,9 @@ func openTXRing(st *portState, bigFD, ifindex, mtu int, opts Options) (*txRing, 
 		return nil, fmt.Errorf("TX ring: socket: %w", err)
 	}
 	t := &txRing{st: st, fd: fd, big: newMmsg(st, bigFD, 1)}
+	if n, err := unix.GetsockoptInt(bigFD, unix.SOL_SOCKET, unix.SO_SNDBUF); err == nil {
+		t.bigBuf = n
+	}
 	if err := t.setup(ifindex, mtu, opts); err != nil {
 		t.close()
 		return nil, fmt.Errorf("TX ring: %w", err)

@@ -256,3 +256,47 @@ func TestIntegrationSendBufferHoldsSuperFrames(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationTxFitSuperFrames checks TxFit for super-frames, which go
+// with sendmmsg around the TX ring, behind a link slower than the sender
+// (a 20 Mbit/s tbf that queues up to 8 MB) and a 256 KiB send buffer:
+// of 30 super-frames of 60 KB it admits a few; WriteBatch sends every
+// frame it admits without a drop, until it admits none (the buffer
+// full, though the link would queue them all); once the link has sent
+// them it admits as many as at first, without allocating. Without a TX
+// ring it cannot tell: -1.
+func TestIntegrationTxFitSuperFrames(t *testing.T) {
+	ns, ea, eb := cable(t)
+	ns.Run("tc", "qdisc", "replace", "dev", ea, "root", "tbf", "rate", "20mbit", "burst", "64kb", "limit", "8000000")
+	src := openIn(t, ns, afpacket.Options{TXRing: true, Offload: true, SendBuffer: 256 << 10}, ea)[0]
+	dst := openIn(t, ns, afpacket.Options{Offload: true}, eb)[0]
+	super, o := platformtest.TCPFrame(t, dst.HardwareAddr(), src.HardwareAddr(), 0, 60000, 1448)
+	b := platform.Batch{Frames: make([][]byte, 30), Offs: make([]platform.Offload, 30)}
+	for i := range b.Frames {
+		b.Frames[i], b.Offs[i] = super, o
+	}
+	if got := dst.TxFit(b.Frames); got != -1 {
+		t.Fatalf("without a TX ring: TxFit = %d, want -1 (cannot tell)", got)
+	}
+	first := src.TxFit(b.Frames)
+	if first < 2 || first > 6 {
+		t.Fatalf("30 super-frames of 60 KB into an empty 256 KiB send buffer: TxFit = %d, want 2 to 6", first)
+	}
+	sent := 0
+	for k := first; k > 0 && sent < 30; k = src.TxFit(b.Frames) {
+		n, err := src.WriteBatch(b.Slice(0, k))
+		if n != k || err != nil || src.Counters().TxDropped != 0 {
+			t.Fatalf("after %d sent, the %d super-frames TxFit admitted: WriteBatch = %d, %v, %d dropped; want all sent", sent, k, n, err, src.Counters().TxDropped)
+		}
+		sent += n
+	}
+	if sent >= 30 {
+		t.Fatalf("TxFit admitted all 30 super-frames (1.8 MB) behind 20 Mbit/s into a 256 KiB send buffer")
+	}
+	netnstest.Eventually(t, 10*time.Second, "the send buffer empty once the link sent its frames", func() bool {
+		return src.TxFit(b.Frames) == first
+	})
+	if a := testing.AllocsPerRun(100, func() { src.TxFit(b.Frames) }); a != 0 {
+		t.Errorf("TxFit: %v allocations, want 0", a)
+	}
+}

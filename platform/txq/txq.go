@@ -4,10 +4,14 @@
 // A burst the ring cannot take at once waits here instead of being
 // dropped, so that a briefly starved sender does not drop before the
 // link's own queue would; the queue never grows past its byte limit, and
-// a frame that waited longer than the delay limit is dropped at the head
-// (the sojourn-time bound of CoDel, without its control law), so that
-// the latency it adds stays bounded. Every drop is counted with its
-// reason.
+// a frame that waited longer than the delay limit is dropped at the head,
+// so that the latency it adds stays bounded. Below that hard bound,
+// SetCoDel adds CoDel's control law (RFC 8289): once the head's sojourn
+// time has stayed above a target for an interval, a frame is dropped at
+// the head, then more at intervals shrinking with the square root of
+// the drops, until the sojourn time falls below the target; so TCP
+// senders back off while the queue is still short instead of filling it
+// to a tail drop. Every drop is counted with its reason.
 //
 // A Queue copies the frames it keeps into one arena allocated by New;
 // after that it allocates nothing. It is not safe for concurrent use: its
@@ -15,6 +19,7 @@
 package txq
 
 import (
+	"math"
 	"time"
 
 	"github.com/swctl/swctl/platform"
@@ -34,6 +39,9 @@ type Stats struct {
 	// Stale counts the frames dropped at the head because they waited
 	// longer than the delay limit.
 	Stale uint64
+	// CoDel counts the frames dropped at the head by the control law
+	// (SetCoDel).
+	CoDel uint64
 }
 
 // entry is one queued frame: arena[off:off+n], its offload and when it
@@ -64,6 +72,33 @@ type Queue struct {
 	view platform.Batch
 	// stats are the counters.
 	stats Stats
+	// codel is the control law's state.
+	codel codel
+}
+
+// codel is CoDel's state (RFC 8289, section 5).
+type codel struct {
+	// target is the sojourn time the law aims below, interval how long
+	// it may stay above before a drop; target 0 means off.
+	target, interval time.Duration
+	// firstAbove is when the sojourn time may have stayed above target
+	// for an interval (zero: below target now).
+	firstAbove time.Time
+	// dropping is set while the law drops; dropNext is when it drops
+	// next, count how many it has dropped since it began, lastCount
+	// count when it last stopped.
+	dropping         bool
+	dropNext         time.Time
+	count, lastCount uint32
+}
+
+// SetCoDel turns on CoDel's control law with the sojourn time target and
+// interval (RFC 8289's defaults: 5 ms and 100 ms); target 0 turns it off.
+func (q *Queue) SetCoDel(target, interval time.Duration) {
+	q.codel = codel{target: target, interval: max(interval, time.Microsecond)}
+	if target <= 0 {
+		q.codel = codel{}
+	}
 }
 
 // New returns a queue that holds at most limitBytes bytes of frames, at
@@ -138,13 +173,16 @@ func (q *Queue) place(n int) (int, bool) {
 }
 
 // Head drops, from the head, the frames that waited longer than the
-// delay limit at now (counted in Stale), and returns the oldest of the
-// rest, at most the batch size given to New and at most max: views into
+// delay limit at now (counted in Stale), and those CoDel's law drops
+// (counted in CoDel), and returns the oldest of the rest, at most the batch size given to New and at most max: views into
 // the queue, with their offloads, valid until the next Push or Pop.
 func (q *Queue) Head(max int, now time.Time) platform.Batch {
 	for q.n > 0 && q.maxDelay > 0 && now.Sub(q.ents[q.head].at) > q.maxDelay {
 		q.Pop(1)
 		q.stats.Stale++
+	}
+	if q.codel.target > 0 {
+		q.control(now)
 	}
 	clear(q.view.Frames)
 	q.view.Frames, q.view.Offs = q.view.Frames[:0], q.view.Offs[:0]
@@ -164,4 +202,60 @@ func (q *Queue) Pop(n int) {
 		q.head = (q.head + 1) % len(q.ents)
 		q.n--
 	}
+}
+
+// okToDrop reports whether the head's sojourn time at now has stayed
+// above the target for an interval (RFC 8289's dodequeue): never with one
+// frame queued, which the link takes next.
+func (q *Queue) okToDrop(now time.Time) bool {
+	c := &q.codel
+	if q.n <= 1 || now.Sub(q.ents[q.head].at) < c.target {
+		c.firstAbove = time.Time{}
+		return false
+	}
+	if c.firstAbove.IsZero() {
+		c.firstAbove = now.Add(c.interval)
+		return false
+	}
+	return !now.Before(c.firstAbove)
+}
+
+// control applies CoDel's law at now: it drops frames at the head as
+// RFC 8289's dequeue does, counting them in CoDel.
+func (q *Queue) control(now time.Time) {
+	c := &q.codel
+	ok := q.okToDrop(now)
+	if c.dropping {
+		for ok && !now.Before(c.dropNext) {
+			q.Pop(1)
+			q.stats.CoDel++
+			c.count++
+			ok = q.okToDrop(now)
+			c.dropNext = c.next(c.dropNext)
+		}
+		if !ok {
+			c.dropping = false
+		}
+		return
+	}
+	if !ok {
+		return
+	}
+	q.Pop(1)
+	q.stats.CoDel++
+	c.dropping = true
+	delta := c.count - c.lastCount
+	c.count = 1
+	if delta > 1 && now.Sub(c.dropNext) < 16*c.interval {
+		c.count = delta
+	}
+	c.lastCount = c.count
+	c.dropNext = c.next(now)
+	q.okToDrop(now) // the new head's sojourn time starts its own interval
+}
+
+// next is the control law: the time of the next drop after t, an
+// interval shortened by the square root of the drops so far.
+func (c *codel) next(t time.Time) time.Time {
+	return t.Add(time.Duration(float64(c.interval) / math.Sqrt(float64(max(c.count, 1)))))
 }

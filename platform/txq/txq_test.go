@@ -181,3 +181,75 @@ func ExampleQueue() {
 	fmt.Println(b.Len(), "waiting;", q.Stats().Overflow, "overflow,", q.Stats().Stale, "stale")
 	// Output: 1 waiting; 1 overflow, 1 stale
 }
+
+// TestCoDel checks CoDel's control law on a fake clock (target 5 ms,
+// interval 100 ms, no hard delay limit): with a standing queue whose
+// head stays above the target, Head drops nothing for an interval, then
+// one frame, then more at intervals shrinking with the square root of
+// the drops (100 ms, 70.7 ms, 57.7 ms); once the head's sojourn time is
+// below the target again it stops; a lone frame is never dropped.
+func TestCoDel(t *testing.T) {
+	clk := clock.NewFake()
+	t0 := clk.Now()
+	q := New(1<<20, 1024, 64, 0)
+	q.SetCoDel(5*time.Millisecond, 100*time.Millisecond)
+	for i := range 100 {
+		q.Push(frameOf(i, 100), platform.Offload{}, t0)
+	}
+	steps := []struct {
+		at        time.Duration
+		wantDrops uint64
+	}{
+		{4 * time.Millisecond, 0},   // below target
+		{6 * time.Millisecond, 0},   // above: an interval starts, to 106 ms
+		{105 * time.Millisecond, 0}, // not yet an interval
+		{106 * time.Millisecond, 1}, // the first drop; next at 206 ms
+		{205 * time.Millisecond, 1},
+		{206 * time.Millisecond, 2}, // next at 206 + 100/√2 = 276.7 ms
+		{276 * time.Millisecond, 2},
+		{277 * time.Millisecond, 3}, // next at 276.7 + 100/√3 = 334.4 ms
+		{334 * time.Millisecond, 3},
+		{335 * time.Millisecond, 4},
+	}
+	for _, s := range steps {
+		q.Head(64, t0.Add(s.at))
+		if got := q.Stats().CoDel; got != s.wantDrops {
+			t.Fatalf("standing queue at %v: expected %d CoDel drops, got %d", s.at, s.wantDrops, got)
+		}
+	}
+	if q.Len() != 96 || q.Stats().Stale != 0 {
+		t.Fatalf("expected 96 frames left after 4 drops at the head and none stale, got %d and %+v", q.Len(), q.Stats())
+	}
+	// The link takes the old frames; new ones wait less than the target.
+	now := t0.Add(340 * time.Millisecond)
+	f := frameOf(0, 100)
+	q.Pop(q.Len())
+	q.Push(f, platform.Offload{}, now)
+	q.Push(f, platform.Offload{}, now)
+	for range 100 {
+		now = now.Add(2 * time.Millisecond)
+		q.Head(64, now)
+		q.Pop(1)
+		q.Push(f, platform.Offload{}, now)
+	}
+	if got := q.Stats().CoDel; got != 4 {
+		t.Errorf("head below the target: expected no more CoDel drops than 4, got %d", got)
+	}
+	// A lone frame, however old, is the link's next: never dropped.
+	lone := New(1<<20, 16, 64, 0)
+	lone.SetCoDel(5*time.Millisecond, 100*time.Millisecond)
+	lone.Push(frameOf(0, 100), platform.Offload{}, t0)
+	for _, at := range []time.Duration{time.Millisecond, 200 * time.Millisecond, time.Second} {
+		if h := lone.Head(64, t0.Add(at)); h.Len() != 1 {
+			t.Fatalf("a lone frame at %v: expected it kept, got %d frames", at, h.Len())
+		}
+	}
+	if a := testing.AllocsPerRun(100, func() {
+		now = now.Add(time.Millisecond)
+		q.Head(64, now)
+		q.Pop(1)
+		q.Push(f, platform.Offload{}, now.Add(-time.Second))
+	}); a > 0 {
+		t.Errorf("Head with CoDel: expected 0 allocations, got %v", a)
+	}
+}
