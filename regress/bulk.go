@@ -267,27 +267,22 @@ func runBulk(ctx context.Context, cfg Config, plan []BulkInstance, trees *Trees,
 		return fmt.Errorf("bulk: %w", err)
 	}
 	defer b.close()
-	for _, in := range plan {
-		*step++
-		prog.Step(*step, in.String())
-		if err := b.start(ctx, Instance{Setup: BulkSetup, Promisc: true, Role: in.Role, Run: in.Run, Rows: []string{RowForward}}, trees.binaryFor(in.Role)); err != nil {
-			return fmt.Errorf("%s: %w", in, err)
-		}
-		smp, err := measureBulk(ctx, b, *cfg.Bulk)
-		if err != nil {
-			b.stop()
-			return fmt.Errorf("%s: %w", in, err)
-		}
-		for _, s := range smp {
-			s.Setup, s.Promisc, s.Role, s.Run, s.Seq = BulkSetup, true, in.Role, in.Run, len(res.BulkSamples)+1
-			res.BulkSamples = append(res.BulkSamples, s)
-		}
-		if err := b.stop(); err != nil {
-			return err
-		}
-		prog.Done(cfg.Bulk.weight())
-	}
-	return nil
+	return runPlan(prog, step, plan,
+		func(in BulkInstance) error {
+			return b.start(ctx, Instance{Setup: BulkSetup, Promisc: true, Role: in.Role, Run: in.Run, Rows: []string{RowForward}}, trees.binaryFor(in.Role))
+		},
+		func(in BulkInstance) error {
+			smp, err := measureBulk(ctx, b, *cfg.Bulk)
+			if err != nil {
+				return err
+			}
+			for _, s := range smp {
+				s.Setup, s.Promisc, s.Role, s.Run, s.Seq = BulkSetup, true, in.Role, in.Run, len(res.BulkSamples)+1
+				res.BulkSamples = append(res.BulkSamples, s)
+			}
+			return nil
+		},
+		b.stop, func(BulkInstance) float64 { return cfg.Bulk.weight() })
 }
 
 // bulkHostsNote is printed when the bulk suite is skipped on real test

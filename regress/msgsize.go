@@ -199,29 +199,22 @@ func runMsgSize(ctx context.Context, cfg Config, plan []MsgSizeInstance, trees *
 		return fmt.Errorf("message sizes: %w", err)
 	}
 	defer b.close()
-	seq := 0
-	for _, in := range plan {
-		*step++
-		prog.Step(*step, in.String())
-		if err := b.start(ctx, Instance{Setup: MsgSizeSetup, Promisc: true, Role: in.Role, Run: in.Run, Rows: []string{RowForward}}, trees.binaryFor(in.Role)); err != nil {
-			return fmt.Errorf("%s: %w", in, err)
-		}
-		for _, size := range in.Sizes {
-			smp, err := measureMsgSize(ctx, b, size, cfg.MsgSize.Seconds)
-			if err != nil {
-				b.stop()
-				return fmt.Errorf("%s: message size %d: %w", in, size, err)
+	return runPlan(prog, step, plan,
+		func(in MsgSizeInstance) error {
+			return b.start(ctx, Instance{Setup: MsgSizeSetup, Promisc: true, Role: in.Role, Run: in.Run, Rows: []string{RowForward}}, trees.binaryFor(in.Role))
+		},
+		func(in MsgSizeInstance) error {
+			for _, size := range in.Sizes {
+				smp, err := measureMsgSize(ctx, b, size, cfg.MsgSize.Seconds)
+				if err != nil {
+					return fmt.Errorf("message size %d: %w", size, err)
+				}
+				smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = MsgSizeSetup, true, in.Role, in.Run, len(res.MsgSizeSamples)+1
+				res.MsgSizeSamples = append(res.MsgSizeSamples, MsgSizeSample{Size: size, Sample: smp})
 			}
-			seq++
-			smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = MsgSizeSetup, true, in.Role, in.Run, seq
-			res.MsgSizeSamples = append(res.MsgSizeSamples, MsgSizeSample{Size: size, Sample: smp})
-		}
-		if err := b.stop(); err != nil {
-			return err
-		}
-		prog.Done(cfg.MsgSize.weight())
-	}
-	return nil
+			return nil
+		},
+		b.stop, func(MsgSizeInstance) float64 { return cfg.MsgSize.weight() })
 }
 
 // writeMsgSizeChart writes msgsize-bridge0.svg: Mb/s by message size (log

@@ -96,3 +96,38 @@ func fmtDur(d time.Duration) string {
 	}
 	return fmt.Sprintf("%ds", s)
 }
+
+// runPlan runs each instance of plan in order, shown on p as step
+// *step+1 onwards: start brings the forwarder up, measure measures it,
+// stop takes it down (also after measure fails), and weight is what the
+// instance adds to the done part. Errors of start and measure name the
+// instance.
+func runPlan[I fmt.Stringer](p *Progress, step *int, plan []I, start, measure func(I) error, stop func() error, weight func(I) float64) error {
+	for _, in := range plan {
+		*step++
+		p.Step(*step, in.String())
+		if err := start(in); err != nil {
+			return fmt.Errorf("%s: %w", in, err)
+		}
+		if err := measure(in); err != nil {
+			stop()
+			return fmt.Errorf("%s: %w", in, err)
+		}
+		if err := stop(); err != nil {
+			return err
+		}
+		p.Done(weight(in))
+	}
+	return nil
+}
+
+// ofSetup returns the instances of plan whose setup is name.
+func ofSetup[I any](plan []I, name string, setup func(I) string) []I {
+	var out []I
+	for _, in := range plan {
+		if setup(in) == name {
+			out = append(out, in)
+		}
+	}
+	return out
+}
