@@ -88,6 +88,7 @@ func RunBench(cfg BenchConfig) (err error) {
 		rows = append(rows, r)
 	}
 
+	cmds := &Commands{}
 	var beds []*benchBed
 	defer func() {
 		for _, b := range beds {
@@ -98,14 +99,14 @@ func RunBench(cfg BenchConfig) (err error) {
 		if r.Skip != "" {
 			continue
 		}
-		b, err := newBenchBed(ctx, r, i, work, cfg)
+		b, err := newBenchBed(ctx, r, i, work, cfg, cmds)
 		if err != nil {
 			return err
 		}
 		beds = append(beds, b)
 	}
 
-	rep := report{Start: start, Rows: rows, Env: benchEnvironment(cfg), Config: reportConfig{
+	rep := report{Start: start, Rows: rows, Env: benchEnvironment(cfg, cmds), Config: reportConfig{
 		Runs: cfg.runs, Quick: cfg.quick, Flows: cfg.flows, MaxTrialS: cfg.maxTrial.Seconds(),
 		SearchTrialS: cfg.searchTrial.Seconds(), SearchTrials: cfg.searchTrials, Resolution: cfg.resolution,
 		CPURate: cfg.cpuRate, CPUTrialS: cfg.cpuTrial.Seconds(), TCPSeconds: cfg.tcpSeconds, Pings: cfg.pings,
@@ -199,7 +200,7 @@ func orNone(s string) string {
 }
 
 // environment describes the machine and the programs measured.
-func benchEnvironment(cfg BenchConfig) map[string]string {
+func benchEnvironment(cfg BenchConfig, cmds *Commands) map[string]string {
 	env := map[string]string{"kernel": "Linux", "swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
@@ -208,11 +209,11 @@ func benchEnvironment(cfg BenchConfig) map[string]string {
 	if t, err := cpustat.Read(); err == nil {
 		env["cpus"] = strconv.Itoa(t.CPUs)
 	}
-	if out, err := command(context.Background(), 5*time.Second, cfg.bin, "version"); err == nil {
+	if out, err := cmds.within(context.Background(), 5*time.Second, cfg.bin, "version"); err == nil {
 		env["swctl"] = strings.Join(strings.Fields(firstLine(out)), " ")
 	}
 	if ovsMissing() == "" {
-		if out, err := command(context.Background(), 5*time.Second, "ovs-vswitchd", "--version"); err == nil {
+		if out, err := cmds.within(context.Background(), 5*time.Second, "ovs-vswitchd", "--version"); err == nil {
 			env["ovs"] = strings.TrimSpace(firstLine(out))
 		}
 	}
@@ -526,7 +527,7 @@ func cpu64(ctx context.Context, cfg BenchConfig, bench *gen.Bench, rec *runRecor
 // ping pings h2 from h1, every 200 ms, pinned to the tester CPU.
 func ping(ctx context.Context, b *benchBed, n int) (pingStats, error) {
 	args := inNS(b.h1, pinned(b.cfg.testerCPU, "ping", "-q", "-c", strconv.Itoa(n), "-i", "0.2", "-W", "1", b.h2IP)...)
-	out, err := command(ctx, time.Duration(n)*200*time.Millisecond+10*time.Second, args...)
+	out, err := b.cmds.within(ctx, time.Duration(n)*200*time.Millisecond+10*time.Second, args...)
 	p, perr := parsePing(out)
 	if perr != nil {
 		if err != nil {
@@ -551,11 +552,11 @@ func tcp(ctx context.Context, b *benchBed, cfg BenchConfig, offloads string) tcp
 	defer func() {
 		srv.Kill()
 	}()
-	if err := waitListen(ctx, b.h2, iperfPort, srv); err != nil {
+	if err := waitListen(ctx, b.cmds, b.h2, iperfPort, srv); err != nil {
 		t.Error = err.Error()
 		return t
 	}
-	out, err := command(ctx, time.Duration(cfg.tcpSeconds)*time.Second+15*time.Second, args...)
+	out, err := b.cmds.within(ctx, time.Duration(cfg.tcpSeconds)*time.Second+15*time.Second, args...)
 	st, perr := iperf3.Parse([]byte(out))
 	switch {
 	case perr == nil:
@@ -569,10 +570,10 @@ func tcp(ctx context.Context, b *benchBed, cfg BenchConfig, offloads string) tcp
 }
 
 // waitListen waits up to 5 s until something listens on TCP port in ns.
-func waitListen(ctx context.Context, ns, port string, p *bgproc.Proc) error {
+func waitListen(ctx context.Context, cmds *Commands, ns, port string, p *bgproc.Proc) error {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		out, err := sh(ctx, inNS(ns, "ss", "-Hltn", "sport = :"+port)...)
+		out, err := cmds.within(ctx, 10*time.Second, inNS(ns, "ss", "-Hltn", "sport = :"+port)...)
 		if err == nil && strings.TrimSpace(out) != "" {
 			return nil
 		}
