@@ -2,7 +2,6 @@ package gen
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"runtime"
@@ -155,14 +154,7 @@ func NewAddressSender(port platform.Port, s Stream, block AddressBlock, field Ad
 	if err := block.Check(); err != nil {
 		return nil, fmt.Errorf("address sender on %s: %w", port.Name(), err)
 	}
-	n := max(1, port.BatchSize())
-	a := &AddressSender{port: port, stream: s, block: block, field: field, first: block.First.Key(), bufs: make([][]byte, n)}
-	mem := make([]byte, n*s.Size)
-	for i := range a.bufs {
-		a.bufs[i] = mem[i*s.Size : (i+1)*s.Size : (i+1)*s.Size]
-	}
-	src := s.SrcIP.As4()
-	a.srcIP = binary.BigEndian.Uint32(src[:])
+	a := &AddressSender{port: port, stream: s, block: block, field: field, first: block.First.Key(), bufs: s.batch(port.BatchSize()), srcIP: s.srcIP()}
 	a.SetRunID(s.RunID)
 	return a, nil
 }

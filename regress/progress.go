@@ -120,14 +120,3 @@ func runPlan[I fmt.Stringer](p *Progress, step *int, plan []I, start, measure fu
 	}
 	return nil
 }
-
-// ofSetup returns the instances of plan whose setup is name.
-func ofSetup[I any](plan []I, name string, setup func(I) string) []I {
-	var out []I
-	for _, in := range plan {
-		if setup(in) == name {
-			out = append(out, in)
-		}
-	}
-	return out
-}
