@@ -2,7 +2,6 @@ package regress
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -106,7 +105,8 @@ func RunBench(cfg BenchConfig) (err error) {
 		beds = append(beds, b)
 	}
 
-	rep := report{Start: start, Rows: rows, Env: benchEnvironment(cfg, cmds), Config: reportConfig{
+	res := &Results{Version: ResultsVersion, Started: start, Quick: cfg.quick, Runs: cfg.runs, Environment: environment()}
+	rep := &benchReport{Rows: rows, Programs: benchPrograms(cfg, cmds), Config: reportConfig{
 		Runs: cfg.runs, Quick: cfg.quick, Flows: cfg.flows, MaxTrialS: cfg.maxTrial.Seconds(),
 		SearchTrialS: cfg.searchTrial.Seconds(), SearchTrials: cfg.searchTrials, Resolution: cfg.resolution,
 		CPURate: cfg.cpuRate, CPUTrialS: cfg.cpuTrial.Seconds(), TCPSeconds: cfg.tcpSeconds, Pings: cfg.pings,
@@ -138,37 +138,33 @@ func RunBench(cfg BenchConfig) (err error) {
 	rep.Samples = benchtable.NetCPU(samples)
 	var tb strings.Builder
 	if err := benchtable.Render(&tb, benchtable.Table{
-		Header: header(cfg, rep.Env), Rows: rows, Metrics: benchtable.Metrics(cfg.cpuRate, cfg.pings), Samples: rep.Samples,
+		Header: header(cfg, res.Environment, rep.Programs), Rows: rows, Metrics: benchtable.Metrics(cfg.cpuRate, cfg.pings), Samples: rep.Samples,
 	}); err != nil {
 		return err
 	}
 	rep.Table = tb.String()
-	rep.Seconds = time.Since(start).Seconds()
 	fmt.Print("\n" + rep.Table)
+	res.Finished, res.Environment.LoadEnd, res.Bench, res.Commands = time.Now(), loadavg(), rep, cmds.Log
 
 	dir := filepath.Join(cfg.out, start.UTC().Format("20060102-150405"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "bench.json"), append(js, '\n'), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
+	if err := writeResults(dir, res); err != nil {
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "table.txt"), []byte(rep.Table), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	fmt.Printf("\nraw samples: %s (%.0f s)\n", filepath.Join(dir, "bench.json"), rep.Seconds)
+	fmt.Printf("\nraw samples: %s (%.0f s)\n", filepath.Join(dir, "results.json"), res.Finished.Sub(start).Seconds())
 	if failed > 0 {
-		return fmt.Errorf("%d row runs had errors (see the notes and %s)", failed, filepath.Join(dir, "bench.json"))
+		return fmt.Errorf("%d row runs had errors (see the notes and %s)", failed, filepath.Join(dir, "results.json"))
 	}
 	return nil
 }
 
 // header is the table's heading.
-func header(cfg BenchConfig, env map[string]string) []string {
+func header(cfg BenchConfig, env Environment, programs map[string]string) []string {
 	pin := "no CPU pinning"
 	if cfg.testerCPU != "" || cfg.forwarderCPU != "" {
 		pin = fmt.Sprintf("pinning, the same in every row: tester (generator, iperf3 client and server, ping) on CPU %s; "+
@@ -181,7 +177,7 @@ func header(cfg BenchConfig, env map[string]string) []string {
 	}
 	return []string{
 		fmt.Sprintf("make bench%s: h1 -> dut -> h2 over veth; %d run(s), rows interleaved in each run; median (min–max) over runs", mode, cfg.runs),
-		fmt.Sprintf("%s, %s CPUs; %s; %s", env["kernel"], env["cpus"], env["swctl"], env["ovs"]),
+		fmt.Sprintf("Linux %s, %d CPUs; %s; %s", env.Kernel, env.CPUs, programs["swctl"], programs["ovs"]),
 		pin,
 		fmt.Sprintf("frames: 64 B = 60 on veth, 1518 B = 1514, %d flows; max load %v per size; zero-loss: the max-load rate if it lost nothing, else RFC 2544 binary search, %v trials, resolution %.0f%% of the max-load rate, at most %d trials",
 			cfg.flows, cfg.maxTrial, cfg.searchTrial, 100*cfg.resolution, cfg.searchTrials),
@@ -199,16 +195,9 @@ func orNone(s string) string {
 	return s
 }
 
-// environment describes the machine and the programs measured.
-func benchEnvironment(cfg BenchConfig, cmds *Commands) map[string]string {
-	env := map[string]string{"kernel": "Linux", "swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		env["kernel"] = "Linux " + unix.ByteSliceToString(u.Release[:])
-	}
-	if t, err := cpustat.Read(); err == nil {
-		env["cpus"] = strconv.Itoa(t.CPUs)
-	}
+// benchPrograms names the versions of the programs measured.
+func benchPrograms(cfg BenchConfig, cmds *Commands) map[string]string {
+	env := map[string]string{"swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
 	if out, err := cmds.within(context.Background(), 5*time.Second, cfg.bin, "version"); err == nil {
 		env["swctl"] = strings.Join(strings.Fields(firstLine(out)), " ")
 	}
@@ -216,9 +205,6 @@ func benchEnvironment(cfg BenchConfig, cmds *Commands) map[string]string {
 		if out, err := cmds.within(context.Background(), 5*time.Second, "ovs-vswitchd", "--version"); err == nil {
 			env["ovs"] = strings.TrimSpace(firstLine(out))
 		}
-	}
-	if h, err := os.Hostname(); err == nil {
-		env["hostname"] = h
 	}
 	return env
 }

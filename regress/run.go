@@ -117,7 +117,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		return nil, "", err
 	}
 	res := &Results{
-		Version: 4, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
+		Version: ResultsVersion, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
 		Alpha: cfg.Alpha, MinP: stats.MinP(cfg.Runs, cfg.Runs), Environment: environment(), Setups: setups,
 		Rate: cfg.Rate, RateSetups: rateSetups, MsgSize: cfg.MsgSize, Bulk: cfg.Bulk,
 	}
