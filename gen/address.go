@@ -167,9 +167,6 @@ func (a *AddressSender) SetRunID(id uint32) {
 	}
 }
 
-// Block returns the sender's addresses.
-func (a *AddressSender) Block() AddressBlock { return a.block }
-
 // Put writes frame i of the block into b, which must be as long as the
 // Stream's frames. It does not allocate.
 func (a *AddressSender) Put(b []byte, i int) {

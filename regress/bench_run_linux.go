@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -26,13 +25,8 @@ import (
 var tools = []string{"ip", "ethtool", "iperf3", "ping", "taskset", "ss"}
 
 func RunBench(cfg BenchConfig) (err error) {
-	if os.Geteuid() != 0 {
-		return fmt.Errorf("needs root: network namespaces")
-	}
-	for _, t := range tools {
-		if _, err := exec.LookPath(t); err != nil {
-			return fmt.Errorf("needs %s (make deps installs it): %w", t, err)
-		}
+	if err := needTools(tools...); err != nil {
+		return err
 	}
 	if cfg.bin, err = filepath.Abs(cfg.bin); err != nil {
 		return err
