@@ -120,3 +120,41 @@ func runPlan[I fmt.Stringer](p *Progress, step *int, plan []I, start, measure fu
 	}
 	return nil
 }
+
+// measureRows measures every row of in with measure, appending the
+// samples to res.
+func measureRows(res *Results, in Instance, measure func(row string) (Sample, error)) error {
+	for _, row := range in.Rows {
+		smp, err := measure(row)
+		if err != nil {
+			return err
+		}
+		smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = in.Setup, in.Promisc, in.Role, in.Run, len(res.Samples)+1
+		res.Samples = append(res.Samples, smp)
+	}
+	return nil
+}
+
+// measureSizes measures every frame size of sizes for in with measure,
+// then, unless window is nil, the window benchmark; it appends the
+// samples to res.
+func measureSizes(res *Results, in RateInstance, sizes []int, measure func(size int) (RateSample, error), window func() (WindowSample, error)) error {
+	for _, size := range sizes {
+		smp, err := measure(size)
+		if err != nil {
+			return err
+		}
+		smp.Setup, smp.Role, smp.Run, smp.Seq = in.Setup, in.Role, in.Run, len(res.RateSamples)+1
+		res.RateSamples = append(res.RateSamples, smp)
+	}
+	if window == nil {
+		return nil
+	}
+	ws, err := window()
+	if err != nil {
+		return err
+	}
+	ws.Role, ws.Run, ws.Seq = in.Role, in.Run, len(res.WindowSamples)+1
+	res.WindowSamples = append(res.WindowSamples, ws)
+	return nil
+}

@@ -217,15 +217,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 				return nil
 			},
 			func(in Instance) error {
-				for _, row := range in.Rows {
-					smp, err := b.measure(ctx, row, cfg.Seconds)
-					if err != nil {
-						return err
-					}
-					smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = in.Setup, in.Promisc, in.Role, in.Run, len(res.Samples)+1
-					res.Samples = append(res.Samples, smp)
-				}
-				return nil
+				return measureRows(res, in, func(row string) (Sample, error) { return b.measure(ctx, row, cfg.Seconds) })
 			},
 			b.stop, weight)
 		b.close()
@@ -241,24 +233,11 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		err = runPlan(prog, &step, ofSetup(ratePlan, s.Name, func(in RateInstance) string { return in.Setup }),
 			func(in RateInstance) error { return b.start(ctx, in, trees.binaryFor(in.Role)) },
 			func(in RateInstance) error {
-				for _, size := range cfg.Rate.Sizes {
-					smp, err := b.measure(ctx, size)
-					if err != nil {
-						return err
-					}
-					smp.Setup, smp.Role, smp.Run, smp.Seq = in.Setup, in.Role, in.Run, len(res.RateSamples)+1
-					res.RateSamples = append(res.RateSamples, smp)
+				var window func() (WindowSample, error)
+				if cfg.Rate.WindowDuration > 0 && !s.Baseline {
+					window = func() (WindowSample, error) { return b.window(ctx) }
 				}
-				if cfg.Rate.WindowDuration == 0 || s.Baseline {
-					return nil
-				}
-				ws, err := b.window(ctx)
-				if err != nil {
-					return err
-				}
-				ws.Role, ws.Run, ws.Seq = in.Role, in.Run, len(res.WindowSamples)+1
-				res.WindowSamples = append(res.WindowSamples, ws)
-				return nil
+				return measureSizes(res, in, cfg.Rate.Sizes, func(size int) (RateSample, error) { return b.measure(ctx, size) }, window)
 			},
 			b.stop, func(in RateInstance) float64 { return cfg.Rate.weightOf(rateSetups, in.Setup) })
 		b.close()
