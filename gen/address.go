@@ -162,9 +162,7 @@ func NewAddressSender(port platform.Port, s Stream, block AddressBlock, field Ad
 // SetRunID makes the next Run send frames of run id.
 func (a *AddressSender) SetRunID(id uint32) {
 	a.stream.RunID = id
-	for _, b := range a.bufs {
-		a.base = a.stream.template(b)
-	}
+	a.base = a.stream.templates(a.bufs)
 }
 
 // Put writes frame i of the block into b, which must be as long as the

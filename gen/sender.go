@@ -133,9 +133,7 @@ func NewSender(port platform.Port, s Stream, acks Acks) (*Sender, error) {
 // SetRunID makes the next Run send frames of run id, from sequence number 0.
 func (s *Sender) SetRunID(id uint32) {
 	s.stream.RunID = id
-	for _, b := range s.bufs {
-		s.base = s.stream.template(b)
-	}
+	s.base = s.stream.templates(s.bufs)
 	s.seq = 0
 }
 
