@@ -126,7 +126,7 @@ demo: deps build
 # The netns comparison (cmd/swctl-bench, docs/BENCH.md): direct veth, the
 # kernel bridge, swctl (1 and 2 workers, roundrobin trunk) and OVS userspace
 # with and without TSO, rows interleaved; one table on stdout, raw samples
-# in bench-out/<time>/bench.json.
+# in bench-out/<time>/results.json (its "bench" part).
 #   RUNS=n    runs (default 3; about 15 minutes)
 #   QUICK=1   short trials (RUNS=1 QUICK=1: about 3 minutes)
 #   ROWS=direct,kernel,swctl-w1,swctl-w2,swctl-trunk,ovs,ovs-tso

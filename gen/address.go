@@ -2,7 +2,6 @@ package gen
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"runtime"
@@ -155,14 +154,7 @@ func NewAddressSender(port platform.Port, s Stream, block AddressBlock, field Ad
 	if err := block.Check(); err != nil {
 		return nil, fmt.Errorf("address sender on %s: %w", port.Name(), err)
 	}
-	n := max(1, port.BatchSize())
-	a := &AddressSender{port: port, stream: s, block: block, field: field, first: block.First.Key(), bufs: make([][]byte, n)}
-	mem := make([]byte, n*s.Size)
-	for i := range a.bufs {
-		a.bufs[i] = mem[i*s.Size : (i+1)*s.Size : (i+1)*s.Size]
-	}
-	src := s.SrcIP.As4()
-	a.srcIP = binary.BigEndian.Uint32(src[:])
+	a := &AddressSender{port: port, stream: s, block: block, field: field, first: block.First.Key(), bufs: s.batch(port.BatchSize()), srcIP: s.srcIP()}
 	a.SetRunID(s.RunID)
 	return a, nil
 }
@@ -170,13 +162,8 @@ func NewAddressSender(port platform.Port, s Stream, block AddressBlock, field Ad
 // SetRunID makes the next Run send frames of run id.
 func (a *AddressSender) SetRunID(id uint32) {
 	a.stream.RunID = id
-	for _, b := range a.bufs {
-		a.base = a.stream.template(b)
-	}
+	a.base = a.stream.templates(a.bufs)
 }
-
-// Block returns the sender's addresses.
-func (a *AddressSender) Block() AddressBlock { return a.block }
 
 // Put writes frame i of the block into b, which must be as long as the
 // Stream's frames. It does not allocate.

@@ -179,9 +179,35 @@ func (s Stream) Frame(seq uint64, now int64) ([]byte, error) {
 	}
 	b := make([]byte, s.Size)
 	base := s.template(b)
-	src := s.SrcIP.As4()
-	s.stamp(b, base, binary.BigEndian.Uint32(src[:]), seq, now)
+	s.stamp(b, base, s.srcIP(), seq, now)
 	return b, nil
+}
+
+// templates writes the template into every buffer of bufs and returns
+// the partial checksum template returns (the same for every buffer).
+func (s Stream) templates(bufs [][]byte) uint32 {
+	var base uint32
+	for _, b := range bufs {
+		base = s.template(b)
+	}
+	return base
+}
+
+// srcIP is s's source IPv4 address as a number.
+func (s Stream) srcIP() uint32 {
+	src := s.SrcIP.As4()
+	return binary.BigEndian.Uint32(src[:])
+}
+
+// batch returns n (at least 1) buffers of s.Size bytes in one block, for
+// a sender's batches.
+func (s Stream) batch(n int) [][]byte {
+	n = max(1, n)
+	bufs, mem := make([][]byte, n), make([]byte, n*s.Size)
+	for i := range bufs {
+		bufs[i] = mem[i*s.Size : (i+1)*s.Size : (i+1)*s.Size]
+	}
+	return bufs
 }
 
 // Mark is what a test frame carries for the receiver.

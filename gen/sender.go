@@ -2,7 +2,6 @@ package gen
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -126,14 +125,7 @@ func NewSender(port platform.Port, s Stream, acks Acks) (*Sender, error) {
 		return nil, fmt.Errorf("sender on %s: frame size %d exceeds the MTU %d (at most %d bytes without FCS)",
 			port.Name(), s.Size, mtu, mtu+offIP)
 	}
-	n := max(1, port.BatchSize())
-	snd := &Sender{port: port, stream: s, acks: acks, bufs: make([][]byte, n)}
-	mem := make([]byte, n*s.Size)
-	for i := range snd.bufs {
-		snd.bufs[i] = mem[i*s.Size : (i+1)*s.Size : (i+1)*s.Size]
-	}
-	src := s.SrcIP.As4()
-	snd.srcIP = binary.BigEndian.Uint32(src[:])
+	snd := &Sender{port: port, stream: s, acks: acks, bufs: s.batch(port.BatchSize()), srcIP: s.srcIP()}
 	snd.SetRunID(s.RunID)
 	return snd, nil
 }
@@ -141,9 +133,7 @@ func NewSender(port platform.Port, s Stream, acks Acks) (*Sender, error) {
 // SetRunID makes the next Run send frames of run id, from sequence number 0.
 func (s *Sender) SetRunID(id uint32) {
 	s.stream.RunID = id
-	for _, b := range s.bufs {
-		s.base = s.stream.template(b)
-	}
+	s.base = s.stream.templates(s.bufs)
 	s.seq = 0
 }
 

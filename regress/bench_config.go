@@ -14,7 +14,7 @@ import (
 // Open vSwitch's userspace datapath without and with userspace TSO), rows
 // interleaved run by run, one table of medians, spreads and ratios
 // (package internal/benchtable). Raw samples go to
-// bench-out/<time>/bench.json. docs/BENCH.md says how to read the table.
+// bench-out/<time>/results.json (its "bench" part, the regress format). docs/BENCH.md says how to read the table.
 
 // BenchConfig is the comparison suite's checked command line.
 type BenchConfig struct {
@@ -25,7 +25,7 @@ type BenchConfig struct {
 	// quick shortens every trial (for a check in a few minutes).
 	quick bool
 	// out is the directory under which a <time>/ directory gets
-	// bench.json and table.txt.
+	// results.json and table.txt.
 	out string
 	// rows are the row IDs to measure, in table order.
 	rows []string
@@ -66,7 +66,7 @@ func ParseBenchFlags(args []string) (BenchConfig, error) {
 	fs.StringVar(&c.bin, "swctl", "bin/swctl", "swctl `binary` of the swctl rows")
 	fs.IntVar(&c.runs, "runs", 3, "`N` runs; each measures every row once, rows interleaved")
 	fs.BoolVar(&c.quick, "quick", false, "short trials (1 s max load, 0.5 s search trials, 2 s CPU and TCP, 10 pings): a check in about 3 minutes")
-	fs.StringVar(&c.out, "out", "bench-out", "write bench.json and table.txt under `DIR`/<time>/")
+	fs.StringVar(&c.out, "out", "bench-out", "write results.json and table.txt under `DIR`/<time>/")
 	fs.StringVar(&rows, "rows", "", "comma-separated row IDs to measure (default all: direct,kernel,swctl-w1,swctl-w2,swctl-trunk,ovs,ovs-tso)")
 	fs.IntVar(&c.flows, "flows", 64, "`N` flows in the generated frames")
 	fs.Float64Var(&c.cpuRate, "cpu-rate", 200000, "paced load of the CPU-per-frame measurement, `frames/s`")

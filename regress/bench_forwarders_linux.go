@@ -20,17 +20,19 @@ import (
 type kernelBridge struct {
 	// ns is the dut namespace while the bridge exists.
 	ns string
+	// cmds runs and records the commands.
+	cmds *Commands
 }
 
 func (k *kernelBridge) start(ctx context.Context, b *benchBed, _ string) error {
-	k.ns = b.dut
+	k.ns, k.cmds = b.dut, b.cmds
 	for _, s := range [][]string{
 		{"ip", "-n", b.dut, "link", "add", "br0", "type", "bridge"},
 		{"ip", "-n", b.dut, "link", "set", "p1", "master", "br0"},
 		{"ip", "-n", b.dut, "link", "set", "p2", "master", "br0"},
 		{"ip", "-n", b.dut, "link", "set", "br0", "up"},
 	} {
-		if _, err := sh(ctx, s...); err != nil {
+		if err := b.cmds.run(ctx, s...); err != nil {
 			return err
 		}
 	}
@@ -43,8 +45,7 @@ func (k *kernelBridge) stop() error {
 	}
 	ns := k.ns
 	k.ns = ""
-	_, err := sh(context.Background(), "ip", "-n", ns, "link", "del", "br0")
-	return err
+	return k.cmds.run(context.Background(), "ip", "-n", ns, "link", "del", "br0")
 }
 
 // swctlDaemon is swctl's daemon in the dut namespace, pinned to the
@@ -57,45 +58,17 @@ type swctlDaemon struct {
 	trunk bool
 	// busyPoll runs the daemon with --busy-poll.
 	busyPoll bool
-	// p is the running daemon, nil when stopped.
-	p *bgproc.Proc
+	// d is the running daemon, nil when stopped.
+	d *daemonProc
 }
 
-func (s *swctlDaemon) start(ctx context.Context, b *benchBed, base string) error {
-	bin := b.cfg.bin
-	sock := base + ".sock"
-	daemon := []string{bin, "daemon", "--workers", strconv.Itoa(s.workers),
-		"--socket", sock, "--config", base + ".conf", "--state-dir", base + ".state"}
+func (s *swctlDaemon) start(ctx context.Context, b *benchBed, base string) (err error) {
+	flags := []string{"--workers", strconv.Itoa(s.workers)}
 	if s.busyPoll {
-		daemon = append(daemon, "--busy-poll")
+		flags = append(flags, "--busy-poll")
 	}
-	args := inNS(b.dut, pinned(b.cfg.forwarderCPU, daemon...)...)
-	p, err := bgproc.Start("swctl daemon in "+b.dut, base+".log", args...)
-	if err != nil {
-		return err
-	}
-	s.p = p
-	cli := func(a ...string) error {
-		_, err := sh(ctx, inNS(b.dut, append([]string{bin, "--socket", sock}, a...)...)...)
-		return err
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := cli("bridge", "show")
-		if err == nil {
-			break
-		}
-		if p.Exited() {
-			return fmt.Errorf("swctl daemon exited at start: %s", bgproc.Tail(p.Log))
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("swctl daemon: control socket %s did not answer within 10s: %v; log: %s", sock, err, bgproc.Tail(p.Log))
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+	if s.d, err = startDaemonOn(ctx, b.cmds, b.dut, b.cfg.forwarderCPU, b.cfg.bin, base, flags...); err != nil {
+		return fmt.Errorf("swctl daemon: %w", err)
 	}
 	far := "p2"
 	var steps [][]string
@@ -110,7 +83,7 @@ func (s *swctlDaemon) start(ctx context.Context, b *benchBed, base string) error
 		[]string{"bridge", "static", "bridge0", b.h2MAC, far},
 	)
 	for _, st := range steps {
-		if err := cli(st...); err != nil {
+		if err := s.d.swctl(ctx, st...); err != nil {
 			return err
 		}
 	}
@@ -118,12 +91,12 @@ func (s *swctlDaemon) start(ctx context.Context, b *benchBed, base string) error
 }
 
 func (s *swctlDaemon) stop() error {
-	if s.p == nil {
+	if s.d == nil {
 		return nil
 	}
-	p := s.p
-	s.p = nil
-	return p.Stop()
+	d := s.d
+	s.d = nil
+	return d.stop()
 }
 
 // ovsTools are the Open vSwitch programs the OVS rows run (Debian package

@@ -48,20 +48,24 @@ func TestIntegrationBenchShortest(t *testing.T) {
 	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), fmt.Sprintf("swb%d", os.Getpid()%100000)) {
 		t.Errorf("namespaces left after the bench:\n%s", out)
 	}
-	files, _ := filepath.Glob(filepath.Join(cfg.out, "*", "bench.json"))
+	files, _ := filepath.Glob(filepath.Join(cfg.out, "*", "results.json"))
 	if len(files) != 1 {
-		t.Fatalf("bench.json files: %q, want one", files)
+		t.Fatalf("results.json files: %q, want one", files)
 	}
 	b, err := os.ReadFile(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("bench.json: %v", err)
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("results.json: %v", err)
 	}
+	if res.Version != ResultsVersion || res.Bench == nil || len(res.Commands) == 0 {
+		t.Fatalf("results.json: version %d, bench %v, %d commands; want version %d, the bench, the commands", res.Version, res.Bench != nil, len(res.Commands), ResultsVersion)
+	}
+	rep := res.Bench
 	if len(rep.Runs) != len(cfg.rows) {
-		t.Errorf("%d row runs in bench.json, want %d", len(rep.Runs), len(cfg.rows))
+		t.Errorf("%d row runs in results.json, want %d", len(rep.Runs), len(cfg.rows))
 	}
 	cells := benchtable.Summarize(rep.Samples)
 	for _, row := range cfg.rows {

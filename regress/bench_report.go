@@ -9,18 +9,14 @@ import (
 	"github.com/swctl/swctl/internal/cpustat"
 )
 
-// report is bench.json: the configuration, the environment, every row's
-// raw measurements per run, the samples the table was made from, and the
-// table.
-type report struct {
-	// Start is when the bench began.
-	Start time.Time `json:"start"`
-	// Seconds is how long it took.
-	Seconds float64 `json:"seconds"`
+// benchReport is make bench's part of results.json (bench): the
+// configuration, the programs measured, every row's raw measurements per
+// run, the samples the table was made from, and the table.
+type benchReport struct {
 	// Config is the configuration.
 	Config reportConfig `json:"config"`
-	// Env describes the machine and the programs measured.
-	Env map[string]string `json:"environment"`
+	// Programs are the versions of swctl and Open vSwitch.
+	Programs map[string]string `json:"programs"`
 	// Rows are the rows, with skip reasons.
 	Rows []benchtable.Row `json:"rows"`
 	// Runs are the raw measurements, one per row and run, in the order

@@ -2,10 +2,8 @@ package regress
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -27,13 +25,8 @@ import (
 var tools = []string{"ip", "ethtool", "iperf3", "ping", "taskset", "ss"}
 
 func RunBench(cfg BenchConfig) (err error) {
-	if os.Geteuid() != 0 {
-		return fmt.Errorf("needs root: network namespaces")
-	}
-	for _, t := range tools {
-		if _, err := exec.LookPath(t); err != nil {
-			return fmt.Errorf("needs %s (make deps installs it): %w", t, err)
-		}
+	if err := needTools(tools...); err != nil {
+		return err
 	}
 	if cfg.bin, err = filepath.Abs(cfg.bin); err != nil {
 		return err
@@ -88,6 +81,7 @@ func RunBench(cfg BenchConfig) (err error) {
 		rows = append(rows, r)
 	}
 
+	cmds := &Commands{}
 	var beds []*benchBed
 	defer func() {
 		for _, b := range beds {
@@ -98,14 +92,15 @@ func RunBench(cfg BenchConfig) (err error) {
 		if r.Skip != "" {
 			continue
 		}
-		b, err := newBenchBed(ctx, r, i, work, cfg)
+		b, err := newBenchBed(ctx, r, i, work, cfg, cmds)
 		if err != nil {
 			return err
 		}
 		beds = append(beds, b)
 	}
 
-	rep := report{Start: start, Rows: rows, Env: benchEnvironment(cfg), Config: reportConfig{
+	res := &Results{Version: ResultsVersion, Started: start, Quick: cfg.quick, Runs: cfg.runs, Environment: environment()}
+	rep := &benchReport{Rows: rows, Programs: benchPrograms(cfg, cmds), Config: reportConfig{
 		Runs: cfg.runs, Quick: cfg.quick, Flows: cfg.flows, MaxTrialS: cfg.maxTrial.Seconds(),
 		SearchTrialS: cfg.searchTrial.Seconds(), SearchTrials: cfg.searchTrials, Resolution: cfg.resolution,
 		CPURate: cfg.cpuRate, CPUTrialS: cfg.cpuTrial.Seconds(), TCPSeconds: cfg.tcpSeconds, Pings: cfg.pings,
@@ -137,37 +132,33 @@ func RunBench(cfg BenchConfig) (err error) {
 	rep.Samples = benchtable.NetCPU(samples)
 	var tb strings.Builder
 	if err := benchtable.Render(&tb, benchtable.Table{
-		Header: header(cfg, rep.Env), Rows: rows, Metrics: benchtable.Metrics(cfg.cpuRate, cfg.pings), Samples: rep.Samples,
+		Header: header(cfg, res.Environment, rep.Programs), Rows: rows, Metrics: benchtable.Metrics(cfg.cpuRate, cfg.pings), Samples: rep.Samples,
 	}); err != nil {
 		return err
 	}
 	rep.Table = tb.String()
-	rep.Seconds = time.Since(start).Seconds()
 	fmt.Print("\n" + rep.Table)
+	res.Finished, res.Environment.LoadEnd, res.Bench, res.Commands = time.Now(), loadavg(), rep, cmds.Log
 
 	dir := filepath.Join(cfg.out, start.UTC().Format("20060102-150405"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "bench.json"), append(js, '\n'), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
+	if err := writeResults(dir, res); err != nil {
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "table.txt"), []byte(rep.Table), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	fmt.Printf("\nraw samples: %s (%.0f s)\n", filepath.Join(dir, "bench.json"), rep.Seconds)
+	fmt.Printf("\nraw samples: %s (%.0f s)\n", filepath.Join(dir, "results.json"), res.Finished.Sub(start).Seconds())
 	if failed > 0 {
-		return fmt.Errorf("%d row runs had errors (see the notes and %s)", failed, filepath.Join(dir, "bench.json"))
+		return fmt.Errorf("%d row runs had errors (see the notes and %s)", failed, filepath.Join(dir, "results.json"))
 	}
 	return nil
 }
 
 // header is the table's heading.
-func header(cfg BenchConfig, env map[string]string) []string {
+func header(cfg BenchConfig, env Environment, programs map[string]string) []string {
 	pin := "no CPU pinning"
 	if cfg.testerCPU != "" || cfg.forwarderCPU != "" {
 		pin = fmt.Sprintf("pinning, the same in every row: tester (generator, iperf3 client and server, ping) on CPU %s; "+
@@ -180,7 +171,7 @@ func header(cfg BenchConfig, env map[string]string) []string {
 	}
 	return []string{
 		fmt.Sprintf("make bench%s: h1 -> dut -> h2 over veth; %d run(s), rows interleaved in each run; median (min–max) over runs", mode, cfg.runs),
-		fmt.Sprintf("%s, %s CPUs; %s; %s", env["kernel"], env["cpus"], env["swctl"], env["ovs"]),
+		fmt.Sprintf("Linux %s, %d CPUs; %s; %s", env.Kernel, env.CPUs, programs["swctl"], programs["ovs"]),
 		pin,
 		fmt.Sprintf("frames: 64 B = 60 on veth, 1518 B = 1514, %d flows; max load %v per size; zero-loss: the max-load rate if it lost nothing, else RFC 2544 binary search, %v trials, resolution %.0f%% of the max-load rate, at most %d trials",
 			cfg.flows, cfg.maxTrial, cfg.searchTrial, 100*cfg.resolution, cfg.searchTrials),
@@ -198,26 +189,16 @@ func orNone(s string) string {
 	return s
 }
 
-// environment describes the machine and the programs measured.
-func benchEnvironment(cfg BenchConfig) map[string]string {
-	env := map[string]string{"kernel": "Linux", "swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		env["kernel"] = "Linux " + unix.ByteSliceToString(u.Release[:])
-	}
-	if t, err := cpustat.Read(); err == nil {
-		env["cpus"] = strconv.Itoa(t.CPUs)
-	}
-	if out, err := command(context.Background(), 5*time.Second, cfg.bin, "version"); err == nil {
+// benchPrograms names the versions of the programs measured.
+func benchPrograms(cfg BenchConfig, cmds *Commands) map[string]string {
+	env := map[string]string{"swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
+	if out, err := cmds.within(context.Background(), 5*time.Second, cfg.bin, "version"); err == nil {
 		env["swctl"] = strings.Join(strings.Fields(firstLine(out)), " ")
 	}
 	if ovsMissing() == "" {
-		if out, err := command(context.Background(), 5*time.Second, "ovs-vswitchd", "--version"); err == nil {
+		if out, err := cmds.within(context.Background(), 5*time.Second, "ovs-vswitchd", "--version"); err == nil {
 			env["ovs"] = strings.TrimSpace(firstLine(out))
 		}
-	}
-	if h, err := os.Hostname(); err == nil {
-		env["hostname"] = h
 	}
 	return env
 }
@@ -526,7 +507,7 @@ func cpu64(ctx context.Context, cfg BenchConfig, bench *gen.Bench, rec *runRecor
 // ping pings h2 from h1, every 200 ms, pinned to the tester CPU.
 func ping(ctx context.Context, b *benchBed, n int) (pingStats, error) {
 	args := inNS(b.h1, pinned(b.cfg.testerCPU, "ping", "-q", "-c", strconv.Itoa(n), "-i", "0.2", "-W", "1", b.h2IP)...)
-	out, err := command(ctx, time.Duration(n)*200*time.Millisecond+10*time.Second, args...)
+	out, err := b.cmds.within(ctx, time.Duration(n)*200*time.Millisecond+10*time.Second, args...)
 	p, perr := parsePing(out)
 	if perr != nil {
 		if err != nil {
@@ -551,11 +532,11 @@ func tcp(ctx context.Context, b *benchBed, cfg BenchConfig, offloads string) tcp
 	defer func() {
 		srv.Kill()
 	}()
-	if err := waitListen(ctx, b.h2, iperfPort, srv); err != nil {
+	if err := waitListen(ctx, b.cmds, b.h2, iperfPort, srv); err != nil {
 		t.Error = err.Error()
 		return t
 	}
-	out, err := command(ctx, time.Duration(cfg.tcpSeconds)*time.Second+15*time.Second, args...)
+	out, err := b.cmds.within(ctx, time.Duration(cfg.tcpSeconds)*time.Second+15*time.Second, args...)
 	st, perr := iperf3.Parse([]byte(out))
 	switch {
 	case perr == nil:
@@ -569,10 +550,10 @@ func tcp(ctx context.Context, b *benchBed, cfg BenchConfig, offloads string) tcp
 }
 
 // waitListen waits up to 5 s until something listens on TCP port in ns.
-func waitListen(ctx context.Context, ns, port string, p *bgproc.Proc) error {
+func waitListen(ctx context.Context, cmds *Commands, ns, port string, p *bgproc.Proc) error {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		out, err := sh(ctx, inNS(ns, "ss", "-Hltn", "sport = :"+port)...)
+		out, err := cmds.within(ctx, 10*time.Second, inNS(ns, "ss", "-Hltn", "sport = :"+port)...)
 		if err == nil && strings.TrimSpace(out) != "" {
 			return nil
 		}

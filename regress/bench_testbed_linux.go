@@ -1,12 +1,9 @@
 package regress
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/swctl/swctl/frame"
@@ -15,39 +12,6 @@ import (
 	"github.com/swctl/swctl/internal/netbed"
 	"github.com/swctl/swctl/internal/tester"
 )
-
-// command runs args with a deadline and returns stdout; the error names
-// the command and carries its stderr.
-func command(ctx context.Context, timeout time.Duration, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = strings.TrimSpace(out.String())
-		}
-		if ctx.Err() == context.DeadlineExceeded {
-			err = fmt.Errorf("no answer within %v", timeout)
-		}
-		return out.String(), fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, clipOut(msg))
-	}
-	return out.String(), nil
-}
-
-// sh runs a setup command (10 s at most).
-func sh(ctx context.Context, args ...string) (string, error) {
-	return command(ctx, 10*time.Second, args...)
-}
-
-// setup runs a setup command like sh and drops its output: the
-// testbed's netbed.Runner.
-func setup(ctx context.Context, args ...string) error {
-	_, err := sh(ctx, args...)
-	return err
-}
 
 // inNS prefixes args with ip netns exec ns.
 func inNS(ns string, args ...string) []string {
@@ -82,6 +46,8 @@ type benchBed struct {
 	dir string
 	// h1, dut and h2 are namespace names; dut is empty for the direct row.
 	h1, dut, h2 string
+	// cmds runs and records the commands.
+	cmds *Commands
 	// nets are the namespaces made so far, deleted by close.
 	nets *netbed.Namespaces
 	// h1IP and h2IP are the hosts' IPv4 addresses, no prefix.
@@ -113,13 +79,13 @@ type benchBed struct {
 
 // newBed builds the testbed of row; idx (0-25) makes its names and
 // addresses unique. On error what was made is removed.
-func newBenchBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg BenchConfig) (_ *benchBed, err error) {
+func newBenchBed(ctx context.Context, row benchtable.Row, idx int, dir string, cfg BenchConfig, cmds *Commands) (_ *benchBed, err error) {
 	tag := fmt.Sprintf("swb%d%c", os.Getpid()%100000, 'a'+idx)
 	b := &benchBed{row: row, cfg: cfg, dir: dir, h1: tag + "h1", h2: tag + "h2",
 		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx),
 		h1MAC: fmt.Sprintf("02:62:%02x:00:00:01", idx), h2MAC: fmt.Sprintf("02:62:%02x:00:00:02", idx),
 		sinkMAC: fmt.Sprintf("02:62:%02x:00:00:03", idx),
-		rx:      "eth0", offloads: map[[2]string][]string{}, nets: netbed.New(setup)}
+		rx:      "eth0", offloads: map[[2]string][]string{}, cmds: cmds, nets: netbed.New(cmds.run)}
 	defer func() {
 		if err != nil {
 			b.close()
@@ -166,17 +132,17 @@ func newBenchBed(ctx context.Context, row benchtable.Row, idx int, dir string, c
 		[]string{"ip", "-n", b.h2, "neigh", "replace", b.h1IP, "lladdr", b.h1MAC, "nud", "permanent", "dev", h2Dev},
 	)
 	for _, s := range steps {
-		if _, err := sh(ctx, s...); err != nil {
+		if err := cmds.run(ctx, s...); err != nil {
 			return nil, err
 		}
 	}
 	for ns, devs := range b.hostDevs {
 		for _, d := range devs {
-			out, err := sh(ctx, inNS(ns, "ethtool", "-k", d)...)
+			out, err := cmds.Output(ctx, "", nil, inNS(ns, "ethtool", "-k", d)...)
 			if err != nil {
 				return nil, err
 			}
-			args, err := parseOffloads(out)
+			args, err := parseOffloads(string(out))
 			if err != nil {
 				return nil, fmt.Errorf("%s in %s: %w", d, ns, err)
 			}
@@ -281,7 +247,7 @@ func (b *benchBed) setOffloads(ctx context.Context, off bool) error {
 			if !off {
 				args = b.offloads[[2]string{ns, d}]
 			}
-			if _, err := sh(ctx, inNS(ns, append([]string{"ethtool", "-K", d}, args...)...)...); err != nil {
+			if err := b.cmds.run(ctx, inNS(ns, append([]string{"ethtool", "-K", d}, args...)...)...); err != nil {
 				return err
 			}
 		}

@@ -3,8 +3,6 @@ package regress
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -251,43 +249,26 @@ func printBulk(b *strings.Builder, r *Results) {
 // runBulk runs the bulk suite on a four-port bridge0 testbed of its own
 // and appends its samples to res.
 func runBulk(ctx context.Context, cfg Config, plan []BulkInstance, trees *Trees, work string, cmds *Commands, prog *Progress, step *int, res *Results) error {
-	spec, err := FindSetups([]string{BulkSetup})
+	// Index 2: after the message sizes' bed.
+	b, err := newForwardBed(ctx, BulkSetup, "bulk", 2, 2, work, cmds)
 	if err != nil {
 		return err
 	}
-	spec[0].Pairs = 2
-	// Its own directory and index (after the promisc setups' 1-3 and the
-	// message sizes' 4) keep sockets, namespaces, subnet and MACs apart.
-	dir := filepath.Join(work, "bulk")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return fmt.Errorf("bulk: %w", err)
-	}
-	b, err := newBed(ctx, spec[0], len(Setups)+2, dir, cmds)
-	if err != nil {
-		return fmt.Errorf("bulk: %w", err)
-	}
 	defer b.close()
-	for _, in := range plan {
-		*step++
-		prog.Step(*step, in.String())
-		if err := b.start(ctx, Instance{Setup: BulkSetup, Promisc: true, Role: in.Role, Run: in.Run, Rows: []string{RowForward}}, trees.binaryFor(in.Role)); err != nil {
-			return fmt.Errorf("%s: %w", in, err)
-		}
-		smp, err := measureBulk(ctx, b, *cfg.Bulk)
-		if err != nil {
-			b.stop()
-			return fmt.Errorf("%s: %w", in, err)
-		}
-		for _, s := range smp {
-			s.Setup, s.Promisc, s.Role, s.Run, s.Seq = BulkSetup, true, in.Role, in.Run, len(res.BulkSamples)+1
-			res.BulkSamples = append(res.BulkSamples, s)
-		}
-		if err := b.stop(); err != nil {
-			return err
-		}
-		prog.Done(cfg.Bulk.weight())
-	}
-	return nil
+	return runPlan(prog, step, plan,
+		func(in BulkInstance) error { return b.startForward(ctx, BulkSetup, in.Role, in.Run, trees) },
+		func(in BulkInstance) error {
+			smp, err := measureBulk(ctx, b, *cfg.Bulk)
+			if err != nil {
+				return err
+			}
+			for _, s := range smp {
+				s.Setup, s.Promisc, s.Role, s.Run, s.Seq = BulkSetup, true, in.Role, in.Run, len(res.BulkSamples)+1
+				res.BulkSamples = append(res.BulkSamples, s)
+			}
+			return nil
+		},
+		b.stop, func(BulkInstance) float64 { return cfg.Bulk.weight() })
 }
 
 // bulkHostsNote is printed when the bulk suite is skipped on real test

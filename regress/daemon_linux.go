@@ -27,9 +27,15 @@ type daemonProc struct {
 // startDaemon starts bin's daemon in namespace ns with its socket,
 // configuration, state and log next to base, and waits up to 10 s until
 // it answers.
-func startDaemon(ctx context.Context, cmds *Commands, ns, bin, base string) (_ *daemonProc, err error) {
+func startDaemon(ctx context.Context, cmds *Commands, ns, bin, base string) (*daemonProc, error) {
+	return startDaemonOn(ctx, cmds, ns, "", bin, base)
+}
+
+// startDaemonOn is startDaemon pinned to CPU cpu (taskset; "" = not
+// pinned), with more daemon flags.
+func startDaemonOn(ctx context.Context, cmds *Commands, ns, cpu, bin, base string, flags ...string) (_ *daemonProc, err error) {
 	d := &daemonProc{bin: bin, sock: base + ".sock", ns: ns, cmds: cmds}
-	args := []string{"ip", "netns", "exec", ns, bin, "daemon", "--socket", d.sock, "--config", base + ".conf", "--state-dir", base + ".state"}
+	args := inNS(ns, pinned(cpu, append([]string{bin, "daemon", "--socket", d.sock, "--config", base + ".conf", "--state-dir", base + ".state"}, flags...)...)...)
 	cmds.Log = append(cmds.Log, strings.Join(args, " ")+" &")
 	if d.p, err = bgproc.Start("daemon "+bin+" in "+ns, base+".log", args...); err != nil {
 		return nil, err

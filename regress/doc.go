@@ -67,9 +67,10 @@
 // The comparison suite (ParseBenchFlags, RunBench; make bench through
 // cmd/swctl-bench) measures one swctl binary beside direct veth, the Linux
 // kernel bridge and Open vSwitch, rows interleaved, into
-// internal/benchtable's table and bench.json; it builds its testbed with
-// package netbed, runs its processes with bgproc and reads iperf3 and
-// /proc with the same parsers as the other suites.
+// internal/benchtable's table and results.json's bench part; it builds
+// its testbed with package netbed, runs its commands through Commands and
+// its processes with bgproc, and reads iperf3 and /proc with the same
+// parsers as the other suites.
 //
 // The netns testbed is Linux-only; the real-host path and everything else
 // are portable, and unit-tested without root.

@@ -11,15 +11,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// needTools says what is missing to build a netns testbed here that
+// runs tools: root, or one of the tools.
+func needTools(tools ...string) error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("needs root (network namespaces)")
+	}
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("needs %s (scripts/install-deps.sh installs the Debian packages): %w", tool, err)
+		}
+	}
+	return nil
+}
+
 // checkHost says what is missing to build the netns testbed here.
 func checkHost() error {
-	if os.Geteuid() != 0 {
-		return fmt.Errorf("regress: needs root (network namespaces)")
-	}
-	for _, tool := range []string{"ip", "iperf3", "ethtool", "taskset", "ping", "git", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("regress: needs %s (scripts/install-deps.sh installs the Debian packages): %w", tool, err)
-		}
+	if err := needTools("ip", "iperf3", "ethtool", "taskset", "ping", "git", "go"); err != nil {
+		return fmt.Errorf("regress: %w", err)
 	}
 	if runtime.NumCPU() < 2 {
 		return fmt.Errorf("regress: needs 2 CPUs for its pinning (client on CPU 1), have %d", runtime.NumCPU())

@@ -152,38 +152,36 @@ func (b *hostBed) runBench(ctx context.Context, args []string, mode string, size
 // runRate runs the forwarding-rate plan: per instance a fresh daemon
 // bridging the DUT's interfaces, then every frame size.
 func (b *hostBed) runRate(ctx context.Context, rc *RateConfig, plan []RateInstance, trees *Trees, res *Results, prog *Progress, step *int) error {
-	for _, in := range plan {
-		*step++
-		prog.Step(*step, in.String())
-		depth := b.dut.UndoDepth()
-		if err := b.startRate(ctx, trees.binaryFor(in.Role)); err != nil {
-			return fmt.Errorf("%s: start: %w", in, err)
-		}
-		for _, size := range rc.Sizes {
-			smp, err := b.measureRate(ctx, *rc, size)
-			if err != nil {
-				return fmt.Errorf("%s: %w", in, err)
-			}
-			smp.Setup, smp.Role, smp.Run, smp.Seq = in.Setup, in.Role, in.Run, len(res.RateSamples)+1
-			res.RateSamples = append(res.RateSamples, smp)
-		}
-		if rc.WindowDuration > 0 {
-			ws, err := b.window(ctx, *rc)
-			if err != nil {
-				return fmt.Errorf("%s: %w", in, err)
-			}
-			ws.Role, ws.Run, ws.Seq = in.Role, in.Run, len(res.WindowSamples)+1
-			res.WindowSamples = append(res.WindowSamples, ws)
-		}
-		if err := b.stop(ctx); err != nil {
-			return err
-		}
-		if err := b.dut.UndoTo(depth); err != nil {
-			return err
-		}
-		prog.Done(rc.weight())
+	if len(plan) == 0 {
+		return nil // rc is nil then
 	}
-	return nil
+	var window func() (WindowSample, error)
+	if rc.WindowDuration > 0 {
+		window = func() (WindowSample, error) { return b.window(ctx, *rc) }
+	}
+	depth := 0
+	return runPlan(prog, step, plan,
+		func(in RateInstance) error {
+			depth = b.dut.UndoDepth()
+			if err := b.startRate(ctx, trees.binaryFor(in.Role)); err != nil {
+				return fmt.Errorf("start: %w", err)
+			}
+			return nil
+		},
+		func(in RateInstance) error {
+			return measureSizes(res, in, rc.Sizes, func(size int) (RateSample, error) { return b.measureRate(ctx, *rc, size) }, window)
+		},
+		func() error { return b.stopTo(ctx, depth) },
+		func(RateInstance) float64 { return rc.weight() })
+}
+
+// stopTo stops the instance's daemon and undoes the DUT's changes made
+// after depth.
+func (b *hostBed) stopTo(ctx context.Context, depth int) error {
+	if err := b.stop(ctx); err != nil {
+		return err
+	}
+	return b.dut.UndoTo(depth)
 }
 
 // startRate starts the daemon with the local binary bin, bridges the

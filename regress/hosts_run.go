@@ -431,43 +431,28 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 			}
 		}
 	}()
-	seq := 0
 	for _, s := range setups {
 		depth := b.dut.UndoDepth()
 		if err := b.setup(ctx, s); err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)
 		}
-		for _, in := range plan {
-			if in.Setup != s.Name {
-				continue
-			}
-			*step++
-			prog.Step(*step, in.String())
-			bin := trees.NoPatch.Binary
-			if in.Role == RolePatch {
-				bin = trees.Patch.Binary
-			}
-			inDepth := b.dut.UndoDepth()
-			if err := b.start(ctx, in, bin); err != nil {
-				return fmt.Errorf("%s: start: %w", in, err)
-			}
-			res.Instances = append(res.Instances, InstanceRecord{Instance: in, Promiscuity: b.promiscuity(ctx)})
-			for _, row := range in.Rows {
-				smp, err := b.measure(ctx, row, cfg.Seconds)
-				if err != nil {
-					return fmt.Errorf("%s: %w", in, err)
+		inDepth := 0
+		err := runPlan(prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }),
+			func(in Instance) error {
+				inDepth = b.dut.UndoDepth()
+				if err := b.start(ctx, in, trees.binaryFor(in.Role)); err != nil {
+					return fmt.Errorf("start: %w", err)
 				}
-				seq++
-				smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = in.Setup, in.Promisc, in.Role, in.Run, seq
-				res.Samples = append(res.Samples, smp)
-			}
-			if err := b.stop(ctx); err != nil {
-				return err
-			}
-			if err := b.dut.UndoTo(inDepth); err != nil {
-				return err
-			}
-			prog.Done(float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5)
+				res.Instances = append(res.Instances, InstanceRecord{Instance: in, Promiscuity: b.promiscuity(ctx)})
+				return nil
+			},
+			func(in Instance) error {
+				return measureRows(res, in, func(row string) (Sample, error) { return b.measure(ctx, row, cfg.Seconds) })
+			},
+			func() error { return b.stopTo(ctx, inDepth) },
+			func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 })
+		if err != nil {
+			return err
 		}
 		if err := b.dut.UndoTo(depth); err != nil {
 			return err

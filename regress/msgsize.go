@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -180,48 +181,55 @@ func MsgSizeTable(sizes []int, cells []RoleCell) PairTable {
 	return t
 }
 
+// newForwardBed builds the testbed of setup for a suite that measures
+// its Forward path, with pairs host pairs (0 = the setup's). A directory
+// of its own (work/name) keeps the daemons' sockets and configurations
+// apart from the promisc setups' (same names), and an index idx after
+// theirs the namespaces, subnet and MACs.
+func newForwardBed(ctx context.Context, setup, name string, idx, pairs int, work string, cmds *Commands) (*bed, error) {
+	spec, err := FindSetups([]string{setup})
+	if err != nil {
+		return nil, err
+	}
+	spec[0].Pairs = cmp.Or(pairs, spec[0].Pairs)
+	dir := filepath.Join(work, name)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	b, err := newBed(ctx, spec[0], len(Setups)+idx, dir, cmds)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return b, nil
+}
+
+// startForward starts role's daemon on b for run of setup's Forward path.
+func (b *bed) startForward(ctx context.Context, setup, role string, run int, trees *Trees) error {
+	return b.start(ctx, Instance{Setup: setup, Promisc: true, Role: role, Run: run, Rows: []string{RowForward}}, trees.binaryFor(role))
+}
+
 // runMsgSize runs the message-size suite on a bridge0 testbed of its own
 // and appends its samples to res.
 func runMsgSize(ctx context.Context, cfg Config, plan []MsgSizeInstance, trees *Trees, work string, cmds *Commands, prog *Progress, step *int, res *Results) error {
-	spec, err := FindSetups([]string{MsgSizeSetup})
+	b, err := newForwardBed(ctx, MsgSizeSetup, "msgsize", 1, 0, work, cmds)
 	if err != nil {
 		return err
 	}
-	// A directory of its own keeps the daemons' sockets and
-	// configurations apart from the promisc bridge0's (same names), and an
-	// index after the promisc setups' (1-3) the namespaces, subnet and MACs.
-	dir := filepath.Join(work, "msgsize")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return fmt.Errorf("message sizes: %w", err)
-	}
-	b, err := newBed(ctx, spec[0], len(Setups)+1, dir, cmds)
-	if err != nil {
-		return fmt.Errorf("message sizes: %w", err)
-	}
 	defer b.close()
-	seq := 0
-	for _, in := range plan {
-		*step++
-		prog.Step(*step, in.String())
-		if err := b.start(ctx, Instance{Setup: MsgSizeSetup, Promisc: true, Role: in.Role, Run: in.Run, Rows: []string{RowForward}}, trees.binaryFor(in.Role)); err != nil {
-			return fmt.Errorf("%s: %w", in, err)
-		}
-		for _, size := range in.Sizes {
-			smp, err := measureMsgSize(ctx, b, size, cfg.MsgSize.Seconds)
-			if err != nil {
-				b.stop()
-				return fmt.Errorf("%s: message size %d: %w", in, size, err)
+	return runPlan(prog, step, plan,
+		func(in MsgSizeInstance) error { return b.startForward(ctx, MsgSizeSetup, in.Role, in.Run, trees) },
+		func(in MsgSizeInstance) error {
+			for _, size := range in.Sizes {
+				smp, err := measureMsgSize(ctx, b, size, cfg.MsgSize.Seconds)
+				if err != nil {
+					return fmt.Errorf("message size %d: %w", size, err)
+				}
+				smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = MsgSizeSetup, true, in.Role, in.Run, len(res.MsgSizeSamples)+1
+				res.MsgSizeSamples = append(res.MsgSizeSamples, MsgSizeSample{Size: size, Sample: smp})
 			}
-			seq++
-			smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = MsgSizeSetup, true, in.Role, in.Run, seq
-			res.MsgSizeSamples = append(res.MsgSizeSamples, MsgSizeSample{Size: size, Sample: smp})
-		}
-		if err := b.stop(); err != nil {
-			return err
-		}
-		prog.Done(cfg.MsgSize.weight())
-	}
-	return nil
+			return nil
+		},
+		b.stop, func(MsgSizeInstance) float64 { return cfg.MsgSize.weight() })
 }
 
 // writeMsgSizeChart writes msgsize-bridge0.svg: Mb/s by message size (log

@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -26,6 +27,9 @@ type PairTable struct {
 	Formats []string
 	// Rows are the lines after the header.
 	Rows []PairRow
+	// LabelWidth and ColWidth fix the label and value columns' widths;
+	// 0 = the defaults below.
+	LabelWidth, ColWidth int
 }
 
 // PairRow is one line of a PairTable.
@@ -40,21 +44,24 @@ type PairRow struct {
 }
 
 // RenderPairTable writes t: a label column as wide as the longest label
-// plus one blank (at least 10 characters), 12-character value columns,
-// no trailing blanks; "n/a" for a cell not measured, a cell's Flags
+// plus one blank (at least 10 characters), 12-character value columns
+// (unless t fixes them), no trailing blanks; "n/a" for a cell not measured, a cell's Flags
 // after its value, '*' after a patch value that differs significantly
 // from no patch.
 func RenderPairTable(w io.Writer, t PairTable) error {
-	width := max(10, len(t.Label)+1)
-	for _, r := range t.Rows {
-		width = max(width, len(r.Label)+1)
+	width, colWidth := t.LabelWidth, cmp.Or(t.ColWidth, 12)
+	if width == 0 {
+		width = max(10, len(t.Label)+1)
+		for _, r := range t.Rows {
+			width = max(width, len(r.Label)+1)
+		}
 	}
 	var b strings.Builder
 	line := func(label string, cols []string) {
 		s := fmt.Sprintf("%-*s", width, label)
 		for _, c := range cols {
 			// A figure wider than its column still gets one blank.
-			s += fmt.Sprintf("%-12s", c+" ")
+			s += fmt.Sprintf("%-*s", colWidth, c+" ")
 		}
 		b.WriteString(strings.TrimRight(s, " "))
 		b.WriteByte('\n')

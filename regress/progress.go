@@ -96,3 +96,65 @@ func fmtDur(d time.Duration) string {
 	}
 	return fmt.Sprintf("%ds", s)
 }
+
+// runPlan runs each instance of plan in order, shown on p as step
+// *step+1 onwards: start brings the forwarder up, measure measures it,
+// stop takes it down (also after measure fails), and weight is what the
+// instance adds to the done part. Errors of start and measure name the
+// instance.
+func runPlan[I fmt.Stringer](p *Progress, step *int, plan []I, start, measure func(I) error, stop func() error, weight func(I) float64) error {
+	for _, in := range plan {
+		*step++
+		p.Step(*step, in.String())
+		if err := start(in); err != nil {
+			return fmt.Errorf("%s: %w", in, err)
+		}
+		if err := measure(in); err != nil {
+			stop()
+			return fmt.Errorf("%s: %w", in, err)
+		}
+		if err := stop(); err != nil {
+			return err
+		}
+		p.Done(weight(in))
+	}
+	return nil
+}
+
+// measureRows measures every row of in with measure, appending the
+// samples to res.
+func measureRows(res *Results, in Instance, measure func(row string) (Sample, error)) error {
+	for _, row := range in.Rows {
+		smp, err := measure(row)
+		if err != nil {
+			return err
+		}
+		smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = in.Setup, in.Promisc, in.Role, in.Run, len(res.Samples)+1
+		res.Samples = append(res.Samples, smp)
+	}
+	return nil
+}
+
+// measureSizes measures every frame size of sizes for in with measure,
+// then, unless window is nil, the window benchmark; it appends the
+// samples to res.
+func measureSizes(res *Results, in RateInstance, sizes []int, measure func(size int) (RateSample, error), window func() (WindowSample, error)) error {
+	for _, size := range sizes {
+		smp, err := measure(size)
+		if err != nil {
+			return err
+		}
+		smp.Setup, smp.Role, smp.Run, smp.Seq = in.Setup, in.Role, in.Run, len(res.RateSamples)+1
+		res.RateSamples = append(res.RateSamples, smp)
+	}
+	if window == nil {
+		return nil
+	}
+	ws, err := window()
+	if err != nil {
+		return err
+	}
+	ws.Role, ws.Run, ws.Seq = in.Role, in.Run, len(res.WindowSamples)+1
+	res.WindowSamples = append(res.WindowSamples, ws)
+	return nil
+}

@@ -32,13 +32,18 @@ type Environment struct {
 	LoadEnd string `json:"load_end,omitempty"`
 }
 
-// Results is everything a run produced: results.json.
+// ResultsVersion is results.json's format version. Version 4 had no
+// bench (make bench wrote bench.json). Version 3 had no bulk suite
+// (bulk, bulk_samples, bulk_cells; the row of a RoleCell). Version 2 had no tester
+// method, figures (offered, achieved, delivered, tester-bound) or CPU
+// per frame in the forwarding rate, and its rates came from the
+// receiving tester; version 1 had no forwarding rate.
+const ResultsVersion = 5
+
+// Results is everything a run of regress or make bench produced:
+// results.json.
 type Results struct {
-	// Version is the format's version: 4. Version 3 had no bulk suite
-	// (bulk, bulk_samples, bulk_cells; the row of a RoleCell). Version 2 had no tester
-	// method, figures (offered, achieved, delivered, tester-bound) or CPU
-	// per frame in the forwarding rate, and its rates came from the
-	// receiving tester; version 1 had no forwarding rate.
+	// Version is ResultsVersion.
 	Version int `json:"version"`
 	// Started is when the suite began.
 	Started time.Time `json:"started"`
@@ -121,6 +126,8 @@ type Results struct {
 	// LB is the HTTP load-balancing suite's configuration, samples and
 	// summaries; nil when that suite did not run.
 	LB *LBResults `json:"lb,omitempty"`
+	// Bench is make bench's comparison of paths; nil in a regress run.
+	Bench *benchReport `json:"bench,omitempty"`
 	// Commands are every command the harness ran, in order.
 	Commands []string `json:"commands"`
 }
@@ -138,18 +145,26 @@ func WriteReport(dir string, r *Results) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)
 	}
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("report %s: results.json: %w", dir, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n'), 0o644); err != nil {
-		return fmt.Errorf("report %s: %w", dir, err)
+	if err := writeResults(dir, r); err != nil {
+		return err
 	}
 	charts, err := WriteCharts(dir, r)
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(Markdown(r, charts)), 0o644); err != nil {
+		return fmt.Errorf("report %s: %w", dir, err)
+	}
+	return nil
+}
+
+// writeResults writes r as dir/results.json.
+func writeResults(dir string, r *Results) error {
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report %s: results.json: %w", dir, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n'), 0o644); err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)
 	}
 	return nil

@@ -84,28 +84,20 @@ func PrintExtraTables(w io.Writer, r *Results, first bool) error {
 // frame-loss-rate test, the window benchmark and the message-size suite.
 func extraMarkdown(b *strings.Builder, r *Results) {
 	if r.Rate != nil {
-		for _, s := range r.RateSetups {
-			var cells []RoleCell
-			for _, c := range r.LossRateCells {
-				if c.Setup == s.Name {
-					cells = append(cells, c)
+		for _, part := range []struct {
+			cells        []RoleCell
+			title, intro string
+			row          func(RoleCell) string
+		}{
+			{r.LossRateCells, "frame loss rate", "Rows are frame size (FCS included) and offered load in percent of the max-rate run's sent rate; a load a run did not reach (two lossless trials above it) has no value there.\n\n",
+				func(c RoleCell) string { return fmt.Sprintf("%d %d%%", c.Size, c.Percent) }},
+			{r.WindowCells, "window benchmark", "", func(RoleCell) string { return "" }},
+		} {
+			for _, s := range r.RateSetups {
+				if cells := ofSetup(part.cells, s.Name, func(c RoleCell) string { return c.Setup }); len(cells) > 0 {
+					fmt.Fprintf(b, "\n### %s: %s\n\n%s", part.title, s.Name, part.intro)
+					roleCellsMarkdown(b, cells, part.row)
 				}
-			}
-			if len(cells) > 0 {
-				fmt.Fprintf(b, "\n### frame loss rate: %s\n\nRows are frame size (FCS included) and offered load in percent of the max-rate run's sent rate; a load a run did not reach (two lossless trials above it) has no value there.\n\n", s.Name)
-				roleCellsMarkdown(b, cells, func(c RoleCell) string { return fmt.Sprintf("%d %d%%", c.Size, c.Percent) })
-			}
-		}
-		for _, s := range r.RateSetups {
-			var cells []RoleCell
-			for _, c := range r.WindowCells {
-				if c.Setup == s.Name {
-					cells = append(cells, c)
-				}
-			}
-			if len(cells) > 0 {
-				fmt.Fprintf(b, "\n### window benchmark: %s\n\n", s.Name)
-				roleCellsMarkdown(b, cells, func(RoleCell) string { return "" })
 			}
 		}
 	}

@@ -500,25 +500,18 @@ func runRFC2889(ctx context.Context, cfg RFC2889Config, plan []RFC2889Instance, 
 		return err
 	}
 	defer b.close()
-	for i, in := range plan {
-		*step++
-		prog.Step(*step, in.String())
-		if err := b.start(ctx, in, trees.binaryFor(in.Role)); err != nil {
-			return err
-		}
-		smp, err := b.measure(ctx)
-		if err != nil {
-			b.stop()
-			return fmt.Errorf("%s: %w", in, err)
-		}
-		smp.Setup, smp.Role, smp.Run, smp.Seq = RFC2889Setup, in.Role, in.Run, i+1
-		res.RFC2889Samples = append(res.RFC2889Samples, smp)
-		if err := b.stop(); err != nil {
-			return err
-		}
-		prog.Done(cfg.weight())
-	}
-	return nil
+	return runPlan(prog, step, plan,
+		func(in RFC2889Instance) error { return b.start(ctx, in, trees.binaryFor(in.Role)) },
+		func(in RFC2889Instance) error {
+			smp, err := b.measure(ctx)
+			if err != nil {
+				return err
+			}
+			smp.Setup, smp.Role, smp.Run, smp.Seq = RFC2889Setup, in.Role, in.Run, len(res.RFC2889Samples)+1
+			res.RFC2889Samples = append(res.RFC2889Samples, smp)
+			return nil
+		},
+		b.stop, func(RFC2889Instance) float64 { return cfg.weight() })
 }
 
 // rfc2889HostsNote is printed when the address-caching suite is skipped

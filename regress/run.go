@@ -117,7 +117,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		return nil, "", err
 	}
 	res := &Results{
-		Version: 4, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
+		Version: ResultsVersion, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
 		Alpha: cfg.Alpha, MinP: stats.MinP(cfg.Runs, cfg.Runs), Environment: environment(), Setups: setups,
 		Rate: cfg.Rate, RateSetups: rateSetups, MsgSize: cfg.MsgSize, Bulk: cfg.Bulk,
 	}
@@ -186,13 +186,17 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	weight := func(in Instance) float64 { return promiscWeight(in, cfg.Seconds) }
 	total := est.Total().Seconds()
 	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan)+len(ratePlan)+len(msgPlan)+len(bulkPlan)+len(addrPlan)+len(lbPlan), total)
-	seq, step := 0, 0
+	step := 0
+	// fail ends the progress line before the error.
+	fail := func(err error) (*Results, string, error) {
+		if cfg.TTY {
+			fmt.Fprintln(cfg.Stderr)
+		}
+		return nil, "", err
+	}
 	if cfg.Hosts != nil {
 		if err := runHosts(ctx, cfg, cfg.Hosts, setups, plan, ratePlan, trees, res, cmds, prog, &step); err != nil {
-			if cfg.TTY {
-				fmt.Fprintln(cfg.Stderr)
-			}
-			return nil, "", err
+			return fail(err)
 		}
 	}
 	bedSetups, bedRate := setups, rateSetups
@@ -202,127 +206,64 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	for si, s := range bedSetups {
 		b, err := newBed(ctx, s, si+1, work, cmds)
 		if err != nil {
-			return nil, "", err
+			return fail(err)
 		}
-		err = func() error {
-			defer b.close()
-			for _, in := range plan {
-				if in.Setup != s.Name {
-					continue
-				}
-				step++
-				prog.Step(step, in.String())
-				bin := trees.binaryFor(in.Role)
-				if err := b.start(ctx, in, bin); err != nil {
+		err = runPlan(prog, &step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }),
+			func(in Instance) error {
+				if err := b.start(ctx, in, trees.binaryFor(in.Role)); err != nil {
 					return err
 				}
 				res.Instances = append(res.Instances, InstanceRecord{Instance: in, Promiscuity: b.promiscuity(ctx)})
-				for _, row := range in.Rows {
-					smp, err := b.measure(ctx, row, cfg.Seconds)
-					if err != nil {
-						b.stop()
-						return fmt.Errorf("%s: %w", in, err)
-					}
-					seq++
-					smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = in.Setup, in.Promisc, in.Role, in.Run, seq
-					res.Samples = append(res.Samples, smp)
-				}
-				if err := b.stop(); err != nil {
-					return err
-				}
-				prog.Done(weight(in))
-			}
-			return nil
-		}()
+				return nil
+			},
+			func(in Instance) error {
+				return measureRows(res, in, func(row string) (Sample, error) { return b.measure(ctx, row, cfg.Seconds) })
+			},
+			b.stop, weight)
+		b.close()
 		if err != nil {
-			if cfg.TTY {
-				fmt.Fprintln(cfg.Stderr)
-			}
-			return nil, "", err
+			return fail(err)
 		}
 	}
-	rateSeq := 0
 	for si, s := range bedRate {
 		b, err := newRateBed(ctx, s, *cfg.Rate, si+1, work, cmds)
 		if err != nil {
-			return nil, "", err
+			return fail(err)
 		}
-		err = func() error {
-			defer b.close()
-			for _, in := range ratePlan {
-				if in.Setup != s.Name {
-					continue
-				}
-				step++
-				prog.Step(step, in.String())
-				bin := trees.binaryFor(in.Role)
-				if err := b.start(ctx, in, bin); err != nil {
-					return err
-				}
-				for _, size := range cfg.Rate.Sizes {
-					smp, err := b.measure(ctx, size)
-					if err != nil {
-						b.stop()
-						return fmt.Errorf("%s: %w", in, err)
-					}
-					rateSeq++
-					smp.Setup, smp.Role, smp.Run, smp.Seq = in.Setup, in.Role, in.Run, rateSeq
-					res.RateSamples = append(res.RateSamples, smp)
-				}
+		err = runPlan(prog, &step, ofSetup(ratePlan, s.Name, func(in RateInstance) string { return in.Setup }),
+			func(in RateInstance) error { return b.start(ctx, in, trees.binaryFor(in.Role)) },
+			func(in RateInstance) error {
+				var window func() (WindowSample, error)
 				if cfg.Rate.WindowDuration > 0 && !s.Baseline {
-					ws, err := b.window(ctx)
-					if err != nil {
-						b.stop()
-						return fmt.Errorf("%s: %w", in, err)
-					}
-					ws.Role, ws.Run, ws.Seq = in.Role, in.Run, len(res.WindowSamples)+1
-					res.WindowSamples = append(res.WindowSamples, ws)
+					window = func() (WindowSample, error) { return b.window(ctx) }
 				}
-				if err := b.stop(); err != nil {
-					return err
-				}
-				prog.Done(cfg.Rate.weightOf(rateSetups, in.Setup))
-			}
-			return nil
-		}()
+				return measureSizes(res, in, cfg.Rate.Sizes, func(size int) (RateSample, error) { return b.measure(ctx, size) }, window)
+			},
+			b.stop, func(in RateInstance) float64 { return cfg.Rate.weightOf(rateSetups, in.Setup) })
+		b.close()
 		if err != nil {
-			if cfg.TTY {
-				fmt.Fprintln(cfg.Stderr)
-			}
-			return nil, "", err
+			return fail(err)
 		}
 	}
 	if cfg.MsgSize != nil {
 		if err := runMsgSize(ctx, cfg, msgPlan, trees, work, cmds, prog, &step, res); err != nil {
-			if cfg.TTY {
-				fmt.Fprintln(cfg.Stderr)
-			}
-			return nil, "", err
+			return fail(err)
 		}
 	}
 	if cfg.Bulk != nil {
 		if err := runBulk(ctx, cfg, bulkPlan, trees, work, cmds, prog, &step, res); err != nil {
-			if cfg.TTY {
-				fmt.Fprintln(cfg.Stderr)
-			}
-			return nil, "", err
+			return fail(err)
 		}
 	}
 	if cfg.RFC2889 != nil {
 		if err := runRFC2889(ctx, *cfg.RFC2889, addrPlan, trees, work, cmds, prog, &step, res); err != nil {
-			if cfg.TTY {
-				fmt.Fprintln(cfg.Stderr)
-			}
-			return nil, "", err
+			return fail(err)
 		}
 		res.RFC2889Cells = AnalyzeRFC2889(res.RFC2889Samples, cfg.Alpha)
 	}
 	if res.LB != nil {
 		if err := runLB(ctx, *cfg.LB, lbPlan, trees.binaryFor, work, cmds, prog, &step, res.LB); err != nil {
-			if cfg.TTY {
-				fmt.Fprintln(cfg.Stderr)
-			}
-			return nil, "", err
+			return fail(err)
 		}
 		res.LB.Cells = AnalyzeLB(lbPlan, res.LB.Samples)
 	}

@@ -208,7 +208,7 @@ func TestIntegrationRegressRateSmoke(t *testing.T) {
 			t.Errorf("results.json lacks %q", k)
 		}
 	}
-	if v := js["version"]; v != 4.0 {
+	if v := js["version"]; v != float64(ResultsVersion) {
 		t.Errorf("results.json version %v, want 4", v)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))

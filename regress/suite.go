@@ -345,3 +345,14 @@ func PrintTables(w io.Writer, setups []SetupSpec, cells []CellStat) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// ofSetup returns the instances of plan whose setup is name.
+func ofSetup[I any](plan []I, name string, setup func(I) string) []I {
+	var out []I
+	for _, in := range plan {
+		if setup(in) == name {
+			out = append(out, in)
+		}
+	}
+	return out
+}

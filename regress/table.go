@@ -3,7 +3,6 @@ package regress
 import (
 	"fmt"
 	"io"
-	"strings"
 )
 
 // Cell is one figure of a table.
@@ -60,34 +59,9 @@ type Table struct {
 // A 9-character label column, 10-character value columns, two decimals,
 // no trailing blanks.
 func RenderTable(w io.Writer, t Table) error {
-	var b strings.Builder
-	line := func(label string, cols [4]string) {
-		s := fmt.Sprintf("%-9s", label)
-		for _, c := range cols {
-			// A figure wider than its column still gets one blank.
-			s += fmt.Sprintf("%-10s", c+" ")
-		}
-		b.WriteString(strings.TrimRight(s, " "))
-		b.WriteByte('\n')
-	}
-	b.WriteString(t.Title)
-	b.WriteByte('\n')
-	line("", [4]string{"PROMISC", "PROMISC", "-PROMISC", "-PROMISC"})
-	line("", [4]string{"patch", "no patch", "patch", "no patch"})
+	pt := PairTable{Title: t.Title, Cols: []string{"PROMISC", "-PROMISC"}, Formats: []string{"%.2f", "%.2f"}, LabelWidth: 9, ColWidth: 10}
 	for _, r := range t.Rows {
-		var cols [4]string
-		for i, c := range r.Cells {
-			switch {
-			case c.NA:
-				cols[i] = "n/a"
-			case c.Marked:
-				cols[i] = fmt.Sprintf("%.2f*", c.Value)
-			default:
-				cols[i] = fmt.Sprintf("%.2f", c.Value)
-			}
-		}
-		line(r.Label, cols)
+		pt.Rows = append(pt.Rows, PairRow{Label: r.Label, Cells: r.Cells[:]})
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return RenderPairTable(w, pt)
 }

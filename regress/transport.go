@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/cpustat"
 )
 
@@ -279,14 +280,7 @@ func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error)
 }
 
 // Exited reports whether the process has ended.
-func (p *Proc) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
+func (p *Proc) Exited() bool { return bgproc.Closed(p.done) }
 
 // Stop sends SIGTERM on the host, then SIGKILL after 10 s, and waits for
 // the local carrier command to end. Stopping a stopped process is no

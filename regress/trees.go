@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Roles of the two binaries a comparison drives.
@@ -129,6 +130,17 @@ func (c *Commands) Output(ctx context.Context, dir string, env []string, args ..
 		return out.Bytes(), fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return out.Bytes(), nil
+}
+
+// within runs args like Output, for timeout at most, and returns stdout.
+func (c *Commands) within(ctx context.Context, timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := c.Output(ctx, "", nil, args...)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("%s: no answer within %v", strings.Join(args, " "), timeout)
+	}
+	return string(out), err
 }
 
 // PrepareTrees makes the trees spec asks for, with a temporary worktree

@@ -5,7 +5,7 @@
 // vSwitch's userspace datapath without and with userspace TSO), rows
 // interleaved run by run, and prints one table of medians, spreads and
 // ratios (package internal/benchtable). Raw samples go to
-// bench-out/<time>/bench.json. docs/BENCH.md says how to read the table.
+// bench-out/<time>/results.json (its "bench" part, the regress format). docs/BENCH.md says how to read the table.
 //
 // It needs root on Linux.
 package main

@@ -57,9 +57,13 @@ func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 func (p *Proc) Done() <-chan struct{} { return p.done }
 
 // Exited reports whether the process has ended.
-func (p *Proc) Exited() bool {
+func (p *Proc) Exited() bool { return Closed(p.done) }
+
+// Closed reports, without waiting, whether done is closed: whether a
+// process whose reaper closes done has ended.
+func Closed(done <-chan struct{}) bool {
 	select {
-	case <-p.done:
+	case <-done:
 		return true
 	default:
 		return false
