@@ -13,8 +13,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/netnstest"
 	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/platformtest"
 	"github.com/swctl/swctl/platform/tap"
 )
 
@@ -525,12 +527,14 @@ func TestIntegrationConcurrentWriters(t *testing.T) {
 // turn).
 func TestIntegrationNoAllocsInSteadyState(t *testing.T) {
 	for _, queues := range []int{1, 2} {
-		t.Run(fmt.Sprintf("%d queues", queues), func(t *testing.T) { testNoAllocs(t, queues) })
+		for _, offload := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d queues, offload %v", queues, offload), func(t *testing.T) { testNoAllocs(t, queues, offload) })
+		}
 	}
 }
 
-func testNoAllocs(t *testing.T, queues int) {
-	ns, p := newTap(t, tap.Options{Up: true, Queues: queues})
+func testNoAllocs(t *testing.T, queues int, offload bool) {
+	ns, p := newTap(t, tap.Options{Up: true, Queues: queues, Offload: offload})
 	raw := openRaw(t, ns, p.Index())
 	in := testFrame(p.HardwareAddr(), peerMAC, 0xd1, 200)
 	out := [][]byte{testFrame(peerMAC, p.HardwareAddr(), 0xd2, 200), testFrame(peerMAC, p.HardwareAddr(), 0xd3, 60)}
@@ -550,6 +554,10 @@ func testNoAllocs(t *testing.T, queues int) {
 			failed = err
 		}
 	})
+	// With offloads, WriteBatch merges TCP segments (frame.GRO).
+	segs := [][]byte{tcpSegment(t, peerMAC, p.HardwareAddr(), 0), tcpSegment(t, peerMAC, p.HardwareAddr(), 1)}
+	out = append(out, segs...)
+	p.WriteBatch(platform.Batch{Frames: out})
 	writes := testing.AllocsPerRun(200, func() {
 		if _, err := p.WriteBatch(platform.Batch{Frames: out}); err != nil {
 			failed = err
@@ -560,5 +568,29 @@ func testNoAllocs(t *testing.T, queues int) {
 	}
 	if reads != 0 || writes != 0 {
 		t.Errorf("allocations per call: ReadBatch %v, WriteBatch %v; want 0", reads, writes)
+	}
+}
+
+// tcpSegment returns segment i of 1,000 bytes of a TCP stream, as a
+// sending stack cuts it.
+func tcpSegment(t *testing.T, dst, src net.HardwareAddr, i int) []byte {
+	t.Helper()
+	return segments(t)(platformtest.TCPFrame(t, dst, src, 0, 2000, 1000))[i]
+}
+
+// segments returns a function that cuts a super-frame as a sending
+// stack does (frame.Segment).
+func segments(t *testing.T) func(super []byte, o platform.Offload) [][]byte {
+	return func(super []byte, o platform.Offload) [][]byte {
+		t.Helper()
+		n, err := frame.SegmentedLen(super, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		segs, err := frame.Segment(super, o, make([]byte, n), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return segs
 	}
 }
