@@ -33,6 +33,14 @@
 // it keeps, and never blocks: a frame the kernel refuses or one larger than
 // the MTU (one 802.1Q/802.1ad tag allowed) is dropped and counted.
 //
+// A TAP with offloads (Options.Offload, Linux) writes fewer frames than it
+// is given: WriteBatch first merges each batch's in-sequence TCP segments
+// of one flow into a super-frame (frame.GRO, software GRO), which the host
+// stack takes as one packet, as its own GRO would have, so that a trunk
+// whose members receive MTU-sized segments makes one system call per
+// super-frame rather than per segment. Frames of one flow keep their
+// order; a merged frame leaves where its first segment was.
+//
 // # Carrier
 //
 // A TAP's carrier is up while its descriptor is open. On Linux SetCarrier

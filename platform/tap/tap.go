@@ -120,9 +120,25 @@ type Port struct {
 	// offload is Options.Offload: every read and write carries a
 	// virtio_net_hdr. Immutable.
 	offload bool
+	// gro are the coalescers of WriteBatch on a TAP with offloads, one
+	// per concurrent writer up to groSlots; a writer that finds all busy
+	// writes its frames as they are.
+	gro [groSlots]groSlot
 
 	// counters are the port's counters.
 	counters platform.PortCounters
+}
+
+// groSlots is how many WriteBatch calls at once coalesce TCP segments:
+// one per pump queue of a trunk with a few receive queues.
+const groSlots = 4
+
+// groSlot is a coalescer and the lock that gives it to one writer.
+type groSlot struct {
+	// mu is held by the writer using g.
+	mu sync.Mutex
+	// g is the coalescer, its buffers allocated on first use.
+	g frame.GRO
 }
 
 // rxQueue is one receive queue of a Port.
@@ -238,11 +254,16 @@ func (p *Port) readQueue(b platform.Batch, only int) (int, error) {
 // WriteBatch implements platform.Port: it hands each frame to the host with
 // one write (on a TAP with several queues, on the queue the frame's flow
 // hashes to) (with Options.Offload, preceded by its virtio_net_hdr, so the
-// host stack takes a super-frame whole) and never blocks. A frame shorter
+// host stack takes a super-frame whole) and never blocks. With
+// Options.Offload it first merges the batch's consecutive TCP segments of
+// each flow into super-frames (frame.GRO), so the host stack takes them
+// as one, as its own GRO would; frames of one flow keep their order. A frame shorter
 // than an Ethernet header, one whose payload exceeds the MTU (one VLAN tag
 // allowed; a super-frame by its segments), or one the kernel refuses is
 // dropped and counted, and so is a frame whose offload is not plain on a
-// TAP without Options.Offload. It returns the number sent; it keeps
+// TAP without Options.Offload. It returns the number of the batch's
+// frames sent (a merged frame counts its segments; the port's counters
+// count what was written); it keeps
 // nothing, so the caller may reuse frames when it returns. Safe for
 // concurrent use.
 func (p *Port) WriteBatch(b platform.Batch) (int, error) {

@@ -90,3 +90,53 @@ func TestIntegrationOffloadSuperFrames(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegrationOffloadMergesSegments writes the segments of a TCP
+// stream, interleaved with a frame of another kind, in one WriteBatch to
+// a TAP with offloads: the host receives the segments as one super-frame
+// of the segments' GSO size (userspace GRO), holding their payload, and
+// the other frame as it was.
+func TestIntegrationOffloadMergesSegments(t *testing.T) {
+	ns, dut := newTap(t, tap.Options{Up: true, Offload: true})
+	peer := openPeer(t, ns, dut.Name(), afpacket.Options{Offload: true})
+	src := net.HardwareAddr{2, 0, 0, 0, 0x77, 1}
+	const mss = 1448
+	super, o := platformtest.TCPFrame(t, dut.HardwareAddr(), src, 0, 6*mss, mss)
+	segs := segments(t)(super, o)
+	other := testFrame(dut.HardwareAddr(), src, 0xd4, 300)
+	batch := append([][]byte{segs[0], other}, segs[1:]...)
+	if sent, err := dut.WriteBatch(platform.Batch{Frames: batch, Offs: make([]platform.Offload, len(batch))}); sent != len(batch) || err != nil {
+		t.Fatalf("WriteBatch of %d frames = %d, %v (counters %+v)", len(batch), sent, err, dut.Counters())
+	}
+	if c := dut.Counters(); c.TxPackets != 2 {
+		t.Errorf("the TAP wrote %d frames, want 2 (one super-frame, one other frame)", c.TxPackets)
+	}
+	b := platform.NewBatch(peer.BatchSize())
+	var gotSuper, gotOther bool
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !(gotSuper && gotOther); {
+		k, err := peer.ReadBatch(b)
+		if err != nil {
+			t.Fatalf("peer: ReadBatch: %v", err)
+		}
+		for i := range k {
+			f, fo := b.Frames[i], b.Offs[i]
+			switch {
+			case bytes.Equal(f, other):
+				gotOther = true
+			case len(f) == len(super):
+				gotSuper = true
+				if fo.GSOType&^platform.GSOECN != platform.GSOTCPv4 || fo.GSOSize != mss {
+					t.Errorf("the merged frame's offload %+v, want TCPv4 GSO of %d", fo, mss)
+				}
+				if !bytes.Equal(f[54:], super[54:]) {
+					t.Error("the merged frame's payload differs from the segments'")
+				}
+			case len(f) == len(segs[0]):
+				t.Fatalf("the host received a segment alone (offload %+v)", fo)
+			}
+		}
+	}
+	if !gotSuper || !gotOther {
+		t.Fatalf("within 5s: super-frame received %v, other frame %v", gotSuper, gotOther)
+	}
+}

@@ -13,8 +13,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/internal/netnstest"
 	"github.com/swctl/swctl/platform"
+	"github.com/swctl/swctl/platform/platformtest"
 	"github.com/swctl/swctl/platform/tap"
 )
 
@@ -23,7 +25,7 @@ import (
 const testType = 0x88b5
 
 // newTap makes a namespace and a TAP in it, closed at the end of the test.
-func newTap(t *testing.T, opts tap.Options) (*netnstest.NS, *tap.Port) {
+func newTap(t testing.TB, opts tap.Options) (*netnstest.NS, *tap.Port) {
 	t.Helper()
 	netnstest.Require(t)
 	ns := netnstest.New(t, "tap")
@@ -525,12 +527,14 @@ func TestIntegrationConcurrentWriters(t *testing.T) {
 // turn).
 func TestIntegrationNoAllocsInSteadyState(t *testing.T) {
 	for _, queues := range []int{1, 2} {
-		t.Run(fmt.Sprintf("%d queues", queues), func(t *testing.T) { testNoAllocs(t, queues) })
+		for _, offload := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d queues, offload %v", queues, offload), func(t *testing.T) { testNoAllocs(t, queues, offload) })
+		}
 	}
 }
 
-func testNoAllocs(t *testing.T, queues int) {
-	ns, p := newTap(t, tap.Options{Up: true, Queues: queues})
+func testNoAllocs(t *testing.T, queues int, offload bool) {
+	ns, p := newTap(t, tap.Options{Up: true, Queues: queues, Offload: offload})
 	raw := openRaw(t, ns, p.Index())
 	in := testFrame(p.HardwareAddr(), peerMAC, 0xd1, 200)
 	out := [][]byte{testFrame(peerMAC, p.HardwareAddr(), 0xd2, 200), testFrame(peerMAC, p.HardwareAddr(), 0xd3, 60)}
@@ -550,6 +554,10 @@ func testNoAllocs(t *testing.T, queues int) {
 			failed = err
 		}
 	})
+	// With offloads, WriteBatch merges TCP segments (frame.GRO).
+	segs := [][]byte{tcpSegment(t, peerMAC, p.HardwareAddr(), 0), tcpSegment(t, peerMAC, p.HardwareAddr(), 1)}
+	out = append(out, segs...)
+	p.WriteBatch(platform.Batch{Frames: out})
 	writes := testing.AllocsPerRun(200, func() {
 		if _, err := p.WriteBatch(platform.Batch{Frames: out}); err != nil {
 			failed = err
@@ -560,5 +568,67 @@ func testNoAllocs(t *testing.T, queues int) {
 	}
 	if reads != 0 || writes != 0 {
 		t.Errorf("allocations per call: ReadBatch %v, WriteBatch %v; want 0", reads, writes)
+	}
+}
+
+// tcpSegment returns segment i of 1,000 bytes of a TCP stream, as a
+// sending stack cuts it.
+func tcpSegment(t testing.TB, dst, src net.HardwareAddr, i int) []byte {
+	t.Helper()
+	return segments(t)(platformtest.TCPFrame(t, dst, src, 0, 2000, 1000))[i]
+}
+
+// segments returns a function that cuts a super-frame as a sending
+// stack does (frame.Segment).
+func segments(t testing.TB) func(super []byte, o platform.Offload) [][]byte {
+	return func(super []byte, o platform.Offload) [][]byte {
+		t.Helper()
+		n, err := frame.SegmentedLen(super, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		segs, err := frame.Segment(super, o, make([]byte, n), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return segs
+	}
+}
+
+// BenchmarkWriteBatchTCP is the cost per segment of writing batches of 64
+// TCP segments of 8 interleaved flows (1,448 bytes of payload each) to a
+// TAP with offloads, the host stack taking them: in sequence, which
+// WriteBatch merges into 8 super-frames, and with every segment out of
+// sequence, which it writes one by one.
+func BenchmarkWriteBatchTCP(b *testing.B) {
+	_, p := newTap(b, tap.Options{Up: true, Offload: true})
+	src := net.HardwareAddr{2, 0, 0, 0, 0x77, 1}
+	var flows [8][][]byte
+	for i := range flows {
+		super, o := platformtest.TCPFrame(b, p.HardwareAddr(), src, 0, 8*1448, 1448)
+		super[35] = byte(i) // the source port; Segment sets the checksums
+		flows[i] = segments(b)(super, o)
+	}
+	var inSeq, gaps [][]byte
+	for j := range 8 {
+		for i := range flows {
+			inSeq = append(inSeq, flows[i][j])
+			gaps = append(gaps, flows[i][7-j])
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		frames [][]byte
+	}{{"in-sequence", inSeq}, {"out-of-sequence", gaps}} {
+		b.Run(c.name, func(b *testing.B) {
+			batch := platform.Batch{Frames: c.frames, Offs: make([]platform.Offload, len(c.frames))}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.WriteBatch(batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(c.frames)), "ns/segment")
+		})
 	}
 }
