@@ -169,7 +169,4 @@ func (tr *Trunk) egress(eg *platform.Egress, m *Member, b platform.Batch) (lost,
 	return uint64(l), bytes * uint64(l) / uint64(b.Len())
 }
 
-var (
-	_ platform.Port = (*Trunk)(nil)
-	_ platform.Port = (*Trunk)(nil)
-)
+var _ platform.Port = (*Trunk)(nil)
