@@ -257,6 +257,18 @@ func l2Len(f []byte) int {
 	return 14
 }
 
+// FitsMTU reports whether f, with offload o, may go out on a link of MTU
+// mtu: it holds at least an Ethernet header, and its payload (a
+// super-frame's: its largest segment's, SegmentPayloadLen) is at most mtu.
+// A frame no longer than an untagged header plus mtu fits whatever it
+// carries, so only longer ones are walked.
+func FitsMTU(f []byte, o Offload, mtu int) bool {
+	if len(f) < HeaderLen {
+		return false
+	}
+	return len(f)-HeaderLen <= mtu || SegmentPayloadLen(f, o) <= mtu
+}
+
 // SegmentPayloadLen returns the L2 payload (one tag allowed, as an MTU
 // counts it) of the largest frame f becomes on the wire: its own for a
 // frame that is not a super-frame, else the headers plus GSOSize. It

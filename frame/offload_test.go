@@ -124,6 +124,10 @@ func TestSegment(t *testing.T) {
 			if got := frame.SegmentPayloadLen(super, o); got != wantPL {
 				t.Errorf("SegmentPayloadLen = %d, want %d", got, wantPL)
 			}
+			if !frame.FitsMTU(super, o, wantPL) || frame.FitsMTU(super, o, wantPL-1) {
+				t.Errorf("FitsMTU at MTU %d, %d = %v, %v; want true, false", wantPL, wantPL-1,
+					frame.FitsMTU(super, o, wantPL), frame.FitsMTU(super, o, wantPL-1))
+			}
 			buf := make([]byte, size)
 			segs, err := frame.Segment(super, o, buf, nil)
 			if err != nil {
@@ -217,5 +221,16 @@ func BenchmarkSegment(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		segs, _ = frame.Segment(f, o, buf, segs[:0])
+	}
+}
+
+// A frame shorter than an Ethernet header fits no MTU; one that is just a
+// header fits any.
+func TestFitsMTUHeader(t *testing.T) {
+	if frame.FitsMTU(make([]byte, frame.HeaderLen-1), frame.Offload{}, 9000) {
+		t.Error("a 13-byte frame fits; want refused")
+	}
+	if !frame.FitsMTU(make([]byte, frame.HeaderLen), frame.Offload{}, 0) {
+		t.Error("a bare Ethernet header does not fit MTU 0; want it to")
 	}
 }

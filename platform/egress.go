@@ -83,17 +83,7 @@ func (e *Egress) Send(p Port, b Batch) EgressStats {
 // do not, so that the caller's batch (maybe shared by several ports) is
 // never changed.
 func (e *Egress) fitting(mtu int, b Batch) (Batch, int) {
-	fits := func(i int) bool {
-		f := b.Frames[i]
-		if len(f) < frame.HeaderLen {
-			return false
-		}
-		// A frame whose length past an untagged Ethernet header is within
-		// the MTU fits whatever it carries (its payload, and a
-		// super-frame's segments, are no longer): the header walk is for
-		// the long ones only.
-		return len(f)-frame.HeaderLen <= mtu || frame.SegmentPayloadLen(f, b.Offload(i)) <= mtu
-	}
+	fits := func(i int) bool { return frame.FitsMTU(b.Frames[i], b.Offload(i), mtu) }
 	first := -1
 	for i := range b.Frames {
 		if !fits(i) {

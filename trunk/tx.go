@@ -62,7 +62,7 @@ func (tr *Trunk) writeBatch(frames [][]byte, offs []platform.Offload) (int, erro
 		if withOffs {
 			o = offs[i]
 		}
-		if len(f) < frame.HeaderLen || frame.SegmentPayloadLen(f, o) > mtu {
+		if !frame.FitsMTU(f, o, mtu) {
 			invalid++
 			continue
 		}

@@ -190,8 +190,7 @@ func (s *sender) admitFrom(bad int, frames [][]byte, offs []platform.Offload, mt
 // Ethernet header, segments within the MTU, offloads only on a port that
 // has them (offload).
 func sendable(f []byte, o platform.Offload, mtu int, offload bool) bool {
-	return len(f) >= frame.HeaderLen && (offload || o.IsPlain()) &&
-		frame.SegmentPayloadLen(f, o) <= mtu
+	return (offload || o.IsPlain()) && frame.FitsMTU(f, o, mtu)
 }
 
 // close closes the transmitter, if Open made one. mu is held.

@@ -106,7 +106,7 @@ func (p *Port) writeMerged(g *frame.GRO, b platform.Batch) int {
 // sent; a frame too short or too long for the MTU, or refused by the
 // kernel, is counted as dropped.
 func (p *Port) writeOne(f []byte, o frame.Offload) bool {
-	if len(f) < frame.HeaderLen || frame.SegmentPayloadLen(f, o) > p.MTU() {
+	if !frame.FitsMTU(f, o, p.MTU()) {
 		p.counters.AddTxDropped(1)
 		return false
 	}
