@@ -148,21 +148,21 @@ func (x *memberTx) info() TxQueueInfo {
 }
 
 // sendBacklogged is steps 1 to 3 for b, bound for member m with
-// backlog x, at now. It returns how many of b's frames were dropped (the
+// backlog x, at now; b's frames fit mtu. It returns how many of b's frames were dropped (the
 // ring refused them, or the backlog had no room), with an estimate of
 // their bytes, and how many of those for want of room in the backlog
 // (overflow, which it counts); the rest went to the ring or joined the
 // backlog, and count as sent (a queued frame dropped later is counted
 // then, in TxMemberDropped or the backlog's Stale). It kicks the flusher
 // when it queued frames.
-func (tr *Trunk) sendBacklogged(x *memberTx, m *Member, b platform.Batch, now time.Time) (lost, lostBytes, overflow uint64) {
+func (tr *Trunk) sendBacklogged(x *memberTx, m *Member, b platform.Batch, mtu int, now time.Time) (lost, lostBytes, overflow uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	before := x.q.Stats()
 	tr.flushLocked(x, m, now)
 	if x.q.Len() == 0 {
 		k := x.fitting(b, m.port.Offloads())
-		lost, lostBytes = tr.egress(&x.eg, m, b.Slice(0, k))
+		lost, lostBytes = tr.egress(&x.eg, m, b.Slice(0, k), mtu)
 		b = b.Slice(k, b.Len())
 	}
 	queued := false
@@ -199,7 +199,7 @@ func (tr *Trunk) flushLocked(x *memberTx, m *Member, now time.Time) {
 		if k == 0 {
 			return
 		}
-		if lost, _ := tr.egress(&x.eg, m, h.Slice(0, k)); lost > 0 {
+		if lost, _ := tr.egress(&x.eg, m, h.Slice(0, k), -1); lost > 0 {
 			tr.txMem.Add(lost)
 		}
 		x.q.Pop(k)

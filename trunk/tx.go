@@ -94,12 +94,12 @@ func (tr *Trunk) writeBatch(frames [][]byte, offs []platform.Offload) (int, erro
 		b := platform.Batch{Frames: out, Offs: offs}
 		var l, lbytes, of uint64
 		if m.tx == nil {
-			l, lbytes = tr.egress(&s.eg, m, b)
+			l, lbytes = tr.egress(&s.eg, m, b, mtu)
 		} else {
 			if now.IsZero() {
 				now = tr.clock.Now()
 			}
-			l, lbytes, of = tr.sendBacklogged(m.tx, m, b, now)
+			l, lbytes, of = tr.sendBacklogged(m.tx, m, b, mtu, now)
 		}
 		lost, lostBytes, overflow = lost+l, lostBytes+lbytes, overflow+of
 		clear(out)
@@ -148,9 +148,11 @@ func (tr *Trunk) slot() *txSlot {
 
 // egress writes b to member m through eg (offloads finished in software
 // for a member that carries none), and returns how many of b's frames m
-// did not take and an estimate of their bytes.
-func (tr *Trunk) egress(eg *platform.Egress, m *Member, b platform.Batch) (lost, lostBytes uint64) {
-	st := eg.Send(m.port, b)
+// did not take and an estimate of their bytes. checked is the MTU
+// writeBatch checked b's frames against, so that eg does not walk them
+// again (negative: unchecked, a backlog's head).
+func (tr *Trunk) egress(eg *platform.Egress, m *Member, b platform.Batch, checked int) (lost, lostBytes uint64) {
+	st := eg.SendChecked(m.port, b, checked)
 	if st.Finished > 0 {
 		tr.softOffload.Add(uint64(st.Finished))
 	}
