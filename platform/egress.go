@@ -102,7 +102,12 @@ func (e *Egress) send(p Port, b Batch, checked int) EgressStats {
 func (e *Egress) fitting(mtu int, b Batch) (Batch, int) {
 	fits := func(i int) bool { return frame.FitsMTU(b.Frames[i], b.Offload(i), mtu) }
 	first := -1
-	for i := range b.Frames {
+	for i, f := range b.Frames {
+		// A frame within the MTU past an untagged header fits whatever
+		// its offload (FitsMTU's first test), without reading it.
+		if len(f) >= frame.HeaderLen && len(f)-frame.HeaderLen <= mtu {
+			continue
+		}
 		if !fits(i) {
 			first = i
 			break
