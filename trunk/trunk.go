@@ -202,16 +202,11 @@ type Trunk struct {
 	closed atomic.Bool
 	// closing is closed by Close: it wakes readers and ReadBatch.
 	closing chan struct{}
-	// rx is the receive side's consumer state: ReadBatch's, and each
-	// receive queue's (rx.go).
+	// rx is the receive side's consumer state (ReadBatch's, and each
+	// receive queue's) and counters (rx.go).
 	rx rxSide
 	// tx is the send side (tx.go, backlog.go); its pointer is immutable.
 	tx *txSide
-	// rxPackets ... rxControl are the receive side's Stats counters, and
-	// softOffload and offloadDropped its part of SoftOffload and
-	// OffloadDropped. Atomic.
-	rxPackets, rxBytes, rxRefused, rxControl atomic.Uint64
-	softOffload, offloadDropped              atomic.Uint64
 	// offloadLogged is set once a frame dropped for its offload has been
 	// logged. Atomic.
 	offloadLogged atomic.Bool
@@ -396,14 +391,14 @@ func (tr *Trunk) Link() platform.LinkState {
 // Stats returns the trunk's counters.
 func (tr *Trunk) Stats() Stats {
 	return Stats{
-		RxPackets: tr.rxPackets.Load(), RxBytes: tr.rxBytes.Load(),
-		RxRefused: tr.rxRefused.Load(), RxControl: tr.rxControl.Load(),
+		RxPackets: tr.rx.packets.Load(), RxBytes: tr.rx.bytes.Load(),
+		RxRefused: tr.rx.refused.Load(), RxControl: tr.rx.control.Load(),
 		TxPackets: tr.tx.packets.Load(), TxBytes: tr.tx.bytes.Load(),
 		TxNoPort: tr.tx.noPort.Load(), TxInvalid: tr.tx.invalid.Load(),
 		TxMemberDropped: tr.tx.memDropped.Load(),
 		TxQueueOverflow: tr.tx.qOverflow.Load(), TxQueueStale: tr.tx.qStale.Load(),
-		SoftOffload:    tr.softOffload.Load() + tr.tx.softOffload.Load(),
-		OffloadDropped: tr.offloadDropped.Load() + tr.tx.offloadDropped.Load(),
+		SoftOffload:    tr.rx.softOffload.Load() + tr.tx.softOffload.Load(),
+		OffloadDropped: tr.rx.offloadDropped.Load() + tr.tx.offloadDropped.Load(),
 	}
 }
 
