@@ -50,11 +50,28 @@ func (s EgressStats) Lost(in int) int {
 // p copies what it keeps. Send does not look at p's link: the caller
 // decides what a port that is down gets.
 func (e *Egress) Send(p Port, b Batch) EgressStats {
+	return e.send(p, b, -1)
+}
+
+// SendChecked is Send for a batch whose every frame the caller has
+// already passed through frame.FitsMTU with mtu (a trunk, against its
+// smallest member MTU): while p's MTU is at least mtu none of them can be
+// oversize for p, and the second walk over the frames is skipped. A port
+// whose MTU has dropped below mtu since gets Send's check.
+func (e *Egress) SendChecked(p Port, b Batch, mtu int) EgressStats {
+	return e.send(p, b, mtu)
+}
+
+// send is Send, skipping the MTU check when p's MTU is at least checked
+// (the MTU the caller checked b's frames against; negative: none).
+func (e *Egress) send(p Port, b Batch, checked int) EgressStats {
 	var st EgressStats
 	if b.Len() == 0 {
 		return st
 	}
-	b, st.Oversize = e.fitting(p.MTU(), b)
+	if mtu := p.MTU(); checked < 0 || mtu < checked {
+		b, st.Oversize = e.fitting(mtu, b)
+	}
 	bs := p.BatchSize()
 	if bs <= 0 {
 		bs = max(b.Len(), 1)
@@ -85,7 +102,12 @@ func (e *Egress) Send(p Port, b Batch) EgressStats {
 func (e *Egress) fitting(mtu int, b Batch) (Batch, int) {
 	fits := func(i int) bool { return frame.FitsMTU(b.Frames[i], b.Offload(i), mtu) }
 	first := -1
-	for i := range b.Frames {
+	for i, f := range b.Frames {
+		// A frame within the MTU past an untagged header fits whatever
+		// its offload (FitsMTU's first test), without reading it.
+		if len(f) >= frame.HeaderLen && len(f)-frame.HeaderLen <= mtu {
+			continue
+		}
 		if !fits(i) {
 			first = i
 			break

@@ -115,6 +115,21 @@ func TestEgressSend(t *testing.T) {
 			t.Errorf("Lost(4) = %d, want 1 (the frame with the bad offload)", got)
 		}
 	})
+	t.Run("SendChecked sends frames checked against an MTU the port meets", func(t *testing.T) {
+		p := &recordingPort{mtu: 1500, batch: 64}
+		var e platform.Egress
+		if st := e.SendChecked(p, platform.Batch{Frames: [][]byte{small, small}}, 1500); st.Sent != 2 || st.Oversize != 0 || p.frames() != 2 {
+			t.Errorf("SendChecked(mtu 1500) to a 1500-byte port = %+v, port got %d; want both sent", st, p.frames())
+		}
+	})
+	t.Run("SendChecked checks again for a port whose MTU is below the checked one", func(t *testing.T) {
+		p := &recordingPort{mtu: 1500, batch: 64}
+		var e platform.Egress
+		st := e.SendChecked(p, platform.Batch{Frames: [][]byte{small, big}}, 9000)
+		if st.Sent != 1 || st.Oversize != 1 || p.frames() != 1 {
+			t.Errorf("SendChecked(mtu 9000) to a 1500-byte port = %+v, port got %d; want the 1,614-byte frame left out", st, p.frames())
+		}
+	})
 	t.Run("a port that refuses some frames: Lost counts input frames", func(t *testing.T) {
 		p := &recordingPort{mtu: 1500, batch: 64, accept: 1}
 		var e platform.Egress
@@ -136,6 +151,9 @@ func TestEgressSendZeroAllocs(t *testing.T) {
 	sink := &countingPort{recordingPort: p}
 	if n := testing.AllocsPerRun(100, func() { e.Send(sink, platform.Batch{Frames: in, Offs: offs}) }); n != 0 {
 		t.Fatalf("Send allocates %.1f times per batch, want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { e.SendChecked(sink, platform.Batch{Frames: in[:1], Offs: offs[:1]}, 1500) }); n != 0 {
+		t.Fatalf("SendChecked allocates %.1f times per batch, want 0", n)
 	}
 }
 

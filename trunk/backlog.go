@@ -148,21 +148,21 @@ func (x *memberTx) info() TxQueueInfo {
 }
 
 // sendBacklogged is steps 1 to 3 for b, bound for member m with
-// backlog x, at now. It returns how many of b's frames were dropped (the
+// backlog x, at now; b's frames fit mtu. It returns how many of b's frames were dropped (the
 // ring refused them, or the backlog had no room), with an estimate of
 // their bytes, and how many of those for want of room in the backlog
 // (overflow, which it counts); the rest went to the ring or joined the
 // backlog, and count as sent (a queued frame dropped later is counted
 // then, in TxMemberDropped or the backlog's Stale). It kicks the flusher
 // when it queued frames.
-func (tr *Trunk) sendBacklogged(x *memberTx, m *Member, b platform.Batch, now time.Time) (lost, lostBytes, overflow uint64) {
+func (tx *txSide) sendBacklogged(x *memberTx, m *Member, b platform.Batch, mtu int, now time.Time) (lost, lostBytes, overflow uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	before := x.q.Stats()
-	tr.flushLocked(x, m, now)
+	tx.flushLocked(x, m, now)
 	if x.q.Len() == 0 {
 		k := x.fitting(b, m.port.Offloads())
-		lost, lostBytes = tr.egress(&x.eg, m, b.Slice(0, k))
+		lost, lostBytes = tx.egress(&x.eg, m, b.Slice(0, k), mtu)
 		b = b.Slice(k, b.Len())
 	}
 	queued := false
@@ -175,10 +175,10 @@ func (tr *Trunk) sendBacklogged(x *memberTx, m *Member, b platform.Batch, now ti
 			overflow++
 		}
 	}
-	tr.account(x, before)
+	tx.account(x, before)
 	if queued {
 		select {
-		case tr.flushKick <- struct{}{}:
+		case tx.flushKick <- struct{}{}:
 		default:
 		}
 	}
@@ -189,7 +189,7 @@ func (tr *Trunk) sendBacklogged(x *memberTx, m *Member, b platform.Batch, now ti
 // far as it has room, and counts what the ring refused in
 // TxMemberDropped (those frames counted as sent when they were queued).
 // x.mu is held.
-func (tr *Trunk) flushLocked(x *memberTx, m *Member, now time.Time) {
+func (tx *txSide) flushLocked(x *memberTx, m *Member, now time.Time) {
 	for x.q.Len() > 0 {
 		h := x.q.Head(x.q.Len(), now)
 		if h.Len() == 0 {
@@ -199,8 +199,8 @@ func (tr *Trunk) flushLocked(x *memberTx, m *Member, now time.Time) {
 		if k == 0 {
 			return
 		}
-		if lost, _ := tr.egress(&x.eg, m, h.Slice(0, k)); lost > 0 {
-			tr.txMem.Add(lost)
+		if lost, _ := tx.egress(&x.eg, m, h.Slice(0, k), -1); lost > 0 {
+			tx.memDropped.Add(lost)
 		}
 		x.q.Pop(k)
 		if k < h.Len() {
@@ -212,7 +212,7 @@ func (tr *Trunk) flushLocked(x *memberTx, m *Member, now time.Time) {
 // flush is step 4 for one member: it reports whether its backlog still
 // holds frames. A member that left has its backlog dropped (counted in
 // TxMemberDropped).
-func (tr *Trunk) flush(m *Member, now time.Time) bool {
+func (tx *txSide) flush(m *Member, now time.Time) bool {
 	x := m.tx
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -220,26 +220,26 @@ func (tr *Trunk) flush(m *Member, now time.Time) bool {
 	if m.gone.Load() {
 		n := x.q.Len()
 		x.q.Pop(n)
-		tr.txMem.Add(uint64(n))
+		tx.memDropped.Add(uint64(n))
 	} else {
-		tr.flushLocked(x, m, now)
+		tx.flushLocked(x, m, now)
 	}
-	tr.account(x, before)
+	tx.account(x, before)
 	return x.q.Len() > 0
 }
 
 // account copies x's backlog state to its atomics, and its drops since
 // before to the trunk's counters. x.mu is held.
-func (tr *Trunk) account(x *memberTx, before txq.Stats) {
+func (tx *txSide) account(x *memberTx, before txq.Stats) {
 	st := x.q.Stats()
 	x.bytes.Store(uint64(x.q.Bytes()))
 	x.overflow.Store(st.Overflow)
 	x.stale.Store(st.Stale + st.CoDel)
 	if d := st.Overflow - before.Overflow; d > 0 {
-		tr.txqOverflow.Add(d)
+		tx.qOverflow.Add(d)
 	}
 	if d := st.Stale + st.CoDel - before.Stale - before.CoDel; d > 0 {
-		tr.txqStale.Add(d)
+		tx.qStale.Add(d)
 	}
 }
 
@@ -280,30 +280,30 @@ func slotsFor(f []byte, o platform.Offload, offloads bool) int {
 }
 
 // flusher is step 4: it drains the members' backlogs every
-// flushInterval while any holds frames, and sleeps on tr.flushKick
+// flushInterval while any holds frames, and sleeps on tx.flushKick
 // otherwise, until the trunk closes.
-func (tr *Trunk) flusher() {
-	defer close(tr.flushDone)
+func (tx *txSide) flusher(closing <-chan struct{}, tab *atomic.Pointer[table]) {
+	defer close(tx.flushDone)
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	for {
 		select {
-		case <-tr.flushKick:
-		case <-tr.closing:
+		case <-tx.flushKick:
+		case <-closing:
 			return
 		}
 		for waiting := true; waiting; {
 			t.Reset(flushInterval)
 			select {
 			case <-t.C:
-			case <-tr.closing:
+			case <-closing:
 				t.Stop()
 				return
 			}
 			waiting = false
-			now := tr.clock.Now()
-			for _, m := range tr.table.Load().members {
-				if m.tx != nil && tr.flush(m, now) {
+			now := tx.clock.Now()
+			for _, m := range tab.Load().members {
+				if m.tx != nil && tx.flush(m, now) {
 					waiting = true
 				}
 			}

@@ -35,7 +35,7 @@ func (tr *Trunk) AddPort(p platform.Port, cfg PortConfig) error {
 	id := (^tr.ids).First()
 	tr.ids = tr.ids.With(id)
 	m := newMember(p, id, cfg)
-	m.tx = newMemberTx(p, tr.txqBytes, tr.txqDelay, tr.txqTarget, tr.txqSuper)
+	m.tx = newMemberTx(p, tr.tx.qBytes, tr.tx.qDelay, tr.tx.qTarget, tr.tx.qSuper)
 	tr.members = append(slices.Clip(tr.members), m)
 	if tr.mac.Load() == nil {
 		if hw := p.HardwareAddr(); len(hw) == 6 {

@@ -40,7 +40,7 @@ const readRetry = 10 * time.Millisecond
 //     contract says.
 
 // rxSide is what the consumers of a trunk's frames hold: ReadBatch's
-// state and each receive queue's.
+// state and each receive queue's, and the receive counters.
 type rxSide struct {
 	// all is ReadBatch's consumer; its channel takes every member's
 	// batches.
@@ -48,6 +48,12 @@ type rxSide struct {
 	// queues are the receive queues' consumers: queue q takes the
 	// batches of the members whose ID mod len(queues) is q. Fixed at New.
 	queues []rxConsumer
+	// packets, bytes, refused and control are the Stats counters
+	// RxPackets, RxBytes, RxRefused and RxControl; softOffload and
+	// offloadDropped the receive side's part of SoftOffload and
+	// OffloadDropped. Atomic.
+	packets, bytes, refused, control atomic.Uint64
+	softOffload, offloadDropped      atomic.Uint64
 }
 
 // init makes n receive queues (0: GOMAXPROCS).
@@ -195,8 +201,8 @@ func (tr *Trunk) readBatch(c *rxConsumer, b platform.Batch, stop <-chan struct{}
 		bytes += uint64(len(f))
 	}
 	c.packets.Add(uint64(n))
-	tr.rxPackets.Add(uint64(n))
-	tr.rxBytes.Add(bytes)
+	tr.rx.packets.Add(uint64(n))
+	tr.rx.bytes.Add(bytes)
 	return n, nil
 }
 
@@ -262,10 +268,10 @@ func (tr *Trunk) finish(c *rxConsumer) {
 	}
 	c.frames, c.offs, c.off = c.soft.Frames(), nil, 0
 	if finished > 0 {
-		tr.softOffload.Add(finished)
+		tr.rx.softOffload.Add(finished)
 	}
 	if dropped > 0 {
-		tr.offloadDropped.Add(dropped)
+		tr.rx.offloadDropped.Add(dropped)
 	}
 }
 
@@ -410,7 +416,7 @@ func (tr *Trunk) sort(m *Member, n int) bool {
 	}
 	if refused > 0 {
 		m.rxRefused.Add(refused)
-		tr.rxRefused.Add(refused)
+		tr.rx.refused.Add(refused)
 	}
 	m.rx.frames, m.rx.offs, m.rx.soft = acc, accOffs, soft
 	return len(acc) > 0
@@ -419,7 +425,7 @@ func (tr *Trunk) sort(m *Member, n int) bool {
 // control hands a slow-protocol frame m received to the protocol.
 func (tr *Trunk) control(m *Member, f []byte) {
 	m.rxControl.Add(1)
-	tr.rxControl.Add(1)
+	tr.rx.control.Add(1)
 	tr.mu.Lock()
 	if tr.isClosed || m.gone.Load() {
 		tr.mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -179,22 +178,6 @@ type table struct {
 	sel lb.Selector
 }
 
-// txSlot is scratch for one WriteBatch call: the frames for each member.
-type txSlot struct {
-	// mu is held by the WriteBatch call using the slot; it guards out
-	// and used.
-	mu sync.Mutex
-	// out holds the frames for each member ID.
-	out [lb.MaxPorts][][]byte
-	// offs holds the offloads of out's frames, parallel to them, for
-	// WriteBatch (else empty).
-	offs [lb.MaxPorts][]platform.Offload
-	// used is the set of IDs whose out holds frames.
-	used lb.Set
-	// eg writes each member's frames.
-	eg platform.Egress
-}
-
 // Trunk aggregates member Ports into one platform.Port. See the package
 // documentation. Its methods are safe for concurrent use, but for
 // ReadBatch (one caller at a time, as for every Port).
@@ -219,34 +202,11 @@ type Trunk struct {
 	closed atomic.Bool
 	// closing is closed by Close: it wakes readers and ReadBatch.
 	closing chan struct{}
-	// rx is the receive side's consumer state: ReadBatch's, and each
-	// receive queue's (rx.go).
+	// rx is the receive side's consumer state (ReadBatch's, and each
+	// receive queue's) and counters (rx.go).
 	rx rxSide
-	// rr is the round-robin position: frames sent so far. Atomic.
-	rr atomic.Uint64
-	// tx are the WriteBatch scratch slots; each has its own lock.
-	tx []txSlot
-	// rxPackets ... txMemberDropped are the Stats counters. Atomic.
-	rxPackets, rxBytes, rxRefused, rxControl       atomic.Uint64
-	txPackets, txBytes, txNoPort, txInvalid, txMem atomic.Uint64
-	// softOffload and offloadDropped are the Stats counters of the same
-	// names. Atomic.
-	softOffload, offloadDropped atomic.Uint64
-	// txqOverflow and txqStale are the Stats counters TxQueueOverflow
-	// and TxQueueStale. Atomic.
-	txqOverflow, txqStale atomic.Uint64
-	// txqBytes and txqDelay are Options.TxQueueBytes and TxQueueDelay,
-	// defaults applied; immutable.
-	txqBytes int
-	txqDelay time.Duration
-	// txqTarget is Options.TxQueueTarget, default applied (0: off);
-	// immutable.
-	txqTarget time.Duration
-	// txqSuper is Options.TxQueueSuperFrames; immutable.
-	txqSuper bool
-	// flushKick wakes the flusher (capacity 1) when a backlog was given
-	// frames; flushDone is closed when the flusher has returned.
-	flushKick, flushDone chan struct{}
+	// tx is the send side (tx.go, backlog.go); its pointer is immutable.
+	tx *txSide
 	// offloadLogged is set once a frame dropped for its offload has been
 	// logged. Atomic.
 	offloadLogged atomic.Bool
@@ -343,14 +303,11 @@ func New(name string, opts Options) (*Trunk, error) {
 		onDist:   opts.OnDistributingChange,
 		seed:     opts.Seed,
 		closing:  make(chan struct{}),
-		tx:       make([]txSlot, max(4, runtime.GOMAXPROCS(0))),
 		hash:     opts.Hash,
 		policy:   opts.Policy,
 		tickDone: make(chan struct{}),
-		txqBytes: opts.TxQueueBytes, txqDelay: opts.TxQueueDelay, txqTarget: opts.TxQueueTarget,
-		txqSuper:  opts.TxQueueSuperFrames,
-		flushKick: make(chan struct{}, 1), flushDone: make(chan struct{}),
 	}
+	tr.tx = newTxSide(opts, tr.noteOffloadDropped)
 	tr.minActive.Store(int32(opts.Policy.minActive()))
 	tr.rx.init(opts.RxQueues)
 	if opts.MAC != nil {
@@ -361,7 +318,7 @@ func New(name string, opts Options) (*Trunk, error) {
 	tr.attachLocked(p)
 	tr.publishLocked()
 	tr.mu.Unlock()
-	supervise.Go(tr.name+" transmit backlog", tr.flusher)
+	supervise.Go(tr.name+" transmit backlog", func() { tr.tx.flusher(tr.closing, &tr.table) })
 	if opts.TickInterval > 0 {
 		supervise.Go(tr.name+" ticker", func() { tr.ticker(opts.TickInterval) })
 	} else {
@@ -434,13 +391,14 @@ func (tr *Trunk) Link() platform.LinkState {
 // Stats returns the trunk's counters.
 func (tr *Trunk) Stats() Stats {
 	return Stats{
-		RxPackets: tr.rxPackets.Load(), RxBytes: tr.rxBytes.Load(),
-		RxRefused: tr.rxRefused.Load(), RxControl: tr.rxControl.Load(),
-		TxPackets: tr.txPackets.Load(), TxBytes: tr.txBytes.Load(),
-		TxNoPort: tr.txNoPort.Load(), TxInvalid: tr.txInvalid.Load(),
-		TxMemberDropped: tr.txMem.Load(),
-		TxQueueOverflow: tr.txqOverflow.Load(), TxQueueStale: tr.txqStale.Load(),
-		SoftOffload: tr.softOffload.Load(), OffloadDropped: tr.offloadDropped.Load(),
+		RxPackets: tr.rx.packets.Load(), RxBytes: tr.rx.bytes.Load(),
+		RxRefused: tr.rx.refused.Load(), RxControl: tr.rx.control.Load(),
+		TxPackets: tr.tx.packets.Load(), TxBytes: tr.tx.bytes.Load(),
+		TxNoPort: tr.tx.noPort.Load(), TxInvalid: tr.tx.invalid.Load(),
+		TxMemberDropped: tr.tx.memDropped.Load(),
+		TxQueueOverflow: tr.tx.qOverflow.Load(), TxQueueStale: tr.tx.qStale.Load(),
+		SoftOffload:    tr.rx.softOffload.Load() + tr.tx.softOffload.Load(),
+		OffloadDropped: tr.rx.offloadDropped.Load() + tr.tx.offloadDropped.Load(),
 	}
 }
 
@@ -563,7 +521,7 @@ func (tr *Trunk) Close() error {
 	tr.mu.Unlock()
 
 	<-tr.tickDone
-	<-tr.flushDone
+	<-tr.tx.flushDone
 	for _, m := range members {
 		m.release()
 	}

@@ -1,11 +1,75 @@
 package trunk
 
 import (
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/swctl/swctl/clock"
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/lb"
 	"github.com/swctl/swctl/platform"
 )
+
+// txSide is the trunk's send side (this file and backlog.go): WriteBatch's
+// scratch slots and round-robin position, the members' backlogs and their
+// flusher, and the send counters. It reads the trunk's table and never
+// changes it.
+type txSide struct {
+	// slots are WriteBatch's scratch slots; each has its own lock.
+	slots []txSlot
+	// rr is the round-robin position: frames sent so far. Atomic.
+	rr atomic.Uint64
+	// packets, bytes, noPort, invalid and memDropped are the Stats
+	// counters TxPackets, TxBytes, TxNoPort, TxInvalid and
+	// TxMemberDropped; qOverflow and qStale TxQueueOverflow and
+	// TxQueueStale; softOffload and offloadDropped the send side's part of
+	// SoftOffload and OffloadDropped. Atomic.
+	packets, bytes, noPort, invalid, memDropped atomic.Uint64
+	qOverflow, qStale                           atomic.Uint64
+	softOffload, offloadDropped                 atomic.Uint64
+	// qBytes and qDelay are Options.TxQueueBytes and TxQueueDelay,
+	// defaults applied; qTarget is Options.TxQueueTarget (0: off); qSuper
+	// is Options.TxQueueSuperFrames. Immutable.
+	qBytes          int
+	qDelay, qTarget time.Duration
+	qSuper          bool
+	// clock stamps the frames a backlog takes; immutable.
+	clock clock.Clock
+	// note logs a frame dropped for its offload
+	// (Trunk.noteOffloadDropped); immutable.
+	note func(port string, o platform.Offload, err error)
+	// flushKick wakes the flusher (capacity 1) when a backlog was given
+	// frames; flushDone is closed when the flusher has returned.
+	flushKick, flushDone chan struct{}
+}
+
+// newTxSide returns the send side for opts, defaults applied.
+func newTxSide(opts Options, note func(string, platform.Offload, error)) *txSide {
+	return &txSide{
+		slots:  make([]txSlot, max(4, runtime.GOMAXPROCS(0))),
+		qBytes: opts.TxQueueBytes, qDelay: opts.TxQueueDelay, qTarget: opts.TxQueueTarget,
+		qSuper: opts.TxQueueSuperFrames, clock: opts.Clock, note: note,
+		flushKick: make(chan struct{}, 1), flushDone: make(chan struct{}),
+	}
+}
+
+// txSlot is scratch for one WriteBatch call: the frames for each member.
+type txSlot struct {
+	// mu is held by the WriteBatch call using the slot; it guards out
+	// and used.
+	mu sync.Mutex
+	// out holds the frames for each member ID.
+	out [lb.MaxPorts][][]byte
+	// offs holds the offloads of out's frames, parallel to them, for
+	// WriteBatch (else empty).
+	offs [lb.MaxPorts][]platform.Offload
+	// used is the set of IDs whose out holds frames.
+	used lb.Set
+	// eg writes each member's frames.
+	eg platform.Egress
+}
 
 // WriteBatch implements platform.Port: each frame leaves by the member
 // (or members, for broadcast) the protocol's states and Distribution
@@ -25,31 +89,31 @@ import (
 // frame counts as sent when it was handed to the members. Safe for
 // concurrent use.
 func (tr *Trunk) WriteBatch(b platform.Batch) (int, error) {
-	if b.Offs != nil {
-		return tr.writeBatch(b.Frames[:min(len(b.Frames), len(b.Offs))], b.Offs)
-	}
-	return tr.writeBatch(b.Frames, nil)
-}
-
-// writeBatch is WriteBatch, with offs nil for plain frames.
-func (tr *Trunk) writeBatch(frames [][]byte, offs []platform.Offload) (int, error) {
 	if tr.closed.Load() {
 		return 0, platform.ErrClosed
 	}
-	if len(frames) == 0 {
-		return 0, nil
+	if b.Offs != nil {
+		return tr.tx.send(tr.table.Load(), b.Frames[:min(len(b.Frames), len(b.Offs))], b.Offs), nil
 	}
-	t := tr.table.Load()
+	return tr.tx.send(tr.table.Load(), b.Frames, nil), nil
+}
+
+// send is WriteBatch on table t, with offs nil for plain frames: it
+// returns the number of frames sent.
+func (tx *txSide) send(t *table, frames [][]byte, offs []platform.Offload) int {
+	if len(frames) == 0 {
+		return 0
+	}
 	set := t.distributing
 	if set == 0 {
-		tr.txNoPort.Add(uint64(len(frames)))
-		return 0, nil
+		tx.noPort.Add(uint64(len(frames)))
+		return 0
 	}
 	mtu := t.mtu()
-	s := tr.slot()
+	s := tx.slot()
 	var rr uint64
 	if t.dist == DistributeRoundRobin && set.Len() > 1 {
-		rr = tr.rr.Add(uint64(len(frames))) - uint64(len(frames))
+		rr = tx.rr.Add(uint64(len(frames))) - uint64(len(frames))
 	}
 	single := -1
 	if set.Len() == 1 {
@@ -94,12 +158,12 @@ func (tr *Trunk) writeBatch(frames [][]byte, offs []platform.Offload) (int, erro
 		b := platform.Batch{Frames: out, Offs: offs}
 		var l, lbytes, of uint64
 		if m.tx == nil {
-			l, lbytes = tr.egress(&s.eg, m, b)
+			l, lbytes = tx.egress(&s.eg, m, b, mtu)
 		} else {
 			if now.IsZero() {
-				now = tr.clock.Now()
+				now = tx.clock.Now()
 			}
-			l, lbytes, of = tr.sendBacklogged(m.tx, m, b, now)
+			l, lbytes, of = tx.sendBacklogged(m.tx, m, b, mtu, now)
 		}
 		lost, lostBytes, overflow = lost+l, lostBytes+lbytes, overflow+of
 		clear(out)
@@ -109,19 +173,19 @@ func (tr *Trunk) writeBatch(frames [][]byte, offs []platform.Offload) (int, erro
 	s.used = 0
 	s.mu.Unlock()
 	if invalid > 0 {
-		tr.txInvalid.Add(invalid)
+		tx.invalid.Add(invalid)
 	}
 	if t.dist == DistributeBroadcast && single < 0 {
 		lost, lostBytes, overflow = 0, 0, 0
 	}
 	if lost > overflow {
 		// A backlog's overflow is counted by its reason (account).
-		tr.txMem.Add(lost - overflow)
+		tx.memDropped.Add(lost - overflow)
 	}
 	sent := handed - lost
-	tr.txPackets.Add(sent)
-	tr.txBytes.Add(handedBytes - lostBytes)
-	return int(sent), nil
+	tx.packets.Add(sent)
+	tx.bytes.Add(handedBytes - lostBytes)
+	return int(sent)
 }
 
 // add queues f, with its offload o when withOffs is set, for member id.
@@ -135,28 +199,30 @@ func (s *txSlot) add(id int, f []byte, o platform.Offload, withOffs bool) {
 }
 
 // slot returns a free scratch slot, locked.
-func (tr *Trunk) slot() *txSlot {
-	for i := range tr.tx {
-		if tr.tx[i].mu.TryLock() {
-			return &tr.tx[i]
+func (tx *txSide) slot() *txSlot {
+	for i := range tx.slots {
+		if tx.slots[i].mu.TryLock() {
+			return &tx.slots[i]
 		}
 	}
-	s := &tr.tx[tr.rr.Load()%uint64(len(tr.tx))]
+	s := &tx.slots[tx.rr.Load()%uint64(len(tx.slots))]
 	s.mu.Lock()
 	return s
 }
 
 // egress writes b to member m through eg (offloads finished in software
 // for a member that carries none), and returns how many of b's frames m
-// did not take and an estimate of their bytes.
-func (tr *Trunk) egress(eg *platform.Egress, m *Member, b platform.Batch) (lost, lostBytes uint64) {
-	st := eg.Send(m.port, b)
+// did not take and an estimate of their bytes. checked is the MTU
+// writeBatch checked b's frames against, so that eg does not walk them
+// again (negative: unchecked, a backlog's head).
+func (tx *txSide) egress(eg *platform.Egress, m *Member, b platform.Batch, checked int) (lost, lostBytes uint64) {
+	st := eg.SendChecked(m.port, b, checked)
 	if st.Finished > 0 {
-		tr.softOffload.Add(uint64(st.Finished))
+		tx.softOffload.Add(uint64(st.Finished))
 	}
 	if st.OffloadDropped > 0 {
-		tr.offloadDropped.Add(uint64(st.OffloadDropped))
-		tr.noteOffloadDropped(m.name, st.ErrOffload, st.Err)
+		tx.offloadDropped.Add(uint64(st.OffloadDropped))
+		tx.note(m.name, st.ErrOffload, st.Err)
 	}
 	l := st.Lost(b.Len())
 	if l == 0 {

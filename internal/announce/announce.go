@@ -6,7 +6,9 @@
 // Linux bonding's num_grat_arp and num_unsol_na do. These are
 // control-plane frames, built rarely: they allocate, and use the
 // project's frame libraries (github.com/mdlayher/ethernet for the
-// Ethernet envelope, gopacket where a checksum is needed).
+// Ethernet envelope, gopacket where a checksum is needed). ARP and ND,
+// the builders under the announcements, serve the other control-plane
+// frames too (a load balancer's replies and requests, lb/service).
 package announce
 
 import (
@@ -17,6 +19,8 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/mdlayher/ethernet"
+
+	"github.com/swctl/swctl/frame"
 )
 
 // allNodes is ff02::1 and its MAC 33:33:00:00:00:01 (RFC 2464).
@@ -75,16 +79,7 @@ func GratuitousARP(mac net.HardwareAddr, ip netip.Addr) ([]byte, error) {
 	if !ip.Is4() {
 		return nil, fmt.Errorf("announce %s: ARP is for IPv4 addresses", ip)
 	}
-	a := ip.As4()
-	arp := &layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4,
-		HwAddressSize: 6, ProtAddressSize: 4, Operation: layers.ARPRequest,
-		SourceHwAddress: mac, SourceProtAddress: a[:],
-		DstHwAddress: make([]byte, 6), DstProtAddress: a[:]}
-	buf := gopacket.NewSerializeBuffer()
-	if err := arp.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
-		return nil, fmt.Errorf("announce %s: %w", ip, err)
-	}
-	return envelope(ethernet.Broadcast, mac, ethernet.EtherTypeARP, buf.Bytes())
+	return ARP(ethernet.Broadcast, layers.ARPRequest, frame.MACOf(mac), ip.As4(), frame.MAC{}, ip.As4())
 }
 
 // UnsolicitedNA returns a neighbour advertisement from mac for ip to all
@@ -97,24 +92,41 @@ func UnsolicitedNA(mac net.HardwareAddr, ip netip.Addr) ([]byte, error) {
 	if !ip.Is6() {
 		return nil, fmt.Errorf("announce %s: neighbour advertisements are for IPv6 addresses", ip)
 	}
-	ip6 := &layers.IPv6{Version: 6, HopLimit: 255, NextHeader: layers.IPProtocolICMPv6,
-		SrcIP: net.IP(ip.AsSlice()), DstIP: net.IP(allNodes.AsSlice())}
-	icmp := &layers.ICMPv6{TypeCode: layers.CreateICMPv6TypeCode(layers.ICMPv6TypeNeighborAdvertisement, 0)}
-	if err := icmp.SetNetworkLayerForChecksum(ip6); err != nil {
-		return nil, fmt.Errorf("announce %s: %w", ip, err)
-	}
 	na := &layers.ICMPv6NeighborAdvertisement{Flags: naOverride, TargetAddress: net.IP(ip.AsSlice()),
 		Options: layers.ICMPv6Options{{Type: layers.ICMPv6OptTargetAddress, Data: mac}}}
-	buf := gopacket.NewSerializeBuffer()
-	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
-	if err := gopacket.SerializeLayers(buf, opts, ip6, icmp, na); err != nil {
-		return nil, fmt.Errorf("announce %s: %w", ip, err)
-	}
-	return envelope(allNodesMAC, mac, ethernet.EtherTypeIPv6, buf.Bytes())
+	return ND(allNodesMAC, frame.MACOf(mac), ip, allNodes, layers.ICMPv6TypeNeighborAdvertisement, na)
 }
 
-// envelope wraps payload in an Ethernet header (padded to the minimum).
-func envelope(dst, src net.HardwareAddr, typ ethernet.EtherType, payload []byte) ([]byte, error) {
-	f := &ethernet.Frame{Destination: dst, Source: src, EtherType: typ, Payload: payload}
+// ARP returns an ARP packet of operation op from (sha, spa) to (tha,
+// tpa) in an Ethernet frame from sha to dst, padded to the minimum.
+func ARP(dst net.HardwareAddr, op uint16, sha frame.MAC, spa [4]byte, tha frame.MAC, tpa [4]byte) ([]byte, error) {
+	arp := &layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4,
+		HwAddressSize: 6, ProtAddressSize: 4, Operation: op,
+		SourceHwAddress: sha[:], SourceProtAddress: spa[:],
+		DstHwAddress: tha[:], DstProtAddress: tpa[:]}
+	buf := gopacket.NewSerializeBuffer()
+	if err := arp.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+		return nil, fmt.Errorf("arp %v: %w", netip.AddrFrom4(tpa), err)
+	}
+	f := &ethernet.Frame{Destination: dst, Source: net.HardwareAddr(sha[:]), EtherType: ethernet.EtherTypeARP, Payload: buf.Bytes()}
+	return f.MarshalBinary()
+}
+
+// ND returns the ICMPv6 message msg of type typ (with its checksum) from
+// src to dst in an IPv6 packet of hop limit 255, in an Ethernet frame
+// from mac to dstMAC.
+func ND(dstMAC net.HardwareAddr, mac frame.MAC, src, dst netip.Addr, typ uint8, msg gopacket.SerializableLayer) ([]byte, error) {
+	ip6 := &layers.IPv6{Version: 6, HopLimit: 255, NextHeader: layers.IPProtocolICMPv6,
+		SrcIP: net.IP(src.AsSlice()), DstIP: net.IP(dst.AsSlice())}
+	icmp := &layers.ICMPv6{TypeCode: layers.CreateICMPv6TypeCode(typ, 0)}
+	if err := icmp.SetNetworkLayerForChecksum(ip6); err != nil {
+		return nil, err
+	}
+	buf := gopacket.NewSerializeBuffer()
+	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
+	if err := gopacket.SerializeLayers(buf, opts, ip6, icmp, msg); err != nil {
+		return nil, fmt.Errorf("nd %v to %v: %w", src, dst, err)
+	}
+	f := &ethernet.Frame{Destination: dstMAC, Source: net.HardwareAddr(mac[:]), EtherType: ethernet.EtherTypeIPv6, Payload: buf.Bytes()}
 	return f.MarshalBinary()
 }

@@ -187,6 +187,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	e := newEngine(opts.ConfigPath, sys, clock.System{}, log)
 	e.version = opts.Version
+	e.graph.workers = opts.Workers
 	if err := e.load(cfg); err != nil {
 		return err
 	}

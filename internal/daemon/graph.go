@@ -34,6 +34,10 @@ type graph struct {
 	// lbs are the running load balancers by name (lb.go); nil until the
 	// first starts.
 	lbs map[string]*lbObj
+	// workers is the daemon's Options.Workers (0 means 1): every trunk
+	// gets as many receive queues, so that a trunk in a bridge is
+	// forwarded by as many goroutines as a plain member.
+	workers int
 }
 
 func newGraph(sys system, clk clock.Clock, log *slog.Logger) *graph {
@@ -118,7 +122,7 @@ func (g *graph) startTrunk(c *config.Trunk, host bool) (_ *trunkObj, err error) 
 	tr, err := trunk.New(c.Name, trunk.Options{
 		Protocol: proto, Hash: fields, Seed: trunkSeed(c.Name),
 		MAC: net.HardwareAddr(c.LLAddr[:]), Clock: g.clock, Logger: g.log, // trunk.New adds the trunk attribute
-		Policy:         trunkPolicy(c),
+		Policy: trunkPolicy(c), RxQueues: max(g.workers, 1),
 		OnActiveChange: to.setCarrier, OnDistributingChange: to.announce,
 	})
 	if err != nil {

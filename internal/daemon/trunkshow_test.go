@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +156,22 @@ func TestEngineLACPPortPriorityZero(t *testing.T) {
 		if c := e.cfg.Trunk("trunk0").Port("eth1"); c.LACPPortPriority != prio {
 			t.Errorf("trunk port --lacp-port-priority %d: expected it saved, got %d", prio, c.LACPPortPriority)
 		}
+	}
+}
+
+// TestEngineTrunkRxQueuesFollowWorkers checks that a trunk has one
+// receive queue per worker (--workers), 0 counting as 1, and not one per
+// CPU: a bridge the trunk joins runs one forwarding goroutine per queue.
+func TestEngineTrunkRxQueuesFollowWorkers(t *testing.T) {
+	for _, tc := range []struct{ workers, want int }{{0, 1}, {1, 1}, {3, 3}, {runtime.GOMAXPROCS(0) + 2, runtime.GOMAXPROCS(0) + 2}} {
+		t.Run(fmt.Sprintf("workers=%d", tc.workers), func(t *testing.T) {
+			sys := newFakeSystem("eth1", "eth2")
+			e, _ := newTestEngine(t, sys)
+			e.graph.workers = tc.workers
+			mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth1", "eth2"}}))
+			if got := e.graph.trunks["trunk0"].tr.RxQueues(); got != tc.want {
+				t.Errorf("trunk0 with %d workers has %d receive queues, want %d", tc.workers, got, tc.want)
+			}
+		})
 	}
 }

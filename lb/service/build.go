@@ -1,14 +1,14 @@
 package service
 
 import (
-	"fmt"
 	"net"
 	"net/netip"
 
-	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/mdlayher/ethernet"
+
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/internal/announce"
 )
 
 // The frames the service sends of its own: ARP and ND replies for its
@@ -28,49 +28,15 @@ var (
 	allNodesMAC = net.HardwareAddr{0x33, 0x33, 0, 0, 0, 1}
 )
 
-// arpFrame returns an ARP packet of operation op from (sha, spa) to
-// (tha, tpa) in an Ethernet frame to dst.
-func arpFrame(dst net.HardwareAddr, op uint16, sha frame.MAC, spa [4]byte, tha frame.MAC, tpa [4]byte) ([]byte, error) {
-	arp := &layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4,
-		HwAddressSize: 6, ProtAddressSize: 4, Operation: op,
-		SourceHwAddress: sha[:], SourceProtAddress: spa[:],
-		DstHwAddress: tha[:], DstProtAddress: tpa[:]}
-	buf := gopacket.NewSerializeBuffer()
-	if err := arp.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
-		return nil, fmt.Errorf("arp %v: %w", netip.AddrFrom4(tpa), err)
-	}
-	f := &ethernet.Frame{Destination: dst, Source: net.HardwareAddr(sha[:]), EtherType: ethernet.EtherTypeARP, Payload: buf.Bytes()}
-	return f.MarshalBinary()
-}
-
 // arpReplyFrame answers req, an ARP request for vip, with mac.
 func arpReplyFrame(req arpHeader, mac frame.MAC, vip [4]byte) ([]byte, error) {
 	sha := req.senderMAC()
-	return arpFrame(net.HardwareAddr(sha[:]), arpReply, mac, vip, sha, req.senderIP())
+	return announce.ARP(net.HardwareAddr(sha[:]), arpReply, mac, vip, sha, req.senderIP())
 }
 
 // arpRequestFrame asks, broadcast, for the MAC of target from (mac, src).
 func arpRequestFrame(mac frame.MAC, src, target netip.Addr) ([]byte, error) {
-	return arpFrame(ethernet.Broadcast, arpRequest, mac, src.As4(), frame.MAC{}, target.As4())
-}
-
-// ndFrame returns the ICMPv6 message msg (with its checksum) from src to
-// dst in an IPv6 packet of hop limit 255, in an Ethernet frame from mac
-// to dstMAC.
-func ndFrame(dstMAC net.HardwareAddr, mac frame.MAC, src, dst netip.Addr, typ uint8, msg gopacket.SerializableLayer) ([]byte, error) {
-	ip6 := &layers.IPv6{Version: 6, HopLimit: 255, NextHeader: layers.IPProtocolICMPv6,
-		SrcIP: net.IP(src.AsSlice()), DstIP: net.IP(dst.AsSlice())}
-	icmp := &layers.ICMPv6{TypeCode: layers.CreateICMPv6TypeCode(typ, 0)}
-	if err := icmp.SetNetworkLayerForChecksum(ip6); err != nil {
-		return nil, err
-	}
-	buf := gopacket.NewSerializeBuffer()
-	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
-	if err := gopacket.SerializeLayers(buf, opts, ip6, icmp, msg); err != nil {
-		return nil, fmt.Errorf("nd %v to %v: %w", src, dst, err)
-	}
-	f := &ethernet.Frame{Destination: dstMAC, Source: net.HardwareAddr(mac[:]), EtherType: ethernet.EtherTypeIPv6, Payload: buf.Bytes()}
-	return f.MarshalBinary()
+	return announce.ARP(ethernet.Broadcast, arpRequest, mac, src.As4(), frame.MAC{}, target.As4())
 }
 
 // naFrame answers ns, a solicitation for vip from the Ethernet source
@@ -84,7 +50,7 @@ func naFrame(ns *ndMessage, from, mac frame.MAC, vip netip.Addr) ([]byte, error)
 	}
 	na := &layers.ICMPv6NeighborAdvertisement{Flags: flags, TargetAddress: net.IP(vip.AsSlice()),
 		Options: layers.ICMPv6Options{{Type: layers.ICMPv6OptTargetAddress, Data: mac[:]}}}
-	return ndFrame(dstMAC, mac, vip, dst, layers.ICMPv6TypeNeighborAdvertisement, na)
+	return announce.ND(dstMAC, mac, vip, dst, layers.ICMPv6TypeNeighborAdvertisement, na)
 }
 
 // nsFrame asks for the MAC of target from (mac, src), to target's
@@ -98,7 +64,7 @@ func nsFrame(mac frame.MAC, src, target netip.Addr) ([]byte, error) {
 	if !src.IsUnspecified() {
 		ns.Options = layers.ICMPv6Options{{Type: layers.ICMPv6OptSourceAddress, Data: mac[:]}}
 	}
-	return ndFrame(solicitedNodeMAC(target), mac, src, group, layers.ICMPv6TypeNeighborSolicitation, ns)
+	return announce.ND(solicitedNodeMAC(target), mac, src, group, layers.ICMPv6TypeNeighborSolicitation, ns)
 }
 
 // solicitedNodeMAC is the multicast MAC of the solicited-node group of

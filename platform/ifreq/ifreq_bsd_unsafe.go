@@ -25,18 +25,14 @@ func ioctl(fd int, req uint, arg unsafe.Pointer) error {
 }
 
 // Every ioctl this package issues takes a struct ifreq: the size its
-// number encodes must be Size.
+// number encodes must be Size. Each line indexes a one-element array
+// with the two sizes XORed, and a constant index out of range does not
+// compile.
 var (
-	_ [(unix.SIOCSIFLLADDR>>16)&iocparmMask - Size]byte
-	_ [Size - (unix.SIOCSIFLLADDR>>16)&iocparmMask]byte
-	_ [(unix.SIOCSIFMTU>>16)&iocparmMask - Size]byte
-	_ [Size - (unix.SIOCSIFMTU>>16)&iocparmMask]byte
-	_ [(unix.SIOCGIFFLAGS>>16)&iocparmMask - Size]byte
-	_ [Size - (unix.SIOCGIFFLAGS>>16)&iocparmMask]byte
-	_ [(unix.SIOCSIFFLAGS>>16)&iocparmMask - Size]byte
-	_ [Size - (unix.SIOCSIFFLAGS>>16)&iocparmMask]byte
-	_ [(unix.SIOCIFCREATE>>16)&iocparmMask - Size]byte
-	_ [Size - (unix.SIOCIFCREATE>>16)&iocparmMask]byte
-	_ [(unix.SIOCIFDESTROY>>16)&iocparmMask - Size]byte
-	_ [Size - (unix.SIOCIFDESTROY>>16)&iocparmMask]byte
+	_ = [1]struct{}{}[((unix.SIOCSIFLLADDR>>16)&iocparmMask)^Size]
+	_ = [1]struct{}{}[((unix.SIOCSIFMTU>>16)&iocparmMask)^Size]
+	_ = [1]struct{}{}[((unix.SIOCGIFFLAGS>>16)&iocparmMask)^Size]
+	_ = [1]struct{}{}[((unix.SIOCSIFFLAGS>>16)&iocparmMask)^Size]
+	_ = [1]struct{}{}[((unix.SIOCIFCREATE>>16)&iocparmMask)^Size]
+	_ = [1]struct{}{}[((unix.SIOCIFDESTROY>>16)&iocparmMask)^Size]
 )

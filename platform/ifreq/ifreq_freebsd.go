@@ -28,7 +28,4 @@ func Rename(name, newName string) error {
 }
 
 // SIOCSIFNAME takes a struct ifreq.
-var (
-	_ [(unix.SIOCSIFNAME>>16)&iocparmMask - Size]byte
-	_ [Size - (unix.SIOCSIFNAME>>16)&iocparmMask]byte
-)
+var _ = [1]struct{}{}[((unix.SIOCSIFNAME>>16)&iocparmMask)^Size]

@@ -27,7 +27,4 @@ func Patch(name string, peer int) error {
 }
 
 // SIOCSIFPAIR takes a struct ifreq.
-var (
-	_ [(unix.SIOCSIFPAIR>>16)&iocparmMask - Size]byte
-	_ [Size - (unix.SIOCSIFPAIR>>16)&iocparmMask]byte
-)
+var _ = [1]struct{}{}[((unix.SIOCSIFPAIR>>16)&iocparmMask)^Size]
