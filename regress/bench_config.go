@@ -3,18 +3,19 @@ package regress
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
 
-// The comparison suite (make bench, cmd/swctl-bench): a testbed h1 —
-// dut — h2 of veth pairs in network namespaces, every path through the
-// dut measured side by side in one run (direct veth, the Linux kernel
-// bridge, a swctl bridge with 1 and 2 workers, a roundrobin swctl trunk,
-// Open vSwitch's userspace datapath without and with userspace TSO), rows
-// interleaved run by run, one table of medians, spreads and ratios
-// (package internal/benchtable). Raw samples go to
-// bench-out/<time>/results.json (its "bench" part, the regress format). docs/BENCH.md says how to read the table.
+// The comparison suite (make bench, cmd/swctl-bench): the forwarding-rate
+// testbed h1 — dut — h2 once per row (BenchSetups: direct veth, the Linux
+// kernel bridge, swctl bridges, a roundrobin swctl trunk, Open vSwitch's
+// userspace datapath without and with userspace TSO), every row measured
+// side by side, rows interleaved run by run, one table of medians,
+// spreads and ratios (bench_table.go). Raw samples go to
+// bench-out/<time>/results.json: the rates as rate_samples, ping and
+// iperf3 in its "bench" part. docs/BENCH.md says how to read the table.
 
 // BenchConfig is the comparison suite's checked command line.
 type BenchConfig struct {
@@ -116,4 +117,50 @@ func ParseBenchFlags(args []string) (BenchConfig, error) {
 		}
 	}
 	return c, nil
+}
+
+// BenchSetups are make bench's rows, in table order: setups of the
+// forwarding-rate testbed (rateBed), the baseline first.
+var BenchSetups = []RateSpec{
+	{Name: "direct", Label: "direct veth (no dut)", Baseline: true, Method: MethodCounting,
+		Desc: "no device under test: h1's eth0 cabled straight to h2's eth0"},
+	{Name: "kernel", Label: "Linux kernel bridge", Forwarder: FwdKernel, Method: MethodCounting,
+		Desc: "a Linux bridge br0 over p1 and p2"},
+	{Name: "swctl-w1", Label: "swctl bridge, 1 worker", Forwarder: FwdSwctl, Workers: 1, Method: MethodCounting,
+		Desc: "swctl daemon --workers 1, bridge0 over p1 and p2"},
+	{Name: "swctl-w2", Label: "swctl bridge, 2 workers", Forwarder: FwdSwctl, Workers: 2, Method: MethodCounting,
+		Desc: "swctl daemon --workers 2, bridge0 over p1 and p2"},
+	{Name: "swctl-poll", Label: "swctl bridge, busy poll", Forwarder: FwdSwctl, Workers: 1, BusyPoll: true, Method: MethodCounting,
+		Desc: "swctl daemon --workers 1 --busy-poll, bridge0 over p1 and p2"},
+	{Name: "swctl-trunk", Label: "swctl trunk roundrobin x2", Forwarder: FwdSwctl, Workers: 1, Trunk: true, Method: MethodCounting,
+		Desc: "swctl daemon --workers 1, bridge0 over p1 and a roundrobin trunk0 of a1, a2, whose peers are h2's Linux bridge br0"},
+	{Name: "ovs", Label: "OVS userspace", Forwarder: FwdOVS, Method: MethodCounting,
+		Desc: "Open vSwitch, datapath_type=netdev, p1 and p2 as ports"},
+	{Name: "ovs-tso", Label: "OVS userspace + TSO", Forwarder: FwdOVS, TSO: true, Method: MethodCounting,
+		Desc: "the same with other_config:userspace-tso-enable=true"},
+}
+
+// allRows returns every row ID in table order.
+func allRows() []string {
+	ids := make([]string, len(BenchSetups))
+	for i, s := range BenchSetups {
+		ids[i] = s.Name
+	}
+	return ids
+}
+
+// benchRows returns the rows named in ids, in table order; the OVS rows
+// are skipped with ovsSkip when it is not empty.
+func benchRows(ids []string, ovsSkip string) []RateSpec {
+	var out []RateSpec
+	for _, s := range BenchSetups {
+		if !slices.Contains(ids, s.Name) {
+			continue
+		}
+		if s.Forwarder == FwdOVS {
+			s.Skip = ovsSkip
+		}
+		out = append(out, s)
+	}
+	return out
 }
