@@ -13,7 +13,7 @@ import (
 // run, the samples the table was made from, and the table.
 type benchReport struct {
 	// Config is the configuration.
-	Config reportConfig `json:"config"`
+	Config BenchConfig `json:"config"`
 	// Programs are the versions of swctl and Open vSwitch.
 	Programs map[string]string `json:"programs"`
 	// Runs are the ping and iperf3 measurements and the failures, one
@@ -24,39 +24,6 @@ type benchReport struct {
 	Samples []benchSample `json:"samples"`
 	// Table is the printed table.
 	Table string `json:"table"`
-}
-
-// reportConfig is the configuration as recorded.
-type reportConfig struct {
-	// Runs is the number of runs.
-	Runs int `json:"runs"`
-	// Quick is set for the short form.
-	Quick bool `json:"quick"`
-	// Flows is the number of flows of the generated frames.
-	Flows int `json:"flows"`
-	// MaxTrialS is the length of a max-load run in seconds.
-	MaxTrialS float64 `json:"max_trial_s"`
-	// SearchTrialS is the length of a zero-loss trial in seconds.
-	SearchTrialS float64 `json:"search_trial_s"`
-	// SearchTrials bounds the trials of one search.
-	SearchTrials int `json:"search_max_trials"`
-	// Resolution is the search's resolution, a fraction of the max-load
-	// rate.
-	Resolution float64 `json:"search_resolution"`
-	// CPURate is the paced load of the CPU measurement, frames/s.
-	CPURate float64 `json:"cpu_rate"`
-	// CPUTrialS is its length in seconds.
-	CPUTrialS float64 `json:"cpu_trial_s"`
-	// TCPSeconds is the length of one iperf3 test.
-	TCPSeconds int `json:"tcp_seconds"`
-	// Pings is the number of light-load pings.
-	Pings int `json:"pings"`
-	// TesterCPU is the harness's, iperf3's and ping's CPU ("" = any).
-	TesterCPU string `json:"tester_cpu"`
-	// ForwarderCPU is swctl's and ovs-vswitchd's CPU ("" = any).
-	ForwarderCPU string `json:"forwarder_cpu"`
-	// Swctl is the swctl binary measured.
-	Swctl string `json:"swctl"`
 }
 
 // benchRun is one row measured in one run: what the forwarding-rate

@@ -25,28 +25,28 @@ var tools = []string{"ip", "ethtool", "iperf3", "ping", "taskset", "ss"}
 
 // RunBench is make bench: it builds one forwarding-rate testbed per row,
 // measures every row once per run, rows interleaved, and prints the
-// table; the samples go to cfg.out/<time>/results.json.
+// table; the samples go to cfg.Out/<time>/results.json.
 func RunBench(cfg BenchConfig) (err error) {
 	if err := needTools(tools...); err != nil {
 		return err
 	}
-	if cfg.bin, err = filepath.Abs(cfg.bin); err != nil {
+	if cfg.Swctl, err = filepath.Abs(cfg.Swctl); err != nil {
 		return err
 	}
-	if _, err := os.Stat(cfg.bin); err != nil {
+	if _, err := os.Stat(cfg.Swctl); err != nil {
 		return fmt.Errorf("swctl binary: %w (make build)", err)
 	}
 	c, err := cpustat.Read()
 	if err != nil {
 		return err
 	}
-	for _, f := range []struct{ flag, cpu string }{{"-tester-cpu", cfg.testerCPU}, {"-forwarder-cpu", cfg.forwarderCPU}} {
+	for _, f := range []struct{ flag, cpu string }{{"-tester-cpu", cfg.TesterCPU}, {"-forwarder-cpu", cfg.ForwarderCPU}} {
 		if n, err := strconv.Atoi(f.cpu); f.cpu != "" && (err != nil || n < 0 || n >= c.CPUs) {
 			return fmt.Errorf("%s %q: want a CPU number below %d (the CPUs here), or \"\" for no pinning", f.flag, f.cpu, c.CPUs)
 		}
 	}
-	if cfg.testerCPU != "" {
-		if err := pinProcess(cfg.testerCPU); err != nil {
+	if cfg.TesterCPU != "" {
+		if err := pinProcess(cfg.TesterCPU); err != nil {
 			return err
 		}
 	}
@@ -61,14 +61,14 @@ func RunBench(cfg BenchConfig) (err error) {
 		return err
 	}
 	defer func() {
-		if cfg.keep {
+		if cfg.Keep {
 			fmt.Fprintf(os.Stderr, "bench: logs kept in %s\n", work)
 			return
 		}
 		os.RemoveAll(work)
 	}()
 
-	rows := benchRows(cfg.rows, ovsMissing())
+	rows := benchRows(cfg.Rows, ovsMissing())
 	cmds := &Commands{}
 	var beds []*rateBed
 	defer func() {
@@ -80,23 +80,18 @@ func RunBench(cfg BenchConfig) (err error) {
 		if r.Skip != "" {
 			continue
 		}
-		b, err := newRateBed(ctx, r, RateConfig{}, i, work, cmds, "swb", cfg.forwarderCPU)
+		b, err := newRateBed(ctx, r, RateConfig{}, i, work, cmds, "swb", cfg.ForwarderCPU)
 		if err != nil {
 			return err
 		}
 		beds = append(beds, b)
 	}
 
-	res := &Results{Version: ResultsVersion, Started: start, Quick: cfg.quick, Runs: cfg.runs, Environment: environment(), RateSetups: rows}
-	rep := &benchReport{Programs: benchPrograms(cfg, cmds), Config: reportConfig{
-		Runs: cfg.runs, Quick: cfg.quick, Flows: cfg.flows, MaxTrialS: cfg.maxTrial.Seconds(),
-		SearchTrialS: cfg.searchTrial.Seconds(), SearchTrials: cfg.searchTrials, Resolution: cfg.resolution,
-		CPURate: cfg.cpuRate, CPUTrialS: cfg.cpuTrial.Seconds(), TCPSeconds: cfg.tcpSeconds, Pings: cfg.pings,
-		TesterCPU: cfg.testerCPU, ForwarderCPU: cfg.forwarderCPU, Swctl: cfg.bin,
-	}}
-	fmt.Fprintf(os.Stderr, "bench: %d runs of %d rows, rows interleaved; work directory %s\n", cfg.runs, len(beds), work)
+	res := &Results{Version: ResultsVersion, Started: start, Quick: cfg.Quick, Runs: cfg.Runs, Environment: environment(), RateSetups: rows}
+	rep := &benchReport{Programs: benchPrograms(cfg, cmds), Config: cfg}
+	fmt.Fprintf(os.Stderr, "bench: %d runs of %d rows, rows interleaved; work directory %s\n", cfg.Runs, len(beds), work)
 	failed := 0
-	for run := 1; run <= cfg.runs; run++ {
+	for run := 1; run <= cfg.Runs; run++ {
 		for _, b := range beds {
 			if ctx.Err() != nil {
 				return fmt.Errorf("interrupted: %w", ctx.Err())
@@ -110,7 +105,7 @@ func RunBench(cfg BenchConfig) (err error) {
 			if rec.Error != "" || len(rec.Failed) > 0 {
 				failed++
 			}
-			fmt.Fprintf(os.Stderr, "bench: run %d/%d %-26s %s\n", run, cfg.runs, b.spec.Label, summaryLine(rec, res.RateSamples[n:]))
+			fmt.Fprintf(os.Stderr, "bench: run %d/%d %-26s %s\n", run, cfg.Runs, b.spec.Label, summaryLine(rec, res.RateSamples[n:]))
 		}
 	}
 	if ctx.Err() != nil {
@@ -119,14 +114,14 @@ func RunBench(cfg BenchConfig) (err error) {
 	NetCPU(rows, res.RateSamples)
 	rep.Samples = benchSamples(res.RateSamples, rep.Runs)
 	var tb strings.Builder
-	if err := renderBench(&tb, header(cfg, res.Environment, rep.Programs), rows, benchMetrics(cfg.cpuRate, cfg.pings), rep.Samples); err != nil {
+	if err := renderBench(&tb, header(cfg, res.Environment, rep.Programs), rows, benchMetrics(cfg.CPURate, cfg.Pings), rep.Samples); err != nil {
 		return err
 	}
 	rep.Table = tb.String()
 	fmt.Print("\n" + rep.Table)
 	res.Finished, res.Environment.LoadEnd, res.Bench, res.Commands = time.Now(), loadavg(), rep, cmds.Log
 
-	dir := filepath.Join(cfg.out, start.UTC().Format("20060102-150405"))
+	dir := filepath.Join(cfg.Out, start.UTC().Format("20060102-150405"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -146,24 +141,24 @@ func RunBench(cfg BenchConfig) (err error) {
 // header is the table's heading.
 func header(cfg BenchConfig, env Environment, programs map[string]string) []string {
 	pin := "no CPU pinning"
-	if cfg.testerCPU != "" || cfg.forwarderCPU != "" {
+	if cfg.TesterCPU != "" || cfg.ForwarderCPU != "" {
 		pin = fmt.Sprintf("pinning, the same in every row: tester (generator, iperf3 client and server, ping) on CPU %s; "+
 			"forwarder (swctl daemon, ovs-vswitchd) on CPU %s; the kernel bridge forwards in the sender's softirq",
-			orNone(cfg.testerCPU), orNone(cfg.forwarderCPU))
+			orNone(cfg.TesterCPU), orNone(cfg.ForwarderCPU))
 	}
 	mode := ""
-	if cfg.quick {
+	if cfg.Quick {
 		mode = " (QUICK: short trials)"
 	}
 	return []string{
-		fmt.Sprintf("make bench%s: h1 -> dut -> h2 over veth; %d run(s), rows interleaved in each run; median (min–max) over runs", mode, cfg.runs),
+		fmt.Sprintf("make bench%s: h1 -> dut -> h2 over veth; %d run(s), rows interleaved in each run; median (min–max) over runs", mode, cfg.Runs),
 		fmt.Sprintf("Linux %s, %d CPUs; %s; %s", env.Kernel, env.CPUs, programs["swctl"], programs["ovs"]),
 		pin,
-		fmt.Sprintf("frames: 64 B = 60 on veth, 1518 B = 1514, %d flows; max load %v per size; zero-loss: the max-load rate if it lost nothing, else RFC 2544 binary search, %v trials, resolution %.0f%% of the max-load rate, at most %d trials",
-			cfg.flows, cfg.maxTrial, cfg.searchTrial, 100*cfg.resolution, cfg.searchTrials),
-		fmt.Sprintf("CPU: whole machine (/proc/stat) less the tester's user time (its pacer spins), per delivered frame, at %s frames/s paced for %v; net = less the direct-veth row's (same run)",
-			FormatRate(cfg.cpuRate), cfg.cpuTrial),
-		fmt.Sprintf("TCP: iperf3 h1 -> h2 %d s, offloads off = ethtool -K tx off gso off on the hosts' ends; RTT: ping every 200 ms; vs = ratio of medians to the kernel bridge / OVS userspace (no TSO)", cfg.tcpSeconds),
+		fmt.Sprintf("frames: 64 B = 60 on veth, 1518 B = 1514, %d flows; max load %v per size; zero-loss: RFC 2544 binary search below the max-load rate, first trial at it, %v trials, resolution %.0f%% of the max-load rate, at most %d trials",
+			cfg.Flows, cfg.MaxTrial, cfg.SearchTrial, 100*cfg.Resolution, cfg.SearchTrials),
+		fmt.Sprintf("CPU: whole machine (/proc/stat) less the tester's user time (its pacer spins), per delivered frame, at %s frames/s paced for %v; net = less the mean of the direct-veth row's",
+			FormatRate(cfg.CPURate), cfg.CPUTrial),
+		fmt.Sprintf("TCP: iperf3 h1 -> h2 %d s, offloads off = ethtool -K tx off gso off on the hosts' ends; RTT: ping every 200 ms; vs = ratio of medians to the kernel bridge / OVS userspace (no TSO)", cfg.TCPSeconds),
 		"",
 	}
 }
@@ -178,7 +173,7 @@ func orNone(s string) string {
 // benchPrograms names the versions of the programs measured.
 func benchPrograms(cfg BenchConfig, cmds *Commands) map[string]string {
 	env := map[string]string{"swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
-	if out, err := cmds.within(context.Background(), 5*time.Second, cfg.bin, "version"); err == nil {
+	if out, err := cmds.within(context.Background(), 5*time.Second, cfg.Swctl, "version"); err == nil {
 		env["swctl"] = strings.Join(strings.Fields(firstLine(out)), " ")
 	}
 	if ovsMissing() == "" {
@@ -254,9 +249,9 @@ func summaryLine(r benchRun, rates []RateSample) string {
 // frames (max load, zero-loss search, CPU at the paced load) and
 // 1518-byte frames (max load only).
 func (cfg BenchConfig) rateConfigs() (c64, c1518 RateConfig) {
-	c64 = RateConfig{Sizes: []int{64}, Trial: cfg.searchTrial, MaxTrial: cfg.maxTrial, MaxTrials: cfg.searchTrials,
-		Resolution: cfg.resolution, Flows: cfg.flows, CPURate: cfg.cpuRate, CPUTrial: cfg.cpuTrial}
-	c1518 = RateConfig{Sizes: []int{1518}, Trial: cfg.maxTrial, Flows: cfg.flows}
+	c64 = RateConfig{Sizes: []int{64}, Trial: cfg.SearchTrial, MaxTrial: cfg.MaxTrial, MaxTrials: cfg.SearchTrials,
+		Resolution: cfg.Resolution, Flows: cfg.Flows, CPURate: cfg.CPURate, CPUTrial: cfg.CPUTrial}
+	c1518 = RateConfig{Sizes: []int{1518}, Trial: cfg.MaxTrial, Flows: cfg.Flows}
 	return c64, c1518
 }
 
@@ -274,7 +269,7 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 	}
 	defer func() { rec.Seconds = time.Since(rec.Start).Seconds() }()
 	in := RateInstance{Setup: b.spec.Name, Role: RolePatch, Run: run}
-	if err := b.start(ctx, in, cfg.bin); err != nil {
+	if err := b.start(ctx, in, cfg.Swctl); err != nil {
 		rec.Error = err.Error()
 		return rec
 	}
@@ -323,8 +318,8 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 
 // ping pings h2 from h1, every 200 ms, pinned to the tester CPU.
 func ping(ctx context.Context, b *rateBed, cfg BenchConfig) (pingStats, error) {
-	n := cfg.pings
-	args := inNS(b.h1, pinned(cfg.testerCPU, "ping", "-q", "-c", strconv.Itoa(n), "-i", "0.2", "-W", "1", b.h2IP)...)
+	n := cfg.Pings
+	args := inNS(b.h1, pinned(cfg.TesterCPU, "ping", "-q", "-c", strconv.Itoa(n), "-i", "0.2", "-W", "1", b.h2IP)...)
 	out, err := b.cmds.within(ctx, time.Duration(n)*200*time.Millisecond+10*time.Second, args...)
 	p, perr := parsePing(out)
 	if perr != nil {
@@ -339,10 +334,10 @@ func ping(ctx context.Context, b *rateBed, cfg BenchConfig) (pingStats, error) {
 // tcp runs one iperf3 test h1 -> h2 against a one-off server started for
 // it (a server left waiting by a broken test would refuse the next).
 func tcp(ctx context.Context, b *rateBed, cfg BenchConfig, offloads string) tcpRecord {
-	args := inNS(b.h1, pinned(cfg.testerCPU, "iperf3", "-c", b.h2IP, "-p", iperfPort, "-t", strconv.Itoa(cfg.tcpSeconds), "-J", "--connect-timeout", "3000")...)
+	args := inNS(b.h1, pinned(cfg.TesterCPU, "iperf3", "-c", b.h2IP, "-p", iperfPort, "-t", strconv.Itoa(cfg.TCPSeconds), "-J", "--connect-timeout", "3000")...)
 	t := tcpRecord{Offloads: offloads, Command: strings.Join(args, " ")}
 	srv, err := bgproc.Start("iperf3 server in "+b.h2, filepath.Join(b.dir, fmt.Sprintf("%s-iperf3-%d.log", b.spec.Name, b.starts)),
-		inNS(b.h2, pinned(cfg.testerCPU, "iperf3", "-s", "-1", "-p", iperfPort)...)...)
+		inNS(b.h2, pinned(cfg.TesterCPU, "iperf3", "-s", "-1", "-p", iperfPort)...)...)
 	if err != nil {
 		t.Error = err.Error()
 		return t
@@ -354,7 +349,7 @@ func tcp(ctx context.Context, b *rateBed, cfg BenchConfig, offloads string) tcpR
 		t.Error = err.Error()
 		return t
 	}
-	out, err := b.cmds.within(ctx, time.Duration(cfg.tcpSeconds)*time.Second+15*time.Second, args...)
+	out, err := b.cmds.within(ctx, time.Duration(cfg.TCPSeconds)*time.Second+15*time.Second, args...)
 	st, perr := iperf3.Parse([]byte(out))
 	switch {
 	case perr == nil:
