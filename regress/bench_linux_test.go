@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swctl/swctl/internal/benchtable"
 	"github.com/swctl/swctl/internal/netnstest"
 )
 
@@ -34,10 +33,10 @@ func TestIntegrationBenchShortest(t *testing.T) {
 		t.Fatalf("go build swctl: %v\n%s", err, out)
 	}
 	cfg := BenchConfig{
-		bin: bin, runs: 1, out: filepath.Join(dir, "out"), flows: 16,
-		rows:     []string{benchtable.RowDirect, benchtable.RowKernel, benchtable.RowSwctl1},
-		maxTrial: 300 * time.Millisecond, searchTrial: 200 * time.Millisecond, searchTrials: 3, resolution: 0.1,
-		cpuRate: 20000, cpuTrial: 500 * time.Millisecond, tcpSeconds: 1, pings: 3,
+		Swctl: bin, Runs: 1, Out: filepath.Join(dir, "out"), Flows: 16,
+		Rows:     []string{"direct", "kernel", "swctl-w1"},
+		MaxTrial: 300 * time.Millisecond, SearchTrial: 200 * time.Millisecond, SearchTrials: 3, Resolution: 0.1,
+		CPURate: 20000, CPUTrial: 500 * time.Millisecond, TCPSeconds: 1, Pings: 3,
 	}
 	start := time.Now()
 	if err := RunBench(cfg); err != nil {
@@ -48,7 +47,7 @@ func TestIntegrationBenchShortest(t *testing.T) {
 	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), fmt.Sprintf("swb%d", os.Getpid()%100000)) {
 		t.Errorf("namespaces left after the bench:\n%s", out)
 	}
-	files, _ := filepath.Glob(filepath.Join(cfg.out, "*", "results.json"))
+	files, _ := filepath.Glob(filepath.Join(cfg.Out, "*", "results.json"))
 	if len(files) != 1 {
 		t.Fatalf("results.json files: %q, want one", files)
 	}
@@ -64,21 +63,21 @@ func TestIntegrationBenchShortest(t *testing.T) {
 		t.Fatalf("results.json: version %d, bench %v, %d commands; want version %d, the bench, the commands", res.Version, res.Bench != nil, len(res.Commands), ResultsVersion)
 	}
 	rep := res.Bench
-	if len(rep.Runs) != len(cfg.rows) {
-		t.Errorf("%d row runs in results.json, want %d", len(rep.Runs), len(cfg.rows))
+	if len(rep.Runs) != len(cfg.Rows) || len(res.RateSamples) != 2*len(cfg.Rows) {
+		t.Errorf("%d row runs and %d rate samples in results.json, want %d and %d", len(rep.Runs), len(res.RateSamples), len(cfg.Rows), 2*len(cfg.Rows))
 	}
-	cells := benchtable.Summarize(rep.Samples)
-	for _, row := range cfg.rows {
-		for _, m := range []string{benchtable.Max64, benchtable.Max1518, benchtable.ZeroLoss64, benchtable.RTT, benchtable.TCPOff} {
-			if c := cells[benchtable.Key{Row: row, Metric: m}]; c.N != 1 || c.Median <= 0 {
+	cells := summarizeBench(rep.Samples)
+	for _, row := range cfg.Rows {
+		for _, m := range []string{Max64, Max1518, ZeroLoss64, RTT, TCPOff} {
+			if c := cells[[2]string{row, m}]; c.N != 1 || c.Median <= 0 {
 				t.Errorf("%s %s: %+v, want one positive value", row, m, c)
 			}
 		}
-		if c := cells[benchtable.Key{Row: row, Metric: benchtable.CPUNet}]; c.N != 1 {
-			t.Errorf("%s %s: %+v, want one value", row, benchtable.CPUNet, c)
+		if c := cells[[2]string{row, CPUNet}]; (c.N != 1) != (row == "direct") {
+			t.Errorf("%s %s: %+v, want one value (none on the baseline)", row, CPUNet, c)
 		}
 	}
-	for _, r := range benchtable.Rows()[:3] {
+	for _, r := range BenchSetups[:3] {
 		if !strings.Contains(rep.Table, r.Label) {
 			t.Errorf("table lacks row %q:\n%s", r.Label, rep.Table)
 		}

@@ -66,11 +66,11 @@ func TestParseBenchFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"direct", "ovs"}; !slices.Equal(c.rows, want) {
-		t.Errorf("rows %q, want %q (table order)", c.rows, want)
+	if want := []string{"direct", "ovs"}; !slices.Equal(c.Rows, want) {
+		t.Errorf("rows %q, want %q (table order)", c.Rows, want)
 	}
-	if c.searchTrial >= c.maxTrial || c.pings != 10 {
-		t.Errorf("-quick: search trial %v, max trial %v, %d pings; want shorter trials and 10 pings", c.searchTrial, c.maxTrial, c.pings)
+	if c.SearchTrial >= c.MaxTrial || c.Pings != 10 {
+		t.Errorf("-quick: search trial %v, max trial %v, %d pings; want shorter trials and 10 pings", c.SearchTrial, c.MaxTrial, c.Pings)
 	}
 	for _, bad := range [][]string{{"-runs", "0"}, {"-rows", "bogus"}, {"-flows", "0"}, {"extra"}} {
 		if _, err := ParseBenchFlags(bad); err == nil {

@@ -1,12 +1,11 @@
 package regress
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
-
-	"github.com/swctl/swctl/gen"
-	"github.com/swctl/swctl/gen/rfc2544"
-	"github.com/swctl/swctl/internal/benchtable"
-	"github.com/swctl/swctl/internal/cpustat"
 )
 
 // benchReport is make bench's part of results.json (bench): the
@@ -14,55 +13,22 @@ import (
 // run, the samples the table was made from, and the table.
 type benchReport struct {
 	// Config is the configuration.
-	Config reportConfig `json:"config"`
+	Config BenchConfig `json:"config"`
 	// Programs are the versions of swctl and Open vSwitch.
 	Programs map[string]string `json:"programs"`
-	// Rows are the rows, with skip reasons.
-	Rows []benchtable.Row `json:"rows"`
-	// Runs are the raw measurements, one per row and run, in the order
-	// measured.
-	Runs []runRecord `json:"runs"`
+	// Runs are the ping and iperf3 measurements and the failures, one
+	// per row and run, in the order measured; the rows are
+	// Results.RateSetups and the rates Results.RateSamples.
+	Runs []benchRun `json:"runs"`
 	// Samples are the table's inputs (CPU net values included).
-	Samples []benchtable.Sample `json:"samples"`
+	Samples []benchSample `json:"samples"`
 	// Table is the printed table.
 	Table string `json:"table"`
 }
 
-// reportConfig is the configuration as recorded.
-type reportConfig struct {
-	// Runs is the number of runs.
-	Runs int `json:"runs"`
-	// Quick is set for the short form.
-	Quick bool `json:"quick"`
-	// Flows is the number of flows of the generated frames.
-	Flows int `json:"flows"`
-	// MaxTrialS is the length of a max-load run in seconds.
-	MaxTrialS float64 `json:"max_trial_s"`
-	// SearchTrialS is the length of a zero-loss trial in seconds.
-	SearchTrialS float64 `json:"search_trial_s"`
-	// SearchTrials bounds the trials of one search.
-	SearchTrials int `json:"search_max_trials"`
-	// Resolution is the search's resolution, a fraction of the max-load
-	// rate.
-	Resolution float64 `json:"search_resolution"`
-	// CPURate is the paced load of the CPU measurement, frames/s.
-	CPURate float64 `json:"cpu_rate"`
-	// CPUTrialS is its length in seconds.
-	CPUTrialS float64 `json:"cpu_trial_s"`
-	// TCPSeconds is the length of one iperf3 test.
-	TCPSeconds int `json:"tcp_seconds"`
-	// Pings is the number of light-load pings.
-	Pings int `json:"pings"`
-	// TesterCPU is the harness's, iperf3's and ping's CPU ("" = any).
-	TesterCPU string `json:"tester_cpu"`
-	// ForwarderCPU is swctl's and ovs-vswitchd's CPU ("" = any).
-	ForwarderCPU string `json:"forwarder_cpu"`
-	// Swctl is the swctl binary measured.
-	Swctl string `json:"swctl"`
-}
-
-// runRecord is one row measured in one run.
-type runRecord struct {
+// benchRun is one row measured in one run: what the forwarding-rate
+// samples (Results.RateSamples, setup = row) do not hold.
+type benchRun struct {
 	// Row is the row ID.
 	Row string `json:"row"`
 	// Run is the run number, from 1.
@@ -73,64 +39,18 @@ type runRecord struct {
 	Seconds float64 `json:"seconds"`
 	// Error is why the forwarder did not start, if it did not.
 	Error string `json:"error,omitempty"`
-	// Max64 and Max1518 are the max-load runs.
-	Max64 *maxRecord `json:"max64,omitempty"`
-	// Max1518 is the max-load run of 1514-byte frames.
-	Max1518 *maxRecord `json:"max1518,omitempty"`
-	// Search is the zero-loss search of 60-byte frames.
-	Search *searchRecord `json:"search,omitempty"`
-	// CPU is the paced load and its CPU readings.
-	CPU *cpuRecord `json:"cpu,omitempty"`
 	// Ping is the light-load ping.
 	Ping *pingStats `json:"ping,omitempty"`
 	// TCP are the iperf3 tests.
 	TCP []tcpRecord `json:"tcp,omitempty"`
-	// Errors are the metrics that failed, with the cause.
-	Errors []string `json:"errors,omitempty"`
+	// Failed are the metrics without a value in this run, with the
+	// cause (benchStop: the forwarder did not stop cleanly).
+	Failed map[string]string `json:"failed,omitempty"`
 }
 
-// maxRecord is one max-load run.
-type maxRecord struct {
-	// Result is the generator's result (its received count is what the
-	// tester's receiver saw).
-	Result gen.Result `json:"result"`
-	// RxPackets is the rx_packets delta of h2's interface over the run:
-	// the frames the path delivered, the table's figure.
-	RxPackets uint64 `json:"rx_packets"`
-}
-
-// searchRecord is one RFC 2544 search.
-type searchRecord struct {
-	// Rate is the zero-loss rate reported: the search's, or what the
-	// sender reached in that trial when it fell behind.
-	Rate float64 `json:"rate"`
-	// NoLossAtMax is set when the max-load run lost nothing: Rate is its
-	// sending rate and no search ran.
-	NoLossAtMax bool `json:"no_loss_at_max,omitempty"`
-	// SenderBound is set when the sender reached less than 99% of the
-	// trial's paced rate.
-	SenderBound bool `json:"sender_bound,omitempty"`
-	// Search is the search's own result.
-	Search *rfc2544.Result `json:"search,omitempty"`
-	// Trials are the generator's results of the trials (their received
-	// counts are what the harness's receiver saw).
-	Trials []gen.Result `json:"trials"`
-	// RxPackets are the trials' rx_packets deltas at h2's interface: the
-	// received counts the search used.
-	RxPackets []uint64 `json:"rx_packets"`
-}
-
-// cpuRecord is the CPU cost measurement.
-type cpuRecord struct {
-	// Load is the generator's result of the paced run.
-	Load gen.Result `json:"load"`
-	// RxPackets is the rx_packets delta at h2's interface: the frames
-	// delivered, the divisor of the CPU per frame.
-	RxPackets uint64 `json:"rx_packets"`
-	// Cost is the CPU between the readings around the load, per frame
-	// delivered (RxPackets).
-	cpustat.Cost
-}
+// benchStop is benchRun.Failed's key for a forwarder that did not stop
+// cleanly: no metric is lost, the run counts as failed.
+const benchStop = "stop"
 
 // tcpRecord is one iperf3 test.
 type tcpRecord struct {
@@ -144,4 +64,116 @@ type tcpRecord struct {
 	Retransmits int `json:"retransmits"`
 	// Error is why iperf3 failed, if it did.
 	Error string `json:"error,omitempty"`
+}
+
+// rateMetrics are the table's metrics a forwarding-rate sample of size
+// gives.
+func rateMetrics(size int) []string {
+	if size == 64 {
+		return []string{Max64, Max64Loss, ZeroLoss64, CPUGross,
+			CPUNet, CPUUser, CPUSys, CPUSoftirq}
+	}
+	return []string{Max1518, Max1518Loss}
+}
+
+// benchSamples are the table's values: per row and run, from its
+// forwarding-rate samples (their CPU net of the baseline's, NetCPU) and
+// its ping and iperf3 tests; a metric that failed carries the error.
+func benchSamples(rates []RateSample, runs []benchRun) []benchSample {
+	var out []benchSample
+	for _, r := range runs {
+		add := func(metric string, v float64, note string) {
+			out = append(out, benchSample{Row: r.Row, Run: r.Run, Metric: metric, Value: v, Note: note})
+		}
+		failed := func(metric, err string) {
+			out = append(out, benchSample{Row: r.Row, Run: r.Run, Metric: metric, Err: err})
+		}
+		if r.Error != "" {
+			for _, m := range []string{Max64, Max64Loss, ZeroLoss64, CPUGross,
+				Max1518, Max1518Loss, TCPOff, TCPOn, RTT} {
+				failed(m, "start: "+r.Error)
+			}
+			continue
+		}
+		for _, s := range rates {
+			if s.Setup != r.Row || s.Run != r.Run {
+				continue
+			}
+			if s.Size != 64 {
+				add(Max1518, s.Max.PacketsPerSecond, "")
+				add(Max1518Loss, s.Max.LossPercent, "")
+				continue
+			}
+			add(Max64, s.Max.PacketsPerSecond, "")
+			add(Max64Loss, s.Max.LossPercent, "")
+			if len(s.Trials) > 0 {
+				add(ZeroLoss64, s.ZeroLoss, zeroLossNote(s))
+			}
+			switch {
+			case s.CPU == nil:
+			case s.CPU.Err != "":
+				failed(CPUGross, s.CPU.Err)
+			default:
+				add(CPUGross, s.CPU.Cost.NsPerFrame, cpuNote(s.CPU))
+				add(CPUUser, s.CPU.Cost.User, "")
+				add(CPUSys, s.CPU.Cost.System, "")
+				add(CPUSoftirq, s.CPU.Cost.SoftIRQ, "")
+				if s.CPU.Net != nil {
+					add(CPUNet, *s.CPU.Net, "")
+				}
+			}
+		}
+		for _, m := range slices.Sorted(maps.Keys(r.Failed)) {
+			if m != benchStop {
+				failed(m, r.Failed[m])
+			}
+		}
+		if r.Ping != nil {
+			note := ""
+			if r.Ping.Received < r.Ping.Sent {
+				note = fmt.Sprintf("%d of %d pings lost", r.Ping.Sent-r.Ping.Received, r.Ping.Sent)
+			}
+			add(RTT, r.Ping.Avg, note)
+		}
+		for _, t := range r.TCP {
+			metric, note := TCPOn, ""
+			if t.Offloads == "off" {
+				metric = TCPOff
+			}
+			if t.Error != "" {
+				note = "no transfer: " + t.Error
+			}
+			add(metric, t.Gbps, note)
+		}
+	}
+	return out
+}
+
+// zeroLossNote qualifies a 64-byte zero-loss rate.
+func zeroLossNote(s RateSample) string {
+	var notes []string
+	switch {
+	case s.SenderBound:
+		notes = append(notes, "sender-bound")
+	case !s.Converged:
+		notes = append(notes, "search not converged")
+	case s.ZeroLossTrialRate > 0 && s.ZeroLossTrialRate >= s.Max.SentPerSecond:
+		notes = append(notes, "no loss paced at the max-load rate")
+	}
+	if s.ZeroLossAboveMax {
+		notes = append(notes, "above the max-load rate: paced, the path delivered more than overloaded")
+	}
+	return strings.Join(notes, ", ")
+}
+
+// cpuNote qualifies a CPU-cost run.
+func cpuNote(c *CPURun) string {
+	var notes []string
+	if c.Figure.TesterBound {
+		notes = append(notes, "sender fell short of the CPU load")
+	}
+	if c.lossy() {
+		notes = append(notes, "loss at the CPU load")
+	}
+	return strings.Join(notes, ", ")
 }

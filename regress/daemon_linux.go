@@ -75,3 +75,16 @@ func (d *daemonProc) pid() int { return d.p.Pid() }
 
 // stop sends SIGTERM and, after bgproc.StopWait, SIGKILL.
 func (d *daemonProc) stop() error { return d.p.Stop() }
+
+// inNS prefixes args with ip netns exec ns.
+func inNS(ns string, args ...string) []string {
+	return append([]string{"ip", "netns", "exec", ns}, args...)
+}
+
+// pinned prefixes args with taskset -c cpu, unless cpu is empty.
+func pinned(cpu string, args ...string) []string {
+	if cpu == "" {
+		return args
+	}
+	return append([]string{"taskset", "-c", cpu}, args...)
+}

@@ -15,8 +15,8 @@
 // report.md and SVG charts.
 //
 // The forwarding-rate suite (RateSetups, AnalyzeRates, RenderRateTable)
-// drives package gen in-process: tester ports opened with AF_PACKET in a
-// tester namespace, the counting tester (internal/tester: a send-only
+// drives package gen in-process: tester ports opened with AF_PACKET in
+// two host namespaces, the counting tester (internal/tester: a send-only
 // generator, arrivals counted by the receiving interface's rx_packets)
 // for a max-rate run, an RFC 2544 zero-loss search (gen/rfc2544) and a
 // CPU-per-frame run at a fixed paced load per frame size, through a
@@ -66,11 +66,11 @@
 //
 // The comparison suite (ParseBenchFlags, RunBench; make bench through
 // cmd/swctl-bench) measures one swctl binary beside direct veth, the Linux
-// kernel bridge and Open vSwitch, rows interleaved, into
-// internal/benchtable's table and results.json's bench part; it builds
-// its testbed with package netbed, runs its commands through Commands and
-// its processes with bgproc, and reads iperf3 and /proc with the same
-// parsers as the other suites.
+// kernel bridge and Open vSwitch, rows interleaved. Its rows are setups
+// of the forwarding-rate testbed (BenchSetups), its rates the same
+// measurement as the forwarding-rate suite's (rate_samples in
+// results.json), with ping and iperf3 beside them, into one table of
+// medians, spreads and ratios against the kernel bridge and OVS.
 //
 // The netns testbed is Linux-only; the real-host path and everything else
 // are portable, and unit-tested without root.

@@ -22,24 +22,53 @@ type RateSpec struct {
 	Method string `json:"method"`
 	// Baseline marks the setup without a device under test (direct
 	// veth): its CPU per frame is the tester's own, subtracted from the
-	// others' (NetCPU), and it runs only the max-rate and CPU runs.
+	// others' (NetCPU), and in make regress it runs only the max-rate
+	// and CPU runs.
 	Baseline bool `json:"baseline,omitempty"`
+	// Label is the setup's name in make bench's table; empty for the
+	// regress setups.
+	Label string `json:"label,omitempty"`
+	// Forwarder is what forwards in the device-under-test namespace:
+	// FwdSwctl, FwdKernel, FwdOVS, or "" (the baseline: none).
+	Forwarder string `json:"forwarder,omitempty"`
+	// Workers, when not 0, is the swctl daemon's --workers.
+	Workers int `json:"workers,omitempty"`
+	// BusyPoll runs the swctl daemon with --busy-poll.
+	BusyPoll bool `json:"busy_poll,omitempty"`
+	// Trunk puts a roundrobin swctl trunk over two links a1, a2 on the
+	// receiving side; their peers are a Linux bridge br0 at the far end.
+	Trunk bool `json:"trunk,omitempty"`
+	// TSO sets Open vSwitch's other_config:userspace-tso-enable=true.
+	TSO bool `json:"tso,omitempty"`
+	// Skip, when not empty, says why the setup was not measured (such as
+	// "not installed").
+	Skip string `json:"skip,omitempty"`
 }
+
+// The forwarders of RateSpec.Forwarder.
+const (
+	// FwdSwctl is swctl's daemon: bridge0 over p1 and p2 (or trunk0).
+	FwdSwctl = "swctl"
+	// FwdKernel is a Linux kernel bridge br0 over p1 and p2.
+	FwdKernel = "kernel"
+	// FwdOVS is Open vSwitch's userspace datapath over p1 and p2.
+	FwdOVS = "ovs"
+)
 
 // RateSetups are the forwarding-rate setups, in table order; the
 // baseline runs first.
 var RateSetups = []RateSpec{
 	{
 		Name: "direct", Baseline: true, Method: MethodCounting,
-		Desc: "no device under test: t1 cabled straight to t2 (one veth pair in the tester namespace); the tester alone, whose CPU per frame is subtracted from the other setups'",
+		Desc: "no device under test: h1's eth0 cabled straight to h2's eth0 (one veth pair); the tester alone, whose CPU per frame is subtracted from the other setups'",
 	},
 	{
-		Name: "bridge0", Method: MethodCounting,
-		Desc: "swctl bridge over two veth links p1, p2; the tester sends on t1 (p1's peer) and counts on t2 (p2's peer); static bridge entries for both tester MACs and the sink address the rates are sent to, so every frame is a known unicast",
+		Name: "bridge0", Method: MethodCounting, Forwarder: FwdSwctl,
+		Desc: "swctl bridge over two veth links p1, p2; the tester sends on h1's eth0 (p1's peer) and counts on h2's eth0 (p2's peer); static bridge entries for both tester MACs and the sink address the rates are sent to, so every frame is a known unicast",
 	},
 	{
-		Name: "trunk0", Method: MethodCounting,
-		Desc: "swctl bridge between p1 and a swctl trunk (roundrobin, --promisc) over two veth links a1, a2; the tester sends on t1 and counts on br0, a Linux bridge over the links' peers b1, b2 addressed to br0's own MAC (the tester's side of the trunk), which delivers the rates' sink address locally; static bridge entries for both tester MACs and the sink address",
+		Name: "trunk0", Method: MethodCounting, Forwarder: FwdSwctl, Trunk: true,
+		Desc: "swctl bridge between p1 and a swctl trunk (roundrobin, --promisc) over two veth links a1, a2; the tester sends on h1's eth0 and counts on h2's br0, a Linux bridge over the links' peers b1, b2 addressed to br0's own MAC (the tester's side of the trunk), which delivers the rates' sink address locally; static bridge entries for both tester MACs and the sink address",
 	},
 }
 
@@ -69,9 +98,14 @@ type RateConfig struct {
 	// Sizes are the frame sizes as RFC 2544 counts them (FCS included):
 	// 64 and 1518 by default, RFC2544Sizes in FULL mode.
 	Sizes []int `json:"sizes"`
-	// Trial is the length of the max-rate run and of each search trial.
+	// Trial is the length of each search trial, and of the max-rate run
+	// unless MaxTrial says otherwise.
 	Trial time.Duration `json:"trial_ns"`
-	// MaxTrials bounds the zero-loss search's paced trials per size.
+	// MaxTrial, when not 0, is the length of the max-rate run (make
+	// bench's is twice its search trials').
+	MaxTrial time.Duration `json:"max_trial_ns,omitempty"`
+	// MaxTrials bounds the zero-loss search's paced trials per size; 0
+	// runs no search.
 	MaxTrials int `json:"max_trials"`
 	// Resolution is the search's resolution as a fraction of the
 	// max-rate run's sent rate (0.01 = 1%).
@@ -430,7 +464,7 @@ func (c RateConfig) describe() []string {
 		sizes[i] = fmt.Sprintf("%d (%d on veth)", s, gen.FrameSize(s))
 	}
 	m := []string{
-		fmt.Sprintf("Forwarding rate: package gen in the harness's process, tester ports opened with AF_PACKET in one tester namespace; %d UDP flows; frame sizes %s, RFC 2544's sizes with the 4-byte FCS that veth does not carry.", c.Flows, strings.Join(sizes, ", ")),
+		fmt.Sprintf("Forwarding rate: package gen in the harness's process, tester ports opened with AF_PACKET in two tester namespaces (h1 sends, h2 counts); %d UDP flows; frame sizes %s, RFC 2544's sizes with the 4-byte FCS that veth does not carry.", c.Flows, strings.Join(sizes, ", ")),
 		"Tester method (each table's \"method\" line): the rates, the search and the frame-loss-rate steps use the counting tester, as make bench does: a send-only generator (no receive ring) and, at the far end, the receiving interface's rx_packets (netlink), frames sent to a sink address no interface has, so nothing at the far end reads frames or takes CPU from the path. Latency and the window benchmark need the receiving tester, whose receiver reads every frame.",
 		fmt.Sprintf("Per size and instance: a max-rate run of %v (the sender as fast as its port takes frames: \"max fps\" is frames delivered per second, \"loss %%\" its loss), then RFC 2544 throughput (\"0-loss fps\") by binary search (gen/rfc2544) of paced trials of %v (bursts of %d, as make bench) between 0 and the max run's sent rate, to within %.1f%% of it, at most %d trials; 0 = no trial passed. A zero-loss rate above the max rate is possible (paced, a device can deliver more than overloaded) and the table says so where it happens.", c.Trial, c.Trial, gen.TrialBurst, 100*c.Resolution, c.MaxTrials),
 		fmt.Sprintf("Every rate records the rate offered (asked of the generator; a max-rate run offers all it can), achieved (sent by the generator) and delivered (counted at the far end), per run in results.json (rate_samples: max_rate, zero_loss_rate, cpu.figure) and per cell (rate_cells: figure). A figure is tester-bound (t) when the generator fell short of its offer: a paced run below %.0f%% of its rate, a max-rate run that lost nothing, a zero-loss rate at the search's upper bound.", 100*(1-gen.PaceTolerance)),

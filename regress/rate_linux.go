@@ -17,13 +17,19 @@ import (
 	"github.com/swctl/swctl/platform/nsenter"
 )
 
-// rateBed is the network-namespace testbed of one forwarding-rate setup:
-// a device-under-test namespace where the swctl daemon runs (none for the
-// baseline, direct veth), and one tester namespace holding both tester
-// ends, which the harness opens with AF_PACKET in-process: the counting
-// tester for the rates (package tester), the receiving one for latency
-// and the window benchmark (package gen measures latency against one
-// process clock).
+// rateBed is the network-namespace testbed of one forwarding-rate setup,
+// make regress's and make bench's alike:
+//
+//	h1:eth0 ---- p1 [dut] p2 ---- h2:eth0
+//
+// (h1:eth0 cabled straight to h2:eth0 for the baseline, direct veth; on
+// a trunk setup dut's a1, a2 cabled to b1, b2 in h2's Linux bridge br0).
+// The setup's forwarder (swctl's daemon, a kernel bridge, Open vSwitch)
+// runs in dut for one instance at a time. The harness opens both tester
+// ends with AF_PACKET in-process: the counting tester for the rates
+// (package tester), the receiving one for latency and the window
+// benchmark (package gen measures latency against one process clock).
+// The hosts have addresses too, for make bench's ping and iperf3.
 type rateBed struct {
 	// spec is the setup built.
 	spec RateSpec
@@ -33,91 +39,126 @@ type rateBed struct {
 	cmds *Commands
 	// dir holds daemon sockets, configurations, state and logs.
 	dir string
-	// dut and tester are the namespace names.
-	dut, tester string
+	// h1, dut and h2 are the namespace names; dut is unused on the
+	// baseline.
+	h1, dut, h2 string
 	// nets are the namespaces made so far, deleted by close.
 	nets *netbed.Namespaces
-	// tx and rx are the tester's sending and counting interfaces.
+	// tx is the tester's sending interface in h1; rx its counting one in
+	// h2 (eth0, or br0 on a trunk setup).
 	tx, rx string
 	// txMAC and rxMAC are their MACs.
 	txMAC, rxMAC string
+	// h1IP and h2IP are the hosts' IPv4 addresses, no prefix.
+	h1IP, h2IP string
 	// sinkMAC is the destination of the counted rates: an address no
 	// interface has, so rx counts the frames (rx_packets) and drops them
-	// before its IP stack, as a hardware tester's port would; the device
-	// under test has a static entry for it on rxPort.
+	// before its IP stack, as a hardware tester's port would; swctl has
+	// a static entry for it on rxPort, the other forwarders learn it from
+	// the counting tester's learning frames.
 	sinkMAC string
 	// counter counts the frames arriving at rx.
 	counter *tester.Counter
-	// rxPort is the bridge member the rx side is reached by (p2 or trunk0).
+	// rxPort is the dut port the rx side is reached by (p2 or trunk0).
 	rxPort string
-	// daemon is the running daemon, nil between instances.
-	daemon *daemonProc
+	// fwdCPU is the CPU the forwarder is pinned to; "" = not pinned.
+	fwdCPU string
+	// fwd is the setup's forwarder; nil on the baseline.
+	fwd forwarder
+	// offloads are ethtool -K arguments restoring each host device's
+	// offloads as built, keyed by namespace and device; read by the
+	// first setOffloads.
+	offloads map[[2]string][]string
 	// starts counts instances, for file names.
 	starts int
 }
 
-// newRateBed builds the testbed of spec; idx (1-254) picks its names and
-// MACs. On error what was made is removed.
-func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir string, cmds *Commands) (_ *rateBed, err error) {
-	tag := fmt.Sprintf("swf%d%c", os.Getpid()%100000, 'a'+idx)
-	b := &rateBed{spec: spec, cfg: cfg, cmds: cmds, dir: dir, nets: netbed.New(cmds.run), dut: tag + "dut", tester: tag + "tst", tx: "t1",
-		txMAC: fmt.Sprintf("02:53:%02x:00:00:01", idx), rxMAC: fmt.Sprintf("02:53:%02x:00:00:02", idx),
-		sinkMAC: fmt.Sprintf("02:53:%02x:00:00:03", idx)}
+// forwarder is what runs in the dut namespace for one instance.
+type forwarder interface {
+	// start brings it up on the bed's dut ports, with swctl binary bin
+	// and files next to base.
+	start(ctx context.Context, b *rateBed, bin, base string) error
+	// pid is its forwarding process, for its own CPU; 0 when none.
+	pid() int
+	// stop takes it down; it is safe to call when not started.
+	stop() error
+}
+
+// newRateBed builds the testbed of spec; idx (0-254) picks its names and
+// MACs, prefix (swf: make regress, swb: make bench) its namespaces', and
+// fwdCPU pins the forwarder ("" = not pinned). On error what was made is
+// removed.
+func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir string, cmds *Commands, prefix, fwdCPU string) (_ *rateBed, err error) {
+	tag := fmt.Sprintf("%s%d%c", prefix, os.Getpid()%100000, 'a'+idx)
+	mac := func(a, b int) string { return fmt.Sprintf("02:53:%02x:00:%02x:%02x", idx, a, b) }
+	b := &rateBed{spec: spec, cfg: cfg, cmds: cmds, dir: dir, nets: netbed.New(cmds.run), fwdCPU: fwdCPU,
+		h1: tag + "h1", dut: tag + "dut", h2: tag + "h2", tx: "eth0", rx: "eth0", rxPort: "p2",
+		txMAC: mac(0, 1), rxMAC: mac(0, 2), sinkMAC: mac(0, 3),
+		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx)}
 	defer func() {
 		if err != nil {
 			b.close()
 			err = fmt.Errorf("forwarding-rate testbed %s: %w", spec.Name, err)
 		}
 	}()
-	nss := []string{b.dut, b.tester}
-	if spec.Baseline {
-		nss = nss[1:]
+	nss := []string{b.h1, b.h2, b.dut}
+	if spec.Forwarder == "" {
+		nss = nss[:2]
 	}
 	for _, ns := range nss {
 		if err := b.nets.Add(ctx, ns); err != nil {
 			return nil, err
 		}
 	}
-	veth := func(dutEnd, dutMAC, tstEnd, tstMAC string) [][]string {
-		return netbed.Veth(b.dut, dutEnd, dutMAC, b.tester, tstEnd, tstMAC)
-	}
 	var steps [][]string
-	if !spec.Baseline {
-		steps = veth("p1", fmt.Sprintf("02:53:%02x:00:d0:01", idx), "t1", b.txMAC)
-	}
-	switch spec.Name {
-	case "direct":
-		b.rx = "t2"
-		steps = netbed.Veth(b.tester, "t1", b.txMAC, b.tester, "t2", b.rxMAC)
-	case "bridge0":
-		b.rx, b.rxPort = "t2", "p2"
-		steps = append(steps, veth("p2", fmt.Sprintf("02:53:%02x:00:d0:02", idx), "t2", b.rxMAC)...)
-	case "trunk0":
+	switch {
+	case spec.Forwarder == "":
+		steps = netbed.Veth(b.h1, "eth0", b.txMAC, b.h2, "eth0", b.rxMAC)
+	case spec.Trunk:
 		b.rx, b.rxPort = "br0", "trunk0"
-		steps = append(steps, []string{"ip", "-n", b.tester, "link", "add", "br0", "address", b.rxMAC, "type", "bridge"})
+		steps = netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC)
+		steps = append(steps, []string{"ip", "-n", b.h2, "link", "add", "br0", "address", b.rxMAC, "type", "bridge"})
 		for i := 1; i <= 2; i++ {
-			a, t := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
-			steps = append(steps, veth(a, fmt.Sprintf("02:53:%02x:00:a0:%02x", idx, i), t, fmt.Sprintf("02:53:%02x:00:b0:%02x", idx, i))...)
-			steps = append(steps, []string{"ip", "-n", b.tester, "link", "set", t, "master", "br0"})
+			t := fmt.Sprintf("b%d", i)
+			steps = append(steps, netbed.Veth(b.dut, fmt.Sprintf("a%d", i), mac(0xa0, i), b.h2, t, mac(0xb0, i))...)
+			steps = append(steps, []string{"ip", "-n", b.h2, "link", "set", t, "master", "br0"})
 		}
-		steps = append(steps, []string{"ip", "-n", b.tester, "link", "set", "br0", "up"},
-			[]string{"ip", "netns", "exec", b.tester, "bridge", "fdb", "add", b.sinkMAC, "dev", "br0", "self", "local"})
+		steps = append(steps, []string{"ip", "-n", b.h2, "link", "set", "br0", "up"},
+			inNS(b.h2, "bridge", "fdb", "add", b.sinkMAC, "dev", "br0", "self", "local"))
 	default:
-		return nil, fmt.Errorf("no such setup")
+		steps = netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC)
+		steps = append(steps, netbed.Veth(b.dut, "p2", mac(0xd0, 2), b.h2, "eth0", b.rxMAC)...)
 	}
+	steps = append(steps,
+		[]string{"ip", "-n", b.h1, "addr", "add", b.h1IP + "/24", "dev", b.tx},
+		[]string{"ip", "-n", b.h2, "addr", "add", b.h2IP + "/24", "dev", b.rx},
+		[]string{"ip", "-n", b.h1, "neigh", "replace", b.h2IP, "lladdr", b.rxMAC, "nud", "permanent", "dev", b.tx},
+		[]string{"ip", "-n", b.h2, "neigh", "replace", b.h1IP, "lladdr", b.txMAC, "nud", "permanent", "dev", b.rx},
+	)
 	for _, s := range steps {
-		if _, err := b.cmds.Output(ctx, "", nil, s...); err != nil {
+		if err := b.cmds.run(ctx, s...); err != nil {
 			return nil, err
 		}
 	}
-	if b.counter, err = tester.NewCounter(tester.End{NS: b.tester, Interface: b.rx}); err != nil {
+	if b.counter, err = tester.NewCounter(tester.End{NS: b.h2, Interface: b.rx}); err != nil {
 		return nil, err
+	}
+	switch spec.Forwarder {
+	case FwdSwctl:
+		b.fwd = &swctlDaemon{}
+	case FwdKernel:
+		b.fwd = &kernelBridge{}
+	case FwdOVS:
+		b.fwd = &ovsSwitch{}
+	case "":
+	default:
+		return nil, fmt.Errorf("no forwarder %q", spec.Forwarder)
 	}
 	return b, nil
 }
 
-// start brings the device under test up with binary bin and checks that
-// frames cross it.
+// start brings the forwarder up for one instance with swctl binary bin
+// and checks that frames cross it.
 func (b *rateBed) start(ctx context.Context, in RateInstance, bin string) (err error) {
 	defer func() {
 		if err != nil {
@@ -125,43 +166,26 @@ func (b *rateBed) start(ctx context.Context, in RateInstance, bin string) (err e
 			err = fmt.Errorf("%s: start: %w", in, err)
 		}
 	}()
-	if b.spec.Baseline {
-		return b.waitForward(ctx) // no device under test
-	}
-	b.starts++
-	base := filepath.Join(b.dir, fmt.Sprintf("rate-%s-%d", b.spec.Name, b.starts))
-	if b.daemon, err = startDaemon(ctx, b.cmds, b.dut, bin, base); err != nil {
-		return err
-	}
-	var steps [][]string
-	if b.spec.Name == "trunk0" {
-		steps = append(steps, []string{"trunk", "create", "trunk0", "--proto", "roundrobin", "--port", "a1", "--port", "a2", "--promisc"})
-	}
-	steps = append(steps,
-		[]string{"bridge", "create", "bridge0"},
-		[]string{"bridge", "add", "bridge0", "p1", b.rxPort},
-		[]string{"bridge", "static", "bridge0", b.txMAC, "p1"},
-		[]string{"bridge", "static", "bridge0", b.rxMAC, b.rxPort},
-		[]string{"bridge", "static", "bridge0", b.sinkMAC, b.rxPort},
-	)
-	for _, s := range steps {
-		if err := b.daemon.swctl(ctx, s...); err != nil {
+	if b.fwd != nil {
+		b.starts++
+		if err := b.fwd.start(ctx, b, bin, filepath.Join(b.dir, fmt.Sprintf("rate-%s-%d", b.spec.Name, b.starts))); err != nil {
 			return err
 		}
 	}
 	return b.waitForward(ctx)
 }
 
-// waitForward waits up to 10 s until test frames cross the device
-// under test (gen.WaitForward) to the counting tester's sink.
+// waitForward waits up to 15 s (Open vSwitch takes a moment to open its
+// ports) until test frames cross the device under test (gen.WaitForward)
+// to the counting tester's sink.
 func (b *rateBed) waitForward(ctx context.Context) error {
-	if _, err := gen.WaitForward(ctx, b.openCounting, 10*time.Second); err != nil {
+	if _, err := gen.WaitForward(ctx, b.openCounting, 15*time.Second); err != nil {
 		return fmt.Errorf("from %s across %s to %s: %w", b.tx, b.spec.Name, b.rx, err)
 	}
 	return nil
 }
 
-// openCounting opens the counting tester in the tester namespace
+// openCounting opens the counting tester
 // (package tester: a send-only generator on tx, rx's rx_packets counting)
 // and prepares runs of s from tx to rx, sent to the sink address unless
 // s names another.
@@ -172,38 +196,45 @@ func (b *rateBed) openCounting(s gen.Stream) (*gen.Bench, error) {
 			return nil, err
 		}
 	}
-	return tester.Open(tester.End{NS: b.tester, Interface: b.tx}, tester.End{NS: b.tester, Interface: b.rx}, s, b.counter)
+	return tester.Open(tester.End{NS: b.h1, Interface: b.tx}, tester.End{NS: b.h2, Interface: b.rx}, s, b.counter)
 }
 
-// open opens the receiving tester's ports in the tester namespace and
+// open opens the receiving tester's ports, tx in h1 and rx in h2, and
 // prepares runs of s from tx to rx, whose receiver reads every frame:
 // for latency and the window benchmark.
-func (b *rateBed) open(s gen.Stream) (bench *gen.Bench, err error) {
-	err = nsenter.Run(b.tester, func() error {
-		tx, err := afpacket.Open(b.tx, afpacket.Options{})
-		if err != nil {
-			return fmt.Errorf("tester port %s: %w", b.tx, err)
+func (b *rateBed) open(s gen.Stream) (*gen.Bench, error) {
+	tx, err := openUp(b.h1, b.tx, afpacket.Options{})
+	if err != nil {
+		return nil, err
+	}
+	rx, err := openUp(b.h2, b.rx, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
+	if err != nil {
+		tx.Close()
+		return nil, err
+	}
+	bench, err := gen.NewBench(tx, rx, s)
+	if err != nil {
+		tx.Close()
+		rx.Close()
+		return nil, fmt.Errorf("tester %s -> %s: %w", b.tx, b.rx, err)
+	}
+	return bench, nil
+}
+
+// openUp opens interface name in namespace ns with o and waits up to 5 s
+// for its link.
+func openUp(ns, name string, o afpacket.Options) (p *afpacket.Port, err error) {
+	err = nsenter.Run(ns, func() error {
+		if p, err = afpacket.Open(name, o); err != nil {
+			return fmt.Errorf("tester port %s in %s: %w", name, ns, err)
 		}
-		rx, err := afpacket.Open(b.rx, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
-		if err != nil {
-			tx.Close()
-			return fmt.Errorf("tester port %s: %w", b.rx, err)
-		}
-		for _, p := range []*afpacket.Port{tx, rx} {
-			if err := gen.WaitLinkUp(p, 5*time.Second); err != nil {
-				tx.Close()
-				rx.Close()
-				return fmt.Errorf("tester port %w", err)
-			}
-		}
-		if bench, err = gen.NewBench(tx, rx, s); err != nil {
-			tx.Close()
-			rx.Close()
-			return fmt.Errorf("tester %s -> %s: %w", b.tx, b.rx, err)
+		if err := gen.WaitLinkUp(p, 5*time.Second); err != nil {
+			p.Close()
+			return fmt.Errorf("tester port in %s: %w", ns, err)
 		}
 		return nil
 	})
-	return bench, err
+	return p, err
 }
 
 // run runs one generator run with the CPU readings around it: the whole
@@ -219,8 +250,8 @@ func (b *rateBed) runSpan(ctx context.Context, bench *gen.Bench, l gen.Load) (Ra
 	var rr RateRun
 	var span [2]cpustat.Reading
 	pid := 0
-	if b.daemon != nil {
-		pid = b.daemon.pid()
+	if b.fwd != nil {
+		pid = b.fwd.pid()
 	}
 	var err error
 	if span[0], err = cpustat.Read(); err != nil {
@@ -246,42 +277,56 @@ func (b *rateBed) runSpan(ctx context.Context, bench *gen.Bench, l gen.Load) (Ra
 	return rr, span, nil
 }
 
-// measure measures one frame size. With the counting tester: the
-// max-rate run, the zero-loss search below its sent rate, (cfg.LossRate)
-// the frame-loss-rate steps, and the CPU-cost run at cfg.CPURate; then
-// (cfg.Latency) a latency trial at the zero-loss rate with the receiving
-// tester. The baseline runs only the max-rate and CPU-cost runs.
+// measure measures one frame size with the bed's configuration; the
+// baseline runs only the max-rate and CPU-cost runs.
 func (b *rateBed) measure(ctx context.Context, size int) (RateSample, error) {
-	smp := RateSample{Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}, Method: MethodCounting}
-	bench, err := b.openCounting(gen.Stream{Size: smp.FrameLen, Flows: b.cfg.Flows})
+	c := b.cfg
+	if b.spec.Baseline {
+		c.MaxTrials, c.LossRate, c.Latency = 0, false, false
+	}
+	return b.measureWith(ctx, c, size)
+}
+
+// measureWith measures one frame size as c says. With the counting
+// tester: the max-rate run, (c.MaxTrials) the zero-loss search below its
+// sent rate, (c.LossRate) the frame-loss-rate steps, and (c.CPUTrial) the
+// CPU-cost run at c.CPURate; then (c.Latency) a latency trial at the
+// zero-loss rate with the receiving tester.
+func (b *rateBed) measureWith(ctx context.Context, c RateConfig, size int) (RateSample, error) {
+	smp := RateSample{Setup: b.spec.Name, Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}, Method: MethodCounting}
+	bench, err := b.openCounting(gen.Stream{Size: smp.FrameLen, Flows: c.Flows})
 	if err != nil {
 		return smp, err
 	}
 	defer bench.Close()
 	bench.SetDrain(rateDrain)
-	if smp.Max, err = b.run(ctx, bench, gen.Load{Duration: b.cfg.Trial}); err != nil {
+	maxTrial := c.Trial
+	if c.MaxTrial > 0 {
+		maxTrial = c.MaxTrial
+	}
+	if smp.Max, err = b.run(ctx, bench, gen.Load{Duration: maxTrial}); err != nil {
 		return smp, fmt.Errorf("%s size %d: max rate: %w", b.spec.Name, size, err)
 	}
 	hi := smp.Max.SentPerSecond
 	if hi <= 0 {
 		return smp, fmt.Errorf("%s size %d: max rate: nothing sent on %s", b.spec.Name, size, b.tx)
 	}
-	if !b.spec.Baseline {
-		if err := b.search(ctx, bench, &smp, hi); err != nil {
+	if c.MaxTrials > 0 {
+		if err := b.search(ctx, c, bench, &smp, hi); err != nil {
 			return smp, err
 		}
 	}
-	if b.cfg.LossRate && !b.spec.Baseline {
+	if c.LossRate {
 		if smp.LossRate, err = b.lossRate(ctx, bench, hi); err != nil {
 			return smp, err
 		}
 	}
-	if b.cfg.CPUTrial > 0 {
-		// Small bursts as make bench's CPU load, with a paced trial's
-		// catch-up, so that a stall of the shared core costs no frames.
-		rr, span, err := b.runSpan(ctx, bench, gen.Load{Rate: b.cfg.CPURate, Duration: b.cfg.CPUTrial, MaxLag: gen.TrialMaxLag})
+	if c.CPUTrial > 0 {
+		// Small bursts as the search's trials, with their catch-up, so
+		// that a stall of the shared core costs no frames.
+		rr, span, err := b.runSpan(ctx, bench, gen.Load{Rate: c.CPURate, Duration: c.CPUTrial, MaxLag: gen.TrialMaxLag})
 		if err != nil {
-			return smp, fmt.Errorf("%s size %d: CPU at %.0f frames/s: %w", b.spec.Name, size, b.cfg.CPURate, err)
+			return smp, fmt.Errorf("%s size %d: CPU at %.0f frames/s: %w", b.spec.Name, size, c.CPURate, err)
 		}
 		smp.CPU = &CPURun{RateRun: rr}
 		if smp.CPU.Cost, err = cpustat.Between(span[0], span[1], rr.Received); err != nil {
@@ -289,7 +334,7 @@ func (b *rateBed) measure(ctx context.Context, size int) (RateSample, error) {
 		}
 	}
 	bench.Close() // the latency trial opens the receiving tester on the same ports
-	if b.cfg.Latency && smp.ZeroLossTrialRate > 0 {
+	if c.Latency && smp.ZeroLossTrialRate > 0 {
 		if err := b.latency(ctx, &smp); err != nil {
 			return smp, err
 		}
@@ -299,14 +344,14 @@ func (b *rateBed) measure(ctx context.Context, size int) (RateSample, error) {
 }
 
 // search runs the RFC 2544 zero-loss search of smp's size below hi on
-// bench, paced as make bench paces it (gen.TrialLoad).
-func (b *rateBed) search(ctx context.Context, bench *gen.Bench, smp *RateSample, hi float64) error {
+// bench, paced trials of c.Trial (gen.TrialLoad).
+func (b *rateBed) search(ctx context.Context, c RateConfig, bench *gen.Bench, smp *RateSample, hi float64) error {
 	trial := func(rate float64) (uint64, uint64, error) {
-		rr, err := b.run(ctx, bench, gen.TrialLoad(rate, b.cfg.Trial))
+		rr, err := b.run(ctx, bench, gen.TrialLoad(rate, c.Trial))
 		smp.Trials = append(smp.Trials, rr)
 		return rr.Sent, rr.Received, err
 	}
-	sr, err := rfc2544.Search(ctx, trial, 0, hi, hi*b.cfg.Resolution, b.cfg.MaxTrials)
+	sr, err := rfc2544.Search(ctx, trial, 0, hi, hi*c.Resolution, c.MaxTrials)
 	if err != nil {
 		return fmt.Errorf("%s size %d: zero-loss search: %w", b.spec.Name, smp.Size, err)
 	}
@@ -332,21 +377,19 @@ func (b *rateBed) latency(ctx context.Context, smp *RateSample) error {
 	return nil
 }
 
-// stop ends the current instance's daemon.
+// stop ends the current instance's forwarder.
 func (b *rateBed) stop() error {
-	if b.daemon == nil {
+	if b.fwd == nil {
 		return nil
 	}
-	err := b.daemon.stop()
-	b.daemon = nil
-	if err != nil {
-		return fmt.Errorf("%s: %w", b.spec.Name, err)
+	if err := b.fwd.stop(); err != nil {
+		return fmt.Errorf("%s: stop: %w", b.spec.Name, err)
 	}
 	return nil
 }
 
-// close stops the daemon and deletes the namespaces (and every veth end
-// and bridge in them).
+// close stops the forwarder and deletes the namespaces (and every veth
+// end and bridge in them).
 func (b *rateBed) close() {
 	b.stop()
 	if b.counter != nil {

@@ -12,7 +12,7 @@ import (
 // never built.
 type rateBed struct{}
 
-func newRateBed(context.Context, RateSpec, RateConfig, int, string, *Commands) (*rateBed, error) {
+func newRateBed(context.Context, RateSpec, RateConfig, int, string, *Commands, string, string) (*rateBed, error) {
 	return nil, fmt.Errorf("regress: forwarding-rate testbed not implemented on %s", runtime.GOOS)
 }
 
@@ -23,3 +23,8 @@ func (b *rateBed) measure(context.Context, int) (RateSample, error) { return Rat
 func (b *rateBed) stop() error { return nil }
 
 func (b *rateBed) close() {}
+
+// RunBench is make bench; it needs Linux network namespaces and veth.
+func RunBench(BenchConfig) error {
+	return fmt.Errorf("the netns testbed is not implemented on %s (Linux network namespaces and veth)", runtime.GOOS)
+}

@@ -32,13 +32,15 @@ type Environment struct {
 	LoadEnd string `json:"load_end,omitempty"`
 }
 
-// ResultsVersion is results.json's format version. Version 4 had no
-// bench (make bench wrote bench.json). Version 3 had no bulk suite
+// ResultsVersion is results.json's format version. Version 5's bench
+// part held make bench's own rate records (max64, search, cpu per row
+// run); from version 6 its rates are rate_samples, its rows
+// rate_setups. Version 4 had no bench (make bench wrote bench.json). Version 3 had no bulk suite
 // (bulk, bulk_samples, bulk_cells; the row of a RoleCell). Version 2 had no tester
 // method, figures (offered, achieved, delivered, tester-bound) or CPU
 // per frame in the forwarding rate, and its rates came from the
 // receiving tester; version 1 had no forwarding rate.
-const ResultsVersion = 5
+const ResultsVersion = 6
 
 // Results is everything a run of regress or make bench produced:
 // results.json.

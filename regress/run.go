@@ -226,7 +226,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		}
 	}
 	for si, s := range bedRate {
-		b, err := newRateBed(ctx, s, *cfg.Rate, si+1, work, cmds)
+		b, err := newRateBed(ctx, s, *cfg.Rate, si+1, work, cmds, "swf", "")
 		if err != nil {
 			return fail(err)
 		}

@@ -4,8 +4,9 @@
 // swctl bridge with 1 and 2 workers, a roundrobin swctl trunk, Open
 // vSwitch's userspace datapath without and with userspace TSO), rows
 // interleaved run by run, and prints one table of medians, spreads and
-// ratios (package internal/benchtable). Raw samples go to
-// bench-out/<time>/results.json (its "bench" part, the regress format). docs/BENCH.md says how to read the table.
+// ratios (package regress: the rows are setups of its forwarding-rate
+// testbed). Raw samples go to bench-out/<time>/results.json, the regress
+// format. docs/BENCH.md says how to read the table.
 //
 // It needs root on Linux.
 package main

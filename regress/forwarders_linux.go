@@ -24,7 +24,7 @@ type kernelBridge struct {
 	cmds *Commands
 }
 
-func (k *kernelBridge) start(ctx context.Context, b *benchBed, _ string) error {
+func (k *kernelBridge) start(ctx context.Context, b *rateBed, _, _ string) error {
 	k.ns, k.cmds = b.dut, b.cmds
 	for _, s := range [][]string{
 		{"ip", "-n", b.dut, "link", "add", "br0", "type", "bridge"},
@@ -39,6 +39,8 @@ func (k *kernelBridge) start(ctx context.Context, b *benchBed, _ string) error {
 	return nil
 }
 
+func (k *kernelBridge) pid() int { return 0 }
+
 func (k *kernelBridge) stop() error {
 	if k.ns == "" {
 		return nil
@@ -49,38 +51,36 @@ func (k *kernelBridge) stop() error {
 }
 
 // swctlDaemon is swctl's daemon in the dut namespace, pinned to the
-// forwarder CPU: a bridge0 over p1 and p2, or over p1 and a roundrobin
-// trunk0 of a1 and a2.
+// forwarder CPU, with the setup's flags: bridge0 over p1 and p2, or over
+// p1 and a roundrobin trunk0 of a1 and a2; static entries for both
+// tester MACs and the sink address, so every test frame is a known
+// unicast.
 type swctlDaemon struct {
-	// workers is the daemon's --workers.
-	workers int
-	// trunk selects the trunk setup.
-	trunk bool
-	// busyPoll runs the daemon with --busy-poll.
-	busyPoll bool
 	// d is the running daemon, nil when stopped.
 	d *daemonProc
 }
 
-func (s *swctlDaemon) start(ctx context.Context, b *benchBed, base string) (err error) {
-	flags := []string{"--workers", strconv.Itoa(s.workers)}
-	if s.busyPoll {
+func (s *swctlDaemon) start(ctx context.Context, b *rateBed, bin, base string) (err error) {
+	var flags []string
+	if b.spec.Workers > 0 {
+		flags = append(flags, "--workers", strconv.Itoa(b.spec.Workers))
+	}
+	if b.spec.BusyPoll {
 		flags = append(flags, "--busy-poll")
 	}
-	if s.d, err = startDaemonOn(ctx, b.cmds, b.dut, b.cfg.forwarderCPU, b.cfg.bin, base, flags...); err != nil {
+	if s.d, err = startDaemonOn(ctx, b.cmds, b.dut, b.fwdCPU, bin, base, flags...); err != nil {
 		return fmt.Errorf("swctl daemon: %w", err)
 	}
-	far := "p2"
 	var steps [][]string
-	if s.trunk {
-		far = "trunk0"
+	if b.spec.Trunk {
 		steps = append(steps, []string{"trunk", "create", "trunk0", "--proto", "roundrobin", "--port", "a1", "--port", "a2", "--promisc"})
 	}
 	steps = append(steps,
 		[]string{"bridge", "create", "bridge0"},
-		[]string{"bridge", "add", "bridge0", "p1", far},
-		[]string{"bridge", "static", "bridge0", b.h1MAC, "p1"},
-		[]string{"bridge", "static", "bridge0", b.h2MAC, far},
+		[]string{"bridge", "add", "bridge0", "p1", b.rxPort},
+		[]string{"bridge", "static", "bridge0", b.txMAC, "p1"},
+		[]string{"bridge", "static", "bridge0", b.rxMAC, b.rxPort},
+		[]string{"bridge", "static", "bridge0", b.sinkMAC, b.rxPort},
 	)
 	for _, st := range steps {
 		if err := s.d.swctl(ctx, st...); err != nil {
@@ -88,6 +88,13 @@ func (s *swctlDaemon) start(ctx context.Context, b *benchBed, base string) (err 
 		}
 	}
 	return nil
+}
+
+func (s *swctlDaemon) pid() int {
+	if s.d == nil {
+		return 0
+	}
+	return s.d.pid()
 }
 
 func (s *swctlDaemon) stop() error {
@@ -120,9 +127,6 @@ func ovsMissing() string {
 // host's Open vSwitch and need no kernel module. ovs-vswitchd is pinned
 // to the forwarder CPU.
 type ovsSwitch struct {
-	// tso sets other_config:userspace-tso-enable=true before
-	// ovs-vswitchd starts (it reads it once, at start).
-	tso bool
 	// dir holds run/, db/, log/ and etc/ while running; "" when stopped.
 	dir string
 	// ns is the dut namespace.
@@ -167,7 +171,12 @@ func (o *ovsSwitch) vsctl(ctx context.Context, args ...string) error {
 	return o.run(ctx, append([]string{"ovs-vsctl", "--db=unix:" + o.path("run", "db.sock"), "--timeout=20"}, args...)...)
 }
 
-func (o *ovsSwitch) start(ctx context.Context, b *benchBed, base string) error {
+func (o *ovsSwitch) pid() int { return 0 }
+
+// start starts OVS; the setup's TSO sets
+// other_config:userspace-tso-enable=true before ovs-vswitchd starts (it
+// reads it once, at start).
+func (o *ovsSwitch) start(ctx context.Context, b *rateBed, _, base string) error {
 	o.dir, o.ns = base+".ovs", b.dut
 	for _, d := range []string{"run", "db", "log", "etc"} {
 		if err := os.MkdirAll(o.path(d), 0o755); err != nil {
@@ -182,7 +191,7 @@ func (o *ovsSwitch) start(ctx context.Context, b *benchBed, base string) error {
 		pkgdata = "/usr/share/openvswitch"
 	}
 	db := o.path("db", "conf.db")
-	cpu := b.cfg.forwarderCPU
+	cpu := b.fwdCPU
 	steps := [][]string{
 		{"ovsdb-tool", "create", db, filepath.Join(pkgdata, "vswitch.ovsschema")},
 		pinned(cpu, "ovsdb-server", db, "--remote=punix:"+o.path("run", "db.sock"),
@@ -190,7 +199,7 @@ func (o *ovsSwitch) start(ctx context.Context, b *benchBed, base string) error {
 			"--log-file="+o.path("log", "ovsdb-server.log"), "-vconsole:off", "--detach", "--no-chdir"),
 		{"ovs-vsctl", "--db=unix:" + o.path("run", "db.sock"), "--timeout=20", "--no-wait", "init"},
 	}
-	if o.tso {
+	if b.spec.TSO {
 		steps = append(steps, []string{"ovs-vsctl", "--db=unix:" + o.path("run", "db.sock"), "--timeout=20", "--no-wait",
 			"set", "Open_vSwitch", ".", "other_config:userspace-tso-enable=true"})
 	}
