@@ -35,9 +35,7 @@ func startDaemon(ctx context.Context, cmds *Commands, ns, bin, base string) (*da
 // pinned), with more daemon flags.
 func startDaemonOn(ctx context.Context, cmds *Commands, ns, cpu, bin, base string, flags ...string) (_ *daemonProc, err error) {
 	d := &daemonProc{bin: bin, sock: base + ".sock", ns: ns, cmds: cmds}
-	args := inNS(ns, pinned(cpu, append([]string{bin, "daemon", "--socket", d.sock, "--config", base + ".conf", "--state-dir", base + ".state"}, flags...)...)...)
-	cmds.Log = append(cmds.Log, strings.Join(args, " ")+" &")
-	if d.p, err = bgproc.Start("daemon "+bin+" in "+ns, base+".log", args...); err != nil {
+	if d.p, err = startProc(cmds, "daemon "+bin+" in "+ns, base+".log", ns, cpu, append([]string{bin, "daemon", "--socket", d.sock, "--config", base + ".conf", "--state-dir", base + ".state"}, flags...)...); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -64,10 +62,23 @@ func startDaemonOn(ctx context.Context, cmds *Commands, ns, cpu, bin, base strin
 	}
 }
 
+// startProc starts args in namespace ns pinned to cpu ("" = not
+// pinned), its output in the file log, and records its command line.
+func startProc(cmds *Commands, name, log, ns, cpu string, args ...string) (*bgproc.Proc, error) {
+	full := inNS(ns, pinned(cpu, args...)...)
+	cmds.Log = append(cmds.Log, strings.Join(full, " ")+" &")
+	return bgproc.Start(name, log, full...)
+}
+
 // swctl runs the daemon's CLI with args.
 func (d *daemonProc) swctl(ctx context.Context, args ...string) error {
-	_, err := d.cmds.Output(ctx, "", nil, append([]string{"ip", "netns", "exec", d.ns, d.bin, "--socket", d.sock}, args...)...)
+	_, err := d.output(ctx, args...)
 	return err
+}
+
+// output runs the daemon's CLI with args and returns what it printed.
+func (d *daemonProc) output(ctx context.Context, args ...string) ([]byte, error) {
+	return d.cmds.Output(ctx, "", nil, inNS(d.ns, append([]string{d.bin, "--socket", d.sock}, args...)...)...)
 }
 
 // pid is the daemon's process ID.

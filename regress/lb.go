@@ -573,23 +573,19 @@ func mapKeys(m map[string]string) func(func(string) bool) {
 	}
 }
 
-// lbHostsNote is printed when the suite is skipped on real test hosts.
-const lbHostsNote = "regress: HTTP load balancing on real test hosts is not implemented; skipping it"
-
 // runLB runs the suite's instances (plan) on its testbed, appending a
-// sample per instance and mode to res.LB; binary gives the swctl binary
-// of a role; step counts progress steps.
-func runLB(ctx context.Context, cfg LBConfig, plan []LBInstance, binary func(role string) string, work string, cmds *Commands, prog *Progress, step *int, res *LBResults) error {
-	b, err := newLBBed(ctx, cfg, work, cmds)
+// sample per instance and mode to res.
+func runLB(ctx context.Context, cfg LBConfig, plan []LBInstance, env suiteEnv, res *LBResults) error {
+	b, err := newLBBed(ctx, cfg, env.work, env.cmds)
 	if err != nil {
 		return err
 	}
 	defer b.close()
 	res.Pinning, res.Tools = b.pin, lbTools(ctx)
 	for _, in := range plan {
-		*step++
-		prog.Step(*step, in.String())
-		if err := b.start(ctx, in, binary(in.Role)); err != nil {
+		*env.step++
+		env.prog.Step(*env.step, in.String())
+		if err := b.start(ctx, in, env.trees.binaryFor(in.Role)); err != nil {
 			return err
 		}
 		for _, mode := range in.Modes {
@@ -604,7 +600,7 @@ func runLB(ctx context.Context, cfg LBConfig, plan []LBInstance, binary func(rol
 		if err := b.stop(); err != nil {
 			return fmt.Errorf("%s: %w", in, err)
 		}
-		prog.Done(cfg.weight())
+		env.prog.Done(cfg.weight())
 	}
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/swctl/swctl/internal/bgproc"
@@ -40,20 +39,12 @@ type lbBed struct {
 	nets *netbed.Namespaces
 	// pin is the CPUs of wrk, the balancer and nginx.
 	pin lbPinning
-	// nginx are the backends' nginx processes; nginxDone are closed when
-	// each has been reaped.
-	nginx []*exec.Cmd
-	// nginxDone are closed when the nginx processes have exited.
-	nginxDone []chan struct{}
+	// nginx are the backends' nginx processes.
+	nginx []*bgproc.Proc
 	// daemon is the swctl row's daemon while it runs.
 	daemon *daemonProc
-	// haproxy is the HAProxy row's process while it runs; haproxyDone is
-	// closed when it has been reaped.
-	haproxy *exec.Cmd
-	// haproxyDone is closed when haproxy has exited.
-	haproxyDone chan struct{}
-	// haproxyLog is its output.
-	haproxyLog string
+	// haproxy is the HAProxy row's process while it runs.
+	haproxy *bgproc.Proc
 	// undo are the commands that put back what the running instance
 	// changed, run newest first by stop.
 	undo [][]string
@@ -206,11 +197,11 @@ func (b *lbBed) startNginx(ctx context.Context, k int, ns string) error {
 	if err := os.WriteFile(conf, []byte(nginxConf(dir)), 0o644); err != nil {
 		return fmt.Errorf("nginx %d: %w", k, err)
 	}
-	cmd, done, err := b.spawn(ns, filepath.Join(dir, "stderr.log"), b.pin.Backends, "nginx", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf)
+	p, err := startProc(b.cmds, "nginx in "+ns, filepath.Join(dir, "stderr.log"), ns, b.pin.Backends, "nginx", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf)
 	if err != nil {
-		return fmt.Errorf("nginx in %s: %w", ns, err)
+		return err
 	}
-	b.nginx, b.nginxDone = append(b.nginx, cmd), append(b.nginxDone, done)
+	b.nginx = append(b.nginx, p)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, err := b.stubStatus(ctx, ns); err == nil {
@@ -223,29 +214,6 @@ func (b *lbBed) startNginx(ctx context.Context, k int, ns string) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// spawn starts args in namespace ns pinned to cpus (taskset), its output
-// to the file logPath, in a process group of its own; done is closed
-// when it has been reaped. ip netns exec and taskset exec, so the PID is
-// the program's.
-func (b *lbBed) spawn(ns, logPath, cpus string, args ...string) (*exec.Cmd, chan struct{}, error) {
-	full := append([]string{"ip", "netns", "exec", ns, "taskset", "-c", cpus}, args...)
-	b.cmds.Log = append(b.cmds.Log, strings.Join(full, " ")+" &")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer logf.Close()
-	cmd := exec.Command(full[0], full[1:]...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, nil, err
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	return cmd, done, nil
 }
 
 // stubStatus reads the requests backend namespace ns's nginx has served.
@@ -357,9 +325,8 @@ func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error
 		if err := os.WriteFile(cfg, []byte(haproxyConf()), 0o644); err != nil {
 			return err
 		}
-		b.haproxyLog = cfg + ".log"
-		if b.haproxy, b.haproxyDone, err = b.spawn(b.balancer, b.haproxyLog, b.pin.Balancer, "haproxy", "-db", "-f", cfg); err != nil {
-			return fmt.Errorf("haproxy: %w", err)
+		if b.haproxy, err = startProc(b.cmds, "haproxy", cfg+".log", b.balancer, b.pin.Balancer, "haproxy", "-db", "-f", cfg); err != nil {
+			return err
 		}
 	}
 	return b.warmUp(ctx, in)
@@ -504,12 +471,8 @@ func (b *lbBed) warmUp(ctx context.Context, in LBInstance) error {
 // balancerAlive says whether the row's balancer process, if any, still
 // runs.
 func (b *lbBed) balancerAlive() error {
-	if b.haproxy != nil {
-		select {
-		case <-b.haproxyDone:
-			return fmt.Errorf("haproxy exited: %s", bgproc.Tail(b.haproxyLog))
-		default:
-		}
+	if b.haproxy != nil && b.haproxy.Exited() {
+		return fmt.Errorf("haproxy exited: %s", bgproc.Tail(b.haproxy.Log))
 	}
 	return nil
 }
@@ -520,7 +483,7 @@ func (b *lbBed) balancerPID() int {
 	case b.daemon != nil:
 		return b.daemon.pid()
 	case b.haproxy != nil:
-		return b.haproxy.Process.Pid
+		return b.haproxy.Pid()
 	}
 	return 0
 }
@@ -555,8 +518,8 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string) (LBSamp
 		return s, err
 	}
 	var nginxPIDs []int
-	for _, c := range b.nginx {
-		nginxPIDs = append(nginxPIDs, c.Process.Pid)
+	for _, p := range b.nginx {
+		nginxPIDs = append(nginxPIDs, p.Pid())
 	}
 	bal := b.balancerPID()
 	c0, err := cpustat.Read()
@@ -616,13 +579,8 @@ func (b *lbBed) stop() error {
 		b.daemon = nil
 	}
 	if b.haproxy != nil {
-		b.haproxy.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-b.haproxyDone:
-		case <-time.After(10 * time.Second):
-			b.haproxy.Process.Kill()
-			<-b.haproxyDone
-			errs = append(errs, errors.New("haproxy did not stop on SIGTERM within 10s; killed"))
+		if err := b.haproxy.Stop(); err != nil {
+			errs = append(errs, err)
 		}
 		b.haproxy = nil
 	}
@@ -639,11 +597,10 @@ func (b *lbBed) stop() error {
 // every veth end in them).
 func (b *lbBed) close() {
 	b.stop()
-	for i, c := range b.nginx {
-		c.Process.Kill()
-		<-b.nginxDone[i]
+	for _, p := range b.nginx {
+		p.Kill()
 	}
-	b.nginx, b.nginxDone = nil, nil
+	b.nginx = nil
 	b.nets.Delete()
 }
 

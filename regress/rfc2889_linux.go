@@ -100,15 +100,9 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 	return b, nil
 }
 
-// swctl runs the daemon's CLI with args and returns its output.
-func (b *addrBed) swctl(ctx context.Context, args ...string) ([]byte, error) {
-	d := b.daemon
-	return b.cmds.Output(ctx, "", nil, append([]string{"ip", "netns", "exec", d.ns, d.bin, "--socket", d.sock}, args...)...)
-}
-
 // start brings the bridge up with binary bin, opens the tester's ports
 // and checks that a small trial passes.
-func (b *addrBed) start(ctx context.Context, in RFC2889Instance, bin string) (err error) {
+func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error) {
 	defer func() {
 		if err != nil {
 			b.stop()
@@ -126,7 +120,7 @@ func (b *addrBed) start(ctx context.Context, in RFC2889Instance, bin string) (er
 		{"bridge", "set", RFC2889Setup, "--maxaddr", strconv.Itoa(b.cfg.MaxAddr), "--timeout", strconv.Itoa(b.cfg.Timeout)},
 		{"bridge", "static", RFC2889Setup, b.testMAC.String(), "p2"},
 	} {
-		if _, err := b.swctl(ctx, s...); err != nil {
+		if err := b.daemon.swctl(ctx, s...); err != nil {
 			return err
 		}
 	}
@@ -249,7 +243,7 @@ func (b *addrBed) barrier(ctx context.Context, p *afpacket.Port, f []byte, rs ..
 // counts them at t1 and at the monitor t3.
 func (b *addrBed) trial(ctx context.Context, n int, rate float64) (AddrTrial, error) {
 	t := AddrTrial{Addresses: n, Rate: rate, Table: -1}
-	if _, err := b.swctl(ctx, "bridge", "flush", RFC2889Setup); err != nil {
+	if err := b.daemon.swctl(ctx, "bridge", "flush", RFC2889Setup); err != nil {
 		return t, err
 	}
 	b.runID++
@@ -272,7 +266,7 @@ func (b *addrBed) trial(ctx context.Context, n int, rate float64) (AddrTrial, er
 	}
 	t.Barrier = b.barrier(ctx, b.ports[1], b.testBarrier, b.atLearn, b.atMonitor)
 	t.Received, t.Flooded = b.atLearn.Received(), b.atMonitor.Received()
-	if out, err := b.swctl(ctx, "bridge", "show", "-o", "json", RFC2889Setup); err == nil {
+	if out, err := b.daemon.output(ctx, "bridge", "show", "-o", "json", RFC2889Setup); err == nil {
 		var info []struct {
 			Addresses int `json:"addresses"`
 		}

@@ -16,7 +16,7 @@ func newAddrBed(context.Context, RFC2889Config, string, *Commands) (*addrBed, er
 	return nil, fmt.Errorf("regress: address-caching testbed not implemented on %s", runtime.GOOS)
 }
 
-func (b *addrBed) start(context.Context, RFC2889Instance, string) error { return nil }
+func (b *addrBed) start(context.Context, RoleRun, string) error { return nil }
 
 func (b *addrBed) measure(context.Context) (RFC2889Sample, error) { return RFC2889Sample{}, nil }
 
