@@ -2,6 +2,7 @@ package regress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -43,23 +44,21 @@ func startDaemonOn(ctx context.Context, cmds *Commands, ns, cpu, bin, base strin
 			d.stop()
 		}
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := cmds.Output(ctx, "", nil, "ip", "netns", "exec", ns, bin, "--socket", d.sock, "bridge", "show"); err == nil {
-			return d, nil
+	err = poll(ctx, 10*time.Second, 50*time.Millisecond, func() error {
+		if _, err := d.output(ctx, "bridge", "show"); err == nil {
+			return nil
+		} else if d.p.Exited() {
+			return stopPoll{errors.New("daemon exited at start")}
 		}
-		select {
-		case <-d.p.Done():
-			return nil, fmt.Errorf("daemon exited at start: %s", bgproc.Tail(d.p.Log))
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		default:
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("daemon did not answer within 10s: %s", bgproc.Tail(d.p.Log))
-		}
-		time.Sleep(50 * time.Millisecond)
+		return errors.New("daemon did not answer within 10s")
+	})
+	switch {
+	case err != nil && ctx.Err() == nil:
+		return nil, fmt.Errorf("%w: %s", err, bgproc.Tail(d.p.Log))
+	case err != nil:
+		return nil, err
 	}
+	return d, nil
 }
 
 // startProc starts args in namespace ns pinned to cpu ("" = not

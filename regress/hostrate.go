@@ -210,25 +210,18 @@ func (b *hostBed) startRate(ctx context.Context, bin string) error {
 // frames from the peer's first interface reaches its second across the
 // DUT.
 func (b *hostBed) waitForward(ctx context.Context) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	p := b.peer.Conf.Interfaces
+	return poll(ctx, 10*time.Second, 200*time.Millisecond, func() error {
 		args := b.benchArgs(RateConfig{Flows: 1}, 64, "--rate", "10000", "--duration", "20ms")
 		out, err := b.runBench(ctx, args, "rate", 64, 1, 20*time.Millisecond)
-		if err == nil && out.Received > 0 {
-			return nil
+		if err == nil && out.Received == 0 {
+			err = fmt.Errorf("%d sent, %d received", out.Sent, out.Received)
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if time.Now().After(deadline) {
-			if err == nil {
-				err = fmt.Errorf("%d sent, %d received", out.Sent, out.Received)
-			}
-			p := b.peer.Conf.Interfaces
+		if err != nil {
 			return fmt.Errorf("no frame from %s's %s crossed bridge0 to %s within 10s: %v", b.peer, p[0], p[1], err)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // measureRate measures one frame size through the peer's swctl bench:

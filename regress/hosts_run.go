@@ -256,37 +256,31 @@ func (b *hostBed) daemonUp(ctx context.Context, name, bin string) error {
 		return err
 	}
 	b.daemon = d
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := b.dut.Run(ctx, nil, b.bin, "--socket", b.sock, "bridge", "show"); err == nil {
-			return nil
-		} else if d.Exited() || time.Now().After(deadline) || ctx.Err() != nil {
-			log, _ := b.dut.Run(context.WithoutCancel(ctx), nil, "tail", "-5", base+".log")
-			return fmt.Errorf("%s: daemon did not answer within 10s: %v; log: %s", b.dut, err, strings.TrimSpace(string(log)))
+	err = poll(ctx, 10*time.Second, 100*time.Millisecond, func() error {
+		_, err := b.dut.Run(ctx, nil, b.bin, "--socket", b.sock, "bridge", "show")
+		if err != nil && d.Exited() {
+			return stopPoll{err}
 		}
-		time.Sleep(100 * time.Millisecond)
+		return err
+	})
+	if err != nil {
+		log, _ := b.dut.Run(context.WithoutCancel(ctx), nil, "tail", "-5", base+".log")
+		return fmt.Errorf("%s: daemon did not answer within 10s: %v; log: %s", b.dut, err, strings.TrimSpace(string(log)))
 	}
+	return nil
 }
 
 // waitPing waits up to 15 s until the peer answers a ping from the DUT.
 func (b *hostBed) waitPing(ctx context.Context) error {
 	ip := b.peer.Conf.Addr.Addr().String()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	return poll(ctx, 15*time.Second, 200*time.Millisecond, func() error {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := b.dut.Run(pctx, nil, "ping", "-c", "1", ip)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if time.Now().After(deadline) {
+		defer cancel()
+		if _, err := b.dut.Run(pctx, nil, "ping", "-c", "1", ip); err != nil {
 			return fmt.Errorf("%s does not answer ping from %s: %v", ip, b.dut, err)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // measure runs one iperf3 test of row from the DUT to the peer: CPU and

@@ -202,18 +202,11 @@ func (b *lbBed) startNginx(ctx context.Context, k int, ns string) error {
 		return err
 	}
 	b.nginx = append(b.nginx, p)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := b.stubStatus(ctx, ns); err == nil {
-			return nil
-		} else if time.Now().After(deadline) {
-			return fmt.Errorf("nginx in %s did not answer within 10s: %v: %s", ns, err, bgproc.Tail(filepath.Join(dir, "error.log")))
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		time.Sleep(50 * time.Millisecond)
+	err = poll(ctx, 10*time.Second, 50*time.Millisecond, func() error { _, err := b.stubStatus(ctx, ns); return err })
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("nginx in %s did not answer within 10s: %v: %s", ns, err, bgproc.Tail(filepath.Join(dir, "error.log")))
 	}
+	return err
 }
 
 // stubStatus reads the requests backend namespace ns's nginx has served.
@@ -437,35 +430,30 @@ func (b *lbBed) warmUp(ctx context.Context, in LBInstance) error {
 	if in.Row == LBDirect {
 		want = 1
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	return poll(ctx, 20*time.Second, 200*time.Millisecond, func() error {
 		before, err := b.backendCounts(ctx)
 		if err != nil {
-			return err
+			return stopPoll{err}
 		}
 		_, _, werr := b.runWrk(ctx, b.wrkArgs(in.Row, LBClose, b.cfg.Warmup), b.cfg.Warmup)
 		after, err := b.backendCounts(ctx)
 		if err != nil {
-			return err
+			return stopPoll{err}
 		}
 		got := served(before, after)
-		if werr == nil && !slices.Contains(got[:want], 0) {
+		switch {
+		case werr != nil:
+			err = fmt.Errorf("warm-up: %w", werr)
+		case slices.Contains(got[:want], 0):
+			err = fmt.Errorf("warm-up: backends served %v requests in the last %d s run; want all of the first %d to serve some", got, b.cfg.Warmup, want)
+		default:
 			return nil
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if aerr := b.balancerAlive(); aerr != nil {
+			return stopPoll{aerr}
 		}
-		if time.Now().After(deadline) {
-			if werr != nil {
-				return fmt.Errorf("warm-up: %w", werr)
-			}
-			return fmt.Errorf("warm-up: backends served %v requests in the last %d s run; want all of the first %d to serve some", got, b.cfg.Warmup, want)
-		}
-		if err := b.balancerAlive(); err != nil {
-			return err
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // balancerAlive says whether the row's balancer process, if any, still

@@ -184,22 +184,17 @@ func (b *addrBed) open() error {
 // 10 s: the daemon takes its members' link state a moment after they are
 // added.
 func (b *addrBed) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	return poll(ctx, 10*time.Second, 100*time.Millisecond, func() error {
 		t, err := b.trial(ctx, 16, b.cfg.LearnRate)
 		if err != nil {
-			return err
+			return stopPoll{err}
 		}
-		t.judge(true)
-		if t.Pass {
-			return nil
-		}
-		if time.Now().After(deadline) {
+		if t.judge(true); !t.Pass {
 			return fmt.Errorf("a trial of 16 addresses did not pass within 10s (last: %d learning frames sent, %d reached t2; %d test frames sent, %d reached t1, %d the monitor t3)",
 				t.LearnSent, t.LearnForwarded, t.TestSent, t.Received, t.Flooded)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // barrier sends frame f on port p after a trial's frames, and waits until
