@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -219,22 +220,14 @@ func (b *hostBed) start(ctx context.Context, in Instance, bin string) error {
 	if err := b.daemonUp(ctx, in.Setup, bin); err != nil {
 		return err
 	}
-	steps := [][]string{
-		{b.bin, "--socket", b.sock, "bridge", "create", "bridge0", "--local"},
-		append([]string{b.bin, "--socket", b.sock, "bridge", "add", "bridge0"}, b.dut.Conf.Interfaces...),
-	}
-	for _, s := range steps {
-		if _, err := b.dut.Run(ctx, nil, s...); err != nil {
-			return err
-		}
+	if err := b.swctl(ctx, []string{"bridge", "create", "bridge0", "--local"}, append([]string{"bridge", "add", "bridge0"}, b.dut.Conf.Interfaces...)); err != nil {
+		return err
 	}
 	// The TAP goes with the daemon, and its address with it: no undo.
 	a := b.dut.Conf.Addr.String()
 	if b.dut.Conf.OS == "linux" {
-		for _, s := range [][]string{{"ip", "addr", "add", a, "dev", "bridge0"}, {"ip", "link", "set", "bridge0", "up"}} {
-			if _, err := b.dut.Run(ctx, nil, s...); err != nil {
-				return err
-			}
+		if err := b.dut.RunAll(ctx, []string{"ip", "addr", "add", a, "dev", "bridge0"}, []string{"ip", "link", "set", "bridge0", "up"}); err != nil {
+			return err
 		}
 		// The TAP carries no offloads yet (README, Trunks: The TAP).
 		b.dut.Run(ctx, nil, "ethtool", "-K", "bridge0", "tx", "off", "gso", "off")
@@ -268,6 +261,15 @@ func (b *hostBed) daemonUp(ctx context.Context, name, bin string) error {
 		return fmt.Errorf("%s: daemon did not answer within 10s: %v; log: %s", b.dut, err, strings.TrimSpace(string(log)))
 	}
 	return nil
+}
+
+// swctl runs the current daemon's CLI on the DUT with each of cmds in
+// turn, up to the first error.
+func (b *hostBed) swctl(ctx context.Context, cmds ...[]string) error {
+	for i, c := range cmds {
+		cmds[i] = slices.Concat([]string{b.bin, "--socket", b.sock}, c)
+	}
+	return b.dut.RunAll(ctx, cmds...)
 }
 
 // waitPing waits up to 15 s until the peer answers a ping from the DUT.

@@ -144,10 +144,8 @@ func newLBBed(ctx context.Context, cfg LBConfig, dir string, cmds *Commands) (_ 
 				"net.ipv4.conf.all.accept_redirects=0", "net.ipv4.conf.eth0.accept_redirects=0"},
 		)
 	}
-	for _, s := range steps {
-		if _, err := b.cmds.Output(ctx, "", nil, s...); err != nil {
-			return nil, err
-		}
+	if err := b.cmds.runAll(ctx, steps...); err != nil {
+		return nil, err
 	}
 	for k, ns := range b.backends {
 		if err := b.startNginx(ctx, k+1, ns); err != nil {

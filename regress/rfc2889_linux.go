@@ -91,10 +91,8 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 	}
 	for i := 1; i <= 3; i++ {
 		p, t := fmt.Sprintf("p%d", i), fmt.Sprintf("t%d", i)
-		for _, s := range netbed.Veth(b.dut, p, fmt.Sprintf("02:89:00:00:d0:%02x", i), b.tester, t, fmt.Sprintf("02:89:00:00:00:%02x", i)) {
-			if _, err := b.cmds.Output(ctx, "", nil, s...); err != nil {
-				return nil, err
-			}
+		if err := b.cmds.runAll(ctx, netbed.Veth(b.dut, p, fmt.Sprintf("02:89:00:00:d0:%02x", i), b.tester, t, fmt.Sprintf("02:89:00:00:00:%02x", i))...); err != nil {
+			return nil, err
 		}
 	}
 	return b, nil
