@@ -61,6 +61,15 @@ func startDaemonOn(ctx context.Context, cmds *Commands, ns, cpu, bin, base strin
 	return d, nil
 }
 
+// failedStart, deferred by a testbed's start of instance in, stops what
+// started and names the instance when *err is set.
+func failedStart(in fmt.Stringer, stop func() error, err *error) {
+	if *err != nil {
+		stop()
+		*err = fmt.Errorf("%s: start: %w", in, *err)
+	}
+}
+
 // startProc starts args in namespace ns pinned to cpu ("" = not
 // pinned), its output in the file log, and records its command line.
 func startProc(cmds *Commands, name, log, ns, cpu string, args ...string) (*bgproc.Proc, error) {

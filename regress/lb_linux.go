@@ -275,12 +275,7 @@ func (b *lbBed) vipOnBalancer() [2][]string {
 // start brings up in's row with swctl binary bin (swctl row only) and
 // warms it up.
 func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error) {
-	defer func() {
-		if err != nil {
-			b.stop()
-			err = fmt.Errorf("%s: start: %w", in, err)
-		}
-	}()
+	defer failedStart(in, b.stop, &err)
 	b.starts++
 	// The client learns the VIP's MAC afresh for every row.
 	b.cmds.Output(ctx, "", nil, "ip", "-n", b.client, "neigh", "flush", "to", lbVIP)

@@ -101,12 +101,7 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 // start brings the bridge up with binary bin, opens the tester's ports
 // and checks that a small trial passes.
 func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error) {
-	defer func() {
-		if err != nil {
-			b.stop()
-			err = fmt.Errorf("%s: start: %w", in, err)
-		}
-	}()
+	defer failedStart(in, b.stop, &err)
 	b.starts++
 	base := filepath.Join(b.dir, fmt.Sprintf("rfc2889-%d", b.starts))
 	if b.daemon, err = startDaemon(ctx, b.cmds, b.dut, bin, base); err != nil {
