@@ -659,6 +659,5 @@ func ParseStubStatus(out []byte) (uint64, error) {
 
 // lbFirst says whether the suite's tables are the first r prints.
 func lbFirst(r *Results) bool {
-	return len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0) && (r.MsgSize == nil || len(r.MsgSizeCells) == 0) &&
-		(r.RFC2889 == nil || len(r.RFC2889Cells) == 0)
+	return noEarlierTable(r) && (r.RFC2889 == nil || len(r.RFC2889Cells) == 0)
 }

@@ -498,14 +498,19 @@ func runRFC2889(ctx context.Context, cfg RFC2889Config, plan []RoleRun, env suit
 		b.stop, func(RoleRun) float64 { return cfg.weight() })
 }
 
+// noEarlierTable says whether r prints no promisc, forwarding-rate,
+// message-size or bulk table, those before the address-caching one.
+func noEarlierTable(r *Results) bool {
+	return len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0) && (r.MsgSize == nil || len(r.MsgSizeCells) == 0) && (r.Bulk == nil || len(r.BulkCells) == 0)
+}
+
 // printRFC2889 writes the address-caching table of r, if the suite ran,
 // after a blank line unless no table came before it.
 func printRFC2889(w io.Writer, r *Results) error {
 	if r.RFC2889 == nil || len(r.RFC2889Cells) == 0 {
 		return nil
 	}
-	first := len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0) && (r.MsgSize == nil || len(r.MsgSizeCells) == 0) && (r.Bulk == nil || len(r.BulkCells) == 0)
-	if !first {
+	if !noEarlierTable(r) {
 		if _, err := io.WriteString(w, "\n"); err != nil {
 			return err
 		}
