@@ -1,7 +1,6 @@
 package regress
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -571,38 +570,6 @@ func mapKeys(m map[string]string) func(func(string) bool) {
 			}
 		}
 	}
-}
-
-// runLB runs the suite's instances (plan) on its testbed, appending a
-// sample per instance and mode to res.
-func runLB(ctx context.Context, cfg LBConfig, plan []LBInstance, env suiteEnv, res *LBResults) error {
-	b, err := newLBBed(ctx, cfg, env.work, env.cmds)
-	if err != nil {
-		return err
-	}
-	defer b.close()
-	res.Pinning, res.Tools = b.pin, lbTools(ctx)
-	for _, in := range plan {
-		*env.step++
-		env.prog.Step(*env.step, in.String())
-		if err := b.start(ctx, in, env.trees.binaryFor(in.Role)); err != nil {
-			return err
-		}
-		for _, mode := range in.Modes {
-			smp, err := b.measure(ctx, in, mode)
-			if err != nil {
-				b.stop()
-				return fmt.Errorf("%s %s: %w", in, mode, err)
-			}
-			smp.Row, smp.Role, smp.Mode, smp.Run, smp.Seq = in.Row, in.Role, mode, in.Run, len(res.Samples)+1
-			res.Samples = append(res.Samples, smp)
-		}
-		if err := b.stop(); err != nil {
-			return fmt.Errorf("%s: %w", in, err)
-		}
-		env.prog.Done(cfg.weight())
-	}
-	return nil
 }
 
 // weight is the planned seconds of one instance, for the progress line:

@@ -311,3 +311,26 @@ func (b *addrBed) close() {
 	b.stop()
 	b.nets.Delete()
 }
+
+// runRFC2889 runs the address-caching suite's instances (plan) on its
+// testbed, appending a sample per instance to res; step counts progress
+// steps.
+func runRFC2889(ctx context.Context, cfg RFC2889Config, plan []RoleRun, env suiteEnv, res *Results) error {
+	b, err := newAddrBed(ctx, cfg, env.work, env.cmds)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	return runPlan(env.prog, env.step, plan,
+		func(in RoleRun) error { return b.start(ctx, in, env.trees.binaryFor(in.Role)) },
+		func(in RoleRun) error {
+			smp, err := b.measure(ctx)
+			if err != nil {
+				return err
+			}
+			smp.Setup, smp.Role, smp.Run, smp.Seq = RFC2889Setup, in.Role, in.Run, len(res.RFC2889Samples)+1
+			res.RFC2889Samples = append(res.RFC2889Samples, smp)
+			return nil
+		},
+		b.stop, func(RoleRun) float64 { return cfg.weight() })
+}
