@@ -2,6 +2,7 @@ package regress
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,14 +40,8 @@ func (t *Trees) benchBinary(ctx context.Context, peer HostConfig) (string, error
 	if cur.Dir != t.top {
 		cur = t.Patch // BASE: the tree as checked out is "patch"
 	}
-	or := func(s, def string) string {
-		if s == "" {
-			return def
-		}
-		return s
-	}
-	goos, goarch := or(peer.OS, runtime.GOOS), or(peer.Arch, runtime.GOARCH)
-	if goos == or(t.GOOS, runtime.GOOS) && goarch == or(t.GOARCH, runtime.GOARCH) && cur.Binary != "" {
+	goos, goarch := cmp.Or(peer.OS, runtime.GOOS), cmp.Or(peer.Arch, runtime.GOARCH)
+	if goos == cmp.Or(t.GOOS, runtime.GOOS) && goarch == cmp.Or(t.GOARCH, runtime.GOARCH) && cur.Binary != "" {
 		return cur.Binary, nil
 	}
 	out := filepath.Join(t.tmp, "swctl-peer-"+goos+"-"+goarch)

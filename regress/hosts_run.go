@@ -49,15 +49,7 @@ func checkHarness(hc *HostsConfig) error {
 
 // hostSetups returns the HostSetups named in names, in table order.
 func hostSetups(names []string) []SetupSpec {
-	var out []SetupSpec
-	for _, s := range HostSetups {
-		for _, n := range names {
-			if s.Name == n {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(HostSetups), func(s SetupSpec) bool { return !slices.Contains(names, s.Name) })
 }
 
 // hostBed is the real-host testbed: the device under test and its peer,

@@ -3,6 +3,7 @@ package regress
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -554,21 +555,10 @@ func lbMarkdown(b *strings.Builder, r *Results) {
 	if len(r.LB.Tools) > 0 {
 		b.WriteString("\nTools: ")
 		var t []string
-		for _, k := range slices.Sorted(mapKeys(r.LB.Tools)) {
+		for _, k := range slices.Sorted(maps.Keys(r.LB.Tools)) {
 			t = append(t, k+" "+r.LB.Tools[k])
 		}
 		b.WriteString(strings.Join(t, "; ") + "\n")
-	}
-}
-
-// mapKeys yields m's keys.
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
 	}
 }
 
