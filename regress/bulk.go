@@ -89,24 +89,9 @@ func (c BulkConfig) describe() string {
 		c.Seconds, clientCPU, peerCPU, c.UDPMbps, c.UDPLen)
 }
 
-// BulkInstance is one start of the bridge with one binary: all bulk
-// tests, one run.
-type BulkInstance struct {
-	// Role is RolePatch or RoleNoPatch.
-	Role string `json:"role"`
-	// Run counts from 1.
-	Run int `json:"run"`
-}
-
-// String describes the instance for the progress line.
-func (in BulkInstance) String() string {
-	return fmt.Sprintf("bulk %s %s run %d", BulkSetup, in.Role, in.Run)
-}
-
-// BulkPlan orders the bulk instances: runs alternate A B, B A, ...
-func BulkPlan(runs int) []BulkInstance {
-	return abPlan(runs, func(role string, run int) BulkInstance { return BulkInstance{Role: role, Run: run} })
-}
+// BulkPlan orders the bulk instances (a bridge start each, all bulk
+// tests): runs alternate A B, B A, ...
+func BulkPlan(runs int) []RoleRun { return roleRunPlan("bulk "+BulkSetup, runs) }
 
 // BulkSample is one iperf3 client's test: pair 1 alone, one of the two
 // pairs at once, or the UDP stream.
@@ -247,33 +232,20 @@ func printBulk(b *strings.Builder, r *Results) {
 }
 
 // runBulk runs the bulk suite on a four-port bridge0 testbed of its own
-// and appends its samples to res.
-func runBulk(ctx context.Context, cfg Config, plan []BulkInstance, trees *Trees, work string, cmds *Commands, prog *Progress, step *int, res *Results) error {
-	// Index 2: after the message sizes' bed.
-	b, err := newForwardBed(ctx, BulkSetup, "bulk", 2, 2, work, cmds)
-	if err != nil {
-		return err
-	}
-	defer b.close()
-	return runPlan(prog, step, plan,
-		func(in BulkInstance) error { return b.startForward(ctx, BulkSetup, in.Role, in.Run, trees) },
-		func(in BulkInstance) error {
-			smp, err := measureBulk(ctx, b, *cfg.Bulk)
-			if err != nil {
-				return err
-			}
-			for _, s := range smp {
-				s.Setup, s.Promisc, s.Role, s.Run, s.Seq = BulkSetup, true, in.Role, in.Run, len(res.BulkSamples)+1
-				res.BulkSamples = append(res.BulkSamples, s)
-			}
-			return nil
-		},
-		b.stop, func(BulkInstance) float64 { return cfg.Bulk.weight() })
+// (index 2: after the message sizes' bed) and appends its samples to res.
+func runBulk(ctx context.Context, c BulkConfig, plan []RoleRun, env suiteEnv, res *Results) error {
+	return runForward(ctx, BulkSetup, "bulk", 2, 2, plan, c.weight(), env, func(b *bed, in RoleRun) error {
+		smp, err := measureBulk(ctx, b, c)
+		if err != nil {
+			return err
+		}
+		for _, s := range smp {
+			s.Setup, s.Promisc, s.Role, s.Run, s.Seq = BulkSetup, true, in.Role, in.Run, len(res.BulkSamples)+1
+			res.BulkSamples = append(res.BulkSamples, s)
+		}
+		return nil
+	})
 }
-
-// bulkHostsNote is printed when the bulk suite is skipped on real test
-// hosts.
-const bulkHostsNote = "regress: bulk transfer (two pairs, UDP) on real test hosts is not implemented yet; skipping it"
 
 // udpArgs are the iperf3 client options of c's UDP stream.
 func (c BulkConfig) udpArgs() []string {

@@ -2,6 +2,7 @@ package regress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -35,9 +36,7 @@ func startDaemon(ctx context.Context, cmds *Commands, ns, bin, base string) (*da
 // pinned), with more daemon flags.
 func startDaemonOn(ctx context.Context, cmds *Commands, ns, cpu, bin, base string, flags ...string) (_ *daemonProc, err error) {
 	d := &daemonProc{bin: bin, sock: base + ".sock", ns: ns, cmds: cmds}
-	args := inNS(ns, pinned(cpu, append([]string{bin, "daemon", "--socket", d.sock, "--config", base + ".conf", "--state-dir", base + ".state"}, flags...)...)...)
-	cmds.Log = append(cmds.Log, strings.Join(args, " ")+" &")
-	if d.p, err = bgproc.Start("daemon "+bin+" in "+ns, base+".log", args...); err != nil {
+	if d.p, err = startProc(cmds, "daemon "+bin+" in "+ns, base+".log", ns, cpu, append([]string{bin, "daemon", "--socket", d.sock, "--config", base + ".conf", "--state-dir", base + ".state"}, flags...)...); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -45,29 +44,49 @@ func startDaemonOn(ctx context.Context, cmds *Commands, ns, cpu, bin, base strin
 			d.stop()
 		}
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := cmds.Output(ctx, "", nil, "ip", "netns", "exec", ns, bin, "--socket", d.sock, "bridge", "show"); err == nil {
-			return d, nil
+	err = poll(ctx, 10*time.Second, 50*time.Millisecond, func() error {
+		if _, err := d.output(ctx, "bridge", "show"); err == nil {
+			return nil
+		} else if d.p.Exited() {
+			return stopPoll{errors.New("daemon exited at start")}
 		}
-		select {
-		case <-d.p.Done():
-			return nil, fmt.Errorf("daemon exited at start: %s", bgproc.Tail(d.p.Log))
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		default:
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("daemon did not answer within 10s: %s", bgproc.Tail(d.p.Log))
-		}
-		time.Sleep(50 * time.Millisecond)
+		return errors.New("daemon did not answer within 10s")
+	})
+	switch {
+	case err != nil && ctx.Err() == nil:
+		return nil, fmt.Errorf("%w: %s", err, bgproc.Tail(d.p.Log))
+	case err != nil:
+		return nil, err
 	}
+	return d, nil
+}
+
+// failedStart, deferred by a testbed's start of instance in, stops what
+// started and names the instance when *err is set.
+func failedStart(in fmt.Stringer, stop func() error, err *error) {
+	if *err != nil {
+		stop()
+		*err = fmt.Errorf("%s: start: %w", in, *err)
+	}
+}
+
+// startProc starts args in namespace ns pinned to cpu ("" = not
+// pinned), its output in the file log, and records its command line.
+func startProc(cmds *Commands, name, log, ns, cpu string, args ...string) (*bgproc.Proc, error) {
+	full := inNS(ns, pinned(cpu, args...)...)
+	cmds.Log = append(cmds.Log, strings.Join(full, " ")+" &")
+	return bgproc.Start(name, log, full...)
 }
 
 // swctl runs the daemon's CLI with args.
 func (d *daemonProc) swctl(ctx context.Context, args ...string) error {
-	_, err := d.cmds.Output(ctx, "", nil, append([]string{"ip", "netns", "exec", d.ns, d.bin, "--socket", d.sock}, args...)...)
+	_, err := d.output(ctx, args...)
 	return err
+}
+
+// output runs the daemon's CLI with args and returns what it printed.
+func (d *daemonProc) output(ctx context.Context, args ...string) ([]byte, error) {
+	return d.cmds.Output(ctx, "", nil, inNS(d.ns, append([]string{d.bin, "--socket", d.sock}, args...)...)...)
 }
 
 // pid is the daemon's process ID.

@@ -62,11 +62,9 @@ func (e Estimate) String() string {
 // plans are the instances of every suite of a run, in the order they
 // run.
 type plans struct {
-	promisc []Instance
-	rate    []RateInstance
-	msgSize []MsgSizeInstance
-	bulk    []BulkInstance
-	rfc2889 []RFC2889Instance
+	promisc                []Instance
+	rate                   []RateInstance
+	msgSize, bulk, rfc2889 []RoleRun
 	// lb is set by Run: its instances depend on the run's roles.
 	lb []LBInstance
 }
@@ -80,7 +78,7 @@ func planRun(cfg Config, setups []SetupSpec, rateSetups []RateSpec) plans {
 		p.rate = RatePlan(rateSetups, cfg.Runs)
 	}
 	if cfg.MsgSize != nil {
-		p.msgSize = MsgSizePlan(*cfg.MsgSize, cfg.Runs)
+		p.msgSize = MsgSizePlan(cfg.Runs)
 	}
 	if cfg.Bulk != nil {
 		p.bulk = BulkPlan(cfg.Runs)

@@ -31,7 +31,7 @@ func (b *bed) start(context.Context, Instance, string) error { return nil }
 
 func (b *bed) promiscuity(context.Context) map[string]int { return nil }
 
-func (b *bed) measure(context.Context, string, int) (Sample, error) { return Sample{}, nil }
+func (b *bed) measure(context.Context, string, int, ...string) (Sample, error) { return Sample{}, nil }
 
 func (b *bed) stop() error { return nil }
 

@@ -2,12 +2,12 @@ package regress
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,14 +40,8 @@ func (t *Trees) benchBinary(ctx context.Context, peer HostConfig) (string, error
 	if cur.Dir != t.top {
 		cur = t.Patch // BASE: the tree as checked out is "patch"
 	}
-	or := func(s, def string) string {
-		if s == "" {
-			return def
-		}
-		return s
-	}
-	goos, goarch := or(peer.OS, runtime.GOOS), or(peer.Arch, runtime.GOARCH)
-	if goos == or(t.GOOS, runtime.GOOS) && goarch == or(t.GOARCH, runtime.GOARCH) && cur.Binary != "" {
+	goos, goarch := cmp.Or(peer.OS, runtime.GOOS), cmp.Or(peer.Arch, runtime.GOARCH)
+	if goos == cmp.Or(t.GOOS, runtime.GOOS) && goarch == cmp.Or(t.GOARCH, runtime.GOARCH) && cur.Binary != "" {
 		return cur.Binary, nil
 	}
 	out := filepath.Join(t.tmp, "swctl-peer-"+goos+"-"+goarch)
@@ -192,16 +186,9 @@ func (b *hostBed) startRate(ctx context.Context, bin string) error {
 		return err
 	}
 	d := b.dut.Conf.Interfaces
-	cli := []string{b.bin, "--socket", b.sock}
-	for _, s := range [][]string{
-		slices.Concat(cli, []string{"bridge", "create", "bridge0"}),
-		slices.Concat(cli, []string{"bridge", "add", "bridge0"}, d),
-		slices.Concat(cli, []string{"bridge", "static", "bridge0", b.peerMACs[0], d[0]}),
-		slices.Concat(cli, []string{"bridge", "static", "bridge0", b.peerMACs[1], d[1]}),
-	} {
-		if _, err := b.dut.Run(ctx, nil, s...); err != nil {
-			return err
-		}
+	if err := b.swctl(ctx, []string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
+		[]string{"bridge", "static", "bridge0", b.peerMACs[0], d[0]}, []string{"bridge", "static", "bridge0", b.peerMACs[1], d[1]}); err != nil {
+		return err
 	}
 	return b.waitForward(ctx)
 }
@@ -210,25 +197,18 @@ func (b *hostBed) startRate(ctx context.Context, bin string) error {
 // frames from the peer's first interface reaches its second across the
 // DUT.
 func (b *hostBed) waitForward(ctx context.Context) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	p := b.peer.Conf.Interfaces
+	return poll(ctx, 10*time.Second, 200*time.Millisecond, func() error {
 		args := b.benchArgs(RateConfig{Flows: 1}, 64, "--rate", "10000", "--duration", "20ms")
 		out, err := b.runBench(ctx, args, "rate", 64, 1, 20*time.Millisecond)
-		if err == nil && out.Received > 0 {
-			return nil
+		if err == nil && out.Received == 0 {
+			err = fmt.Errorf("%d sent, %d received", out.Sent, out.Received)
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if time.Now().After(deadline) {
-			if err == nil {
-				err = fmt.Errorf("%d sent, %d received", out.Sent, out.Received)
-			}
-			p := b.peer.Conf.Interfaces
+		if err != nil {
 			return fmt.Errorf("no frame from %s's %s crossed bridge0 to %s within 10s: %v", b.peer, p[0], p[1], err)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // measureRate measures one frame size through the peer's swctl bench:
@@ -239,16 +219,10 @@ func (b *hostBed) waitForward(ctx context.Context) error {
 func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (RateSample, error) {
 	smp := RateSample{Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}, Method: MethodReceiving}
 	trial := rc.Trial.String()
-	var top benchJSON
 	var err error
-	smp.Max.CPU, smp.Max.EngineCPU, err = b.span(ctx, func() (err error) {
-		top, err = b.runBench(ctx, b.benchArgs(rc, size, "--window", "0", "--duration", trial), "max", size, 1, rc.Trial)
-		return err
-	})
-	if err != nil {
+	if smp.Max, err = b.spanBench(ctx, b.benchArgs(rc, size, "--window", "0", "--duration", trial), "max", size, rc.Trial); err != nil {
 		return smp, fmt.Errorf("bridge0 size %d: max rate: %w", size, err)
 	}
-	smp.Max.Result = *top.Result
 	hi := smp.Max.SentPerSecond
 	if hi <= 0 {
 		return smp, fmt.Errorf("bridge0 size %d: max rate: nothing sent on %s's %s", size, b.peer, b.peer.Conf.Interfaces[0])
@@ -290,12 +264,17 @@ func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (Rat
 // paced runs one swctl bench run of rc.Trial paced at rate frames/s, with
 // the DUT's CPU around it.
 func (b *hostBed) paced(ctx context.Context, rc RateConfig, size int, rate float64) (RateRun, error) {
+	return b.spanBench(ctx, b.benchArgs(rc, size, "--rate", strconv.FormatFloat(rate, 'f', 0, 64), "--duration", rc.Trial.String()), "rate", size, rc.Trial)
+}
+
+// spanBench runs one swctl bench run of mode and length d (args, frames
+// of size) with the DUT's CPU around it.
+func (b *hostBed) spanBench(ctx context.Context, args []string, mode string, size int, d time.Duration) (RateRun, error) {
 	var rr RateRun
 	var out benchJSON
 	var err error
-	args := b.benchArgs(rc, size, "--rate", strconv.FormatFloat(rate, 'f', 0, 64), "--duration", rc.Trial.String())
 	rr.CPU, rr.EngineCPU, err = b.span(ctx, func() (err error) {
-		out, err = b.runBench(ctx, args, "rate", size, 1, rc.Trial)
+		out, err = b.runBench(ctx, args, mode, size, 1, d)
 		return err
 	})
 	if err != nil {
@@ -312,16 +291,10 @@ func (b *hostBed) window(ctx context.Context, rc RateConfig) (WindowSample, erro
 	smp := WindowSample{Setup: "bridge0", Start: time.Now()}
 	size := rc.WindowSize + gen.FCSLen
 	args := b.benchArgs(RateConfig{Flows: 1}, size, "--window", strconv.Itoa(rc.Window), "--duration", rc.WindowDuration.String())
-	var out benchJSON
 	var err error
-	smp.CPU, smp.EngineCPU, err = b.span(ctx, func() (err error) {
-		out, err = b.runBench(ctx, args, "window", size, 1, rc.WindowDuration)
-		return err
-	})
-	if err != nil {
+	if smp.RateRun, err = b.spanBench(ctx, args, "window", size, rc.WindowDuration); err != nil {
 		return smp, fmt.Errorf("bridge0 window benchmark: %w", err)
 	}
-	smp.Result = *out.Result
 	return smp, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,15 +49,7 @@ func checkHarness(hc *HostsConfig) error {
 
 // hostSetups returns the HostSetups named in names, in table order.
 func hostSetups(names []string) []SetupSpec {
-	var out []SetupSpec
-	for _, s := range HostSetups {
-		for _, n := range names {
-			if s.Name == n {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(HostSetups), func(s SetupSpec) bool { return !slices.Contains(names, s.Name) })
 }
 
 // hostBed is the real-host testbed: the device under test and its peer,
@@ -219,22 +212,14 @@ func (b *hostBed) start(ctx context.Context, in Instance, bin string) error {
 	if err := b.daemonUp(ctx, in.Setup, bin); err != nil {
 		return err
 	}
-	steps := [][]string{
-		{b.bin, "--socket", b.sock, "bridge", "create", "bridge0", "--local"},
-		append([]string{b.bin, "--socket", b.sock, "bridge", "add", "bridge0"}, b.dut.Conf.Interfaces...),
-	}
-	for _, s := range steps {
-		if _, err := b.dut.Run(ctx, nil, s...); err != nil {
-			return err
-		}
+	if err := b.swctl(ctx, []string{"bridge", "create", "bridge0", "--local"}, append([]string{"bridge", "add", "bridge0"}, b.dut.Conf.Interfaces...)); err != nil {
+		return err
 	}
 	// The TAP goes with the daemon, and its address with it: no undo.
 	a := b.dut.Conf.Addr.String()
 	if b.dut.Conf.OS == "linux" {
-		for _, s := range [][]string{{"ip", "addr", "add", a, "dev", "bridge0"}, {"ip", "link", "set", "bridge0", "up"}} {
-			if _, err := b.dut.Run(ctx, nil, s...); err != nil {
-				return err
-			}
+		if err := b.dut.RunAll(ctx, []string{"ip", "addr", "add", a, "dev", "bridge0"}, []string{"ip", "link", "set", "bridge0", "up"}); err != nil {
+			return err
 		}
 		// The TAP carries no offloads yet (README, Trunks: The TAP).
 		b.dut.Run(ctx, nil, "ethtool", "-K", "bridge0", "tx", "off", "gso", "off")
@@ -256,37 +241,40 @@ func (b *hostBed) daemonUp(ctx context.Context, name, bin string) error {
 		return err
 	}
 	b.daemon = d
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := b.dut.Run(ctx, nil, b.bin, "--socket", b.sock, "bridge", "show"); err == nil {
-			return nil
-		} else if d.Exited() || time.Now().After(deadline) || ctx.Err() != nil {
-			log, _ := b.dut.Run(context.WithoutCancel(ctx), nil, "tail", "-5", base+".log")
-			return fmt.Errorf("%s: daemon did not answer within 10s: %v; log: %s", b.dut, err, strings.TrimSpace(string(log)))
+	err = poll(ctx, 10*time.Second, 100*time.Millisecond, func() error {
+		_, err := b.dut.Run(ctx, nil, b.bin, "--socket", b.sock, "bridge", "show")
+		if err != nil && d.Exited() {
+			return stopPoll{err}
 		}
-		time.Sleep(100 * time.Millisecond)
+		return err
+	})
+	if err != nil {
+		log, _ := b.dut.Run(context.WithoutCancel(ctx), nil, "tail", "-5", base+".log")
+		return fmt.Errorf("%s: daemon did not answer within 10s: %v; log: %s", b.dut, err, strings.TrimSpace(string(log)))
 	}
+	return nil
+}
+
+// swctl runs the current daemon's CLI on the DUT with each of cmds in
+// turn, up to the first error.
+func (b *hostBed) swctl(ctx context.Context, cmds ...[]string) error {
+	for i, c := range cmds {
+		cmds[i] = slices.Concat([]string{b.bin, "--socket", b.sock}, c)
+	}
+	return b.dut.RunAll(ctx, cmds...)
 }
 
 // waitPing waits up to 15 s until the peer answers a ping from the DUT.
 func (b *hostBed) waitPing(ctx context.Context) error {
 	ip := b.peer.Conf.Addr.Addr().String()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	return poll(ctx, 15*time.Second, 200*time.Millisecond, func() error {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := b.dut.Run(pctx, nil, "ping", "-c", "1", ip)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if time.Now().After(deadline) {
+		defer cancel()
+		if _, err := b.dut.Run(pctx, nil, "ping", "-c", "1", ip); err != nil {
 			return fmt.Errorf("%s does not answer ping from %s: %v", ip, b.dut, err)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // measure runs one iperf3 test of row from the DUT to the peer: CPU and

@@ -1,9 +1,9 @@
 package regress
 
 import (
-	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -555,58 +555,11 @@ func lbMarkdown(b *strings.Builder, r *Results) {
 	if len(r.LB.Tools) > 0 {
 		b.WriteString("\nTools: ")
 		var t []string
-		for _, k := range slices.Sorted(mapKeys(r.LB.Tools)) {
+		for _, k := range slices.Sorted(maps.Keys(r.LB.Tools)) {
 			t = append(t, k+" "+r.LB.Tools[k])
 		}
 		b.WriteString(strings.Join(t, "; ") + "\n")
 	}
-}
-
-// mapKeys yields m's keys.
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-// lbHostsNote is printed when the suite is skipped on real test hosts.
-const lbHostsNote = "regress: HTTP load balancing on real test hosts is not implemented; skipping it"
-
-// runLB runs the suite's instances (plan) on its testbed, appending a
-// sample per instance and mode to res.LB; binary gives the swctl binary
-// of a role; step counts progress steps.
-func runLB(ctx context.Context, cfg LBConfig, plan []LBInstance, binary func(role string) string, work string, cmds *Commands, prog *Progress, step *int, res *LBResults) error {
-	b, err := newLBBed(ctx, cfg, work, cmds)
-	if err != nil {
-		return err
-	}
-	defer b.close()
-	res.Pinning, res.Tools = b.pin, lbTools(ctx)
-	for _, in := range plan {
-		*step++
-		prog.Step(*step, in.String())
-		if err := b.start(ctx, in, binary(in.Role)); err != nil {
-			return err
-		}
-		for _, mode := range in.Modes {
-			smp, err := b.measure(ctx, in, mode)
-			if err != nil {
-				b.stop()
-				return fmt.Errorf("%s %s: %w", in, mode, err)
-			}
-			smp.Row, smp.Role, smp.Mode, smp.Run, smp.Seq = in.Row, in.Role, mode, in.Run, len(res.Samples)+1
-			res.Samples = append(res.Samples, smp)
-		}
-		if err := b.stop(); err != nil {
-			return fmt.Errorf("%s: %w", in, err)
-		}
-		prog.Done(cfg.weight())
-	}
-	return nil
 }
 
 // weight is the planned seconds of one instance, for the progress line:
@@ -663,6 +616,5 @@ func ParseStubStatus(out []byte) (uint64, error) {
 
 // lbFirst says whether the suite's tables are the first r prints.
 func lbFirst(r *Results) bool {
-	return len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0) && (r.MsgSize == nil || len(r.MsgSizeCells) == 0) &&
-		(r.RFC2889 == nil || len(r.RFC2889Cells) == 0)
+	return noEarlierTable(r) && (r.RFC2889 == nil || len(r.RFC2889Cells) == 0)
 }

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/swctl/swctl/internal/bgproc"
@@ -40,20 +39,12 @@ type lbBed struct {
 	nets *netbed.Namespaces
 	// pin is the CPUs of wrk, the balancer and nginx.
 	pin lbPinning
-	// nginx are the backends' nginx processes; nginxDone are closed when
-	// each has been reaped.
-	nginx []*exec.Cmd
-	// nginxDone are closed when the nginx processes have exited.
-	nginxDone []chan struct{}
+	// nginx are the backends' nginx processes.
+	nginx []*bgproc.Proc
 	// daemon is the swctl row's daemon while it runs.
 	daemon *daemonProc
-	// haproxy is the HAProxy row's process while it runs; haproxyDone is
-	// closed when it has been reaped.
-	haproxy *exec.Cmd
-	// haproxyDone is closed when haproxy has exited.
-	haproxyDone chan struct{}
-	// haproxyLog is its output.
-	haproxyLog string
+	// haproxy is the HAProxy row's process while it runs.
+	haproxy *bgproc.Proc
 	// undo are the commands that put back what the running instance
 	// changed, run newest first by stop.
 	undo [][]string
@@ -153,10 +144,8 @@ func newLBBed(ctx context.Context, cfg LBConfig, dir string, cmds *Commands) (_ 
 				"net.ipv4.conf.all.accept_redirects=0", "net.ipv4.conf.eth0.accept_redirects=0"},
 		)
 	}
-	for _, s := range steps {
-		if _, err := b.cmds.Output(ctx, "", nil, s...); err != nil {
-			return nil, err
-		}
+	if err := b.cmds.runAll(ctx, steps...); err != nil {
+		return nil, err
 	}
 	for k, ns := range b.backends {
 		if err := b.startNginx(ctx, k+1, ns); err != nil {
@@ -206,46 +195,16 @@ func (b *lbBed) startNginx(ctx context.Context, k int, ns string) error {
 	if err := os.WriteFile(conf, []byte(nginxConf(dir)), 0o644); err != nil {
 		return fmt.Errorf("nginx %d: %w", k, err)
 	}
-	cmd, done, err := b.spawn(ns, filepath.Join(dir, "stderr.log"), b.pin.Backends, "nginx", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf)
+	p, err := startProc(b.cmds, "nginx in "+ns, filepath.Join(dir, "stderr.log"), ns, b.pin.Backends, "nginx", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf)
 	if err != nil {
-		return fmt.Errorf("nginx in %s: %w", ns, err)
+		return err
 	}
-	b.nginx, b.nginxDone = append(b.nginx, cmd), append(b.nginxDone, done)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := b.stubStatus(ctx, ns); err == nil {
-			return nil
-		} else if time.Now().After(deadline) {
-			return fmt.Errorf("nginx in %s did not answer within 10s: %v: %s", ns, err, bgproc.Tail(filepath.Join(dir, "error.log")))
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		time.Sleep(50 * time.Millisecond)
+	b.nginx = append(b.nginx, p)
+	err = poll(ctx, 10*time.Second, 50*time.Millisecond, func() error { _, err := b.stubStatus(ctx, ns); return err })
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("nginx in %s did not answer within 10s: %v: %s", ns, err, bgproc.Tail(filepath.Join(dir, "error.log")))
 	}
-}
-
-// spawn starts args in namespace ns pinned to cpus (taskset), its output
-// to the file logPath, in a process group of its own; done is closed
-// when it has been reaped. ip netns exec and taskset exec, so the PID is
-// the program's.
-func (b *lbBed) spawn(ns, logPath, cpus string, args ...string) (*exec.Cmd, chan struct{}, error) {
-	full := append([]string{"ip", "netns", "exec", ns, "taskset", "-c", cpus}, args...)
-	b.cmds.Log = append(b.cmds.Log, strings.Join(full, " ")+" &")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer logf.Close()
-	cmd := exec.Command(full[0], full[1:]...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, nil, err
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	return cmd, done, nil
+	return err
 }
 
 // stubStatus reads the requests backend namespace ns's nginx has served.
@@ -316,12 +275,7 @@ func (b *lbBed) vipOnBalancer() [2][]string {
 // start brings up in's row with swctl binary bin (swctl row only) and
 // warms it up.
 func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error) {
-	defer func() {
-		if err != nil {
-			b.stop()
-			err = fmt.Errorf("%s: start: %w", in, err)
-		}
-	}()
+	defer failedStart(in, b.stop, &err)
 	b.starts++
 	// The client learns the VIP's MAC afresh for every row.
 	b.cmds.Output(ctx, "", nil, "ip", "-n", b.client, "neigh", "flush", "to", lbVIP)
@@ -357,9 +311,8 @@ func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error
 		if err := os.WriteFile(cfg, []byte(haproxyConf()), 0o644); err != nil {
 			return err
 		}
-		b.haproxyLog = cfg + ".log"
-		if b.haproxy, b.haproxyDone, err = b.spawn(b.balancer, b.haproxyLog, b.pin.Balancer, "haproxy", "-db", "-f", cfg); err != nil {
-			return fmt.Errorf("haproxy: %w", err)
+		if b.haproxy, err = startProc(b.cmds, "haproxy", cfg+".log", b.balancer, b.pin.Balancer, "haproxy", "-db", "-f", cfg); err != nil {
+			return err
 		}
 	}
 	return b.warmUp(ctx, in)
@@ -470,46 +423,37 @@ func (b *lbBed) warmUp(ctx context.Context, in LBInstance) error {
 	if in.Row == LBDirect {
 		want = 1
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	return poll(ctx, 20*time.Second, 200*time.Millisecond, func() error {
 		before, err := b.backendCounts(ctx)
 		if err != nil {
-			return err
+			return stopPoll{err}
 		}
 		_, _, werr := b.runWrk(ctx, b.wrkArgs(in.Row, LBClose, b.cfg.Warmup), b.cfg.Warmup)
 		after, err := b.backendCounts(ctx)
 		if err != nil {
-			return err
+			return stopPoll{err}
 		}
 		got := served(before, after)
-		if werr == nil && !slices.Contains(got[:want], 0) {
+		switch {
+		case werr != nil:
+			err = fmt.Errorf("warm-up: %w", werr)
+		case slices.Contains(got[:want], 0):
+			err = fmt.Errorf("warm-up: backends served %v requests in the last %d s run; want all of the first %d to serve some", got, b.cfg.Warmup, want)
+		default:
 			return nil
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if aerr := b.balancerAlive(); aerr != nil {
+			return stopPoll{aerr}
 		}
-		if time.Now().After(deadline) {
-			if werr != nil {
-				return fmt.Errorf("warm-up: %w", werr)
-			}
-			return fmt.Errorf("warm-up: backends served %v requests in the last %d s run; want all of the first %d to serve some", got, b.cfg.Warmup, want)
-		}
-		if err := b.balancerAlive(); err != nil {
-			return err
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // balancerAlive says whether the row's balancer process, if any, still
 // runs.
 func (b *lbBed) balancerAlive() error {
-	if b.haproxy != nil {
-		select {
-		case <-b.haproxyDone:
-			return fmt.Errorf("haproxy exited: %s", bgproc.Tail(b.haproxyLog))
-		default:
-		}
+	if b.haproxy != nil && b.haproxy.Exited() {
+		return fmt.Errorf("haproxy exited: %s", bgproc.Tail(b.haproxy.Log))
 	}
 	return nil
 }
@@ -520,7 +464,7 @@ func (b *lbBed) balancerPID() int {
 	case b.daemon != nil:
 		return b.daemon.pid()
 	case b.haproxy != nil:
-		return b.haproxy.Process.Pid
+		return b.haproxy.Pid()
 	}
 	return 0
 }
@@ -555,8 +499,8 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string) (LBSamp
 		return s, err
 	}
 	var nginxPIDs []int
-	for _, c := range b.nginx {
-		nginxPIDs = append(nginxPIDs, c.Process.Pid)
+	for _, p := range b.nginx {
+		nginxPIDs = append(nginxPIDs, p.Pid())
 	}
 	bal := b.balancerPID()
 	c0, err := cpustat.Read()
@@ -616,13 +560,8 @@ func (b *lbBed) stop() error {
 		b.daemon = nil
 	}
 	if b.haproxy != nil {
-		b.haproxy.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-b.haproxyDone:
-		case <-time.After(10 * time.Second):
-			b.haproxy.Process.Kill()
-			<-b.haproxyDone
-			errs = append(errs, errors.New("haproxy did not stop on SIGTERM within 10s; killed"))
+		if err := b.haproxy.Stop(); err != nil {
+			errs = append(errs, err)
 		}
 		b.haproxy = nil
 	}
@@ -639,11 +578,10 @@ func (b *lbBed) stop() error {
 // every veth end in them).
 func (b *lbBed) close() {
 	b.stop()
-	for i, c := range b.nginx {
-		c.Process.Kill()
-		<-b.nginxDone[i]
+	for _, p := range b.nginx {
+		p.Kill()
 	}
-	b.nginx, b.nginxDone = nil, nil
+	b.nginx = nil
 	b.nets.Delete()
 }
 
@@ -659,4 +597,36 @@ func lbTools(ctx context.Context) map[string]string {
 		}
 	}
 	return m
+}
+
+// runLB runs the suite's instances (plan) on its testbed, appending a
+// sample per instance and mode to res.
+func runLB(ctx context.Context, cfg LBConfig, plan []LBInstance, env suiteEnv, res *LBResults) error {
+	b, err := newLBBed(ctx, cfg, env.work, env.cmds)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	res.Pinning, res.Tools = b.pin, lbTools(ctx)
+	for _, in := range plan {
+		*env.step++
+		env.prog.Step(*env.step, in.String())
+		if err := b.start(ctx, in, env.trees.binaryFor(in.Role)); err != nil {
+			return err
+		}
+		for _, mode := range in.Modes {
+			smp, err := b.measure(ctx, in, mode)
+			if err != nil {
+				b.stop()
+				return fmt.Errorf("%s %s: %w", in, mode, err)
+			}
+			smp.Row, smp.Role, smp.Mode, smp.Run, smp.Seq = in.Row, in.Role, mode, in.Run, len(res.Samples)+1
+			res.Samples = append(res.Samples, smp)
+		}
+		if err := b.stop(); err != nil {
+			return fmt.Errorf("%s: %w", in, err)
+		}
+		env.prog.Done(cfg.weight())
+	}
+	return nil
 }

@@ -283,3 +283,23 @@ func TestPinningFor(t *testing.T) {
 		}
 	}
 }
+
+// The load-balancing tables come after a blank line whenever any table
+// was printed before them, the bulk tables included.
+func TestLBFirst(t *testing.T) {
+	cases := []struct {
+		name string
+		r    *Results
+		want bool
+	}{
+		{"alone", &Results{}, true},
+		{"after bulk", &Results{Bulk: &BulkConfig{}, BulkCells: []RoleCell{{}}}, false},
+		{"after address caching", &Results{RFC2889: &RFC2889Config{}, RFC2889Cells: []RoleCell{{}}}, false},
+		{"after message sizes", &Results{MsgSize: &MsgSizeConfig{}, MsgSizeCells: []RoleCell{{}}}, false},
+	}
+	for _, tc := range cases {
+		if got := lbFirst(tc.r); got != tc.want {
+			t.Errorf("%s: lbFirst = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -95,29 +95,9 @@ func (c MsgSizeConfig) describe() string {
 // suite runs over.
 const MsgSizeSetup = "bridge0"
 
-// MsgSizeInstance is one start of the bridge with one binary: every
-// message size, one run.
-type MsgSizeInstance struct {
-	// Role is RolePatch or RoleNoPatch.
-	Role string `json:"role"`
-	// Run counts from 1.
-	Run int `json:"run"`
-	// Sizes are the message sizes measured, in order.
-	Sizes []int `json:"sizes"`
-}
-
-// String describes the instance for the progress line.
-func (in MsgSizeInstance) String() string {
-	return fmt.Sprintf("message sizes %s %s run %d", MsgSizeSetup, in.Role, in.Run)
-}
-
-// MsgSizePlan orders the message-size instances: runs alternate A B, B A,
-// ... like Plan, every instance measuring all of c.Sizes.
-func MsgSizePlan(c MsgSizeConfig, runs int) []MsgSizeInstance {
-	return abPlan(runs, func(role string, run int) MsgSizeInstance {
-		return MsgSizeInstance{Role: role, Run: run, Sizes: slices.Clone(c.Sizes)}
-	})
-}
+// MsgSizePlan orders the message-size instances (a bridge start each,
+// measuring every size): runs alternate A B, B A, ... like Plan.
+func MsgSizePlan(runs int) []RoleRun { return roleRunPlan("message sizes "+MsgSizeSetup, runs) }
 
 // MsgSizeSample is one iperf3 test of one message size.
 type MsgSizeSample struct {
@@ -181,55 +161,49 @@ func MsgSizeTable(sizes []int, cells []RoleCell) PairTable {
 	return t
 }
 
-// newForwardBed builds the testbed of setup for a suite that measures
-// its Forward path, with pairs host pairs (0 = the setup's). A directory
-// of its own (work/name) keeps the daemons' sockets and configurations
-// apart from the promisc setups' (same names), and an index idx after
-// theirs the namespaces, subnet and MACs.
-func newForwardBed(ctx context.Context, setup, name string, idx, pairs int, work string, cmds *Commands) (*bed, error) {
+// runForward runs plan, the instances of a suite over the Forward path
+// of setup with pairs host pairs (0 = the setup's), on a testbed of its
+// own: a directory work/name keeps the daemons' sockets and
+// configurations apart from the promisc setups' (same names), and an
+// index idx after theirs the namespaces, subnet and MACs. measure
+// measures one instance on the running bridge.
+func runForward(ctx context.Context, setup, name string, idx, pairs int, plan []RoleRun, weight float64, env suiteEnv, measure func(b *bed, in RoleRun) error) error {
 	spec, err := FindSetups([]string{setup})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	spec[0].Pairs = cmp.Or(pairs, spec[0].Pairs)
-	dir := filepath.Join(work, name)
+	dir := filepath.Join(env.work, name)
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	b, err := newBed(ctx, spec[0], len(Setups)+idx, dir, cmds)
+	b, err := newBed(ctx, spec[0], len(Setups)+idx, dir, env.cmds)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	return b, nil
-}
-
-// startForward starts role's daemon on b for run of setup's Forward path.
-func (b *bed) startForward(ctx context.Context, setup, role string, run int, trees *Trees) error {
-	return b.start(ctx, Instance{Setup: setup, Promisc: true, Role: role, Run: run, Rows: []string{RowForward}}, trees.binaryFor(role))
+	defer b.close()
+	return runPlan(env.prog, env.step, plan,
+		func(in RoleRun) error {
+			return b.start(ctx, Instance{Setup: setup, Promisc: true, Role: in.Role, Run: in.Run, Rows: []string{RowForward}}, env.trees.binaryFor(in.Role))
+		},
+		func(in RoleRun) error { return measure(b, in) },
+		b.stop, func(RoleRun) float64 { return weight })
 }
 
 // runMsgSize runs the message-size suite on a bridge0 testbed of its own
 // and appends its samples to res.
-func runMsgSize(ctx context.Context, cfg Config, plan []MsgSizeInstance, trees *Trees, work string, cmds *Commands, prog *Progress, step *int, res *Results) error {
-	b, err := newForwardBed(ctx, MsgSizeSetup, "msgsize", 1, 0, work, cmds)
-	if err != nil {
-		return err
-	}
-	defer b.close()
-	return runPlan(prog, step, plan,
-		func(in MsgSizeInstance) error { return b.startForward(ctx, MsgSizeSetup, in.Role, in.Run, trees) },
-		func(in MsgSizeInstance) error {
-			for _, size := range in.Sizes {
-				smp, err := measureMsgSize(ctx, b, size, cfg.MsgSize.Seconds)
-				if err != nil {
-					return fmt.Errorf("message size %d: %w", size, err)
-				}
-				smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = MsgSizeSetup, true, in.Role, in.Run, len(res.MsgSizeSamples)+1
-				res.MsgSizeSamples = append(res.MsgSizeSamples, MsgSizeSample{Size: size, Sample: smp})
+func runMsgSize(ctx context.Context, c MsgSizeConfig, plan []RoleRun, env suiteEnv, res *Results) error {
+	return runForward(ctx, MsgSizeSetup, "msgsize", 1, 0, plan, c.weight(), env, func(b *bed, in RoleRun) error {
+		for _, size := range c.Sizes {
+			smp, err := b.measure(ctx, RowForward, c.Seconds, "-l", strconv.Itoa(size))
+			if err != nil {
+				return fmt.Errorf("message size %d: %w", size, err)
 			}
-			return nil
-		},
-		b.stop, func(MsgSizeInstance) float64 { return cfg.MsgSize.weight() })
+			smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = MsgSizeSetup, true, in.Role, in.Run, len(res.MsgSizeSamples)+1
+			res.MsgSizeSamples = append(res.MsgSizeSamples, MsgSizeSample{Size: size, Sample: smp})
+		}
+		return nil
+	})
 }
 
 // writeMsgSizeChart writes msgsize-bridge0.svg: Mb/s by message size (log

@@ -143,6 +143,26 @@ type Comparison struct {
 	Significant bool `json:"significant"`
 }
 
+// RoleRun is one start of the device under test with one binary in a
+// suite with one instance per role and run (message sizes, bulk, address
+// caching): all of the suite's tests, one run.
+type RoleRun struct {
+	// Suite names the suite and its setup for the progress line.
+	Suite string
+	// Role is RolePatch or RoleNoPatch.
+	Role string
+	// Run counts from 1.
+	Run int
+}
+
+// String describes the instance for the progress line.
+func (in RoleRun) String() string { return fmt.Sprintf("%s %s run %d", in.Suite, in.Role, in.Run) }
+
+// roleRunPlan orders suite's instances: runs alternate A B, B A, ...
+func roleRunPlan(suite string, runs int) []RoleRun {
+	return abPlan(runs, func(role string, run int) RoleRun { return RoleRun{Suite: suite, Role: role, Run: run} })
+}
+
 // bothRoles are the roles in table order.
 var bothRoles = [2]string{RolePatch, RoleNoPatch}
 

@@ -110,7 +110,3 @@ func extraMarkdown(b *strings.Builder, r *Results) {
 		roleCellsMarkdown(b, r.BulkCells, func(c RoleCell) string { return c.Row })
 	}
 }
-
-// msgSizeHostsNote is printed when the message-size suite is skipped on
-// real test hosts.
-const msgSizeHostsNote = "regress: TCP stream by message size on real test hosts is not implemented yet; skipping it"

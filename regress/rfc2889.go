@@ -113,25 +113,9 @@ func (c RFC2889Config) describe() []string {
 	}
 }
 
-// RFC2889Instance is one start of the device under test with one binary
-// for the address-caching suite: both searches, one run.
-type RFC2889Instance struct {
-	// Role is RolePatch or RoleNoPatch.
-	Role string `json:"role"`
-	// Run counts from 1.
-	Run int `json:"run"`
-}
-
-// String describes the instance for the progress line.
-func (in RFC2889Instance) String() string {
-	return fmt.Sprintf("address caching %s %s run %d", RFC2889Setup, in.Role, in.Run)
-}
-
-// RFC2889Plan orders the address-caching instances: runs alternate A B,
-// B A, ... like Plan.
-func RFC2889Plan(runs int) []RFC2889Instance {
-	return abPlan(runs, func(role string, run int) RFC2889Instance { return RFC2889Instance{Role: role, Run: run} })
-}
+// RFC2889Plan orders the address-caching instances (a bridge start
+// each, both searches): runs alternate A B, B A, ... like Plan.
+func RFC2889Plan(runs int) []RoleRun { return roleRunPlan("address caching "+RFC2889Setup, runs) }
 
 // AddrTrial is one trial of either search: N learning frames, then N test
 // frames.
@@ -491,32 +475,11 @@ func rfc2889Markdown(b *strings.Builder, r *Results) {
 	}
 }
 
-// runRFC2889 runs the address-caching suite's instances (plan) on its
-// testbed, appending a sample per instance to res; step counts progress
-// steps.
-func runRFC2889(ctx context.Context, cfg RFC2889Config, plan []RFC2889Instance, trees *Trees, work string, cmds *Commands, prog *Progress, step *int, res *Results) error {
-	b, err := newAddrBed(ctx, cfg, work, cmds)
-	if err != nil {
-		return err
-	}
-	defer b.close()
-	return runPlan(prog, step, plan,
-		func(in RFC2889Instance) error { return b.start(ctx, in, trees.binaryFor(in.Role)) },
-		func(in RFC2889Instance) error {
-			smp, err := b.measure(ctx)
-			if err != nil {
-				return err
-			}
-			smp.Setup, smp.Role, smp.Run, smp.Seq = RFC2889Setup, in.Role, in.Run, len(res.RFC2889Samples)+1
-			res.RFC2889Samples = append(res.RFC2889Samples, smp)
-			return nil
-		},
-		b.stop, func(RFC2889Instance) float64 { return cfg.weight() })
+// noEarlierTable says whether r prints no promisc, forwarding-rate,
+// message-size or bulk table, those before the address-caching one.
+func noEarlierTable(r *Results) bool {
+	return len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0) && (r.MsgSize == nil || len(r.MsgSizeCells) == 0) && (r.Bulk == nil || len(r.BulkCells) == 0)
 }
-
-// rfc2889HostsNote is printed when the address-caching suite is skipped
-// on real test hosts.
-const rfc2889HostsNote = "regress: address caching (RFC 2889) on real test hosts is not implemented yet; skipping it"
 
 // printRFC2889 writes the address-caching table of r, if the suite ran,
 // after a blank line unless no table came before it.
@@ -524,8 +487,7 @@ func printRFC2889(w io.Writer, r *Results) error {
 	if r.RFC2889 == nil || len(r.RFC2889Cells) == 0 {
 		return nil
 	}
-	first := len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0) && (r.MsgSize == nil || len(r.MsgSizeCells) == 0) && (r.Bulk == nil || len(r.BulkCells) == 0)
-	if !first {
+	if !noEarlierTable(r) {
 		if _, err := io.WriteString(w, "\n"); err != nil {
 			return err
 		}

@@ -91,30 +91,17 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 	}
 	for i := 1; i <= 3; i++ {
 		p, t := fmt.Sprintf("p%d", i), fmt.Sprintf("t%d", i)
-		for _, s := range netbed.Veth(b.dut, p, fmt.Sprintf("02:89:00:00:d0:%02x", i), b.tester, t, fmt.Sprintf("02:89:00:00:00:%02x", i)) {
-			if _, err := b.cmds.Output(ctx, "", nil, s...); err != nil {
-				return nil, err
-			}
+		if err := b.cmds.runAll(ctx, netbed.Veth(b.dut, p, fmt.Sprintf("02:89:00:00:d0:%02x", i), b.tester, t, fmt.Sprintf("02:89:00:00:00:%02x", i))...); err != nil {
+			return nil, err
 		}
 	}
 	return b, nil
 }
 
-// swctl runs the daemon's CLI with args and returns its output.
-func (b *addrBed) swctl(ctx context.Context, args ...string) ([]byte, error) {
-	d := b.daemon
-	return b.cmds.Output(ctx, "", nil, append([]string{"ip", "netns", "exec", d.ns, d.bin, "--socket", d.sock}, args...)...)
-}
-
 // start brings the bridge up with binary bin, opens the tester's ports
 // and checks that a small trial passes.
-func (b *addrBed) start(ctx context.Context, in RFC2889Instance, bin string) (err error) {
-	defer func() {
-		if err != nil {
-			b.stop()
-			err = fmt.Errorf("%s: start: %w", in, err)
-		}
-	}()
+func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error) {
+	defer failedStart(in, b.stop, &err)
 	b.starts++
 	base := filepath.Join(b.dir, fmt.Sprintf("rfc2889-%d", b.starts))
 	if b.daemon, err = startDaemon(ctx, b.cmds, b.dut, bin, base); err != nil {
@@ -126,7 +113,7 @@ func (b *addrBed) start(ctx context.Context, in RFC2889Instance, bin string) (er
 		{"bridge", "set", RFC2889Setup, "--maxaddr", strconv.Itoa(b.cfg.MaxAddr), "--timeout", strconv.Itoa(b.cfg.Timeout)},
 		{"bridge", "static", RFC2889Setup, b.testMAC.String(), "p2"},
 	} {
-		if _, err := b.swctl(ctx, s...); err != nil {
+		if err := b.daemon.swctl(ctx, s...); err != nil {
 			return err
 		}
 	}
@@ -190,22 +177,17 @@ func (b *addrBed) open() error {
 // 10 s: the daemon takes its members' link state a moment after they are
 // added.
 func (b *addrBed) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	return poll(ctx, 10*time.Second, 100*time.Millisecond, func() error {
 		t, err := b.trial(ctx, 16, b.cfg.LearnRate)
 		if err != nil {
-			return err
+			return stopPoll{err}
 		}
-		t.judge(true)
-		if t.Pass {
-			return nil
-		}
-		if time.Now().After(deadline) {
+		if t.judge(true); !t.Pass {
 			return fmt.Errorf("a trial of 16 addresses did not pass within 10s (last: %d learning frames sent, %d reached t2; %d test frames sent, %d reached t1, %d the monitor t3)",
 				t.LearnSent, t.LearnForwarded, t.TestSent, t.Received, t.Flooded)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // barrier sends frame f on port p after a trial's frames, and waits until
@@ -249,7 +231,7 @@ func (b *addrBed) barrier(ctx context.Context, p *afpacket.Port, f []byte, rs ..
 // counts them at t1 and at the monitor t3.
 func (b *addrBed) trial(ctx context.Context, n int, rate float64) (AddrTrial, error) {
 	t := AddrTrial{Addresses: n, Rate: rate, Table: -1}
-	if _, err := b.swctl(ctx, "bridge", "flush", RFC2889Setup); err != nil {
+	if err := b.daemon.swctl(ctx, "bridge", "flush", RFC2889Setup); err != nil {
 		return t, err
 	}
 	b.runID++
@@ -272,7 +254,7 @@ func (b *addrBed) trial(ctx context.Context, n int, rate float64) (AddrTrial, er
 	}
 	t.Barrier = b.barrier(ctx, b.ports[1], b.testBarrier, b.atLearn, b.atMonitor)
 	t.Received, t.Flooded = b.atLearn.Received(), b.atMonitor.Received()
-	if out, err := b.swctl(ctx, "bridge", "show", "-o", "json", RFC2889Setup); err == nil {
+	if out, err := b.daemon.output(ctx, "bridge", "show", "-o", "json", RFC2889Setup); err == nil {
 		var info []struct {
 			Addresses int `json:"addresses"`
 		}
@@ -328,4 +310,27 @@ func (b *addrBed) stop() error {
 func (b *addrBed) close() {
 	b.stop()
 	b.nets.Delete()
+}
+
+// runRFC2889 runs the address-caching suite's instances (plan) on its
+// testbed, appending a sample per instance to res; step counts progress
+// steps.
+func runRFC2889(ctx context.Context, cfg RFC2889Config, plan []RoleRun, env suiteEnv, res *Results) error {
+	b, err := newAddrBed(ctx, cfg, env.work, env.cmds)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	return runPlan(env.prog, env.step, plan,
+		func(in RoleRun) error { return b.start(ctx, in, env.trees.binaryFor(in.Role)) },
+		func(in RoleRun) error {
+			smp, err := b.measure(ctx)
+			if err != nil {
+				return err
+			}
+			smp.Setup, smp.Role, smp.Run, smp.Seq = RFC2889Setup, in.Role, in.Run, len(res.RFC2889Samples)+1
+			res.RFC2889Samples = append(res.RFC2889Samples, smp)
+			return nil
+		},
+		b.stop, func(RoleRun) float64 { return cfg.weight() })
 }

@@ -134,6 +134,16 @@ func (h *Host) Run(ctx context.Context, stdin io.Reader, args ...string) ([]byte
 	return out.Bytes(), nil
 }
 
+// RunAll runs each of steps on the host in turn, up to the first error.
+func (h *Host) RunAll(ctx context.Context, steps ...[]string) error {
+	for _, s := range steps {
+		if _, err := h.Run(ctx, nil, s...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Change runs args, and once it succeeded records undo (a command to run
 // on the host) to put the change back.
 func (h *Host) Change(ctx context.Context, args []string, undo []string) error {

@@ -14,6 +14,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -77,9 +78,8 @@ func main() {
 		}
 		run[s] = true
 	}
-	var rate *regress.RateConfig
-	if run["rate"] {
-		rc := *def.Rate
+	// Each suite's settings, when it runs: the mode's, changed by the flags.
+	rate := suite(run["rate"], *def.Rate, func(rc *regress.RateConfig) {
 		if *rateSet != "" {
 			rc.Setups = strings.Split(*rateSet, ",")
 		}
@@ -94,11 +94,8 @@ func main() {
 		if set["cpu-trial"] {
 			rc.CPUTrial = *cpuTrl
 		}
-		rate = &rc
-	}
-	var msg *regress.MsgSizeConfig
-	if run["msgsize"] {
-		mc := *def.MsgSize
+	})
+	msg := suite(run["msgsize"], *def.MsgSize, func(mc *regress.MsgSizeConfig) {
 		if *msgSize != "" {
 			var err error
 			if mc.Sizes, err = regress.ParseMsgSizes(*msgSize); err != nil {
@@ -106,40 +103,16 @@ func main() {
 				os.Exit(2)
 			}
 		}
-		if *msgSecs != 0 {
-			mc.Seconds = *msgSecs
-		}
-		msg = &mc
-	}
-	var bulk *regress.BulkConfig
-	if run["bulk"] {
-		bc := *def.Bulk
-		if *udpRate != 0 {
-			bc.UDPMbps = *udpRate
-		}
-		bulk = &bc
-	}
-	var addr *regress.RFC2889Config
-	if run["rfc2889"] {
-		ac := *def.RFC2889
-		if *maxAddr != 0 {
-			ac.MaxAddr = *maxAddr
-		}
-		addr = &ac
-	}
-	var lb *regress.LBConfig
-	if run["lb"] {
-		lc := regress.DefaultLBConfig(*quick)
+		mc.Seconds = cmp.Or(*msgSecs, mc.Seconds)
+	})
+	bulk := suite(run["bulk"], *def.Bulk, func(bc *regress.BulkConfig) { bc.UDPMbps = cmp.Or(*udpRate, bc.UDPMbps) })
+	addr := suite(run["rfc2889"], *def.RFC2889, func(ac *regress.RFC2889Config) { ac.MaxAddr = cmp.Or(*maxAddr, ac.MaxAddr) })
+	lb := suite(run["lb"], regress.DefaultLBConfig(*quick), func(lc *regress.LBConfig) {
 		if *lbRows != "" {
 			lc.Rows = strings.Split(*lbRows, ",")
 		}
-		for _, o := range []struct{ from, to *int }{{lbRuns, &lc.Runs}, {lbSecs, &lc.Seconds}, {lbConns, &lc.Connections}} {
-			if *o.from != 0 {
-				*o.to = *o.from
-			}
-		}
-		lb = &lc
-	}
+		lc.Runs, lc.Seconds, lc.Connections = cmp.Or(*lbRuns, lc.Runs), cmp.Or(*lbSecs, lc.Seconds), cmp.Or(*lbConns, lc.Connections)
+	})
 	var hc *regress.HostsConfig
 	if *hosts != "" {
 		var err error
@@ -166,4 +139,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "swctl-regress: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// suite returns def changed by edit when run is set (the suite runs), nil
+// otherwise.
+func suite[C any](run bool, def C, edit func(*C)) *C {
+	if !run {
+		return nil
+	}
+	edit(&def)
+	return &def
 }
