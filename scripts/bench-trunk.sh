@@ -38,7 +38,9 @@
 # (default 500mbit), LOSS_RUNS (default 5), PROTOS (default
 # "roundrobin loadbalance lacp"), OVS_MODES (default "balance-tcp
 # balance-slb"; empty, or Open vSwitch not installed: no OVS rows),
-# UNSHAPED (default 1; 0: no unshaped rows), OFFLOADS (default, or off).
+# UNSHAPED (default 1; 0: no unshaped rows), OFFLOADS (default, or off),
+# TRUNK_ARGS (more `trunk create` flags for the shaped trunk rows, e.g.
+# "--send-buffer 1048576" to compare queue settings run against run).
 set -euo pipefail
 
 SWCTL=$(readlink -f "${1:-bin/swctl}")
@@ -50,6 +52,7 @@ PROTOS=${PROTOS:-"roundrobin loadbalance lacp"}
 OVS_MODES=${OVS_MODES-"balance-tcp balance-slb"}
 UNSHAPED=${UNSHAPED:-1}
 OFFLOADS=${OFFLOADS:-default}
+read -r -a trunk_args <<<"${TRUNK_ARGS:-}"
 [[ $(id -u) -eq 0 ]] || { echo "bench-trunk: needs root (network namespaces)" >&2; exit 1; }
 for tool in iperf3 ethtool tc ping; do
 	command -v "$tool" >/dev/null || { echo "bench-trunk: needs $tool: make deps" >&2; exit 1; }
@@ -264,7 +267,7 @@ for run in $(seq "$RUNS"); do
 	wait_for 5 reachable $IP_S_B || { echo "bench-trunk: single link does not answer" >&2; exit 1; }
 	row single $IP_S_B
 	for proto in $PROTOS; do
-		args=(--proto "$proto")
+		args=(--proto "$proto" "${trunk_args[@]}")
 		[[ $proto == lacp ]] && args+=(--lacp-timeout fast)
 		make_trunks "${args[@]}"
 		if [[ $proto == lacp ]]; then
@@ -342,6 +345,7 @@ done
 echo
 echo "swctl trunks between two namespaces, 2 veth links each shaped to $RATE (tbf on both ends); $(nproc) cores"
 echo "Throughput: iperf3 -P 8 TCP, ${DUR}s, A -> B, median of $RUNS (min-max); receiver's rate"
+[[ -n ${TRUNK_ARGS:-} ]] && echo "Trunks created with: $TRUNK_ARGS"
 if [[ $OFFLOADS == off ]]; then
 	echo "Offloads: tx checksumming and GSO/TSO off on both trunk0 TAPs and on the single link's ends"
 else
