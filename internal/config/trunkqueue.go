@@ -61,7 +61,8 @@ type queueField struct {
 	defaults string
 }
 
-// field returns the integer setting kw of q; nil for tx-queue-super-frames.
+// field returns the integer setting kw of q; false for
+// tx-queue-super-frames (a boolean) and for a word that is no setting.
 func (q *TrunkQueue) field(kw string) (queueField, bool) {
 	switch kw {
 	case "tx-queue-bytes":
