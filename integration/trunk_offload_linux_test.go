@@ -82,14 +82,22 @@ func TestIntegrationTrunkTCPDefaultOffloads(t *testing.T) {
 
 // TestIntegrationTrunkTapTCPDefaultOffloads is the same with the trunk's
 // own TAP (IFF_VNET_HDR, and with --workers 2 two queues, each pumped by
-// its own goroutine) holding the dut's address instead of a bridge.
+// its own goroutine) holding the dut's address instead of a bridge, and
+// queue settings other than the defaults, which the members' backlogs
+// take.
 func TestIntegrationTrunkTapTCPDefaultOffloads(t *testing.T) {
 	tb := newTestbed(t, 0)
 	far := newFarSide(t, tb, 2)
 	defaultOffloads(t, far.NS, "b1")
 	tb.daemonArgs = []string{"--workers", "2"}
 	tb.start()
-	tb.swctl("trunk", "create", "trunk0", "--proto", "roundrobin", "--port", "a1", "--port", "a2", "--promisc")
+	tb.swctl("trunk", "create", "trunk0", "--proto", "roundrobin", "--port", "a1", "--port", "a2", "--promisc",
+		"--tx-queue-bytes", "262144", "--tx-queue-target", "500", "--send-buffer", "1048576")
+	show := tb.swctl("trunk", "show", "trunk0")
+	if !strings.Contains(show, "backlog 262144 bytes, 20 ms, codel target 500 us, super-frames off, send buffer 1048576 bytes") ||
+		strings.Count(show, "/262144 ") != 2 {
+		t.Errorf("trunk0: expected the queue settings given and both members' backlogs bounded at 262144 bytes, got:\n%s", show)
+	}
 	// One queue per worker, each read by its own goroutine.
 	if out := tb.dut.Run("ls", "/sys/class/net/trunk0/queues"); !strings.Contains(out, "tx-1") || strings.Contains(out, "tx-2") {
 		t.Errorf("trunk0 with --workers 2: expected the TAP's queues tx-0 and tx-1, got %q", out)

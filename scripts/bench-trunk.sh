@@ -38,7 +38,9 @@
 # (default 500mbit), LOSS_RUNS (default 5), PROTOS (default
 # "roundrobin loadbalance lacp"), OVS_MODES (default "balance-tcp
 # balance-slb"; empty, or Open vSwitch not installed: no OVS rows),
-# UNSHAPED (default 1; 0: no unshaped rows), OFFLOADS (default, or off).
+# UNSHAPED (default 1; 0: no unshaped rows), OFFLOADS (default, or off),
+# TRUNK_ARGS (more `trunk create` flags for the shaped trunk rows, e.g.
+# "--send-buffer 1048576" to compare queue settings run against run).
 set -euo pipefail
 
 SWCTL=$(readlink -f "${1:-bin/swctl}")
@@ -50,6 +52,7 @@ PROTOS=${PROTOS:-"roundrobin loadbalance lacp"}
 OVS_MODES=${OVS_MODES-"balance-tcp balance-slb"}
 UNSHAPED=${UNSHAPED:-1}
 OFFLOADS=${OFFLOADS:-default}
+read -r -a trunk_args <<<"${TRUNK_ARGS:-}"
 [[ $(id -u) -eq 0 ]] || { echo "bench-trunk: needs root (network namespaces)" >&2; exit 1; }
 for tool in iperf3 ethtool tc ping; do
 	command -v "$tool" >/dev/null || { echo "bench-trunk: needs $tool: make deps" >&2; exit 1; }
@@ -195,13 +198,28 @@ make_ovs_bonds() { # bond_mode
 		# shellcheck disable=SC2046 # the two port names
 		vsctl "$side" add-bond br0 bond0 $(ports "$side") "${bond[@]}"
 	done
+	# ovs-vswitchd takes the root qdisc (tbf) of a port it adds or
+	# removes away: shape its links again.
+	reshape
 	setup_taps br0 "$OFFLOADS"
 }
-destroy_ovs_bonds() { vsctl A del-br br0; vsctl B del-br br0; }
+destroy_ovs_bonds() { vsctl A del-br br0; vsctl B del-br br0; reshape; }
 
 # Unshaped rows: the links without tbf, then shaped again.
 unshape() { local side p; for side in A B; do for p in $(ports $side); do nsx "$(ns_of $side)" tc qdisc del dev "$p" root 2>/dev/null || true; done; done; }
 reshape() { local side p; for side in A B; do for p in $(ports $side); do shape "$(ns_of $side)" "$p"; done; done; }
+# shaped: every link end still has its tbf, else the row just measured
+# is not a shaped one and the run stops.
+shaped() {
+	local side p
+	for side in A B; do
+		for p in s0 $(ports $side); do
+			nsx "$(ns_of $side)" tc qdisc show dev "$p" root | grep -q '^qdisc tbf ' && continue
+			echo "bench-trunk: $side's $p lost its tbf: the row is not a shaped one" >&2
+			return 1
+		done
+	done
+}
 make_bridges() { # a swctl bridge with a local TAP on each side, a1 and b1 its members
 	sw A bridge create bridge0 --local >/dev/null; sw A bridge add bridge0 a1 >/dev/null
 	sw B bridge create bridge0 --local >/dev/null; sw B bridge add bridge0 b1 >/dev/null
@@ -263,8 +281,9 @@ if [[ -n "$OVS_MODES" ]]; then start_ovs A; start_ovs B; fi
 for run in $(seq "$RUNS"); do
 	wait_for 5 reachable $IP_S_B || { echo "bench-trunk: single link does not answer" >&2; exit 1; }
 	row single $IP_S_B
+	shaped || exit 1
 	for proto in $PROTOS; do
-		args=(--proto "$proto")
+		args=(--proto "$proto" "${trunk_args[@]}")
 		[[ $proto == lacp ]] && args+=(--lacp-timeout fast)
 		make_trunks "${args[@]}"
 		if [[ $proto == lacp ]]; then
@@ -272,6 +291,7 @@ for run in $(seq "$RUNS"); do
 		fi
 		wait_for 10 reachable $IP_T_B || { echo "bench-trunk: trunk0 ($proto) does not answer" >&2; exit 1; }
 		row "$proto" $IP_T_B
+		shaped || exit 1
 		echo "      A: $(drops A); B: $(drops B)" >&2
 		destroy_trunks
 	done
@@ -279,6 +299,7 @@ for run in $(seq "$RUNS"); do
 		make_ovs_bonds "$mode"
 		wait_for 15 reachable $IP_T_B || { echo "bench-trunk: OVS br0 ($mode) does not answer" >&2; vsctl A show >&2; exit 1; }
 		row "ovs-$mode" $IP_T_B
+		shaped || exit 1
 		destroy_ovs_bonds
 	done
 	if [[ $UNSHAPED == 1 ]]; then
@@ -342,6 +363,7 @@ done
 echo
 echo "swctl trunks between two namespaces, 2 veth links each shaped to $RATE (tbf on both ends); $(nproc) cores"
 echo "Throughput: iperf3 -P 8 TCP, ${DUR}s, A -> B, median of $RUNS (min-max); receiver's rate"
+[[ -n ${TRUNK_ARGS:-} ]] && echo "Trunks created with: $TRUNK_ARGS"
 if [[ $OFFLOADS == off ]]; then
 	echo "Offloads: tx checksumming and GSO/TSO off on both trunk0 TAPs and on the single link's ends"
 else

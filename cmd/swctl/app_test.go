@@ -17,6 +17,7 @@ import (
 
 	"github.com/swctl/swctl/internal/api"
 	"github.com/swctl/swctl/internal/api/apitest"
+	"github.com/swctl/swctl/internal/config"
 )
 
 func newFake() *apitest.Fake {
@@ -50,6 +51,13 @@ const trunk2JSON = `[
     "downdelay": 0,
     "min_links": 0,
     "preempt": true,
+    "queue": {
+      "tx_queue_bytes": 0,
+      "tx_queue_delay_ms": 0,
+      "tx_queue_target_us": 0,
+      "tx_queue_super_frames": false,
+      "send_buffer": 0
+    },
     "active": false,
     "ports": [],
     "rx_packets": 0,
@@ -137,7 +145,7 @@ func TestCLI(t *testing.T) {
 		{name: "trunk show unknown trunk", args: []string{"trunk", "show", "nope"}, wantCode: 1,
 			wantStderr: "swctl: nope: no such trunk\n", wantCalls: []apitest.Call{{Op: "trunk.show", Req: "nope"}}},
 		{name: "trunk show failover", args: []string{"trunk", "show", "trunk1"},
-			wantStdout: "trunk trunk1\n  proto      failover\n  tap        tap3\n  lladdr     02:00:00:00:00:07\n  policy     promisc (members keep their MACs, promiscuous)\n  hash       l2,l3,l4\n  links      updelay 200 ms, downdelay 50 ms, min-links 1\n  preempt    off\n  active     yes\n  rx         20 packets, 2400 bytes, 5 dropped\n  tx         24 packets, 2900 bytes, 0 dropped\n  announced  4 frames (gratuitous ARP, unsolicited NA) after failovers\n  PORT  LINK  PRIO  FLAGS\n  eth7  up    100   master,active,collecting,distributing\n  eth8  down  0     -\n  PORT  RX-PKTS  RX-BYTES  TX-PKTS  TX-BYTES  REFUSED  CONTROL  RX-DROP  BAD-OFFLOAD  TX-DROP  RING-DROP  ERRORS  TX-QUEUE  Q-OVERFLOW  Q-STALE\n  eth7  20       2400      24       2900      0        0        0        0            0        0          0       -         0           0\n  eth8  5        600       0        0         5        0        0        0            0        0          0       -         0           0\n",
+			wantStdout: "trunk trunk1\n  proto      failover\n  tap        tap3\n  lladdr     02:00:00:00:00:07\n  policy     promisc (members keep their MACs, promiscuous)\n  hash       l2,l3,l4\n  links      updelay 200 ms, downdelay 50 ms, min-links 1\n  preempt    off\n  queue      backlog 524288 bytes, 5 ms, codel off, super-frames on, send buffer 4194304 bytes\n  active     yes\n  rx         20 packets, 2400 bytes, 5 dropped\n  tx         24 packets, 2900 bytes, 0 dropped\n  announced  4 frames (gratuitous ARP, unsolicited NA) after failovers\n  PORT  LINK  PRIO  FLAGS\n  eth7  up    100   master,active,collecting,distributing\n  eth8  down  0     -\n  PORT  RX-PKTS  RX-BYTES  TX-PKTS  TX-BYTES  REFUSED  CONTROL  RX-DROP  BAD-OFFLOAD  TX-DROP  RING-DROP  ERRORS  TX-QUEUE  Q-OVERFLOW  Q-STALE\n  eth7  20       2400      24       2900      0        0        0        0            0        0          0       -         0           0\n  eth8  5        600       0        0         5        0        0        0            0        0          0       -         0           0\n",
 			wantCalls:  []apitest.Call{{Op: "trunk.show", Req: "trunk1"}}},
 
 		// Commands that change state.
@@ -247,6 +255,16 @@ func TestCLI(t *testing.T) {
 			wantCalls: []apitest.Call{{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", LACPKey: ptr(0)}}}},
 		{name: "trunk create link policy", args: []string{"trunk", "create", "trunk0", "--updelay", "200", "--downdelay", "0", "--min-links", "2", "--preempt", "off"},
 			wantCalls: []apitest.Call{{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0", UpDelay: ptr(200), DownDelay: ptr(0), MinLinks: ptr(2), Preempt: ptr(false)}}}},
+		{name: "trunk create queue settings", args: []string{"trunk", "create", "trunk0", "--tx-queue-bytes", "65536", "--tx-queue-delay", "5", "--tx-queue-target", "off", "--tx-queue-super-frames", "on", "--send-buffer", "4194304"},
+			wantCalls: []apitest.Call{{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0", Queue: &config.TrunkQueue{TxQueueBytes: 65536, TxQueueDelay: 5, TxQueueTarget: config.QueueOff, SuperFrames: true, SendBuffer: 4194304}}}}},
+		{name: "trunk create no backlog", args: []string{"trunk", "create", "trunk0", "--tx-queue-bytes=off"},
+			wantCalls: []apitest.Call{{Op: "trunk.create", Req: api.TrunkCreateRequest{Name: "trunk0", Queue: &config.TrunkQueue{TxQueueBytes: config.QueueOff}}}}},
+		{name: "trunk create tx-queue-delay out of range", args: []string{"trunk", "create", "t0", "--tx-queue-delay", "1001"}, wantCode: 2,
+			wantStderr: "swctl: t0: create: tx-queue-delay 1001 out of range (0 to 1000 ms, 0 = 20 ms)\n"},
+		{name: "trunk create send-buffer off is not a value", args: []string{"trunk", "create", "t0", "--send-buffer", "off"}, wantCode: 2,
+			wantStderr: "swctl: t0: create: send-buffer: \"off\" is not a number\n"},
+		{name: "trunk create target not below the delay", args: []string{"trunk", "create", "t0", "--tx-queue-delay", "2", "--tx-queue-target", "2000"}, wantCode: 2,
+			wantStderr: "swctl: t0: create: tx-queue-target 2000 us: not below tx-queue-delay 2 ms\n"},
 		{name: "trunk set link policy", args: []string{"trunk", "set", "trunk0", "--preempt=on", "--min-links", "0", "--updelay", "3600000"},
 			wantCalls: []apitest.Call{{Op: "trunk.set", Req: api.TrunkSetRequest{Name: "trunk0", UpDelay: ptr(3600000), MinLinks: ptr(0), Preempt: ptr(true)}}}},
 		{name: "trunk port priority", args: []string{"trunk", "port", "trunk0", "eth3", "--priority", "0"},

@@ -122,11 +122,13 @@ var testTrunks = []api.TrunkInfo{
 			}},
 		},
 		RxPackets: 1000, RxBytes: 150000, TxPackets: 900, TxBytes: 120000, RxDropped: 3, TxDropped: 1,
+		Queue: api.TrunkQueueInfo{TxQueueBytes: 1048576, TxQueueDelayMS: 20, TxQueueTargetUS: 1000},
 	},
 	{
 		Name: "trunk1", Proto: "failover", LLAddr: "02:00:00:00:00:07", Promisc: true, Hash: "l2,l3,l4", LACPMode: "active", LACPTimeout: "slow",
 		LACPSystemPriority: 32768, LACPKey: 5, Active: true, Tap: "tap3", Announced: 4,
 		UpDelay: 200, DownDelay: 50, Preempt: false,
+		Queue: api.TrunkQueueInfo{TxQueueBytes: 524288, TxQueueDelayMS: 5, SuperFrames: true, SendBuffer: 4194304},
 		Ports: []api.TrunkPortInfo{
 			{Name: "eth7", Link: "up", Priority: 100, Flags: []string{"master", "active", "collecting", "distributing"},
 				RxPackets: 20, RxBytes: 2400, TxPackets: 24, TxBytes: 2900},

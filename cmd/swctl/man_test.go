@@ -232,6 +232,7 @@ func fullConfig(t *testing.T) *config.Config {
 			Hash: "l2,l3", LACPMode: config.LACPPassive, LACPTimeout: config.LACPFast,
 			LACPSystemPriority: 4, LACPKey: 5,
 			UpDelay: 8, DownDelay: 9, MinLinks: 2, NoPreempt: true,
+			Queue: config.TrunkQueue{TxQueueBytes: 65536, TxQueueDelay: 5, TxQueueTarget: config.QueueOff, SuperFrames: true, SendBuffer: 1 << 20},
 			Ports: []config.TrunkPort{{Name: "T1", Priority: 6, LACPPortPriority: 7}},
 		}},
 		LBs: []config.LB{{

@@ -61,6 +61,41 @@ func policyIfSet(c *cli.Context) (upDelay, downDelay, minLinks *int, preempt *bo
 	return intIfSet(c, "updelay"), intIfSet(c, "downdelay"), intIfSet(c, "min-links"), preempt, nil
 }
 
+// queueFlags are trunk create's queue flags, one per
+// config.TrunkQueueSettings keyword.
+func queueFlags() []cli.Flag {
+	usage := map[string]string{
+		"tx-queue-bytes":        "`BYTES` each port's transmit backlog holds (what its ring or send buffer has no room for), 1 to 1073741824, or off (default: 1048576)",
+		"tx-queue-delay":        "`MS` a frame may wait in a port's backlog, 1 to 1000 (default: 20)",
+		"tx-queue-target":       "CoDel's target sojourn time `US` in a port's backlog, below the delay, or off (default: 1000)",
+		"tx-queue-super-frames": "`on|off`: the backlogs hold super-frames the ports' send buffers have no room for (default: off)",
+		"send-buffer":           "the ports' socket send buffer in `BYTES`, 1 to 1073741824 (default: the kernel's)",
+	}
+	var out []cli.Flag
+	for _, kw := range config.TrunkQueueSettings {
+		out = append(out, &cli.StringFlag{Name: kw, Usage: usage[kw]})
+	}
+	return out
+}
+
+// queueIfSet returns the queue settings the flags give, nil when none is
+// given.
+func queueIfSet(c *cli.Context) (*config.TrunkQueue, error) {
+	var q *config.TrunkQueue
+	for _, kw := range config.TrunkQueueSettings {
+		if !c.IsSet(kw) {
+			continue
+		}
+		if q == nil {
+			q = new(config.TrunkQueue)
+		}
+		if err := q.Set(kw, c.String(kw)); err != nil {
+			return nil, usagef("%s: create: %w", c.Args().Get(0), err)
+		}
+	}
+	return q, nil
+}
+
 func trunkCommand() *cli.Command {
 	protoUsage := "protocol `P`: " + strings.Join(config.Protos, ", ")
 	return &cli.Command{
@@ -82,7 +117,7 @@ func trunkCommand() *cli.Command {
 					intFlag("priority", "the ports' failover priority `N`, 0 to 65535, higher preferred", 0),
 					intFlag("lacp-port-priority", "the ports' LACP port priority `N`, 0 to 65535, lower wins", config.DefaultLACPPortPriority),
 					&cli.StringFlag{Name: "lladdr", Usage: "the trunk's `MAC` (default: its first port's, or a random one without ports)"},
-				}, append(policyFlags(true), forceFlag(), outputFlag())...),
+				}, append(append(policyFlags(true), queueFlags()...), forceFlag(), outputFlag())...),
 				Action: func(c *cli.Context) error {
 					req := api.TrunkCreateRequest{
 						Name: c.Args().Get(0), Proto: c.String("proto"), Promisc: c.Bool("promisc"),
@@ -94,6 +129,9 @@ func trunkCommand() *cli.Command {
 					}
 					var err error
 					if req.UpDelay, req.DownDelay, req.MinLinks, req.Preempt, err = policyIfSet(c); err != nil {
+						return err
+					}
+					if req.Queue, err = queueIfSet(c); err != nil {
 						return err
 					}
 					if ports := append(tail(c), c.StringSlice("port")...); len(ports) > 0 {
@@ -323,6 +361,7 @@ func formatTrunks(w io.Writer, ts []api.TrunkInfo) error {
 		if tr.Proto == config.ProtoFailover {
 			fmt.Fprintf(t, "  preempt\t%s\n", onOffWord(tr.Preempt))
 		}
+		fmt.Fprintf(t, "  queue\t%s\n", queueLine(tr.Queue))
 		fmt.Fprintf(t, "  active\t%s\n", yesNo(tr.Active))
 		fmt.Fprintf(t, "  rx\t%d packets, %d bytes, %d dropped\n", tr.RxPackets, tr.RxBytes, tr.RxDropped)
 		fmt.Fprintf(t, "  tx\t%d packets, %d bytes, %d dropped\n", tr.TxPackets, tr.TxBytes, tr.TxDropped)
@@ -393,6 +432,23 @@ func formatTrunkCounters(w io.Writer, ports []api.TrunkPortInfo) error {
 			p.RxRefused, p.RxControl, p.RxDropped, p.RxBadOffload, p.TxDropped, p.RingDropped, p.Errors, queue, p.TxQueueOverflow, p.TxQueueStale)
 	}
 	return t.Flush()
+}
+
+// queueLine formats a trunk's queue settings for trunk show.
+func queueLine(q api.TrunkQueueInfo) string {
+	backlog := "backlog off"
+	if q.TxQueueBytes > 0 {
+		backlog = fmt.Sprintf("backlog %d bytes, %d ms", q.TxQueueBytes, q.TxQueueDelayMS)
+	}
+	codel := "codel off"
+	if q.TxQueueTargetUS > 0 {
+		codel = fmt.Sprintf("codel target %d us", q.TxQueueTargetUS)
+	}
+	send := "send buffer the kernel's"
+	if q.SendBuffer > 0 {
+		send = fmt.Sprintf("send buffer %d bytes", q.SendBuffer)
+	}
+	return fmt.Sprintf("%s, %s, super-frames %s, %s", backlog, codel, onOffWord(q.SuperFrames), send)
 }
 
 // onOffWord formats a boolean setting as its on|off flag takes it.

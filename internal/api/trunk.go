@@ -23,6 +23,25 @@ const (
 	TrunkFlagDistributing = "distributing"
 )
 
+// TrunkQueueInfo is how a trunk queues what its members send, as it
+// runs (defaults filled in).
+type TrunkQueueInfo struct {
+	// TxQueueBytes bounds each member's transmit backlog; 0 when the
+	// members have none.
+	TxQueueBytes int `json:"tx_queue_bytes"`
+	// TxQueueDelayMS is how long a frame may wait in a backlog, in ms.
+	TxQueueDelayMS int `json:"tx_queue_delay_ms"`
+	// TxQueueTargetUS is CoDel's target sojourn time in µs; 0 when CoDel
+	// is off.
+	TxQueueTargetUS int `json:"tx_queue_target_us"`
+	// SuperFrames is whether backlogs hold super-frames the send buffer
+	// has no room for.
+	SuperFrames bool `json:"tx_queue_super_frames"`
+	// SendBuffer is the members' socket send buffer in bytes; 0 for the
+	// kernel's default.
+	SendBuffer int `json:"send_buffer"`
+}
+
 // TrunkCreateRequest creates a trunk (swctl trunk create). Empty strings
 // take the defaults of config.NewTrunk.
 type TrunkCreateRequest struct {
@@ -63,6 +82,9 @@ type TrunkCreateRequest struct {
 	// LLAddr is the trunk's MAC, aa:bb:cc:dd:ee:ff; "" for its first
 	// port's, or a random one without ports.
 	LLAddr string `json:"lladdr,omitempty"`
+	// Queue is how the trunk queues what its members send; nil for the
+	// defaults.
+	Queue *config.TrunkQueue `json:"queue,omitempty"`
 	// Force takes a port that holds the host's default route, which is
 	// refused otherwise.
 	Force bool `json:"force,omitempty"`
@@ -189,6 +211,9 @@ type TrunkInfo struct {
 	// Preempt is whether failover returns to the port of highest
 	// priority when it comes back.
 	Preempt bool `json:"preempt"`
+	// Queue is how the trunk queues what its members send, defaults
+	// filled in.
+	Queue TrunkQueueInfo `json:"queue"`
 	// Active is true while enough ports are distributing (one, or
 	// MinLinks): the trunk's carrier is up.
 	Active bool `json:"active"`
@@ -437,6 +462,11 @@ func (r TrunkCreateRequest) Validate() error {
 	if _, err := r.lladdr(); err != nil {
 		return err
 	}
+	if r.Queue != nil {
+		if err := r.Queue.Check(); err != nil {
+			return fmt.Errorf("%s: create: %w", r.Name, err)
+		}
+	}
 	if len(r.Ports) == 0 {
 		return nil
 	}
@@ -562,9 +592,13 @@ func (r TrunkCreateRequest) Edit(c *config.Config, h config.Host) error {
 	if err != nil {
 		return err
 	}
-	if err := c.CreateTrunk(r.Name, s, config.TrunkCreation{
+	n := config.TrunkCreation{
 		Promisc: r.Promisc, LLAddr: mac, Ports: r.Ports, Priority: r.Priority, LACPPortPriority: r.LACPPortPriority,
-	}, h); err != nil || r.Force {
+	}
+	if r.Queue != nil {
+		n.Queue = *r.Queue
+	}
+	if err := c.CreateTrunk(r.Name, s, n, h); err != nil || r.Force {
 		return err
 	}
 	return config.CheckNotManagement(r.Name, "add", r.Ports, h)

@@ -29,6 +29,8 @@
 //	    downdelay 0
 //	    min-links 1
 //	    preempt off
+//	    tx-queue-bytes 524288
+//	    tx-queue-target off
 //	    port eth3 priority 10 lacp-port-priority 100
 //	    port eth4
 //	}
@@ -176,6 +178,9 @@ type Trunk struct {
 	// port's link is up, when a port of higher priority comes back
 	// ("preempt off"); by default it returns to the highest priority.
 	NoPreempt bool
+	// Queue is how the trunk queues what its members send (backlog,
+	// CoDel, send buffer); set at creation, fixed while it runs.
+	Queue TrunkQueue
 	// Ports are the member interfaces, in file order (the order they were
 	// added, which breaks failover priority ties).
 	Ports []TrunkPort
@@ -361,6 +366,9 @@ func (t *Trunk) checkSettings() error {
 		return err
 	}
 	if err := CheckDelay("downdelay", t.DownDelay); err != nil {
+		return err
+	}
+	if err := t.Queue.Check(); err != nil {
 		return err
 	}
 	return CheckMinLinks(t.MinLinks)

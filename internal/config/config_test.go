@@ -103,6 +103,16 @@ func TestParse(t *testing.T) {
 			t.DownDelay, t.MinLinks, t.NoPreempt = 3600000, 64, true
 			return t
 		}()}}},
+		{"trunk queue settings", "trunk t0 {\n tx-queue-bytes 65536\n tx-queue-delay 1000\n tx-queue-target 999999\n tx-queue-super-frames on\n send-buffer 1073741824\n}", &Config{Trunks: []Trunk{func() Trunk {
+			t := NewTrunk("t0")
+			t.Queue = TrunkQueue{TxQueueBytes: 65536, TxQueueDelay: 1000, TxQueueTarget: 999999, SuperFrames: true, SendBuffer: 1 << 30}
+			return t
+		}()}}},
+		{"trunk queue bounds off", "trunk t0 {\n tx-queue-bytes off\n tx-queue-target off\n tx-queue-super-frames off\n}", &Config{Trunks: []Trunk{func() Trunk {
+			t := NewTrunk("t0")
+			t.Queue = TrunkQueue{TxQueueBytes: QueueOff, TxQueueTarget: QueueOff}
+			return t
+		}()}}},
 		{"trunk preempt on is the default", "trunk t0 {\n preempt on\n}", &Config{Trunks: []Trunk{NewTrunk("t0")}}},
 		{"bridge member is a trunk", "bridge b0 {\n port t0\n}\ntrunk t0 {\n port eth1\n}", &Config{
 			Bridges: []Bridge{{Name: "b0", Timeout: 240, MaxAddr: 8192, Ports: []Port{NewPort("t0")}}},
@@ -188,7 +198,7 @@ func TestParseErrors(t *testing.T) {
 		{"trunk twice", "trunk t0 {\n}\ntrunk t0 {\n}", `swctl.conf:3: trunk t0: declared twice (line 1)`},
 		{"trunk named as a bridge", "bridge b0 {\n}\ntrunk b0 {\n}", `swctl.conf:3: trunk b0: name already used by bridge b0 (line 1)`},
 		{"bridge named as a trunk", "trunk t0 {\n}\nbridge t0 {\n}", `swctl.conf:3: bridge t0: name already used by trunk t0 (line 1)`},
-		{"unknown trunk setting", "trunk t0 {\n mode lacp\n}", `swctl.conf:2: unknown setting "mode" in trunk t0 (want proto, lladdr, promisc, hash, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key, updelay, downdelay, min-links, preempt or port)`},
+		{"unknown trunk setting", "trunk t0 {\n mode lacp\n}", `swctl.conf:2: unknown setting "mode" in trunk t0 (want proto, lladdr, promisc, hash, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key, updelay, downdelay, min-links, preempt, tx-queue-bytes, tx-queue-delay, tx-queue-target, tx-queue-super-frames, send-buffer or port)`},
 		{"nested block in trunk", "trunk t0 {\n port eth1 {\n }\n}", `swctl.conf:2: port: unexpected block inside trunk t0`},
 		{"unknown proto", "trunk t0 {\n proto bonding\n}", `swctl.conf:2: proto "bonding": want failover, roundrobin, loadbalance, broadcast, lacp or none`},
 		{"proto in upper case", "trunk t0 {\n proto LACP\n}", `swctl.conf:2: proto "LACP": want failover, roundrobin, loadbalance, broadcast, lacp or none`},
@@ -215,6 +225,12 @@ func TestParseErrors(t *testing.T) {
 		{"updelay with a unit", "trunk t0 {\n updelay 200ms\n}", `swctl.conf:2: updelay: "200ms" is not a number`},
 		{"downdelay twice", "trunk t0 {\n downdelay 1\n downdelay 2\n}", `swctl.conf:3: downdelay given twice (first on line 2)`},
 		{"min-links over the port limit", "trunk t0 {\n min-links 65\n}", `swctl.conf:2: min-links 65 out of range (0 to 64)`},
+		{"tx-queue-bytes negative", "trunk t0 {\n tx-queue-bytes -2\n}", `swctl.conf:2: tx-queue-bytes -2 out of range (0 to 1073741824 bytes or off, 0 = 1 MiB)`},
+		{"tx-queue-delay off", "trunk t0 {\n tx-queue-delay off\n}", `swctl.conf:2: tx-queue-delay: "off" is not a number`},
+		{"tx-queue-target too long", "trunk t0 {\n tx-queue-target 1000001\n}", `swctl.conf:2: tx-queue-target 1000001 out of range (0 to 1000000 us or off, 0 = 1000 us)`},
+		{"tx-queue-target not below the default delay", "trunk t0 {\n tx-queue-target 20000\n}", `swctl.conf:1: trunk t0: tx-queue-target 20000 us: not below tx-queue-delay 20 ms`},
+		{"tx-queue-super-frames yes", "trunk t0 {\n tx-queue-super-frames yes\n}", `swctl.conf:2: tx-queue-super-frames "yes": want on or off`},
+		{"send-buffer twice", "trunk t0 {\n send-buffer 1\n send-buffer 2\n}", `swctl.conf:3: send-buffer given twice (first on line 2)`},
 		{"min-links without value", "trunk t0 {\n min-links\n}", `swctl.conf:2: want "min-links VALUE", got "min-links"`},
 		{"preempt bad value", "trunk t0 {\n preempt no\n}", `swctl.conf:2: preempt "no": want on or off`},
 		{"preempt without value", "trunk t0 {\n preempt\n}", `swctl.conf:2: want "preempt VALUE", got "preempt"`},
@@ -285,6 +301,9 @@ func TestValidate(t *testing.T) {
 		{"lacp key negative", func(c *Config) { c.Trunks[0].LACPKey = -1 }, `trunk trunk0: lacp-key -1 out of range (0 to 65535, 0 = derive)`},
 		{"updelay negative", func(c *Config) { c.Trunks[1].UpDelay = -1 }, `trunk trunk1: updelay -1 out of range (0 to 3600000 ms, 0 = at once)`},
 		{"downdelay too long", func(c *Config) { c.Trunks[1].DownDelay = 3600001 }, `trunk trunk1: downdelay 3600001 out of range (0 to 3600000 ms, 0 = at once)`},
+		{"send-buffer negative", func(c *Config) { c.Trunks[1].Queue.SendBuffer = -1 }, `trunk trunk1: send-buffer -1 out of range (0 to 1073741824 bytes, 0 = the kernel's)`},
+		{"tx-queue-target not below tx-queue-delay", func(c *Config) { c.Trunks[1].Queue = TrunkQueue{TxQueueDelay: 1, TxQueueTarget: 1000} },
+			`trunk trunk1: tx-queue-target 1000 us: not below tx-queue-delay 1 ms`},
 		{"min-links negative", func(c *Config) { c.Trunks[1].MinLinks = -1 }, `trunk trunk1: min-links -1 out of range (0 to 64)`},
 		{"port priority negative", func(c *Config) { c.Trunks[0].Ports[1].Priority = -1 }, `trunk trunk0: port eth6: priority -1 out of range (0 to 65535)`},
 		{"lacp port priority too large", func(c *Config) { c.Trunks[0].Ports[1].LACPPortPriority = 1 << 16 }, `trunk trunk0: port eth6: lacp-port-priority 65536 out of range (0 to 65535)`},

@@ -574,6 +574,9 @@ type TrunkCreation struct {
 	// Priority and LACPPortPriority are the ports' failover and LACP
 	// port priorities; nil for the defaults.
 	Priority, LACPPortPriority *int
+	// Queue is how it queues what its members send; the zero TrunkQueue
+	// takes the defaults.
+	Queue TrunkQueue
 }
 
 // CreateTrunk adds a trunk with settings s (defaults where nil) and what
@@ -598,6 +601,10 @@ func (c *Config) CreateTrunk(name string, s TrunkSettings, n TrunkCreation, h Ho
 		return err
 	}
 	t.Promisc = n.Promisc
+	if err := n.Queue.Check(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	t.Queue = n.Queue
 	if err := checkEach(name, "add", n.Ports, func(iface string) error { return c.checkNewTrunkPort(name, iface, h) }); err != nil {
 		return err
 	}

@@ -154,6 +154,9 @@ func TestEditRefusals(t *testing.T) {
 		{"trunk create: bad min-links", func(c *Config) error {
 			return c.CreateTrunk("t9", TrunkSettings{MinLinks: ptr(-1)}, TrunkCreation{}, editHost)
 		}, "t9: min-links -1 out of range (0 to 64)"},
+		{"trunk create: bad queue", func(c *Config) error {
+			return c.CreateTrunk("t9", TrunkSettings{}, TrunkCreation{Queue: TrunkQueue{TxQueueDelay: 1001}}, editHost)
+		}, "t9: tx-queue-delay 1001 out of range (0 to 1000 ms, 0 = 20 ms)"},
 		{"trunk port: nothing", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth4", nil, nil) }, "trunk0: port eth4: nothing to change (give --priority or --lacp-port-priority)"},
 		{"trunk port: no such trunk", func(c *Config) error { return c.SetTrunkPort("nope", "eth4", ptr(1), nil) }, "nope: no such trunk"},
 		{"trunk port: not a port", func(c *Config) error { return c.SetTrunkPort("trunk0", "eth5", ptr(1), nil) }, "trunk0: port eth5: not a port"},

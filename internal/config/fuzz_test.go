@@ -25,6 +25,7 @@ func FuzzParse(f *testing.F) {
 		"bridge b0 {\n port eth1 -learning -discover blocknonip -promisc stack\n static 02:00:00:00:00:01 eth1 vlan 4094\n}\n",
 		"bridge b0 { local; timeout 0; maxaddr 1; port t0; span eth3 }\ntrunk t0 { proto loadbalance; hash l4,l2; port eth1 priority 3 }\n",
 		"trunk t0 {\n proto lacp\n lacp-mode passive\n lacp-timeout fast\n lacp-key 65535\n lacp-system-priority 0\n}\n",
+		"trunk t0 {\n tx-queue-bytes off\n tx-queue-delay 5\n tx-queue-target 4999\n tx-queue-super-frames on\n send-buffer 1048576\n}\n",
 		"bridge b0 {\n bridge b1 { }\n}\n",
 		"bridge b0 {\n port eth1\n port eth1\n}\n",
 		"}\n{\n",

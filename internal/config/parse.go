@@ -417,7 +417,7 @@ func onceChecker() func(st stmt) error {
 
 // trunkSettings are the keywords of a trunk block, in the order errors
 // list them.
-const trunkSettings = "proto, lladdr, promisc, hash, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key, updelay, downdelay, min-links, preempt or port"
+const trunkSettings = "proto, lladdr, promisc, hash, lacp-mode, lacp-timeout, lacp-system-priority, lacp-key, updelay, downdelay, min-links, preempt, tx-queue-bytes, tx-queue-delay, tx-queue-target, tx-queue-super-frames, send-buffer or port"
 
 func buildTrunk(k *checker, s stmt) (Trunk, error) {
 	if len(s.words) != 2 || !s.hasBlock {
@@ -513,6 +513,10 @@ func buildTrunk(k *checker, s stmt) (Trunk, error) {
 				on, err = ParseOnOff(kw, args[0])
 				t.NoPreempt = !on
 			}
+		case "tx-queue-bytes", "tx-queue-delay", "tx-queue-target", "tx-queue-super-frames", "send-buffer":
+			if err = one(); err == nil {
+				err = t.Queue.Set(kw, args[0])
+			}
 		case "port":
 			if len(args) == 0 {
 				return Trunk{}, errAt(st.line, "want \"port IFACE [priority N] [lacp-port-priority N]\"")
@@ -533,6 +537,10 @@ func buildTrunk(k *checker, s stmt) (Trunk, error) {
 			}
 			return Trunk{}, wrapAt(st.line, err)
 		}
+	}
+	// The one check across statements: CoDel's target below the delay.
+	if err := t.Queue.Check(); err != nil {
+		return Trunk{}, wrapAt(s.line, fmt.Errorf("trunk %s: %w", t.Name, err))
 	}
 	return t, nil
 }

@@ -21,8 +21,8 @@ const header = `# swctl configuration: loaded by "swctl daemon" at start and rew
 // statics), port flags and spanning tree settings only where they differ
 // from the defaults, then one block per trunk (proto, lladdr when
 // chosen, promisc when set, hash, the LACP settings when the protocol is
-// lacp or they differ from the defaults, updelay, downdelay, min-links and
-// preempt where they differ from the defaults, ports with their priorities
+// lacp or they differ from the defaults, updelay, downdelay, min-links,
+// preempt and the queue settings where they differ from the defaults, ports with their priorities
 // where they differ from the defaults), then one block per lb (formatLB).
 // Parse(Format(c)) gives c back.
 func (c *Config) Format() []byte {
@@ -129,6 +129,9 @@ func formatTrunk(b *bytes.Buffer, t *Trunk) {
 	}
 	if t.NoPreempt {
 		b.WriteString("    preempt off\n")
+	}
+	for _, w := range t.Queue.Words() {
+		b.WriteString("    " + w[0] + " " + w[1] + "\n")
 	}
 	for _, p := range t.Ports {
 		b.WriteString("    port " + p.Name)

@@ -126,7 +126,7 @@ func (b *bridgeObj) attach(po *portObj, p *config.Port) (err error) {
 	}
 	// Bridge ports carry offload metadata: TCP from hosts with default
 	// offloads (partial checksums, GSO) crosses the bridge intact.
-	port, caps, err := g.sys.OpenPort(po.name, true)
+	port, caps, err := g.sys.OpenPort(po.name, true, 0)
 	if err != nil {
 		return fmt.Errorf("%s: add %s: %w", b.name, po.name, err)
 	}

@@ -36,6 +36,9 @@ type fakeSystem struct {
 	open map[string]int
 	// guards counts stack guards by interface name.
 	guards map[string]int
+	// sendBuffers are the send buffers OpenPort was last asked for, by
+	// interface name.
+	sendBuffers map[string]int
 	// failOpen makes OpenPort fail for that interface.
 	failOpen string
 	// caps, when set, gives the capability set OpenPort returns with p
@@ -117,9 +120,13 @@ func (p *trackedPort) memberships() ([]string, bool) {
 
 // OpenPort opens a port with the capability set of a bpf port: promiscuous
 // mode, link and MTU, no multicast memberships.
-func (s *fakeSystem) OpenPort(name string, _ bool) (platform.Port, platform.Caps, error) {
+func (s *fakeSystem) OpenPort(name string, _ bool, sendBuffer int) (platform.Port, platform.Caps, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.sendBuffers == nil {
+		s.sendBuffers = map[string]int{}
+	}
+	s.sendBuffers[name] = sendBuffer
 	if s.onOpen != nil {
 		s.onOpen(name)
 	}

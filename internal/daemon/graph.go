@@ -119,12 +119,14 @@ func (g *graph) startTrunk(c *config.Trunk, host bool) (_ *trunkObj, err error) 
 		return nil, err
 	}
 	to := &trunkObj{g: g, name: c.Name, ports: make(map[string]*trunkPortObj)}
-	tr, err := trunk.New(c.Name, trunk.Options{
+	opts := trunk.Options{
 		Protocol: proto, Hash: fields, Seed: trunkSeed(c.Name),
 		MAC: net.HardwareAddr(c.LLAddr[:]), Clock: g.clock, Logger: g.log, // trunk.New adds the trunk attribute
 		Policy: trunkPolicy(c), RxQueues: max(g.workers, 1),
 		OnActiveChange: to.setCarrier, OnDistributingChange: to.announce,
-	})
+	}
+	setTrunkQueue(&opts, c.Queue)
+	tr, err := trunk.New(c.Name, opts)
 	if err != nil {
 		return nil, err
 	}

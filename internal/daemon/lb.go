@@ -191,7 +191,7 @@ func (g *graph) startLB(c *config.LB, cfg *config.Config) (_ *lbObj, err error) 
 	}
 	if port == nil {
 		var caps platform.Caps
-		if port, caps, err = g.sys.OpenPort(c.Iface, true); err != nil {
+		if port, caps, err = g.sys.OpenPort(c.Iface, true, 0); err != nil {
 			return nil, fmt.Errorf("%s: iface %s: %w", c.Name, c.Iface, err)
 		}
 		if lo.guard, err = guardVIPs(c.Iface, c.VIPs); err != nil {

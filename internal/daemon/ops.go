@@ -274,6 +274,7 @@ func (e *engine) TrunkShow(_ context.Context, name string) ([]api.TrunkInfo, err
 			info.LLAddr = c.LLAddr.String()
 		}
 		showPolicy(&info, &c, to)
+		showQueue(&info, &c)
 		to.tapMu.Lock()
 		if to.tap != nil {
 			info.Tap = to.tap.Name()

@@ -110,6 +110,10 @@ func (p *plan) changeTrunk(to *trunkObj, was, c *config.Trunk, hostBefore, hostA
 		p.refuse(fmt.Errorf("%s: its MAC cannot change while it runs", c.Name))
 		return
 	}
+	if kw := c.Queue.Differs(was.Queue); kw != "" {
+		p.refuse(fmt.Errorf("%s: %s cannot change while it runs (destroy and create it)", c.Name, kw))
+		return
+	}
 	if c.Promisc != was.Promisc {
 		p.add(func() (func(), error) {
 			if err := to.rejoin(c, was); err != nil {

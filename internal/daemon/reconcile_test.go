@@ -472,6 +472,10 @@ func TestReconcileRefusesWhatCannotChangeInPlace(t *testing.T) {
 			"trunk0: its MAC cannot change while it runs"},
 		{"a trunk's MAC with its policy", func(c *config.Config) { t := c.Trunk("trunk2"); t.LLAddr, t.Promisc = config.NewLocalMAC(), true },
 			"trunk2: its MAC cannot change while it runs"},
+		{"a trunk's queue", func(c *config.Config) { c.Trunk("trunk0").Queue.TxQueueTarget = config.QueueOff },
+			"trunk0: tx-queue-target cannot change while it runs (destroy and create it)"},
+		{"a trunk's send buffer", func(c *config.Config) { c.Trunk("trunk2").Queue.SendBuffer = 1 << 20 },
+			"trunk2: send-buffer cannot change while it runs (destroy and create it)"},
 		{"a bridge's local TAP", func(c *config.Config) { b := c.Bridge("bridge0"); b.Local, b.LocalMAC = false, [6]byte{} },
 			"bridge0: its local TAP cannot change while it runs"},
 	}

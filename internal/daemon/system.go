@@ -16,7 +16,9 @@ type system interface {
 	// OpenPort opens the frame port of an existing interface and gives
 	// its capability set (platform.Caps); with offload, GSO and checksum
 	// metadata (virtio_net_hdr) travel with its frames (platform.Port).
-	OpenPort(name string, offload bool) (platform.Port, platform.Caps, error)
+	// sendBuffer, when not 0, is its socket's send buffer in bytes (a
+	// trunk's send-buffer); a system without one refuses it.
+	OpenPort(name string, offload bool, sendBuffer int) (platform.Port, platform.Caps, error)
 	// CreateTap makes a non-persistent TAP interface, up, with the given
 	// MAC and MTU, and gives its capability set.
 	CreateTap(name string, mac net.HardwareAddr, mtu int) (platform.Port, platform.Caps, error)

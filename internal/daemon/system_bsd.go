@@ -68,7 +68,10 @@ func newSystem(journal *lladdr.Journal, log *slog.Logger, opts Options) (system,
 // a plain one whatever offload asks, and the bridge finishes checksums
 // and segments super-frames before it writes to it. bpf has promiscuous
 // mode (BIOCPROMISC) but no multicast memberships of its own.
-func (s *bsdSystem) OpenPort(name string, offload bool) (platform.Port, platform.Caps, error) {
+func (s *bsdSystem) OpenPort(name string, offload bool, sendBuffer int) (platform.Port, platform.Caps, error) {
+	if sendBuffer != 0 {
+		return nil, platform.Caps{}, fmt.Errorf("%s: send buffer: not implemented on %s (bpf writes one frame at a time)", name, runtime.GOOS)
+	}
 	p, err := bpf.Open(name, bpf.Options{Logger: s.log})
 	if err != nil {
 		return nil, platform.Caps{}, err

@@ -86,9 +86,10 @@ func (s *linuxSystem) RestoreLLAddr(name string) error {
 	return s.journal.RestoreLLAddr(name)
 }
 
-func (s *linuxSystem) OpenPort(name string, offload bool) (platform.Port, platform.Caps, error) {
+func (s *linuxSystem) OpenPort(name string, offload bool, sendBuffer int) (platform.Port, platform.Caps, error) {
 	opts := s.ports
 	opts.Offload = offload
+	opts.SendBuffer = sendBuffer
 	if !offload {
 		// Only bridge members and trunk links have workers: a bridge
 		// runs one reader per queue; a trunk's single reader per link

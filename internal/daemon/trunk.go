@@ -209,7 +209,7 @@ func (to *trunkObj) openPort(c *config.Trunk, tpo *trunkPortObj, pc *config.Trun
 	// Members carry offloads (virtio_net_hdr), as bridge members do:
 	// the trunk passes them on to a bridge, or the pump's egress
 	// finishes them in software for its TAP.
-	port, caps, err := g.sys.OpenPort(tpo.name, true)
+	port, caps, err := g.sys.OpenPort(tpo.name, true, c.Queue.SendBuffer)
 	if err != nil {
 		return fmt.Errorf("%s: add %s: %w", to.name, tpo.name, err)
 	}

@@ -17,6 +17,17 @@ func trunkPolicy(c *config.Trunk) trunk.Policy {
 	}
 }
 
+// setTrunkQueue sets the backlog options of o from a trunk's queue
+// settings q: config's 0 is the trunk's default as trunk.Options' is, and
+// config.QueueOff turns a bound off as a negative one does. The members'
+// send buffer goes to OpenPort instead.
+func setTrunkQueue(o *trunk.Options, q config.TrunkQueue) {
+	o.TxQueueBytes = q.TxQueueBytes
+	o.TxQueueDelay = time.Duration(q.TxQueueDelay) * time.Millisecond
+	o.TxQueueTarget = time.Duration(q.TxQueueTarget) * time.Microsecond
+	o.TxQueueSuperFrames = q.SuperFrames
+}
+
 // setPolicy makes the trunk's link policy that of c, in place: its ports
 // stay, and failover moves at once if preemption now says so.
 func (to *trunkObj) setPolicy(c *config.Trunk) error {

@@ -116,3 +116,67 @@ func TestTrunkPolicyBoundsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestSetTrunkQueue checks how a trunk's queue settings become
+// trunk.Options: 0 keeps the trunk's default, off a negative bound, the
+// delay in milliseconds and the target in microseconds.
+func TestSetTrunkQueue(t *testing.T) {
+	tests := []struct {
+		name string
+		q    config.TrunkQueue
+		want trunk.Options
+	}{
+		{"defaults", config.TrunkQueue{}, trunk.Options{}},
+		{"every bound", config.TrunkQueue{TxQueueBytes: 65536, TxQueueDelay: 5, TxQueueTarget: 500, SuperFrames: true, SendBuffer: 1 << 20},
+			trunk.Options{TxQueueBytes: 65536, TxQueueDelay: 5 * time.Millisecond, TxQueueTarget: 500 * time.Microsecond, TxQueueSuperFrames: true}},
+		{"bounds off", config.TrunkQueue{TxQueueBytes: config.QueueOff, TxQueueTarget: config.QueueOff},
+			trunk.Options{TxQueueBytes: -1, TxQueueTarget: -time.Microsecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got trunk.Options
+			setTrunkQueue(&got, tt.q)
+			if got.TxQueueBytes != tt.want.TxQueueBytes || got.TxQueueDelay != tt.want.TxQueueDelay ||
+				got.TxQueueTarget != tt.want.TxQueueTarget || got.TxQueueSuperFrames != tt.want.TxQueueSuperFrames {
+				t.Errorf("expected bytes %d, delay %v, target %v, super-frames %v; got %d, %v, %v, %v",
+					tt.want.TxQueueBytes, tt.want.TxQueueDelay, tt.want.TxQueueTarget, tt.want.TxQueueSuperFrames,
+					got.TxQueueBytes, got.TxQueueDelay, got.TxQueueTarget, got.TxQueueSuperFrames)
+			}
+		})
+	}
+}
+
+// TestEngineTrunkQueue checks that trunk create's queue settings reach
+// the members (their send buffer), are saved, and that trunk show gives
+// them with the trunk's defaults filled in.
+func TestEngineTrunkQueue(t *testing.T) {
+	sys := newFakeSystem("eth1", "eth2", "eth3")
+	e, path := newTestEngine(t, sys)
+	mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk0", Ports: []string{"eth1", "eth2"},
+		Queue: &config.TrunkQueue{TxQueueTarget: config.QueueOff, SendBuffer: 1 << 20}}))
+	mustDo(t, e.Change(bg, api.TrunkCreateRequest{Name: "trunk1", Ports: []string{"eth3"}}))
+	for iface, want := range map[string]int{"eth1": 1 << 20, "eth2": 1 << 20, "eth3": 0} {
+		if got := sys.sendBuffers[iface]; got != want {
+			t.Errorf("%s: expected send buffer %d, got %d", iface, want, got)
+		}
+	}
+	ti, err := e.TrunkShow(bg, "")
+	mustDo(t, err)
+	want := []api.TrunkQueueInfo{
+		{TxQueueBytes: trunk.DefaultTxQueueBytes, TxQueueDelayMS: 20, TxQueueTargetUS: 0, SendBuffer: 1 << 20},
+		{TxQueueBytes: trunk.DefaultTxQueueBytes, TxQueueDelayMS: 20, TxQueueTargetUS: 1000},
+	}
+	for i, w := range want {
+		if ti[i].Queue != w {
+			t.Errorf("%s: expected queue %+v, got %+v", ti[i].Name, w, ti[i].Queue)
+		}
+	}
+	c, err := config.Load(path)
+	mustDo(t, err)
+	if got := c.Trunk("trunk0").Queue; got != (config.TrunkQueue{TxQueueTarget: config.QueueOff, SendBuffer: 1 << 20}) {
+		t.Errorf("saved queue: got %+v", got)
+	}
+	if trunk.DefaultTxQueueDelay != 20*time.Millisecond || trunk.DefaultTxQueueTarget != time.Millisecond {
+		t.Errorf("config's and the docs' defaults (20 ms, 1000 us) differ from the trunk's: %v, %v", trunk.DefaultTxQueueDelay, trunk.DefaultTxQueueTarget)
+	}
+}
