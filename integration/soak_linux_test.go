@@ -20,7 +20,9 @@ package integration
 //     bridge with a TAP is created and destroyed; bridge0 is flushed.
 //
 // Every minute, between two churn cycles, it records RSS, descriptors,
-// goroutines and ring drops. After each churn cycle, with the
+// goroutines and ring drops, and the time the daemon's threads waited
+// for a CPU and the load average: ring drops in a minute whose wait
+// jumped are the machine descheduling the readers. After each churn cycle, with the
 // configuration back to where it started, descriptors and goroutines must
 // come back to their baseline.
 // internal/soak judges the samples.
@@ -155,6 +157,12 @@ func daemonReading(tb *testbed, pid int) (soak.Sample, error) {
 			s.RSS = kb << 10
 		}
 	}
+	if s.RunQueueWait, err = runQueueWait(pid); err != nil {
+		return s, err
+	}
+	if l, err := os.ReadFile("/proc/loadavg"); err == nil {
+		s.Load, _ = strconv.ParseFloat(strings.Fields(string(l))[0], 64)
+	}
 	out, err := tb.try("stats", "-o", "json")
 	if err != nil {
 		return s, err
@@ -176,6 +184,34 @@ func daemonReading(tb *testbed, pid int) (soak.Sample, error) {
 		}
 	}
 	return s, nil
+}
+
+// runQueueWait sums the time the threads of process pid have spent
+// runnable but waiting for a CPU: the second field of each thread's
+// /proc/PID/task/TID/schedstat, in nanoseconds. A thread that exited
+// between the listing and the read is skipped.
+func runQueueWait(pid int) (time.Duration, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, err
+	}
+	var sum time.Duration
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, task.Name()))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			return 0, fmt.Errorf("/proc/%d/task/%s/schedstat: %q: want 3 fields", pid, task.Name(), b)
+		}
+		ns, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/task/%s/schedstat: %v", pid, task.Name(), err)
+		}
+		sum += time.Duration(ns)
+	}
+	return sum, nil
 }
 
 // churnCycle flaps links and adds, removes, creates and destroys objects
@@ -353,8 +389,8 @@ func TestSoak(t *testing.T) {
 				// Received first: frames sent after the sent count is
 				// read would otherwise show as received beyond it.
 				got := rx.got.Load() - got0
-				t.Logf("%v: RSS %d KiB, %d descriptors, %d goroutines, ring drops %d; protected flow %d sent, %d received so far; %d churn cycles",
-					r.At.Round(time.Second), r.RSS>>10, r.FDs, r.Goroutines, r.RingDrops, tx.sent()-sent0, got, len(cycles))
+				t.Logf("%v: RSS %d KiB, %d descriptors, %d goroutines, ring drops %d, daemon threads waiting for a CPU %v, load %.1f; protected flow %d sent, %d received so far; %d churn cycles",
+					r.At.Round(time.Second), r.RSS>>10, r.FDs, r.Goroutines, r.RingDrops, r.RunQueueWait.Round(time.Millisecond), r.Load, tx.sent()-sent0, got, len(cycles))
 			}
 			mu.Unlock()
 		}

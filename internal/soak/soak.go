@@ -25,6 +25,13 @@ type Sample struct {
 	Goroutines int
 	// RingDrops is the sum of every port's ring-full drops so far.
 	RingDrops uint64
+	// RunQueueWait is the time the daemon's threads have spent runnable
+	// but waiting for a CPU so far (/proc/PID/task/*/schedstat): when it
+	// jumps in the minute the ring drops do, the readers were
+	// descheduled by a loaded machine, not stalled by the daemon.
+	RunQueueWait time.Duration
+	// Load is the machine's one-minute load average (/proc/loadavg).
+	Load float64
 }
 
 // Limits are the pass marks.
@@ -146,9 +153,10 @@ func CheckBaseline(base Sample, cycles []Cycle) error {
 // Table writes the samples as the soak's minute-by-minute report.
 func Table(samples []Sample) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%8s  %10s  %5s  %10s  %10s\n", "TIME", "RSS-KIB", "FDS", "GOROUTINES", "RING-DROPS")
+	fmt.Fprintf(&b, "%8s  %10s  %5s  %10s  %10s  %12s  %5s\n", "TIME", "RSS-KIB", "FDS", "GOROUTINES", "RING-DROPS", "RUNQ-WAIT-MS", "LOAD")
 	for _, s := range samples {
-		fmt.Fprintf(&b, "%8s  %10d  %5d  %10d  %10d\n", s.At.Round(time.Second), s.RSS>>10, s.FDs, s.Goroutines, s.RingDrops)
+		fmt.Fprintf(&b, "%8s  %10d  %5d  %10d  %10d  %12d  %5.1f\n", s.At.Round(time.Second), s.RSS>>10, s.FDs, s.Goroutines, s.RingDrops,
+			s.RunQueueWait.Milliseconds(), s.Load)
 	}
 	return b.String()
 }

@@ -122,3 +122,17 @@ func TestCheckBaseline(t *testing.T) {
 		})
 	}
 }
+
+func TestTable(t *testing.T) {
+	got := Table([]Sample{
+		{At: time.Minute, RSS: 180 << 20, FDs: 35, Goroutines: 23, RingDrops: 0, RunQueueWait: 1500 * time.Millisecond, Load: 2.5},
+		{At: 2*time.Minute + 400*time.Millisecond, RSS: 181 << 20, FDs: 35, Goroutines: 23, RingDrops: 1178, RunQueueWait: 9 * time.Second, Load: 23.96},
+	})
+	want := "" +
+		"    TIME     RSS-KIB    FDS  GOROUTINES  RING-DROPS  RUNQ-WAIT-MS   LOAD\n" +
+		"    1m0s      184320     35          23           0          1500    2.5\n" +
+		"    2m0s      185344     35          23        1178          9000   24.0\n"
+	if got != want {
+		t.Errorf("Table:\n%s\nwant:\n%s", got, want)
+	}
+}

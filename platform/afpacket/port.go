@@ -32,6 +32,10 @@ type Port struct {
 	// the lock statistics reads share with Close (socket_linux.go);
 	// nothing off Linux.
 	ctl control
+	// teardown, when not nil, runs in Close between the moment every
+	// user has left and the teardown itself; tests set it to hold a
+	// Close there.
+	teardown func()
 }
 
 // portState is a port's name, limits, state and counters: what the

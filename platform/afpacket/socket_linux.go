@@ -274,20 +274,29 @@ func (p *Port) refreshStats() {
 	}
 }
 
-// close is Close: it wakes the readers, takes every lock (so waits for
-// the readers and a writer to leave), reads the statistics a last time,
-// and closes the receive side and the transmitter.
+// close is Close: it wakes the readers and takes every lock once, so
+// that it waits for the readers, a writer and a control call to leave;
+// as each checks closed under its lock, none touches the sockets or the
+// rings again. Then, without the locks, it reads the statistics a last
+// time and closes the receive side and the transmitter. Unmapping the
+// rings and closing a packet socket (which waits for an RCU grace
+// period) take tens of milliseconds on a busy machine: a bridge reader
+// sending to a port being removed gets ErrClosed at once instead of
+// waiting for them with its own ring filling up.
 func (p *Port) close() error {
 	var err error
 	p.closeOnce.Do(func() {
 		p.closed.Store(true)
 		err = p.rx.wake()
 		p.rx.lockAll()
-		defer p.rx.unlockAll()
 		p.tx.mu.Lock()
-		defer p.tx.mu.Unlock()
 		p.ctl.mu.Lock()
-		defer p.ctl.mu.Unlock()
+		p.ctl.mu.Unlock()
+		p.tx.mu.Unlock()
+		p.rx.unlockAll()
+		if p.teardown != nil {
+			p.teardown()
+		}
 		p.rx.readStats()
 		err = errors.Join(err, p.rx.close(), p.tx.close())
 		p.ctl.fd = -1 // closed with the receive side
