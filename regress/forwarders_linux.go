@@ -117,7 +117,7 @@ func (o *ovsSwitch) run(ctx context.Context, args ...string) error {
 	err = cmd.Run()
 	if err != nil {
 		b, _ := os.ReadFile(out.Name())
-		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, clipOut(string(b)))
+		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, bgproc.Clip(string(b)))
 	}
 	return nil
 }
