@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/swctl/swctl/internal/bgproc"
+	"github.com/swctl/swctl/internal/cpustat"
 	"github.com/swctl/swctl/internal/netbed"
 )
 
@@ -123,4 +124,50 @@ func (n *nsbed) close() {
 	}
 	n.procs = nil
 	n.nets.Delete()
+}
+
+// cpuSpan is the CPU readings around one measurement: the machine's and
+// the running daemon's.
+type cpuSpan struct {
+	// machine are the machine's readings before and after.
+	machine [2]cpustat.Reading
+	// pid is the daemon's process; 0 when none runs.
+	pid int
+	// engine are its CPU ticks before and after.
+	engine [2]uint64
+	// engineErr is why they could not be read.
+	engineErr error
+}
+
+// cpuBefore takes the readings before a measurement.
+func (n *nsbed) cpuBefore() (*cpuSpan, error) {
+	c := &cpuSpan{}
+	if n.daemon != nil {
+		c.pid = n.daemon.pid()
+	}
+	var err error
+	if c.machine[0], err = cpustat.Read(); err != nil {
+		return nil, err
+	}
+	c.engine[0], c.engineErr = cpustat.ReadPid(c.pid)
+	return c, nil
+}
+
+// after takes the readings after the measurement and returns the
+// machine's CPU use over the span and the daemon's share of it in
+// percent (nil without a daemon or its readings).
+func (c *cpuSpan) after() (CPUPercent, *float64, error) {
+	var err error
+	if c.machine[1], err = cpustat.Read(); err != nil {
+		return CPUPercent{}, nil, err
+	}
+	if c.engineErr == nil {
+		c.engine[1], c.engineErr = cpustat.ReadPid(c.pid)
+	}
+	cpu := CPUDelta(c.machine[0].Times, c.machine[1].Times)
+	if c.pid == 0 || c.engineErr != nil || cpu.Ticks == 0 {
+		return cpu, nil, nil
+	}
+	v := 100 * float64(c.engine[1]-c.engine[0]) / float64(cpu.Ticks)
+	return cpu, &v, nil
 }

@@ -221,33 +221,20 @@ func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRu
 // after, for the cost per frame.
 func (b *rateBed) runSpan(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRun, [2]cpustat.Reading, error) {
 	var rr RateRun
-	var span [2]cpustat.Reading
-	pid := 0
-	if b.daemon != nil {
-		pid = b.daemon.pid()
-	}
-	var err error
-	if span[0], err = cpustat.Read(); err != nil {
-		return rr, span, err
-	}
-	e0, eerr := cpustat.ReadPid(pid)
-	res, err := bench.Run(ctx, l)
-	var cerr error
-	span[1], cerr = cpustat.Read()
-	e1, eerr1 := cpustat.ReadPid(pid)
-	rr.Result = res
+	span, err := b.cpuBefore()
 	if err != nil {
-		return rr, span, fmt.Errorf("%s -> %s: %w", b.tx, b.rx, err)
+		return rr, [2]cpustat.Reading{}, err
+	}
+	rr.Result, err = bench.Run(ctx, l)
+	cpu, engine, cerr := span.after()
+	if err != nil {
+		return rr, span.machine, fmt.Errorf("%s -> %s: %w", b.tx, b.rx, err)
 	}
 	if cerr != nil {
-		return rr, span, cerr
+		return rr, span.machine, cerr
 	}
-	rr.CPU = CPUDelta(span[0].Times, span[1].Times)
-	if pid != 0 && eerr == nil && eerr1 == nil && rr.CPU.Ticks > 0 {
-		v := 100 * float64(e1-e0) / float64(rr.CPU.Ticks)
-		rr.EngineCPU = &v
-	}
-	return rr, span, nil
+	rr.CPU, rr.EngineCPU = cpu, engine
+	return rr, span.machine, nil
 }
 
 // measure measures one frame size with the bed's configuration; the

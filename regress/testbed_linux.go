@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/swctl/swctl/internal/cpustat"
 	"github.com/swctl/swctl/internal/iperf3"
 	"github.com/swctl/swctl/internal/netbed"
 )
@@ -314,16 +313,11 @@ func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]
 	}
 	var lastErr error
 	for attempt := 0; attempt < 2; attempt++ {
-		tctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
-		c0, err := readCPU()
+		span, err := b.cpuBefore()
 		if err != nil {
-			cancel()
 			return out, nil, err
 		}
-		e0, eerr := uint64(0), error(nil)
-		if b.daemon != nil {
-			e0, eerr = cpustat.ReadPid(b.daemon.pid())
-		}
+		tctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
 		outs, errs := make([][]byte, len(args)), make([]error, len(args))
 		var wg sync.WaitGroup
 		for i, a := range args {
@@ -334,11 +328,7 @@ func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]
 			}()
 		}
 		wg.Wait()
-		c1, cerr := readCPU()
-		var e1 uint64
-		if b.daemon != nil && eerr == nil {
-			e1, eerr = cpustat.ReadPid(b.daemon.pid())
-		}
+		cpu, engine, cerr := span.after()
 		cancel()
 		lastErr = cerr
 		res := make([]iperf3.Result, len(args))
@@ -351,13 +341,8 @@ func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]
 			out[i].Mbps, out[i].Retransmits = res[i].ReceivedBps/1e6, res[i].Retransmits
 		}
 		if lastErr == nil {
-			cpu := CPUDelta(c0, c1)
 			for i := range out {
-				out[i].CPU = cpu
-				if b.daemon != nil && eerr == nil && cpu.Ticks > 0 {
-					v := 100 * float64(e1-e0) / float64(cpu.Ticks)
-					out[i].EngineCPU = &v
-				}
+				out[i].CPU, out[i].EngineCPU = cpu, engine
 			}
 			return out, res, nil
 		}
