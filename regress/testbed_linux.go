@@ -157,17 +157,6 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	return b, nil
 }
 
-// cmd runs args and returns stdout.
-func (b *bed) cmd(ctx context.Context, args ...string) (string, error) {
-	out, err := b.cmds.Output(ctx, "", nil, args...)
-	return string(out), err
-}
-
-// in runs args in namespace ns.
-func (b *bed) in(ctx context.Context, ns string, args ...string) (string, error) {
-	return b.cmd(ctx, append([]string{"ip", "netns", "exec", ns}, args...)...)
-}
-
 // swctl runs the current instance's CLI against its daemon.
 func (b *bed) swctl(ctx context.Context, args ...string) error {
 	return b.daemon.swctl(ctx, args...)
@@ -215,11 +204,11 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 			}
 		}
 	}
-	mac, err := b.in(ctx, b.dut, "cat", "/sys/class/net/"+b.dutDev+"/address")
+	out, err := b.cmds.Output(ctx, "", nil, inNS(b.dut, "cat", "/sys/class/net/"+b.dutDev+"/address")...)
 	if err != nil {
 		return err
 	}
-	mac = strings.TrimSpace(mac)
+	mac := strings.TrimSpace(string(out))
 	if err := b.cmds.runAll(ctx,
 		netbed.Addr(b.dut, b.dutIP+"/24", b.dutDev),
 		[]string{"ip", "-n", b.dut, "link", "set", b.dutDev, "up"},
@@ -253,20 +242,12 @@ func (b *bed) waitPing(ctx context.Context, ip string) error {
 
 // waitPing waits up to 15 s until ip answers a ping from namespace ns.
 func waitPing(ctx context.Context, cmds *Commands, ns, ip string) error {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		_, err := cmds.Output(ctx, "", nil, "ip", "netns", "exec", ns, "ping", "-c", "1", "-W", "1", ip)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if time.Now().After(deadline) {
+	return poll(ctx, 15*time.Second, 100*time.Millisecond, func() error {
+		if err := cmds.run(ctx, inNS(ns, "ping", "-c", "1", "-W", "1", ip)...); err != nil {
 			return fmt.Errorf("%s does not answer ping from %s: %v", ip, ns, err)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // promiscuity reads the kernel's promiscuity count of the links.
@@ -274,9 +255,9 @@ func (b *bed) promiscuity(ctx context.Context) map[string]int {
 	m := map[string]int{}
 	re := regexp.MustCompile(`promiscuity (\d+)`)
 	for _, l := range b.links {
-		out, err := b.cmd(ctx, "ip", "-n", b.dut, "-d", "link", "show", l)
-		if sm := re.FindStringSubmatch(out); err == nil && sm != nil {
-			m[l], _ = strconv.Atoi(sm[1])
+		out, err := b.cmds.Output(ctx, "", nil, "ip", "-n", b.dut, "-d", "link", "show", l)
+		if sm := re.FindSubmatch(out); err == nil && sm != nil {
+			m[l], _ = strconv.Atoi(string(sm[1]))
 		}
 	}
 	return m
