@@ -1,8 +1,9 @@
 // Package netbed builds the harnesses' network-namespace testbeds, for
 // make bench (cmd/swctl-bench) and make regress (package regress): quiet
 // namespaces (lo up, IPv6 off, so no DAD, router or MLD solicitation
-// disturbs a frame count), the commands of a veth cable, and deleting what
-// was made, also when a later step fails.
+// disturbs a frame count), the commands of a veth cable, an address, a
+// permanent neighbour and offloads off, and deleting what was made, also
+// when a later step fails.
 package netbed
 
 import (
