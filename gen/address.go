@@ -202,14 +202,9 @@ func (a *AddressSender) Run(ctx context.Context, first, n int, rate float64) (Ad
 		return st, fmt.Errorf("address sender on %s: rate %v frames/s: want a finite number >= 0", a.port.Name(), rate)
 	}
 	batch := len(a.bufs)
-	burst := batch
-	if rate > 0 {
-		burst = min(batch, max(1, int(rate*BurstInterval.Seconds())))
-	}
-	lag := int(max(rate*MaxLag.Seconds(), float64(2*burst)))
 	done := ctx.Done()
 	start := Now()
-	sched, based := start, 0 // the schedule: frame based+j is due at sched + j/rate
+	pace := newPacer(rate, batch, 0, 0, start)
 	refusedSince := int64(0) // when the port began refusing everything, 0 = it is not
 	sent := 0
 	for sent < n {
@@ -222,20 +217,16 @@ func (a *AddressSender) Run(ctx context.Context, first, n int, rate float64) (Ad
 		k := min(batch, n-sent)
 		if rate > 0 {
 			now := Now()
-			due := based + int(float64(now-sched)*rate/1e9) + 1
-			if due-sent > lag {
-				sched, based, due = now, sent, sent+1
+			owed := pace.owed(now, uint64(sent))
+			if owed > pace.lag {
+				pace.rebase(now, uint64(sent))
+				owed = 1
 				st.Rebased++
 			}
-			owed := due - sent
-			if want := min(burst, k); owed < want {
-				next := sched + int64(float64(sent+want-1-based)*1e9/rate)
-				if gap := time.Duration(next - now); gap > sleepAbove {
-					time.Sleep(min(gap-sleepMargin, maxSleep))
-				}
+			if !pace.ready(now, uint64(sent), owed, uint64(k), noDeadline) {
 				continue
 			}
-			k = min(k, owed)
+			k = min(k, int(owed))
 		}
 		for j, b := range a.bufs[:k] {
 			a.Put(b, first+sent+j)

@@ -157,30 +157,19 @@ func (s *Sender) Run(ctx context.Context, l Load) (SendStats, error) {
 		return SendStats{}, fmt.Errorf("sender on %s: burst %d: want >= 0", s.port.Name(), l.Burst)
 	}
 	batch := len(s.bufs)
-	burst := batch
-	if l.Rate > 0 {
-		burst = max(1, int(l.Rate*BurstInterval.Seconds()))
-	}
-	if l.Burst > 0 {
-		burst = l.Burst
-	}
-	burst = min(burst, batch)
 	timeout := int64(l.WindowTimeout)
 	if timeout <= 0 {
 		timeout = int64(DefaultWindowTimeout)
 	}
-	// A paced sender more than maxLag frames behind skips ahead.
-	lag := MaxLag
-	if l.MaxLag > 0 {
-		lag = l.MaxLag
-	}
-	maxLag := uint64(max(l.Rate*lag.Seconds(), float64(2*burst), 4))
 
 	var st SendStats
 	s.sent.Store(0)
 	done := ctx.Done()
 	start := Now()
-	deadline := int64(math.MaxInt64)
+	// A paced sender more than pace.lag frames behind skips ahead.
+	pace := newPacer(l.Rate, batch, l.Burst, l.MaxLag, start)
+	pace.lag = max(pace.lag, 4)
+	deadline := noDeadline
 	if l.Duration > 0 {
 		deadline = start + int64(l.Duration)
 	}
@@ -209,24 +198,16 @@ loop:
 			k = min(k, l.Count-st.Offered)
 		}
 		if l.Rate > 0 {
-			due := uint64(float64(now-start)*l.Rate/1e9) + 1 // frames scheduled by now
 			had := st.Offered + skipped
-			var owed uint64
-			if due > had {
-				owed = due - had
-			}
-			if owed > maxLag {
-				skipped += owed - uint64(burst)
-				st.Slipped += owed - uint64(burst)
-				owed = uint64(burst)
+			owed := pace.owed(now, had)
+			if owed > pace.lag {
+				skipped += owed - pace.burst
+				st.Slipped += owed - pace.burst
+				owed = pace.burst
 			}
 			// Wait for a whole burst to be due (or the last frames of
 			// a Count); behind schedule, catch up a batch at a time.
-			if want := min(uint64(burst), k); owed < want {
-				next := start + int64(float64(had+want-1)*1e9/l.Rate)
-				if gap := time.Duration(next - now); gap > sleepAbove {
-					time.Sleep(min(gap-sleepMargin, time.Duration(deadline-now), maxSleep))
-				}
+			if !pace.ready(now, had, owed, k, deadline) {
 				continue
 			}
 			k = min(k, owed)

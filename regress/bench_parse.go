@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/swctl/swctl/internal/bgproc"
 )
 
 // pingStats is what ping -q printed.
@@ -34,7 +36,7 @@ func parsePing(out string) (pingStats, error) {
 	var p pingStats
 	m := pingCounts.FindStringSubmatch(out)
 	if m == nil {
-		return p, fmt.Errorf("ping: no \"packets transmitted\" line in %q", clipOut(out))
+		return p, fmt.Errorf("ping: no \"packets transmitted\" line in %q", bgproc.Clip(out))
 	}
 	p.Sent, _ = strconv.Atoi(m[1])
 	p.Received, _ = strconv.Atoi(m[2])
@@ -43,7 +45,7 @@ func parsePing(out string) (pingStats, error) {
 	}
 	r := pingRTT.FindStringSubmatch(out)
 	if r == nil {
-		return p, fmt.Errorf("ping: no rtt line in %q", clipOut(out))
+		return p, fmt.Errorf("ping: no rtt line in %q", bgproc.Clip(out))
 	}
 	p.Min, _ = strconv.ParseFloat(r[1], 64)
 	p.Avg, _ = strconv.ParseFloat(r[2], 64)
@@ -88,13 +90,4 @@ func parseOffloads(out string) ([]string, error) {
 		args = append(args, f.short, onoff)
 	}
 	return args, nil
-}
-
-// clipOut shortens command output for an error message.
-func clipOut(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
 }

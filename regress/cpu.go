@@ -16,9 +16,3 @@ type CPUPercent = cpustat.Percent
 
 // CPUDelta returns the percentages between readings a and b (b later).
 func CPUDelta(a, b CPUTimes) CPUPercent { return cpustat.Delta(a, b) }
-
-// readCPU reads this machine's /proc/stat.
-func readCPU() (CPUTimes, error) {
-	r, err := cpustat.Read()
-	return r.Times, err
-}

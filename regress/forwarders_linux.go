@@ -15,52 +15,23 @@ import (
 	"github.com/swctl/swctl/internal/bgproc"
 )
 
-// kernelBridge is a Linux bridge br0 over p1 and p2 in the dut namespace.
-// It forwards in the sending host's softirq: no process to pin.
-type kernelBridge struct {
-	// ns is the dut namespace while the bridge exists.
-	ns string
-	// cmds runs and records the commands.
-	cmds *Commands
+// startKernelBridge makes a Linux bridge br0 over p1 and p2 in the dut
+// namespace; stop deletes it. It forwards in the sending host's softirq:
+// no process to pin.
+func startKernelBridge(ctx context.Context, b *rateBed, _, _ string) error {
+	return b.do(ctx,
+		[2][]string{{"ip", "-n", b.dut, "link", "add", "br0", "type", "bridge"}, {"ip", "-n", b.dut, "link", "del", "br0"}},
+		[2][]string{{"ip", "-n", b.dut, "link", "set", "p1", "master", "br0"}},
+		[2][]string{{"ip", "-n", b.dut, "link", "set", "p2", "master", "br0"}},
+		[2][]string{{"ip", "-n", b.dut, "link", "set", "br0", "up"}})
 }
 
-func (k *kernelBridge) start(ctx context.Context, b *rateBed, _, _ string) error {
-	k.ns, k.cmds = b.dut, b.cmds
-	for _, s := range [][]string{
-		{"ip", "-n", b.dut, "link", "add", "br0", "type", "bridge"},
-		{"ip", "-n", b.dut, "link", "set", "p1", "master", "br0"},
-		{"ip", "-n", b.dut, "link", "set", "p2", "master", "br0"},
-		{"ip", "-n", b.dut, "link", "set", "br0", "up"},
-	} {
-		if err := b.cmds.run(ctx, s...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (k *kernelBridge) pid() int { return 0 }
-
-func (k *kernelBridge) stop() error {
-	if k.ns == "" {
-		return nil
-	}
-	ns := k.ns
-	k.ns = ""
-	return k.cmds.run(context.Background(), "ip", "-n", ns, "link", "del", "br0")
-}
-
-// swctlDaemon is swctl's daemon in the dut namespace, pinned to the
+// startSwctl starts swctl's daemon in the dut namespace, pinned to the
 // forwarder CPU, with the setup's flags: bridge0 over p1 and p2, or over
 // p1 and a roundrobin trunk0 of a1 and a2; static entries for both
 // tester MACs and the sink address, so every test frame is a known
 // unicast.
-type swctlDaemon struct {
-	// d is the running daemon, nil when stopped.
-	d *daemonProc
-}
-
-func (s *swctlDaemon) start(ctx context.Context, b *rateBed, bin, base string) (err error) {
+func startSwctl(ctx context.Context, b *rateBed, bin, base string) error {
 	var flags []string
 	if b.spec.Workers > 0 {
 		flags = append(flags, "--workers", strconv.Itoa(b.spec.Workers))
@@ -68,7 +39,7 @@ func (s *swctlDaemon) start(ctx context.Context, b *rateBed, bin, base string) (
 	if b.spec.BusyPoll {
 		flags = append(flags, "--busy-poll")
 	}
-	if s.d, err = startDaemonOn(ctx, b.cmds, b.dut, b.fwdCPU, bin, base, flags...); err != nil {
+	if err := b.startDaemon(ctx, b.dut, b.fwdCPU, bin, base, flags...); err != nil {
 		return fmt.Errorf("swctl daemon: %w", err)
 	}
 	var steps [][]string
@@ -83,27 +54,11 @@ func (s *swctlDaemon) start(ctx context.Context, b *rateBed, bin, base string) (
 		[]string{"bridge", "static", "bridge0", b.sinkMAC, b.rxPort},
 	)
 	for _, st := range steps {
-		if err := s.d.swctl(ctx, st...); err != nil {
+		if err := b.daemon.swctl(ctx, st...); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (s *swctlDaemon) pid() int {
-	if s.d == nil {
-		return 0
-	}
-	return s.d.pid()
-}
-
-func (s *swctlDaemon) stop() error {
-	if s.d == nil {
-		return nil
-	}
-	d := s.d
-	s.d = nil
-	return d.stop()
 }
 
 // ovsTools are the Open vSwitch programs the OVS rows run (Debian package
@@ -162,7 +117,7 @@ func (o *ovsSwitch) run(ctx context.Context, args ...string) error {
 	err = cmd.Run()
 	if err != nil {
 		b, _ := os.ReadFile(out.Name())
-		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, clipOut(string(b)))
+		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, bgproc.Clip(string(b)))
 	}
 	return nil
 }
@@ -171,13 +126,12 @@ func (o *ovsSwitch) vsctl(ctx context.Context, args ...string) error {
 	return o.run(ctx, append([]string{"ovs-vsctl", "--db=unix:" + o.path("run", "db.sock"), "--timeout=20"}, args...)...)
 }
 
-func (o *ovsSwitch) pid() int { return 0 }
-
-// start starts OVS; the setup's TSO sets
+// startOVS starts OVS; the setup's TSO sets
 // other_config:userspace-tso-enable=true before ovs-vswitchd starts (it
-// reads it once, at start).
-func (o *ovsSwitch) start(ctx context.Context, b *rateBed, _, base string) error {
-	o.dir, o.ns = base+".ovs", b.dut
+// reads it once, at start). The bed's stop stops it.
+func startOVS(ctx context.Context, b *rateBed, _, base string) error {
+	o := &ovsSwitch{dir: base + ".ovs", ns: b.dut}
+	b.ends = append(b.ends, o.stop)
 	for _, d := range []string{"run", "db", "log", "etc"} {
 		if err := os.MkdirAll(o.path(d), 0o755); err != nil {
 			return fmt.Errorf("OVS: %w", err)

@@ -24,32 +24,18 @@ import (
 // backends for the whole suite; each instance starts its row's balancer
 // and puts back what it changed when it stops.
 type lbBed struct {
+	nsbed
 	// cfg is the suite's configuration.
 	cfg LBConfig
-	// cmds runs and records commands.
-	cmds *Commands
-	// dir holds nginx's and HAProxy's files and the daemon's.
-	dir string
 	// seg, client and balancer are namespace names; backends holds
 	// backend 1-3's.
 	seg, client, balancer string
 	// backends are the backends' namespace names.
 	backends []string
-	// nets are the namespaces made so far, deleted by close.
-	nets *netbed.Namespaces
 	// pin is the CPUs of wrk, the balancer and nginx.
 	pin lbPinning
-	// nginx are the backends' nginx processes.
-	nginx []*bgproc.Proc
-	// daemon is the swctl row's daemon while it runs.
-	daemon *daemonProc
 	// haproxy is the HAProxy row's process while it runs.
 	haproxy *bgproc.Proc
-	// undo are the commands that put back what the running instance
-	// changed, run newest first by stop.
-	undo [][]string
-	// starts counts instances, for file names.
-	starts int
 }
 
 // lbHost is one namespace on the segment.
@@ -96,7 +82,7 @@ func newLBBed(ctx context.Context, cfg LBConfig, dir string, cmds *Commands) (_ 
 		}
 	}
 	tag := fmt.Sprintf("swl%d", os.Getpid()%100000)
-	b := &lbBed{cfg: cfg, cmds: cmds, dir: dir, nets: netbed.New(cmds.run), seg: tag + "seg", client: tag + "cli", balancer: tag + "lb", pin: pinningFor(runtime.NumCPU())}
+	b := &lbBed{nsbed: newNSBed(cmds, dir), cfg: cfg, seg: tag + "seg", client: tag + "cli", balancer: tag + "lb", pin: pinningFor(runtime.NumCPU())}
 	for k := 1; k <= lbBackends; k++ {
 		b.backends = append(b.backends, fmt.Sprintf("%sb%d", tag, k))
 	}
@@ -106,29 +92,23 @@ func newLBBed(ctx context.Context, cfg LBConfig, dir string, cmds *Commands) (_ 
 			err = fmt.Errorf("load-balancing testbed: %w", err)
 		}
 	}()
-	for _, ns := range append([]string{b.seg, b.client, b.balancer}, b.backends...) {
-		if err := b.nets.Add(ctx, ns); err != nil {
-			return nil, err
-		}
-	}
 	steps := [][]string{
 		{"ip", "-n", b.seg, "link", "add", "br0", "type", "bridge"},
 		{"ip", "-n", b.seg, "link", "set", "br0", "up"},
 	}
 	hosts := b.hosts()
 	for _, h := range hosts {
+		steps = append(steps, netbed.Veth(b.seg, h.port, "", h.ns, "eth0", h.mac)...)
 		steps = append(steps,
-			[]string{"ip", "-n", b.seg, "link", "add", h.port, "type", "veth", "peer", "name", "eth0", "address", h.mac, "netns", h.ns},
-			[]string{"ip", "-n", b.seg, "link", "set", h.port, "master", "br0", "up"},
-			[]string{"ip", "-n", h.ns, "addr", "add", h.ip + "/24", "dev", "eth0"},
-			[]string{"ip", "-n", h.ns, "link", "set", "eth0", "up"},
-			[]string{"ip", "netns", "exec", h.ns, "ethtool", "-K", "eth0", "tx", "off", "gso", "off"},
+			[]string{"ip", "-n", b.seg, "link", "set", h.port, "master", "br0"},
+			netbed.Addr(h.ns, h.ip+"/24", "eth0"),
+			netbed.NoOffload(h.ns, "eth0"),
 		)
 		for _, peer := range hosts {
 			// Permanent entries between real addresses; the VIP is
 			// resolved by ARP, as a client would.
 			if peer.ns != h.ns {
-				steps = append(steps, []string{"ip", "-n", h.ns, "neigh", "replace", peer.ip, "lladdr", peer.mac, "nud", "permanent", "dev", "eth0"})
+				steps = append(steps, netbed.Neigh(h.ns, peer.ip, peer.mac, "eth0"))
 			}
 		}
 	}
@@ -139,12 +119,12 @@ func newLBBed(ctx context.Context, cfg LBConfig, dir string, cmds *Commands) (_ 
 	)
 	for _, ns := range b.backends {
 		steps = append(steps,
-			[]string{"ip", "-n", ns, "addr", "add", lbVIP + "/32", "dev", "lo"},
+			netbed.Addr(ns, lbVIP+"/32", "lo"),
 			[]string{"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.all.arp_announce=2",
 				"net.ipv4.conf.all.accept_redirects=0", "net.ipv4.conf.eth0.accept_redirects=0"},
 		)
 	}
-	if err := b.cmds.runAll(ctx, steps...); err != nil {
+	if err := b.build(ctx, append([]string{b.seg, b.client, b.balancer}, b.backends...), steps...); err != nil {
 		return nil, err
 	}
 	for k, ns := range b.backends {
@@ -195,12 +175,10 @@ func (b *lbBed) startNginx(ctx context.Context, k int, ns string) error {
 	if err := os.WriteFile(conf, []byte(nginxConf(dir)), 0o644); err != nil {
 		return fmt.Errorf("nginx %d: %w", k, err)
 	}
-	p, err := startProc(b.cmds, "nginx in "+ns, filepath.Join(dir, "stderr.log"), ns, b.pin.Backends, "nginx", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf)
-	if err != nil {
+	if err := b.serve("nginx in "+ns, filepath.Join(dir, "stderr.log"), ns, b.pin.Backends, "nginx", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf); err != nil {
 		return err
 	}
-	b.nginx = append(b.nginx, p)
-	err = poll(ctx, 10*time.Second, 50*time.Millisecond, func() error { _, err := b.stubStatus(ctx, ns); return err })
+	err := poll(ctx, 10*time.Second, 50*time.Millisecond, func() error { _, err := b.stubStatus(ctx, ns); return err })
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("nginx in %s did not answer within 10s: %v: %s", ns, err, bgproc.Tail(filepath.Join(dir, "error.log")))
 	}
@@ -241,20 +219,6 @@ func served(before, after []uint64) []uint64 {
 	return out
 }
 
-// do runs the instance's setup commands, recording for each the command
-// that puts it back (nil: nothing to put back).
-func (b *lbBed) do(ctx context.Context, steps ...[2][]string) error {
-	for _, s := range steps {
-		if _, err := b.cmds.Output(ctx, "", nil, s[0]...); err != nil {
-			return err
-		}
-		if s[1] != nil {
-			b.undo = append(b.undo, s[1])
-		}
-	}
-	return nil
-}
-
 // url is what wrk asks for in row.
 func lbURL(row string) string {
 	if row == LBDirect {
@@ -267,7 +231,7 @@ func lbURL(row string) string {
 // (nftables and HAProxy answer for it with the kernel).
 func (b *lbBed) vipOnBalancer() [2][]string {
 	return [2][]string{
-		{"ip", "-n", b.balancer, "addr", "add", lbVIP + "/32", "dev", "eth0"},
+		netbed.Addr(b.balancer, lbVIP+"/32", "eth0"),
 		{"ip", "-n", b.balancer, "addr", "del", lbVIP + "/32", "dev", "eth0"},
 	}
 }
@@ -314,6 +278,7 @@ func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error
 		if b.haproxy, err = startProc(b.cmds, "haproxy", cfg+".log", b.balancer, b.pin.Balancer, "haproxy", "-db", "-f", cfg); err != nil {
 			return err
 		}
+		b.ends = append(b.ends, func() error { p := b.haproxy; b.haproxy = nil; return p.Stop() })
 	}
 	return b.warmUp(ctx, in)
 }
@@ -322,8 +287,7 @@ func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error
 // every thread of it, and configures the lb through swctl's CLI. A CLI
 // without `swctl lb` fails here with its own error.
 func (b *lbBed) startSwctl(ctx context.Context, bin string) error {
-	var err error
-	if b.daemon, err = startDaemon(ctx, b.cmds, b.balancer, bin, filepath.Join(b.dir, fmt.Sprintf("lb-swctl-%d", b.starts))); err != nil {
+	if err := b.startDaemon(ctx, b.balancer, "", bin, filepath.Join(b.dir, fmt.Sprintf("lb-swctl-%d", b.starts))); err != nil {
 		return err
 	}
 	if _, err := b.cmds.Output(ctx, "", nil, "taskset", "-a", "-p", "-c", b.pin.Balancer, strconv.Itoa(b.daemon.pid())); err != nil {
@@ -499,7 +463,7 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string) (LBSamp
 		return s, err
 	}
 	var nginxPIDs []int
-	for _, p := range b.nginx {
+	for _, p := range b.procs {
 		nginxPIDs = append(nginxPIDs, p.Pid())
 	}
 	bal := b.balancerPID()
@@ -547,42 +511,6 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string) (LBSamp
 		return s, fmt.Errorf("a backend served no request: %v (wrk: %d requests)", s.BackendRequests, s.Wrk.Requests)
 	}
 	return s, nil
-}
-
-// stop ends the running instance: its balancer process and every change
-// it made, newest first.
-func (b *lbBed) stop() error {
-	var errs []error
-	if b.daemon != nil {
-		if err := b.daemon.stop(); err != nil {
-			errs = append(errs, err)
-		}
-		b.daemon = nil
-	}
-	if b.haproxy != nil {
-		if err := b.haproxy.Stop(); err != nil {
-			errs = append(errs, err)
-		}
-		b.haproxy = nil
-	}
-	for i := len(b.undo) - 1; i >= 0; i-- {
-		if _, err := b.cmds.Output(context.Background(), "", nil, b.undo[i]...); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	b.undo = nil
-	return errors.Join(errs...)
-}
-
-// close stops the instance and nginx and deletes the namespaces (and
-// every veth end in them).
-func (b *lbBed) close() {
-	b.stop()
-	for _, p := range b.nginx {
-		p.Kill()
-	}
-	b.nginx = nil
-	b.nets.Delete()
 }
 
 // lbTools returns the versions of the suite's tools, as they print them.

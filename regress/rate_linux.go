@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/swctl/swctl/frame"
@@ -31,19 +30,14 @@ import (
 // benchmark (package gen measures latency against one process clock).
 // The hosts have addresses too, for make bench's ping and iperf3.
 type rateBed struct {
+	nsbed
 	// spec is the setup built.
 	spec RateSpec
 	// cfg is the forwarding-rate configuration.
 	cfg RateConfig
-	// cmds runs and records commands.
-	cmds *Commands
-	// dir holds daemon sockets, configurations, state and logs.
-	dir string
 	// h1, dut and h2 are the namespace names; dut is unused on the
 	// baseline.
 	h1, dut, h2 string
-	// nets are the namespaces made so far, deleted by close.
-	nets *netbed.Namespaces
 	// tx is the tester's sending interface in h1; rx its counting one in
 	// h2 (eth0, or br0 on a trunk setup).
 	tx, rx string
@@ -63,26 +57,18 @@ type rateBed struct {
 	rxPort string
 	// fwdCPU is the CPU the forwarder is pinned to; "" = not pinned.
 	fwdCPU string
-	// fwd is the setup's forwarder; nil on the baseline.
+	// fwd starts the setup's forwarder; nil on the baseline.
 	fwd forwarder
 	// offloads are ethtool -K arguments restoring each host device's
 	// offloads as built, keyed by namespace and device; read by the
 	// first setOffloads.
 	offloads map[[2]string][]string
-	// starts counts instances, for file names.
-	starts int
 }
 
-// forwarder is what runs in the dut namespace for one instance.
-type forwarder interface {
-	// start brings it up on the bed's dut ports, with swctl binary bin
-	// and files next to base.
-	start(ctx context.Context, b *rateBed, bin, base string) error
-	// pid is its forwarding process, for its own CPU; 0 when none.
-	pid() int
-	// stop takes it down; it is safe to call when not started.
-	stop() error
-}
+// forwarder brings up what forwards in the dut namespace for one
+// instance, on the bed's dut ports, with swctl binary bin and files next
+// to base; the bed's stop takes it down (nsbed's daemon, ends and undo).
+type forwarder func(ctx context.Context, b *rateBed, bin, base string) error
 
 // newRateBed builds the testbed of spec; idx (0-254) picks its names and
 // MACs, prefix (swf: make regress, swb: make bench) its namespaces', and
@@ -91,7 +77,7 @@ type forwarder interface {
 func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir string, cmds *Commands, prefix, fwdCPU string) (_ *rateBed, err error) {
 	tag := fmt.Sprintf("%s%d%c", prefix, os.Getpid()%100000, 'a'+idx)
 	mac := func(a, b int) string { return fmt.Sprintf("02:53:%02x:00:%02x:%02x", idx, a, b) }
-	b := &rateBed{spec: spec, cfg: cfg, cmds: cmds, dir: dir, nets: netbed.New(cmds.run), fwdCPU: fwdCPU,
+	b := &rateBed{nsbed: newNSBed(cmds, dir), spec: spec, cfg: cfg, fwdCPU: fwdCPU,
 		h1: tag + "h1", dut: tag + "dut", h2: tag + "h2", tx: "eth0", rx: "eth0", rxPort: "p2",
 		txMAC: mac(0, 1), rxMAC: mac(0, 2), sinkMAC: mac(0, 3),
 		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx)}
@@ -104,11 +90,6 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 	nss := []string{b.h1, b.h2, b.dut}
 	if spec.Forwarder == "" {
 		nss = nss[:2]
-	}
-	for _, ns := range nss {
-		if err := b.nets.Add(ctx, ns); err != nil {
-			return nil, err
-		}
 	}
 	var steps [][]string
 	switch {
@@ -130,26 +111,24 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 		steps = append(steps, netbed.Veth(b.dut, "p2", mac(0xd0, 2), b.h2, "eth0", b.rxMAC)...)
 	}
 	steps = append(steps,
-		[]string{"ip", "-n", b.h1, "addr", "add", b.h1IP + "/24", "dev", b.tx},
-		[]string{"ip", "-n", b.h2, "addr", "add", b.h2IP + "/24", "dev", b.rx},
-		[]string{"ip", "-n", b.h1, "neigh", "replace", b.h2IP, "lladdr", b.rxMAC, "nud", "permanent", "dev", b.tx},
-		[]string{"ip", "-n", b.h2, "neigh", "replace", b.h1IP, "lladdr", b.txMAC, "nud", "permanent", "dev", b.rx},
+		netbed.Addr(b.h1, b.h1IP+"/24", b.tx),
+		netbed.Addr(b.h2, b.h2IP+"/24", b.rx),
+		netbed.Neigh(b.h1, b.h2IP, b.rxMAC, b.tx),
+		netbed.Neigh(b.h2, b.h1IP, b.txMAC, b.rx),
 	)
-	for _, s := range steps {
-		if err := b.cmds.run(ctx, s...); err != nil {
-			return nil, err
-		}
+	if err := b.build(ctx, nss, steps...); err != nil {
+		return nil, err
 	}
 	if b.counter, err = tester.NewCounter(tester.End{NS: b.h2, Interface: b.rx}); err != nil {
 		return nil, err
 	}
 	switch spec.Forwarder {
 	case FwdSwctl:
-		b.fwd = &swctlDaemon{}
+		b.fwd = startSwctl
 	case FwdKernel:
-		b.fwd = &kernelBridge{}
+		b.fwd = startKernelBridge
 	case FwdOVS:
-		b.fwd = &ovsSwitch{}
+		b.fwd = startOVS
 	case "":
 	default:
 		return nil, fmt.Errorf("no forwarder %q", spec.Forwarder)
@@ -160,15 +139,9 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 // start brings the forwarder up for one instance with swctl binary bin
 // and checks that frames cross it.
 func (b *rateBed) start(ctx context.Context, in RateInstance, bin string) (err error) {
-	defer func() {
-		if err != nil {
-			b.stop()
-			err = fmt.Errorf("%s: start: %w", in, err)
-		}
-	}()
+	defer failedStart(in, b.stop, &err)
 	if b.fwd != nil {
-		b.starts++
-		if err := b.fwd.start(ctx, b, bin, filepath.Join(b.dir, fmt.Sprintf("rate-%s-%d", b.spec.Name, b.starts))); err != nil {
+		if err := b.fwd(ctx, b, bin, b.base("rate-"+b.spec.Name)); err != nil {
 			return err
 		}
 	}
@@ -248,33 +221,20 @@ func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRu
 // after, for the cost per frame.
 func (b *rateBed) runSpan(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRun, [2]cpustat.Reading, error) {
 	var rr RateRun
-	var span [2]cpustat.Reading
-	pid := 0
-	if b.fwd != nil {
-		pid = b.fwd.pid()
-	}
-	var err error
-	if span[0], err = cpustat.Read(); err != nil {
-		return rr, span, err
-	}
-	e0, eerr := cpustat.ReadPid(pid)
-	res, err := bench.Run(ctx, l)
-	var cerr error
-	span[1], cerr = cpustat.Read()
-	e1, eerr1 := cpustat.ReadPid(pid)
-	rr.Result = res
+	span, err := b.cpuBefore()
 	if err != nil {
-		return rr, span, fmt.Errorf("%s -> %s: %w", b.tx, b.rx, err)
+		return rr, [2]cpustat.Reading{}, err
+	}
+	rr.Result, err = bench.Run(ctx, l)
+	cpu, engine, cerr := span.after()
+	if err != nil {
+		return rr, span.machine, fmt.Errorf("%s -> %s: %w", b.tx, b.rx, err)
 	}
 	if cerr != nil {
-		return rr, span, cerr
+		return rr, span.machine, cerr
 	}
-	rr.CPU = CPUDelta(span[0].Times, span[1].Times)
-	if pid != 0 && eerr == nil && eerr1 == nil && rr.CPU.Ticks > 0 {
-		v := 100 * float64(e1-e0) / float64(rr.CPU.Ticks)
-		rr.EngineCPU = &v
-	}
-	return rr, span, nil
+	rr.CPU, rr.EngineCPU = cpu, engine
+	return rr, span.machine, nil
 }
 
 // measure measures one frame size with the bed's configuration; the
@@ -379,22 +339,18 @@ func (b *rateBed) latency(ctx context.Context, smp *RateSample) error {
 
 // stop ends the current instance's forwarder.
 func (b *rateBed) stop() error {
-	if b.fwd == nil {
-		return nil
-	}
-	if err := b.fwd.stop(); err != nil {
+	if err := b.nsbed.stop(); err != nil {
 		return fmt.Errorf("%s: stop: %w", b.spec.Name, err)
 	}
 	return nil
 }
 
-// close stops the forwarder and deletes the namespaces (and every veth
-// end and bridge in them).
+// close stops the forwarder, closes the counter and tears the testbed
+// down.
 func (b *rateBed) close() {
-	b.stop()
 	if b.counter != nil {
 		b.counter.Close()
 		b.counter = nil
 	}
-	b.nets.Delete()
+	b.nsbed.close()
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -39,20 +38,13 @@ var addrBlockFirst = frame.MAC{0x02, 0x89, 0x10, 0, 0, 0}
 // namespace holding their peers t1 (learning port), t2 (test port) and t3
 // (monitor port), which the harness opens with AF_PACKET in-process.
 type addrBed struct {
+	nsbed
 	// cfg is the suite's configuration.
 	cfg RFC2889Config
-	// cmds runs and records commands.
-	cmds *Commands
-	// dir holds daemon sockets, configurations, state and logs.
-	dir string
 	// dut and tester are the namespace names.
 	dut, tester string
-	// nets are the namespaces made so far, deleted by close.
-	nets *netbed.Namespaces
 	// testMAC is t2's MAC, static on p2.
 	testMAC frame.MAC
-	// daemon is the running daemon, nil between instances.
-	daemon *daemonProc
 	// ports are t1, t2, t3 while an instance runs.
 	ports []*afpacket.Port
 	// learn sends learning frames on t1; test sends test frames on t2.
@@ -70,30 +62,24 @@ type addrBed struct {
 	receiving int
 	// runID is the last trial's run ID.
 	runID uint32
-	// starts counts instances, for file names.
-	starts int
 }
 
 // newAddrBed builds the testbed; on error what was made is removed.
 func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Commands) (_ *addrBed, err error) {
 	tag := fmt.Sprintf("swa%d", os.Getpid()%100000)
-	b := &addrBed{cfg: cfg, cmds: cmds, dir: dir, nets: netbed.New(cmds.run), dut: tag + "dut", tester: tag + "tst", testMAC: frame.MAC{0x02, 0x89, 0, 0, 0, 0x02}, runID: rand.Uint32()}
+	b := &addrBed{nsbed: newNSBed(cmds, dir), cfg: cfg, dut: tag + "dut", tester: tag + "tst", testMAC: frame.MAC{0x02, 0x89, 0, 0, 0, 0x02}, runID: rand.Uint32()}
 	defer func() {
 		if err != nil {
 			b.close()
 			err = fmt.Errorf("address-caching testbed: %w", err)
 		}
 	}()
-	for _, ns := range []string{b.dut, b.tester} {
-		if err := b.nets.Add(ctx, ns); err != nil {
-			return nil, err
-		}
-	}
+	var steps [][]string
 	for i := 1; i <= 3; i++ {
-		p, t := fmt.Sprintf("p%d", i), fmt.Sprintf("t%d", i)
-		if err := b.cmds.runAll(ctx, netbed.Veth(b.dut, p, fmt.Sprintf("02:89:00:00:d0:%02x", i), b.tester, t, fmt.Sprintf("02:89:00:00:00:%02x", i))...); err != nil {
-			return nil, err
-		}
+		steps = append(steps, netbed.Veth(b.dut, fmt.Sprintf("p%d", i), fmt.Sprintf("02:89:00:00:d0:%02x", i), b.tester, fmt.Sprintf("t%d", i), fmt.Sprintf("02:89:00:00:00:%02x", i))...)
+	}
+	if err := b.build(ctx, []string{b.dut, b.tester}, steps...); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
@@ -102,9 +88,7 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 // and checks that a small trial passes.
 func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error) {
 	defer failedStart(in, b.stop, &err)
-	b.starts++
-	base := filepath.Join(b.dir, fmt.Sprintf("rfc2889-%d", b.starts))
-	if b.daemon, err = startDaemon(ctx, b.cmds, b.dut, bin, base); err != nil {
+	if err := b.startDaemon(ctx, b.dut, "", bin, b.base("rfc2889")); err != nil {
 		return err
 	}
 	for _, s := range [][]string{
@@ -296,20 +280,16 @@ func (b *addrBed) stop() error {
 		}
 	}
 	b.ports, b.learn, b.test, b.atTest, b.atLearn, b.atMonitor = nil, nil, nil, nil, nil, nil
-	if b.daemon != nil {
-		if err := b.daemon.stop(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", RFC2889Setup, err))
-		}
-		b.daemon = nil
+	if err := b.nsbed.stop(); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", RFC2889Setup, err))
 	}
 	return errors.Join(errs...)
 }
 
-// close stops the instance and deletes the namespaces (and every veth
-// end in them).
+// close stops the instance and tears the testbed down.
 func (b *addrBed) close() {
 	b.stop()
-	b.nets.Delete()
+	b.nsbed.close()
 }
 
 // runRFC2889 runs the address-caching suite's instances (plan) on its

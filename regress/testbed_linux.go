@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/swctl/swctl/internal/bgproc"
-	"github.com/swctl/swctl/internal/cpustat"
 	"github.com/swctl/swctl/internal/iperf3"
 	"github.com/swctl/swctl/internal/netbed"
 )
@@ -30,16 +28,11 @@ const (
 // namespace and one or two peers, their cables, addresses and iperf3
 // servers. Instances (daemon starts) come and go on it.
 type bed struct {
+	nsbed
 	// spec is the setup built.
 	spec SetupSpec
-	// cmds runs and records commands.
-	cmds *Commands
-	// dir holds daemon sockets, configurations, state and logs.
-	dir string
 	// dut, peer and peer2 are namespace names (peer2 only for bridge0).
 	dut, peer, peer2 string
-	// nets are the namespaces made so far, deleted by close.
-	nets *netbed.Namespaces
 	// dutIP, peerIP and peer2IP are the IPv4 addresses, no prefix.
 	dutIP, peerIP, peer2IP string
 	// peerMAC and peer2MAC are the peers' fixed MACs.
@@ -48,17 +41,9 @@ type bed struct {
 	dutDev string
 	// links are the device under test's links whose promiscuity counts.
 	links []string
-	// servers are the running iperf3 servers.
-	servers []*bgproc.Proc
-	// daemon is the running swctl daemon, nil when none.
-	daemon *daemonProc
-	// hold is the veth setup's promiscuous membership, nil when none.
-	hold *promiscHold
 	// pair2 is bridge0's second host pair (peers 3 and 4, on ports p3
 	// and p4) when spec.Pairs is 2; nil otherwise.
 	pair2 *hostPair
-	// starts counts instances, for file names.
-	starts int
 }
 
 // hostPair is a sending and a receiving peer on two bridge ports: the
@@ -77,7 +62,7 @@ type bedHost struct{ ns, ip, mac string }
 // MACs. On error what was made is removed.
 func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Commands) (_ *bed, err error) {
 	tag := fmt.Sprintf("swr%d%c", os.Getpid()%100000, 'a'+idx)
-	b := &bed{spec: spec, cmds: cmds, dir: dir, nets: netbed.New(cmds.run),
+	b := &bed{nsbed: newNSBed(cmds, dir), spec: spec,
 		dut: tag + "dut", peer: tag + "h1", peer2: tag + "h2",
 		dutIP: fmt.Sprintf("10.78.%d.2", idx), peerIP: fmt.Sprintf("10.78.%d.1", idx), peer2IP: fmt.Sprintf("10.78.%d.3", idx),
 		peerMAC: fmt.Sprintf("02:52:%02x:00:00:01", idx), peer2MAC: fmt.Sprintf("02:52:%02x:00:00:03", idx),
@@ -100,22 +85,17 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			bedHost{b.pair2.src, b.pair2.srcIP, fmt.Sprintf("02:52:%02x:00:00:04", idx)},
 			bedHost{b.pair2.dst, b.pair2.dstIP, fmt.Sprintf("02:52:%02x:00:00:05", idx)})
 	}
-	for _, ns := range nss {
-		if err := b.nets.Add(ctx, ns); err != nil {
-			return nil, err
-		}
-	}
 	var steps [][]string
 	switch spec.Name {
 	case "veth":
 		b.dutDev, b.links = "p1", []string{"p1"}
 		steps = append(netbed.Veth(b.dut, "p1", fmt.Sprintf("02:52:%02x:00:00:02", idx), b.peer, "eth0", b.peerMAC), [][]string{
-			{"ip", "-n", b.dut, "addr", "add", b.dutIP + "/24", "dev", "p1"},
-			{"ip", "netns", "exec", b.dut, "ethtool", "-K", "p1", "tx", "off", "gso", "off"},
-			{"ip", "-n", b.peer, "addr", "add", b.peerIP + "/24", "dev", "eth0"},
-			{"ip", "netns", "exec", b.peer, "ethtool", "-K", "eth0", "tx", "off", "gso", "off"},
-			{"ip", "-n", b.dut, "neigh", "replace", b.peerIP, "lladdr", b.peerMAC, "nud", "permanent", "dev", "p1"},
-			{"ip", "-n", b.peer, "neigh", "replace", b.dutIP, "lladdr", fmt.Sprintf("02:52:%02x:00:00:02", idx), "nud", "permanent", "dev", "eth0"},
+			netbed.Addr(b.dut, b.dutIP+"/24", "p1"),
+			netbed.NoOffload(b.dut, "p1"),
+			netbed.Addr(b.peer, b.peerIP+"/24", "eth0"),
+			netbed.NoOffload(b.peer, "eth0"),
+			netbed.Neigh(b.dut, b.peerIP, b.peerMAC, "p1"),
+			netbed.Neigh(b.peer, b.dutIP, fmt.Sprintf("02:52:%02x:00:00:02", idx), "eth0"),
 		}...)
 	case "trunk0":
 		b.dutDev, b.links = "trunk0", []string{"a1", "a2"}
@@ -127,13 +107,13 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			steps = append(steps, netbed.Veth(b.dut, a, fmt.Sprintf("02:52:%02x:00:a0:%02x", idx, i), b.peer, q, fmt.Sprintf("02:52:%02x:00:b0:%02x", idx, i))...)
 			steps = append(steps,
 				[]string{"ip", "-n", b.peer, "link", "set", q, "master", "br0"},
-				[]string{"ip", "netns", "exec", b.peer, "ethtool", "-K", q, "tx", "off", "gso", "off"},
+				netbed.NoOffload(b.peer, q),
 			)
 		}
 		steps = append(steps,
-			[]string{"ip", "-n", b.peer, "addr", "add", b.peerIP + "/24", "dev", "br0"},
+			netbed.Addr(b.peer, b.peerIP+"/24", "br0"),
 			[]string{"ip", "-n", b.peer, "link", "set", "br0", "up"},
-			[]string{"ip", "netns", "exec", b.peer, "ethtool", "-K", "br0", "tx", "off", "gso", "off"},
+			netbed.NoOffload(b.peer, "br0"),
 		)
 	case "bridge0":
 		b.dutDev = "bridge0"
@@ -142,27 +122,25 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			b.links = append(b.links, p)
 			steps = append(steps, netbed.Veth(b.dut, p, fmt.Sprintf("02:52:%02x:00:d0:%02x", idx, i+1), h.ns, "eth0", h.mac)...)
 			steps = append(steps,
-				[]string{"ip", "-n", h.ns, "addr", "add", h.ip + "/24", "dev", "eth0"},
-				[]string{"ip", "netns", "exec", h.ns, "ethtool", "-K", "eth0", "tx", "off", "gso", "off"},
+				netbed.Addr(h.ns, h.ip+"/24", "eth0"),
+				netbed.NoOffload(h.ns, "eth0"),
 			)
 		}
 		steps = append(steps,
-			[]string{"ip", "-n", b.peer, "neigh", "replace", b.peer2IP, "lladdr", b.peer2MAC, "nud", "permanent", "dev", "eth0"},
-			[]string{"ip", "-n", b.peer2, "neigh", "replace", b.peerIP, "lladdr", b.peerMAC, "nud", "permanent", "dev", "eth0"},
+			netbed.Neigh(b.peer, b.peer2IP, b.peer2MAC, "eth0"),
+			netbed.Neigh(b.peer2, b.peerIP, b.peerMAC, "eth0"),
 		)
 		if b.pair2 != nil {
 			steps = append(steps,
-				[]string{"ip", "-n", b.pair2.src, "neigh", "replace", b.pair2.dstIP, "lladdr", hosts[3].mac, "nud", "permanent", "dev", "eth0"},
-				[]string{"ip", "-n", b.pair2.dst, "neigh", "replace", b.pair2.srcIP, "lladdr", hosts[2].mac, "nud", "permanent", "dev", "eth0"},
+				netbed.Neigh(b.pair2.src, b.pair2.dstIP, hosts[3].mac, "eth0"),
+				netbed.Neigh(b.pair2.dst, b.pair2.srcIP, hosts[2].mac, "eth0"),
 			)
 		}
 	default:
 		return nil, fmt.Errorf("no such setup")
 	}
-	for _, s := range steps {
-		if _, err := b.cmd(ctx, s...); err != nil {
-			return nil, err
-		}
+	if err := b.build(ctx, nss, steps...); err != nil {
+		return nil, err
 	}
 	servers := []string{b.peer}
 	if spec.Name == "bridge0" {
@@ -172,26 +150,11 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 		servers = append(servers, b.pair2.dst)
 	}
 	for _, ns := range servers {
-		args := []string{"ip", "netns", "exec", ns, "taskset", "-c", peerCPU, "iperf3", "-s", "-p", iperfPort}
-		b.cmds.Log = append(b.cmds.Log, strings.Join(args, " ")+" &")
-		srv, err := bgproc.Start("iperf3 server in "+ns, filepath.Join(dir, ns+"-iperf3.log"), args...)
-		if err != nil {
+		if err := b.serve("iperf3 server in "+ns, filepath.Join(dir, ns+"-iperf3.log"), ns, peerCPU, "iperf3", "-s", "-p", iperfPort); err != nil {
 			return nil, err
 		}
-		b.servers = append(b.servers, srv)
 	}
 	return b, nil
-}
-
-// cmd runs args and returns stdout.
-func (b *bed) cmd(ctx context.Context, args ...string) (string, error) {
-	out, err := b.cmds.Output(ctx, "", nil, args...)
-	return string(out), err
-}
-
-// in runs args in namespace ns.
-func (b *bed) in(ctx context.Context, ns string, args ...string) (string, error) {
-	return b.cmd(ctx, append([]string{"ip", "netns", "exec", ns}, args...)...)
 }
 
 // swctl runs the current instance's CLI against its daemon.
@@ -202,24 +165,19 @@ func (b *bed) swctl(ctx context.Context, args ...string) error {
 // start brings the device under test up for one instance with binary bin
 // (unused for veth) and waits until the peer answers.
 func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
-	defer func() {
-		if err != nil {
-			b.stop()
-			err = fmt.Errorf("%s: start: %w", in, err)
-		}
-	}()
+	defer failedStart(in, b.stop, &err)
 	if b.spec.Name == "veth" {
 		if in.Promisc {
 			b.cmds.Log = append(b.cmds.Log, "(harness) PACKET_ADD_MEMBERSHIP PACKET_MR_PROMISC on p1 in "+b.dut)
-			if b.hold, err = holdPromisc(b.dut, "p1"); err != nil {
+			hold, err := holdPromisc(b.dut, "p1")
+			if err != nil {
 				return err
 			}
+			b.ends = append(b.ends, hold.Close)
 		}
 		return b.waitPing(ctx, b.peerIP)
 	}
-	b.starts++
-	base := filepath.Join(b.dir, fmt.Sprintf("%s-%d", b.spec.Name, b.starts))
-	if b.daemon, err = startDaemon(ctx, b.cmds, b.dut, bin, base); err != nil {
+	if err := b.startDaemon(ctx, b.dut, "", bin, b.base(b.spec.Name)); err != nil {
 		return err
 	}
 	switch b.spec.Name {
@@ -246,24 +204,22 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 			}
 		}
 	}
-	mac, err := b.in(ctx, b.dut, "cat", "/sys/class/net/"+b.dutDev+"/address")
+	out, err := b.cmds.Output(ctx, "", nil, inNS(b.dut, "cat", "/sys/class/net/"+b.dutDev+"/address")...)
 	if err != nil {
 		return err
 	}
-	mac = strings.TrimSpace(mac)
-	for _, s := range [][]string{
-		{"ip", "-n", b.dut, "addr", "add", b.dutIP + "/24", "dev", b.dutDev},
-		{"ip", "-n", b.dut, "link", "set", b.dutDev, "up"},
-		{"ip", "netns", "exec", b.dut, "ethtool", "-K", b.dutDev, "tx", "off", "gso", "off"},
-		{"ip", "-n", b.dut, "neigh", "replace", b.peerIP, "lladdr", b.peerMAC, "nud", "permanent", "dev", b.dutDev},
-		{"ip", "-n", b.peer, "neigh", "replace", b.dutIP, "lladdr", mac, "nud", "permanent", "dev", map[bool]string{true: "br0", false: "eth0"}[b.spec.Name == "trunk0"]},
-	} {
-		if _, err := b.cmd(ctx, s...); err != nil {
-			return err
-		}
+	mac := strings.TrimSpace(string(out))
+	if err := b.cmds.runAll(ctx,
+		netbed.Addr(b.dut, b.dutIP+"/24", b.dutDev),
+		[]string{"ip", "-n", b.dut, "link", "set", b.dutDev, "up"},
+		netbed.NoOffload(b.dut, b.dutDev),
+		netbed.Neigh(b.dut, b.peerIP, b.peerMAC, b.dutDev),
+		netbed.Neigh(b.peer, b.dutIP, mac, map[bool]string{true: "br0", false: "eth0"}[b.spec.Name == "trunk0"]),
+	); err != nil {
+		return err
 	}
 	if b.spec.Name == "bridge0" {
-		if _, err := b.cmd(ctx, "ip", "-n", b.peer2, "neigh", "replace", b.dutIP, "lladdr", mac, "nud", "permanent", "dev", "eth0"); err != nil {
+		if err := b.cmds.run(ctx, netbed.Neigh(b.peer2, b.dutIP, mac, "eth0")...); err != nil {
 			return err
 		}
 		if err := b.waitPing(ctx, b.peer2IP); err != nil {
@@ -286,20 +242,12 @@ func (b *bed) waitPing(ctx context.Context, ip string) error {
 
 // waitPing waits up to 15 s until ip answers a ping from namespace ns.
 func waitPing(ctx context.Context, cmds *Commands, ns, ip string) error {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		_, err := cmds.Output(ctx, "", nil, "ip", "netns", "exec", ns, "ping", "-c", "1", "-W", "1", ip)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if time.Now().After(deadline) {
+	return poll(ctx, 15*time.Second, 100*time.Millisecond, func() error {
+		if err := cmds.run(ctx, inNS(ns, "ping", "-c", "1", "-W", "1", ip)...); err != nil {
 			return fmt.Errorf("%s does not answer ping from %s: %v", ip, ns, err)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // promiscuity reads the kernel's promiscuity count of the links.
@@ -307,9 +255,9 @@ func (b *bed) promiscuity(ctx context.Context) map[string]int {
 	m := map[string]int{}
 	re := regexp.MustCompile(`promiscuity (\d+)`)
 	for _, l := range b.links {
-		out, err := b.cmd(ctx, "ip", "-n", b.dut, "-d", "link", "show", l)
-		if sm := re.FindStringSubmatch(out); err == nil && sm != nil {
-			m[l], _ = strconv.Atoi(sm[1])
+		out, err := b.cmds.Output(ctx, "", nil, "ip", "-n", b.dut, "-d", "link", "show", l)
+		if sm := re.FindSubmatch(out); err == nil && sm != nil {
+			m[l], _ = strconv.Atoi(string(sm[1]))
 		}
 	}
 	return m
@@ -346,16 +294,11 @@ func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]
 	}
 	var lastErr error
 	for attempt := 0; attempt < 2; attempt++ {
-		tctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
-		c0, err := readCPU()
+		span, err := b.cpuBefore()
 		if err != nil {
-			cancel()
 			return out, nil, err
 		}
-		e0, eerr := uint64(0), error(nil)
-		if b.daemon != nil {
-			e0, eerr = cpustat.ReadPid(b.daemon.pid())
-		}
+		tctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
 		outs, errs := make([][]byte, len(args)), make([]error, len(args))
 		var wg sync.WaitGroup
 		for i, a := range args {
@@ -366,11 +309,7 @@ func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]
 			}()
 		}
 		wg.Wait()
-		c1, cerr := readCPU()
-		var e1 uint64
-		if b.daemon != nil && eerr == nil {
-			e1, eerr = cpustat.ReadPid(b.daemon.pid())
-		}
+		cpu, engine, cerr := span.after()
 		cancel()
 		lastErr = cerr
 		res := make([]iperf3.Result, len(args))
@@ -383,13 +322,8 @@ func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]
 			out[i].Mbps, out[i].Retransmits = res[i].ReceivedBps/1e6, res[i].Retransmits
 		}
 		if lastErr == nil {
-			cpu := CPUDelta(c0, c1)
 			for i := range out {
-				out[i].CPU = cpu
-				if b.daemon != nil && eerr == nil && cpu.Ticks > 0 {
-					v := 100 * float64(e1-e0) / float64(cpu.Ticks)
-					out[i].EngineCPU = &v
-				}
+				out[i].CPU, out[i].EngineCPU = cpu, engine
 			}
 			return out, res, nil
 		}
@@ -399,32 +333,4 @@ func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]
 		time.Sleep(time.Second)
 	}
 	return out, nil, fmt.Errorf("%s %s: iperf3 failed twice: %v", b.spec.Name, row, lastErr)
-}
-
-// stop ends the current instance: the daemon (SIGTERM, then SIGKILL
-// after 10 s) or the promiscuous membership.
-func (b *bed) stop() error {
-	var err error
-	if b.hold != nil {
-		err = b.hold.Close()
-		b.hold = nil
-	}
-	if b.daemon != nil {
-		if derr := b.daemon.stop(); derr != nil {
-			err = fmt.Errorf("%s: %w", b.spec.Name, derr)
-		}
-		b.daemon = nil
-	}
-	return err
-}
-
-// close stops everything and deletes the namespaces (and with them every
-// veth end and bridge in them).
-func (b *bed) close() {
-	b.stop()
-	for _, s := range b.servers {
-		s.Kill()
-	}
-	b.servers = nil
-	b.nets.Delete()
 }

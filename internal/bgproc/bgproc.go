@@ -90,6 +90,16 @@ func (p *Proc) Kill() {
 	<-p.done
 }
 
+// Clip shortens a tool's output for an error message: trimmed, at most
+// 300 bytes and "...".
+func Clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
 // Tail returns the end of the log file at path (at most 400 bytes), for
 // errors; "(empty log)" when there is nothing.
 func Tail(path string) string {

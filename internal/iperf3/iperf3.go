@@ -6,7 +6,8 @@ package iperf3
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
+
+	"github.com/swctl/swctl/internal/bgproc"
 )
 
 // Result is the end of one iperf3 test.
@@ -65,7 +66,7 @@ func Parse(out []byte) (Result, error) {
 		} `json:"end"`
 	}
 	if err := json.Unmarshal(out, &j); err != nil {
-		return Result{}, fmt.Errorf("iperf3 -J: %v in %q", err, clip(string(out)))
+		return Result{}, fmt.Errorf("iperf3 -J: %v in %q", err, bgproc.Clip(string(out)))
 	}
 	if j.Error != "" {
 		return Result{}, fmt.Errorf("iperf3: %s", j.Error)
@@ -92,13 +93,4 @@ func Parse(out []byte) (Result, error) {
 		r.UDP = &u
 	}
 	return r, nil
-}
-
-// clip shortens tool output for an error message.
-func clip(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
 }

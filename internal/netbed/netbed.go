@@ -1,8 +1,9 @@
 // Package netbed builds the harnesses' network-namespace testbeds, for
 // make bench (cmd/swctl-bench) and make regress (package regress): quiet
 // namespaces (lo up, IPv6 off, so no DAD, router or MLD solicitation
-// disturbs a frame count), the commands of a veth cable, and deleting what
-// was made, also when a later step fails.
+// disturbs a frame count), the commands of a veth cable, an address, a
+// permanent neighbour and offloads off, and deleting what was made, also
+// when a later step fails.
 package netbed
 
 import (
@@ -58,13 +59,35 @@ func (n *Namespaces) Delete() {
 	n.names = nil
 }
 
-// Veth returns the commands of a veth cable from aEnd (MAC aMAC) in
-// namespace a to bEnd (bMAC) in namespace b, both ends up; a and b may be
-// the same namespace.
+// Veth returns the commands of a veth cable from aEnd (MAC aMAC, or one
+// the kernel picks when "") in namespace a to bEnd (bMAC) in namespace b,
+// both ends up; a and b may be the same namespace.
 func Veth(a, aEnd, aMAC, b, bEnd, bMAC string) [][]string {
+	add := []string{"ip", "-n", a, "link", "add", aEnd}
+	if aMAC != "" {
+		add = append(add, "address", aMAC)
+	}
 	return [][]string{
-		{"ip", "-n", a, "link", "add", aEnd, "address", aMAC, "type", "veth", "peer", "name", bEnd, "address", bMAC, "netns", b},
+		append(add, "type", "veth", "peer", "name", bEnd, "address", bMAC, "netns", b),
 		{"ip", "-n", a, "link", "set", aEnd, "up"},
 		{"ip", "-n", b, "link", "set", bEnd, "up"},
 	}
+}
+
+// Addr is the command that gives dev in namespace ns the address cidr.
+func Addr(ns, cidr, dev string) []string {
+	return []string{"ip", "-n", ns, "addr", "add", cidr, "dev", dev}
+}
+
+// Neigh is the command that makes mac ip's permanent neighbour entry on
+// dev in namespace ns, so no ARP frame disturbs a count.
+func Neigh(ns, ip, mac, dev string) []string {
+	return []string{"ip", "-n", ns, "neigh", "replace", ip, "lladdr", mac, "nud", "permanent", "dev", dev}
+}
+
+// NoOffload is the command that turns off dev's TX checksum and
+// segmentation offloads in namespace ns, so iperf3 sends frames of the
+// wire's size through a userspace forwarder.
+func NoOffload(ns, dev string) []string {
+	return []string{"ip", "netns", "exec", ns, "ethtool", "-K", dev, "tx", "off", "gso", "off"}
 }

@@ -1,0 +1,77 @@
+package gen
+
+import (
+	"math"
+	"time"
+)
+
+// pacer is the schedule of a paced run, Sender's and AddressSender's:
+// frame based+j is due at start + j/rate, and frames go out in bursts of
+// burst once a whole burst is due. A run that fell behind (the machine
+// took its CPU away) catches up a batch at a time up to lag frames owed;
+// beyond that the caller decides (Sender skips ahead, AddressSender
+// starts the schedule again with rebase).
+type pacer struct {
+	// rate is the offered load in frames per second; 0 = not paced.
+	rate float64
+	// burst is the number of frames sent back to back once due.
+	burst uint64
+	// lag is the most frames a run may owe and still catch up.
+	lag uint64
+	// start is when frame based was due (monotonic ns, Now).
+	start int64
+	// based is the first frame of the current schedule.
+	based uint64
+}
+
+// newPacer returns the schedule of frames at rate from start, on a port
+// that writes batch frames at once: bursts of burst frames (0:
+// rate*BurstInterval, at least 1; never above batch, and a whole batch
+// when not paced), catching up while at most maxLag (0: MaxLag) behind.
+func newPacer(rate float64, batch, burst int, maxLag time.Duration, start int64) pacer {
+	if burst <= 0 {
+		burst = batch
+		if rate > 0 {
+			burst = max(1, int(rate*BurstInterval.Seconds()))
+		}
+	}
+	burst = min(burst, batch)
+	if maxLag <= 0 {
+		maxLag = MaxLag
+	}
+	return pacer{rate: rate, burst: uint64(burst), lag: uint64(max(rate*maxLag.Seconds(), float64(2*burst))), start: start}
+}
+
+// owed returns the frames due by now that are not among the first had
+// (sent or skipped).
+func (p *pacer) owed(now int64, had uint64) uint64 {
+	due := p.based + uint64(float64(now-p.start)*p.rate/1e9) + 1
+	if due <= had {
+		return 0
+	}
+	return due - had
+}
+
+// rebase starts the schedule again: frame had is due now.
+func (p *pacer) rebase(now int64, had uint64) {
+	p.start, p.based = now, had
+}
+
+// ready reports whether owed frames are enough to send a burst of up to
+// k. When they are not, it sleeps towards the time they will be if that
+// is far (never past deadline nor for more than maxSleep), and the
+// caller tries again; a short gap it leaves to the caller's spinning.
+func (p *pacer) ready(now int64, had, owed, k uint64, deadline int64) bool {
+	want := min(p.burst, k)
+	if owed >= want {
+		return true
+	}
+	next := p.start + int64(float64(had+want-1-p.based)*1e9/p.rate)
+	if gap := time.Duration(next - now); gap > sleepAbove {
+		time.Sleep(min(gap-sleepMargin, time.Duration(deadline-now), maxSleep))
+	}
+	return false
+}
+
+// noDeadline is a deadline that never comes.
+const noDeadline = int64(math.MaxInt64)

@@ -1,0 +1,173 @@
+package regress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/swctl/swctl/internal/bgproc"
+	"github.com/swctl/swctl/internal/cpustat"
+	"github.com/swctl/swctl/internal/netbed"
+)
+
+// nsbed is what every suite's testbed is built on: the namespaces it
+// made and the commands that cable them, the processes that run in them
+// for the whole suite, the instance running now (a swctl daemon, other
+// parts to end, changes to put back) and the teardown that removes all
+// of it, also after a failed build. A testbed embeds it and adds its
+// own wiring and measurements.
+type nsbed struct {
+	// cmds runs and records commands.
+	cmds *Commands
+	// dir holds daemon sockets, configurations, state and logs.
+	dir string
+	// nets are the namespaces made so far, deleted by close.
+	nets *netbed.Namespaces
+	// procs run for the whole suite (iperf3 servers, nginx); close kills
+	// them.
+	procs []*bgproc.Proc
+	// daemon is the running instance's swctl daemon, nil when none.
+	daemon *daemonProc
+	// ends end the running instance's other parts (a process, a
+	// promiscuous membership, a forwarder); stop runs them newest first.
+	ends []func() error
+	// undo are the commands that put back what the running instance
+	// changed; stop runs them newest first.
+	undo [][]string
+	// starts counts instances, for file names.
+	starts int
+}
+
+// newNSBed returns an empty testbed whose files go to dir.
+func newNSBed(cmds *Commands, dir string) nsbed {
+	return nsbed{cmds: cmds, dir: dir, nets: netbed.New(cmds.run)}
+}
+
+// build makes the namespaces nss (quiet, see netbed.Namespaces.Add) and
+// runs steps, the commands that cable and address them, in order.
+func (n *nsbed) build(ctx context.Context, nss []string, steps ...[]string) error {
+	for _, ns := range nss {
+		if err := n.nets.Add(ctx, ns); err != nil {
+			return err
+		}
+	}
+	return n.cmds.runAll(ctx, steps...)
+}
+
+// serve starts args in namespace ns, pinned to cpu ("" = not pinned),
+// for the whole suite, its output in the file log.
+func (n *nsbed) serve(name, log, ns, cpu string, args ...string) error {
+	p, err := startProc(n.cmds, name, log, ns, cpu, args...)
+	if err != nil {
+		return err
+	}
+	n.procs = append(n.procs, p)
+	return nil
+}
+
+// base counts a new instance and returns the path its files start with,
+// dir/name-N.
+func (n *nsbed) base(name string) string {
+	n.starts++
+	return filepath.Join(n.dir, fmt.Sprintf("%s-%d", name, n.starts))
+}
+
+// startDaemon starts the instance's swctl daemon, binary bin, in
+// namespace ns pinned to cpu ("" = not pinned) with flags, its files next
+// to base.
+func (n *nsbed) startDaemon(ctx context.Context, ns, cpu, bin, base string, flags ...string) (err error) {
+	n.daemon, err = startDaemonOn(ctx, n.cmds, ns, cpu, bin, base, flags...)
+	return err
+}
+
+// do runs the instance's setup commands, recording for each the command
+// that puts it back (nil: nothing to put back).
+func (n *nsbed) do(ctx context.Context, steps ...[2][]string) error {
+	for _, s := range steps {
+		if err := n.cmds.run(ctx, s[0]...); err != nil {
+			return err
+		}
+		if s[1] != nil {
+			n.undo = append(n.undo, s[1])
+		}
+	}
+	return nil
+}
+
+// stop ends the running instance: its other parts newest first, its
+// daemon (SIGTERM, then SIGKILL after bgproc.StopWait), then every change
+// it made, newest first. It is safe to call when none runs.
+func (n *nsbed) stop() error {
+	var errs []error
+	for i := len(n.ends) - 1; i >= 0; i-- {
+		errs = append(errs, n.ends[i]())
+	}
+	n.ends = nil
+	if n.daemon != nil {
+		errs = append(errs, n.daemon.stop())
+		n.daemon = nil
+	}
+	for i := len(n.undo) - 1; i >= 0; i-- {
+		errs = append(errs, n.cmds.run(context.Background(), n.undo[i]...))
+	}
+	n.undo = nil
+	return errors.Join(errs...)
+}
+
+// close stops the instance, kills the suite's processes and deletes the
+// namespaces (and with them every veth end and bridge in them).
+func (n *nsbed) close() {
+	n.stop()
+	for _, p := range n.procs {
+		p.Kill()
+	}
+	n.procs = nil
+	n.nets.Delete()
+}
+
+// cpuSpan is the CPU readings around one measurement: the machine's and
+// the running daemon's.
+type cpuSpan struct {
+	// machine are the machine's readings before and after.
+	machine [2]cpustat.Reading
+	// pid is the daemon's process; 0 when none runs.
+	pid int
+	// engine are its CPU ticks before and after.
+	engine [2]uint64
+	// engineErr is why they could not be read.
+	engineErr error
+}
+
+// cpuBefore takes the readings before a measurement.
+func (n *nsbed) cpuBefore() (*cpuSpan, error) {
+	c := &cpuSpan{}
+	if n.daemon != nil {
+		c.pid = n.daemon.pid()
+	}
+	var err error
+	if c.machine[0], err = cpustat.Read(); err != nil {
+		return nil, err
+	}
+	c.engine[0], c.engineErr = cpustat.ReadPid(c.pid)
+	return c, nil
+}
+
+// after takes the readings after the measurement and returns the
+// machine's CPU use over the span and the daemon's share of it in
+// percent (nil without a daemon or its readings).
+func (c *cpuSpan) after() (CPUPercent, *float64, error) {
+	var err error
+	if c.machine[1], err = cpustat.Read(); err != nil {
+		return CPUPercent{}, nil, err
+	}
+	if c.engineErr == nil {
+		c.engine[1], c.engineErr = cpustat.ReadPid(c.pid)
+	}
+	cpu := CPUDelta(c.machine[0].Times, c.machine[1].Times)
+	if c.pid == 0 || c.engineErr != nil || cpu.Ticks == 0 {
+		return cpu, nil, nil
+	}
+	v := 100 * float64(c.engine[1]-c.engine[0]) / float64(cpu.Ticks)
+	return cpu, &v, nil
+}

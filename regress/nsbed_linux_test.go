@@ -1,0 +1,35 @@
+package regress
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// An instance ends in the reverse order it was built: its other parts
+// newest first, then the changes it made, newest first; every error is
+// reported, and a second stop has nothing left to do.
+func TestNSBedStopEndsNewestFirst(t *testing.T) {
+	b := newNSBed(&Commands{}, t.TempDir())
+	var order []string
+	b.ends = append(b.ends,
+		func() error { order = append(order, "end 1"); return nil },
+		func() error { order = append(order, "end 2"); return errors.New("end 2 failed") })
+	if err := b.do(context.Background(), [2][]string{{"true", "do 1"}, {"echo", "undo 1"}}, [2][]string{{"true", "do 2"}}, [2][]string{{"true", "do 3"}, {"false", "undo 3"}}); err != nil {
+		t.Fatal(err)
+	}
+	err := b.stop()
+	if got, want := strings.Join(order, ", "), "end 2, end 1"; got != want {
+		t.Errorf("ends ran as %s, want %s", got, want)
+	}
+	if got, want := strings.Join(b.cmds.Log, "; "), "true do 1; true do 2; true do 3; false undo 3; echo undo 1"; got != want {
+		t.Errorf("commands: %s\nwant:     %s", got, want)
+	}
+	if err == nil || !strings.Contains(err.Error(), "end 2 failed") || !strings.Contains(err.Error(), "undo 3") {
+		t.Errorf("stop: %v, want the end's and the undo's errors", err)
+	}
+	if err := b.stop(); err != nil || len(b.cmds.Log) != 5 {
+		t.Errorf("second stop: %v, %d commands; want nothing done", err, len(b.cmds.Log))
+	}
+}
