@@ -72,14 +72,19 @@ type Flow struct {
 // FlowOf finds the flow fields of f, walked as Walk does. It reads f only
 // during the call, never panics and never allocates, whatever f holds.
 func FlowOf(f []byte) Flow {
-	// An untagged 20-byte IPv4 header, not a fragment, in front of TCP
-	// or UDP, the frame most flows send, needs no walk: a call and its
-	// nine results cost as much as the hash. FuzzWalk checks that both
-	// paths agree with Walk.
+	// An untagged IPv4 header of 20 bytes, not a fragment, or IPv6 header
+	// without extension headers, in front of TCP or UDP, the frames most
+	// flows send, need no walk: its call and nine results cost as much as
+	// the hash. FuzzWalk checks that both paths agree with Walk.
 	if len(f) >= 38 {
 		h := f[12:38:38]
 		if p := h[11]; h[0] == 0x08 && h[1]|h[9]|h[8]&0x3f == 0 && h[2] == 0x45 && (p == ProtoTCP || p == ProtoUDP) {
 			return Flow{VLAN: -1, L3: 14, Ports: 34, Proto: p}
+		}
+		if len(f) >= 58 {
+			if p := h[8]; h[0] == 0x86 && h[1] == 0xdd && h[2]>>4 == 6 && (p == ProtoTCP || p == ProtoUDP) {
+				return Flow{VLAN: -1, L3: 14, Ports: 54, Proto: p}
+			}
 		}
 	}
 	_, tags, vlan, l3, _, l4, proto, _, frag := walk(f)

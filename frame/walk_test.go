@@ -62,6 +62,9 @@ func TestWalk(t *testing.T) {
 			if reused.Walk(c.f); reused != c.want {
 				t.Errorf("Headers.Walk after the previous case =\n %+v, want\n %+v", reused, c.want)
 			}
+			if got, want := frame.FlowOf(c.f), flowOfHeaders(c.f, c.want); got != want {
+				t.Errorf("FlowOf = %+v, want %+v", got, want)
+			}
 		})
 	}
 }
@@ -82,6 +85,7 @@ func TestWalkZeroAllocs(t *testing.T) {
 func FuzzWalk(f *testing.F) {
 	f.Add(platformtest.Packet{Payload: platformtest.Payload(10)}.Build(f))
 	f.Add(platformtest.Packet{V6: true, VLAN: 3, UDP: true, Payload: platformtest.Payload(10)}.Build(f))
+	f.Add(platformtest.Packet{V6: true, UDP: true, Payload: platformtest.Payload(10)}.Build(f))
 	f.Add(withExt(platformtest.Packet{V6: true, Payload: platformtest.Payload(10)}.Build(f), frame.ProtoHopByHop, make([]byte, 16)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h := frame.Walk(b)
