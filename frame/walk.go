@@ -75,7 +75,13 @@ func FlowOf(f []byte) Flow {
 	// An untagged IPv4 header of 20 bytes, not a fragment, or IPv6 header
 	// without extension headers, in front of TCP or UDP, the frames most
 	// flows send, need no walk: its call and nine results cost as much as
-	// the hash. FuzzWalk checks that both paths agree with Walk.
+	// the hash. Neither does an untagged frame that is not IP. TestWalk
+	// and FuzzWalk check that both paths agree with Walk.
+	if len(f) >= HeaderLen {
+		if typ := binary.BigEndian.Uint16(f[12:14]); typ != TypeIPv4 && typ != TypeIPv6 && !isTag(typ) {
+			return Flow{VLAN: -1, L3: -1, Ports: -1}
+		}
+	}
 	if len(f) >= 38 {
 		h := f[12:38:38]
 		if p := h[11]; h[0] == 0x08 && h[1]|h[9]|h[8]&0x3f == 0 && h[2] == 0x45 && (p == ProtoTCP || p == ProtoUDP) {
