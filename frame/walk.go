@@ -48,6 +48,72 @@ type Headers struct {
 	Fragment bool
 }
 
+// Flow is what a per-frame flow hash reads of a frame: the outer VLAN,
+// the IP header and the transport ports. FlowOf finds it with the walk
+// behind Headers.Walk; it is small enough to come back in registers, so
+// the hash neither clears nor reads back a Headers in memory. (Four
+// fields at most: the compiler keeps no larger struct in registers.)
+type Flow struct {
+	// VLAN is the VLAN ID of the outer tag, -1 for an untagged frame.
+	VLAN int
+	// L3 is Headers.L3: the offset of a whole fixed IPv4 or IPv6
+	// header, -1 for anything else. The walk has checked its version
+	// field, so f[L3]>>4 (4 or 6) says which.
+	L3 int
+	// Ports is the offset of the 16-bit source and destination ports of
+	// a transport header that has them (HasPorts), the 4 bytes inside
+	// the frame, and Proto its protocol. Ports is -1 and Proto 0 for
+	// other protocols, headers cut short and every IP fragment, the
+	// first one included: all fragments of a datagram must go alike.
+	Ports int
+	Proto uint8
+}
+
+// FlowOf finds the flow fields of f, walked as Walk does. It reads f only
+// during the call, never panics and never allocates, whatever f holds.
+func FlowOf(f []byte) Flow {
+	// An untagged IPv4 header of 20 bytes, not a fragment, or IPv6 header
+	// without extension headers, in front of TCP or UDP, the frames most
+	// flows send, need no walk: its call and nine results cost as much as
+	// the hash. Neither does an untagged frame that is not IP. TestWalk
+	// and FuzzWalk check that both paths agree with Walk.
+	if len(f) >= HeaderLen {
+		if typ := binary.BigEndian.Uint16(f[12:14]); typ != TypeIPv4 && typ != TypeIPv6 && !isTag(typ) {
+			return Flow{VLAN: -1, L3: -1, Ports: -1}
+		}
+	}
+	if len(f) >= 38 {
+		h := f[12:38:38]
+		if p := h[11]; h[0] == 0x08 && h[1]|h[9]|h[8]&0x3f == 0 && h[2] == 0x45 && (p == ProtoTCP || p == ProtoUDP) {
+			return Flow{VLAN: -1, L3: 14, Ports: 34, Proto: p}
+		}
+		if len(f) >= 58 {
+			if p := h[8]; h[0] == 0x86 && h[1] == 0xdd && h[2]>>4 == 6 && (p == ProtoTCP || p == ProtoUDP) {
+				return Flow{VLAN: -1, L3: 14, Ports: 54, Proto: p}
+			}
+		}
+	}
+	_, tags, vlan, l3, _, l4, proto, _, frag := walk(f)
+	fl := Flow{VLAN: -1, L3: l3, Ports: -1}
+	if tags > 0 {
+		fl.VLAN = int(vlan)
+	}
+	if !frag && l4 >= 0 && len(f)-l4 >= 4 && HasPorts(proto) {
+		fl.Ports, fl.Proto = l4, proto
+	}
+	return fl
+}
+
+// HasPorts reports whether a transport header of protocol proto starts
+// with 16-bit source and destination ports.
+func HasPorts(proto uint8) bool {
+	switch proto {
+	case ProtoTCP, ProtoUDP, ProtoDCCP, ProtoSCTP, ProtoUDPLite:
+		return true
+	}
+	return false
+}
+
 // Walk finds the headers of f: up to MaxTags VLAN tags, an IPv4 or IPv6
 // header, and the transport header behind it. It reads f only during the
 // call, never panics and never allocates, whatever f holds; a frame
@@ -63,85 +129,94 @@ func Walk(f []byte) Headers {
 // after being written field by field, and that copy stalls on store
 // forwarding, which costs more than the walk itself.
 func (h *Headers) Walk(f []byte) {
-	*h = Headers{L3: -1, L3End: -1, L4: -1}
+	typ, tags, vlan, l3, l3End, l4, proto, ipv6, frag := walk(f)
+	*h = Headers{EtherType: typ, Tags: tags, VLAN: vlan, L3: l3, L3End: l3End, IPv6: ipv6, L4: l4, Proto: proto, Fragment: frag}
+}
+
+// walk is the header walk of swctl, behind Headers.Walk and FlowOf. Its
+// results are the fields of Headers, returned in registers: no Headers
+// is cleared and filled when the caller needs only a few of them.
+func walk(f []byte) (typ uint16, tags int, vlan uint16, l3, l3End, l4 int, proto uint8, ipv6, frag bool) {
+	l3, l3End, l4 = -1, -1, -1
 	if len(f) < HeaderLen {
 		return
 	}
 	off := 12
-	typ := binary.BigEndian.Uint16(f[off:])
-	for h.Tags < MaxTags && isTag(typ) && len(f) >= off+6 {
-		if h.Tags == 0 {
-			h.VLAN = binary.BigEndian.Uint16(f[off+2:]) & vlanIDMask
+	typ = binary.BigEndian.Uint16(f[12:14])
+	for tags < MaxTags && isTag(typ) && len(f) >= off+6 {
+		if tags == 0 {
+			vlan = binary.BigEndian.Uint16(f[off+2:off+4]) & vlanIDMask
 		}
-		h.Tags++
+		tags++
 		off += 4
-		typ = binary.BigEndian.Uint16(f[off:])
+		typ = binary.BigEndian.Uint16(f[off : off+2])
 	}
-	h.EtherType = typ
-	l3 := off + 2
+	n := off + 2
 	switch typ {
 	case TypeIPv4:
-		if len(f) < l3+20 || f[l3]>>4 != 4 {
+		if len(f) < n+20 {
 			return
 		}
-		ihl := int(f[l3]&0x0f) * 4
-		if ihl < 20 || len(f) < l3+ihl {
+		ip := f[n : n+20]
+		ihl := int(ip[0]&0x0f) * 4
+		if ip[0]>>4 != 4 || ihl < 20 || len(f) < n+ihl {
 			return
 		}
-		h.L3, h.L3End, h.Proto = l3, l3+ihl, f[l3+9]
+		l3, l3End, proto = n, n+ihl, ip[9]
 		// MF set or a non-zero fragment offset: a fragment.
-		frag := binary.BigEndian.Uint16(f[l3+6:])
-		h.Fragment = frag&0x3fff != 0
-		if frag&0x1fff == 0 {
-			h.L4 = h.L3End
+		fo := binary.BigEndian.Uint16(ip[6:8])
+		frag = fo&0x3fff != 0
+		if fo&0x1fff == 0 {
+			l4 = l3End
 		}
 	case TypeIPv6:
-		if len(f) < l3+40 || f[l3]>>4 != 6 {
+		if len(f) < n+40 || f[n]>>4 != 6 {
 			return
 		}
-		h.L3, h.L3End, h.IPv6 = l3, l3+40, true
-		h.walkExtHeaders(f, f[l3+6])
+		l3, l3End, ipv6 = n, n+40, true
+		l4, proto, frag = walkExtHeaders(f, l3End, f[n+6])
 	}
+	return
 }
 
-// walkExtHeaders follows the IPv6 extension headers from L3End, where a
-// header of type next starts, and sets L4 and Proto at the first header
-// that is not one.
-func (h *Headers) walkExtHeaders(f []byte, next uint8) {
-	off := h.L3End
+// walkExtHeaders follows the IPv6 extension headers from off, where a
+// header of type next starts, and returns the offset and protocol of the
+// first header that is not one (-1 and 0 when it cannot be reached), and
+// whether a fragment header was passed.
+func walkExtHeaders(f []byte, off int, next uint8) (l4 int, proto uint8, frag bool) {
 	for range maxExtHeaders {
 		var n int
 		switch next {
 		case ProtoHopByHop, ProtoRouting, ProtoDestOpts:
 			if len(f) < off+2 {
-				return
+				return -1, 0, frag
 			}
 			n = (int(f[off+1]) + 1) * 8
 		case ProtoAH:
 			if len(f) < off+2 {
-				return
+				return -1, 0, frag
 			}
 			n = (int(f[off+1]) + 2) * 4
 		case ProtoFragment:
-			h.Fragment = true
+			frag = true
 			if len(f) < off+8 {
-				return
+				return -1, 0, frag
 			}
 			// Only the first fragment (offset 0) holds the next header.
 			if binary.BigEndian.Uint16(f[off+2:])&0xfff8 != 0 {
-				return
+				return -1, 0, frag
 			}
 			n = 8
 		default:
-			h.L4, h.Proto = off, next
-			return
+			return off, next, frag
 		}
 		if len(f) < off+n {
-			return
+			return -1, 0, frag
 		}
 		next = f[off]
 		off += n
 	}
+	return -1, 0, frag
 }
 
 // isTag reports whether typ is a VLAN tag's TPID.

@@ -62,6 +62,9 @@ func TestWalk(t *testing.T) {
 			if reused.Walk(c.f); reused != c.want {
 				t.Errorf("Headers.Walk after the previous case =\n %+v, want\n %+v", reused, c.want)
 			}
+			if got, want := frame.FlowOf(c.f), flowOfHeaders(c.f, c.want); got != want {
+				t.Errorf("FlowOf = %+v, want %+v", got, want)
+			}
 		})
 	}
 }
@@ -77,14 +80,18 @@ func TestWalkZeroAllocs(t *testing.T) {
 	}
 }
 
-// FuzzWalk checks that Walk never panics and that every offset it gives
-// lies inside the frame, in order.
+// FuzzWalk checks that Walk never panics, that every offset it gives
+// lies inside the frame, in order, and that FlowOf agrees with it.
 func FuzzWalk(f *testing.F) {
 	f.Add(platformtest.Packet{Payload: platformtest.Payload(10)}.Build(f))
 	f.Add(platformtest.Packet{V6: true, VLAN: 3, UDP: true, Payload: platformtest.Payload(10)}.Build(f))
+	f.Add(platformtest.Packet{V6: true, UDP: true, Payload: platformtest.Payload(10)}.Build(f))
 	f.Add(withExt(platformtest.Packet{V6: true, Payload: platformtest.Payload(10)}.Build(f), frame.ProtoHopByHop, make([]byte, 16)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h := frame.Walk(b)
+		if got, want := frame.FlowOf(b), flowOfHeaders(b, h); got != want {
+			t.Fatalf("FlowOf = %+v, want %+v from Walk's %+v", got, want, h)
+		}
 		if h.L3 < 0 {
 			if h.L3End != -1 || h.L4 != -1 {
 				t.Fatalf("no L3 but L3End %d, L4 %d", h.L3End, h.L4)
@@ -98,6 +105,19 @@ func FuzzWalk(f *testing.F) {
 			t.Fatalf("L4 %d outside %d..%d", h.L4, h.L3End, len(b))
 		}
 	})
+}
+
+// flowOfHeaders is FlowOf as its documentation derives it from h, the
+// walk of f.
+func flowOfHeaders(f []byte, h frame.Headers) frame.Flow {
+	fl := frame.Flow{VLAN: -1, L3: h.L3, Ports: -1}
+	if h.Tags > 0 {
+		fl.VLAN = int(h.VLAN)
+	}
+	if !h.Fragment && h.L4 >= 0 && len(f)-h.L4 >= 4 && frame.HasPorts(h.Proto) {
+		fl.Ports, fl.Proto = h.L4, h.Proto
+	}
+	return fl
 }
 
 func TestIsSlowProtocol(t *testing.T) {

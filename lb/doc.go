@@ -19,7 +19,7 @@
 // multiply-rotate over 64-bit words with a keyed initial state and a keyed
 // finaliser: fast and well spread, not a cryptographic MAC.
 //
-// Headers are found by frame.Walk, the one header walk of swctl, which
+// Headers are found by frame.FlowOf, on the one header walk of swctl, which
 // checks bounds before every read: any input, truncated or absurd, gives
 // a hash and never a panic. Up to two VLAN tags (802.1Q 0x8100, 802.1ad
 // 0x88a8, the old QinQ 0x9100) are skipped; the outer tag's VLAN ID is

@@ -35,18 +35,17 @@ const (
 )
 
 // FlowKeyOf returns the flow key of f, an Ethernet frame starting at the
-// destination address (frame.Walk finds the headers, behind up to two
+// destination address (frame.FlowOf finds the headers, behind up to two
 // VLAN tags), and false when f holds no whole IPv4 or IPv6 header. It
 // reads f only during the call, never panics and never allocates,
 // whatever f holds.
 func FlowKeyOf(f []byte) (k FlowKey, ok bool) {
-	var w frame.Headers
-	w.Walk(f)
+	w := frame.FlowOf(f)
 	if w.L3 < 0 {
 		return FlowKey{}, false
 	}
 	p := f[w.L3:]
-	if w.IPv6 {
+	if p[0]>>4 == 6 {
 		k.Family = 6
 		copy(k.Src[:], p[8:24])
 		copy(k.Dst[:], p[24:40])
@@ -55,8 +54,10 @@ func FlowKeyOf(f []byte) (k FlowKey, ok bool) {
 		copy(k.Src[:4], p[12:16])
 		copy(k.Dst[:4], p[16:20])
 	}
-	if proto, ports, ok := portsOf(f, &w); ok {
-		k.Proto, k.SrcPort, k.DstPort = proto, uint16(ports>>16), uint16(ports)
+	if w.Ports >= 0 {
+		k.Proto = w.Proto
+		k.SrcPort = binary.BigEndian.Uint16(f[w.Ports:])
+		k.DstPort = binary.BigEndian.Uint16(f[w.Ports+2:])
 	}
 	return k, true
 }

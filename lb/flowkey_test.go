@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/netip"
 	"testing"
+
+	"github.com/swctl/swctl/frame"
 )
 
 // key4 and key6 build expected keys: addresses, then protocol and ports
@@ -199,7 +201,7 @@ func FuzzFlowKey(f *testing.F) {
 			t.Fatalf("IPv4 key %+v: bytes past the address are not zero", k)
 		case k.Proto == 0 && (k.SrcPort != 0 || k.DstPort != 0):
 			t.Fatalf("address-only key %+v has ports", k)
-		case k.Proto != 0 && !hasPortsProto(k.Proto):
+		case k.Proto != 0 && !frame.HasPorts(k.Proto):
 			t.Fatalf("key %+v: protocol %d has no ports", k, k.Proto)
 		}
 	})

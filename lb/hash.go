@@ -80,20 +80,21 @@ func (h *Hasher) Hash(f []byte) uint32 {
 	if len(f) < frame.HeaderLen {
 		return finish(round(acc, tagRunt|uint64(len(f))), h.k1)
 	}
-	var w frame.Headers
-	w.Walk(f)
+	w := frame.FlowOf(f)
 	if h.fields&L2 != 0 {
 		e := frame.Ethernet(f)
 		acc = round(round(acc, e.DestinationKey()), e.SourceKey())
-		if w.Tags > 0 {
+		if w.VLAN >= 0 {
 			acc = round(acc, tagVLAN|uint64(w.VLAN))
 		}
 	}
 	if h.fields&L3 != 0 && w.L3 >= 0 {
 		p := f[w.L3:]
-		if !w.IPv6 {
+		if p[0]>>4 == 4 {
+			p = p[:20]
 			acc = round(acc, uint64(binary.BigEndian.Uint32(p[12:16]))<<32|uint64(binary.BigEndian.Uint32(p[16:20])))
 		} else {
+			p = p[:40]
 			acc = round(acc, tagFlow|uint64(binary.BigEndian.Uint32(p[0:4])&0x000fffff))
 			acc = round(acc, binary.BigEndian.Uint64(p[8:16]))
 			acc = round(acc, binary.BigEndian.Uint64(p[16:24]))
@@ -101,30 +102,8 @@ func (h *Hasher) Hash(f []byte) uint32 {
 			acc = round(acc, binary.BigEndian.Uint64(p[32:40]))
 		}
 	}
-	if proto, ports, ok := portsOf(f, &w); ok && h.fields&L4 != 0 {
-		acc = round(acc, tagPorts|uint64(proto)<<32|uint64(ports))
+	if h.fields&L4 != 0 && w.Ports >= 0 {
+		acc = round(acc, tagPorts|uint64(w.Proto)<<32|uint64(binary.BigEndian.Uint32(f[w.Ports:])))
 	}
 	return finish(acc, h.k1)
-}
-
-// portsOf returns the transport protocol of f, walked into w, and its
-// source and destination ports as one big-endian word; false for a
-// protocol without ports, a header cut short, and every IP fragment: only
-// the first carries the ports, and all fragments of a datagram must go
-// alike.
-func portsOf(f []byte, w *frame.Headers) (proto uint8, ports uint32, ok bool) {
-	if w.Fragment || w.L4 < 0 || len(f)-w.L4 < 4 || !hasPortsProto(w.Proto) {
-		return 0, 0, false
-	}
-	return w.Proto, binary.BigEndian.Uint32(f[w.L4:]), true
-}
-
-// hasPortsProto reports whether proto's header starts with 16-bit source
-// and destination ports.
-func hasPortsProto(proto uint8) bool {
-	switch proto {
-	case frame.ProtoTCP, frame.ProtoUDP, frame.ProtoDCCP, frame.ProtoSCTP, frame.ProtoUDPLite:
-		return true
-	}
-	return false
 }
