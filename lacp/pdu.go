@@ -303,17 +303,26 @@ type LACPFields struct {
 // slow-protocols address, source src, reserved octets zeroed. It returns
 // FrameLen.
 func EncodeLACP(b []byte, src [6]byte, f *LACPFields) int {
-	b = b[:FrameLen]
-	frame.Encode(b, SlowProtocolsMAC, src, frame.TypeSlow)
-	p := b[frame.HeaderLen:]
-	clear(p)
-	p[0], p[1] = SubtypeLACP, Version
+	p := encodeSlow(b, src, SubtypeLACP)
 	writeInfo(p[offActorTLV:], tlvActor, f.Actor)
 	writeInfo(p[offPartnerTLV:], tlvPartner, f.Partner)
 	p[offCollectorTLV], p[offCollectorTLV+1] = tlvCollector, lenCollector
 	binary.BigEndian.PutUint16(p[offCollectorTLV+2:], f.CollectorMaxDelay)
 	p[offTerminator], p[offTerminator+1] = tlvTerminator, lenTerminator
 	return FrameLen
+}
+
+// encodeSlow writes the envelope of a FrameLen-byte slow-protocols frame
+// into b: the Ethernet header from src to the slow-protocols address, the
+// PDU zeroed, its subtype and version set. It returns the PDU, after the
+// Ethernet header.
+func encodeSlow(b []byte, src [6]byte, subtype byte) []byte {
+	b = b[:FrameLen]
+	frame.Encode(b, SlowProtocolsMAC, src, frame.TypeSlow)
+	p := b[frame.HeaderLen:]
+	clear(p)
+	p[0], p[1] = subtype, Version
+	return p
 }
 
 // Marker is a Marker PDU as it follows the Ethernet header (subtype
@@ -388,11 +397,7 @@ type MarkerFields struct {
 // (which must hold at least FrameLen bytes), as EncodeLACP does. It
 // returns FrameLen.
 func EncodeMarker(b []byte, src [6]byte, f *MarkerFields) int {
-	b = b[:FrameLen]
-	frame.Encode(b, SlowProtocolsMAC, src, frame.TypeSlow)
-	p := b[frame.HeaderLen:]
-	clear(p)
-	p[0], p[1] = SubtypeMarker, Version
+	p := encodeSlow(b, src, SubtypeMarker)
 	p[offMarkerTLV], p[offMarkerTLV+1] = tlvMarkerInfo, lenMarker
 	if f.Response {
 		p[offMarkerTLV] = tlvMarkerResponse
