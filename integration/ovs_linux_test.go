@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/netnstest"
 )
 
@@ -148,37 +148,10 @@ func (o *ovsInstance) stop() {
 			o.t.Errorf("%s pidfile: %q", d, b)
 			continue
 		}
-		if !processAlive(pid) {
-			continue
-		}
-		syscall.Kill(pid, syscall.SIGTERM)
-		deadline := time.Now().Add(5 * time.Second)
-		for processAlive(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if processAlive(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
+		if bgproc.StopPID(pid, 5*time.Second) {
 			o.t.Errorf("%s (pid %d) did not stop on SIGTERM within 5s; killed", d, pid)
 		}
 	}
-}
-
-// processAlive reports whether pid is a process that has not exited (a
-// zombie waiting for its reaper counts as exited).
-func processAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// pid (comm) state ...: the state follows the last ')'.
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
 }
 
 // ovsLACPMember is one member of `ovs-appctl lacp/show`.

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/swctl/swctl/internal/bgproc"
@@ -191,36 +190,10 @@ func (o *ovsSwitch) stop() error {
 			errs = append(errs, fmt.Errorf("%s pidfile %s: %q", d, o.path("run", d+".pid"), b))
 			continue
 		}
-		if !processAlive(pid) {
-			continue
-		}
-		syscall.Kill(pid, syscall.SIGTERM)
-		deadline := time.Now().Add(5 * time.Second)
-		for processAlive(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if processAlive(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
+		if bgproc.StopPID(pid, 5*time.Second) {
 			errs = append(errs, fmt.Errorf("%s (pid %d) did not stop on SIGTERM within 5s; killed", d, pid))
 		}
 	}
 	o.dir = ""
 	return errors.Join(errs...)
-}
-
-// processAlive reports whether pid is a process that has not exited (a
-// zombie counts as exited).
-func processAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
 }

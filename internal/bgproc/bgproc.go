@@ -116,3 +116,40 @@ func Tail(path string) string {
 	}
 	return s
 }
+
+// Alive reports whether pid is a process that has not exited; a zombie
+// waiting for its reaper counts as exited. It reads /proc (Linux).
+func Alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...: the state follows the last ')'.
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// StopPID ends a process this program did not start (a daemon that
+// detached, known by its pid file): SIGTERM, then SIGKILL when it is still
+// alive after wait. It reports whether SIGKILL was needed.
+func StopPID(pid int, wait time.Duration) (killed bool) {
+	if !Alive(pid) {
+		return false
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(wait)
+	for Alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !Alive(pid) {
+		return false
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	return true
+}
