@@ -50,8 +50,11 @@ func TestEngineTrunkShowPerPort(t *testing.T) {
 		t.Fatalf("trunk show: no port %s in %+v", name, ti.Ports)
 		return api.TrunkPortInfo{}
 	}
+	// The port counts a frame when it is read, the trunk when it has
+	// sorted it: wait for both.
 	netnstest.Eventually(t, 5*time.Second, "eth2 counts what it received", func() bool {
-		return port(show(), "eth2").RxPackets == 3
+		p := port(show(), "eth2")
+		return p.RxPackets == 3 && p.RxRefused+p.RxControl == 3
 	})
 	ti := show()
 	if p := port(ti, "eth2"); p.RxRefused != 2 || p.RxControl != 1 || p.RxBytes != 60+60+124 {
