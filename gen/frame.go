@@ -176,16 +176,6 @@ func (s Stream) Frame(seq uint64, now int64) ([]byte, error) {
 	return b, nil
 }
 
-// templates writes the template into every buffer of bufs and returns
-// the partial checksum template returns (the same for every buffer).
-func (s Stream) templates(bufs [][]byte) uint32 {
-	var base uint32
-	for _, b := range bufs {
-		base = s.template(b)
-	}
-	return base
-}
-
 // srcIP is s's source IPv4 address as a number.
 func (s Stream) srcIP() uint32 {
 	src := s.SrcIP.As4()

@@ -147,7 +147,9 @@ func newSender(what string, port platform.Port, s Stream, acks Acks) (*Sender, e
 // SetRunID makes the next Run send frames of run id, from sequence number 0.
 func (s *Sender) SetRunID(id uint32) {
 	s.stream.RunID = id
-	s.base = s.stream.templates(s.bufs)
+	for _, b := range s.bufs {
+		s.base = s.stream.template(b) // the same for every buffer
+	}
 	s.seq = 0
 }
 
@@ -233,7 +235,7 @@ loop:
 			switch {
 			case owed <= pace.lag:
 			case once:
-				pace.rebase(now, had)
+				pace.start, pace.based = now, had // frame had is due now
 				owed = 1
 				st.rebased++
 			default:
