@@ -310,13 +310,16 @@ loop:
 // AddressSender's with their addresses and no time) and writes them; it
 // returns the number the port accepted.
 func (s *Sender) send(k int, now int64) (int, error) {
-	for _, b := range s.bufs[:k] {
-		if s.walk != nil {
-			s.walk.Put(b, int(s.seq))
-		} else {
-			s.stream.stamp(b, s.base, s.srcIP, s.seq, now)
+	bufs := s.bufs[:k]
+	if s.walk != nil {
+		for j, b := range bufs {
+			s.walk.Put(b, int(s.seq)+j)
 		}
-		s.seq++
+	} else {
+		for j, b := range bufs {
+			s.stream.stamp(b, s.base, s.srcIP, s.seq+uint64(j), now)
+		}
 	}
-	return s.port.WriteBatch(platform.Batch{Frames: s.bufs[:k]})
+	s.seq += uint64(k)
+	return s.port.WriteBatch(platform.Batch{Frames: bufs})
 }

@@ -168,14 +168,10 @@ func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*
 			}
 		}
 		var xy plotter.XYs
-		var xs []float64
-		var cells []chartCell
 		for j, c := range se.Cells {
-			if c.S.N == 0 {
-				continue
+			if c.S.N > 0 {
+				xy = append(xy, plotter.XY{X: se.X[j], Y: c.S.Mean})
 			}
-			xy = append(xy, plotter.XY{X: se.X[j], Y: c.S.Mean})
-			xs, cells = append(xs, se.X[j]), append(cells, c)
 		}
 		if len(xy) == 0 {
 			continue
@@ -192,7 +188,7 @@ func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*
 		off := vg.Points(2 * (float64(i) - float64(len(series)-1)/2))
 		ws := whiskerLine()
 		ws.Color = seriesColor(i)
-		p.Add(l, pts, spread{x: xs, cells: cells, offset: off, line: ws})
+		p.Add(l, pts, spread{x: se.X, cells: se.Cells, offset: off, line: ws}) // spread skips the cells not measured
 		p.Legend.Add(se.Label, l, pts)
 	}
 	if logX {
