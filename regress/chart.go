@@ -376,10 +376,8 @@ func writeBulkChart(dir string, r *Results) ([]string, error) {
 	for _, se := range []struct{ label, role string }{{"patch", RolePatch}, {"no patch", RoleNoPatch}} {
 		cs := chartSeries{Label: se.label, Cells: make([]chartCell, len(groups))}
 		for _, c := range r.BulkCells {
-			for g, row := range groups {
-				if c.Row == row && c.Metric == "throughput" && c.Role == se.role {
-					cs.Cells[g] = roleChartCell(c)
-				}
+			if g := slices.Index(groups, c.Row); g >= 0 && c.Metric == "throughput" && c.Role == se.role {
+				cs.Cells[g] = roleChartCell(c)
 			}
 		}
 		series = append(series, cs)
