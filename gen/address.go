@@ -3,8 +3,6 @@ package gen
 import (
 	"context"
 	"fmt"
-	"math"
-	"runtime"
 	"time"
 
 	"github.com/swctl/swctl/frame"
@@ -117,59 +115,43 @@ func (st AddressStats) PerSecond() float64 {
 // NewAddressSender; Run allocates nothing. One goroutine at a time may use
 // an AddressSender.
 type AddressSender struct {
-	// port is where frames go.
-	port platform.Port
-	// stream is the frames' description, with its defaults.
-	stream Stream
+	// snd sends the frames; its walk is this AddressSender.
+	snd *Sender
 	// block is the addresses walked.
 	block AddressBlock
 	// field is the MAC that walks the block.
 	field AddressField
-	// first is the packed first address of the block.
-	first uint64
-	// bufs holds one batch of frames, made once, written in place.
-	bufs [][]byte
-	// base is the IPv4 header's partial checksum (see Stream.template).
-	base uint32
-	// srcIP is the source address as a number.
-	srcIP uint32
 }
 
 // NewAddressSender returns a sender of s's frames on port, one per
 // address of block, the address in field. s.Flows must be 1 (the default):
 // the addresses are the flows. The frame size must fit the port's MTU.
 func NewAddressSender(port platform.Port, s Stream, block AddressBlock, field AddressField) (*AddressSender, error) {
-	s, err := s.WithDefaults()
-	if err != nil {
-		return nil, fmt.Errorf("address sender on %s: %w", port.Name(), err)
-	}
+	snd, err := newSender("address sender", port, s, nil)
 	switch {
-	case s.Flows != 1:
-		return nil, fmt.Errorf("address sender on %s: flows %d: the block's addresses are the flows, want 1", port.Name(), s.Flows)
+	case err != nil:
+		return nil, err
+	case snd.stream.Flows != 1:
+		return nil, fmt.Errorf("%s: flows %d: the block's addresses are the flows, want 1", snd.name, snd.stream.Flows)
 	case field != VarySource && field != VaryDestination:
-		return nil, fmt.Errorf("address sender on %s: address field %d: want VarySource or VaryDestination", port.Name(), field)
-	case s.Size-offIP > port.MTU():
-		return nil, fmt.Errorf("address sender on %s: frame size %d exceeds the MTU %d", port.Name(), s.Size, port.MTU())
+		return nil, fmt.Errorf("%s: address field %d: want VarySource or VaryDestination", snd.name, field)
 	}
 	if err := block.Check(); err != nil {
-		return nil, fmt.Errorf("address sender on %s: %w", port.Name(), err)
+		return nil, fmt.Errorf("%s: %w", snd.name, err)
 	}
-	a := &AddressSender{port: port, stream: s, block: block, field: field, first: block.First.Key(), bufs: s.batch(port.BatchSize()), srcIP: s.srcIP()}
-	a.SetRunID(s.RunID)
+	a := &AddressSender{snd: snd, block: block, field: field}
+	snd.walk = a
 	return a, nil
 }
 
 // SetRunID makes the next Run send frames of run id.
-func (a *AddressSender) SetRunID(id uint32) {
-	a.stream.RunID = id
-	a.base = a.stream.templates(a.bufs)
-}
+func (a *AddressSender) SetRunID(id uint32) { a.snd.SetRunID(id) }
 
 // Put writes frame i of the block into b, which must be as long as the
-// Stream's frames. It does not allocate.
+// Stream's frames and hold its template. It does not allocate.
 func (a *AddressSender) Put(b []byte, i int) {
-	a.stream.stamp(b, a.base, a.srcIP, uint64(i), 0)
-	k := a.first + uint64(i)
+	a.snd.stream.stamp(b, a.snd.base, a.snd.srcIP, uint64(i), 0)
+	k := a.block.First.Key() + uint64(i)
 	off := 0 // destination
 	if a.field == VarySource {
 		off = 6
@@ -180,8 +162,8 @@ func (a *AddressSender) Put(b []byte, i int) {
 // Frame returns a new copy of frame i, for tests and tools; Run does not
 // use it.
 func (a *AddressSender) Frame(i int) []byte {
-	b := make([]byte, a.stream.Size)
-	a.stream.template(b)
+	b := make([]byte, a.snd.stream.Size)
+	a.snd.stream.template(b)
 	a.Put(b, i)
 	return b
 }
@@ -194,67 +176,10 @@ func (a *AddressSender) Frame(i int) []byte {
 // of ctx stops it early, without error; a port that refuses every frame
 // for RefuseTimeout (its link is down, say) is an error.
 func (a *AddressSender) Run(ctx context.Context, first, n int, rate float64) (AddressStats, error) {
-	var st AddressStats
-	switch {
-	case first < 0 || n < 0 || first+n > a.block.Count:
-		return st, fmt.Errorf("address sender on %s: addresses %d-%d: the block has %d", a.port.Name(), first, first+n-1, a.block.Count)
-	case rate < 0 || math.IsNaN(rate) || math.IsInf(rate, 0):
-		return st, fmt.Errorf("address sender on %s: rate %v frames/s: want a finite number >= 0", a.port.Name(), rate)
+	if first < 0 || n < 0 || first+n > a.block.Count {
+		return AddressStats{}, fmt.Errorf("%s: addresses %d-%d: the block has %d", a.snd.name, first, first+n-1, a.block.Count)
 	}
-	batch := len(a.bufs)
-	done := ctx.Done()
-	start := Now()
-	pace := newPacer(rate, batch, 0, 0, start)
-	refusedSince := int64(0) // when the port began refusing everything, 0 = it is not
-	sent := 0
-	for sent < n {
-		select {
-		case <-done:
-			st.Elapsed = time.Duration(Now() - start)
-			return st, nil
-		default:
-		}
-		k := min(batch, n-sent)
-		if rate > 0 {
-			now := Now()
-			owed := pace.owed(now, uint64(sent))
-			if owed > pace.lag {
-				pace.rebase(now, uint64(sent))
-				owed = 1
-				st.Rebased++
-			}
-			if !pace.ready(now, uint64(sent), owed, uint64(k), noDeadline) {
-				continue
-			}
-			k = min(k, int(owed))
-		}
-		for j, b := range a.bufs[:k] {
-			a.Put(b, first+sent+j)
-		}
-		m, err := a.port.WriteBatch(platform.Batch{Frames: a.bufs[:k]})
-		now := Now()
-		if sent == 0 && m > 0 {
-			st.FirstSend = time.Duration(now - start)
-		}
-		sent += m
-		st.Sent += uint64(m)
-		st.Refused += uint64(k - m)
-		st.Bursts++
-		st.Elapsed = time.Duration(now - start)
-		if err != nil {
-			return st, fmt.Errorf("address sender on %s: %w", a.port.Name(), err)
-		}
-		switch {
-		case m > 0:
-			refusedSince = 0
-		case refusedSince == 0:
-			refusedSince = now
-		case time.Duration(now-refusedSince) > RefuseTimeout:
-			return st, fmt.Errorf("address sender on %s: the port refused every frame for %v (link down?)", a.port.Name(), RefuseTimeout)
-		}
-		if m < k {
-			runtime.Gosched() // let the queue drain
-		}
-	}
-	return st, nil
+	a.snd.seq = uint64(first)
+	st, err := a.snd.run(ctx, Load{Rate: rate, Count: uint64(n)})
+	return AddressStats{Sent: st.Sent, Refused: st.TxDropped, Bursts: st.Bursts, Rebased: st.rebased, FirstSend: st.firstSend, Elapsed: st.Elapsed}, err
 }

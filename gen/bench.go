@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/swctl/swctl/frame"
@@ -98,10 +99,8 @@ type Bench struct {
 	drain time.Duration
 	// learned is set once the learning frames went out.
 	learned bool
-	// mu guards start.
-	mu sync.Mutex
-	// start is when the current run began; zero between runs.
-	start time.Time
+	// start is when the current run began (Now), 0 between runs.
+	start atomic.Int64
 	// closeOnce runs Close's teardown once.
 	closeOnce sync.Once
 }
@@ -109,23 +108,7 @@ type Bench struct {
 // NewBench prepares runs of s's frames from tx to rx; zero MAC addresses
 // in s default to tx's (source) and rx's (destination). It starts
 // reading rx. The Bench owns both ports from now on: Close closes them.
-func NewBench(tx, rx platform.Port, s Stream) (*Bench, error) {
-	s, err := benchStream(tx, rx, s)
-	if err != nil {
-		return nil, err
-	}
-	r, err := NewReceiver(rx, s)
-	if err != nil {
-		return nil, err
-	}
-	snd, err := NewSender(tx, s, r)
-	if err != nil {
-		return nil, err
-	}
-	b := &Bench{tx: tx, rx: rx, stream: s, sender: snd, receiver: r, recvErr: make(chan error, 1), drain: DefaultDrain}
-	go func() { b.recvErr <- r.Run() }()
-	return b, nil
-}
+func NewBench(tx, rx platform.Port, s Stream) (*Bench, error) { return newBench(tx, rx, s, nil) }
 
 // NewCountingBench is NewBench for a tester that counts arrivals with c
 // instead of reading rx, so that nothing at the far end (no receive ring,
@@ -137,22 +120,14 @@ func NewBench(tx, rx platform.Port, s Stream) (*Bench, error) {
 // latency, and loads with a Window are refused: c is too slow to pace
 // one.
 func NewCountingBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
-	s, err := benchStream(tx, rx, s)
-	if err != nil {
-		return nil, err
-	}
-	snd, err := NewSender(tx, s, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &Bench{tx: tx, rx: rx, stream: s, sender: snd, receiver: &counted{c: c, size: s.Size}, drain: DefaultDrain}, nil
+	return newBench(tx, rx, s, c)
 }
 
-// benchStream checks the ports of a Bench and fills in s's defaults:
-// addresses from tx (source) and rx (destination).
-func benchStream(tx, rx platform.Port, s Stream) (Stream, error) {
+// newBench is NewBench with a Receiver on rx when c is nil, else
+// NewCountingBench.
+func newBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	if tx == rx {
-		return s, fmt.Errorf("bench %s: sending and receiving port must differ", tx.Name())
+		return nil, fmt.Errorf("bench %s: sending and receiving port must differ", tx.Name())
 	}
 	if s.Src.IsZero() {
 		s.Src = frame.MACOf(tx.HardwareAddr())
@@ -162,9 +137,25 @@ func benchStream(tx, rx platform.Port, s Stream) (Stream, error) {
 	}
 	s, err := s.WithDefaults()
 	if err != nil {
-		return s, fmt.Errorf("bench %s -> %s: %w", tx.Name(), rx.Name(), err)
+		return nil, fmt.Errorf("bench %s -> %s: %w", tx.Name(), rx.Name(), err)
 	}
-	return s, nil
+	b := &Bench{tx: tx, rx: rx, stream: s, receiver: &counted{c: c, size: s.Size}, drain: DefaultDrain}
+	var r *Receiver
+	var acks Acks // a window's feedback: the Receiver, none for a counter
+	if c == nil {
+		if r, err = NewReceiver(rx, s); err != nil {
+			return nil, err
+		}
+		b.receiver, acks = r, r
+	}
+	if b.sender, err = NewSender(tx, s, acks); err != nil {
+		return nil, err
+	}
+	if r != nil {
+		b.recvErr = make(chan error, 1)
+		go func() { b.recvErr <- r.Run() }()
+	}
+	return b, nil
 }
 
 // SetDrain changes how long Run waits, once the sender stopped, for frames
@@ -190,14 +181,10 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 	b.sender.SetRunID(id)
 	b.receiver.Begin(id)
 	ring0 := b.rx.Counters().RingDropped
-	b.mu.Lock()
-	b.start = time.Now()
-	b.mu.Unlock()
+	b.start.Store(Now())
 	st, err := b.sender.Run(ctx, l)
 	b.waitDrain(ctx, st.Sent)
-	b.mu.Lock()
-	b.start = time.Time{}
-	b.mu.Unlock()
+	b.start.Store(0)
 	rs := b.receiver.Stats()
 	res := Result{
 		Size: b.stream.Size, Flows: b.stream.Flows, Rate: l.Rate, Window: l.Window,
@@ -259,15 +246,13 @@ func (b *Bench) learn() {
 
 // Progress returns a snapshot of the run in progress (zero between runs).
 func (b *Bench) Progress() Progress {
-	b.mu.Lock()
-	start := b.start
-	b.mu.Unlock()
-	if start.IsZero() {
+	start := b.start.Load()
+	if start == 0 {
 		return Progress{}
 	}
 	// Received first: a frame is sent before it arrives, so Sent >= Received.
 	received := b.receiver.Received()
-	return Progress{Elapsed: time.Since(start), Sent: b.sender.Sent(), Received: received}
+	return Progress{Elapsed: time.Duration(Now() - start), Sent: b.sender.Sent(), Received: received}
 }
 
 // Close closes both ports, waits for the receiver to stop and returns

@@ -2,7 +2,6 @@ package gen
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 )
 
@@ -43,16 +42,12 @@ type counted struct {
 	size int
 	// base is the count at Begin.
 	base atomic.Uint64
-	// mu guards err.
-	mu sync.Mutex
-	// err is the first error of c since Begin.
-	err error
+	// err is the first error of c since Begin, nil when none.
+	err atomic.Pointer[error]
 }
 
 func (a *counted) Begin(uint32) {
-	a.mu.Lock()
-	a.err = nil
-	a.mu.Unlock()
+	a.err.Store(nil)
 	a.base.Store(a.count())
 }
 
@@ -73,18 +68,15 @@ func (a *counted) Stats() RecvStats {
 func (a *counted) count() uint64 {
 	n, err := a.c.Count()
 	if err != nil {
-		a.mu.Lock()
-		if a.err == nil {
-			a.err = fmt.Errorf("counting arrivals: %w", err)
-		}
-		a.mu.Unlock()
+		a.err.CompareAndSwap(nil, &err)
 	}
 	return n
 }
 
 // failed returns the counter's first error since Begin.
 func (a *counted) failed() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.err
+	if err := a.err.Load(); err != nil {
+		return fmt.Errorf("counting arrivals: %w", *err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"net/netip"
@@ -97,18 +98,10 @@ func (s Stream) WithDefaults() (Stream, error) {
 	if !s.DstIP.IsValid() {
 		s.DstIP = DefaultDstIP
 	}
-	if s.SrcPort == 0 {
-		s.SrcPort = DefaultSrcPort
-	}
-	if s.DstPort == 0 {
-		s.DstPort = DefaultDstPort
-	}
-	if s.Flows == 0 {
-		s.Flows = 1
-	}
-	if s.Size == 0 {
-		s.Size = MinSize
-	}
+	s.SrcPort = cmp.Or(s.SrcPort, DefaultSrcPort)
+	s.DstPort = cmp.Or(s.DstPort, DefaultDstPort)
+	s.Flows = cmp.Or(s.Flows, 1)
+	s.Size = cmp.Or(s.Size, MinSize)
 	switch {
 	case !s.SrcIP.Is4():
 		return s, fmt.Errorf("source address %v: not an IPv4 address", s.SrcIP)
@@ -181,16 +174,6 @@ func (s Stream) Frame(seq uint64, now int64) ([]byte, error) {
 	base := s.template(b)
 	s.stamp(b, base, s.srcIP(), seq, now)
 	return b, nil
-}
-
-// templates writes the template into every buffer of bufs and returns
-// the partial checksum template returns (the same for every buffer).
-func (s Stream) templates(bufs [][]byte) uint32 {
-	var base uint32
-	for _, b := range bufs {
-		base = s.template(b)
-	}
-	return base
 }
 
 // srcIP is s's source IPv4 address as a number.

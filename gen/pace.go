@@ -10,7 +10,7 @@ import (
 // burst once a whole burst is due. A run that fell behind (the machine
 // took its CPU away) catches up a batch at a time up to lag frames owed;
 // beyond that the caller decides (Sender skips ahead, AddressSender
-// starts the schedule again with rebase).
+// starts the schedule again).
 type pacer struct {
 	// rate is the offered load in frames per second; 0 = not paced.
 	rate float64
@@ -50,11 +50,6 @@ func (p *pacer) owed(now int64, had uint64) uint64 {
 		return 0
 	}
 	return due - had
-}
-
-// rebase starts the schedule again: frame had is due now.
-func (p *pacer) rebase(now int64, had uint64) {
-	p.start, p.based = now, had
 }
 
 // ready reports whether owed frames are enough to send a burst of up to

@@ -223,18 +223,12 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 			lmin, lmax = min(lmin, d), max(lmax, d)
 		}
 	}
-	if ignored > 0 {
-		r.ignored.Add(ignored)
-	}
-	if dups > 0 {
-		t.duplicates.Add(dups)
-	}
-	if late > 0 {
-		t.late.Add(late)
-	}
-	if reord > 0 {
-		t.reordered.Add(reord)
-	}
+	// A batch's counts go to the atomics once, zeros as well: four adds
+	// a batch are little next to its frames.
+	r.ignored.Add(ignored)
+	t.duplicates.Add(dups)
+	t.late.Add(late)
+	t.reordered.Add(reord)
 	if samples > 0 {
 		t.latSamples.Add(samples)
 		t.latSum.Add(sum)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -86,15 +87,19 @@ type SendStats struct {
 	Stalls uint64 `json:"stalls"`
 	// Bursts is the number of WriteBatch calls.
 	Bursts uint64 `json:"bursts"`
-	// MaxBurst is the largest number of frames passed to one WriteBatch.
-	MaxBurst int `json:"max_burst"`
 	// Elapsed is the time from the run's start to its last send.
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// rebased and firstSend are an AddressSender's AddressStats.Rebased
+	// and FirstSend.
+	rebased   uint64
+	firstSend time.Duration
 }
 
 // Sender sends a Stream's frames on a port. One goroutine at a time may
 // call Run and SetRunID; Sent is safe for concurrent use.
 type Sender struct {
+	// name is "sender on PORT" (or "address sender on PORT"), for errors.
+	name string
 	// port is where frames go.
 	port platform.Port
 	// stream is the frames' description, with its defaults.
@@ -111,21 +116,30 @@ type Sender struct {
 	seq uint64
 	// sent counts the frames the port accepted in the current run.
 	sent atomic.Uint64
+	// walk is the AddressSender this sender works for, nil for a plain
+	// one: frame seq then carries address seq of its block, and a run
+	// sends every frame once (see run).
+	walk *AddressSender
 }
 
 // NewSender returns a sender of s's frames on port. acks is needed only
 // for Load.Window (pass the Receiver at the other end), else it may be
 // nil. The frame size must fit the port's MTU.
 func NewSender(port platform.Port, s Stream, acks Acks) (*Sender, error) {
+	return newSender("sender", port, s, acks)
+}
+
+// newSender is NewSender for the sender kind named what.
+func newSender(what string, port platform.Port, s Stream, acks Acks) (*Sender, error) {
+	name := what + " on " + port.Name()
 	s, err := s.WithDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("sender on %s: %w", port.Name(), err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if mtu := port.MTU(); s.Size-offIP > mtu {
-		return nil, fmt.Errorf("sender on %s: frame size %d exceeds the MTU %d (at most %d bytes without FCS)",
-			port.Name(), s.Size, mtu, mtu+offIP)
+		return nil, fmt.Errorf("%s: frame size %d exceeds the MTU %d (at most %d bytes without FCS)", name, s.Size, mtu, mtu+offIP)
 	}
-	snd := &Sender{port: port, stream: s, acks: acks, bufs: s.batch(port.BatchSize()), srcIP: s.srcIP()}
+	snd := &Sender{name: name, port: port, stream: s, acks: acks, bufs: s.batch(port.BatchSize()), srcIP: s.srcIP()}
 	snd.SetRunID(s.RunID)
 	return snd, nil
 }
@@ -133,7 +147,9 @@ func NewSender(port platform.Port, s Stream, acks Acks) (*Sender, error) {
 // SetRunID makes the next Run send frames of run id, from sequence number 0.
 func (s *Sender) SetRunID(id uint32) {
 	s.stream.RunID = id
-	s.base = s.stream.templates(s.bufs)
+	for _, b := range s.bufs {
+		s.base = s.stream.template(b) // the same for every buffer
+	}
 	s.seq = 0
 }
 
@@ -147,37 +163,49 @@ func (s *Sender) Sent() uint64 { return s.sent.Load() }
 // allocates nothing per frame.
 func (s *Sender) Run(ctx context.Context, l Load) (SendStats, error) {
 	switch {
-	case l.Rate < 0 || math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0):
-		return SendStats{}, fmt.Errorf("sender on %s: rate %v frames/s: want a finite number >= 0", s.port.Name(), l.Rate)
 	case l.Window < 0:
-		return SendStats{}, fmt.Errorf("sender on %s: window %d: want >= 0", s.port.Name(), l.Window)
+		return SendStats{}, fmt.Errorf("%s: window %d: want >= 0", s.name, l.Window)
 	case l.Window > 0 && s.acks == nil:
-		return SendStats{}, fmt.Errorf("sender on %s: window %d needs a receiver's feedback", s.port.Name(), l.Window)
+		return SendStats{}, fmt.Errorf("%s: window %d needs a receiver's feedback", s.name, l.Window)
 	case l.Burst < 0:
-		return SendStats{}, fmt.Errorf("sender on %s: burst %d: want >= 0", s.port.Name(), l.Burst)
+		return SendStats{}, fmt.Errorf("%s: burst %d: want >= 0", s.name, l.Burst)
 	}
+	return s.run(ctx, l)
+}
+
+// run is the loop of Sender.Run and AddressSender.Run. For an
+// AddressSender (walk set) every frame goes out exactly once: a frame
+// the port refuses is offered again, a paced run that fell more than its
+// lag behind starts its schedule again (rather than skip frames), frames
+// carry no send time, and a port that refuses every frame for
+// RefuseTimeout is an error.
+func (s *Sender) run(ctx context.Context, l Load) (SendStats, error) {
+	var st SendStats
+	if l.Rate < 0 || math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) {
+		return st, fmt.Errorf("%s: rate %v frames/s: want a finite number >= 0", s.name, l.Rate)
+	}
+	once := s.walk != nil
 	batch := len(s.bufs)
 	timeout := int64(l.WindowTimeout)
 	if timeout <= 0 {
 		timeout = int64(DefaultWindowTimeout)
 	}
-
-	var st SendStats
 	s.sent.Store(0)
 	done := ctx.Done()
 	start := Now()
-	// A paced sender more than pace.lag frames behind skips ahead.
 	pace := newPacer(l.Rate, batch, l.Burst, l.MaxLag, start)
-	pace.lag = max(pace.lag, 4)
+	if !once {
+		pace.lag = max(pace.lag, 4) // beyond it a paced sender skips ahead
+	}
 	deadline := noDeadline
 	if l.Duration > 0 {
 		deadline = start + int64(l.Duration)
 	}
-	var skipped uint64    // paced frames left out of the schedule
-	var writtenOff uint64 // window frames given up as lost
-	var acked uint64      // last Received seen by the window
-	ackedAt := start      // when acked last changed
-	now := start
+	var skipped uint64       // paced frames left out of the schedule
+	var writtenOff uint64    // window frames given up as lost
+	var acked uint64         // last Received seen by the window
+	ackedAt := start         // when acked last changed
+	refusedSince := int64(0) // when the port began refusing everything, 0 = it is not
 	var err error
 loop:
 	for {
@@ -186,21 +214,31 @@ loop:
 			break loop
 		default:
 		}
-		now = Now()
+		now := Now()
 		if now >= deadline {
 			break loop
 		}
+		taken := st.Offered // frames that count towards l.Count
+		if once {
+			taken = st.Sent
+		}
 		k := uint64(batch)
-		if l.Count > 0 {
-			if st.Offered >= l.Count {
+		if l.Count > 0 || once { // an AddressSender's run of 0 frames ends at once
+			if taken >= l.Count {
 				break loop
 			}
-			k = min(k, l.Count-st.Offered)
+			k = min(k, l.Count-taken)
 		}
 		if l.Rate > 0 {
-			had := st.Offered + skipped
+			had := taken + skipped
 			owed := pace.owed(now, had)
-			if owed > pace.lag {
+			switch {
+			case owed <= pace.lag:
+			case once:
+				pace.start, pace.based = now, had // frame had is due now
+				owed = 1
+				st.rebased++
+			default:
 				skipped += owed - pace.burst
 				st.Slipped += owed - pace.burst
 				owed = pace.burst
@@ -231,16 +269,36 @@ loop:
 			}
 			k = min(k, uint64(free))
 		}
-		n, bytes, e := s.send(int(k), now)
+		n, e := s.send(int(k), now)
+		m := uint64(n)
 		st.Offered += k
-		st.Sent += uint64(n)
-		st.Bytes += uint64(bytes)
+		st.Sent += m
+		st.Bytes += m * uint64(s.stream.Size)
 		st.Bursts++
-		st.MaxBurst = max(st.MaxBurst, int(k))
 		s.sent.Store(st.Sent)
 		if e != nil {
-			err = fmt.Errorf("sender on %s: %w", s.port.Name(), e)
+			err = fmt.Errorf("%s: %w", s.name, e)
 			break loop
+		}
+		if !once {
+			continue
+		}
+		s.seq -= k - m // refused: offered again
+		now = Now()
+		switch {
+		case m > 0 && st.firstSend == 0:
+			st.firstSend = time.Duration(now - start)
+			refusedSince = 0
+		case m > 0:
+			refusedSince = 0
+		case refusedSince == 0:
+			refusedSince = now
+		case time.Duration(now-refusedSince) > RefuseTimeout:
+			err = fmt.Errorf("%s: the port refused every frame for %v (link down?)", s.name, RefuseTimeout)
+			break loop
+		}
+		if m < k {
+			runtime.Gosched() // let the queue drain
 		}
 	}
 	st.TxDropped = st.Offered - st.Sent
@@ -248,13 +306,20 @@ loop:
 	return st, err
 }
 
-// send stamps k frames with sequence numbers and the time now and writes
-// them; it returns the number the port accepted and their bytes.
-func (s *Sender) send(k int, now int64) (int, int, error) {
-	for _, b := range s.bufs[:k] {
-		s.stream.stamp(b, s.base, s.srcIP, s.seq, now)
-		s.seq++
+// send stamps k frames with sequence numbers and the time now (an
+// AddressSender's with their addresses and no time) and writes them; it
+// returns the number the port accepted.
+func (s *Sender) send(k int, now int64) (int, error) {
+	bufs := s.bufs[:k]
+	if s.walk != nil {
+		for j, b := range bufs {
+			s.walk.Put(b, int(s.seq)+j)
+		}
+	} else {
+		for j, b := range bufs {
+			s.stream.stamp(b, s.base, s.srcIP, s.seq+uint64(j), now)
+		}
 	}
-	n, err := s.port.WriteBatch(platform.Batch{Frames: s.bufs[:k]})
-	return n, n * s.stream.Size, err
+	s.seq += uint64(k)
+	return s.port.WriteBatch(platform.Batch{Frames: bufs})
 }

@@ -33,11 +33,15 @@ type chartCell struct {
 }
 
 // roleChartCell is the chart cell of a RoleCell.
-func roleChartCell(c RoleCell) chartCell {
+func roleChartCell(c RoleCell) chartCell { return comparedCell(c.Role, c.Comparison) }
+
+// comparedCell is the chart cell of role's side of a comparison: nothing
+// drawn when not measured, the patch side marked when significant.
+func comparedCell(role string, c Comparison) chartCell {
 	if c.NA {
 		return chartCell{}
 	}
-	return chartCell{S: c.Summary, Marked: c.Role == RolePatch && c.Significant}
+	return chartCell{S: c.Summary, Marked: role == RolePatch && c.Significant}
 }
 
 // scaled is c with its figures multiplied by k (frames/s to Mb/s).
@@ -164,14 +168,10 @@ func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*
 			}
 		}
 		var xy plotter.XYs
-		var xs []float64
-		var cells []chartCell
 		for j, c := range se.Cells {
-			if c.S.N == 0 {
-				continue
+			if c.S.N > 0 {
+				xy = append(xy, plotter.XY{X: se.X[j], Y: c.S.Mean})
 			}
-			xy = append(xy, plotter.XY{X: se.X[j], Y: c.S.Mean})
-			xs, cells = append(xs, se.X[j]), append(cells, c)
 		}
 		if len(xy) == 0 {
 			continue
@@ -188,7 +188,7 @@ func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*
 		off := vg.Points(2 * (float64(i) - float64(len(series)-1)/2))
 		ws := whiskerLine()
 		ws.Color = seriesColor(i)
-		p.Add(l, pts, spread{x: xs, cells: cells, offset: off, line: ws})
+		p.Add(l, pts, spread{x: se.X, cells: se.Cells, offset: off, line: ws}) // spread skips the cells not measured
 		p.Legend.Add(se.Label, l, pts)
 	}
 	if logX {
@@ -223,10 +223,24 @@ func chartNote(alpha float64) string {
 // the picture's margin.
 const legendGap = vg.Length(8)
 
+// writeChart saves the chart p (unless making it failed with err) as
+// file in dir, at least w wide and 4 in high (saveChart), and returns the
+// file's name.
+func writeChart(dir, file string, p *plot.Plot, w vg.Length, alpha float64, err error) ([]string, error) {
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", file, err)
+	}
+	if err := saveChart(p, w, 4*vg.Inch, alpha, filepath.Join(dir, file)); err != nil {
+		return nil, err
+	}
+	return []string{file}, nil
+}
+
 // saveChart writes p as an image of at least width w and height h to
-// path, in the format its extension names (.svg for the report): the plot on the left, its legend (and the note on whiskers and
-// marks) in a strip on the right, so the legend never covers data; the
-// plot is widened when its title needs it.
+// path, in the format its extension names (.svg for the report): the
+// plot on the left, its legend (and the note on whiskers and marks) in a
+// strip on the right, so the legend never covers data; the plot is
+// widened when its title needs it.
 func saveChart(p *plot.Plot, w, h vg.Length, alpha float64, path string) error {
 	leg := p.Legend
 	p.Legend = plot.NewLegend()
@@ -274,13 +288,8 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 		cells := func(metric, role string) []chartCell {
 			out := make([]chartCell, len(groups))
 			for _, c := range r.Cells {
-				if c.Setup != s.Name || c.Metric != metric || c.Role != role || c.NA {
-					continue
-				}
-				for g, name := range groups {
-					if c.Row+" "+colName(c.Promisc) == name {
-						out[g] = chartCell{S: c.Summary, Marked: role == RolePatch && c.Significant}
-					}
+				if g := slices.Index(groups, c.Row+" "+colName(c.Promisc)); g >= 0 && c.Setup == s.Name && c.Metric == metric && c.Role == role {
+					out[g] = comparedCell(role, c.Comparison)
 				}
 			}
 			return out
@@ -296,13 +305,11 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 				{Label: "interrupts, patch", Cells: cells("interrupts", RolePatch)}, {Label: "interrupts, no patch", Cells: cells("interrupts", RoleNoPatch)}}},
 		} {
 			p, w, err := barChart(ch.title, "row and column (iperf3 direction; PROMISC or -PROMISC)", ch.ylabel, groups, ch.series)
+			file, err := writeChart(dir, ch.file, p, w, r.Alpha, err)
 			if err != nil {
-				return nil, fmt.Errorf("chart %s: %w", ch.file, err)
-			}
-			if err := saveChart(p, w, 4*vg.Inch, r.Alpha, filepath.Join(dir, ch.file)); err != nil {
 				return nil, err
 			}
-			names = append(names, ch.file)
+			names = append(names, file...)
 		}
 	}
 	for _, write := range []func(string, *Results) ([]string, error){writeRateCharts, writeMsgSizeChart, writeBulkChart} {
@@ -334,8 +341,8 @@ func writeRateCharts(dir string, r *Results) ([]string, error) {
 			for _, size := range r.Rate.Sizes {
 				cell := chartCell{}
 				for _, c := range r.RateCells {
-					if c.Setup == s.Name && c.Metric == se.metric && c.Role == se.role && c.Size == size && !c.NA {
-						cell = chartCell{S: c.Summary, Marked: c.Role == RolePatch && c.Significant}.scaled(float64(size-4) * 8 / 1e6)
+					if c.Setup == s.Name && c.Metric == se.metric && c.Role == se.role && c.Size == size {
+						cell = comparedCell(c.Role, c.Comparison).scaled(float64(size-4) * 8 / 1e6)
 					}
 				}
 				cs.X, cs.Cells = append(cs.X, float64(size)), append(cs.Cells, cell)
@@ -343,14 +350,11 @@ func writeRateCharts(dir string, r *Results) ([]string, error) {
 			series = append(series, cs)
 		}
 		p, err := lineChart("forwarding rate through "+s.Name+", patch vs no patch", "frame size, bytes (RFC 2544, FCS included)", "throughput, Mb/s (frames without FCS)", false, series)
+		file, err := writeChart(dir, "rate-"+s.Name+".svg", p, 6*vg.Inch, r.Alpha, err)
 		if err != nil {
-			return nil, fmt.Errorf("chart rate-%s.svg: %w", s.Name, err)
-		}
-		file := "rate-" + s.Name + ".svg"
-		if err := saveChart(p, 6*vg.Inch, 4*vg.Inch, r.Alpha, filepath.Join(dir, file)); err != nil {
 			return nil, err
 		}
-		names = append(names, file)
+		names = append(names, file...)
 	}
 	return names, nil
 }
@@ -372,23 +376,14 @@ func writeBulkChart(dir string, r *Results) ([]string, error) {
 	for _, se := range []struct{ label, role string }{{"patch", RolePatch}, {"no patch", RoleNoPatch}} {
 		cs := chartSeries{Label: se.label, Cells: make([]chartCell, len(groups))}
 		for _, c := range r.BulkCells {
-			for g, row := range groups {
-				if c.Row == row && c.Metric == "throughput" && c.Role == se.role {
-					cs.Cells[g] = roleChartCell(c)
-				}
+			if g := slices.Index(groups, c.Row); g >= 0 && c.Metric == "throughput" && c.Role == se.role {
+				cs.Cells[g] = roleChartCell(c)
 			}
 		}
 		series = append(series, cs)
 	}
-	file := "bulk-" + BulkSetup + ".svg"
 	p, w, err := barChart("bulk transfer across "+BulkSetup+", patch vs no patch", "test (UDP: received)", "throughput, Mb/s", groups, series)
-	if err != nil {
-		return nil, fmt.Errorf("chart %s: %w", file, err)
-	}
-	if err := saveChart(p, w, 4*vg.Inch, r.Alpha, filepath.Join(dir, file)); err != nil {
-		return nil, err
-	}
-	return []string{file}, nil
+	return writeChart(dir, "bulk-"+BulkSetup+".svg", p, w, r.Alpha, err)
 }
 
 // palette colours the series: patch dark, no patch light.

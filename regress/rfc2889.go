@@ -252,15 +252,6 @@ func SearchCapacity(ctx context.Context, trial AddrTrialFunc, hi int, rate float
 	if hi < 1 || maxTrials < 1 {
 		return res, fmt.Errorf("capacity search: upper bound %d, max trials %d: want both at least 1", hi, maxTrials)
 	}
-	probes := 0
-	run := func(n int) (AddrTrial, error) {
-		probes++
-		t, err := judged(ctx, trial, n, rate, true, &res.Trials)
-		if err != nil {
-			return t, fmt.Errorf("capacity trial of %d addresses: %w", n, err)
-		}
-		return t, nil
-	}
 	// estimate is the table's size a conclusive failure tells, 0 = none.
 	estimate := func(t AddrTrial) int {
 		if t.Pass || t.Inconclusive || t.Flooded == 0 || t.Flooded > uint64(t.Addresses) {
@@ -268,27 +259,22 @@ func SearchCapacity(ctx context.Context, trial AddrTrialFunc, hi int, rate float
 		}
 		return t.Addresses - int(t.Flooded)
 	}
-	t, err := run(hi)
-	if err != nil {
-		return res, err
-	}
-	if t.Pass {
-		res.Capacity, res.Lo, res.Converged = hi, hi, true
-		return res, nil
-	}
-	guess, guided := estimate(t), 0
-	for res.Hi-res.Lo > 1 && probes < maxTrials {
+	guess, guided := 0, 0
+	for probes := 0; probes == 0 || res.Hi-res.Lo > 1 && probes < maxTrials; probes++ {
 		n := res.Lo + (res.Hi-res.Lo)/2
 		isGuess := guess > res.Lo && guess < res.Hi && guided < maxGuided
-		if isGuess {
+		switch {
+		case probes == 0:
+			n = hi
+		case isGuess:
 			n = guess
 			guided++
-		} else {
+		default:
 			guided = 0
 		}
-		t, err := run(n)
+		t, err := judged(ctx, trial, n, rate, true, &res.Trials)
 		if err != nil {
-			return res, err
+			return res, fmt.Errorf("capacity trial of %d addresses: %w", n, err)
 		}
 		guess = 0
 		if t.Pass {

@@ -15,7 +15,6 @@ import (
 	"github.com/swctl/swctl/internal/netbed"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
-	"github.com/swctl/swctl/platform/nsenter"
 )
 
 // UDP destination ports of the address-caching frames: the receivers
@@ -110,22 +109,14 @@ func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error)
 // open opens t1, t2 and t3 in the tester namespace, the senders and the
 // receivers, and starts the receivers.
 func (b *addrBed) open() error {
-	err := nsenter.Run(b.tester, func() error {
-		for _, name := range []string{"t1", "t2", "t3"} {
-			p, err := afpacket.Open(name, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
-			if err != nil {
-				return fmt.Errorf("tester port %s: %w", name, err)
-			}
-			b.ports = append(b.ports, p)
-			if err := gen.WaitLinkUp(p, 5*time.Second); err != nil {
-				return fmt.Errorf("tester port %w", err)
-			}
+	for _, name := range []string{"t1", "t2", "t3"} {
+		p, err := openUp(b.tester, name, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+		b.ports = append(b.ports, p)
 	}
+	var err error
 	t1, t2, t3 := b.ports[0], b.ports[1], b.ports[2]
 	block := gen.AddressBlock{First: addrBlockFirst, Count: b.cfg.MaxAddr}
 	if b.learn, err = gen.NewAddressSender(t1, gen.Stream{Dst: b.testMAC, DstPort: learnDstPort}, block, gen.VarySource); err != nil {
@@ -275,9 +266,7 @@ func (b *addrBed) stop() error {
 		p.Close()
 	}
 	for ; b.receiving > 0; b.receiving-- {
-		if err := <-b.recvDone; err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, <-b.recvDone) // errors.Join drops the nils
 	}
 	b.ports, b.learn, b.test, b.atTest, b.atLearn, b.atMonitor = nil, nil, nil, nil, nil, nil
 	if err := b.nsbed.stop(); err != nil {

@@ -124,14 +124,11 @@ func (h *Host) String() string { return fmt.Sprintf("%s (%s)", h.Conf.Role, h.T)
 // Run runs args on the host with stdin (may be nil) and returns stdout;
 // the error names the host, the command and carries stderr.
 func (h *Host) Run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
-	h.cmds.Log = append(h.cmds.Log, fmt.Sprintf("[%s] %s", h.T, strings.Join(args, " ")))
+	line := strings.Join(args, " ")
+	h.cmds.record(fmt.Sprintf("[%s] %s", h.T, line))
 	cmd := h.T.Command(ctx, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &out, &errb
-	if err := cmd.Run(); err != nil {
-		return out.Bytes(), fmt.Errorf("%s: %s: %v: %s", h, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-	}
-	return out.Bytes(), nil
+	cmd.Stdin = stdin
+	return capture(cmd, fmt.Sprintf("%s: %s", h, line))
 }
 
 // RunAll runs each of steps on the host in turn, up to the first error.
@@ -165,30 +162,24 @@ func (h *Host) OnUndo(what string, fn func(ctx context.Context) error) {
 // Undo puts back every recorded change, newest first, with its own
 // context (the run's may be cancelled by Ctrl-C), and returns the first
 // error; it goes on after errors.
-func (h *Host) Undo() error {
+func (h *Host) Undo() error { return h.UndoTo(0) }
+
+// UndoDepth returns how many changes are recorded; UndoTo(n) puts back
+// those made after that point (one setup's changes).
+func (h *Host) UndoDepth() int { return len(h.undo) }
+
+// UndoTo puts back the changes recorded after depth n like Undo.
+func (h *Host) UndoTo(n int) error {
 	var first error
-	for i := len(h.undo) - 1; i >= 0; i-- {
+	for i := len(h.undo) - 1; i >= n; i-- {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		if err := h.undo[i].fn(ctx); err != nil && first == nil {
 			first = fmt.Errorf("%s: putting back %s: %w", h, h.undo[i].what, err)
 		}
 		cancel()
 	}
-	h.undo = nil
+	h.undo = h.undo[:n]
 	return first
-}
-
-// UndoDepth returns how many changes are recorded; UndoTo(n) puts back
-// those made after that point (one setup's changes).
-func (h *Host) UndoDepth() int { return len(h.undo) }
-
-// UndoTo puts back the changes recorded after depth n, newest first.
-func (h *Host) UndoTo(n int) error {
-	rest := h.undo[:n]
-	h.undo = h.undo[n:]
-	err := h.Undo()
-	h.undo = rest
-	return err
 }
 
 // Proc is a long-running command on a host: a daemon or an iperf3 server.
@@ -205,33 +196,47 @@ type Proc struct {
 	desc string
 }
 
+// startPID starts args on the host through script, a sh -c script that
+// prints its PID and execs them (the PID is the command's, on the host,
+// whatever the transport), in a process group of its own (a Ctrl-C at
+// the terminal reaches the harness, which stops the command on the host)
+// and not under ctx's cancellation. It returns the command, the rest of
+// its stdout, the PID line and the PID (perr when the line holds none).
+func (h *Host) startPID(ctx context.Context, stderr io.Writer, script string, args ...string) (cmd *exec.Cmd, r *bufio.Reader, line string, pid int, perr error) {
+	cmd = h.T.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", script}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stderr = stderr
+	pipe, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		return nil, nil, "", 0, err
+	}
+	r = bufio.NewReader(pipe)
+	line, rerr := r.ReadString('\n')
+	if pid, perr = strconv.Atoi(strings.TrimSpace(line)); rerr != nil {
+		perr = rerr
+	}
+	return cmd, r, line, pid, perr
+}
+
 // Start starts args on the host in the background with stdout and stderr
 // going to log on the host, learns its PID there and records a kill of
 // it as a change to put back.
 func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, error) {
-	// The shell prints its PID and execs the command: the PID is the
-	// command's, on the host, whatever the transport.
-	full := append([]string{"sh", "-c", `echo $$; exec "$@" >"$0" 2>&1`, log}, args...)
-	h.cmds.Log = append(h.cmds.Log, fmt.Sprintf("[%s] %s > %s &", h.T, strings.Join(args, " "), log))
-	cmd := h.T.Command(context.WithoutCancel(ctx), full...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
+	h.cmds.record(fmt.Sprintf("[%s] %s > %s &", h.T, strings.Join(args, " "), log))
+	cmd, _, line, pid, err := h.startPID(ctx, nil, `echo $$; exec "$@" >"$0" 2>&1`, append([]string{log}, args...)...)
+	if cmd == nil {
 		return nil, fmt.Errorf("%s: start %s: %w", h, args[0], err)
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: start %s: %w", h, args[0], err)
-	}
-	p := &Proc{cmd: cmd, done: make(chan struct{}), host: h, desc: strings.Join(args, " ")}
-	line, rerr := bufio.NewReader(out).ReadString('\n')
+	p := &Proc{PID: pid, cmd: cmd, done: make(chan struct{}), host: h, desc: strings.Join(args, " ")}
 	go func() { cmd.Wait(); close(p.done) }()
-	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if rerr != nil || err != nil {
+	if err != nil {
 		cmd.Process.Kill()
 		<-p.done
-		return nil, fmt.Errorf("%s: start %s: no PID from the host (%q): %v", h, p.desc, line, rerr)
+		return nil, fmt.Errorf("%s: start %s: no PID from the host (%q): %v", h, p.desc, line, err)
 	}
-	p.PID = pid
 	h.OnUndo("process "+p.desc, func(ctx context.Context) error { return p.Stop(ctx) })
 	return p, nil
 }
@@ -241,23 +246,13 @@ func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, er
 // does, it is sent SIGTERM there and given 10 s, for an ssh client that
 // goes away leaves its remote command running. It returns stdout.
 func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error) {
-	h.cmds.Log = append(h.cmds.Log, fmt.Sprintf("[%s] %s", h.T, strings.Join(args, " ")))
-	cmd := h.T.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", `echo $$; exec "$@"`, "sh"}, args...)...)
-	// Its own process group: a Ctrl-C at the terminal reaches the
-	// harness, which stops the command on the host.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	desc := fmt.Sprintf("%s: %s", h, strings.Join(args, " "))
+	h.cmds.record(fmt.Sprintf("[%s] %s", h.T, strings.Join(args, " ")))
 	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", h, args[0], err)
+	cmd, r, line, pid, perr := h.startPID(ctx, &errb, `echo $$; exec "$@"`, append([]string{"sh"}, args...)...)
+	if cmd == nil {
+		return nil, fmt.Errorf("%s: %s: %w", h, args[0], perr)
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", h, args[0], err)
-	}
-	r := bufio.NewReader(pipe)
-	line, _ := r.ReadString('\n')
-	pid, perr := strconv.Atoi(strings.TrimSpace(line))
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
@@ -265,7 +260,10 @@ func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error)
 		done <- cmd.Wait()
 	}()
 	select {
-	case err = <-done:
+	case err := <-done:
+		if err != nil {
+			return out.Bytes(), fmt.Errorf("%s: %v: %s", desc, err, strings.TrimSpace(errb.String()))
+		}
 	case <-ctx.Done():
 		if perr == nil {
 			kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -278,13 +276,10 @@ func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error)
 			cmd.Process.Kill()
 			<-done
 		}
-		return out.Bytes(), fmt.Errorf("%s: %s: %w", h, strings.Join(args, " "), ctx.Err())
-	}
-	if err != nil {
-		return out.Bytes(), fmt.Errorf("%s: %s: %v: %s", h, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+		return out.Bytes(), fmt.Errorf("%s: %w", desc, ctx.Err())
 	}
 	if perr != nil {
-		return out.Bytes(), fmt.Errorf("%s: %s: no PID from the host (%q)", h, strings.Join(args, " "), line)
+		return out.Bytes(), fmt.Errorf("%s: no PID from the host (%q)", desc, line)
 	}
 	return out.Bytes(), nil
 }
@@ -317,22 +312,21 @@ func (p *Proc) Stop(ctx context.Context) error {
 // CPU reads the host's whole-machine CPU times: /proc/stat on Linux,
 // kern.cp_time on the BSDs.
 func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
-	if h.Conf.OS == "linux" {
-		out, err := h.Run(ctx, nil, "cat", "/proc/stat")
-		if err != nil {
-			return CPUTimes{}, err
-		}
-		c, _, err := cpustat.ParseStat(string(out))
-		if err != nil {
-			return c, fmt.Errorf("%s: %w", h, err)
-		}
-		return c, nil
+	linux := h.Conf.OS == "linux"
+	args := []string{"sysctl", "-n", "kern.cp_time"}
+	if linux {
+		args = []string{"cat", "/proc/stat"}
 	}
-	out, err := h.Run(ctx, nil, "sysctl", "-n", "kern.cp_time")
+	out, err := h.Run(ctx, nil, args...)
 	if err != nil {
 		return CPUTimes{}, err
 	}
-	c, err := ParseCPTime(h.Conf.OS, string(out))
+	var c CPUTimes
+	if linux {
+		c, _, err = cpustat.ParseStat(string(out))
+	} else {
+		c, err = ParseCPTime(h.Conf.OS, string(out))
+	}
 	if err != nil {
 		return c, fmt.Errorf("%s: %w", h, err)
 	}
@@ -344,19 +338,20 @@ func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
 // hundredths of a second on the BSDs (ps cputime; kern.cp_time counts at
 // stathz, so there the engine's share is taken against wall time).
 func (h *Host) ProcCPU(ctx context.Context, pid int) (uint64, error) {
-	if h.Conf.OS == "linux" {
-		out, err := h.Run(ctx, nil, "cat", fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return 0, err
-		}
-		u, s, err := cpustat.ParsePidStat(string(out))
-		return u + s, err
+	linux := h.Conf.OS == "linux"
+	args := []string{"ps", "-o", "cputime=", "-p", strconv.Itoa(pid)}
+	if linux {
+		args = []string{"cat", fmt.Sprintf("/proc/%d/stat", pid)}
 	}
-	out, err := h.Run(ctx, nil, "ps", "-o", "cputime=", "-p", strconv.Itoa(pid))
-	if err != nil {
+	out, err := h.Run(ctx, nil, args...)
+	switch {
+	case err != nil:
 		return 0, err
+	case !linux:
+		return ParsePsCputime(string(out))
 	}
-	return ParsePsCputime(string(out))
+	u, s, err := cpustat.ParsePidStat(string(out))
+	return u + s, err
 }
 
 // MAC returns the hardware address of interface ifname on the host:
@@ -456,26 +451,21 @@ func ParsePsCputime(text string) (uint64, error) {
 		}
 		days, s = n, rest
 	}
+	s, frac, _ := strings.Cut(s, ".")
 	parts := strings.Split(s, ":")
 	if len(parts) < 2 || len(parts) > 3 {
 		return 0, fmt.Errorf("ps cputime %q: want [[dd-]hh:]mm:ss[.hh]", text)
 	}
-	secPart := parts[len(parts)-1]
-	sec, frac, _ := strings.Cut(secPart, ".")
-	total := days * 86400 * 100
-	mult := []uint64{3600, 60}[3-len(parts):]
-	for i, p := range parts[:len(parts)-1] {
+	secs := days * 86400
+	var v uint64 // hh:mm:ss or mm:ss, each field base 60
+	for _, p := range parts {
 		n, err := strconv.ParseUint(p, 10, 64)
 		if err != nil {
 			return 0, fmt.Errorf("ps cputime %q: %w", text, err)
 		}
-		total += n * mult[i] * 100
+		v = v*60 + n
 	}
-	n, err := strconv.ParseUint(sec, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("ps cputime %q: seconds: %w", text, err)
-	}
-	total += n * 100
+	total := (secs + v) * 100
 	if frac != "" {
 		f, err := strconv.ParseUint((frac + "00")[:2], 10, 64)
 		if err != nil {

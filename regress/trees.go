@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,8 +94,13 @@ type Commands struct {
 	mu sync.Mutex
 	// Log holds every command run, as one shell-like line each.
 	Log []string
-	// Stderr, when set, receives each command's stderr as well.
-	Stderr io.Writer
+}
+
+// record adds line to Log.
+func (c *Commands) record(line string) {
+	c.mu.Lock()
+	c.Log = append(c.Log, line)
+	c.mu.Unlock()
 }
 
 // run runs args like Output and drops stdout: a netbed.Runner.
@@ -121,23 +125,25 @@ func (c *Commands) runAll(ctx context.Context, steps ...[]string) error {
 func (c *Commands) Output(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
 	line := strings.Join(args, " ")
 	if dir != "" {
-		line = "(cd " + dir + " && " + line + ")"
+		c.record("(cd " + dir + " && " + line + ")")
+	} else {
+		c.record(line)
 	}
-	c.mu.Lock()
-	c.Log = append(c.Log, line)
-	c.mu.Unlock()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = dir
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
+	return capture(cmd, line)
+}
+
+// capture runs cmd and returns its stdout; the error is desc's, with
+// cmd's error and stderr.
+func capture(cmd *exec.Cmd, desc string) ([]byte, error) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if c.Stderr != nil {
-		cmd.Stderr = io.MultiWriter(&errb, c.Stderr)
-	}
 	if err := cmd.Run(); err != nil {
-		return out.Bytes(), fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+		return out.Bytes(), fmt.Errorf("%s: %v: %s", desc, err, strings.TrimSpace(errb.String()))
 	}
 	return out.Bytes(), nil
 }
@@ -188,10 +194,10 @@ func PrepareTrees(ctx context.Context, spec ABSpec, tmpRoot string, run *Command
 		t.Patch, t.NoPatch = current, current
 	case "patch":
 		abs, err := filepath.Abs(spec.Patch)
-		if err != nil {
-			return nil, fmt.Errorf("regress: patch %s: %w", spec.Patch, err)
+		if err == nil {
+			_, err = os.Stat(abs)
 		}
-		if _, err := os.Stat(abs); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("regress: patch %s: %w", spec.Patch, err)
 		}
 		if err := t.addWorktree(ctx, head); err != nil {
@@ -229,7 +235,6 @@ func dirtyWord(d bool) string {
 	return ""
 }
 
-// git runs git in dir and returns its trimmed stdout.
 // binaryFor returns the swctl binary that plays role (RolePatch or
 // RoleNoPatch).
 func (t *Trees) binaryFor(role string) string {
@@ -239,6 +244,7 @@ func (t *Trees) binaryFor(role string) string {
 	return t.NoPatch.Binary
 }
 
+// git runs git in dir and returns its trimmed stdout.
 func (t *Trees) git(ctx context.Context, dir string, args ...string) (string, error) {
 	out, err := t.run.Output(ctx, "", nil, append([]string{"git", "-C", dir}, args...)...)
 	return strings.TrimSpace(string(out)), err
@@ -307,15 +313,14 @@ func copyFile(src, dst string) error {
 // Build builds swctl from each tree into the temporary directory, once
 // when both roles share a tree, and sets the trees' Binary.
 func (t *Trees) Build(ctx context.Context) error {
+	env := []string{"CGO_ENABLED=0"}
+	for _, kv := range [][2]string{{"GOOS", t.GOOS}, {"GOARCH", t.GOARCH}} {
+		if kv[1] != "" {
+			env = append(env, kv[0]+"="+kv[1])
+		}
+	}
 	build := func(tr *Tree, name string) error {
 		out := filepath.Join(t.tmp, name)
-		env := []string{"CGO_ENABLED=0"}
-		if t.GOOS != "" {
-			env = append(env, "GOOS="+t.GOOS)
-		}
-		if t.GOARCH != "" {
-			env = append(env, "GOARCH="+t.GOARCH)
-		}
 		if _, err := t.run.Output(ctx, tr.Dir, env, "go", "build", "-trimpath", "-o", out, "./cmd/swctl"); err != nil {
 			return fmt.Errorf("regress: build %s swctl in %s: %w", tr.Role, tr.Dir, err)
 		}
