@@ -153,40 +153,20 @@ func (b *hostBed) runRate(ctx context.Context, rc *RateConfig, plan []RateInstan
 	if rc.WindowDuration > 0 {
 		window = func() (WindowSample, error) { return b.window(ctx, *rc) }
 	}
-	depth := 0
-	return runPlan(prog, step, plan,
-		func(in RateInstance) error {
-			depth = b.dut.UndoDepth()
-			if err := b.startRate(ctx, trees.binaryFor(in.Role)); err != nil {
-				return fmt.Errorf("start: %w", err)
-			}
-			return nil
-		},
+	return hostPlan(b, prog, step, plan,
+		func(in RateInstance) error { return b.startRate(ctx, trees.binaryFor(in.Role)) },
 		func(in RateInstance) error {
 			return measureSizes(res, in, rc.Sizes, func(size int) (RateSample, error) { return b.measureRate(ctx, *rc, size) }, window)
 		},
-		func() error { return b.stopTo(ctx, depth) },
 		func(RateInstance) float64 { return rc.weight() })
-}
-
-// stopTo stops the instance's daemon and undoes the DUT's changes made
-// after depth.
-func (b *hostBed) stopTo(ctx context.Context, depth int) error {
-	if err := b.stop(ctx); err != nil {
-		return err
-	}
-	return b.dut.UndoTo(depth)
 }
 
 // startRate starts the daemon with the local binary bin, bridges the
 // DUT's test interfaces with static entries for the peer's two MACs,
 // and waits until frames cross.
 func (b *hostBed) startRate(ctx context.Context, bin string) error {
-	if err := b.daemonUp(ctx, "rate", bin); err != nil {
-		return err
-	}
 	d := b.dut.Conf.Interfaces
-	if err := b.swctl(ctx, []string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
+	if err := b.daemonUp(ctx, "rate", bin, []string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
 		[]string{"bridge", "static", "bridge0", b.peerMACs[0], d[0]}, []string{"bridge", "static", "bridge0", b.peerMACs[1], d[1]}); err != nil {
 		return err
 	}

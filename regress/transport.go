@@ -88,7 +88,7 @@ func shellQuote(s string) string {
 }
 
 // Host is a test host reached through a transport, with the commands of
-// its OS and a list of what the suite changed on it, put back by Undo.
+// its OS.
 type Host struct {
 	// Conf is the host's section of regress.conf.
 	Conf HostConfig
@@ -96,17 +96,6 @@ type Host struct {
 	T Transport
 	// cmds records every command run.
 	cmds *Commands
-	// undo are the commands that put back what the suite changed, in
-	// the order the changes were made; Undo runs them backwards.
-	undo []undoStep
-}
-
-// undoStep is one change to put back.
-type undoStep struct {
-	// what describes the change, for errors.
-	what string
-	// fn puts it back.
-	fn func(ctx context.Context) error
 }
 
 // NewHost returns the host of c, recording commands in cmds.
@@ -144,54 +133,8 @@ func (h *Host) RunAll(ctx context.Context, steps ...[]string) error {
 	return nil
 }
 
-// Change runs args, and once it succeeded records undo (a command to run
-// on the host) to put the change back.
-func (h *Host) Change(ctx context.Context, args []string, undo []string) error {
-	if _, err := h.Run(ctx, nil, args...); err != nil {
-		return err
-	}
-	h.OnUndo(strings.Join(undo, " "), func(ctx context.Context) error {
-		_, err := h.Run(ctx, nil, undo...)
-		return err
-	})
-	return nil
-}
-
-// OnUndo records fn to put back the change what.
-func (h *Host) OnUndo(what string, fn func(ctx context.Context) error) {
-	h.undo = append(h.undo, undoStep{what, fn})
-}
-
-// Undo puts back every recorded change, newest first, with its own
-// context (the run's may be cancelled by Ctrl-C), and returns the first
-// error; it goes on after errors.
-func (h *Host) Undo() error {
-	var first error
-	for i := len(h.undo) - 1; i >= 0; i-- {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		if err := h.undo[i].fn(ctx); err != nil && first == nil {
-			first = fmt.Errorf("%s: putting back %s: %w", h, h.undo[i].what, err)
-		}
-		cancel()
-	}
-	h.undo = nil
-	return first
-}
-
-// UndoDepth returns how many changes are recorded; UndoTo(n) puts back
-// those made after that point (one setup's changes).
-func (h *Host) UndoDepth() int { return len(h.undo) }
-
-// UndoTo puts back the changes recorded after depth n, newest first.
-func (h *Host) UndoTo(n int) error {
-	rest := h.undo[:n]
-	h.undo = h.undo[n:]
-	err := h.Undo()
-	h.undo = rest
-	return err
-}
-
-// Proc is a long-running command on a host: a daemon or an iperf3 server.
+// Proc is a command on a host whose PID there is known: a daemon, an
+// iperf3 server, or the foreground command of RunStoppable.
 type Proc struct {
 	// PID is the process's ID on the host.
 	PID int
@@ -199,92 +142,77 @@ type Proc struct {
 	cmd *exec.Cmd
 	// done is closed when cmd has been reaped.
 	done chan struct{}
+	// err is cmd's exit error; set before done is closed.
+	err error
+	// stderr is what cmd wrote to its standard error.
+	stderr bytes.Buffer
 	// host is where it runs.
 	host *Host
 	// desc is its command line, for errors.
 	desc string
 }
 
-// Start starts args on the host in the background with stdout and stderr
-// going to log on the host, learns its PID there and records a kill of
-// it as a change to put back.
-func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, error) {
-	// The shell prints its PID and execs the command: the PID is the
-	// command's, on the host, whatever the transport.
-	full := append([]string{"sh", "-c", `echo $$; exec "$@" >"$0" 2>&1`, log}, args...)
-	h.cmds.Log = append(h.cmds.Log, fmt.Sprintf("[%s] %s > %s &", h.T, strings.Join(args, " "), log))
-	cmd := h.T.Command(context.WithoutCancel(ctx), full...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
+// start starts args on the host through a shell that prints its PID and
+// execs them with redirect, $0 being zero: the PID is the command's, on
+// the host, whatever the transport. What the command prints after that
+// goes to out.
+func (h *Host) start(ctx context.Context, out io.Writer, redirect, zero string, args ...string) (*Proc, error) {
+	p := &Proc{done: make(chan struct{}), host: h, desc: strings.Join(args, " ")}
+	p.cmd = h.T.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", `echo $$; exec "$@"` + redirect, zero}, args...)...)
+	// Its own process group: a Ctrl-C at the terminal reaches the
+	// harness, which stops the command on the host.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.Stderr = &p.stderr
+	pipe, err := p.cmd.StdoutPipe()
+	if err == nil {
+		err = p.cmd.Start()
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: start %s: %w", h, args[0], err)
+		return nil, fmt.Errorf("%s: start %s: %w", h, p.desc, err)
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: start %s: %w", h, args[0], err)
-	}
-	p := &Proc{cmd: cmd, done: make(chan struct{}), host: h, desc: strings.Join(args, " ")}
-	line, rerr := bufio.NewReader(out).ReadString('\n')
-	go func() { cmd.Wait(); close(p.done) }()
-	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if rerr != nil || err != nil {
-		cmd.Process.Kill()
+	r := bufio.NewReader(pipe)
+	line, rerr := r.ReadString('\n')
+	go func() {
+		io.Copy(out, r) // until the command's stdout closes, before Wait
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	if p.PID, err = strconv.Atoi(strings.TrimSpace(line)); rerr != nil || err != nil {
+		p.cmd.Process.Kill()
 		<-p.done
 		return nil, fmt.Errorf("%s: start %s: no PID from the host (%q): %v", h, p.desc, line, rerr)
 	}
-	p.PID = pid
-	h.OnUndo("process "+p.desc, func(ctx context.Context) error { return p.Stop(ctx) })
 	return p, nil
 }
 
+// Start starts args on the host in the background with stdout and stderr
+// going to log on the host.
+func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, error) {
+	h.cmds.Log = append(h.cmds.Log, fmt.Sprintf("[%s] %s > %s &", h.T, strings.Join(args, " "), log))
+	return h.start(ctx, io.Discard, ` >"$0" 2>&1`, log, args...)
+}
+
 // RunStoppable runs args on the host in the foreground like Run, as a
-// process whose PID on the host is learnt first: when ctx ends before it
-// does, it is sent SIGTERM there and given 10 s, for an ssh client that
-// goes away leaves its remote command running. It returns stdout.
+// Proc: when ctx ends before it does, it is stopped there, for an ssh
+// client that goes away leaves its remote command running. It returns
+// stdout.
 func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error) {
 	h.cmds.Log = append(h.cmds.Log, fmt.Sprintf("[%s] %s", h.T, strings.Join(args, " ")))
-	cmd := h.T.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", `echo $$; exec "$@"`, "sh"}, args...)...)
-	// Its own process group: a Ctrl-C at the terminal reaches the
-	// harness, which stops the command on the host.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", h, args[0], err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", h, args[0], err)
-	}
-	r := bufio.NewReader(pipe)
-	line, _ := r.ReadString('\n')
-	pid, perr := strconv.Atoi(strings.TrimSpace(line))
 	var out bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		io.Copy(&out, r) // until the command's stdout closes, before Wait
-		done <- cmd.Wait()
-	}()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		if perr == nil {
-			kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			h.Run(kctx, nil, "kill", "-TERM", strconv.Itoa(pid))
-			cancel()
-		}
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		return out.Bytes(), fmt.Errorf("%s: %s: %w", h, strings.Join(args, " "), ctx.Err())
-	}
+	p, err := h.start(ctx, &out, "", "sh", args...)
 	if err != nil {
-		return out.Bytes(), fmt.Errorf("%s: %s: %v: %s", h, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+		return nil, err
 	}
-	if perr != nil {
-		return out.Bytes(), fmt.Errorf("%s: %s: no PID from the host (%q)", h, strings.Join(args, " "), line)
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		p.Stop(sctx)
+		cancel()
+		return out.Bytes(), fmt.Errorf("%s: %s: %w", h, p.desc, ctx.Err())
+	}
+	if p.err != nil {
+		return out.Bytes(), fmt.Errorf("%s: %s: %v: %s", h, p.desc, p.err, strings.TrimSpace(p.stderr.String()))
 	}
 	return out.Bytes(), nil
 }
@@ -310,6 +238,7 @@ func (p *Proc) Stop(ctx context.Context) error {
 	case <-p.done:
 	case <-time.After(5 * time.Second):
 		p.cmd.Process.Kill()
+		<-p.done
 	}
 	return fmt.Errorf("%s: %s (pid %d) did not stop on SIGTERM within 10s; killed", p.host, p.desc, p.PID)
 }
