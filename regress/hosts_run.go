@@ -32,15 +32,9 @@ var HostSetups = []SetupSpec{
 
 // checkHarness says what the harness lacks to drive the hosts of hc.
 func checkHarness(hc *HostsConfig) error {
-	tools := []string{"git", "go"}
-	for _, h := range []HostConfig{hc.DUT, hc.Peer} {
-		if h.Transport == "ssh" {
-			tools = append(tools, "ssh")
-		} else {
-			tools = append(tools, "ip")
-		}
-	}
-	for _, tool := range tools {
+	// The transports' programs: ssh, or ip for ip netns exec.
+	transport := map[string]string{"ssh": "ssh", "netns": "ip"}
+	for _, tool := range []string{"git", "go", transport[hc.DUT.Transport], transport[hc.Peer.Transport]} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return fmt.Errorf("regress: %s: needs %s on this machine: %w", hc.Path, tool, err)
 		}

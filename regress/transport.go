@@ -17,55 +17,40 @@ import (
 	"github.com/swctl/swctl/internal/cpustat"
 )
 
-// Transport is how the harness runs commands on a test host.
-type Transport interface {
-	// String names the transport and host for messages: "ssh dut1",
-	// "netns swr1dut".
-	String() string
-	// Command returns an unstarted local command that runs args on the
-	// host, with its stdin, stdout and stderr connected through.
-	Command(ctx context.Context, args ...string) *exec.Cmd
+// Transport is how the harness runs commands on a test host: the ssh
+// client, which reads the user's ~/.ssh/config (keys, user, port, jump
+// hosts), or ip netns exec in a local network namespace, the real-host
+// code path exercised without real hosts.
+type Transport struct {
+	// Kind is "ssh" or "netns".
+	Kind string
+	// Host is the ssh destination (host, user@host or a Host alias) or
+	// the namespace's name under /run/netns.
+	Host string
 }
 
 // NewTransport returns the transport named kind ("ssh" or "netns") to
 // host (an ssh destination or a namespace name).
 func NewTransport(kind, host string) (Transport, error) {
-	switch kind {
-	case "ssh":
-		return SSH{Dest: host}, nil
-	case "netns":
-		return Netns{Name: host}, nil
+	if kind != "ssh" && kind != "netns" {
+		return Transport{}, fmt.Errorf("transport %q to %s: unknown (have ssh, netns)", kind, host)
 	}
-	return nil, fmt.Errorf("transport %q to %s: unknown (have ssh, netns)", kind, host)
+	return Transport{Kind: kind, Host: host}, nil
 }
 
-// SSH runs commands with the ssh client, which reads the user's
-// ~/.ssh/config (keys, user, port, jump hosts). BatchMode keeps it from
-// asking for a password in the middle of a suite.
-type SSH struct {
-	// Dest is the ssh destination: host, user@host or a Host alias.
-	Dest string
-}
+// String names the transport and host for messages: "ssh dut1",
+// "netns swr1dut".
+func (t Transport) String() string { return t.Kind + " " + t.Host }
 
-func (s SSH) String() string { return "ssh " + s.Dest }
-
-// Command quotes args for the remote shell, which ssh hands its command
-// line to.
-func (s SSH) Command(ctx context.Context, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, "ssh", "-o", "BatchMode=yes", "-T", s.Dest, "--", commandLine(args))
-}
-
-// Netns runs commands in a local network namespace (ip netns exec): the
-// real-host code path, exercised without real hosts.
-type Netns struct {
-	// Name is the namespace's name under /run/netns.
-	Name string
-}
-
-func (n Netns) String() string { return "netns " + n.Name }
-
-func (n Netns) Command(ctx context.Context, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", n.Name}, args...)...)
+// Command returns an unstarted local command that runs args on the host,
+// with its stdin, stdout and stderr connected through. Over ssh, args are
+// quoted for the remote shell, which ssh hands its command line to;
+// BatchMode keeps ssh from asking for a password in the middle of a suite.
+func (t Transport) Command(ctx context.Context, args ...string) *exec.Cmd {
+	if t.Kind == "ssh" {
+		return exec.CommandContext(ctx, "ssh", "-o", "BatchMode=yes", "-T", t.Host, "--", commandLine(args))
+	}
+	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", t.Host}, args...)...)
 }
 
 // commandLine joins args into one line for a POSIX shell, each quoted
@@ -246,22 +231,20 @@ func (p *Proc) Stop(ctx context.Context) error {
 // CPU reads the host's whole-machine CPU times: /proc/stat on Linux,
 // kern.cp_time on the BSDs.
 func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
+	args := []string{"sysctl", "-n", "kern.cp_time"}
 	if h.Conf.OS == "linux" {
-		out, err := h.Run(ctx, nil, "cat", "/proc/stat")
-		if err != nil {
-			return CPUTimes{}, err
-		}
-		c, _, err := cpustat.ParseStat(string(out))
-		if err != nil {
-			return c, fmt.Errorf("%s: %w", h, err)
-		}
-		return c, nil
+		args = []string{"cat", "/proc/stat"}
 	}
-	out, err := h.Run(ctx, nil, "sysctl", "-n", "kern.cp_time")
+	out, err := h.Run(ctx, nil, args...)
 	if err != nil {
 		return CPUTimes{}, err
 	}
-	c, err := ParseCPTime(h.Conf.OS, string(out))
+	var c CPUTimes
+	if h.Conf.OS == "linux" {
+		c, _, err = cpustat.ParseStat(string(out))
+	} else {
+		c, err = ParseCPTime(h.Conf.OS, string(out))
+	}
 	if err != nil {
 		return c, fmt.Errorf("%s: %w", h, err)
 	}
@@ -273,19 +256,19 @@ func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
 // hundredths of a second on the BSDs (ps cputime; kern.cp_time counts at
 // stathz, so there the engine's share is taken against wall time).
 func (h *Host) ProcCPU(ctx context.Context, pid int) (uint64, error) {
+	args := []string{"ps", "-o", "cputime=", "-p", strconv.Itoa(pid)}
 	if h.Conf.OS == "linux" {
-		out, err := h.Run(ctx, nil, "cat", fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return 0, err
-		}
-		u, s, err := cpustat.ParsePidStat(string(out))
-		return u + s, err
+		args = []string{"cat", fmt.Sprintf("/proc/%d/stat", pid)}
 	}
-	out, err := h.Run(ctx, nil, "ps", "-o", "cputime=", "-p", strconv.Itoa(pid))
+	out, err := h.Run(ctx, nil, args...)
 	if err != nil {
 		return 0, err
 	}
-	return ParsePsCputime(string(out))
+	if h.Conf.OS != "linux" {
+		return ParsePsCputime(string(out))
+	}
+	u, s, err := cpustat.ParsePidStat(string(out))
+	return u + s, err
 }
 
 // MAC returns the hardware address of interface ifname on the host:
@@ -324,7 +307,7 @@ func ParseMAC(goos, text string) (string, error) {
 	}
 	hw, err := net.ParseMAC(s)
 	if err != nil || len(hw) != 6 {
-		return "", fmt.Errorf("no Ethernet address in %q", trimOutput([]byte(text)))
+		return "", fmt.Errorf("no Ethernet address in %q", bgproc.Clip(text))
 	}
 	return hw.String(), nil
 }
@@ -377,40 +360,27 @@ func ParseCPTime(goos, text string) (CPUTimes, error) {
 // of a second.
 func ParsePsCputime(text string) (uint64, error) {
 	s := strings.TrimSpace(text)
-	var days uint64
-	if d, rest, ok := strings.Cut(s, "-"); ok {
-		n, err := strconv.ParseUint(d, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("ps cputime %q: days: %w", s, err)
-		}
-		days, s = n, rest
+	days, hms, ok := strings.Cut(s, "-")
+	if !ok {
+		days, hms = "0", s
 	}
-	parts := strings.Split(s, ":")
-	if len(parts) < 2 || len(parts) > 3 {
+	whole, frac, _ := strings.Cut(hms, ".")
+	f := strings.Split(whole, ":")
+	if len(f) < 2 || len(f) > 3 {
 		return 0, fmt.Errorf("ps cputime %q: want [[dd-]hh:]mm:ss[.hh]", text)
 	}
-	secPart := parts[len(parts)-1]
-	sec, frac, _ := strings.Cut(secPart, ".")
-	total := days * 86400 * 100
-	mult := []uint64{3600, 60}[3-len(parts):]
-	for i, p := range parts[:len(parts)-1] {
-		n, err := strconv.ParseUint(p, 10, 64)
+	if len(f) == 2 {
+		f = append([]string{"0"}, f...)
+	}
+	// Days, hours, minutes, seconds and hundredths, each a digit of its
+	// own radix.
+	var total uint64
+	for i, x := range []string{days, f[0], f[1], f[2], (frac + "00")[:2]} {
+		n, err := strconv.ParseUint(x, 10, 64)
 		if err != nil {
 			return 0, fmt.Errorf("ps cputime %q: %w", text, err)
 		}
-		total += n * mult[i] * 100
-	}
-	n, err := strconv.ParseUint(sec, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("ps cputime %q: seconds: %w", text, err)
-	}
-	total += n * 100
-	if frac != "" {
-		f, err := strconv.ParseUint((frac + "00")[:2], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("ps cputime %q: fraction: %w", text, err)
-		}
-		total += f
+		total = total*[]uint64{0, 24, 60, 60, 100}[i] + n
 	}
 	return total, nil
 }
