@@ -172,10 +172,12 @@ func (b *hostBed) undoWith(h *Host, args ...string) {
 	})
 }
 
-// change runs do on h and records undo, the command that puts it back.
+// change runs do on h and records undo, the command that puts it back;
+// also when ctx ended while do ran, for do may have taken effect before
+// it was killed.
 func (b *hostBed) change(ctx context.Context, h *Host, do, undo []string) error {
 	_, err := h.Run(ctx, nil, do...)
-	if err == nil {
+	if err == nil || ctx.Err() != nil {
 		b.undoWith(h, undo...)
 	}
 	return err
