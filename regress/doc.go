@@ -59,10 +59,10 @@
 // own CPU per request.
 //
 // Real test hosts (ParseHostsConfig, a regress.conf) are reached through
-// a Transport (SSH, or Netns for `ip netns exec`); Host records every
-// change the suite makes there and puts it back (Undo), also on Ctrl-C or
-// failure. CPU is read there too: /proc/stat, or kern.cp_time on the BSDs
-// (ParseCPTime).
+// a Transport (ssh, or `ip netns exec`); the suite records every change
+// it makes there and puts it back, newest first, also on Ctrl-C or
+// failure. CPU is read there too: /proc/stat, or kern.cp_time on the
+// BSDs (ParseCPTime).
 //
 // The comparison suite (ParseBenchFlags, RunBench; make bench through
 // cmd/swctl-bench) measures one swctl binary beside direct veth, the Linux

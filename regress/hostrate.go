@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/swctl/swctl/gen"
+	"github.com/swctl/swctl/internal/bgproc"
 )
 
 // HostRateSetups are the forwarding-rate setups on real test hosts
@@ -96,7 +98,7 @@ func parseBenchJSON(out []byte, mode string, size int) (benchJSON, error) {
 	var b benchJSON
 	d := json.NewDecoder(bytes.NewReader(out))
 	if err := d.Decode(&b); err != nil {
-		return b, fmt.Errorf("swctl bench -o json: %w (output %q)", err, trimOutput(out))
+		return b, fmt.Errorf("swctl bench -o json: %w (output %q)", err, bgproc.Clip(string(out)))
 	}
 	switch {
 	case b.Mode != mode:
@@ -113,34 +115,34 @@ func parseBenchJSON(out []byte, mode string, size int) (benchJSON, error) {
 	return b, nil
 }
 
-// trimOutput shortens a command's output for an error message.
-func trimOutput(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
-}
-
-// benchArgs is the peer's swctl bench command line for frames of the
-// RFC 2544 size size; extra selects the mode.
-func (b *hostBed) benchArgs(rc RateConfig, size int, extra ...string) []string {
+// runBench runs swctl bench on the peer from its first interface to its
+// second, flows flows of frames of the RFC 2544 size size, opts choosing
+// the mode, and parses its output as a run of mode. The timeout allows
+// runs runs of d, their drains and the transport's round trips.
+func (b *hostBed) runBench(ctx context.Context, mode string, size, flows, runs int, d time.Duration, opts ...string) (benchJSON, error) {
 	p := b.peer.Conf.Interfaces
-	args := []string{b.bench, "bench", p[0], p[1], "--size", strconv.Itoa(gen.FrameSize(size)), "--flows", strconv.Itoa(rc.Flows)}
-	return append(append(args, extra...), "-o", "json", "--quiet")
-}
-
-// runBench runs swctl bench on the peer with args (runs runs of trial
-// each) and parses its output as a run of mode for size. The timeout is
-// generous: the runs, their drains, the transport's round trips.
-func (b *hostBed) runBench(ctx context.Context, args []string, mode string, size int, runs int, trial time.Duration) (benchJSON, error) {
-	tctx, cancel := context.WithTimeout(ctx, time.Duration(runs)*(trial+time.Second)+30*time.Second)
+	args := slices.Concat([]string{b.bench, "bench", p[0], p[1], "--size", strconv.Itoa(gen.FrameSize(size)), "--flows", strconv.Itoa(flows)}, opts, []string{"-o", "json", "--quiet"})
+	tctx, cancel := context.WithTimeout(ctx, time.Duration(runs)*(d+time.Second)+30*time.Second)
 	defer cancel()
 	out, err := b.peer.RunStoppable(tctx, args...)
 	if err != nil {
 		return benchJSON{}, err
 	}
 	return parseBenchJSON(out, mode, size)
+}
+
+// spanBench runs runBench for one run of mode of length d (opts, then
+// --duration d) with the DUT's CPU around it.
+func (b *hostBed) spanBench(ctx context.Context, mode string, size, flows int, d time.Duration, opts ...string) (rr RateRun, err error) {
+	var out benchJSON
+	rr.CPU, rr.EngineCPU, err = b.span(ctx, func() (err error) {
+		out, err = b.runBench(ctx, mode, size, flows, 1, d, append(opts, "--duration", d.String())...)
+		return err
+	})
+	if err == nil {
+		rr.Result = *out.Result
+	}
+	return rr, err
 }
 
 // runRate runs the forwarding-rate plan: per instance a fresh daemon
@@ -153,40 +155,20 @@ func (b *hostBed) runRate(ctx context.Context, rc *RateConfig, plan []RateInstan
 	if rc.WindowDuration > 0 {
 		window = func() (WindowSample, error) { return b.window(ctx, *rc) }
 	}
-	depth := 0
-	return runPlan(prog, step, plan,
-		func(in RateInstance) error {
-			depth = b.dut.UndoDepth()
-			if err := b.startRate(ctx, trees.binaryFor(in.Role)); err != nil {
-				return fmt.Errorf("start: %w", err)
-			}
-			return nil
-		},
+	return hostPlan(b, prog, step, plan,
+		func(in RateInstance) error { return b.startRate(ctx, trees.binaryFor(in.Role)) },
 		func(in RateInstance) error {
 			return measureSizes(res, in, rc.Sizes, func(size int) (RateSample, error) { return b.measureRate(ctx, *rc, size) }, window)
 		},
-		func() error { return b.stopTo(ctx, depth) },
 		func(RateInstance) float64 { return rc.weight() })
-}
-
-// stopTo stops the instance's daemon and undoes the DUT's changes made
-// after depth.
-func (b *hostBed) stopTo(ctx context.Context, depth int) error {
-	if err := b.stop(ctx); err != nil {
-		return err
-	}
-	return b.dut.UndoTo(depth)
 }
 
 // startRate starts the daemon with the local binary bin, bridges the
 // DUT's test interfaces with static entries for the peer's two MACs,
 // and waits until frames cross.
 func (b *hostBed) startRate(ctx context.Context, bin string) error {
-	if err := b.daemonUp(ctx, "rate", bin); err != nil {
-		return err
-	}
 	d := b.dut.Conf.Interfaces
-	if err := b.swctl(ctx, []string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
+	if err := b.daemonUp(ctx, "rate", bin, []string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
 		[]string{"bridge", "static", "bridge0", b.peerMACs[0], d[0]}, []string{"bridge", "static", "bridge0", b.peerMACs[1], d[1]}); err != nil {
 		return err
 	}
@@ -199,8 +181,7 @@ func (b *hostBed) startRate(ctx context.Context, bin string) error {
 func (b *hostBed) waitForward(ctx context.Context) error {
 	p := b.peer.Conf.Interfaces
 	return poll(ctx, 10*time.Second, 200*time.Millisecond, func() error {
-		args := b.benchArgs(RateConfig{Flows: 1}, 64, "--rate", "10000", "--duration", "20ms")
-		out, err := b.runBench(ctx, args, "rate", 64, 1, 20*time.Millisecond)
+		out, err := b.runBench(ctx, "rate", 64, 1, 1, 20*time.Millisecond, "--rate", "10000", "--duration", "20ms")
 		if err == nil && out.Received == 0 {
 			err = fmt.Errorf("%d sent, %d received", out.Sent, out.Received)
 		}
@@ -215,21 +196,22 @@ func (b *hostBed) waitForward(ctx context.Context) error {
 // the max-rate run with the DUT's CPU around it, the zero-loss search
 // (bench --search), and in FULL mode a latency run at the zero-loss rate
 // and the frame-loss-rate steps (paced runs at 100%, 90%, ... of the
-// max-rate run's sent rate).
+// max-rate run's sent rate), each with the DUT's CPU around it.
 func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (RateSample, error) {
 	smp := RateSample{Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}, Method: MethodReceiving}
-	trial := rc.Trial.String()
+	paced := func(rate float64) (RateRun, error) {
+		return b.spanBench(ctx, "rate", size, rc.Flows, rc.Trial, "--rate", strconv.FormatFloat(rate, 'f', 0, 64))
+	}
 	var err error
-	if smp.Max, err = b.spanBench(ctx, b.benchArgs(rc, size, "--window", "0", "--duration", trial), "max", size, rc.Trial); err != nil {
+	if smp.Max, err = b.spanBench(ctx, "max", size, rc.Flows, rc.Trial, "--window", "0"); err != nil {
 		return smp, fmt.Errorf("bridge0 size %d: max rate: %w", size, err)
 	}
 	hi := smp.Max.SentPerSecond
 	if hi <= 0 {
 		return smp, fmt.Errorf("bridge0 size %d: max rate: nothing sent on %s's %s", size, b.peer, b.peer.Conf.Interfaces[0])
 	}
-	args := b.benchArgs(rc, size, "--search", "--trial", trial, "--max-trials", strconv.Itoa(rc.MaxTrials),
-		"--resolution", strconv.FormatFloat(hi*rc.Resolution, 'f', 0, 64))
-	s, err := b.runBench(ctx, args, "search", size, 1+rc.MaxTrials, rc.Trial)
+	s, err := b.runBench(ctx, "search", size, rc.Flows, 1+rc.MaxTrials, rc.Trial, "--search", "--trial", rc.Trial.String(),
+		"--max-trials", strconv.Itoa(rc.MaxTrials), "--resolution", strconv.FormatFloat(hi*rc.Resolution, 'f', 0, 64))
 	if err != nil {
 		return smp, fmt.Errorf("bridge0 size %d: zero-loss search: %w", size, err)
 	}
@@ -239,7 +221,7 @@ func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (Rat
 	smp.ZeroLoss, smp.SenderBound, smp.Converged = s.Search.Rate, s.Search.SenderBound, s.Search.Converged
 	smp.SearchBound, smp.ZeroLossTrialRate = s.Search.Max.SentPerSecond, s.Search.TrialRate
 	if rc.Latency && s.Search.TrialRate > 0 {
-		rr, err := b.paced(ctx, rc, size, s.Search.TrialRate)
+		rr, err := paced(s.Search.TrialRate)
 		if err != nil {
 			return smp, fmt.Errorf("bridge0 size %d: latency run: %w", size, err)
 		}
@@ -247,7 +229,7 @@ func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (Rat
 	}
 	if rc.LossRate {
 		_, err := LossRateSteps(ctx, hi, LossRateStep, func(rate float64) (uint64, uint64, error) {
-			rr, err := b.paced(ctx, rc, size, rate)
+			rr, err := paced(rate)
 			if err == nil {
 				smp.LossRate = append(smp.LossRate, LossStep{Percent: int(100*rate/hi + 0.5), RateRun: rr})
 			}
@@ -261,38 +243,13 @@ func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (Rat
 	return smp, nil
 }
 
-// paced runs one swctl bench run of rc.Trial paced at rate frames/s, with
-// the DUT's CPU around it.
-func (b *hostBed) paced(ctx context.Context, rc RateConfig, size int, rate float64) (RateRun, error) {
-	return b.spanBench(ctx, b.benchArgs(rc, size, "--rate", strconv.FormatFloat(rate, 'f', 0, 64), "--duration", rc.Trial.String()), "rate", size, rc.Trial)
-}
-
-// spanBench runs one swctl bench run of mode and length d (args, frames
-// of size) with the DUT's CPU around it.
-func (b *hostBed) spanBench(ctx context.Context, args []string, mode string, size int, d time.Duration) (RateRun, error) {
-	var rr RateRun
-	var out benchJSON
-	var err error
-	rr.CPU, rr.EngineCPU, err = b.span(ctx, func() (err error) {
-		out, err = b.runBench(ctx, args, mode, size, 1, d)
-		return err
-	})
-	if err != nil {
-		return rr, err
-	}
-	rr.Result = *out.Result
-	return rr, nil
-}
-
 // window runs the window benchmark (BalanceNG's, swctl bench's default
 // mode) from the peer across the DUT: one flow of rc.WindowSize-byte
 // frames, at most rc.Window in flight, for rc.WindowDuration.
 func (b *hostBed) window(ctx context.Context, rc RateConfig) (WindowSample, error) {
 	smp := WindowSample{Setup: "bridge0", Start: time.Now()}
-	size := rc.WindowSize + gen.FCSLen
-	args := b.benchArgs(RateConfig{Flows: 1}, size, "--window", strconv.Itoa(rc.Window), "--duration", rc.WindowDuration.String())
 	var err error
-	if smp.RateRun, err = b.spanBench(ctx, args, "window", size, rc.WindowDuration); err != nil {
+	if smp.RateRun, err = b.spanBench(ctx, "window", rc.WindowSize+gen.FCSLen, 1, rc.WindowDuration, "--window", strconv.Itoa(rc.Window)); err != nil {
 		return smp, fmt.Errorf("bridge0 window benchmark: %w", err)
 	}
 	return smp, nil

@@ -32,30 +32,9 @@ func TestIntegrationRegressHostsRateNetns(t *testing.T) {
 	dut, peer := netnstest.New(t, "rrd"), netnstest.New(t, "rrp")
 	netnstest.Veth(t, dut, "d0", "02:54:00:02:00:02", peer, "p0", "02:54:00:02:00:01")
 	netnstest.Veth(t, dut, "d1", "02:54:00:02:01:02", peer, "p1", "02:54:00:02:01:01")
-	state := func() string {
-		var b strings.Builder
-		for _, ns := range []*netnstest.NS{dut, peer} {
-			b.WriteString(ns.Run("ip", "-br", "addr"))
-			b.WriteString(ns.Run("ip", "-d", "link"))
-			pids, _ := netnstest.Try("ip", "netns", "pids", ns.Name)
-			fmt.Fprintf(&b, "pids: %q\n", strings.TrimSpace(pids))
-		}
-		return b.String()
-	}
-	netnstest.Eventually(t, 5*time.Second, "the test links up", func() bool {
-		return !strings.Contains(dut.Run("ip", "-br", "link")+peer.Run("ip", "-br", "link"), "LOWERLAYERDOWN")
-	})
-	before := state()
-	workdir := t.TempDir()
-	conf := filepath.Join(t.TempDir(), "regress.conf")
-	text := fmt.Sprintf("[dut]\ntransport = netns\nhost = %s\ninterfaces = d0 d1\nworkdir = %s\n\n[peer]\ntransport = netns\nhost = %s\ninterfaces = p0 p1\nworkdir = %s\n\n[tests]\nrun = rate\n", dut.Name, workdir, peer.Name, workdir)
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	hc, err := LoadHostsConfig(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hosts := hostsFixture{dut: dut, peer: peer, workdir: t.TempDir()}
+	before := hosts.settled(t)
+	hc := hosts.load(t, "[dut]\ntransport = netns\nhost = %[1]s\ninterfaces = d0 d1\nworkdir = %[3]s\n\n[peer]\ntransport = netns\nhost = %[2]s\ninterfaces = p0 p1\nworkdir = %[3]s\n\n[tests]\nrun = rate\n")
 	rc := RateConfig{Sizes: []int{64}, Trial: 200 * time.Millisecond, MaxTrials: 3, Resolution: 0.05, Flows: 4,
 		Latency: true, WindowDuration: 200 * time.Millisecond, WindowSize: DefaultWindowSize, Window: DefaultWindow}
 	var stdout strings.Builder
@@ -71,7 +50,7 @@ func TestIntegrationRegressHostsRateNetns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text = stdout.String()
+	text := stdout.String()
 	for _, want := range []string{"== forwarding rate: bridge0 ==\nForwarding rate (frames/s, loss %)\nmethod: receiving: the generator's receiver reads every frame at the far end\nbytes     max fps", "\n64/60     ", "== window benchmark: bridge0 ==", "\npackets/s "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, text)
@@ -112,7 +91,7 @@ func TestIntegrationRegressHostsRateNetns(t *testing.T) {
 		"[netns " + dut.Name + "] cat /proc/",
 		"bridge static bridge0 02:54:00:02:00:01 d0",
 		"bridge static bridge0 02:54:00:02:01:01 d1",
-		"[netns " + peer.Name + "] " + workdir,
+		"[netns " + peer.Name + "] " + hosts.workdir,
 		"/swctl bench p0 p1 --size 60 --flows 4 --window 0 --duration 200ms -o json --quiet",
 		"/swctl bench p0 p1 --size 60 --flows 4 --search --trial 200ms --max-trials 3 --resolution ",
 	} {
@@ -149,12 +128,7 @@ func TestIntegrationRegressHostsRateNetns(t *testing.T) {
 		}
 		f.Close()
 	}
-	if after := state(); after != before {
-		t.Errorf("the hosts are not as they were.\nbefore:\n%s\nafter:\n%s", before, after)
-	}
-	if left, _ := filepath.Glob(filepath.Join(workdir, "swctl-regress.*")); len(left) > 0 {
-		t.Errorf("temporary directories left on the hosts: %v", left)
-	}
+	hosts.checkBack(t, "after a run", before)
 
 	// Interrupted (as by Ctrl-C) while the peer's swctl bench searches:
 	// bench is stopped on the peer and everything is put back.
@@ -180,10 +154,5 @@ func TestIntegrationRegressHostsRateNetns(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--search") {
 		t.Errorf("interrupted run: error %v, want one naming the search", err)
 	}
-	if after := state(); after != before {
-		t.Errorf("after an interrupted run the hosts are not as they were (%v).\nbefore:\n%s\nafter:\n%s", err, before, after)
-	}
-	if left, _ := filepath.Glob(filepath.Join(workdir, "swctl-regress.*")); len(left) > 0 {
-		t.Errorf("temporary directories left on the hosts after an interrupted run: %v", left)
-	}
+	hosts.checkBack(t, fmt.Sprintf("after an interrupted run (%v)", err), before)
 }

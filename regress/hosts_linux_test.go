@@ -29,27 +29,9 @@ func TestIntegrationRegressHostsNetns(t *testing.T) {
 	dut, peer, spare := netnstest.New(t, "rhd"), netnstest.New(t, "rhp"), netnstest.New(t, "rhs")
 	netnstest.Veth(t, dut, "d0", "02:54:00:00:00:02", peer, "p0", "02:54:00:00:00:01")
 	netnstest.Veth(t, dut, "d1", "02:54:00:00:01:02", spare, "s0", "02:54:00:00:01:01")
-	state := func() string {
-		var b strings.Builder
-		for _, ns := range []*netnstest.NS{dut, peer} {
-			b.WriteString(ns.Run("ip", "-br", "addr"))
-			b.WriteString(ns.Run("ip", "-d", "link"))
-			pids, _ := netnstest.Try("ip", "netns", "pids", ns.Name)
-			fmt.Fprintf(&b, "pids: %q\n", strings.TrimSpace(pids))
-		}
-		return b.String()
-	}
-	before := state()
-	workdir := t.TempDir()
-	conf := filepath.Join(t.TempDir(), "regress.conf")
-	text := fmt.Sprintf("[dut]\ntransport = netns\nhost = %s\ninterfaces = d0 d1\naddr = 10.77.0.2/24\nworkdir = %s\n\n[peer]\ntransport = netns\nhost = %s\ninterfaces = p0\naddr = 10.77.0.1/24\nworkdir = %s\n", dut.Name, workdir, peer.Name, workdir)
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	hc, err := LoadHostsConfig(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hosts := hostsFixture{dut: dut, peer: peer, workdir: t.TempDir()}
+	before := hosts.settled(t)
+	hc := hosts.load(t, "[dut]\ntransport = netns\nhost = %[1]s\ninterfaces = d0 d1\naddr = 10.77.0.2/24\nworkdir = %[3]s\n\n[peer]\ntransport = netns\nhost = %[2]s\ninterfaces = p0\naddr = 10.77.0.1/24\nworkdir = %[3]s\n")
 	var stdout, stderrText strings.Builder
 	stderr := &syncWriter{w: &stderrText}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -63,7 +45,7 @@ func TestIntegrationRegressHostsNetns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text = stdout.String()
+	text := stdout.String()
 	for _, want := range []string{"== plain ==", "== bridge0 ==", "Throughput (Mb/s)\n         PROMISC   PROMISC   -PROMISC  -PROMISC\n         patch     no patch  patch     no patch\nReceive  "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, text)
@@ -92,12 +74,7 @@ func TestIntegrationRegressHostsNetns(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "report.md")); err != nil {
 		t.Error(err)
 	}
-	if after := state(); after != before {
-		t.Errorf("the hosts are not as they were.\nbefore:\n%s\nafter:\n%s", before, after)
-	}
-	if left, _ := filepath.Glob(filepath.Join(workdir, "swctl-regress.*")); len(left) > 0 {
-		t.Errorf("temporary directories left on the hosts: %v", left)
-	}
+	hosts.checkBack(t, "after a run", before)
 
 	// Interrupted (as by Ctrl-C) in the middle of a run: everything is
 	// put back as well.
@@ -119,11 +96,63 @@ func TestIntegrationRegressHostsNetns(t *testing.T) {
 	if err == nil {
 		t.Errorf("interrupted run: no error")
 	}
-	if after := state(); after != before {
-		t.Errorf("after an interrupted run the hosts are not as they were (%v).\nbefore:\n%s\nafter:\n%s", err, before, after)
+	hosts.checkBack(t, fmt.Sprintf("after an interrupted run (%v)", err), before)
+}
+
+// hostsFixture is the namespaces that stand for real test hosts in an
+// integration test, and the directory under which the suite makes its
+// temporary ones there.
+type hostsFixture struct {
+	// dut and peer are the namespaces.
+	dut, peer *netnstest.NS
+	// workdir is regress.conf's workdir on both.
+	workdir string
+}
+
+// state describes what the suite changes on the hosts: addresses, links
+// (their promiscuity among them) and processes.
+func (f hostsFixture) state() string {
+	var b strings.Builder
+	for _, ns := range []*netnstest.NS{f.dut, f.peer} {
+		b.WriteString(ns.Run("ip", "-br", "addr"))
+		b.WriteString(ns.Run("ip", "-d", "link"))
+		pids, _ := netnstest.Try("ip", "netns", "pids", ns.Name)
+		fmt.Fprintf(&b, "pids: %q\n", strings.TrimSpace(pids))
 	}
-	if left, _ := filepath.Glob(filepath.Join(workdir, "swctl-regress.*")); len(left) > 0 {
-		t.Errorf("temporary directories left on the hosts after an interrupted run: %v", left)
+	return b.String()
+}
+
+// settled waits until the test links are up and returns the hosts' state
+// then, the state a run must leave them in.
+func (f hostsFixture) settled(t *testing.T) string {
+	netnstest.Eventually(t, 5*time.Second, "the test links up", func() bool {
+		return !strings.Contains(f.dut.Run("ip", "-br", "link")+f.peer.Run("ip", "-br", "link"), "LOWERLAYERDOWN")
+	})
+	return f.state()
+}
+
+// load writes a regress.conf of format (%[1]s: the DUT's namespace, %[2]s:
+// the peer's, %[3]s: workdir) and loads it.
+func (f hostsFixture) load(t *testing.T, format string) *HostsConfig {
+	conf := filepath.Join(t.TempDir(), "regress.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(format, f.dut.Name, f.peer.Name, f.workdir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hc, err := LoadHostsConfig(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hc
+}
+
+// checkBack fails t when the hosts are not as in before, or the suite
+// left a temporary directory there; when says after which run.
+func (f hostsFixture) checkBack(t *testing.T, when, before string) {
+	if after := f.state(); after != before {
+		t.Errorf("%s the hosts are not as they were.\nbefore:\n%s\nafter:\n%s", when, before, after)
+	}
+	if left, _ := filepath.Glob(filepath.Join(f.workdir, "swctl-regress.*")); len(left) > 0 {
+		t.Errorf("%s temporary directories are left on the hosts: %v", when, left)
 	}
 }
 

@@ -2,6 +2,7 @@ package regress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -31,15 +32,9 @@ var HostSetups = []SetupSpec{
 
 // checkHarness says what the harness lacks to drive the hosts of hc.
 func checkHarness(hc *HostsConfig) error {
-	tools := []string{"git", "go"}
-	for _, h := range []HostConfig{hc.DUT, hc.Peer} {
-		if h.Transport == "ssh" {
-			tools = append(tools, "ssh")
-		} else {
-			tools = append(tools, "ip")
-		}
-	}
-	for _, tool := range tools {
+	// The transports' programs: ssh, or ip for ip netns exec.
+	transport := map[string]string{"ssh": "ssh", "netns": "ip"}
+	for _, tool := range []string{"git", "go", transport[hc.DUT.Transport], transport[hc.Peer.Transport]} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return fmt.Errorf("regress: %s: needs %s on this machine: %w", hc.Path, tool, err)
 		}
@@ -56,12 +51,10 @@ func hostSetups(names []string) []SetupSpec {
 // the swctl binaries uploaded to the DUT, and on the peer the iperf3
 // server (promisc tests) or swctl bench (rate test).
 type hostBed struct {
-	// conf is the parsed regress.conf.
-	conf *HostsConfig
 	// dut and peer are the hosts.
 	dut, peer *Host
-	// dutDir and peerDir are the suite's temporary directories there.
-	dutDir, peerDir string
+	// dir maps each host to the suite's temporary directory there.
+	dir map[*Host]string
 	// bins maps a local binary to its path on the DUT.
 	bins map[string]string
 	// bench is the swctl binary on the peer that runs swctl bench; ""
@@ -74,19 +67,21 @@ type hostBed struct {
 	ncpu int
 	// daemon is the running swctl daemon, nil when none.
 	daemon *Proc
-	// bin and sock are the current daemon's binary and socket on the DUT.
-	bin, sock string
 	// starts counts daemon starts, for file names.
 	starts int
+	// changes put back what the suite changed on both hosts
+	// (directories, binaries, addresses, promiscuous mode, processes);
+	// an instance's are those after the mark taken at its start.
+	changes changes
 }
 
 // newHostBed checks both hosts, makes the temporary directories and
 // uploads the binaries: those for the DUT, and bench (a local swctl built
 // for the peer, "" for none) to the peer. With iperf (promisc tests) it
 // puts the peer's address on and starts its iperf3 server. Every change
-// is recorded on its host; close puts them back.
+// is recorded; close puts them back.
 func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench string, iperf bool, cmds *Commands) (_ *hostBed, err error) {
-	b := &hostBed{conf: hc, bins: map[string]string{}}
+	b := &hostBed{dir: map[*Host]string{}, bins: map[string]string{}}
 	if b.dut, err = NewHost(hc.DUT, cmds); err != nil {
 		return nil, err
 	}
@@ -95,34 +90,21 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 	}
 	defer func() {
 		if err != nil {
-			if cerr := b.close(); cerr != nil {
-				err = fmt.Errorf("%w (and while putting back: %v)", err, cerr)
-			}
+			b.close(&err)
 		}
 	}()
 	for _, h := range []*Host{b.dut, b.peer} {
-		if !iperf {
-			continue
+		if iperf {
+			if _, err := h.Run(ctx, nil, "iperf3", "--version"); err != nil {
+				return nil, fmt.Errorf("%s: iperf3 is needed there: %w", h, err)
+			}
 		}
-		if _, err := h.Run(ctx, nil, "iperf3", "--version"); err != nil {
-			return nil, fmt.Errorf("%s: iperf3 is needed there: %w", h, err)
-		}
-	}
-	for _, h := range []*Host{b.dut, b.peer} {
 		out, err := h.Run(ctx, nil, "mktemp", "-d", path.Join(h.Conf.Workdir, "swctl-regress.XXXXXX"))
 		if err != nil {
 			return nil, err
 		}
-		dir := strings.TrimSpace(string(out))
-		h.OnUndo("directory "+dir, func(ctx context.Context) error {
-			_, err := h.Run(ctx, nil, "rm", "-rf", dir)
-			return err
-		})
-		if h == b.dut {
-			b.dutDir = dir
-		} else {
-			b.peerDir = dir
-		}
+		b.dir[h] = strings.TrimSpace(string(out))
+		b.undoWith(h, "rm", "-rf", b.dir[h])
 	}
 	if b.ncpu, err = b.dut.NCPU(ctx); err != nil {
 		return nil, err
@@ -131,14 +113,13 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 		if _, ok := b.bins[bin]; ok {
 			continue
 		}
-		dst := path.Join(b.dutDir, fmt.Sprintf("swctl-%d", i+1))
-		if err := upload(ctx, b.dut, bin, dst); err != nil {
+		b.bins[bin] = path.Join(b.dir[b.dut], fmt.Sprintf("swctl-%d", i+1))
+		if err := upload(ctx, b.dut, bin, b.bins[bin]); err != nil {
 			return nil, err
 		}
-		b.bins[bin] = dst
 	}
 	if bench != "" {
-		b.bench = path.Join(b.peerDir, "swctl")
+		b.bench = path.Join(b.dir[b.peer], "swctl")
 		if err := upload(ctx, b.peer, bench, b.bench); err != nil {
 			return nil, err
 		}
@@ -148,14 +129,13 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 			}
 		}
 	}
-	if !iperf {
-		return b, nil
-	}
-	if err := b.addr(ctx, b.peer, b.peer.Conf.Interfaces[0], b.peer.Conf.Addr); err != nil {
-		return nil, err
-	}
-	if _, err := b.peer.Start(ctx, path.Join(b.peerDir, "iperf3.log"), "iperf3", "-s", "-p", iperfPort); err != nil {
-		return nil, err
+	if iperf {
+		if err := b.addr(ctx, b.peer, b.peer.Conf.Interfaces[0], b.peer.Conf.Addr); err != nil {
+			return nil, err
+		}
+		if _, err := b.background(ctx, b.peer, path.Join(b.dir[b.peer], "iperf3.log"), "iperf3", "-s", "-p", iperfPort); err != nil {
+			return nil, err
+		}
 	}
 	return b, nil
 }
@@ -174,75 +154,107 @@ func upload(ctx context.Context, h *Host, src, dst string) error {
 	return nil
 }
 
+// onUndo records fn, which puts a change back; it runs with a context
+// of its own (the run's may be cancelled by Ctrl-C).
+func (b *hostBed) onUndo(fn func(ctx context.Context) error) {
+	b.changes = append(b.changes, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		return fn(ctx)
+	})
+}
+
+// undoWith records args, run on h, as what puts a change back.
+func (b *hostBed) undoWith(h *Host, args ...string) {
+	b.onUndo(func(ctx context.Context) error {
+		_, err := h.Run(ctx, nil, args...)
+		return err
+	})
+}
+
+// change runs do on h and records undo, the command that puts it back;
+// also when ctx ended while do ran, for do may have taken effect before
+// it was killed.
+func (b *hostBed) change(ctx context.Context, h *Host, do, undo []string) error {
+	_, err := h.Run(ctx, nil, do...)
+	if err == nil || ctx.Err() != nil {
+		b.undoWith(h, undo...)
+	}
+	return err
+}
+
+// background starts args on h (Host.Start), its output in the file log
+// there, and records its stop.
+func (b *hostBed) background(ctx context.Context, h *Host, log string, args ...string) (*Proc, error) {
+	p, err := h.Start(ctx, log, args...)
+	if err == nil {
+		b.onUndo(p.Stop)
+	}
+	return p, err
+}
+
 // addr puts address a on interface ifname of h, and records its removal.
 func (b *hostBed) addr(ctx context.Context, h *Host, ifname string, a netip.Prefix) error {
 	if h.Conf.OS == "linux" {
-		return h.Change(ctx, []string{"ip", "addr", "add", a.String(), "dev", ifname}, []string{"ip", "addr", "del", a.String(), "dev", ifname})
+		return b.change(ctx, h, []string{"ip", "addr", "add", a.String(), "dev", ifname}, []string{"ip", "addr", "del", a.String(), "dev", ifname})
 	}
-	return h.Change(ctx, []string{"ifconfig", ifname, "inet", a.String(), "alias"}, []string{"ifconfig", ifname, "inet", a.Addr().String(), "-alias"})
+	return b.change(ctx, h, []string{"ifconfig", ifname, "inet", a.String(), "alias"}, []string{"ifconfig", ifname, "inet", a.Addr().String(), "-alias"})
 }
 
 // promisc sets ifname of h promiscuous, and records putting it back.
 func (b *hostBed) promisc(ctx context.Context, h *Host, ifname string) error {
 	if h.Conf.OS == "linux" {
-		return h.Change(ctx, []string{"ip", "link", "set", "dev", ifname, "promisc", "on"}, []string{"ip", "link", "set", "dev", ifname, "promisc", "off"})
+		return b.change(ctx, h, []string{"ip", "link", "set", "dev", ifname, "promisc", "on"}, []string{"ip", "link", "set", "dev", ifname, "promisc", "off"})
 	}
-	return h.Change(ctx, []string{"ifconfig", ifname, "promisc"}, []string{"ifconfig", ifname, "-promisc"})
+	return b.change(ctx, h, []string{"ifconfig", ifname, "promisc"}, []string{"ifconfig", ifname, "-promisc"})
 }
 
-// setup prepares setup s on the DUT for the whole setup (the plain
-// interface's address); what it changes is put back by the caller.
-func (b *hostBed) setup(ctx context.Context, s SetupSpec) error {
-	if s.Name == "plain" {
-		return b.addr(ctx, b.dut, b.dut.Conf.Interfaces[0], b.dut.Conf.Addr)
-	}
-	return nil
-}
-
-// start brings the device under test up for one instance.
+// start brings the device under test up for one instance: plain's
+// interface promiscuous or not (its address is the setup's), or a daemon
+// bridging the test interfaces with its TAP addressed.
 func (b *hostBed) start(ctx context.Context, in Instance, bin string) error {
-	if in.Setup == "plain" {
-		if in.Promisc {
-			if err := b.promisc(ctx, b.dut, b.dut.Conf.Interfaces[0]); err != nil {
+	d := b.dut.Conf
+	switch {
+	case in.Setup == "bridge0":
+		if err := b.daemonUp(ctx, in.Setup, bin, []string{"bridge", "create", "bridge0", "--local"}, append([]string{"bridge", "add", "bridge0"}, d.Interfaces...)); err != nil {
+			return err
+		}
+		// The TAP goes with the daemon, and its address with it: no undo.
+		if d.OS != "linux" {
+			if _, err := b.dut.Run(ctx, nil, "ifconfig", "bridge0", "inet", d.Addr.String(), "up"); err != nil {
 				return err
 			}
+			break
 		}
-		return b.waitPing(ctx)
-	}
-	if err := b.daemonUp(ctx, in.Setup, bin); err != nil {
-		return err
-	}
-	if err := b.swctl(ctx, []string{"bridge", "create", "bridge0", "--local"}, append([]string{"bridge", "add", "bridge0"}, b.dut.Conf.Interfaces...)); err != nil {
-		return err
-	}
-	// The TAP goes with the daemon, and its address with it: no undo.
-	a := b.dut.Conf.Addr.String()
-	if b.dut.Conf.OS == "linux" {
-		if err := b.dut.RunAll(ctx, []string{"ip", "addr", "add", a, "dev", "bridge0"}, []string{"ip", "link", "set", "bridge0", "up"}); err != nil {
+		if err := b.dut.RunAll(ctx, []string{"ip", "addr", "add", d.Addr.String(), "dev", "bridge0"}, []string{"ip", "link", "set", "bridge0", "up"}); err != nil {
 			return err
 		}
 		// The TAP carries no offloads yet (README, Trunks: The TAP).
 		b.dut.Run(ctx, nil, "ethtool", "-K", "bridge0", "tx", "off", "gso", "off")
-	} else if _, err := b.dut.Run(ctx, nil, "ifconfig", "bridge0", "inet", a, "up"); err != nil {
-		return err
+	case in.Promisc:
+		if err := b.promisc(ctx, b.dut, d.Interfaces[0]); err != nil {
+			return err
+		}
 	}
 	return b.waitPing(ctx)
 }
 
 // daemonUp starts the DUT's daemon with the upload of the local binary
-// bin, its files named after name, and waits up to 10 s until it answers.
-func (b *hostBed) daemonUp(ctx context.Context, name, bin string) error {
+// bin, its files named after name, waits up to 10 s until it answers,
+// and runs its CLI with each of cmds in turn.
+func (b *hostBed) daemonUp(ctx context.Context, name, bin string, cmds ...[]string) error {
 	b.starts++
-	b.bin = b.bins[bin]
-	base := path.Join(b.dutDir, fmt.Sprintf("%s-%d", name, b.starts))
-	b.sock = base + ".sock"
-	d, err := b.dut.Start(ctx, base+".log", b.bin, "daemon", "--socket", b.sock, "--config", base+".conf", "--state-dir", base+".state")
+	base := path.Join(b.dir[b.dut], fmt.Sprintf("%s-%d", name, b.starts))
+	cli := func(args ...string) []string {
+		return slices.Concat([]string{b.bins[bin], "--socket", base + ".sock"}, args)
+	}
+	d, err := b.background(ctx, b.dut, base+".log", cli("daemon", "--config", base+".conf", "--state-dir", base+".state")...)
 	if err != nil {
 		return err
 	}
 	b.daemon = d
 	err = poll(ctx, 10*time.Second, 100*time.Millisecond, func() error {
-		_, err := b.dut.Run(ctx, nil, b.bin, "--socket", b.sock, "bridge", "show")
+		_, err := b.dut.Run(ctx, nil, cli("bridge", "show")...)
 		if err != nil && d.Exited() {
 			return stopPoll{err}
 		}
@@ -252,14 +264,8 @@ func (b *hostBed) daemonUp(ctx context.Context, name, bin string) error {
 		log, _ := b.dut.Run(context.WithoutCancel(ctx), nil, "tail", "-5", base+".log")
 		return fmt.Errorf("%s: daemon did not answer within 10s: %v; log: %s", b.dut, err, strings.TrimSpace(string(log)))
 	}
-	return nil
-}
-
-// swctl runs the current daemon's CLI on the DUT with each of cmds in
-// turn, up to the first error.
-func (b *hostBed) swctl(ctx context.Context, cmds ...[]string) error {
 	for i, c := range cmds {
-		cmds[i] = slices.Concat([]string{b.bin, "--socket", b.sock}, c)
+		cmds[i] = cli(c...)
 	}
 	return b.dut.RunAll(ctx, cmds...)
 }
@@ -277,75 +283,70 @@ func (b *hostBed) waitPing(ctx context.Context) error {
 	})
 }
 
-// measure runs one iperf3 test of row from the DUT to the peer: CPU and
-// the engine's CPU are read on the DUT through its transport.
+// measure runs one iperf3 test of row from the DUT to the peer, twice at
+// most when it fails: CPU and the engine's CPU are read on the DUT
+// through its transport.
 func (b *hostBed) measure(ctx context.Context, row string, seconds int) (Sample, error) {
 	args := []string{"iperf3", "-c", b.peer.Conf.Addr.Addr().String(), "-p", iperfPort, "-t", strconv.Itoa(seconds), "-J", "--connect-timeout", "3000"}
 	if row == RowReceive {
 		args = append(args, "-R")
 	}
 	s := Sample{Row: row, Command: fmt.Sprintf("[%s] %s", b.dut.T, strings.Join(args, " ")), Start: time.Now()}
-	var lastErr error
+	var err error
 	for attempt := 0; attempt < 2; attempt++ {
 		tctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
-		var out []byte
-		var perr error
-		cpu, engine, err := b.span(tctx, func() (err error) {
-			out, err = b.dut.Run(tctx, nil, args...)
+		var r iperf3.Result
+		s.CPU, s.EngineCPU, err = b.span(tctx, func() error {
+			out, err := b.dut.Run(tctx, nil, args...)
+			if err == nil {
+				r, err = iperf3.Parse(out)
+			}
 			return err
 		})
 		cancel()
 		if err == nil {
-			var r iperf3.Result
-			if r, perr = iperf3.Parse(out); perr == nil {
-				s.Mbps, s.Retransmits, s.CPU, s.EngineCPU = r.ReceivedBps/1e6, r.Retransmits, cpu, engine
-				return s, nil
-			}
-		}
-		lastErr = err
-		if perr != nil {
-			lastErr = perr
+			s.Mbps, s.Retransmits = r.ReceivedBps/1e6, r.Retransmits
+			return s, nil
 		}
 		if ctx.Err() != nil {
 			return s, ctx.Err()
 		}
 		time.Sleep(time.Second)
 	}
-	return s, fmt.Errorf("%s: iperf3 failed twice: %v", row, lastErr)
+	return s, fmt.Errorf("%s: iperf3 failed twice: %v", row, err)
 }
 
 // span runs fn and reads the DUT's whole-machine CPU and the daemon's
 // (when one runs) just before and after it, through the DUT's transport.
 // The engine figure is nil when the daemon's time could not be read.
 func (b *hostBed) span(ctx context.Context, fn func() error) (CPUPercent, *float64, error) {
-	c0, err := b.dut.CPU(ctx)
-	if err != nil {
-		return CPUPercent{}, nil, err
+	var c [2]CPUTimes
+	var e [2]uint64
+	eerr := errors.New("no daemon")
+	read := func(i int) (err error) {
+		if c[i], err = b.dut.CPU(ctx); err == nil && b.daemon != nil && (i == 0 || eerr == nil) {
+			e[i], eerr = b.dut.ProcCPU(ctx, b.daemon.PID)
+		}
+		return err
 	}
-	var e0, e1 uint64
-	var eerr error
 	w0 := time.Now()
-	if b.daemon != nil {
-		e0, eerr = b.dut.ProcCPU(ctx, b.daemon.PID)
+	err := read(0)
+	if err == nil {
+		err = fn()
 	}
-	if err := fn(); err != nil {
-		return CPUPercent{}, nil, err
+	if err == nil {
+		err = read(1)
 	}
-	c1, err := b.dut.CPU(ctx)
 	if err != nil {
 		return CPUPercent{}, nil, err
 	}
-	if b.daemon != nil && eerr == nil {
-		e1, eerr = b.dut.ProcCPU(ctx, b.daemon.PID)
-	}
-	wall := time.Since(w0)
-	cpu := CPUDelta(c0, c1)
-	if b.daemon == nil || eerr != nil || cpu.Ticks == 0 {
+	cpu := CPUDelta(c[0], c[1])
+	if eerr != nil || cpu.Ticks == 0 {
 		return cpu, nil, nil
 	}
-	v := 100 * float64(e1-e0) / float64(cpu.Ticks)
+	v := 100 * float64(e[1]-e[0]) / float64(cpu.Ticks)
 	if b.dut.Conf.OS != "linux" {
-		v = float64(e1-e0) / 100 / (wall.Seconds() * float64(b.ncpu)) * 100
+		v = float64(e[1]-e[0]) / 100 / (time.Since(w0).Seconds() * float64(b.ncpu)) * 100
 	}
 	return cpu, &v, nil
 }
@@ -369,31 +370,39 @@ func (b *hostBed) promiscuity(ctx context.Context) map[string]int {
 	return m
 }
 
-// stop ends the current instance: the daemon, or the plain interface's
-// promiscuous mode (put back by the caller's UndoTo).
-func (b *hostBed) stop(ctx context.Context) error {
-	if b.daemon == nil {
-		return nil
-	}
-	err := b.daemon.Stop(ctx)
+// undoTo ends the running instance, if any, and puts back the changes
+// after the first n, newest first: the instance's daemon or promiscuous
+// mode, plain's address after its setup, everything at the end.
+func (b *hostBed) undoTo(n int) error {
 	b.daemon = nil
-	return err
+	return b.changes.undoTo(n)
 }
 
-// close puts back everything changed on both hosts: the DUT first (its
-// daemon, addresses, promiscuous mode, directory), then the peer.
-func (b *hostBed) close() error {
-	b.daemon = nil
-	var first error
-	for _, h := range []*Host{b.dut, b.peer} {
-		if h == nil {
-			continue
-		}
-		if err := h.Undo(); err != nil && first == nil {
-			first = err
-		}
+// close puts back everything the suite changed on both hosts and adds
+// what failed there to *err.
+func (b *hostBed) close(err *error) {
+	switch cerr := b.undoTo(0); {
+	case cerr == nil:
+	case *err == nil:
+		*err = cerr
+	default:
+		*err = fmt.Errorf("%w (and while putting back: %v)", *err, cerr)
 	}
-	return first
+}
+
+// hostPlan runs plan on b (runPlan): start brings an instance up, and
+// what it changed is put back after its measurements.
+func hostPlan[I fmt.Stringer](b *hostBed, prog *Progress, step *int, plan []I, start, measure func(I) error, weight func(I) float64) error {
+	mark := 0
+	return runPlan(prog, step, plan,
+		func(in I) error {
+			mark = len(b.changes)
+			if err := start(in); err != nil {
+				return fmt.Errorf("start: %w", err)
+			}
+			return nil
+		},
+		measure, func() error { return b.undoTo(mark) }, weight)
 }
 
 // runHosts runs the promisc plan, then the forwarding-rate plan (with
@@ -410,26 +419,19 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := b.close(); cerr != nil {
-			if err == nil {
-				err = cerr
-			} else {
-				err = fmt.Errorf("%w (and while putting back: %v)", err, cerr)
+	defer b.close(&err)
+	for _, s := range setups {
+		mark := len(b.changes)
+		// plain's address stays on for the whole setup.
+		if s.Name == "plain" {
+			if err := b.addr(ctx, b.dut, b.dut.Conf.Interfaces[0], b.dut.Conf.Addr); err != nil {
+				return fmt.Errorf("%s: %w", s.Name, err)
 			}
 		}
-	}()
-	for _, s := range setups {
-		depth := b.dut.UndoDepth()
-		if err := b.setup(ctx, s); err != nil {
-			return fmt.Errorf("%s: %w", s.Name, err)
-		}
-		inDepth := 0
-		err := runPlan(prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }),
+		err := hostPlan(b, prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }),
 			func(in Instance) error {
-				inDepth = b.dut.UndoDepth()
 				if err := b.start(ctx, in, trees.binaryFor(in.Role)); err != nil {
-					return fmt.Errorf("start: %w", err)
+					return err
 				}
 				res.Instances = append(res.Instances, InstanceRecord{Instance: in, Promiscuity: b.promiscuity(ctx)})
 				return nil
@@ -437,12 +439,11 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 			func(in Instance) error {
 				return measureRows(res, in, func(row string) (Sample, error) { return b.measure(ctx, row, cfg.Seconds) })
 			},
-			func() error { return b.stopTo(ctx, inDepth) },
 			func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 })
-		if err != nil {
-			return err
+		if err == nil {
+			err = b.undoTo(mark)
 		}
-		if err := b.dut.UndoTo(depth); err != nil {
+		if err != nil {
 			return err
 		}
 	}

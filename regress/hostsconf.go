@@ -2,6 +2,7 @@ package regress
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"net/netip"
@@ -64,6 +65,9 @@ type HostConfig struct {
 // hostKeys are the keys a host section may hold.
 var hostKeys = []string{"transport", "host", "os", "arch", "interfaces", "addr", "workdir"}
 
+// hostValues are the values of the keys that take one of a few.
+var hostValues = map[string][]string{"transport": {"ssh", "netns"}, "os": {"linux", "openbsd", "freebsd"}}
+
 // LoadHostsConfig reads and parses the file at path.
 func LoadHostsConfig(path string) (*HostsConfig, error) {
 	f, err := os.Open(path)
@@ -74,6 +78,32 @@ func LoadHostsConfig(path string) (*HostsConfig, error) {
 	return ParseHostsConfig(path, f)
 }
 
+// set sets key k of the host's section to v, or says what is wrong with
+// them.
+func (h *HostConfig) set(k, v string) error {
+	if have, ok := hostValues[k]; ok && !slices.Contains(have, v) {
+		return fmt.Errorf("%s %q: unknown (have %s)", k, v, strings.Join(have, ", "))
+	}
+	text := map[string]*string{"transport": &h.Transport, "host": &h.Host, "os": &h.OS, "arch": &h.Arch, "workdir": &h.Workdir}
+	switch {
+	case k == "interfaces":
+		h.Interfaces = strings.Fields(v)
+	case k == "addr":
+		p, err := netip.ParsePrefix(v)
+		if err != nil || !p.Addr().Is4() {
+			return fmt.Errorf("addr %q: want an IPv4 address with prefix, like 10.0.0.1/24", v)
+		}
+		h.Addr = p
+	case k == "workdir" && !strings.HasPrefix(v, "/"):
+		return fmt.Errorf("workdir %q: want an absolute path", v)
+	case text[k] == nil:
+		return fmt.Errorf("%s: unknown key (have %s)", k, strings.Join(hostKeys, ", "))
+	default:
+		*text[k] = v
+	}
+	return nil
+}
+
 // ParseHostsConfig parses a regress.conf text; name is used in errors,
 // which say the line and what is wrong with it.
 func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
@@ -81,15 +111,12 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 	errf := func(line int, format string, a ...any) error {
 		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
 	}
-	section, n := "", 0
+	section := ""
+	// seen maps "[section]" and "section.key" to the line they are on.
 	seen := map[string]int{}
 	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		n++
-		line := sc.Text()
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
+	for n := 1; sc.Scan(); n++ {
+		line, _, _ := strings.Cut(sc.Text(), "#")
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
@@ -120,59 +147,27 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 			return nil, errf(n, "[%s] %s: already given on line %d", section, k, l)
 		}
 		seen[section+"."+k] = n
-		if v == "" {
+		var err error
+		switch {
+		case v == "":
 			return nil, errf(n, "[%s] %s: empty value", section, k)
-		}
-		if section == "tests" {
-			if k != "run" {
-				return nil, errf(n, "[tests] %s: unknown key (have run)", k)
-			}
-			for _, t := range strings.Fields(v) {
+		case section == "tests" && k != "run":
+			return nil, errf(n, "[tests] %s: unknown key (have run)", k)
+		case section == "tests":
+			run := strings.Fields(v)
+			for _, t := range run {
 				if !slices.Contains(HostTests, t) {
 					return nil, errf(n, "[tests] run: test %q: unknown (have %s)", t, strings.Join(HostTests, ", "))
 				}
 			}
-			for _, t := range HostTests {
-				if slices.Contains(strings.Fields(v), t) {
-					c.Tests = append(c.Tests, t)
-				}
-			}
-			continue
-		}
-		h := &c.DUT
-		if section == "peer" {
-			h = &c.Peer
-		}
-		switch k {
-		case "transport":
-			if v != "ssh" && v != "netns" {
-				return nil, errf(n, "[%s] transport %q: unknown (have ssh, netns)", section, v)
-			}
-			h.Transport = v
-		case "host":
-			h.Host = v
-		case "os":
-			if v != "linux" && v != "openbsd" && v != "freebsd" {
-				return nil, errf(n, "[%s] os %q: unknown (have linux, openbsd, freebsd)", section, v)
-			}
-			h.OS = v
-		case "arch":
-			h.Arch = v
-		case "interfaces":
-			h.Interfaces = strings.Fields(v)
-		case "addr":
-			p, err := netip.ParsePrefix(v)
-			if err != nil || !p.Addr().Is4() {
-				return nil, errf(n, "[%s] addr %q: want an IPv4 address with prefix, like 10.0.0.1/24", section, v)
-			}
-			h.Addr = p
-		case "workdir":
-			if !strings.HasPrefix(v, "/") {
-				return nil, errf(n, "[%s] workdir %q: want an absolute path", section, v)
-			}
-			h.Workdir = v
+			c.Tests = slices.DeleteFunc(slices.Clone(HostTests), func(t string) bool { return !slices.Contains(run, t) })
+		case section == "dut":
+			err = c.DUT.set(k, v)
 		default:
-			return nil, errf(n, "[%s] %s: unknown key (have %s)", section, k, strings.Join(hostKeys, ", "))
+			err = c.Peer.set(k, v)
+		}
+		if err != nil {
+			return nil, errf(n, "[%s] %v", section, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -200,12 +195,7 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 				return nil, fmt.Errorf("%s: [%s] %s: missing", name, h.Role, k)
 			}
 		}
-		if h.OS == "" {
-			h.OS = "linux"
-		}
-		if h.Workdir == "" {
-			h.Workdir = "/tmp"
-		}
+		h.OS, h.Workdir = cmp.Or(h.OS, "linux"), cmp.Or(h.Workdir, "/tmp")
 	}
 	if slices.Contains(c.Tests, hostRateTest) && !twoEach {
 		return nil, errf(seen["tests.run"], "[tests] run: test rate: needs two test interfaces on each host, the peer's first and second cabled to the DUT's first and second ([dut] has %d, [peer] has %d)", len(c.DUT.Interfaces), len(c.Peer.Interfaces))

@@ -31,10 +31,10 @@ type nsbed struct {
 	daemon *daemonProc
 	// ends end the running instance's other parts (a process, a
 	// promiscuous membership, a forwarder); stop runs them newest first.
-	ends []func() error
-	// undo are the commands that put back what the running instance
-	// changed; stop runs them newest first.
-	undo [][]string
+	ends changes
+	// undo run the commands that put back what the running instance
+	// changed; stop runs them newest first, after the daemon's end.
+	undo changes
 	// starts counts instances, for file names.
 	starts int
 }
@@ -89,7 +89,7 @@ func (n *nsbed) do(ctx context.Context, steps ...[2][]string) error {
 			return err
 		}
 		if s[1] != nil {
-			n.undo = append(n.undo, s[1])
+			n.undo = append(n.undo, func() error { return n.cmds.run(context.Background(), s[1]...) })
 		}
 	}
 	return nil
@@ -99,20 +99,12 @@ func (n *nsbed) do(ctx context.Context, steps ...[2][]string) error {
 // daemon (SIGTERM, then SIGKILL after bgproc.StopWait), then every change
 // it made, newest first. It is safe to call when none runs.
 func (n *nsbed) stop() error {
-	var errs []error
-	for i := len(n.ends) - 1; i >= 0; i-- {
-		errs = append(errs, n.ends[i]())
-	}
-	n.ends = nil
+	errs := []error{n.ends.undoTo(0)}
 	if n.daemon != nil {
 		errs = append(errs, n.daemon.stop())
 		n.daemon = nil
 	}
-	for i := len(n.undo) - 1; i >= 0; i-- {
-		errs = append(errs, n.cmds.run(context.Background(), n.undo[i]...))
-	}
-	n.undo = nil
-	return errors.Join(errs...)
+	return errors.Join(append(errs, n.undo.undoTo(0))...)
 }
 
 // close stops the instance, kills the suite's processes and deletes the

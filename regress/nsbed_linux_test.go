@@ -3,8 +3,11 @@ package regress
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/swctl/swctl/internal/netnstest"
 )
 
 // An instance ends in the reverse order it was built: its other parts
@@ -31,5 +34,33 @@ func TestNSBedStopEndsNewestFirst(t *testing.T) {
 	}
 	if err := b.stop(); err != nil || len(b.cmds.Log) != 5 {
 		t.Errorf("second stop: %v, %d commands; want nothing done", err, len(b.cmds.Log))
+	}
+}
+
+// A hold makes the interface promiscuous in its namespace (the kernel's
+// count goes up by one) until Close, and names the interface and the
+// namespace when it cannot be made.
+func TestIntegrationHoldPromisc(t *testing.T) {
+	netnstest.Require(t)
+	a := netnstest.New(t, "rph")
+	a.Run("ip", "link", "add", "e0", "type", "veth", "peer", "name", "e1")
+	count := func() string {
+		return regexp.MustCompile(`promiscuity \d+`).FindString(a.Run("ip", "-d", "link", "show", "e0"))
+	}
+	h, err := holdPromisc(a.Name, "e0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != "promiscuity 1" {
+		t.Errorf("held: %s, want promiscuity 1", got)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != "promiscuity 0" {
+		t.Errorf("closed: %s, want promiscuity 0", got)
+	}
+	if _, err := holdPromisc(a.Name, "nosuch0"); err == nil || !strings.Contains(err.Error(), "promisc nosuch0 in "+a.Name) {
+		t.Errorf("hold on a missing interface: error %v, want one naming it and its namespace", err)
 	}
 }

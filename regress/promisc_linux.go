@@ -3,9 +3,8 @@ package regress
 import (
 	"fmt"
 	"net"
-	"runtime"
 
-	"github.com/vishvananda/netns"
+	"github.com/swctl/swctl/platform/nsenter"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,46 +22,26 @@ type promiscHold struct {
 
 // holdPromisc makes ifname in namespace ns promiscuous until Close.
 func holdPromisc(ns, ifname string) (*promiscHold, error) {
-	type result struct {
-		h   *promiscHold
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		// The thread enters ns and is never unlocked: Go discards it
-		// when this goroutine ends, whatever namespace it is left in.
-		runtime.LockOSThread()
-		h, err := holdPromiscHere(ns, ifname)
-		ch <- result{h, err}
-	}()
-	r := <-ch
-	return r.h, r.err
-}
-
-func holdPromiscHere(ns, ifname string) (*promiscHold, error) {
-	name := ifname + " in " + ns
-	target, err := netns.GetFromName(ns)
+	h := &promiscHold{fd: -1, name: ifname + " in " + ns}
+	err := nsenter.Run(ns, func() error {
+		ifi, err := net.InterfaceByName(ifname)
+		if err != nil {
+			return err
+		}
+		if h.fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0); err != nil {
+			return fmt.Errorf("socket: %w", err)
+		}
+		mreq := unix.PacketMreq{Ifindex: int32(ifi.Index), Type: unix.PACKET_MR_PROMISC}
+		if err := unix.SetsockoptPacketMreq(h.fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
+			unix.Close(h.fd)
+			return fmt.Errorf("PACKET_ADD_MEMBERSHIP: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("promisc %s: namespace: %w", name, err)
+		return nil, fmt.Errorf("promisc %s: %w", h.name, err)
 	}
-	defer target.Close()
-	if err := netns.Set(target); err != nil {
-		return nil, fmt.Errorf("promisc %s: enter namespace: %w", name, err)
-	}
-	ifi, err := net.InterfaceByName(ifname)
-	if err != nil {
-		return nil, fmt.Errorf("promisc %s: %w", name, err)
-	}
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("promisc %s: socket: %w", name, err)
-	}
-	mreq := unix.PacketMreq{Ifindex: int32(ifi.Index), Type: unix.PACKET_MR_PROMISC}
-	if err := unix.SetsockoptPacketMreq(fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("promisc %s: PACKET_ADD_MEMBERSHIP: %w", name, err)
-	}
-	return &promiscHold{fd: fd, name: name}, nil
+	return h, nil
 }
 
 // Close drops the membership.

@@ -17,55 +17,40 @@ import (
 	"github.com/swctl/swctl/internal/cpustat"
 )
 
-// Transport is how the harness runs commands on a test host.
-type Transport interface {
-	// String names the transport and host for messages: "ssh dut1",
-	// "netns swr1dut".
-	String() string
-	// Command returns an unstarted local command that runs args on the
-	// host, with its stdin, stdout and stderr connected through.
-	Command(ctx context.Context, args ...string) *exec.Cmd
+// Transport is how the harness runs commands on a test host: the ssh
+// client, which reads the user's ~/.ssh/config (keys, user, port, jump
+// hosts), or ip netns exec in a local network namespace, the real-host
+// code path exercised without real hosts.
+type Transport struct {
+	// Kind is "ssh" or "netns".
+	Kind string
+	// Host is the ssh destination (host, user@host or a Host alias) or
+	// the namespace's name under /run/netns.
+	Host string
 }
 
 // NewTransport returns the transport named kind ("ssh" or "netns") to
 // host (an ssh destination or a namespace name).
 func NewTransport(kind, host string) (Transport, error) {
-	switch kind {
-	case "ssh":
-		return SSH{Dest: host}, nil
-	case "netns":
-		return Netns{Name: host}, nil
+	if kind != "ssh" && kind != "netns" {
+		return Transport{}, fmt.Errorf("transport %q to %s: unknown (have ssh, netns)", kind, host)
 	}
-	return nil, fmt.Errorf("transport %q to %s: unknown (have ssh, netns)", kind, host)
+	return Transport{Kind: kind, Host: host}, nil
 }
 
-// SSH runs commands with the ssh client, which reads the user's
-// ~/.ssh/config (keys, user, port, jump hosts). BatchMode keeps it from
-// asking for a password in the middle of a suite.
-type SSH struct {
-	// Dest is the ssh destination: host, user@host or a Host alias.
-	Dest string
-}
+// String names the transport and host for messages: "ssh dut1",
+// "netns swr1dut".
+func (t Transport) String() string { return t.Kind + " " + t.Host }
 
-func (s SSH) String() string { return "ssh " + s.Dest }
-
-// Command quotes args for the remote shell, which ssh hands its command
-// line to.
-func (s SSH) Command(ctx context.Context, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, "ssh", "-o", "BatchMode=yes", "-T", s.Dest, "--", commandLine(args))
-}
-
-// Netns runs commands in a local network namespace (ip netns exec): the
-// real-host code path, exercised without real hosts.
-type Netns struct {
-	// Name is the namespace's name under /run/netns.
-	Name string
-}
-
-func (n Netns) String() string { return "netns " + n.Name }
-
-func (n Netns) Command(ctx context.Context, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", n.Name}, args...)...)
+// Command returns an unstarted local command that runs args on the host,
+// with its stdin, stdout and stderr connected through. Over ssh, args are
+// quoted for the remote shell, which ssh hands its command line to;
+// BatchMode keeps ssh from asking for a password in the middle of a suite.
+func (t Transport) Command(ctx context.Context, args ...string) *exec.Cmd {
+	if t.Kind == "ssh" {
+		return exec.CommandContext(ctx, "ssh", "-o", "BatchMode=yes", "-T", t.Host, "--", commandLine(args))
+	}
+	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", t.Host}, args...)...)
 }
 
 // commandLine joins args into one line for a POSIX shell, each quoted
@@ -88,7 +73,7 @@ func shellQuote(s string) string {
 }
 
 // Host is a test host reached through a transport, with the commands of
-// its OS and a list of what the suite changed on it, put back by Undo.
+// its OS.
 type Host struct {
 	// Conf is the host's section of regress.conf.
 	Conf HostConfig
@@ -96,17 +81,6 @@ type Host struct {
 	T Transport
 	// cmds records every command run.
 	cmds *Commands
-	// undo are the commands that put back what the suite changed, in
-	// the order the changes were made; Undo runs them backwards.
-	undo []undoStep
-}
-
-// undoStep is one change to put back.
-type undoStep struct {
-	// what describes the change, for errors.
-	what string
-	// fn puts it back.
-	fn func(ctx context.Context) error
 }
 
 // NewHost returns the host of c, recording commands in cmds.
@@ -141,48 +115,8 @@ func (h *Host) RunAll(ctx context.Context, steps ...[]string) error {
 	return nil
 }
 
-// Change runs args, and once it succeeded records undo (a command to run
-// on the host) to put the change back.
-func (h *Host) Change(ctx context.Context, args []string, undo []string) error {
-	if _, err := h.Run(ctx, nil, args...); err != nil {
-		return err
-	}
-	h.OnUndo(strings.Join(undo, " "), func(ctx context.Context) error {
-		_, err := h.Run(ctx, nil, undo...)
-		return err
-	})
-	return nil
-}
-
-// OnUndo records fn to put back the change what.
-func (h *Host) OnUndo(what string, fn func(ctx context.Context) error) {
-	h.undo = append(h.undo, undoStep{what, fn})
-}
-
-// Undo puts back every recorded change, newest first, with its own
-// context (the run's may be cancelled by Ctrl-C), and returns the first
-// error; it goes on after errors.
-func (h *Host) Undo() error { return h.UndoTo(0) }
-
-// UndoDepth returns how many changes are recorded; UndoTo(n) puts back
-// those made after that point (one setup's changes).
-func (h *Host) UndoDepth() int { return len(h.undo) }
-
-// UndoTo puts back the changes recorded after depth n like Undo.
-func (h *Host) UndoTo(n int) error {
-	var first error
-	for i := len(h.undo) - 1; i >= n; i-- {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		if err := h.undo[i].fn(ctx); err != nil && first == nil {
-			first = fmt.Errorf("%s: putting back %s: %w", h, h.undo[i].what, err)
-		}
-		cancel()
-	}
-	h.undo = h.undo[:n]
-	return first
-}
-
-// Proc is a long-running command on a host: a daemon or an iperf3 server.
+// Proc is a command on a host whose PID there is known: a daemon, an
+// iperf3 server, or the foreground command of RunStoppable.
 type Proc struct {
 	// PID is the process's ID on the host.
 	PID int
@@ -190,96 +124,77 @@ type Proc struct {
 	cmd *exec.Cmd
 	// done is closed when cmd has been reaped.
 	done chan struct{}
+	// err is cmd's exit error; set before done is closed.
+	err error
+	// stderr is what cmd wrote to its standard error.
+	stderr bytes.Buffer
 	// host is where it runs.
 	host *Host
 	// desc is its command line, for errors.
 	desc string
 }
 
-// startPID starts args on the host through script, a sh -c script that
-// prints its PID and execs them (the PID is the command's, on the host,
-// whatever the transport), in a process group of its own (a Ctrl-C at
-// the terminal reaches the harness, which stops the command on the host)
-// and not under ctx's cancellation. It returns the command, the rest of
-// its stdout, the PID line and the PID (perr when the line holds none).
-func (h *Host) startPID(ctx context.Context, stderr io.Writer, script string, args ...string) (cmd *exec.Cmd, r *bufio.Reader, line string, pid int, perr error) {
-	cmd = h.T.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", script}, args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Stderr = stderr
-	pipe, err := cmd.StdoutPipe()
+// start starts args on the host through a shell that prints its PID and
+// execs them with redirect, $0 being zero: the PID is the command's, on
+// the host, whatever the transport. What the command prints after that
+// goes to out.
+func (h *Host) start(ctx context.Context, out io.Writer, redirect, zero string, args ...string) (*Proc, error) {
+	p := &Proc{done: make(chan struct{}), host: h, desc: strings.Join(args, " ")}
+	p.cmd = h.T.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", `echo $$; exec "$@"` + redirect, zero}, args...)...)
+	// Its own process group: a Ctrl-C at the terminal reaches the
+	// harness, which stops the command on the host.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.Stderr = &p.stderr
+	pipe, err := p.cmd.StdoutPipe()
 	if err == nil {
-		err = cmd.Start()
+		err = p.cmd.Start()
 	}
 	if err != nil {
-		return nil, nil, "", 0, err
+		return nil, fmt.Errorf("%s: start %s: %w", h, p.desc, err)
 	}
-	r = bufio.NewReader(pipe)
+	r := bufio.NewReader(pipe)
 	line, rerr := r.ReadString('\n')
-	if pid, perr = strconv.Atoi(strings.TrimSpace(line)); rerr != nil {
-		perr = rerr
-	}
-	return cmd, r, line, pid, perr
-}
-
-// Start starts args on the host in the background with stdout and stderr
-// going to log on the host, learns its PID there and records a kill of
-// it as a change to put back.
-func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, error) {
-	h.cmds.record(fmt.Sprintf("[%s] %s > %s &", h.T, strings.Join(args, " "), log))
-	cmd, _, line, pid, err := h.startPID(ctx, nil, `echo $$; exec "$@" >"$0" 2>&1`, append([]string{log}, args...)...)
-	if cmd == nil {
-		return nil, fmt.Errorf("%s: start %s: %w", h, args[0], err)
-	}
-	p := &Proc{PID: pid, cmd: cmd, done: make(chan struct{}), host: h, desc: strings.Join(args, " ")}
-	go func() { cmd.Wait(); close(p.done) }()
-	if err != nil {
-		cmd.Process.Kill()
+	go func() {
+		io.Copy(out, r) // until the command's stdout closes, before Wait
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	if p.PID, err = strconv.Atoi(strings.TrimSpace(line)); rerr != nil || err != nil {
+		p.cmd.Process.Kill()
 		<-p.done
-		return nil, fmt.Errorf("%s: start %s: no PID from the host (%q): %v", h, p.desc, line, err)
+		return nil, fmt.Errorf("%s: start %s: no PID from the host (%q): %v", h, p.desc, line, rerr)
 	}
-	h.OnUndo("process "+p.desc, func(ctx context.Context) error { return p.Stop(ctx) })
 	return p, nil
 }
 
+// Start starts args on the host in the background with stdout and stderr
+// going to log on the host.
+func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, error) {
+	h.cmds.record(fmt.Sprintf("[%s] %s > %s &", h.T, strings.Join(args, " "), log))
+	return h.start(ctx, io.Discard, ` >"$0" 2>&1`, log, args...)
+}
+
 // RunStoppable runs args on the host in the foreground like Run, as a
-// process whose PID on the host is learnt first: when ctx ends before it
-// does, it is sent SIGTERM there and given 10 s, for an ssh client that
-// goes away leaves its remote command running. It returns stdout.
+// Proc: when ctx ends before it does, it is stopped there, for an ssh
+// client that goes away leaves its remote command running. It returns
+// stdout.
 func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error) {
-	desc := fmt.Sprintf("%s: %s", h, strings.Join(args, " "))
 	h.cmds.record(fmt.Sprintf("[%s] %s", h.T, strings.Join(args, " ")))
-	var errb bytes.Buffer
-	cmd, r, line, pid, perr := h.startPID(ctx, &errb, `echo $$; exec "$@"`, append([]string{"sh"}, args...)...)
-	if cmd == nil {
-		return nil, fmt.Errorf("%s: %s: %w", h, args[0], perr)
-	}
 	var out bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		io.Copy(&out, r) // until the command's stdout closes, before Wait
-		done <- cmd.Wait()
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			return out.Bytes(), fmt.Errorf("%s: %v: %s", desc, err, strings.TrimSpace(errb.String()))
-		}
-	case <-ctx.Done():
-		if perr == nil {
-			kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			h.Run(kctx, nil, "kill", "-TERM", strconv.Itoa(pid))
-			cancel()
-		}
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		return out.Bytes(), fmt.Errorf("%s: %w", desc, ctx.Err())
+	p, err := h.start(ctx, &out, "", "sh", args...)
+	if err != nil {
+		return nil, err
 	}
-	if perr != nil {
-		return out.Bytes(), fmt.Errorf("%s: no PID from the host (%q)", desc, line)
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		p.Stop(sctx)
+		cancel()
+		return out.Bytes(), fmt.Errorf("%s: %s: %w", h, p.desc, ctx.Err())
+	}
+	if p.err != nil {
+		return out.Bytes(), fmt.Errorf("%s: %s: %v: %s", h, p.desc, p.err, strings.TrimSpace(p.stderr.String()))
 	}
 	return out.Bytes(), nil
 }
@@ -305,6 +220,7 @@ func (p *Proc) Stop(ctx context.Context) error {
 	case <-p.done:
 	case <-time.After(5 * time.Second):
 		p.cmd.Process.Kill()
+		<-p.done
 	}
 	return fmt.Errorf("%s: %s (pid %d) did not stop on SIGTERM within 10s; killed", p.host, p.desc, p.PID)
 }
@@ -312,9 +228,8 @@ func (p *Proc) Stop(ctx context.Context) error {
 // CPU reads the host's whole-machine CPU times: /proc/stat on Linux,
 // kern.cp_time on the BSDs.
 func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
-	linux := h.Conf.OS == "linux"
 	args := []string{"sysctl", "-n", "kern.cp_time"}
-	if linux {
+	if h.Conf.OS == "linux" {
 		args = []string{"cat", "/proc/stat"}
 	}
 	out, err := h.Run(ctx, nil, args...)
@@ -322,7 +237,7 @@ func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
 		return CPUTimes{}, err
 	}
 	var c CPUTimes
-	if linux {
+	if h.Conf.OS == "linux" {
 		c, _, err = cpustat.ParseStat(string(out))
 	} else {
 		c, err = ParseCPTime(h.Conf.OS, string(out))
@@ -338,16 +253,15 @@ func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
 // hundredths of a second on the BSDs (ps cputime; kern.cp_time counts at
 // stathz, so there the engine's share is taken against wall time).
 func (h *Host) ProcCPU(ctx context.Context, pid int) (uint64, error) {
-	linux := h.Conf.OS == "linux"
 	args := []string{"ps", "-o", "cputime=", "-p", strconv.Itoa(pid)}
-	if linux {
+	if h.Conf.OS == "linux" {
 		args = []string{"cat", fmt.Sprintf("/proc/%d/stat", pid)}
 	}
 	out, err := h.Run(ctx, nil, args...)
-	switch {
-	case err != nil:
+	if err != nil {
 		return 0, err
-	case !linux:
+	}
+	if h.Conf.OS != "linux" {
 		return ParsePsCputime(string(out))
 	}
 	u, s, err := cpustat.ParsePidStat(string(out))
@@ -390,7 +304,7 @@ func ParseMAC(goos, text string) (string, error) {
 	}
 	hw, err := net.ParseMAC(s)
 	if err != nil || len(hw) != 6 {
-		return "", fmt.Errorf("no Ethernet address in %q", trimOutput([]byte(text)))
+		return "", fmt.Errorf("no Ethernet address in %q", bgproc.Clip(text))
 	}
 	return hw.String(), nil
 }
@@ -443,35 +357,27 @@ func ParseCPTime(goos, text string) (CPUTimes, error) {
 // of a second.
 func ParsePsCputime(text string) (uint64, error) {
 	s := strings.TrimSpace(text)
-	var days uint64
-	if d, rest, ok := strings.Cut(s, "-"); ok {
-		n, err := strconv.ParseUint(d, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("ps cputime %q: days: %w", s, err)
-		}
-		days, s = n, rest
+	days, hms, ok := strings.Cut(s, "-")
+	if !ok {
+		days, hms = "0", s
 	}
-	s, frac, _ := strings.Cut(s, ".")
-	parts := strings.Split(s, ":")
-	if len(parts) < 2 || len(parts) > 3 {
+	whole, frac, _ := strings.Cut(hms, ".")
+	f := strings.Split(whole, ":")
+	if len(f) < 2 || len(f) > 3 {
 		return 0, fmt.Errorf("ps cputime %q: want [[dd-]hh:]mm:ss[.hh]", text)
 	}
-	secs := days * 86400
-	var v uint64 // hh:mm:ss or mm:ss, each field base 60
-	for _, p := range parts {
-		n, err := strconv.ParseUint(p, 10, 64)
+	if len(f) == 2 {
+		f = append([]string{"0"}, f...)
+	}
+	// Days, hours, minutes, seconds and hundredths, each a digit of its
+	// own radix.
+	var total uint64
+	for i, x := range []string{days, f[0], f[1], f[2], (frac + "00")[:2]} {
+		n, err := strconv.ParseUint(x, 10, 64)
 		if err != nil {
 			return 0, fmt.Errorf("ps cputime %q: %w", text, err)
 		}
-		v = v*60 + n
-	}
-	total := (secs + v) * 100
-	if frac != "" {
-		f, err := strconv.ParseUint((frac + "00")[:2], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("ps cputime %q: fraction: %w", text, err)
-		}
-		total += f
+		total = total*[]uint64{0, 24, 60, 60, 100}[i] + n
 	}
 	return total, nil
 }
