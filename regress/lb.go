@@ -185,11 +185,11 @@ func (in LBInstance) String() string {
 func LBPlan(rows []LBRowSpec, roles []string, runs int) []LBInstance {
 	var seq []LBInstance
 	for _, r := range rows {
-		if r.Name != LBSwctl {
-			seq = append(seq, LBInstance{Row: r.Name})
-			continue
+		rowRoles := []string{""}
+		if r.Name == LBSwctl {
+			rowRoles = roles
 		}
-		for _, role := range roles {
+		for _, role := range rowRoles {
 			seq = append(seq, LBInstance{Row: r.Name, Role: role})
 		}
 	}
@@ -353,17 +353,13 @@ func AnalyzeLB(plan []LBInstance, samples []LBSample) []LBCell {
 	return out
 }
 
-// lbRowsOf returns plan's rows (row and role), once each, in the order
-// of its first run.
+// lbRowsOf returns plan's first run: its rows (row and role), once
+// each, in order.
 func lbRowsOf(plan []LBInstance) []LBInstance {
-	var out []LBInstance
-	for _, in := range plan {
-		if in.Run != 1 {
-			break
-		}
-		out = append(out, LBInstance{Row: in.Row, Role: in.Role})
+	if n := slices.IndexFunc(plan, func(in LBInstance) bool { return in.Run != 1 }); n >= 0 {
+		return plan[:n]
 	}
-	return out
+	return plan
 }
 
 // RenderLBTable writes the suite's table of one mode: a row per row

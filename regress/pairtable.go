@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/swctl/swctl/internal/stats"
@@ -179,11 +180,7 @@ func pairCells(cells []RoleCell, key RoleCell) [2]Cell {
 		if c.Setup != key.Setup || c.Row != key.Row || c.Metric != key.Metric || c.Size != key.Size || c.Percent != key.Percent {
 			continue
 		}
-		k := 0
-		if c.Role == RoleNoPatch {
-			k = 1
-		}
-		out[k] = Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
+		out[slices.Index(bothRoles[:], c.Role)] = Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
 	}
 	return out
 }
