@@ -54,10 +54,8 @@ func newLBBed(ctx context.Context, cfg LBConfig, dir string, cmds *Commands) (_ 
 			tools = append(tools, t)
 		}
 	}
-	for _, t := range tools {
-		if _, err := exec.LookPath(t); err != nil {
-			return nil, fmt.Errorf("load-balancing testbed: needs %s (scripts/install-deps.sh installs wrk, nginx-light, haproxy, nftables, curl): %w", t, err)
-		}
+	if err := needTools(tools...); err != nil {
+		return nil, fmt.Errorf("load-balancing testbed: %w", err)
 	}
 	tag := fmt.Sprintf("swl%d", os.Getpid()%100000)
 	seg := tag + "seg"
@@ -310,9 +308,8 @@ func (b *lbBed) wrkArgs(row, mode string, seconds int) []string {
 }
 
 // runWrk runs wrk with args (a run of seconds) and returns what it
-// printed and its own CPU time (rusage) in seconds; a run that completed
-// no request is an error.
-func (b *lbBed) runWrk(ctx context.Context, args []string, seconds int) (WrkResult, float64, error) {
+// printed and its own CPU time (rusage) in seconds.
+func (b *lbBed) runWrk(ctx context.Context, args []string, seconds int) ([]byte, float64, error) {
 	b.cmds.Log = append(b.cmds.Log, commandLine(args))
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
 	defer cancel()
@@ -321,13 +318,9 @@ func (b *lbBed) runWrk(ctx context.Context, args []string, seconds int) (WrkResu
 	cmd.Stderr = &errb
 	out, err := cmd.Output()
 	if err != nil {
-		return WrkResult{}, 0, fmt.Errorf("wrk: %v: %s", err, strings.TrimSpace(errb.String()+" "+string(out)))
+		return nil, 0, fmt.Errorf("wrk: %v: %s", err, strings.TrimSpace(errb.String()+" "+string(out)))
 	}
-	w, err := ParseWrk(out)
-	if err == nil && w.Requests == 0 {
-		err = fmt.Errorf("wrk completed no request: %s", strings.TrimSpace(string(out)))
-	}
-	return w, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(), err
+	return out, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(), nil
 }
 
 // warmUp runs unrecorded connection-per-request wrk runs until one
@@ -391,14 +384,20 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string, seconds
 		return s, err
 	}
 	s.Start = time.Now()
-	var clientCPU float64
-	if s.Wrk, clientCPU, err = b.runWrk(ctx, args, seconds); err != nil {
+	out, clientCPU, err := b.runWrk(ctx, args, seconds)
+	if err != nil {
 		return s, err
 	}
 	t1, terr := b.ticks()
 	after, err := b.backendCounts(ctx)
 	if err := errors.Join(terr, err); err != nil {
 		return s, err
+	}
+	if s.Wrk, err = ParseWrk(out); err != nil {
+		return s, err
+	}
+	if s.Wrk.Requests == 0 {
+		return s, fmt.Errorf("wrk completed no request: %s", strings.TrimSpace(string(out)))
 	}
 	s.BackendRequests = served(before, after)
 	m0, m1 := t0.machine.Times, t1.machine.Times
