@@ -1,12 +1,12 @@
 package regress
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -521,29 +521,22 @@ func lbBackendIP(k int) string { return fmt.Sprintf("10.80.0.%d", 10+k) }
 const maxStubStatus = 4 << 10
 
 // ParseStubStatus returns the requests count of nginx's stub_status page
-// (the third number under "server accepts handled requests"). Output
-// over 4 KiB, a missing or short counts line or a count that is no
-// number is an error.
+// (the third number on the line under "server accepts handled
+// requests"). Output over 4 KiB, a missing header, a counts line without
+// exactly three counts or a count that is no number is an error.
 func ParseStubStatus(out []byte) (uint64, error) {
 	if len(out) > maxStubStatus {
 		return 0, fmt.Errorf("nginx stub_status: %d bytes, more than %d", len(out), maxStubStatus)
 	}
-	header := false
-	for line := range strings.Lines(string(out)) {
-		f := strings.Fields(line)
-		if header {
-			if len(f) != 3 {
-				return 0, fmt.Errorf("nginx stub_status: counts line %q: %d fields, want 3", strings.TrimSpace(line), len(f))
-			}
-			n, err := strconv.ParseUint(f[2], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("nginx stub_status: requests %q: %w", f[2], err)
-			}
-			return n, nil
-		}
-		header = slices.Equal(f, []string{"server", "accepts", "handled", "requests"})
+	_, counts, ok := strings.Cut(string(out), "server accepts handled requests\n")
+	if !ok {
+		return 0, errors.New(`nginx stub_status: no "server accepts handled requests" line`)
 	}
-	return 0, fmt.Errorf("nginx stub_status: no counts under \"server accepts handled requests\"")
+	var accepts, handled, requests uint64
+	if _, err := fmt.Sscanln(counts, &accepts, &handled, &requests); err != nil {
+		return 0, fmt.Errorf("nginx stub_status: counts under \"server accepts handled requests\": %w", err)
+	}
+	return requests, nil
 }
 
 // lbFirst says whether the suite's tables are the first r prints.
