@@ -143,29 +143,25 @@ func (b *lbBed) startNginx(ctx context.Context, k int, ns string) error {
 	if err := b.serve("nginx in "+ns, filepath.Join(dir, "stderr.log"), ns, b.pin.Backends, "nginx", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf); err != nil {
 		return err
 	}
-	err := poll(ctx, 10*time.Second, 50*time.Millisecond, func() error { _, err := b.stubStatus(ctx, ns); return err })
+	err := poll(ctx, 10*time.Second, 50*time.Millisecond, func() error { _, err := b.requestCounts(ctx, ns); return err })
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("nginx in %s did not answer within 10s: %v: %s", ns, err, bgproc.Tail(filepath.Join(dir, "error.log")))
 	}
 	return err
 }
 
-// stubStatus reads the requests backend namespace ns's nginx has served.
-func (b *lbBed) stubStatus(ctx context.Context, ns string) (uint64, error) {
-	out, err := b.cmds.Output(ctx, "", nil, inNS(ns, "curl", "-sS", "--max-time", "2", "http://127.0.0.1:8080/status")...)
-	if err != nil {
-		return 0, err
-	}
-	return ParseStubStatus(out)
-}
-
-// backendCounts reads every backend's requests count.
-func (b *lbBed) backendCounts(ctx context.Context) ([]uint64, error) {
+// requestCounts reads the requests count of the nginx in each of the
+// backend namespaces nss (nginx stub_status).
+func (b *lbBed) requestCounts(ctx context.Context, nss ...string) ([]uint64, error) {
 	var out []uint64
-	for _, ns := range b.backends {
-		n, err := b.stubStatus(ctx, ns)
+	for _, ns := range nss {
+		text, err := b.cmds.Output(ctx, "", nil, inNS(ns, "curl", "-sS", "--max-time", "2", "http://127.0.0.1:8080/status")...)
 		if err != nil {
 			return nil, err
+		}
+		n, err := ParseStubStatus(text)
+		if err != nil {
+			return nil, fmt.Errorf("nginx in %s: %w", ns, err)
 		}
 		out = append(out, n)
 	}
@@ -378,7 +374,7 @@ func (b *lbBed) ticks() (t lbTicks, err error) {
 func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string, seconds int) (LBSample, error) {
 	args := b.wrkArgs(in.Row, mode, seconds)
 	s := LBSample{Command: commandLine(args)}
-	before, err := b.backendCounts(ctx)
+	before, err := b.requestCounts(ctx, b.backends...)
 	t0, terr := b.ticks()
 	if err := errors.Join(err, terr); err != nil {
 		return s, err
@@ -389,7 +385,7 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string, seconds
 		return s, err
 	}
 	t1, terr := b.ticks()
-	after, err := b.backendCounts(ctx)
+	after, err := b.requestCounts(ctx, b.backends...)
 	if err := errors.Join(terr, err); err != nil {
 		return s, err
 	}
