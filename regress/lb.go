@@ -1,11 +1,12 @@
 package regress
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +40,9 @@ const (
 
 // LBModes are the modes in table order.
 var LBModes = []string{LBClose, LBKeepAlive}
+
+// lbModeTitle names each mode in table titles.
+var lbModeTitle = map[string]string{LBClose: "connection per request (Connection: close)", LBKeepAlive: "keep-alive"}
 
 // LBRowSpec is one row of the load-balancing suite.
 type LBRowSpec struct {
@@ -103,15 +107,11 @@ func (c LBConfig) check() error {
 // rows returns the rows c names (all when none), in table order, with
 // direct added when nftables runs.
 func (c LBConfig) rows() ([]LBRowSpec, error) {
-	rows, err := findNamed(LBRows, c.Rows, "load-balancing row", func(r LBRowSpec) string { return r.Name })
-	if err != nil {
-		return nil, err
+	names := c.Rows
+	if slices.Contains(names, LBNftables) {
+		names = append(slices.Clone(names), LBDirect)
 	}
-	if slices.ContainsFunc(rows, func(r LBRowSpec) bool { return r.Name == LBNftables }) &&
-		!slices.ContainsFunc(rows, func(r LBRowSpec) bool { return r.Name == LBDirect }) {
-		rows = append([]LBRowSpec{LBRows[0]}, rows...)
-	}
-	return rows, nil
+	return findNamed(LBRows, names, "load-balancing row", func(r LBRowSpec) string { return r.Name })
 }
 
 // lbPinning is the CPUs (taskset lists) of the suite's processes, the
@@ -142,14 +142,13 @@ func pinningFor(ncpu int) lbPinning {
 
 // describe is the suite's method text for report.md.
 func (c LBConfig) describe(p lbPinning) []string {
-	m := []string{
+	return []string{
 		fmt.Sprintf("HTTP load balancing (issue 19, SKUDONET's benchmark): namespaces client, balancer and backend 1-3 on one L2 segment (a Linux bridge in a namespace of its own, one veth to each); nginx (Debian nginx-light, one process: master_process off, access_log off, keepalive_requests 1000000) in every backend serving an empty index.html; the VIP %s on every backend's lo with arp_ignore=1 and arp_announce=2; offloads off (ethtool -K eth0 tx off gso off) on every namespace's eth0, as swctl forwards without vnet headers; IPv6 off; permanent neighbour entries between real addresses, the VIP resolved by ARP (its entry flushed at each instance's start).", lbVIP),
 		fmt.Sprintf("wrk -t1 -c%d -d%ds --latency --timeout 5s http://VIP/ (direct: backend 1's address), keep-alive, and with -H 'Connection: close' for connection per request; %d runs per row and mode, interleaved: each run goes through the rows in order, the next in reverse (A B C C B A), each instance measuring both modes, in alternating order; before each instance's first measured run, %d s warm-up runs (not recorded) until every backend the row reaches has answered (nginx stub_status counts).", c.Connections, c.Seconds, c.Runs, c.Warmup),
 		fmt.Sprintf("Pinning (taskset), the same in every row: wrk on CPU %s, the balancer's processes (the swctl daemon, every thread; HAProxy) on CPU %s, the three nginx on CPU %s; nftables works in the kernel, in softirq on whichever CPU the packet is handled.", p.Client, p.Balancer, p.Backends),
 		"CPU: /proc/stat (whole machine) and /proc/PID/stat (utime+stime of the balancer process and of the nginx processes; wrk's own from its rusage) read just before wrk starts and just after it ends; a figure per request is that CPU time over wrk's completed requests (internal/cpustat's arithmetic). \"balancer us/req\": for swctl and HAProxy their process's user+system time (report.md gives the system part too); for nftables, which has no process, the kernel's: the whole machine's softirq+irq time per request less direct's (the median of its runs in the same mode), i.e. the packet work the balancer adds (its NAT and conntrack, and the extra hops through the segment and its namespace in both directions). The swctl and HAProxy figures leave out the softirq work they cause the same way; \"machine us/req\" (everything, gross, other work on the machine included) covers it for every row.",
 		"Each balanced row checks that every backend served requests (nginx stub_status before and after each run; results.json has the counts per backend).",
 	}
-	return m
 }
 
 // LBInstance is one start of one row's balancer: both modes, one run.
@@ -176,11 +175,7 @@ func lbLabel(row, role string, ab bool) string {
 
 // String describes the instance for the progress line.
 func (in LBInstance) String() string {
-	s := "load balancing " + in.Row
-	if in.Role != "" {
-		s += " " + in.Role
-	}
-	return fmt.Sprintf("%s run %d", s, in.Run)
+	return fmt.Sprintf("load balancing %s run %d", strings.TrimSpace(in.Row+" "+in.Role), in.Run)
 }
 
 // LBPlan orders the suite's instances: each run goes through the rows
@@ -190,18 +185,17 @@ func (in LBInstance) String() string {
 func LBPlan(rows []LBRowSpec, roles []string, runs int) []LBInstance {
 	var seq []LBInstance
 	for _, r := range rows {
-		if r.Name != LBSwctl {
-			seq = append(seq, LBInstance{Row: r.Name})
-			continue
+		rowRoles := []string{""}
+		if r.Name == LBSwctl {
+			rowRoles = roles
 		}
-		for _, role := range roles {
+		for _, role := range rowRoles {
 			seq = append(seq, LBInstance{Row: r.Name, Role: role})
 		}
 	}
 	var out []LBInstance
 	for run := 1; run <= runs; run++ {
-		order := slices.Clone(seq)
-		modes := slices.Clone(LBModes)
+		order, modes := slices.Clone(seq), slices.Clone(LBModes)
 		if run%2 == 0 {
 			slices.Reverse(order)
 			slices.Reverse(modes)
@@ -253,18 +247,29 @@ type LBSample struct {
 }
 
 // perRequest returns ticks of the sample's CPU time as microseconds per
-// completed request (false: no request or no tick).
-func (s LBSample) perRequest(ticks uint64) (float64, bool) {
-	ns, err := cpustat.NsPerFrame(ticks, s.Machine.Total(), s.CPUs, s.WallSeconds, s.Wrk.Requests)
-	if err != nil {
+// completed request (false: no ticks given, no request or no tick).
+func (s LBSample) perRequest(ticks *uint64) (float64, bool) {
+	if ticks == nil {
 		return 0, false
 	}
-	return ns / 1e3, true
+	ns, err := cpustat.NsPerFrame(*ticks, s.Machine.Total(), s.CPUs, s.WallSeconds, s.Wrk.Requests)
+	return ns / 1e3, err == nil
 }
 
 // kernelUs is the whole machine's softirq+irq time per request.
 func (s LBSample) kernelUs() (float64, bool) {
-	return s.perRequest(s.Machine.SoftIRQ + s.Machine.IRQ)
+	return s.perRequest(new(s.Machine.SoftIRQ + s.Machine.IRQ))
+}
+
+// balancerUs is the balancer's CPU per request: its process's, or for
+// nftables the kernel's less direct (the median of direct's kernel time
+// per request in s's mode; NaN when direct did not run).
+func (s LBSample) balancerUs(direct float64) (float64, bool) {
+	if s.Row == LBNftables && !math.IsNaN(direct) {
+		k, ok := s.kernelUs()
+		return k - direct, ok
+	}
+	return s.perRequest(s.BalancerTicks)
 }
 
 // LBMetrics are the figures summarised per row and mode; the first five
@@ -276,56 +281,22 @@ var LBMetrics = []struct {
 	Title string
 	// Format formats the column's figures.
 	Format string
+	// Value is the metric of a sample (false: it has none); direct is
+	// what LBSample.balancerUs nets nftables against.
+	Value func(s LBSample, direct float64) (float64, bool)
 }{
-	{"balancer_us", "balancer us/req", "%.1f"},
-	{"machine_us", "machine us/req", "%.1f"},
-	{"rps", "req/s", "%.0f"},
-	{"p50_ms", "p50 ms", "%.2f"},
-	{"p99_ms", "p99 ms", "%.2f"},
-	{"balancer_system_us", "balancer system us/req", "%.1f"},
-	{"kernel_us", "softirq+irq us/req", "%.1f"},
-	{"backends_us", "nginx us/req", "%.1f"},
-	{"client_us", "wrk us/req", "%.1f"},
-	{"errors", "socket errors + non-2xx", "%.0f"},
-}
-
-// lbValue is metric of s; direct is the median of direct's kernel
-// time per request in s's mode (ok false: direct did not run), which
-// nftables' balancer figure is netted against.
-func lbValue(metric string, s LBSample, direct float64, haveDirect bool) (float64, bool) {
-	switch metric {
-	case "balancer_us":
-		switch {
-		case s.BalancerTicks != nil:
-			return s.perRequest(*s.BalancerTicks)
-		case s.Row == LBNftables && haveDirect:
-			k, ok := s.kernelUs()
-			return k - direct, ok
-		}
-		return 0, false
-	case "balancer_system_us":
-		if s.BalancerSystemTicks == nil {
-			return 0, false
-		}
-		return s.perRequest(*s.BalancerSystemTicks)
-	case "machine_us":
-		return s.perRequest(s.Machine.Busy())
-	case "rps":
-		return s.Wrk.RequestsPerSec, true
-	case "p50_ms":
-		return s.Wrk.P50 / 1e3, true
-	case "p99_ms":
-		return s.Wrk.P99 / 1e3, true
-	case "kernel_us":
-		return s.kernelUs()
-	case "backends_us":
-		return s.perRequest(s.BackendTicks)
-	case "client_us":
-		return s.perRequest(s.ClientTicks)
-	case "errors":
+	{"balancer_us", "balancer us/req", "%.1f", LBSample.balancerUs},
+	{"machine_us", "machine us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.perRequest(new(s.Machine.Busy())) }},
+	{"rps", "req/s", "%.0f", func(s LBSample, _ float64) (float64, bool) { return s.Wrk.RequestsPerSec, true }},
+	{"p50_ms", "p50 ms", "%.2f", func(s LBSample, _ float64) (float64, bool) { return s.Wrk.P50 / 1e3, true }},
+	{"p99_ms", "p99 ms", "%.2f", func(s LBSample, _ float64) (float64, bool) { return s.Wrk.P99 / 1e3, true }},
+	{"balancer_system_us", "balancer system us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.perRequest(s.BalancerSystemTicks) }},
+	{"kernel_us", "softirq+irq us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.kernelUs() }},
+	{"backends_us", "nginx us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.perRequest(&s.BackendTicks) }},
+	{"client_us", "wrk us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.perRequest(&s.ClientTicks) }},
+	{"errors", "socket errors + non-2xx", "%.0f", func(s LBSample, _ float64) (float64, bool) {
 		return float64(s.Wrk.SocketErrors() + s.Wrk.Non2xx), true
-	}
-	return 0, false
+	}},
 }
 
 // LBCell is the summary of one metric of one row (and role) and mode.
@@ -351,61 +322,44 @@ type LBCell struct {
 // AnalyzeLB summarises samples per row, role, mode and metric, in the
 // order of plan's first run.
 func AnalyzeLB(plan []LBInstance, samples []LBSample) []LBCell {
-	directKernel := map[string]float64{}
-	haveDirect := map[string]bool{}
-	for _, mode := range LBModes {
+	values := func(row, role, mode string, value func(LBSample) (float64, bool)) []float64 {
 		var v []float64
 		for _, s := range samples {
-			if s.Row == LBDirect && s.Mode == mode {
-				if k, ok := s.kernelUs(); ok {
-					v = append(v, k)
-				}
+			if s.Row != row || s.Role != role || s.Mode != mode {
+				continue
+			}
+			if x, ok := value(s); ok {
+				v = append(v, x)
 			}
 		}
-		if len(v) > 0 {
-			directKernel[mode], haveDirect[mode] = stats.Summarize(v).Median, true
+		return v
+	}
+	direct := map[string]float64{}
+	for _, mode := range LBModes {
+		direct[mode] = math.NaN()
+		if v := values(LBDirect, "", mode, LBSample.kernelUs); len(v) > 0 {
+			direct[mode] = stats.Summarize(v).Median
 		}
 	}
 	var out []LBCell
 	for _, in := range lbRowsOf(plan) {
 		for _, mode := range LBModes {
 			for _, m := range LBMetrics {
-				c := LBCell{Row: in.Row, Role: in.Role, Mode: mode, Metric: m.Key}
-				for _, s := range samples {
-					if s.Row != in.Row || s.Role != in.Role || s.Mode != mode {
-						continue
-					}
-					if v, ok := lbValue(m.Key, s, directKernel[mode], haveDirect[mode]); ok {
-						c.Values = append(c.Values, v)
-					}
-				}
-				c.NA, c.Summary = len(c.Values) == 0, stats.Summarize(c.Values)
-				out = append(out, c)
+				v := values(in.Row, in.Role, mode, func(s LBSample) (float64, bool) { return m.Value(s, direct[mode]) })
+				out = append(out, LBCell{Row: in.Row, Role: in.Role, Mode: mode, Metric: m.Key, NA: len(v) == 0, Summary: stats.Summarize(v), Values: v})
 			}
 		}
 	}
 	return out
 }
 
-// lbRowsOf returns plan's rows (row and role), once each, in the order
-// of its first run.
+// lbRowsOf returns plan's first run: its rows (row and role), once
+// each, in order.
 func lbRowsOf(plan []LBInstance) []LBInstance {
-	var out []LBInstance
-	for _, in := range plan {
-		if in.Run != 1 {
-			break
-		}
-		out = append(out, LBInstance{Row: in.Row, Role: in.Role})
+	if n := slices.IndexFunc(plan, func(in LBInstance) bool { return in.Run != 1 }); n >= 0 {
+		return plan[:n]
 	}
-	return out
-}
-
-// lbModeTitle names a mode in table titles.
-func lbModeTitle(mode string) string {
-	if mode == LBClose {
-		return "connection per request (Connection: close)"
-	}
-	return "keep-alive"
+	return plan
 }
 
 // RenderLBTable writes the suite's table of one mode: a row per row
@@ -415,72 +369,55 @@ func lbModeTitle(mode string) string {
 // no trailing blanks. Lines under the table explain the nftables figure
 // and name any row whose runs had socket errors or non-2xx responses.
 func RenderLBTable(w io.Writer, cfg LBConfig, plan []LBInstance, cells []LBCell, mode string, ab bool) error {
-	rows := [][]string{{"row"}}
+	lines := [][]string{{"row"}}
 	for _, m := range LBMetrics[:5] {
-		rows[0] = append(rows[0], m.Title)
+		lines[0] = append(lines[0], m.Title)
 	}
-	var notes []string
+	var notes string
 	for _, in := range lbRowsOf(plan) {
-		line := []string{lbLabel(in.Row, in.Role, ab)}
+		label := lbLabel(in.Row, in.Role, ab)
+		line := []string{label}
 		for _, m := range LBMetrics[:5] {
-			line = append(line, lbCellText(cells, in, mode, m.Key, m.Format))
+			line = append(line, lbCellText(findLBCell(cells, in, mode, m.Key), m.Format))
 		}
-		rows = append(rows, line)
+		lines = append(lines, line)
 		if c := findLBCell(cells, in, mode, "errors"); c != nil && !c.NA && c.Summary.Max > 0 {
-			notes = append(notes, fmt.Sprintf("%s: socket errors or non-2xx responses in some run (at most %.0f; results.json has wrk's counts)", lbLabel(in.Row, in.Role, ab), c.Summary.Max))
+			notes += fmt.Sprintf("%s: socket errors or non-2xx responses in some run (at most %.0f; results.json has wrk's counts)\n", label, c.Summary.Max)
 		}
 		if in.Row == LBNftables {
-			notes = append(notes, "nftables: balancer us/req = the whole machine's softirq+irq time per request less direct's (kernel work, no process)")
-		}
-	}
-	width := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			width[i] = max(width[i], len(c)+2)
+			notes += "nftables: balancer us/req = the whole machine's softirq+irq time per request less direct's (kernel work, no process)\n"
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "HTTP load balancing, %s: median of %d runs [min..max]\n", lbModeTitle(mode), cfg.Runs)
-	for _, r := range rows {
-		var s string
-		for i, c := range r {
-			s += fmt.Sprintf("%-*s", width[i], c)
-		}
-		b.WriteString(strings.TrimRight(s, " "))
-		b.WriteByte('\n')
-	}
-	for _, n := range notes {
-		b.WriteString(n)
-		b.WriteByte('\n')
-	}
-	_, err := io.WriteString(w, b.String())
+	fmt.Fprintf(&b, "HTTP load balancing, %s: median of %d runs [min..max]\n", lbModeTitle[mode], cfg.Runs)
+	writeColumns(&b, fitWidths(lines, 2), lines...)
+	_, err := io.WriteString(w, b.String()+notes)
 	return err
 }
 
 // findLBCell returns the cell of in's row and role, mode and metric, or
 // nil.
 func findLBCell(cells []LBCell, in LBInstance, mode, metric string) *LBCell {
-	for i, c := range cells {
-		if c.Row == in.Row && c.Role == in.Role && c.Mode == mode && c.Metric == metric {
-			return &cells[i]
-		}
+	i := slices.IndexFunc(cells, func(c LBCell) bool {
+		return c.Row == in.Row && c.Role == in.Role && c.Mode == mode && c.Metric == metric
+	})
+	if i < 0 {
+		return nil
 	}
-	return nil
+	return &cells[i]
 }
 
-// lbCellText formats a cell as "median [min..max]" (".." because
-// figures may be negative), just the median for
-// one run, "-" when not measured.
-func lbCellText(cells []LBCell, in LBInstance, mode, metric, f string) string {
-	c := findLBCell(cells, in, mode, metric)
-	if c == nil || c.NA {
+// lbCellText formats c as "median [min..max]" with the fmt verb f (".."
+// because figures may be negative), just the median for one run, "-"
+// when not measured.
+func lbCellText(c *LBCell, f string) string {
+	switch {
+	case c == nil || c.NA:
 		return "-"
+	case c.Summary.N > 1:
+		return fmt.Sprintf(f+" ["+f+".."+f+"]", c.Summary.Median, c.Summary.Min, c.Summary.Max)
 	}
-	s := fmt.Sprintf(f, c.Summary.Median)
-	if c.Summary.N > 1 {
-		s += fmt.Sprintf(" ["+f+".."+f+"]", c.Summary.Min, c.Summary.Max)
-	}
-	return s
+	return fmt.Sprintf(f, c.Summary.Median)
 }
 
 // LBResults is the suite's part of results.json.
@@ -514,16 +451,12 @@ func printLB(w io.Writer, r *Results, first bool) error {
 		return nil
 	}
 	var b strings.Builder
-	if !first {
-		b.WriteString("\n")
-	}
-	ab := r.Mode != "A/A"
 	for i, mode := range LBModes {
-		if i > 0 {
+		if i > 0 || !first {
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "== HTTP load balancing: %s ==\n", mode)
-		RenderLBTable(&b, r.LB.Config, r.LB.Plan, r.LB.Cells, mode, ab)
+		RenderLBTable(&b, r.LB.Config, r.LB.Plan, r.LB.Cells, mode, r.Mode != "A/A")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -553,12 +486,11 @@ func lbMarkdown(b *strings.Builder, r *Results) {
 			lbLabel(s.Row, s.Role, ab), s.Mode, s.Run, s.Wrk.Requests, s.Wrk.RequestsPerSec, strings.Join(per, "/"), s.Wrk.SocketErrors(), s.Wrk.Non2xx)
 	}
 	if len(r.LB.Tools) > 0 {
-		b.WriteString("\nTools: ")
 		var t []string
 		for _, k := range slices.Sorted(maps.Keys(r.LB.Tools)) {
 			t = append(t, k+" "+r.LB.Tools[k])
 		}
-		b.WriteString(strings.Join(t, "; ") + "\n")
+		b.WriteString("\nTools: " + strings.Join(t, "; ") + "\n")
 	}
 }
 
@@ -589,29 +521,22 @@ func lbBackendIP(k int) string { return fmt.Sprintf("10.80.0.%d", 10+k) }
 const maxStubStatus = 4 << 10
 
 // ParseStubStatus returns the requests count of nginx's stub_status page
-// (the third number under "server accepts handled requests"). Output
-// over 4 KiB, a missing or short counts line or a count that is no
-// number is an error.
+// (the third number on the line under "server accepts handled
+// requests"). Output over 4 KiB, a missing header, a counts line without
+// exactly three counts or a count that is no number is an error.
 func ParseStubStatus(out []byte) (uint64, error) {
 	if len(out) > maxStubStatus {
 		return 0, fmt.Errorf("nginx stub_status: %d bytes, more than %d", len(out), maxStubStatus)
 	}
-	header := false
-	for line := range strings.Lines(string(out)) {
-		f := strings.Fields(line)
-		if header {
-			if len(f) != 3 {
-				return 0, fmt.Errorf("nginx stub_status: counts line %q: %d fields, want 3", strings.TrimSpace(line), len(f))
-			}
-			n, err := strconv.ParseUint(f[2], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("nginx stub_status: requests %q: %w", f[2], err)
-			}
-			return n, nil
-		}
-		header = slices.Equal(f, []string{"server", "accepts", "handled", "requests"})
+	_, counts, ok := strings.Cut(string(out), "server accepts handled requests\n")
+	if !ok {
+		return 0, errors.New(`nginx stub_status: no "server accepts handled requests" line`)
 	}
-	return 0, fmt.Errorf("nginx stub_status: no counts under \"server accepts handled requests\"")
+	var accepts, handled, requests uint64
+	if _, err := fmt.Sscanln(counts, &accepts, &handled, &requests); err != nil {
+		return 0, fmt.Errorf("nginx stub_status: counts under \"server accepts handled requests\": %w", err)
+	}
+	return requests, nil
 }
 
 // lbFirst says whether the suite's tables are the first r prints.

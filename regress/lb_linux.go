@@ -27,38 +27,19 @@ type lbBed struct {
 	nsbed
 	// cfg is the suite's configuration.
 	cfg LBConfig
-	// seg, client and balancer are namespace names; backends holds
-	// backend 1-3's.
-	seg, client, balancer string
-	// backends are the backends' namespace names.
+	// client and balancer are namespace names.
+	client, balancer string
+	// backends are backend 1-3's namespace names.
 	backends []string
 	// pin is the CPUs of wrk, the balancer and nginx.
 	pin lbPinning
-	// haproxy is the HAProxy row's process while it runs.
-	haproxy *bgproc.Proc
+	// bal is the running instance's balancer process (the swctl daemon
+	// or HAProxy); nil in the rows without one.
+	bal *bgproc.Proc
 }
 
-// lbHost is one namespace on the segment.
-type lbHost struct {
-	// ns is the namespace's name.
-	ns string
-	// port is the segment bridge's port to it.
-	port string
-	// ip is its address.
-	ip string
-	// mac is its eth0's MAC.
-	mac string
-}
-
-// hosts returns the namespaces on the segment: client, balancer,
-// backends.
-func (b *lbBed) hosts() []lbHost {
-	h := []lbHost{{b.client, "s-cli", lbClientIP, "02:80:00:00:00:01"}, {b.balancer, "s-lb", lbBalancerIP, "02:80:00:00:00:02"}}
-	for k, ns := range b.backends {
-		h = append(h, lbHost{ns, fmt.Sprintf("s-b%d", k+1), lbBackendIP(k + 1), fmt.Sprintf("02:80:00:00:00:%02x", 0x10+k+1)})
-	}
-	return h
-}
+// lbRowTool is the program a row needs besides wrk, nginx and curl.
+var lbRowTool = map[string]string{LBNftables: "nft", LBHAProxy: "haproxy"}
 
 // newLBBed builds the testbed and starts nginx in the backends; on error
 // what was made is removed.
@@ -69,62 +50,53 @@ func newLBBed(ctx context.Context, cfg LBConfig, dir string, cmds *Commands) (_ 
 	}
 	tools := []string{"wrk", "nginx", "curl"}
 	for _, r := range rows {
-		switch r.Name {
-		case LBNftables:
-			tools = append(tools, "nft")
-		case LBHAProxy:
-			tools = append(tools, "haproxy")
+		if t := lbRowTool[r.Name]; t != "" {
+			tools = append(tools, t)
 		}
 	}
-	for _, t := range tools {
-		if _, err := exec.LookPath(t); err != nil {
-			return nil, fmt.Errorf("load-balancing testbed: needs %s (scripts/install-deps.sh installs wrk, nginx-light, haproxy, nftables, curl): %w", t, err)
-		}
+	if err := needTools(tools...); err != nil {
+		return nil, fmt.Errorf("load-balancing testbed: %w", err)
 	}
 	tag := fmt.Sprintf("swl%d", os.Getpid()%100000)
-	b := &lbBed{nsbed: newNSBed(cmds, dir), cfg: cfg, seg: tag + "seg", client: tag + "cli", balancer: tag + "lb", pin: pinningFor(runtime.NumCPU())}
-	for k := 1; k <= lbBackends; k++ {
-		b.backends = append(b.backends, fmt.Sprintf("%sb%d", tag, k))
-	}
+	seg := tag + "seg"
+	b := &lbBed{nsbed: newNSBed(cmds, dir), cfg: cfg, client: tag + "cli", balancer: tag + "lb", pin: pinningFor(runtime.NumCPU())}
 	defer func() {
 		if err != nil {
 			b.close()
 			err = fmt.Errorf("load-balancing testbed: %w", err)
 		}
 	}()
-	steps := [][]string{
-		{"ip", "-n", b.seg, "link", "add", "br0", "type", "bridge"},
-		{"ip", "-n", b.seg, "link", "set", "br0", "up"},
+	// The namespaces on the segment (tag+name), cabled to the bridge's
+	// port s-name.
+	type host struct{ name, ip, mac string }
+	hosts := []host{{"cli", lbClientIP, "02:80:00:00:00:01"}, {"lb", lbBalancerIP, "02:80:00:00:00:02"}}
+	for k := 1; k <= lbBackends; k++ {
+		hosts = append(hosts, host{fmt.Sprintf("b%d", k), lbBackendIP(k), fmt.Sprintf("02:80:00:00:00:%02x", 0x10+k)})
+		b.backends = append(b.backends, fmt.Sprintf("%sb%d", tag, k))
 	}
-	hosts := b.hosts()
+	steps := [][]string{{"ip", "-n", seg, "link", "add", "br0", "type", "bridge"}, {"ip", "-n", seg, "link", "set", "br0", "up"}}
 	for _, h := range hosts {
-		steps = append(steps, netbed.Veth(b.seg, h.port, "", h.ns, "eth0", h.mac)...)
-		steps = append(steps,
-			[]string{"ip", "-n", b.seg, "link", "set", h.port, "master", "br0"},
-			netbed.Addr(h.ns, h.ip+"/24", "eth0"),
-			netbed.NoOffload(h.ns, "eth0"),
-		)
+		ns := tag + h.name
+		steps = append(steps, netbed.Veth(seg, "s-"+h.name, "", ns, "eth0", h.mac)...)
+		steps = append(steps, []string{"ip", "-n", seg, "link", "set", "s-" + h.name, "master", "br0"}, netbed.Addr(ns, h.ip+"/24", "eth0"), netbed.NoOffload(ns, "eth0"))
 		for _, peer := range hosts {
 			// Permanent entries between real addresses; the VIP is
 			// resolved by ARP, as a client would.
-			if peer.ns != h.ns {
-				steps = append(steps, netbed.Neigh(h.ns, peer.ip, peer.mac, "eth0"))
+			if peer != h {
+				steps = append(steps, netbed.Neigh(ns, peer.ip, peer.mac, "eth0"))
 			}
 		}
 	}
 	steps = append(steps,
-		[]string{"ip", "netns", "exec", b.client, "sysctl", "-qw", "net.ipv4.ip_local_port_range=1024 65535", "net.ipv4.tcp_tw_reuse=1"},
-		[]string{"ip", "netns", "exec", b.balancer, "sysctl", "-qw", "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.eth0.send_redirects=0",
-			"net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.eth0.rp_filter=0"},
+		inNS(b.client, "sysctl", "-qw", "net.ipv4.ip_local_port_range=1024 65535", "net.ipv4.tcp_tw_reuse=1"),
+		inNS(b.balancer, "sysctl", "-qw", "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.eth0.send_redirects=0",
+			"net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.eth0.rp_filter=0"),
 	)
 	for _, ns := range b.backends {
-		steps = append(steps,
-			netbed.Addr(ns, lbVIP+"/32", "lo"),
-			[]string{"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.all.arp_announce=2",
-				"net.ipv4.conf.all.accept_redirects=0", "net.ipv4.conf.eth0.accept_redirects=0"},
-		)
+		steps = append(steps, netbed.Addr(ns, lbVIP+"/32", "lo"), inNS(ns, "sysctl", "-qw", "net.ipv4.conf.all.arp_ignore=1",
+			"net.ipv4.conf.all.arp_announce=2", "net.ipv4.conf.all.accept_redirects=0", "net.ipv4.conf.eth0.accept_redirects=0"))
 	}
-	if err := b.build(ctx, append([]string{b.seg, b.client, b.balancer}, b.backends...), steps...); err != nil {
+	if err := b.build(ctx, append([]string{seg, b.client, b.balancer}, b.backends...), steps...); err != nil {
 		return nil, err
 	}
 	for k, ns := range b.backends {
@@ -163,44 +135,33 @@ http {
 // until its status page answers.
 func (b *lbBed) startNginx(ctx context.Context, k int, ns string) error {
 	dir := filepath.Join(b.dir, fmt.Sprintf("lb-b%d", k))
-	for _, d := range []string{filepath.Join(dir, "www"), filepath.Join(dir, "tmp")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("nginx %d: %w", k, err)
-		}
-	}
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(filepath.Join(dir, "www", "index.html"), nil, 0o644); err != nil {
-		return fmt.Errorf("nginx %d: %w", k, err)
-	}
-	if err := os.WriteFile(conf, []byte(nginxConf(dir)), 0o644); err != nil {
+	if err := errors.Join(os.MkdirAll(filepath.Join(dir, "www"), 0o755), os.MkdirAll(filepath.Join(dir, "tmp"), 0o755),
+		os.WriteFile(filepath.Join(dir, "www", "index.html"), nil, 0o644), os.WriteFile(conf, []byte(nginxConf(dir)), 0o644)); err != nil {
 		return fmt.Errorf("nginx %d: %w", k, err)
 	}
 	if err := b.serve("nginx in "+ns, filepath.Join(dir, "stderr.log"), ns, b.pin.Backends, "nginx", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf); err != nil {
 		return err
 	}
-	err := poll(ctx, 10*time.Second, 50*time.Millisecond, func() error { _, err := b.stubStatus(ctx, ns); return err })
+	err := poll(ctx, 10*time.Second, 50*time.Millisecond, func() error { _, err := b.requestCounts(ctx, ns); return err })
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("nginx in %s did not answer within 10s: %v: %s", ns, err, bgproc.Tail(filepath.Join(dir, "error.log")))
 	}
 	return err
 }
 
-// stubStatus reads the requests backend namespace ns's nginx has served.
-func (b *lbBed) stubStatus(ctx context.Context, ns string) (uint64, error) {
-	out, err := b.cmds.Output(ctx, "", nil, "ip", "netns", "exec", ns, "curl", "-sS", "--max-time", "2", "http://127.0.0.1:8080/status")
-	if err != nil {
-		return 0, err
-	}
-	return ParseStubStatus(out)
-}
-
-// backendCounts reads every backend's requests count.
-func (b *lbBed) backendCounts(ctx context.Context) ([]uint64, error) {
+// requestCounts reads the requests count of the nginx in each of the
+// backend namespaces nss (nginx stub_status).
+func (b *lbBed) requestCounts(ctx context.Context, nss ...string) ([]uint64, error) {
 	var out []uint64
-	for _, ns := range b.backends {
-		n, err := b.stubStatus(ctx, ns)
+	for _, ns := range nss {
+		text, err := b.cmds.Output(ctx, "", nil, inNS(ns, "curl", "-sS", "--max-time", "2", "http://127.0.0.1:8080/status")...)
 		if err != nil {
 			return nil, err
+		}
+		n, err := ParseStubStatus(text)
+		if err != nil {
+			return nil, fmt.Errorf("nginx in %s: %w", ns, err)
 		}
 		out = append(out, n)
 	}
@@ -219,44 +180,28 @@ func served(before, after []uint64) []uint64 {
 	return out
 }
 
-// url is what wrk asks for in row.
-func lbURL(row string) string {
-	if row == LBDirect {
-		return "http://" + lbBackendIP(1) + "/"
-	}
-	return "http://" + lbVIP + "/"
-}
-
-// vipOnBalancer is the steps that put the VIP on the balancer's eth0
-// (nftables and HAProxy answer for it with the kernel).
-func (b *lbBed) vipOnBalancer() [2][]string {
-	return [2][]string{
-		netbed.Addr(b.balancer, lbVIP+"/32", "eth0"),
-		{"ip", "-n", b.balancer, "addr", "del", lbVIP + "/32", "dev", "eth0"},
-	}
-}
-
 // start brings up in's row with swctl binary bin (swctl row only) and
 // warms it up.
 func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error) {
 	defer failedStart(in, b.stop, &err)
-	b.starts++
+	base := b.base("lb-" + in.Row)
+	b.bal = nil
 	// The client learns the VIP's MAC afresh for every row.
-	b.cmds.Output(ctx, "", nil, "ip", "-n", b.client, "neigh", "flush", "to", lbVIP)
+	b.cmds.run(ctx, "ip", "-n", b.client, "neigh", "flush", "to", lbVIP)
+	// nftables and HAProxy answer for the VIP with the kernel.
+	vip := [2][]string{netbed.Addr(b.balancer, lbVIP+"/32", "eth0"), {"ip", "-n", b.balancer, "addr", "del", lbVIP + "/32", "dev", "eth0"}}
 	switch in.Row {
 	case LBSwctl:
-		if err := b.startSwctl(ctx, bin); err != nil {
+		if err := b.startSwctl(ctx, bin, base); err != nil {
 			return err
 		}
 	case LBNftables:
-		rules := filepath.Join(b.dir, fmt.Sprintf("lb-nft-%d.nft", b.starts))
-		if err := os.WriteFile(rules, []byte(nftRules()), 0o644); err != nil {
+		if err := os.WriteFile(base+".nft", []byte(nftRules()), 0o644); err != nil {
 			return err
 		}
-		steps := [][2][]string{
-			b.vipOnBalancer(),
-			{{"ip", "netns", "exec", b.balancer, "sysctl", "-qw", "net.ipv4.ip_forward=1"}, {"ip", "netns", "exec", b.balancer, "sysctl", "-qw", "net.ipv4.ip_forward=0"}},
-			{{"ip", "netns", "exec", b.balancer, "nft", "-f", rules}, {"ip", "netns", "exec", b.balancer, "nft", "delete", "table", "ip", "swctl_lb"}},
+		steps := [][2][]string{vip,
+			{inNS(b.balancer, "sysctl", "-qw", "net.ipv4.ip_forward=1"), inNS(b.balancer, "sysctl", "-qw", "net.ipv4.ip_forward=0")},
+			{inNS(b.balancer, "nft", "-f", base+".nft"), inNS(b.balancer, "nft", "delete", "table", "ip", "swctl_lb")},
 		}
 		for _, ns := range b.backends {
 			steps = append(steps, [2][]string{
@@ -268,31 +213,28 @@ func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error
 			return err
 		}
 	case LBHAProxy:
-		if err := b.do(ctx, b.vipOnBalancer()); err != nil {
+		if err := os.WriteFile(base+".cfg", []byte(haproxyConf()), 0o644); err != nil {
 			return err
 		}
-		cfg := filepath.Join(b.dir, fmt.Sprintf("lb-haproxy-%d.cfg", b.starts))
-		if err := os.WriteFile(cfg, []byte(haproxyConf()), 0o644); err != nil {
+		if err := b.do(ctx, vip); err != nil {
 			return err
 		}
-		if b.haproxy, err = startProc(b.cmds, "haproxy", cfg+".log", b.balancer, b.pin.Balancer, "haproxy", "-db", "-f", cfg); err != nil {
+		if b.bal, err = startProc(b.cmds, "haproxy", base+".log", b.balancer, b.pin.Balancer, "haproxy", "-db", "-f", base+".cfg"); err != nil {
 			return err
 		}
-		b.ends = append(b.ends, func() error { p := b.haproxy; b.haproxy = nil; return p.Stop() })
+		b.ends = append(b.ends, b.bal.Stop)
 	}
 	return b.warmUp(ctx, in)
 }
 
-// startSwctl starts the swctl daemon in the balancer namespace, pins
-// every thread of it, and configures the lb through swctl's CLI. A CLI
-// without `swctl lb` fails here with its own error.
-func (b *lbBed) startSwctl(ctx context.Context, bin string) error {
-	if err := b.startDaemon(ctx, b.balancer, "", bin, filepath.Join(b.dir, fmt.Sprintf("lb-swctl-%d", b.starts))); err != nil {
+// startSwctl starts the swctl daemon in the balancer namespace, pinned
+// (its threads inherit the CPU), and configures the lb through swctl's
+// CLI. A CLI without `swctl lb` fails here with its own error.
+func (b *lbBed) startSwctl(ctx context.Context, bin, base string) error {
+	if err := b.startDaemon(ctx, b.balancer, b.pin.Balancer, bin, base); err != nil {
 		return err
 	}
-	if _, err := b.cmds.Output(ctx, "", nil, "taskset", "-a", "-p", "-c", b.pin.Balancer, strconv.Itoa(b.daemon.pid())); err != nil {
-		return err
-	}
+	b.bal = b.daemon.p
 	cmds := [][]string{{"lb", "create", "web", "--iface", "eth0", "--vip", lbVIP, "--method", "maglev", "--health", "tcp:80"}}
 	for k := 1; k <= lbBackends; k++ {
 		cmds = append(cmds, []string{"lb", "backend", "add", "web", lbBackendIP(k)})
@@ -348,18 +290,21 @@ backend web
 }
 
 // wrkArgs is the wrk command line of a run of seconds in mode against
-// row's URL, pinned to the client's CPU.
+// row's URL (backend 1's for direct, the VIP's elsewhere), pinned to the
+// client's CPU.
 func (b *lbBed) wrkArgs(row, mode string, seconds int) []string {
-	args := []string{"ip", "netns", "exec", b.client, "taskset", "-c", b.pin.Client, "wrk", "-t1", "-c" + strconv.Itoa(b.cfg.Connections),
-		"-d" + strconv.Itoa(seconds) + "s", "--latency", "--timeout", "5s"}
+	args := inNS(b.client, "taskset", "-c", b.pin.Client, "wrk", "-t1", "-c"+strconv.Itoa(b.cfg.Connections), "-d"+strconv.Itoa(seconds)+"s", "--latency", "--timeout", "5s")
 	if mode == LBClose {
 		args = append(args, "-H", "Connection: close")
 	}
-	return append(args, lbURL(row))
+	if row == LBDirect {
+		return append(args, "http://"+lbBackendIP(1)+"/")
+	}
+	return append(args, "http://"+lbVIP+"/")
 }
 
-// runWrk runs wrk with args and returns its output and its own CPU time
-// (rusage) in seconds.
+// runWrk runs wrk with args (a run of seconds) and returns what it
+// printed and its own CPU time (rusage) in seconds.
 func (b *lbBed) runWrk(ctx context.Context, args []string, seconds int) ([]byte, float64, error) {
 	b.cmds.Log = append(b.cmds.Log, commandLine(args))
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
@@ -368,117 +313,80 @@ func (b *lbBed) runWrk(ctx context.Context, args []string, seconds int) ([]byte,
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	out, err := cmd.Output()
-	var cpu float64
-	if cmd.ProcessState != nil {
-		cpu = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
-	}
 	if err != nil {
-		return out, cpu, fmt.Errorf("wrk: %v: %s", err, strings.TrimSpace(errb.String()+" "+string(out)))
+		return nil, 0, fmt.Errorf("wrk: %v: %s", err, strings.TrimSpace(errb.String()+" "+string(out)))
 	}
-	return out, cpu, nil
+	return out, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(), nil
 }
 
-// warmUp runs unrecorded connection-per-request wrk runs until every
-// backend in's row reaches (backend 1 for direct, all for a balancer)
-// has served requests, for up to 20 s: the balancer may need a moment
-// (swctl resolves the backends and checks their health first).
+// warmUp runs unrecorded connection-per-request wrk runs until one
+// passes measure's checks (every backend of a balanced row served
+// requests), for up to 20 s: the balancer may need a moment (swctl
+// resolves the backends and checks their health first).
 func (b *lbBed) warmUp(ctx context.Context, in LBInstance) error {
-	want := lbBackends
-	if in.Row == LBDirect {
-		want = 1
-	}
 	return poll(ctx, 20*time.Second, 200*time.Millisecond, func() error {
-		before, err := b.backendCounts(ctx)
+		_, err := b.measure(ctx, in, LBClose, b.cfg.Warmup)
+		if err != nil && b.bal != nil && b.bal.Exited() {
+			return stopPoll{fmt.Errorf("%s exited: %s", b.bal.Name, bgproc.Tail(b.bal.Log))}
+		}
 		if err != nil {
-			return stopPoll{err}
+			return fmt.Errorf("warm-up: %w", err)
 		}
-		_, _, werr := b.runWrk(ctx, b.wrkArgs(in.Row, LBClose, b.cfg.Warmup), b.cfg.Warmup)
-		after, err := b.backendCounts(ctx)
-		if err != nil {
-			return stopPoll{err}
-		}
-		got := served(before, after)
-		switch {
-		case werr != nil:
-			err = fmt.Errorf("warm-up: %w", werr)
-		case slices.Contains(got[:want], 0):
-			err = fmt.Errorf("warm-up: backends served %v requests in the last %d s run; want all of the first %d to serve some", got, b.cfg.Warmup, want)
-		default:
-			return nil
-		}
-		if aerr := b.balancerAlive(); aerr != nil {
-			return stopPoll{aerr}
-		}
-		return err
+		return nil
 	})
 }
 
-// balancerAlive says whether the row's balancer process, if any, still
-// runs.
-func (b *lbBed) balancerAlive() error {
-	if b.haproxy != nil && b.haproxy.Exited() {
-		return fmt.Errorf("haproxy exited: %s", bgproc.Tail(b.haproxy.Log))
-	}
-	return nil
+// lbTicks is one reading of the CPU counters a sample is made of.
+type lbTicks struct {
+	// machine is the whole machine's reading.
+	machine cpustat.Reading
+	// balancer and balancerSys are the balancer process's utime+stime
+	// and stime; nginx is the backends' utime+stime.
+	balancer, balancerSys, nginx uint64
 }
 
-// balancerPID is the running balancer process's PID, 0 without one.
-func (b *lbBed) balancerPID() int {
-	switch {
-	case b.daemon != nil:
-		return b.daemon.pid()
-	case b.haproxy != nil:
-		return b.haproxy.Pid()
+// ticks reads the machine's CPU, then the balancer's and the nginx
+// processes'.
+func (b *lbBed) ticks() (t lbTicks, err error) {
+	if t.machine, err = cpustat.Read(); err != nil {
+		return t, err
 	}
-	return 0
-}
-
-// procTicks reads utime and stime, summed, of every process in pids
-// (0: none).
-func procTicks(pids ...int) (utime, stime uint64, err error) {
-	for _, p := range pids {
-		if p == 0 {
-			continue
-		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+	if b.bal != nil {
+		u, s, err := cpustat.ReadPidTimes(b.bal.Pid())
 		if err != nil {
-			return 0, 0, err
+			return t, fmt.Errorf("%s: %w", b.bal.Name, err)
 		}
-		u, s, err := cpustat.ParsePidStat(string(b))
-		if err != nil {
-			return 0, 0, fmt.Errorf("process %d: %w", p, err)
-		}
-		utime, stime = utime+u, stime+s
+		t.balancer, t.balancerSys = u+s, s
 	}
-	return utime, stime, nil
-}
-
-// measure runs one recorded wrk run of in's row in mode, with the CPU
-// readings around it and the backends' counts before and after.
-func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string) (LBSample, error) {
-	args := b.wrkArgs(in.Row, mode, b.cfg.Seconds)
-	s := LBSample{Command: commandLine(args)}
-	before, err := b.backendCounts(ctx)
-	if err != nil {
-		return s, err
-	}
-	var nginxPIDs []int
 	for _, p := range b.procs {
-		nginxPIDs = append(nginxPIDs, p.Pid())
+		n, err := cpustat.ReadPid(p.Pid())
+		if err != nil {
+			return t, fmt.Errorf("%s: %w", p.Name, err)
+		}
+		t.nginx += n
 	}
-	bal := b.balancerPID()
-	c0, err := cpustat.Read()
+	return t, nil
+}
+
+// measure runs wrk for seconds against in's row in mode, with the CPU
+// readings around it and the backends' counts before and after; that a
+// balanced row left a backend without requests is an error.
+func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string, seconds int) (LBSample, error) {
+	args := b.wrkArgs(in.Row, mode, seconds)
+	s := LBSample{Command: commandLine(args)}
+	before, err := b.requestCounts(ctx, b.backends...)
+	t0, terr := b.ticks()
+	if err := errors.Join(err, terr); err != nil {
+		return s, err
+	}
+	s.Start = time.Now()
+	out, clientCPU, err := b.runWrk(ctx, args, seconds)
 	if err != nil {
 		return s, err
 	}
-	bu0, bs0, berr := procTicks(bal)
-	nu0, ns0, nerr := procTicks(nginxPIDs...)
-	s.Start = time.Now()
-	out, clientCPU, werr := b.runWrk(ctx, args, b.cfg.Seconds)
-	c1, cerr := cpustat.Read()
-	bu1, bs1, berr1 := procTicks(bal)
-	nu1, ns1, nerr1 := procTicks(nginxPIDs...)
-	if err := errors.Join(werr, cerr, berr, berr1, nerr, nerr1); err != nil {
+	t1, terr := b.ticks()
+	after, err := b.requestCounts(ctx, b.backends...)
+	if err := errors.Join(terr, err); err != nil {
 		return s, err
 	}
 	if s.Wrk, err = ParseWrk(out); err != nil {
@@ -487,22 +395,15 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string) (LBSamp
 	if s.Wrk.Requests == 0 {
 		return s, fmt.Errorf("wrk completed no request: %s", strings.TrimSpace(string(out)))
 	}
-	after, err := b.backendCounts(ctx)
-	if err != nil {
-		return s, err
-	}
 	s.BackendRequests = served(before, after)
-	s.WallSeconds, s.CPUs = c1.At.Sub(c0.At).Seconds(), c1.CPUs
-	s.Machine = cpustat.Times{
-		User: c1.Times.User - c0.Times.User, Nice: c1.Times.Nice - c0.Times.Nice, System: c1.Times.System - c0.Times.System,
-		Idle: c1.Times.Idle - c0.Times.Idle, IOWait: c1.Times.IOWait - c0.Times.IOWait, IRQ: c1.Times.IRQ - c0.Times.IRQ,
-		SoftIRQ: c1.Times.SoftIRQ - c0.Times.SoftIRQ, Steal: c1.Times.Steal - c0.Times.Steal,
+	m0, m1 := t0.machine.Times, t1.machine.Times
+	s.WallSeconds, s.CPUs = t1.machine.At.Sub(t0.machine.At).Seconds(), t1.machine.CPUs
+	s.Machine = cpustat.Times{User: m1.User - m0.User, Nice: m1.Nice - m0.Nice, System: m1.System - m0.System, Idle: m1.Idle - m0.Idle,
+		IOWait: m1.IOWait - m0.IOWait, IRQ: m1.IRQ - m0.IRQ, SoftIRQ: m1.SoftIRQ - m0.SoftIRQ, Steal: m1.Steal - m0.Steal}
+	if b.bal != nil {
+		s.BalancerTicks, s.BalancerSystemTicks = new(t1.balancer-t0.balancer), new(t1.balancerSys-t0.balancerSys)
 	}
-	if bal != 0 {
-		t, sys := bu1+bs1-bu0-bs0, bs1-bs0
-		s.BalancerTicks, s.BalancerSystemTicks = &t, &sys
-	}
-	s.BackendTicks = nu1 + ns1 - nu0 - ns0
+	s.BackendTicks = t1.nginx - t0.nginx
 	if total := s.Machine.Total(); total > 0 && s.WallSeconds > 0 && s.CPUs > 0 {
 		// rusage seconds as ticks of the same clock as /proc/stat's.
 		s.ClientTicks = uint64(clientCPU / (s.WallSeconds * float64(s.CPUs)) * float64(total))
@@ -516,10 +417,8 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string) (LBSamp
 // lbTools returns the versions of the suite's tools, as they print them.
 func lbTools(ctx context.Context) map[string]string {
 	m := map[string]string{}
-	for name, args := range map[string][]string{
-		"wrk": {"wrk", "-v"}, "nginx": {"nginx", "-v"}, "haproxy": {"haproxy", "-v"}, "nft": {"nft", "--version"},
-	} {
-		out, _ := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
+	for name, flag := range map[string]string{"wrk": "-v", "nginx": "-v", "haproxy": "-v", "nft": "--version"} {
+		out, _ := exec.CommandContext(ctx, name, flag).CombinedOutput()
 		if l, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n"); l != "" {
 			m[name] = strings.TrimSpace(l)
 		}
@@ -536,25 +435,18 @@ func runLB(ctx context.Context, cfg LBConfig, plan []LBInstance, env suiteEnv, r
 	}
 	defer b.close()
 	res.Pinning, res.Tools = b.pin, lbTools(ctx)
-	for _, in := range plan {
-		*env.step++
-		env.prog.Step(*env.step, in.String())
-		if err := b.start(ctx, in, env.trees.binaryFor(in.Role)); err != nil {
-			return err
-		}
-		for _, mode := range in.Modes {
-			smp, err := b.measure(ctx, in, mode)
-			if err != nil {
-				b.stop()
-				return fmt.Errorf("%s %s: %w", in, mode, err)
+	return runPlan(env.prog, env.step, plan,
+		func(in LBInstance) error { return b.start(ctx, in, env.trees.binaryFor(in.Role)) },
+		func(in LBInstance) error {
+			for _, mode := range in.Modes {
+				smp, err := b.measure(ctx, in, mode, b.cfg.Seconds)
+				if err != nil {
+					return fmt.Errorf("%s: %w", mode, err)
+				}
+				smp.Row, smp.Role, smp.Mode, smp.Run, smp.Seq = in.Row, in.Role, mode, in.Run, len(res.Samples)+1
+				res.Samples = append(res.Samples, smp)
 			}
-			smp.Row, smp.Role, smp.Mode, smp.Run, smp.Seq = in.Row, in.Role, mode, in.Run, len(res.Samples)+1
-			res.Samples = append(res.Samples, smp)
-		}
-		if err := b.stop(); err != nil {
-			return fmt.Errorf("%s: %w", in, err)
-		}
-		env.prog.Done(cfg.weight())
-	}
-	return nil
+			return nil
+		},
+		b.stop, func(LBInstance) float64 { return cfg.weight() })
 }

@@ -44,7 +44,7 @@ func TestIntegrationRegressLBSmoke(t *testing.T) {
 	}
 	text := stdout.String()
 	for _, mode := range LBModes {
-		want := fmt.Sprintf("== HTTP load balancing: %s ==\nHTTP load balancing, %s: median of 1 runs [min..max]\nrow", mode, lbModeTitle(mode))
+		want := fmt.Sprintf("== HTTP load balancing: %s ==\nHTTP load balancing, %s: median of 1 runs [min..max]\nrow", mode, lbModeTitle[mode])
 		if !strings.Contains(text, want) {
 			t.Errorf("stdout lacks the %s table in the shape wanted:\n%s", mode, text)
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/swctl/swctl/internal/stats"
@@ -49,45 +50,20 @@ type PairRow struct {
 // after its value, '*' after a patch value that differs significantly
 // from no patch.
 func RenderPairTable(w io.Writer, t PairTable) error {
-	width, colWidth := t.LabelWidth, cmp.Or(t.ColWidth, 12)
-	if width == 0 {
-		width = max(10, len(t.Label)+1)
-		for _, r := range t.Rows {
-			width = max(width, len(r.Label)+1)
-		}
-	}
-	var b strings.Builder
-	line := func(label string, cols []string) {
-		s := fmt.Sprintf("%-*s", width, label)
-		for _, c := range cols {
-			// A figure wider than its column still gets one blank.
-			s += fmt.Sprintf("%-*s", colWidth, c+" ")
-		}
-		b.WriteString(strings.TrimRight(s, " "))
-		b.WriteByte('\n')
-	}
-	b.WriteString(t.Title)
-	b.WriteByte('\n')
-	for _, h := range t.Head {
-		b.WriteString(h)
-		b.WriteByte('\n')
-	}
-	roles := make([]string, 0, 2*len(t.Formats))
+	roles := []string{t.Label}
 	for range t.Formats {
 		roles = append(roles, "patch", "no patch")
 	}
+	lines := [][]string{roles}
 	if t.Cols != nil {
-		var top []string
+		top := []string{t.Label}
 		for _, c := range t.Cols {
 			top = append(top, c, c)
 		}
-		line(t.Label, top)
-		line("", roles)
-	} else {
-		line(t.Label, roles)
+		roles[0], lines = "", [][]string{top, roles}
 	}
 	for _, r := range t.Rows {
-		cols := make([]string, len(r.Cells))
+		line := []string{r.Label}
 		for i, c := range r.Cells {
 			f := "%.2f"
 			switch {
@@ -96,10 +72,16 @@ func RenderPairTable(w io.Writer, t PairTable) error {
 			case i/2 < len(t.Formats):
 				f = t.Formats[i/2]
 			}
-			cols[i] = c.format(f)
+			line = append(line, c.format(f))
 		}
-		line(r.Label, cols)
+		lines = append(lines, line)
 	}
+	var b strings.Builder
+	b.WriteString(t.Title + "\n")
+	for _, h := range t.Head {
+		b.WriteString(h + "\n")
+	}
+	writeColumns(&b, []int{cmp.Or(t.LabelWidth, max(10, fitWidths(lines, 1)[0])), cmp.Or(t.ColWidth, 12)}, lines...)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -198,11 +180,7 @@ func pairCells(cells []RoleCell, key RoleCell) [2]Cell {
 		if c.Setup != key.Setup || c.Row != key.Row || c.Metric != key.Metric || c.Size != key.Size || c.Percent != key.Percent {
 			continue
 		}
-		k := 0
-		if c.Role == RoleNoPatch {
-			k = 1
-		}
-		out[k] = Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
+		out[slices.Index(bothRoles[:], c.Role)] = Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package regress
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Cell is one figure of a table.
@@ -64,4 +65,33 @@ func RenderTable(w io.Writer, t Table) error {
 		pt.Rows = append(pt.Rows, PairRow{Label: r.Label, Cells: r.Cells[:]})
 	}
 	return RenderPairTable(w, pt)
+}
+
+// writeColumns writes lines as columns of text, one line each without
+// trailing blanks: every cell, then a blank, padded to its column's width
+// in widths (the last width serves every column after it). A cell as wide
+// as its column or wider pushes the rest of its line right.
+func writeColumns(b *strings.Builder, widths []int, lines ...[]string) {
+	for _, l := range lines {
+		var s string
+		for i, c := range l {
+			s += fmt.Sprintf("%-*s", widths[min(i, len(widths)-1)], c+" ")
+		}
+		b.WriteString(strings.TrimRight(s, " ") + "\n")
+	}
+}
+
+// fitWidths returns the width of each column of lines: its widest cell
+// plus gap blanks.
+func fitWidths(lines [][]string, gap int) []int {
+	var w []int
+	for _, l := range lines {
+		for i, c := range l {
+			if i == len(w) {
+				w = append(w, 0)
+			}
+			w[i] = max(w[i], len(c)+gap)
+		}
+	}
+	return w
 }

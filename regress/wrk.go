@@ -69,69 +69,51 @@ func ParseWrk(out []byte) (WrkResult, error) {
 		return w, fmt.Errorf("wrk output: %d bytes, more than the %d a run prints", len(out), maxWrkOutput)
 	}
 	seen := map[string]bool{}
-	once := func(what string) error {
-		if seen[what] {
-			return fmt.Errorf("wrk output: %s twice", what)
-		}
-		seen[what] = true
-		return nil
-	}
 	percentiles := map[string]*float64{"50%": &w.P50, "75%": &w.P75, "90%": &w.P90, "99%": &w.P99}
 	inDist := false
 	for line := range strings.Lines(string(out)) {
 		f := strings.Fields(line)
+		var what string
 		var err error
 		switch {
 		case len(f) == 5 && f[1] == "threads" && f[2] == "and" && f[4] == "connections":
-			if err = once("threads line"); err == nil {
-				w.Threads, err = wrkCount(f[0], "threads")
-			}
-			if err == nil {
+			what = "threads line"
+			if w.Threads, err = wrkCount(f[0], "threads"); err == nil {
 				w.Connections, err = wrkCount(f[3], "connections")
 			}
 		case len(f) == 2 && f[0] == "Latency" && f[1] == "Distribution":
-			err, inDist = once("latency distribution"), true
+			what, inDist = "latency distribution", true
 		case len(f) == 5 && f[0] == "Latency":
-			if err = once("latency line"); err == nil {
-				w.LatencyAvg, err = parseWrkTime(f[1])
-			}
-			if err == nil {
+			what = "latency line"
+			if w.LatencyAvg, err = parseWrkTime(f[1]); err == nil {
 				w.LatencyMax, err = parseWrkTime(f[3])
 			}
 		case len(f) == 2 && inDist && percentiles[f[0]] != nil:
-			if err = once(f[0] + " percentile"); err == nil {
-				*percentiles[f[0]], err = parseWrkTime(f[1])
-			}
+			what = f[0] + " percentile"
+			*percentiles[f[0]], err = parseWrkTime(f[1])
 		case len(f) >= 4 && f[1] == "requests" && f[2] == "in":
-			if err = once("requests line"); err == nil {
-				w.Requests, err = strconv.ParseUint(f[0], 10, 64)
-			}
-			if err == nil {
-				var us float64
-				us, err = parseWrkTime(strings.TrimSuffix(f[3], ","))
-				w.Seconds = us / 1e6
+			what = "requests line"
+			if w.Requests, err = strconv.ParseUint(f[0], 10, 64); err == nil {
+				w.Seconds, err = parseWrkTime(strings.TrimSuffix(f[3], ","))
+				w.Seconds /= 1e6
 			}
 		case len(f) >= 2 && f[0] == "Socket" && f[1] == "errors:":
-			if err = once("socket errors line"); err == nil {
-				err = parseWrkSocketErrors(f, &w)
+			what, err = "socket errors line", parseWrkSocketErrors(f, &w)
+		case len(f) > 0 && f[0] == "Non-2xx":
+			if what, err = "non-2xx line", wrkFields(f, 5); err == nil {
+				w.Non2xx, err = strconv.ParseUint(f[4], 10, 64)
 			}
-		case len(f) >= 1 && f[0] == "Non-2xx":
-			if err = once("non-2xx line"); err == nil {
-				if len(f) != 5 {
-					err = fmt.Errorf("%d fields, want 5", len(f))
-				} else {
-					w.Non2xx, err = strconv.ParseUint(f[4], 10, 64)
-				}
+		case len(f) > 0 && f[0] == "Requests/sec:":
+			if what, err = "Requests/sec line", wrkFields(f, 2); err == nil {
+				w.RequestsPerSec, err = parseWrkFloat(f[1])
 			}
-		case len(f) >= 1 && f[0] == "Requests/sec:":
-			if err = once("Requests/sec line"); err == nil {
-				if len(f) != 2 {
-					err = fmt.Errorf("%d fields, want 2", len(f))
-				} else {
-					w.RequestsPerSec, err = parseWrkFloat(f[1])
-				}
-			}
+		default:
+			continue
 		}
+		if seen[what] {
+			err = errors.New(what + " twice")
+		}
+		seen[what] = true
 		if err != nil {
 			return WrkResult{}, fmt.Errorf("wrk output: line %q: %w", strings.TrimSpace(line), err)
 		}
@@ -145,6 +127,14 @@ func ParseWrk(out []byte) (WrkResult, error) {
 		return WrkResult{}, fmt.Errorf("wrk output: percentiles %v, %v, %v, %v us do not rise", w.P50, w.P75, w.P90, w.P99)
 	}
 	return w, nil
+}
+
+// wrkFields says what is wrong with a line of fields f that should have n.
+func wrkFields(f []string, n int) error {
+	if len(f) != n {
+		return fmt.Errorf("%d fields, want %d", len(f), n)
+	}
+	return nil
 }
 
 // wrkCount parses a positive count of what.
@@ -191,8 +181,8 @@ func parseWrkTime(s string) (float64, error) {
 // parseWrkSocketErrors parses the fields of "Socket errors: connect 0,
 // read 0, write 0, timeout 0" into w.
 func parseWrkSocketErrors(f []string, w *WrkResult) error {
-	if len(f) != 10 {
-		return fmt.Errorf("%d fields, want 10", len(f))
+	if err := wrkFields(f, 10); err != nil {
+		return err
 	}
 	for i, k := range []struct {
 		name string

@@ -178,12 +178,17 @@ func Read() (Reading, error) {
 
 // ReadPid returns utime + stime of process pid, in clock ticks.
 func ReadPid(pid int) (uint64, error) {
+	u, s, err := ReadPidTimes(pid)
+	return u + s, err
+}
+
+// ReadPidTimes returns utime and stime of process pid, in clock ticks.
+func ReadPidTimes(pid int) (utime, stime uint64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	u, s, err := ParsePidStat(string(b))
-	return u + s, err
+	return ParsePidStat(string(b))
 }
 
 // Cost is the CPU spent between two readings, per frame delivered in
