@@ -40,7 +40,17 @@
 # balance-slb"; empty, or Open vSwitch not installed: no OVS rows),
 # UNSHAPED (default 1; 0: no unshaped rows), OFFLOADS (default, or off),
 # TRUNK_ARGS (more `trunk create` flags for the shaped trunk rows, e.g.
-# "--send-buffer 1048576" to compare queue settings run against run).
+# "--send-buffer 1048576" to compare queue settings run against run),
+# DAEMON_ARGS (more `swctl daemon` flags for both daemons, e.g.
+# "--coalesce 0"),
+# STATS (set: after each shaped or unshaped row, the softirqs per second
+# by kind, the packets per second and mean packet size the sender's
+# qdiscs dequeued, their drops and overlimits, both daemons' CPU time per
+# GB delivered, and how much of the wall time (times the cores) /proc/stat
+# accounted for: with tick-based accounting and no IRQ_TIME_ACCOUNTING,
+# interrupt and softirq time on an otherwise idle core is in none of its
+# fields, so a row whose work is mostly softirq on idle cores looks
+# cheaper than it is).
 set -euo pipefail
 
 SWCTL=$(readlink -f "${1:-bin/swctl}")
@@ -53,6 +63,7 @@ OVS_MODES=${OVS_MODES-"balance-tcp balance-slb"}
 UNSHAPED=${UNSHAPED:-1}
 OFFLOADS=${OFFLOADS:-default}
 read -r -a trunk_args <<<"${TRUNK_ARGS:-}"
+read -r -a daemon_args <<<"${DAEMON_ARGS:-}"
 [[ $(id -u) -eq 0 ]] || { echo "bench-trunk: needs root (network namespaces)" >&2; exit 1; }
 for tool in iperf3 ethtool tc ping; do
 	command -v "$tool" >/dev/null || { echo "bench-trunk: needs $tool: make deps" >&2; exit 1; }
@@ -136,7 +147,7 @@ start_daemon() { # side
 	local side=$1
 	rm -f "$work/$side.sock" "$work/$side.conf"
 	ip netns exec "$(ns_of "$side")" "$SWCTL" daemon --socket "$work/$side.sock" --config "$work/$side.conf" \
-		--state-dir "$work/$side.state" 2>>"$work/$side.log" &
+		--state-dir "$work/$side.state" "${daemon_args[@]}" 2>>"$work/$side.log" &
 	daemon_pid[$side]=$!
 	for _ in $(seq 200); do sw "$side" trunk show >/dev/null 2>&1 && return 0; sleep 0.05; done
 	echo "bench-trunk: daemon $side did not start:" >&2; cat "$work/$side.log" >&2; exit 1
@@ -247,22 +258,59 @@ wait_for() { # seconds cmd...: poll every 20 ms
 reachable() { nsx "$A" ping -c 1 -W 1 "$1" >/dev/null 2>&1; }
 
 cpu() { head -1 /proc/stat; }
+# softirqs -> "TIMER NET_TX NET_RX HRTIMER": /proc/softirqs summed over CPUs.
+softirqs() { awk '$1 ~ /^(TIMER|NET_TX|NET_RX|HRTIMER):$/ { s = 0; for (i = 2; i <= NF; i++) s += $i; v[$1] = s } END { print v["TIMER:"], v["NET_TX:"], v["NET_RX:"], v["HRTIMER:"] }' /proc/softirqs; }
+# daemon_ticks -> both swctl daemons' user+system clock ticks, threads included.
+daemon_ticks() {
+	local t=0 pid
+	for pid in "${daemon_pid[@]}"; do
+		[[ -n "$pid" && -r /proc/$pid/stat ]] || continue
+		t=$((t + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat")))
+	done
+	echo $t
+}
+# qdisc_sent DEV... -> packets, bytes, drops and overlimits (dequeues
+# that found the head packet without tokens and set tbf's watchdog timer)
+# of the sender's (A's) root qdiscs on DEVs.
+qdisc_sent() {
+	local d
+	for d in "$@"; do nsx "$A" tc -s qdisc show dev "$d" root; done |
+		awk '/^ Sent / { b += $2; p += $4; dr += $7; o += $9 } END { print p + 0, b + 0, dr + 0, o + 0 }'
+}
 # iperf DST -> "mbps user% sys% softirq% irq% rtt-ms": the RTT is the
 # average of a ping every 100 ms to DST while iperf3 runs (-1: none
 # answered).
 iperf() {
-	local c0 c1 out mbps pp rtt
-	c0=$(cpu)
+	local c0 c1 out mbps pp rtt s0 s1 d0 d1 q0 q1 w0 w1 devs="s0"
+	[[ $1 == "$IP_S_B" ]] || devs="a1 a2"
+	# shellcheck disable=SC2086 # the device names
+	q0=$(qdisc_sent $devs); s0=$(softirqs); d0=$(daemon_ticks)
+	c0=$(cpu); w0=$(date +%s%N)
 	nsx "$A" ping -q -i 0.1 -w "$DUR" "$1" >"$work/rtt" 2>&1 & pp=$!
-	out=$(nsx "$A" iperf3 -c "$1" -P 8 -t "$DUR" -f m 2>&1) || { echo "bench-trunk: iperf3 to $1 failed: $out" >&2; wait $pp || true; echo "0 0 0 0 0 -1"; return; }
-	c1=$(cpu)
+	out=$(nsx "$A" iperf3 -c "$1" -P 8 -t "$DUR" -f m 2>&1) || { echo "bench-trunk: iperf3 to $1 failed: $out" >&2; wait $pp || true; echo "0 0 0 0 0 -1 0"; return; }
+	c1=$(cpu); w1=$(date +%s%N)
+	# shellcheck disable=SC2086 # the device names
+	d1=$(daemon_ticks); s1=$(softirqs); q1=$(qdisc_sent $devs)
 	wait $pp || true
 	rtt=$(awk -F/ '/^rtt|^round-trip/ { print $5 + 0; f = 1 } END { if (!f) print -1 }' "$work/rtt")
 	mbps=$(awk '/\[SUM\]/ && / receiver$/ { v = $(NF - 2) } END { print v + 0 }' <<<"$out")
-	awk -v m="$mbps" -v a="$c0" -v b="$c1" -v r="$rtt" 'BEGIN {
+	if [[ -n ${STATS:-} ]]; then
+		awk -v m="$mbps" -v d="$DUR" -v s0="$s0" -v s1="$s1" -v q0="$q0" -v q1="$q1" -v t=$((d1 - d0)) -v hz="$(getconf CLK_TCK)" \
+			-v c0="$c0" -v c1="$c1" -v wall=$((w1 - w0)) -v ncpu="$(nproc)" 'BEGIN {
+			split(s0, a, " "); split(s1, b, " "); split(q0, p, " "); split(q1, q, " ")
+			split(c0, x, " "); split(c1, y, " "); tot = 0
+			for (i = 2; i <= 11; i++) tot += y[i] - x[i]
+			gb = m * d / 8000; if (gb <= 0) gb = 1
+			pk = q[1] - p[1]
+			printf "      softirqs/s TIMER %d NET_TX %d NET_RX %d HRTIMER %d; sender qdiscs %d pkt/s, %d B/pkt, %d drops/s, %d overlimits/s; daemons %.0f ms CPU per GB; /proc/stat accounts for %.0f%% of the wall time\n",
+				(b[1]-a[1])/d, (b[2]-a[2])/d, (b[3]-a[3])/d, (b[4]-a[4])/d, pk/d, (pk > 0 ? (q[2]-p[2])/pk : 0), (q[3]-p[3])/d, (q[4]-p[4])/d, 1000*t/hz/gb, 100*tot/(wall/1e9*hz*ncpu)
+		}' >&2
+	fi
+	awk -v m="$mbps" -v a="$c0" -v b="$c1" -v r="$rtt" -v wall=$((w1 - w0)) -v hz="$(getconf CLK_TCK)" -v ncpu="$(nproc)" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); tot = 0
 		for (i = 2; i <= 11; i++) { dd[i] = y[i] - x[i]; tot += dd[i] }
-		printf "%s %.1f %.1f %.1f %.1f %s\n", m, 100*dd[2]/tot, 100*dd[4]/tot, 100*dd[8]/tot, 100*dd[7]/tot, r
+		w = wall / 1e9 * hz * ncpu
+		printf "%s %.1f %.1f %.1f %.1f %s %.1f\n", m, 100*dd[2]/tot, 100*dd[4]/tot, 100*dd[8]/tot, 100*dd[7]/tot, r, 100*(w - dd[5] - dd[6])/w
 	}'
 }
 # row KEY DST: one iperf row, recorded and shown.
@@ -364,13 +412,14 @@ echo
 echo "swctl trunks between two namespaces, 2 veth links each shaped to $RATE (tbf on both ends); $(nproc) cores"
 echo "Throughput: iperf3 -P 8 TCP, ${DUR}s, A -> B, median of $RUNS (min-max); receiver's rate"
 [[ -n ${TRUNK_ARGS:-} ]] && echo "Trunks created with: $TRUNK_ARGS"
+[[ -n ${DAEMON_ARGS:-} ]] && echo "Daemons started with: $DAEMON_ARGS"
 if [[ $OFFLOADS == off ]]; then
 	echo "Offloads: tx checksumming and GSO/TSO off on both trunk0 TAPs and on the single link's ends"
 else
 	echo "Offloads: the hosts' defaults (checksum offload, TSO, GSO) on both trunk0 TAPs, which carry virtio headers, and on the single link's ends"
 fi
 echo "Load average (1, 5, 15 min) at the start: $load0; at the end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews every row)"
-echo "CPU: whole machine over the run ($((100 / $(nproc)))% = one core busy); interrupts = irq + softirq (veth: softirq only)"
+echo "CPU: whole machine over the run ($((100 / $(nproc)))% = one core busy); interrupts = irq + softirq (veth: softirq only); CPU/Gbps: user+sys+softirq+irq per Gb/s delivered (the means over the runs, by the median rate), and its ratio to the single link's; wall/Gbps: the same with busy = the wall time (times the cores) less idle and iowait, which also counts interrupt and softirq time on idle cores that tick-based accounting leaves out of every /proc/stat field"
 echo "RTT under load: average of a ping every 100 ms along the row's path while iperf3 runs; OVS rows: two Open vSwitch userspace bonds (netdev datapath, userspace-tso-enable=true) over the same shaped links"
 ovs_keys=""; for mode in $OVS_MODES; do ovs_keys+=" ovs-$mode"; done
 awk -v runs="$RUNS" -v lruns="$LOSS_RUNS" -v protos="$PROTOS" -v ovs="$ovs_keys" -v ncpu="$(nproc)" '
@@ -380,7 +429,7 @@ function median(key,   i, j, t, m, a) {
 	lo[key] = a[1]; hi[key] = a[m]
 	return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
 }
-FILENAME ~ /tput$/ { k = $1; n[k]++; v[k, n[k]] = $2; u[k] += $3; sy[k] += $4; si[k] += $5; ir[k] += $6; n[k "/rtt"]++; v[k "/rtt", n[k "/rtt"]] = $7; next }
+FILENAME ~ /tput$/ { k = $1; n[k]++; v[k, n[k]] = $2; u[k] += $3; sy[k] += $4; si[k] += $5; ir[k] += $6; bw[k] += $8; n[k "/rtt"]++; v[k "/rtt", n[k "/rtt"]] = $7; next }
 { k = $1; n[k]++; v[k, n[k]] = $2 }
 function label(k) {
 	if (k == "single") return "single shaped link"
@@ -393,10 +442,13 @@ function label(k) {
 function row(k, base,   m, r) {
 	if (!(k in n)) return
 	m = median(k); r = median(k "/rtt")
-	printf "%-28s %10.0f %8.0f-%-8.0f %6.2fx %6.1f %6.1f %9.1f %6.1f %8s\n", label(k), m, lo[k], hi[k], (base > 0 ? m / base : 0), u[k]/n[k], sy[k]/n[k], si[k]/n[k], ir[k]/n[k], (r < 0 ? "-" : sprintf("%.1f", r))
+	c = (m > 0 ? (u[k] + sy[k] + si[k] + ir[k]) / n[k] / (m / 1000) : 0)
+	cw = (m > 0 ? bw[k] / n[k] / (m / 1000) : 0)
+	if (k == "single") { cbase = c; cwbase = cw }
+	printf "%-28s %10.0f %8.0f-%-8.0f %6.2fx %6.1f %6.1f %9.1f %6.1f %8s %8.1f %6.2fx %8.1f %6.2fx\n", label(k), m, lo[k], hi[k], (base > 0 ? m / base : 0), u[k]/n[k], sy[k]/n[k], si[k]/n[k], ir[k]/n[k], (r < 0 ? "-" : sprintf("%.1f", r)), c, (cbase > 0 ? c / cbase : 0), cw, (cwbase > 0 ? cw / cwbase : 0)
 }
 END {
-	printf "%-28s %10s %17s %7s %6s %6s %9s %6s %8s\n", "row", "Mb/s", "min-max", "ratio", "user%", "sys%", "softirq%", "irq%", "RTT ms"
+	printf "%-28s %10s %17s %7s %6s %6s %9s %6s %8s %8s %7s %9s %7s\n", "row", "Mb/s", "min-max", "ratio", "user%", "sys%", "softirq%", "irq%", "RTT ms", "CPU/Gbps", "ratio", "wall/Gbps", "ratio"
 	single = median("single")
 	np = split("single " protos " " ovs, rows, " ")
 	for (r = 1; r <= np; r++) row(rows[r], single)
