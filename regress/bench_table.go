@@ -122,28 +122,26 @@ type benchCell struct {
 
 // summarizeBench groups samples by row and metric.
 func summarizeBench(samples []benchSample) map[[2]string]benchCell {
-	vals := map[[2]string][]float64{}
-	notes, errs := map[[2]string][]string{}, map[[2]string][]string{}
+	by := map[[2]string][]benchSample{}
 	for _, s := range samples {
 		k := [2]string{s.Row, s.Metric}
-		switch {
-		case s.Err != "":
-			errs[k] = append(errs[k], s.Err)
-		default:
-			vals[k] = append(vals[k], s.Value)
-			if s.Note != "" {
-				notes[k] = append(notes[k], s.Note)
-			}
-		}
+		by[k] = append(by[k], s)
 	}
 	out := map[[2]string]benchCell{}
-	for k, vs := range vals {
-		out[k] = benchCell{Summary: stats.Summarize(vs), Notes: counted(notes[k])}
-	}
-	for k, e := range errs {
-		c := out[k]
-		c.Errs = counted(e)
-		out[k] = c
+	for k, ss := range by {
+		var vals []float64
+		var notes, errs []string
+		for _, s := range ss {
+			if s.Err != "" {
+				errs = append(errs, s.Err)
+				continue
+			}
+			vals = append(vals, s.Value)
+			if s.Note != "" {
+				notes = append(notes, s.Note)
+			}
+		}
+		out[k] = benchCell{Summary: stats.Summarize(vals), Notes: counted(notes), Errs: counted(errs)}
 	}
 	return out
 }

@@ -241,11 +241,7 @@ func (in RateInstance) String() string {
 func RatePlan(setups []RateSpec, runs int) []RateInstance {
 	var out []RateInstance
 	for _, s := range setups {
-		for r := 1; r <= runs; r++ {
-			for _, role := range abRoles(r) {
-				out = append(out, RateInstance{Setup: s.Name, Role: role, Run: r})
-			}
-		}
+		out = append(out, abPlan(runs, func(role string, r int) RateInstance { return RateInstance{Setup: s.Name, Role: role, Run: r} })...)
 	}
 	return out
 }

@@ -60,8 +60,8 @@ type rateBed struct {
 	// fwd starts the setup's forwarder; nil on the baseline.
 	fwd forwarder
 	// offloads are ethtool -K arguments restoring each host device's
-	// offloads as built, keyed by namespace and device; read by the
-	// first setOffloads.
+	// offloads as built, keyed by namespace and device; read by
+	// setOffloads before its first change.
 	offloads map[[2]string][]string
 }
 
@@ -79,7 +79,7 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 	mac := func(a, b int) string { return fmt.Sprintf("02:53:%02x:00:%02x:%02x", idx, a, b) }
 	b := &rateBed{nsbed: newNSBed(cmds, dir), spec: spec, cfg: cfg, fwdCPU: fwdCPU,
 		h1: tag + "h1", dut: tag + "dut", h2: tag + "h2", tx: "eth0", rx: "eth0", rxPort: "p2",
-		txMAC: mac(0, 1), rxMAC: mac(0, 2), sinkMAC: mac(0, 3),
+		txMAC: mac(0, 1), rxMAC: mac(0, 2), sinkMAC: mac(0, 3), offloads: map[[2]string][]string{},
 		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx)}
 	defer func() {
 		if err != nil {

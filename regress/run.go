@@ -292,16 +292,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		fmt.Fprintln(cfg.Stdout, l)
 	}
 	fmt.Fprintln(cfg.Stdout)
-	PrintTables(cfg.Stdout, setups, res.Cells)
-	if len(rateSetups) > 0 {
-		if len(setups) > 0 {
-			fmt.Fprintln(cfg.Stdout)
-		}
-		PrintRateTables(cfg.Stdout, rateSetups, *cfg.Rate, res.RateCells)
-	}
-	PrintExtraTables(cfg.Stdout, res, len(setups) == 0 && len(rateSetups) == 0)
-	printRFC2889(cfg.Stdout, res)
-	printLB(cfg.Stdout, res, lbFirst(res))
+	printAllTables(cfg.Stdout, res)
 	fmt.Fprintf(cfg.Stdout, "\nreport: %s (report.md, results.json, charts)\n", dir)
 	return res, dir, nil
 }

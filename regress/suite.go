@@ -156,11 +156,9 @@ func Plan(setups []SetupSpec, runs int) []Instance {
 			if !promisc && s.NoPromiscNA != "" {
 				continue
 			}
-			for r := 1; r <= runs; r++ {
-				for _, role := range abRoles(r) {
-					out = append(out, Instance{Setup: s.Name, Promisc: promisc, Role: role, Run: r, Rows: s.Rows})
-				}
-			}
+			out = append(out, abPlan(runs, func(role string, r int) Instance {
+				return Instance{Setup: s.Name, Promisc: promisc, Role: role, Run: r, Rows: s.Rows}
+			})...)
 		}
 	}
 	return out
