@@ -369,12 +369,7 @@ var RateMetrics = []RateMetric{
 	{Key: "offered", Title: "sent fps at max", Value: func(s RateSample) (float64, bool) { return s.Max.SentPerSecond, true }},
 	{Key: "system", Title: "CPU system % at max", Value: func(s RateSample) (float64, bool) { return s.Max.CPU.System, true }},
 	{Key: "interrupts", Title: "CPU interrupts % at max", Value: func(s RateSample) (float64, bool) { return s.Max.CPU.Interrupts, true }},
-	{Key: "engine", Title: "engine CPU % at max", Value: func(s RateSample) (float64, bool) {
-		if s.Max.EngineCPU == nil {
-			return 0, false
-		}
-		return *s.Max.EngineCPU, true
-	}},
+	{Key: "engine", Title: "engine CPU % at max", Value: func(s RateSample) (float64, bool) { return optional(s.Max.EngineCPU) }},
 	{Key: "latency_avg_us", Title: "latency avg µs at 0-loss", Value: func(s RateSample) (float64, bool) {
 		if s.Latency == nil || s.Latency.Result.Latency == nil {
 			return 0, false

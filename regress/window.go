@@ -53,12 +53,7 @@ var WindowMetrics = []struct {
 	{"packets_per_second", "packets/s", "%.0f", func(s WindowSample) (float64, bool) { return s.PacketsPerSecond, true }},
 	{"bytes_per_second", "bytes/s", "%.0f", func(s WindowSample) (float64, bool) { return s.BytesPerSecond, true }},
 	{"system", "system %", "%.2f", func(s WindowSample) (float64, bool) { return s.CPU.System, true }},
-	{"engine", "engine %", "%.2f", func(s WindowSample) (float64, bool) {
-		if s.EngineCPU == nil {
-			return 0, false
-		}
-		return *s.EngineCPU, true
-	}},
+	{"engine", "engine %", "%.2f", func(s WindowSample) (float64, bool) { return optional(s.EngineCPU) }},
 }
 
 // AnalyzeWindow summarises window-benchmark samples per setup, metric and
