@@ -90,18 +90,21 @@ type LossStep struct {
 func lossRatePercents(samples []RateSample, setup string, size int) []int {
 	var out []int
 	for _, x := range samples {
-		if x.Setup != setup || x.Size != size {
-			continue
-		}
-		for _, st := range x.LossRate {
-			if !slices.Contains(out, st.Percent) {
+		if x.Setup == setup && x.Size == size {
+			for _, st := range x.LossRate {
 				out = append(out, st.Percent)
 			}
 		}
 	}
-	slices.Sort(out)
-	slices.Reverse(out)
-	return out
+	return highestFirst(out)
+}
+
+// highestFirst sorts pcts highest first and drops repeats.
+func highestFirst(pcts []int) []int {
+	slices.Sort(pcts)
+	pcts = slices.Compact(pcts)
+	slices.Reverse(pcts)
+	return pcts
 }
 
 // AnalyzeLossRate summarises the frame-loss-rate trials of samples per
@@ -149,13 +152,11 @@ func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) PairTable {
 	for _, size := range sizes {
 		var pcts []int
 		for _, c := range cells {
-			if c.Setup == s.Name && c.Size == size && c.Metric == "loss" && !slices.Contains(pcts, c.Percent) {
+			if c.Setup == s.Name && c.Size == size && c.Metric == "loss" {
 				pcts = append(pcts, c.Percent)
 			}
 		}
-		slices.Sort(pcts)
-		slices.Reverse(pcts)
-		for _, pct := range pcts {
+		for _, pct := range highestFirst(pcts) {
 			off := pairCells(cells, RoleCell{Setup: s.Name, Metric: "offered", Size: size, Percent: pct})
 			loss := pairCells(cells, RoleCell{Setup: s.Name, Metric: "loss", Size: size, Percent: pct})
 			label := fmt.Sprintf("%-9s %d%%", strconv.Itoa(size)+"/"+strconv.Itoa(gen.FrameSize(size)), pct)

@@ -102,11 +102,7 @@ func WindowTable(s RateSpec, c RateConfig, cells []RoleCell) PairTable {
 // has samples.
 func printWindowTables(b *strings.Builder, r *Results) {
 	for _, s := range r.RateSetups {
-		has := false
-		for _, c := range r.WindowCells {
-			has = has || c.Setup == s.Name
-		}
-		if !has {
+		if len(ofSetup(r.WindowCells, s.Name, cellSetup)) == 0 {
 			continue
 		}
 		fmt.Fprintf(b, "\n== window benchmark: %s ==\n", s.Name)
