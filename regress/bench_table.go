@@ -181,19 +181,18 @@ func benchRatio(a, b benchCell) (float64, bool) {
 const maxNote = 90
 
 // renderBench writes the header lines, then the table of samples over
-// rows (skipped ones print their reason).
+// rows (skipped ones print their reason), every line without trailing
+// blanks.
 func renderBench(w io.Writer, header []string, rows []RateSpec, metrics []benchMetric, samples []benchSample) error {
-	for _, h := range header {
-		if _, err := fmt.Fprintln(w, h); err != nil {
-			return err
-		}
-	}
 	cells := summarizeBench(samples)
 	skipped := map[string]bool{}
 	for _, r := range rows {
 		skipped[r.Name] = r.Skip != ""
 	}
 	var buf bytes.Buffer
+	for _, h := range header {
+		buf.WriteString(h + "\n")
+	}
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tpath\tmedian\tmin–max\tvs kernel\tvs OVS\tnotes")
 	for mi, m := range metrics {
@@ -234,15 +233,13 @@ func renderBench(w io.Writer, header []string, rows []RateSpec, metrics []benchM
 				ratioText(c, kernel, skipped["kernel"]), ratioText(c, ovs, skipped["ovs"]), clip(strings.Join(notes, "; ")))
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	tw.Flush()
+	out := ""
 	for line := range strings.Lines(buf.String()) {
-		if _, err := fmt.Fprintln(w, strings.TrimRight(line, " \n")); err != nil {
-			return err
-		}
+		out += strings.TrimRight(line, " \n") + "\n"
 	}
-	return nil
+	_, err := io.WriteString(w, out)
+	return err
 }
 
 // ratioText formats a cell's median over a reference's, or "–".

@@ -88,6 +88,10 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 			err = fmt.Errorf("forwarding-rate testbed %s: %w", spec.Name, err)
 		}
 	}()
+	b.fwd = map[string]forwarder{FwdSwctl: startSwctl, FwdKernel: startKernelBridge, FwdOVS: startOVS}[spec.Forwarder]
+	if b.fwd == nil && spec.Forwarder != "" {
+		return nil, fmt.Errorf("no forwarder %q", spec.Forwarder)
+	}
 	nss := []string{b.h1, b.h2, b.dut}
 	if spec.Forwarder == "" {
 		nss = nss[:2]
@@ -122,17 +126,6 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 	}
 	if b.counter, err = tester.NewCounter(tester.End{NS: b.h2, Interface: b.rx}); err != nil {
 		return nil, err
-	}
-	switch spec.Forwarder {
-	case FwdSwctl:
-		b.fwd = startSwctl
-	case FwdKernel:
-		b.fwd = startKernelBridge
-	case FwdOVS:
-		b.fwd = startOVS
-	case "":
-	default:
-		return nil, fmt.Errorf("no forwarder %q", spec.Forwarder)
 	}
 	return b, nil
 }

@@ -63,13 +63,12 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			}
 			setups = hostSetups(cfg.Setups)
 		}
-		if cfg.Rate != nil && !slices.Contains(cfg.Hosts.Tests, hostRateTest) {
-			cfg.Rate = nil // regress.conf's [tests] run leaves it out
-		}
-		if cfg.Rate != nil {
+		if cfg.Rate != nil && slices.Contains(cfg.Hosts.Tests, hostRateTest) {
 			rc := *cfg.Rate
 			rc.CPUTrial = 0 // the peer's swctl bench makes no CPU-per-frame run
 			cfg.Rate = &rc
+		} else {
+			cfg.Rate = nil // not asked for, or regress.conf's [tests] run leaves it out
 		}
 		// The suites the real-host testbed does not have.
 		for _, s := range []struct {
