@@ -251,17 +251,7 @@ func Markdown(r *Results, charts []string) string {
 			if c.Setup != s.Name {
 				continue
 			}
-			if c.NA {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | n/a | | | | | | |\n", c.Metric, c.Row, colName(c.Promisc), c.Role)
-				continue
-			}
-			sig := ""
-			if c.Significant {
-				sig = " *"
-			}
-			m := c.Summary
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g%s |\n",
-				c.Metric, c.Row, colName(c.Promisc), c.Role, m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Metric, c.Row, colName(c.Promisc), c.Role, cellStats(c.Comparison))
 		}
 	}
 	rateCellsMarkdown(&b, r)
@@ -300,4 +290,19 @@ func printAllTables(w io.Writer, r *Results) {
 	PrintExtraTables(w, r, len(r.Setups) == 0 && !rate)
 	printRFC2889(w, r)
 	printLB(w, r, lbFirst(r))
+}
+
+// cellStats is the statistics columns of an every-cell table's line for
+// c: n, mean, median, min, max, stddev, and p with a '*' when
+// significant; n/a and blanks when c was not measured.
+func cellStats(c Comparison) string {
+	if c.NA {
+		return "n/a | | | | | |"
+	}
+	sig := ""
+	if c.Significant {
+		sig = " *"
+	}
+	m := c.Summary
+	return fmt.Sprintf("%d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g%s", m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
 }
