@@ -136,7 +136,7 @@ func header(cfg BenchConfig, env Environment, programs map[string]string) []stri
 	if cfg.TesterCPU != "" || cfg.ForwarderCPU != "" {
 		pin = fmt.Sprintf("pinning, the same in every row: tester (generator, iperf3 client and server, ping) on CPU %s; "+
 			"forwarder (swctl daemon, ovs-vswitchd) on CPU %s; the kernel bridge forwards in the sender's softirq",
-			orNone(cfg.TesterCPU), orNone(cfg.ForwarderCPU))
+			cmp.Or(cfg.TesterCPU, "any"), cmp.Or(cfg.ForwarderCPU, "any"))
 	}
 	mode := ""
 	if cfg.Quick {
@@ -153,13 +153,6 @@ func header(cfg BenchConfig, env Environment, programs map[string]string) []stri
 		fmt.Sprintf("TCP: iperf3 h1 -> h2 %d s, offloads off = ethtool -K tx off gso off on the hosts' ends; RTT: ping every 200 ms; vs = ratio of medians to the kernel bridge / OVS userspace (no TSO)", cfg.TCPSeconds),
 		"",
 	}
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "any"
-	}
-	return s
 }
 
 // benchPrograms names the versions of the programs measured.

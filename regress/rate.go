@@ -206,16 +206,20 @@ func (c RateConfig) weight() float64 {
 	return float64(len(c.Sizes))*(n*per+cpu) + c.windowWeight() + 1.5
 }
 
+// of is c as setup s runs it: the baseline runs neither the search, the
+// frame-loss-rate steps, latency nor the window benchmark.
+func (c RateConfig) of(s RateSpec) RateConfig {
+	if s.Baseline {
+		c.MaxTrials, c.Latency, c.LossRate, c.WindowDuration = 0, false, false, 0
+	}
+	return c
+}
+
 // weightOf is weight for the instances of the setup named name among
-// setups: the baseline runs neither the search, the frame-loss-rate
-// steps, latency nor the window benchmark.
+// setups.
 func (c RateConfig) weightOf(setups []RateSpec, name string) float64 {
-	for _, s := range setups {
-		if s.Name == name && s.Baseline {
-			b := c
-			b.MaxTrials, b.Latency, b.LossRate, b.WindowDuration = 0, false, false, 0
-			return b.weight()
-		}
+	if i := slices.IndexFunc(setups, func(s RateSpec) bool { return s.Name == name }); i >= 0 {
+		return c.of(setups[i]).weight()
 	}
 	return c.weight()
 }

@@ -223,14 +223,11 @@ func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRu
 	return rr, span.machine, nil
 }
 
-// measure measures one frame size with the bed's configuration; the
-// baseline runs only the max-rate and CPU-cost runs.
+// measure measures one frame size with the bed's configuration as its
+// setup runs it (RateConfig.of: the baseline runs only the max-rate and
+// CPU-cost runs).
 func (b *rateBed) measure(ctx context.Context, size int) (RateSample, error) {
-	c := b.cfg
-	if b.spec.Baseline {
-		c.MaxTrials, c.LossRate, c.Latency = 0, false, false
-	}
-	return b.measureWith(ctx, c, size)
+	return b.measureWith(ctx, b.cfg.of(b.spec), size)
 }
 
 // measureWith measures one frame size as c says. With the counting

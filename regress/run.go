@@ -234,7 +234,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			func(in RateInstance) error { return b.start(ctx, in, trees.binaryFor(in.Role)) },
 			func(in RateInstance) error {
 				var window func() (WindowSample, error)
-				if cfg.Rate.WindowDuration > 0 && !s.Baseline {
+				if cfg.Rate.of(s).WindowDuration > 0 {
 					window = func() (WindowSample, error) { return b.window(ctx) }
 				}
 				return measureSizes(res, in, cfg.Rate.Sizes, func(size int) (RateSample, error) { return b.measure(ctx, size) }, window)
