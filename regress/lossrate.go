@@ -117,26 +117,19 @@ func AnalyzeLossRate(setups []RateSpec, sizes []int, samples []RateSample, alpha
 	for _, s := range setups {
 		for _, size := range sizes {
 			for _, pct := range lossRatePercents(samples, s.Name, size) {
-				for _, m := range []struct {
-					key   string
-					value func(st LossStep) float64
-				}{
-					{"loss", func(st LossStep) float64 { return st.LossPercent }},
-					{"offered", func(st LossStep) float64 { return st.Rate }},
-				} {
-					vals := map[string][]float64{}
-					for _, x := range samples {
-						if x.Setup != s.Name || x.Size != size {
-							continue
-						}
-						for _, st := range x.LossRate {
-							if st.Percent == pct {
-								vals[x.Role] = append(vals[x.Role], m.value(st))
-							}
+				loss, offered := map[string][]float64{}, map[string][]float64{}
+				for _, x := range samples {
+					for _, st := range x.LossRate {
+						if x.Setup == s.Name && x.Size == size && st.Percent == pct {
+							loss[x.Role] = append(loss[x.Role], st.LossPercent)
+							offered[x.Role] = append(offered[x.Role], st.Rate)
 						}
 					}
-					out = append(out, roleCells(RoleCell{Setup: s.Name, Metric: m.key, Size: size, Percent: pct}, vals, alpha)...)
 				}
+				key := RoleCell{Setup: s.Name, Metric: "loss", Size: size, Percent: pct}
+				out = append(out, roleCells(key, loss, alpha)...)
+				key.Metric = "offered"
+				out = append(out, roleCells(key, offered, alpha)...)
 			}
 		}
 	}
