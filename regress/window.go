@@ -2,6 +2,7 @@ package regress
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,22 +62,17 @@ var WindowMetrics = []struct {
 func AnalyzeWindow(setups []RateSpec, samples []WindowSample, alpha float64) []RoleCell {
 	var out []RoleCell
 	for _, s := range setups {
-		any := false
-		var cells []RoleCell
+		if !slices.ContainsFunc(samples, func(x WindowSample) bool { return x.Setup == s.Name }) {
+			continue // a setup without samples has no cells
+		}
 		for _, m := range WindowMetrics {
 			vals := map[string][]float64{}
 			for _, x := range samples {
-				if x.Setup == s.Name {
-					if v, ok := m.Value(x); ok {
-						vals[x.Role] = append(vals[x.Role], v)
-						any = true
-					}
+				if v, ok := m.Value(x); ok && x.Setup == s.Name {
+					vals[x.Role] = append(vals[x.Role], v)
 				}
 			}
-			cells = append(cells, roleCells(RoleCell{Setup: s.Name, Metric: m.Key}, vals, alpha)...)
-		}
-		if any {
-			out = append(out, cells...)
+			out = append(out, roleCells(RoleCell{Setup: s.Name, Metric: m.Key}, vals, alpha)...)
 		}
 	}
 	return out
