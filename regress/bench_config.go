@@ -96,28 +96,18 @@ func ParseBenchFlags(args []string) (BenchConfig, error) {
 		c.MaxTrial, c.SearchTrial, c.SearchTrials, c.Resolution = time.Second, 500*time.Millisecond, 5, 0.05
 		c.CPUTrial, c.TCPSeconds, c.Pings = 2*time.Second, 2, 10
 	}
-	known := map[string]bool{}
-	for _, r := range allRows() {
-		known[r] = true
-	}
-	if rows == "" {
-		c.Rows = allRows()
-	} else {
-		want := map[string]bool{}
-		for _, r := range strings.Split(rows, ",") {
-			r = strings.TrimSpace(r)
-			if !known[r] {
-				return c, fmt.Errorf("-rows: no row %q (rows: %s)", r, strings.Join(allRows(), ","))
-			}
-			want[r] = true
-		}
-		for _, r := range allRows() {
-			if want[r] {
-				c.Rows = append(c.Rows, r)
-			}
+	var names []string
+	if rows != "" {
+		names = strings.Split(rows, ",")
+		for i := range names {
+			names[i] = strings.TrimSpace(names[i])
 		}
 	}
-	return c, nil
+	specs, err := findNamed(BenchSetups, names, "-rows: row", func(s RateSpec) string { return s.Name })
+	for _, s := range specs {
+		c.Rows = append(c.Rows, s.Name)
+	}
+	return c, err
 }
 
 // BenchSetups are make bench's rows, in table order: setups of the
@@ -141,27 +131,17 @@ var BenchSetups = []RateSpec{
 		Desc: "the same with other_config:userspace-tso-enable=true"},
 }
 
-// allRows returns every row ID in table order.
-func allRows() []string {
-	ids := make([]string, len(BenchSetups))
-	for i, s := range BenchSetups {
-		ids[i] = s.Name
-	}
-	return ids
-}
-
 // benchRows returns the rows named in ids, in table order; the OVS rows
 // are skipped with ovsSkip when it is not empty.
 func benchRows(ids []string, ovsSkip string) []RateSpec {
 	var out []RateSpec
 	for _, s := range BenchSetups {
-		if !slices.Contains(ids, s.Name) {
-			continue
+		if slices.Contains(ids, s.Name) {
+			if s.Forwarder == FwdOVS {
+				s.Skip = ovsSkip
+			}
+			out = append(out, s)
 		}
-		if s.Forwarder == FwdOVS {
-			s.Skip = ovsSkip
-		}
-		out = append(out, s)
 	}
 	return out
 }

@@ -68,11 +68,9 @@ var offloadFeatures = []struct{ long, short string }{
 func parseOffloads(out string) ([]string, error) {
 	state := map[string]string{}
 	for line := range strings.Lines(out) {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok {
-			continue
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			state[k] = strings.TrimSpace(v)
 		}
-		state[k] = strings.TrimSpace(v)
 	}
 	var args []string
 	for _, f := range offloadFeatures {

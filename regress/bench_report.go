@@ -82,16 +82,12 @@ func rateMetrics(size int) []string {
 func benchSamples(rates []RateSample, runs []benchRun) []benchSample {
 	var out []benchSample
 	for _, r := range runs {
-		add := func(metric string, v float64, note string) {
-			out = append(out, benchSample{Row: r.Row, Run: r.Run, Metric: metric, Value: v, Note: note})
-		}
-		failed := func(metric, err string) {
-			out = append(out, benchSample{Row: r.Row, Run: r.Run, Metric: metric, Err: err})
+		add := func(metric string, v float64, note, err string) {
+			out = append(out, benchSample{Row: r.Row, Run: r.Run, Metric: metric, Value: v, Note: note, Err: err})
 		}
 		if r.Error != "" {
-			for _, m := range []string{Max64, Max64Loss, ZeroLoss64, CPUGross,
-				Max1518, Max1518Loss, TCPOff, TCPOn, RTT} {
-				failed(m, "start: "+r.Error)
+			for _, m := range []string{Max64, Max64Loss, ZeroLoss64, CPUGross, Max1518, Max1518Loss, TCPOff, TCPOn, RTT} {
+				add(m, 0, "", "start: "+r.Error)
 			}
 			continue
 		}
@@ -99,33 +95,30 @@ func benchSamples(rates []RateSample, runs []benchRun) []benchSample {
 			if s.Setup != r.Row || s.Run != r.Run {
 				continue
 			}
-			if s.Size != 64 {
-				add(Max1518, s.Max.PacketsPerSecond, "")
-				add(Max1518Loss, s.Max.LossPercent, "")
-				continue
-			}
-			add(Max64, s.Max.PacketsPerSecond, "")
-			add(Max64Loss, s.Max.LossPercent, "")
+			// A 1518-byte sample has no search and no CPU run.
+			m := rateMetrics(s.Size)
+			add(m[0], s.Max.PacketsPerSecond, "", "")
+			add(m[1], s.Max.LossPercent, "", "")
 			if len(s.Trials) > 0 {
-				add(ZeroLoss64, s.ZeroLoss, zeroLossNote(s))
+				add(ZeroLoss64, s.ZeroLoss, zeroLossNote(s), "")
 			}
 			switch {
 			case s.CPU == nil:
 			case s.CPU.Err != "":
-				failed(CPUGross, s.CPU.Err)
+				add(CPUGross, 0, "", s.CPU.Err)
 			default:
-				add(CPUGross, s.CPU.Cost.NsPerFrame, cpuNote(s.CPU))
-				add(CPUUser, s.CPU.Cost.User, "")
-				add(CPUSys, s.CPU.Cost.System, "")
-				add(CPUSoftirq, s.CPU.Cost.SoftIRQ, "")
+				add(CPUGross, s.CPU.Cost.NsPerFrame, cpuNote(s.CPU), "")
+				add(CPUUser, s.CPU.Cost.User, "", "")
+				add(CPUSys, s.CPU.Cost.System, "", "")
+				add(CPUSoftirq, s.CPU.Cost.SoftIRQ, "", "")
 				if s.CPU.Net != nil {
-					add(CPUNet, *s.CPU.Net, "")
+					add(CPUNet, *s.CPU.Net, "", "")
 				}
 			}
 		}
 		for _, m := range slices.Sorted(maps.Keys(r.Failed)) {
 			if m != benchStop {
-				failed(m, r.Failed[m])
+				add(m, 0, "", r.Failed[m])
 			}
 		}
 		if r.Ping != nil {
@@ -133,7 +126,7 @@ func benchSamples(rates []RateSample, runs []benchRun) []benchSample {
 			if r.Ping.Received < r.Ping.Sent {
 				note = fmt.Sprintf("%d of %d pings lost", r.Ping.Sent-r.Ping.Received, r.Ping.Sent)
 			}
-			add(RTT, r.Ping.Avg, note)
+			add(RTT, r.Ping.Avg, note, "")
 		}
 		for _, t := range r.TCP {
 			metric, note := TCPOn, ""
@@ -143,7 +136,7 @@ func benchSamples(rates []RateSample, runs []benchRun) []benchSample {
 			if t.Error != "" {
 				note = "no transfer: " + t.Error
 			}
-			add(metric, t.Gbps, note)
+			add(metric, t.Gbps, note, "")
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -93,9 +94,6 @@ func RunBench(cfg BenchConfig) (err error) {
 	failed := 0
 	for run := 1; run <= cfg.Runs; run++ {
 		for _, b := range beds {
-			if ctx.Err() != nil {
-				return fmt.Errorf("interrupted: %w", ctx.Err())
-			}
 			n := len(res.RateSamples)
 			rec := measureRow(ctx, b, run, cfg, res)
 			if ctx.Err() != nil {
@@ -108,9 +106,6 @@ func RunBench(cfg BenchConfig) (err error) {
 			fmt.Fprintf(os.Stderr, "bench: run %d/%d %-26s %s\n", run, cfg.Runs, b.spec.Label, summaryLine(rec, res.RateSamples[n:]))
 		}
 	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted: %w", ctx.Err())
-	}
 	NetCPU(rows, res.RateSamples)
 	rep.Samples = benchSamples(res.RateSamples, rep.Runs)
 	var tb strings.Builder
@@ -122,9 +117,6 @@ func RunBench(cfg BenchConfig) (err error) {
 	res.Finished, res.Environment.LoadEnd, res.Bench, res.Commands = time.Now(), loadavg(), rep, cmds.Log
 
 	dir := filepath.Join(cfg.Out, start.UTC().Format("20060102-150405"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
 	if err := writeResults(dir, res); err != nil {
 		return err
 	}
@@ -144,7 +136,7 @@ func header(cfg BenchConfig, env Environment, programs map[string]string) []stri
 	if cfg.TesterCPU != "" || cfg.ForwarderCPU != "" {
 		pin = fmt.Sprintf("pinning, the same in every row: tester (generator, iperf3 client and server, ping) on CPU %s; "+
 			"forwarder (swctl daemon, ovs-vswitchd) on CPU %s; the kernel bridge forwards in the sender's softirq",
-			orNone(cfg.TesterCPU), orNone(cfg.ForwarderCPU))
+			cmp.Or(cfg.TesterCPU, "any"), cmp.Or(cfg.ForwarderCPU, "any"))
 	}
 	mode := ""
 	if cfg.Quick {
@@ -161,13 +153,6 @@ func header(cfg BenchConfig, env Environment, programs map[string]string) []stri
 		fmt.Sprintf("TCP: iperf3 h1 -> h2 %d s, offloads off = ethtool -K tx off gso off on the hosts' ends; RTT: ping every 200 ms; vs = ratio of medians to the kernel bridge / OVS userspace (no TSO)", cfg.TCPSeconds),
 		"",
 	}
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "any"
-	}
-	return s
 }
 
 // benchPrograms names the versions of the programs measured.
@@ -193,10 +178,7 @@ func firstLine(s string) string {
 // cpu; threads made later inherit it from the thread that makes them.
 // Children inherit it too: the forwarders are started under taskset.
 func pinProcess(cpu string) error {
-	n, err := strconv.Atoi(cpu)
-	if err != nil || n < 0 {
-		return fmt.Errorf("-tester-cpu %q: want a CPU number", cpu)
-	}
+	n, _ := strconv.Atoi(cpu) // RunBench checked it
 	var set unix.CPUSet
 	set.Set(n)
 	for range 2 { // again for threads made meanwhile
@@ -248,28 +230,24 @@ func summaryLine(r benchRun, rates []RateSample) string {
 // rateConfigs are the forwarding-rate measurements of a row run: 64-byte
 // frames (max load, zero-loss search, CPU at the paced load) and
 // 1518-byte frames (max load only).
-func (cfg BenchConfig) rateConfigs() (c64, c1518 RateConfig) {
-	c64 = RateConfig{Sizes: []int{64}, Trial: cfg.SearchTrial, MaxTrial: cfg.MaxTrial, MaxTrials: cfg.SearchTrials,
-		Resolution: cfg.Resolution, Flows: cfg.Flows, CPURate: cfg.CPURate, CPUTrial: cfg.CPUTrial}
-	c1518 = RateConfig{Sizes: []int{1518}, Trial: cfg.MaxTrial, Flows: cfg.Flows}
-	return c64, c1518
+func (cfg BenchConfig) rateConfigs() []RateConfig {
+	return []RateConfig{{Sizes: []int{64}, Trial: cfg.SearchTrial, MaxTrial: cfg.MaxTrial, MaxTrials: cfg.SearchTrials,
+		Resolution: cfg.Resolution, Flows: cfg.Flows, CPURate: cfg.CPURate, CPUTrial: cfg.CPUTrial},
+		{Sizes: []int{1518}, Trial: cfg.MaxTrial, Flows: cfg.Flows}}
 }
 
 // measureRow starts row b's forwarder, measures every metric once, and
-// stops it. The rates go to res.RateSamples.
+// stops it. The rates go to res.RateSamples. Once ctx ends, what is left
+// fails at once and RunBench drops the record.
 func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *Results) (rec benchRun) {
-	rec = benchRun{Row: b.spec.Name, Run: run, Start: time.Now()}
+	rec = benchRun{Row: b.spec.Name, Run: run, Start: time.Now(), Failed: map[string]string{}}
 	fail := func(err error, metrics ...string) {
-		if rec.Failed == nil {
-			rec.Failed = map[string]string{}
-		}
 		for _, m := range metrics {
 			rec.Failed[m] = err.Error()
 		}
 	}
 	defer func() { rec.Seconds = time.Since(rec.Start).Seconds() }()
-	in := RateInstance{Setup: b.spec.Name, Role: RolePatch, Run: run}
-	if err := b.start(ctx, in, cfg.Swctl); err != nil {
+	if err := b.start(ctx, RateInstance{Setup: b.spec.Name, Role: RolePatch, Run: run}, cfg.Swctl); err != nil {
 		rec.Error = err.Error()
 		return rec
 	}
@@ -278,11 +256,7 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 			fail(err, benchStop)
 		}
 	}()
-	c64, c1518 := cfg.rateConfigs()
-	for _, c := range []RateConfig{c64, c1518} {
-		if ctx.Err() != nil {
-			return rec
-		}
+	for _, c := range cfg.rateConfigs() {
 		smp, err := b.measureWith(ctx, c, c.Sizes[0])
 		if err != nil {
 			fail(err, rateMetrics(c.Sizes[0])...)
@@ -291,18 +265,12 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 		smp.Role, smp.Run, smp.Seq = RolePatch, run, len(res.RateSamples)+1
 		res.RateSamples = append(res.RateSamples, smp)
 	}
-	if ctx.Err() != nil {
-		return rec
-	}
 	if p, err := ping(ctx, b, cfg); err != nil {
 		fail(err, RTT)
 	} else {
 		rec.Ping = &p
 	}
 	for _, off := range []bool{true, false} {
-		if ctx.Err() != nil {
-			return rec
-		}
 		metric, label := TCPOn, "default"
 		if off {
 			metric, label = TCPOff, "off"
@@ -323,10 +291,7 @@ func ping(ctx context.Context, b *rateBed, cfg BenchConfig) (pingStats, error) {
 	out, err := b.cmds.within(ctx, time.Duration(n)*200*time.Millisecond+10*time.Second, args...)
 	p, perr := parsePing(out)
 	if perr != nil {
-		if err != nil {
-			return p, fmt.Errorf("ping h1 -> h2: %w", err)
-		}
-		return p, fmt.Errorf("ping h1 -> h2: %w", perr)
+		return p, fmt.Errorf("ping h1 -> h2: %w", cmp.Or(err, perr))
 	}
 	return p, nil
 }
@@ -342,9 +307,7 @@ func tcp(ctx context.Context, b *rateBed, cfg BenchConfig, offloads string) tcpR
 		t.Error = err.Error()
 		return t
 	}
-	defer func() {
-		srv.Kill()
-	}()
+	defer srv.Kill()
 	if err := waitListen(ctx, b.cmds, b.h2, iperfPort, srv); err != nil {
 		t.Error = err.Error()
 		return t
@@ -364,56 +327,42 @@ func tcp(ctx context.Context, b *rateBed, cfg BenchConfig, offloads string) tcpR
 
 // waitListen waits up to 5 s until something listens on TCP port in ns.
 func waitListen(ctx context.Context, cmds *Commands, ns, port string, p *bgproc.Proc) error {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		out, err := cmds.within(ctx, 10*time.Second, inNS(ns, "ss", "-Hltn", "sport = :"+port)...)
-		if err == nil && strings.TrimSpace(out) != "" {
+	return poll(ctx, 5*time.Second, 20*time.Millisecond, func() error {
+		if out, err := cmds.within(ctx, 10*time.Second, inNS(ns, "ss", "-Hltn", "sport = :"+port)...); err == nil && strings.TrimSpace(out) != "" {
 			return nil
 		}
 		if p.Exited() {
-			return fmt.Errorf("%s exited: %s", p.Name, bgproc.Tail(p.Log))
+			return stopPoll{fmt.Errorf("%s exited: %s", p.Name, bgproc.Tail(p.Log))}
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: nothing listens on port %s after 5s", p.Name, port)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+		return fmt.Errorf("%s: nothing listens on port %s after 5s", p.Name, port)
+	})
 }
 
 // setOffloads turns the host devices' tx checksumming and GSO off
-// (off=true), or puts every offload back as the testbed had it.
+// (off=true), or puts every offload back as the testbed had it (read
+// before the first change).
 func setOffloads(ctx context.Context, b *rateBed, off bool) error {
-	devs := map[string][]string{b.h1: {b.tx}, b.h2: {b.rx}}
+	devs := [][2]string{{b.h1, b.tx}, {b.h2, b.rx}}
 	if b.spec.Trunk {
-		devs[b.h2] = []string{"b1", "b2", "br0"}
+		devs = [][2]string{{b.h1, b.tx}, {b.h2, "b1"}, {b.h2, "b2"}, {b.h2, "br0"}}
 	}
-	if b.offloads == nil {
-		b.offloads = map[[2]string][]string{}
-		for ns, ds := range devs {
-			for _, d := range ds {
-				out, err := b.cmds.Output(ctx, "", nil, inNS(ns, "ethtool", "-k", d)...)
-				if err != nil {
-					return err
-				}
-				if b.offloads[[2]string{ns, d}], err = parseOffloads(string(out)); err != nil {
-					return fmt.Errorf("%s in %s: %w", d, ns, err)
-				}
-			}
-		}
-	}
-	for ns, ds := range devs {
-		for _, d := range ds {
-			args := []string{"tx", "off", "gso", "off"}
-			if !off {
-				args = b.offloads[[2]string{ns, d}]
-			}
-			if err := b.cmds.run(ctx, inNS(ns, append([]string{"ethtool", "-K", d}, args...)...)...); err != nil {
+	for _, d := range devs {
+		ns, dev := d[0], d[1]
+		if _, ok := b.offloads[d]; !ok {
+			out, err := b.cmds.Output(ctx, "", nil, inNS(ns, "ethtool", "-k", dev)...)
+			if err != nil {
 				return err
 			}
+			if b.offloads[d], err = parseOffloads(string(out)); err != nil {
+				return fmt.Errorf("%s in %s: %w", dev, ns, err)
+			}
+		}
+		args := []string{"tx", "off", "gso", "off"}
+		if !off {
+			args = b.offloads[d]
+		}
+		if err := b.cmds.run(ctx, inNS(ns, append([]string{"ethtool", "-K", dev}, args...)...)...); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -122,28 +122,26 @@ type benchCell struct {
 
 // summarizeBench groups samples by row and metric.
 func summarizeBench(samples []benchSample) map[[2]string]benchCell {
-	vals := map[[2]string][]float64{}
-	notes, errs := map[[2]string][]string{}, map[[2]string][]string{}
+	by := map[[2]string][]benchSample{}
 	for _, s := range samples {
 		k := [2]string{s.Row, s.Metric}
-		switch {
-		case s.Err != "":
-			errs[k] = append(errs[k], s.Err)
-		default:
-			vals[k] = append(vals[k], s.Value)
-			if s.Note != "" {
-				notes[k] = append(notes[k], s.Note)
-			}
-		}
+		by[k] = append(by[k], s)
 	}
 	out := map[[2]string]benchCell{}
-	for k, vs := range vals {
-		out[k] = benchCell{Summary: stats.Summarize(vs), Notes: counted(notes[k])}
-	}
-	for k, e := range errs {
-		c := out[k]
-		c.Errs = counted(e)
-		out[k] = c
+	for k, ss := range by {
+		var vals []float64
+		var notes, errs []string
+		for _, s := range ss {
+			if s.Err != "" {
+				errs = append(errs, s.Err)
+				continue
+			}
+			vals = append(vals, s.Value)
+			if s.Note != "" {
+				notes = append(notes, s.Note)
+			}
+		}
+		out[k] = benchCell{Summary: stats.Summarize(vals), Notes: counted(notes), Errs: counted(errs)}
 	}
 	return out
 }
@@ -183,19 +181,18 @@ func benchRatio(a, b benchCell) (float64, bool) {
 const maxNote = 90
 
 // renderBench writes the header lines, then the table of samples over
-// rows (skipped ones print their reason).
+// rows (skipped ones print their reason), every line without trailing
+// blanks.
 func renderBench(w io.Writer, header []string, rows []RateSpec, metrics []benchMetric, samples []benchSample) error {
-	for _, h := range header {
-		if _, err := fmt.Fprintln(w, h); err != nil {
-			return err
-		}
-	}
 	cells := summarizeBench(samples)
 	skipped := map[string]bool{}
 	for _, r := range rows {
 		skipped[r.Name] = r.Skip != ""
 	}
 	var buf bytes.Buffer
+	for _, h := range header {
+		buf.WriteString(h + "\n")
+	}
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tpath\tmedian\tmin–max\tvs kernel\tvs OVS\tnotes")
 	for mi, m := range metrics {
@@ -236,15 +233,13 @@ func renderBench(w io.Writer, header []string, rows []RateSpec, metrics []benchM
 				ratioText(c, kernel, skipped["kernel"]), ratioText(c, ovs, skipped["ovs"]), clip(strings.Join(notes, "; ")))
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	tw.Flush()
+	out := ""
 	for line := range strings.Lines(buf.String()) {
-		if _, err := fmt.Fprintln(w, strings.TrimRight(line, " \n")); err != nil {
-			return err
-		}
+		out += strings.TrimRight(line, " \n") + "\n"
 	}
-	return nil
+	_, err := io.WriteString(w, out)
+	return err
 }
 
 // ratioText formats a cell's median over a reference's, or "–".

@@ -170,24 +170,22 @@ func AnalyzeBulk(c BulkConfig, samples []BulkSample, alpha float64) []RoleCell {
 		}
 		by[k] = append(by[k], s)
 	}
-	vals := map[string]map[string]map[string][]float64{} // row, metric, role
+	vals := map[[2]string]map[string][]float64{} // row and metric: values by role
 	for _, k := range order {
 		for row, ms := range bulkRowValues(c, by[k]) {
 			for m, v := range ms {
-				if vals[row] == nil {
-					vals[row] = map[string]map[string][]float64{}
+				rm := [2]string{row, m}
+				if vals[rm] == nil {
+					vals[rm] = map[string][]float64{}
 				}
-				if vals[row][m] == nil {
-					vals[row][m] = map[string][]float64{}
-				}
-				vals[row][m][k.role] = append(vals[row][m][k.role], v)
+				vals[rm][k.role] = append(vals[rm][k.role], v)
 			}
 		}
 	}
 	var out []RoleCell
 	for _, row := range bulkRows(c) {
 		for _, m := range bulkMetrics {
-			if v := vals[row][m]; len(v) > 0 {
+			if v := vals[[2]string{row, m}]; len(v) > 0 {
 				out = append(out, roleCells(RoleCell{Setup: BulkSetup, Row: row, Metric: m}, v, alpha)...)
 			}
 		}

@@ -101,32 +101,20 @@ func promiscWeight(in Instance, seconds int) float64 {
 // they run; a suite without instances is left out.
 func (p plans) estimate(cfg Config, rateSetups []RateSpec) Estimate {
 	var e Estimate
-	add := func(suite string, n int, seconds float64) {
+	add := func(suite string, n int, weight func(i int) float64) {
+		s := 0.0
+		for i := range n {
+			s += weight(i)
+		}
 		if n > 0 {
-			e = append(e, SuiteTime{Suite: suite, Instances: n, Seconds: seconds})
+			e = append(e, SuiteTime{Suite: suite, Instances: n, Seconds: s})
 		}
 	}
-	s := 0.0
-	for _, in := range p.promisc {
-		s += promiscWeight(in, cfg.Seconds)
-	}
-	add("promisc", len(p.promisc), s)
-	s = 0
-	for _, in := range p.rate {
-		s += cfg.Rate.weightOf(rateSetups, in.Setup)
-	}
-	add("rate", len(p.rate), s)
-	if cfg.MsgSize != nil {
-		add("msgsize", len(p.msgSize), float64(len(p.msgSize))*cfg.MsgSize.weight())
-	}
-	if cfg.Bulk != nil {
-		add("bulk", len(p.bulk), float64(len(p.bulk))*cfg.Bulk.weight())
-	}
-	if cfg.RFC2889 != nil {
-		add("rfc2889", len(p.rfc2889), float64(len(p.rfc2889))*cfg.RFC2889.weight())
-	}
-	if cfg.LB != nil {
-		add("lb", len(p.lb), float64(len(p.lb))*cfg.LB.weight())
-	}
+	add("promisc", len(p.promisc), func(i int) float64 { return promiscWeight(p.promisc[i], cfg.Seconds) })
+	add("rate", len(p.rate), func(i int) float64 { return cfg.Rate.weightOf(rateSetups, p.rate[i].Setup) })
+	add("msgsize", len(p.msgSize), func(int) float64 { return cfg.MsgSize.weight() })
+	add("bulk", len(p.bulk), func(int) float64 { return cfg.Bulk.weight() })
+	add("rfc2889", len(p.rfc2889), func(int) float64 { return cfg.RFC2889.weight() })
+	add("lb", len(p.lb), func(int) float64 { return cfg.LB.weight() })
 	return e
 }

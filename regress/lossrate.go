@@ -90,18 +90,21 @@ type LossStep struct {
 func lossRatePercents(samples []RateSample, setup string, size int) []int {
 	var out []int
 	for _, x := range samples {
-		if x.Setup != setup || x.Size != size {
-			continue
-		}
-		for _, st := range x.LossRate {
-			if !slices.Contains(out, st.Percent) {
+		if x.Setup == setup && x.Size == size {
+			for _, st := range x.LossRate {
 				out = append(out, st.Percent)
 			}
 		}
 	}
-	slices.Sort(out)
-	slices.Reverse(out)
-	return out
+	return highestFirst(out)
+}
+
+// highestFirst sorts pcts highest first and drops repeats.
+func highestFirst(pcts []int) []int {
+	slices.Sort(pcts)
+	pcts = slices.Compact(pcts)
+	slices.Reverse(pcts)
+	return pcts
 }
 
 // AnalyzeLossRate summarises the frame-loss-rate trials of samples per
@@ -114,26 +117,19 @@ func AnalyzeLossRate(setups []RateSpec, sizes []int, samples []RateSample, alpha
 	for _, s := range setups {
 		for _, size := range sizes {
 			for _, pct := range lossRatePercents(samples, s.Name, size) {
-				for _, m := range []struct {
-					key   string
-					value func(st LossStep) float64
-				}{
-					{"loss", func(st LossStep) float64 { return st.LossPercent }},
-					{"offered", func(st LossStep) float64 { return st.Rate }},
-				} {
-					vals := map[string][]float64{}
-					for _, x := range samples {
-						if x.Setup != s.Name || x.Size != size {
-							continue
-						}
-						for _, st := range x.LossRate {
-							if st.Percent == pct {
-								vals[x.Role] = append(vals[x.Role], m.value(st))
-							}
+				loss, offered := map[string][]float64{}, map[string][]float64{}
+				for _, x := range samples {
+					for _, st := range x.LossRate {
+						if x.Setup == s.Name && x.Size == size && st.Percent == pct {
+							loss[x.Role] = append(loss[x.Role], st.LossPercent)
+							offered[x.Role] = append(offered[x.Role], st.Rate)
 						}
 					}
-					out = append(out, roleCells(RoleCell{Setup: s.Name, Metric: m.key, Size: size, Percent: pct}, vals, alpha)...)
 				}
+				key := RoleCell{Setup: s.Name, Metric: "loss", Size: size, Percent: pct}
+				out = append(out, roleCells(key, loss, alpha)...)
+				key.Metric = "offered"
+				out = append(out, roleCells(key, offered, alpha)...)
 			}
 		}
 	}
@@ -149,13 +145,11 @@ func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) PairTable {
 	for _, size := range sizes {
 		var pcts []int
 		for _, c := range cells {
-			if c.Setup == s.Name && c.Size == size && c.Metric == "loss" && !slices.Contains(pcts, c.Percent) {
+			if c.Setup == s.Name && c.Size == size && c.Metric == "loss" {
 				pcts = append(pcts, c.Percent)
 			}
 		}
-		slices.Sort(pcts)
-		slices.Reverse(pcts)
-		for _, pct := range pcts {
+		for _, pct := range highestFirst(pcts) {
 			off := pairCells(cells, RoleCell{Setup: s.Name, Metric: "offered", Size: size, Percent: pct})
 			loss := pairCells(cells, RoleCell{Setup: s.Name, Metric: "loss", Size: size, Percent: pct})
 			label := fmt.Sprintf("%-9s %d%%", strconv.Itoa(size)+"/"+strconv.Itoa(gen.FrameSize(size)), pct)

@@ -119,12 +119,7 @@ var msgSizeMetrics = []struct {
 	{"throughput", func(s MsgSizeSample) (float64, bool) { return s.Mbps, true }},
 	{"system", func(s MsgSizeSample) (float64, bool) { return s.CPU.System, true }},
 	{"interrupts", func(s MsgSizeSample) (float64, bool) { return s.CPU.Interrupts, true }},
-	{"engine", func(s MsgSizeSample) (float64, bool) {
-		if s.EngineCPU == nil {
-			return 0, false
-		}
-		return *s.EngineCPU, true
-	}},
+	{"engine", func(s MsgSizeSample) (float64, bool) { return optional(s.EngineCPU) }},
 	{"retransmits", func(s MsgSizeSample) (float64, bool) { return float64(s.Retransmits), true }},
 }
 

@@ -206,16 +206,20 @@ func (c RateConfig) weight() float64 {
 	return float64(len(c.Sizes))*(n*per+cpu) + c.windowWeight() + 1.5
 }
 
+// of is c as setup s runs it: the baseline runs neither the search, the
+// frame-loss-rate steps, latency nor the window benchmark.
+func (c RateConfig) of(s RateSpec) RateConfig {
+	if s.Baseline {
+		c.MaxTrials, c.Latency, c.LossRate, c.WindowDuration = 0, false, false, 0
+	}
+	return c
+}
+
 // weightOf is weight for the instances of the setup named name among
-// setups: the baseline runs neither the search, the frame-loss-rate
-// steps, latency nor the window benchmark.
+// setups.
 func (c RateConfig) weightOf(setups []RateSpec, name string) float64 {
-	for _, s := range setups {
-		if s.Name == name && s.Baseline {
-			b := c
-			b.MaxTrials, b.Latency, b.LossRate, b.WindowDuration = 0, false, false, 0
-			return b.weight()
-		}
+	if i := slices.IndexFunc(setups, func(s RateSpec) bool { return s.Name == name }); i >= 0 {
+		return c.of(setups[i]).weight()
 	}
 	return c.weight()
 }
@@ -241,11 +245,7 @@ func (in RateInstance) String() string {
 func RatePlan(setups []RateSpec, runs int) []RateInstance {
 	var out []RateInstance
 	for _, s := range setups {
-		for r := 1; r <= runs; r++ {
-			for _, role := range abRoles(r) {
-				out = append(out, RateInstance{Setup: s.Name, Role: role, Run: r})
-			}
-		}
+		out = append(out, abPlan(runs, func(role string, r int) RateInstance { return RateInstance{Setup: s.Name, Role: role, Run: r} })...)
 	}
 	return out
 }
@@ -373,12 +373,7 @@ var RateMetrics = []RateMetric{
 	{Key: "offered", Title: "sent fps at max", Value: func(s RateSample) (float64, bool) { return s.Max.SentPerSecond, true }},
 	{Key: "system", Title: "CPU system % at max", Value: func(s RateSample) (float64, bool) { return s.Max.CPU.System, true }},
 	{Key: "interrupts", Title: "CPU interrupts % at max", Value: func(s RateSample) (float64, bool) { return s.Max.CPU.Interrupts, true }},
-	{Key: "engine", Title: "engine CPU % at max", Value: func(s RateSample) (float64, bool) {
-		if s.Max.EngineCPU == nil {
-			return 0, false
-		}
-		return *s.Max.EngineCPU, true
-	}},
+	{Key: "engine", Title: "engine CPU % at max", Value: func(s RateSample) (float64, bool) { return optional(s.Max.EngineCPU) }},
 	{Key: "latency_avg_us", Title: "latency avg µs at 0-loss", Value: func(s RateSample) (float64, bool) {
 		if s.Latency == nil || s.Latency.Result.Latency == nil {
 			return 0, false

@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -60,8 +61,8 @@ type rateBed struct {
 	// fwd starts the setup's forwarder; nil on the baseline.
 	fwd forwarder
 	// offloads are ethtool -K arguments restoring each host device's
-	// offloads as built, keyed by namespace and device; read by the
-	// first setOffloads.
+	// offloads as built, keyed by namespace and device; read by
+	// setOffloads before its first change.
 	offloads map[[2]string][]string
 }
 
@@ -79,7 +80,7 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 	mac := func(a, b int) string { return fmt.Sprintf("02:53:%02x:00:%02x:%02x", idx, a, b) }
 	b := &rateBed{nsbed: newNSBed(cmds, dir), spec: spec, cfg: cfg, fwdCPU: fwdCPU,
 		h1: tag + "h1", dut: tag + "dut", h2: tag + "h2", tx: "eth0", rx: "eth0", rxPort: "p2",
-		txMAC: mac(0, 1), rxMAC: mac(0, 2), sinkMAC: mac(0, 3),
+		txMAC: mac(0, 1), rxMAC: mac(0, 2), sinkMAC: mac(0, 3), offloads: map[[2]string][]string{},
 		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx)}
 	defer func() {
 		if err != nil {
@@ -87,6 +88,10 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 			err = fmt.Errorf("forwarding-rate testbed %s: %w", spec.Name, err)
 		}
 	}()
+	b.fwd = map[string]forwarder{FwdSwctl: startSwctl, FwdKernel: startKernelBridge, FwdOVS: startOVS}[spec.Forwarder]
+	if b.fwd == nil && spec.Forwarder != "" {
+		return nil, fmt.Errorf("no forwarder %q", spec.Forwarder)
+	}
 	nss := []string{b.h1, b.h2, b.dut}
 	if spec.Forwarder == "" {
 		nss = nss[:2]
@@ -122,22 +127,13 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 	if b.counter, err = tester.NewCounter(tester.End{NS: b.h2, Interface: b.rx}); err != nil {
 		return nil, err
 	}
-	switch spec.Forwarder {
-	case FwdSwctl:
-		b.fwd = startSwctl
-	case FwdKernel:
-		b.fwd = startKernelBridge
-	case FwdOVS:
-		b.fwd = startOVS
-	case "":
-	default:
-		return nil, fmt.Errorf("no forwarder %q", spec.Forwarder)
-	}
 	return b, nil
 }
 
 // start brings the forwarder up for one instance with swctl binary bin
-// and checks that frames cross it.
+// and waits up to 15 s (Open vSwitch takes a moment to open its ports)
+// until test frames cross it (gen.WaitForward) to the counting tester's
+// sink.
 func (b *rateBed) start(ctx context.Context, in RateInstance, bin string) (err error) {
 	defer failedStart(in, b.stop, &err)
 	if b.fwd != nil {
@@ -145,13 +141,6 @@ func (b *rateBed) start(ctx context.Context, in RateInstance, bin string) (err e
 			return err
 		}
 	}
-	return b.waitForward(ctx)
-}
-
-// waitForward waits up to 15 s (Open vSwitch takes a moment to open its
-// ports) until test frames cross the device under test (gen.WaitForward)
-// to the counting tester's sink.
-func (b *rateBed) waitForward(ctx context.Context) error {
 	if _, err := gen.WaitForward(ctx, b.openCounting, 15*time.Second); err != nil {
 		return fmt.Errorf("from %s across %s to %s: %w", b.tx, b.spec.Name, b.rx, err)
 	}
@@ -172,26 +161,29 @@ func (b *rateBed) openCounting(s gen.Stream) (*gen.Bench, error) {
 	return tester.Open(tester.End{NS: b.h1, Interface: b.tx}, tester.End{NS: b.h2, Interface: b.rx}, s, b.counter)
 }
 
-// open opens the receiving tester's ports, tx in h1 and rx in h2, and
-// prepares runs of s from tx to rx, whose receiver reads every frame:
-// for latency and the window benchmark.
-func (b *rateBed) open(s gen.Stream) (*gen.Bench, error) {
+// receive runs l with the receiving tester, whose receiver reads every
+// frame, from tx to rx with stream st: for latency and the window
+// benchmark.
+func (b *rateBed) receive(ctx context.Context, st gen.Stream, l gen.Load) (RateRun, error) {
 	tx, err := openUp(b.h1, b.tx, afpacket.Options{})
 	if err != nil {
-		return nil, err
+		return RateRun{}, err
 	}
 	rx, err := openUp(b.h2, b.rx, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
 	if err != nil {
 		tx.Close()
-		return nil, err
+		return RateRun{}, err
 	}
-	bench, err := gen.NewBench(tx, rx, s)
+	bench, err := gen.NewBench(tx, rx, st)
 	if err != nil {
 		tx.Close()
 		rx.Close()
-		return nil, fmt.Errorf("tester %s -> %s: %w", b.tx, b.rx, err)
+		return RateRun{}, fmt.Errorf("tester %s -> %s: %w", b.tx, b.rx, err)
 	}
-	return bench, nil
+	defer bench.Close()
+	bench.SetDrain(rateDrain)
+	rr, _, err := b.run(ctx, bench, l)
+	return rr, err
 }
 
 // openUp opens interface name in namespace ns with o and waits up to 5 s
@@ -211,15 +203,9 @@ func openUp(ns, name string, o afpacket.Options) (p *afpacket.Port, err error) {
 }
 
 // run runs one generator run with the CPU readings around it: the whole
-// machine's and the daemon's (none on the baseline).
-func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRun, error) {
-	rr, _, err := b.runSpan(ctx, bench, l)
-	return rr, err
-}
-
-// runSpan is run that also returns the machine's readings before and
-// after, for the cost per frame.
-func (b *rateBed) runSpan(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRun, [2]cpustat.Reading, error) {
+// machine's and the daemon's (none on the baseline); it also returns the
+// machine's readings before and after, for the cost per frame.
+func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRun, [2]cpustat.Reading, error) {
 	var rr RateRun
 	span, err := b.cpuBefore()
 	if err != nil {
@@ -237,14 +223,11 @@ func (b *rateBed) runSpan(ctx context.Context, bench *gen.Bench, l gen.Load) (Ra
 	return rr, span.machine, nil
 }
 
-// measure measures one frame size with the bed's configuration; the
-// baseline runs only the max-rate and CPU-cost runs.
+// measure measures one frame size with the bed's configuration as its
+// setup runs it (RateConfig.of: the baseline runs only the max-rate and
+// CPU-cost runs).
 func (b *rateBed) measure(ctx context.Context, size int) (RateSample, error) {
-	c := b.cfg
-	if b.spec.Baseline {
-		c.MaxTrials, c.LossRate, c.Latency = 0, false, false
-	}
-	return b.measureWith(ctx, c, size)
+	return b.measureWith(ctx, b.cfg.of(b.spec), size)
 }
 
 // measureWith measures one frame size as c says. With the counting
@@ -260,11 +243,7 @@ func (b *rateBed) measureWith(ctx context.Context, c RateConfig, size int) (Rate
 	}
 	defer bench.Close()
 	bench.SetDrain(rateDrain)
-	maxTrial := c.Trial
-	if c.MaxTrial > 0 {
-		maxTrial = c.MaxTrial
-	}
-	if smp.Max, err = b.run(ctx, bench, gen.Load{Duration: maxTrial}); err != nil {
+	if smp.Max, _, err = b.run(ctx, bench, gen.Load{Duration: cmp.Or(c.MaxTrial, c.Trial)}); err != nil {
 		return smp, fmt.Errorf("%s size %d: max rate: %w", b.spec.Name, size, err)
 	}
 	hi := smp.Max.SentPerSecond
@@ -272,19 +251,28 @@ func (b *rateBed) measureWith(ctx context.Context, c RateConfig, size int) (Rate
 		return smp, fmt.Errorf("%s size %d: max rate: nothing sent on %s", b.spec.Name, size, b.tx)
 	}
 	if c.MaxTrials > 0 {
-		if err := b.search(ctx, c, bench, &smp, hi); err != nil {
-			return smp, err
+		sr, err := rfc2544.Search(ctx, b.trials(ctx, bench, c.Trial, &smp.Trials), 0, hi, hi*c.Resolution, c.MaxTrials)
+		if err != nil {
+			return smp, fmt.Errorf("%s size %d: zero-loss search: %w", b.spec.Name, size, err)
 		}
+		smp.Converged, smp.ZeroLossTrialRate = sr.Converged, sr.Rate
+		smp.ZeroLoss, smp.SenderBound = gen.SearchRate(smp.trialResults(), sr.Rate)
 	}
 	if c.LossRate {
-		if smp.LossRate, err = b.lossRate(ctx, bench, hi); err != nil {
-			return smp, err
+		var runs []RateRun
+		trials, err := LossRateSteps(ctx, hi, LossRateStep, b.trials(ctx, bench, c.Trial, &runs))
+		smp.LossRate = make([]LossStep, len(trials)) // one per run
+		for i, t := range trials {
+			smp.LossRate[i] = LossStep{Percent: t.Percent, RateRun: runs[i]}
+		}
+		if err != nil {
+			return smp, fmt.Errorf("%s size %d: %w", b.spec.Name, size, err)
 		}
 	}
 	if c.CPUTrial > 0 {
 		// Small bursts as the search's trials, with their catch-up, so
 		// that a stall of the shared core costs no frames.
-		rr, span, err := b.runSpan(ctx, bench, gen.Load{Rate: c.CPURate, Duration: c.CPUTrial, MaxLag: gen.TrialMaxLag})
+		rr, span, err := b.run(ctx, bench, gen.Load{Rate: c.CPURate, Duration: c.CPUTrial, MaxLag: gen.TrialMaxLag})
 		if err != nil {
 			return smp, fmt.Errorf("%s size %d: CPU at %.0f frames/s: %w", b.spec.Name, size, c.CPURate, err)
 		}
@@ -295,46 +283,37 @@ func (b *rateBed) measureWith(ctx context.Context, c RateConfig, size int) (Rate
 	}
 	bench.Close() // the latency trial opens the receiving tester on the same ports
 	if c.Latency && smp.ZeroLossTrialRate > 0 {
-		if err := b.latency(ctx, &smp); err != nil {
-			return smp, err
+		rr, err := b.receive(ctx, gen.Stream{Size: smp.FrameLen, Flows: c.Flows}, gen.Load{Rate: smp.ZeroLossTrialRate, Duration: c.Trial})
+		if err != nil {
+			return smp, fmt.Errorf("%s size %d: latency trial: %w", b.spec.Name, size, err)
 		}
+		smp.Latency = &rr
 	}
 	smp.classify()
 	return smp, nil
 }
 
-// search runs the RFC 2544 zero-loss search of smp's size below hi on
-// bench, paced trials of c.Trial (gen.TrialLoad).
-func (b *rateBed) search(ctx context.Context, c RateConfig, bench *gen.Bench, smp *RateSample, hi float64) error {
-	trial := func(rate float64) (uint64, uint64, error) {
-		rr, err := b.run(ctx, bench, gen.TrialLoad(rate, c.Trial))
-		smp.Trials = append(smp.Trials, rr)
+// trials returns the trial function of a search or the frame-loss-rate
+// steps on bench: paced trials of length (gen.TrialLoad), each run
+// appended to runs.
+func (b *rateBed) trials(ctx context.Context, bench *gen.Bench, length time.Duration, runs *[]RateRun) func(float64) (uint64, uint64, error) {
+	return func(rate float64) (uint64, uint64, error) {
+		rr, _, err := b.run(ctx, bench, gen.TrialLoad(rate, length))
+		*runs = append(*runs, rr)
 		return rr.Sent, rr.Received, err
 	}
-	sr, err := rfc2544.Search(ctx, trial, 0, hi, hi*c.Resolution, c.MaxTrials)
-	if err != nil {
-		return fmt.Errorf("%s size %d: zero-loss search: %w", b.spec.Name, smp.Size, err)
-	}
-	smp.Converged, smp.ZeroLossTrialRate = sr.Converged, sr.Rate
-	smp.ZeroLoss, smp.SenderBound = gen.SearchRate(smp.trialResults(), sr.Rate)
-	return nil
 }
 
-// latency runs the latency trial at smp's zero-loss trial rate with the
-// receiving tester (a counter cannot time frames).
-func (b *rateBed) latency(ctx context.Context, smp *RateSample) error {
-	bench, err := b.open(gen.Stream{Size: smp.FrameLen, Flows: b.cfg.Flows})
-	if err != nil {
-		return err
+// window runs the window benchmark (BalanceNG's, swctl bench's default
+// mode) through the running instance: one flow of cfg.WindowSize-byte
+// frames, at most cfg.Window in flight, for cfg.WindowDuration.
+func (b *rateBed) window(ctx context.Context) (WindowSample, error) {
+	smp := WindowSample{Setup: b.spec.Name, Start: time.Now()}
+	var err error
+	if smp.RateRun, err = b.receive(ctx, gen.Stream{Size: b.cfg.WindowSize, Flows: 1}, gen.Load{Window: b.cfg.Window, Duration: b.cfg.WindowDuration}); err != nil {
+		return smp, fmt.Errorf("%s window benchmark: %w", b.spec.Name, err)
 	}
-	defer bench.Close()
-	bench.SetDrain(rateDrain)
-	rr, err := b.run(ctx, bench, gen.Load{Rate: smp.ZeroLossTrialRate, Duration: b.cfg.Trial})
-	if err != nil {
-		return fmt.Errorf("%s size %d: latency trial: %w", b.spec.Name, smp.Size, err)
-	}
-	smp.Latency = &rr
-	return nil
+	return smp, nil
 }
 
 // stop ends the current instance's forwarder.

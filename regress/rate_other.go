@@ -20,6 +20,8 @@ func (b *rateBed) start(context.Context, RateInstance, string) error { return ni
 
 func (b *rateBed) measure(context.Context, int) (RateSample, error) { return RateSample{}, nil }
 
+func (b *rateBed) window(context.Context) (WindowSample, error) { return WindowSample{}, nil }
+
 func (b *rateBed) stop() error { return nil }
 
 func (b *rateBed) close() {}

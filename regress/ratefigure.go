@@ -70,8 +70,7 @@ func delivered(r gen.Result) float64 {
 func MaxFigure(r gen.Result) RateFigure {
 	f := RateFigure{Achieved: r.SentPerSecond, Delivered: delivered(r)}
 	if r.Sent > 0 && r.Received >= r.Sent {
-		f.TesterBound = true
-		f.Why = WhyMaxNoLoss
+		f.TesterBound, f.Why = true, WhyMaxNoLoss
 	}
 	return f
 }
@@ -80,8 +79,7 @@ func MaxFigure(r gen.Result) RateFigure {
 func PacedFigure(r gen.Result) RateFigure {
 	f := RateFigure{Offered: r.Rate, Achieved: r.SentPerSecond, Delivered: delivered(r)}
 	if r.ShortOfRate() {
-		f.TesterBound = true
-		f.Why = WhyShort
+		f.TesterBound, f.Why = true, WhyShort
 	}
 	return f
 }
@@ -99,8 +97,7 @@ func ZeroLossFigure(trials []gen.Result, trialRate, bound float64) RateFigure {
 	}
 	f := PacedFigure(trials[i])
 	if !f.TesterBound && bound > 0 && trialRate >= bound {
-		f.TesterBound = true
-		f.Why = WhyAtBound
+		f.TesterBound, f.Why = true, WhyAtBound
 	}
 	return f
 }

@@ -86,21 +86,15 @@ func rateCellsMarkdown(b *strings.Builder, r *Results) {
 				continue
 			}
 			if c.NA {
-				fmt.Fprintf(b, "| %s | %d | %s | n/a | | | | | | | | | | |\n", c.Metric, c.Size, c.Role)
+				fmt.Fprintf(b, "| %s | %d | %s | %s | | | | |\n", c.Metric, c.Size, c.Role, cellStats(c.Comparison))
 				continue
-			}
-			sig := ""
-			if c.Significant {
-				sig = " *"
 			}
 			fig, t, l, sat := "", "", "", ""
 			if f := c.Figure; f != nil {
 				fig = fmt.Sprintf("%.0f / %.0f / %.0f", f.Offered, f.Achieved, f.Delivered)
 				t, l, sat = fmt.Sprintf("%d of %d", f.TesterBound, f.Runs), fmt.Sprint(f.Lossy), fmt.Sprint(f.Saturated)
 			}
-			m := c.Summary
-			fmt.Fprintf(b, "| %s | %d | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g%s | %s | %s | %s | %s |\n",
-				c.Metric, c.Size, c.Role, m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig, fig, t, l, sat)
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", c.Metric, c.Size, c.Role, cellStats(c.Comparison), fig, t, l, sat)
 		}
 	}
 }

@@ -84,6 +84,10 @@ var (
 	saturatedLegend = fmt.Sprintf("s = the machine was saturated during the CPU load in some run (idle below %.0f%%): other work shared it, so ns/frame is not the path's alone", 100*SaturatedIdle)
 )
 
+// rateFlags are the flags of a rate cell, in the order they are written,
+// with their legends.
+var rateFlags = [][2]string{{"t", testerBoundLegend}, {"l", lossyLegend}, {"s", saturatedLegend}}
+
 // methodLine is the table's line naming the tester method.
 func methodLine(method string) string {
 	switch method {
@@ -112,7 +116,7 @@ func RateTables(s RateSpec, sizes []int, cpuRate float64, cells []RateCell) Rate
 	}
 	col := map[string]int{cpuMetric: 0, "max_rate": 1, "zero_loss": 2, "loss": 3}
 	t := RateTable{Head: []string{methodLine(s.Method)}, Veth: true}
-	var tester, lossy, saturated bool
+	seen := "" // the flags of every cell
 	for _, size := range sizes {
 		r := RateRow{Size: size}
 		for k := range r.Cells {
@@ -129,16 +133,12 @@ func RateTables(s RateSpec, sizes []int, cpuRate float64, cells []RateCell) Rate
 			}
 			cell := Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
 			if f := c.Figure; f != nil && !c.NA {
-				if f.TesterBound > 0 {
-					cell.Flags += "t"
+				for i, n := range []int{f.TesterBound, f.Lossy, f.Saturated} {
+					if n > 0 {
+						cell.Flags += rateFlags[i][0]
+					}
 				}
-				if f.Lossy > 0 {
-					cell.Flags += "l"
-				}
-				if f.Saturated > 0 {
-					cell.Flags += "s"
-				}
-				tester, lossy, saturated = tester || f.TesterBound > 0, lossy || f.Lossy > 0, saturated || f.Saturated > 0
+				seen += cell.Flags
 			}
 			t.CPU = t.CPU || (k < 2 && !c.NA)
 			r.Cells[k] = cell
@@ -153,14 +153,10 @@ func RateTables(s RateSpec, sizes []int, cpuRate float64, cells []RateCell) Rate
 	default:
 		t.Title = fmt.Sprintf("Forwarding rate (CPU ns/frame at %.0f frames/s paced, net of direct veth; frames/s; loss %%)", cpuRate)
 	}
-	if tester {
-		t.Notes = append(t.Notes, testerBoundLegend)
-	}
-	if lossy {
-		t.Notes = append(t.Notes, lossyLegend)
-	}
-	if saturated {
-		t.Notes = append(t.Notes, saturatedLegend)
+	for _, f := range rateFlags {
+		if strings.Contains(seen, f[0]) {
+			t.Notes = append(t.Notes, f[1])
+		}
 	}
 	for _, r := range t.Rows {
 		for i, role := range []string{RolePatch, RoleNoPatch} {

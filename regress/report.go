@@ -3,8 +3,11 @@ package regress
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -144,9 +147,6 @@ type InstanceRecord struct {
 
 // WriteReport writes results.json, report.md and the SVG charts into dir.
 func WriteReport(dir string, r *Results) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("report %s: %w", dir, err)
-	}
 	if err := writeResults(dir, r); err != nil {
 		return err
 	}
@@ -160,8 +160,11 @@ func WriteReport(dir string, r *Results) error {
 	return nil
 }
 
-// writeResults writes r as dir/results.json.
+// writeResults makes dir and writes r there as results.json.
 func writeResults(dir string, r *Results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report %s: %w", dir, err)
+	}
 	js, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("report %s: results.json: %w", dir, err)
@@ -236,16 +239,7 @@ func Markdown(r *Results, charts []string) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n## Tables\n\n```\n")
-	PrintTables(&b, r.Setups, r.Cells)
-	if r.Rate != nil && len(r.RateSetups) > 0 {
-		if len(r.Setups) > 0 {
-			b.WriteString("\n")
-		}
-		PrintRateTables(&b, r.RateSetups, *r.Rate, r.RateCells)
-	}
-	PrintExtraTables(&b, r, len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0))
-	printRFC2889(&b, r)
-	printLB(&b, r, lbFirst(r))
+	printAllTables(&b, r)
 	b.WriteString("```\n")
 	for _, c := range charts {
 		fmt.Fprintf(&b, "\n![%s](%s)\n", c, c)
@@ -257,17 +251,7 @@ func Markdown(r *Results, charts []string) string {
 			if c.Setup != s.Name {
 				continue
 			}
-			if c.NA {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | n/a | | | | | | |\n", c.Metric, c.Row, colName(c.Promisc), c.Role)
-				continue
-			}
-			sig := ""
-			if c.Significant {
-				sig = " *"
-			}
-			m := c.Summary
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g%s |\n",
-				c.Metric, c.Row, colName(c.Promisc), c.Role, m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Metric, c.Row, colName(c.Promisc), c.Role, cellStats(c.Comparison))
 		}
 	}
 	rateCellsMarkdown(&b, r)
@@ -282,7 +266,7 @@ func Markdown(r *Results, charts []string) string {
 		b.WriteString("\n## Promiscuity seen by the kernel\n\nThe `promiscuity` count of the device under test's links (ip -d link show), per instance:\n\n")
 		for _, in := range r.Instances {
 			var parts []string
-			for _, k := range sortedKeys(in.Promiscuity) {
+			for _, k := range slices.Sorted(maps.Keys(in.Promiscuity)) {
 				parts = append(parts, fmt.Sprintf("%s=%d", k, in.Promiscuity[k]))
 			}
 			fmt.Fprintf(&b, "- %s: %s\n", in.Instance, strings.Join(parts, " "))
@@ -292,17 +276,33 @@ func Markdown(r *Results, charts []string) string {
 	return b.String()
 }
 
-func sortedKeys(m map[string]int) []string {
-	var k []string
-	for x := range m {
-		k = append(k, x)
-	}
-	for i := range k {
-		for j := i + 1; j < len(k); j++ {
-			if k[j] < k[i] {
-				k[i], k[j] = k[j], k[i]
-			}
+// printAllTables writes the tables of every suite of r that ran, a blank
+// line between suites: what Run prints and report.md's Tables section.
+func printAllTables(w io.Writer, r *Results) {
+	PrintTables(w, r.Setups, r.Cells)
+	rate := r.Rate != nil && len(r.RateSetups) > 0
+	if rate {
+		if len(r.Setups) > 0 {
+			io.WriteString(w, "\n")
 		}
+		PrintRateTables(w, r.RateSetups, *r.Rate, r.RateCells)
 	}
-	return k
+	PrintExtraTables(w, r, len(r.Setups) == 0 && !rate)
+	printRFC2889(w, r)
+	printLB(w, r, lbFirst(r))
+}
+
+// cellStats is the statistics columns of an every-cell table's line for
+// c: n, mean, median, min, max, stddev, and p with a '*' when
+// significant; n/a and blanks when c was not measured.
+func cellStats(c Comparison) string {
+	if c.NA {
+		return "n/a | | | | | |"
+	}
+	sig := ""
+	if c.Significant {
+		sig = " *"
+	}
+	m := c.Summary
+	return fmt.Sprintf("%d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g%s", m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
 }

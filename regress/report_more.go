@@ -94,7 +94,7 @@ func extraMarkdown(b *strings.Builder, r *Results) {
 			{r.WindowCells, "window benchmark", "", func(RoleCell) string { return "" }},
 		} {
 			for _, s := range r.RateSetups {
-				if cells := ofSetup(part.cells, s.Name, func(c RoleCell) string { return c.Setup }); len(cells) > 0 {
+				if cells := ofSetup(part.cells, s.Name, cellSetup); len(cells) > 0 {
 					fmt.Fprintf(b, "\n### %s: %s\n\n%s", part.title, s.Name, part.intro)
 					roleCellsMarkdown(b, cells, part.row)
 				}

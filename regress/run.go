@@ -63,13 +63,12 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			}
 			setups = hostSetups(cfg.Setups)
 		}
-		if cfg.Rate != nil && !slices.Contains(cfg.Hosts.Tests, hostRateTest) {
-			cfg.Rate = nil // regress.conf's [tests] run leaves it out
-		}
-		if cfg.Rate != nil {
+		if cfg.Rate != nil && slices.Contains(cfg.Hosts.Tests, hostRateTest) {
 			rc := *cfg.Rate
 			rc.CPUTrial = 0 // the peer's swctl bench makes no CPU-per-frame run
 			cfg.Rate = &rc
+		} else {
+			cfg.Rate = nil // not asked for, or regress.conf's [tests] run leaves it out
 		}
 		// The suites the real-host testbed does not have.
 		for _, s := range []struct {
@@ -172,12 +171,11 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		trees.GOARCH = cfg.Hosts.DUT.Arch
 		res.Method = hostsMethod(cfg.Hosts, cfg.Seconds, len(setups) > 0, cfg.Rate)
 	}
-	plans := planRun(cfg, setups, rateSetups)
+	p := planRun(cfg, setups, rateSetups)
 	if res.LB != nil {
-		plans.lb = res.LB.Plan
+		p.lb = res.LB.Plan
 	}
-	plan, ratePlan, msgPlan, bulkPlan, addrPlan, lbPlan := plans.promisc, plans.rate, plans.msgSize, plans.bulk, plans.rfc2889, plans.lb
-	est := plans.estimate(cfg, rateSetups)
+	est := p.estimate(cfg, rateSetups)
 	fmt.Fprintf(cfg.Stderr, "regress: %s, after building swctl\n", est)
 	fmt.Fprintf(cfg.Stderr, "regress: building swctl (%s)\n", trees.Mode)
 	if err := trees.Build(ctx); err != nil {
@@ -189,9 +187,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	defer os.RemoveAll(work)
 
-	weight := func(in Instance) float64 { return promiscWeight(in, cfg.Seconds) }
-	total := est.Total().Seconds()
-	prog := NewProgress(cfg.Stderr, cfg.TTY, len(plan)+len(ratePlan)+len(msgPlan)+len(bulkPlan)+len(addrPlan)+len(lbPlan), total)
+	prog := NewProgress(cfg.Stderr, cfg.TTY, len(p.promisc)+len(p.rate)+len(p.msgSize)+len(p.bulk)+len(p.rfc2889)+len(p.lb), est.Total().Seconds())
 	step := 0
 	// fail ends the progress line before the error.
 	fail := func(err error) (*Results, string, error) {
@@ -200,13 +196,11 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		}
 		return nil, "", err
 	}
-	if cfg.Hosts != nil {
-		if err := runHosts(ctx, cfg, cfg.Hosts, setups, plan, ratePlan, trees, res, cmds, prog, &step); err != nil {
-			return fail(err)
-		}
-	}
 	bedSetups, bedRate := setups, rateSetups
 	if cfg.Hosts != nil {
+		if err := runHosts(ctx, cfg, cfg.Hosts, setups, p.promisc, p.rate, trees, res, cmds, prog, &step); err != nil {
+			return fail(err)
+		}
 		bedSetups, bedRate = nil, nil // ran on the hosts
 	}
 	for si, s := range bedSetups {
@@ -214,7 +208,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		if err != nil {
 			return fail(err)
 		}
-		err = runPlan(prog, &step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }),
+		err = runPlan(prog, &step, ofSetup(p.promisc, s.Name, func(in Instance) string { return in.Setup }),
 			func(in Instance) error {
 				if err := b.start(ctx, in, trees.binaryFor(in.Role)); err != nil {
 					return err
@@ -225,7 +219,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			func(in Instance) error {
 				return measureRows(res, in, func(row string) (Sample, error) { return b.measure(ctx, row, cfg.Seconds) })
 			},
-			b.stop, weight)
+			b.stop, func(in Instance) float64 { return promiscWeight(in, cfg.Seconds) })
 		b.close()
 		if err != nil {
 			return fail(err)
@@ -236,11 +230,11 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		if err != nil {
 			return fail(err)
 		}
-		err = runPlan(prog, &step, ofSetup(ratePlan, s.Name, func(in RateInstance) string { return in.Setup }),
+		err = runPlan(prog, &step, ofSetup(p.rate, s.Name, func(in RateInstance) string { return in.Setup }),
 			func(in RateInstance) error { return b.start(ctx, in, trees.binaryFor(in.Role)) },
 			func(in RateInstance) error {
 				var window func() (WindowSample, error)
-				if cfg.Rate.WindowDuration > 0 && !s.Baseline {
+				if cfg.Rate.of(s).WindowDuration > 0 {
 					window = func() (WindowSample, error) { return b.window(ctx) }
 				}
 				return measureSizes(res, in, cfg.Rate.Sizes, func(size int) (RateSample, error) { return b.measure(ctx, size) }, window)
@@ -253,26 +247,26 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	env := suiteEnv{trees: trees, work: work, cmds: cmds, prog: prog, step: &step}
 	if cfg.MsgSize != nil {
-		if err := runMsgSize(ctx, *cfg.MsgSize, msgPlan, env, res); err != nil {
+		if err := runMsgSize(ctx, *cfg.MsgSize, p.msgSize, env, res); err != nil {
 			return fail(err)
 		}
 	}
 	if cfg.Bulk != nil {
-		if err := runBulk(ctx, *cfg.Bulk, bulkPlan, env, res); err != nil {
+		if err := runBulk(ctx, *cfg.Bulk, p.bulk, env, res); err != nil {
 			return fail(err)
 		}
 	}
 	if cfg.RFC2889 != nil {
-		if err := runRFC2889(ctx, *cfg.RFC2889, addrPlan, env, res); err != nil {
+		if err := runRFC2889(ctx, *cfg.RFC2889, p.rfc2889, env, res); err != nil {
 			return fail(err)
 		}
 		res.RFC2889Cells = AnalyzeRFC2889(res.RFC2889Samples, cfg.Alpha)
 	}
 	if res.LB != nil {
-		if err := runLB(ctx, *cfg.LB, lbPlan, env, res.LB); err != nil {
+		if err := runLB(ctx, *cfg.LB, p.lb, env, res.LB); err != nil {
 			return fail(err)
 		}
-		res.LB.Cells = AnalyzeLB(lbPlan, res.LB.Samples)
+		res.LB.Cells = AnalyzeLB(p.lb, res.LB.Samples)
 	}
 	prog.Finish()
 	res.Finished = time.Now()
@@ -292,16 +286,7 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		fmt.Fprintln(cfg.Stdout, l)
 	}
 	fmt.Fprintln(cfg.Stdout)
-	PrintTables(cfg.Stdout, setups, res.Cells)
-	if len(rateSetups) > 0 {
-		if len(setups) > 0 {
-			fmt.Fprintln(cfg.Stdout)
-		}
-		PrintRateTables(cfg.Stdout, rateSetups, *cfg.Rate, res.RateCells)
-	}
-	PrintExtraTables(cfg.Stdout, res, len(setups) == 0 && len(rateSetups) == 0)
-	printRFC2889(cfg.Stdout, res)
-	printLB(cfg.Stdout, res, lbFirst(res))
+	printAllTables(cfg.Stdout, res)
 	fmt.Fprintf(cfg.Stdout, "\nreport: %s (report.md, results.json, charts)\n", dir)
 	return res, dir, nil
 }

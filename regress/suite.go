@@ -156,11 +156,9 @@ func Plan(setups []SetupSpec, runs int) []Instance {
 			if !promisc && s.NoPromiscNA != "" {
 				continue
 			}
-			for r := 1; r <= runs; r++ {
-				for _, role := range abRoles(r) {
-					out = append(out, Instance{Setup: s.Name, Promisc: promisc, Role: role, Run: r, Rows: s.Rows})
-				}
-			}
+			out = append(out, abPlan(runs, func(role string, r int) Instance {
+				return Instance{Setup: s.Name, Promisc: promisc, Role: role, Run: r, Rows: s.Rows}
+			})...)
 		}
 	}
 	return out
@@ -245,12 +243,15 @@ var Metrics = []struct {
 	{"interrupts", "CPU (interrupts %)", func(s Sample) (float64, bool) { return s.CPU.Interrupts, true }},
 	{"irq", "CPU (irq %)", func(s Sample) (float64, bool) { return s.CPU.IRQ, true }},
 	{"softirq", "CPU (softirq %)", func(s Sample) (float64, bool) { return s.CPU.SoftIRQ, true }},
-	{"engine", "Engine process CPU (% of machine)", func(s Sample) (float64, bool) {
-		if s.EngineCPU == nil {
-			return 0, false
-		}
-		return *s.EngineCPU, true
-	}},
+	{"engine", "Engine process CPU (% of machine)", func(s Sample) (float64, bool) { return optional(s.EngineCPU) }},
+}
+
+// optional is a metric's value at p, nil when it was not measured.
+func optional(p *float64) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
 }
 
 // CellStat is the summary of one cell of one metric.

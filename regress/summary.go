@@ -19,11 +19,11 @@ type sigTable struct {
 // sigItems lists the cells of cells (both roles) where the patch cell
 // differs significantly from its no-patch partner (same setup, row,
 // metric, size and percent): the label, both means, the difference,
-// absolute and relative, and p.
+// absolute and relative, and p. A cell label names "" is left out.
 func sigItems(cells []RoleCell, label func(RoleCell) string) []string {
 	var out []string
 	for _, c := range cells {
-		if c.Role != RolePatch || c.NA || !c.Significant {
+		if c.Role != RolePatch || c.NA || !c.Significant || label(c) == "" {
 			continue
 		}
 		for _, o := range cells {
@@ -41,26 +41,8 @@ func sigItems(cells []RoleCell, label func(RoleCell) string) []string {
 	return out
 }
 
-// filterCells returns the cells of setup whose metric is one of metrics
-// (any metric when metrics is nil).
-func filterCells(cells []RoleCell, setup string, metrics []string) []RoleCell {
-	var out []RoleCell
-	for _, c := range cells {
-		if c.Setup != setup {
-			continue
-		}
-		for _, m := range metrics {
-			if m == c.Metric {
-				out = append(out, c)
-				break
-			}
-		}
-		if metrics == nil {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+// cellSetup is a RoleCell's setup, for ofSetup.
+func cellSetup(c RoleCell) string { return c.Setup }
 
 // sigTables collects, per table of r in the order printed, the cells
 // where patch and no patch differ significantly.
@@ -82,33 +64,34 @@ func sigTables(r *Results) []sigTable {
 		for _, m := range RateMetrics {
 			titles[m.Key] = m.Title
 		}
-		for _, s := range r.RateSetups {
-			var cells []RoleCell
-			for _, c := range r.RateCells {
-				if c.Setup == s.Name {
-					cells = append(cells, RoleCell{Setup: c.Setup, Metric: c.Metric, Size: c.Size, Role: c.Role, Comparison: c.Comparison})
+		var rate []RoleCell
+		for _, c := range r.RateCells {
+			rate = append(rate, RoleCell{Setup: c.Setup, Metric: c.Metric, Size: c.Size, Role: c.Role, Comparison: c.Comparison})
+		}
+		for _, part := range []struct {
+			title  string
+			cells  []RoleCell
+			always bool
+			label  func(RoleCell) string
+		}{
+			{"forwarding rate", rate, true, func(c RoleCell) string { return fmt.Sprintf("%s, %d bytes", titles[c.Metric], c.Size) }},
+			{"frame loss rate", r.LossRateCells, false, func(c RoleCell) string { return fmt.Sprintf("%s, %d bytes at %d%%", c.Metric, c.Size, c.Percent) }},
+			{"window benchmark", r.WindowCells, false, func(c RoleCell) string { return c.Metric }},
+		} {
+			for _, s := range r.RateSetups {
+				if cells := ofSetup(part.cells, s.Name, cellSetup); part.always || len(cells) > 0 {
+					out = append(out, sigTable{part.title + ": " + s.Name, sigItems(cells, part.label)})
 				}
-			}
-			out = append(out, sigTable{"forwarding rate: " + s.Name, sigItems(cells, func(c RoleCell) string {
-				return fmt.Sprintf("%s, %d bytes", titles[c.Metric], c.Size)
-			})})
-		}
-		for _, s := range r.RateSetups {
-			if cells := filterCells(r.LossRateCells, s.Name, nil); len(cells) > 0 {
-				out = append(out, sigTable{"frame loss rate: " + s.Name, sigItems(cells, func(c RoleCell) string {
-					return fmt.Sprintf("%s, %d bytes at %d%%", c.Metric, c.Size, c.Percent)
-				})})
-			}
-		}
-		for _, s := range r.RateSetups {
-			if cells := filterCells(r.WindowCells, s.Name, nil); len(cells) > 0 {
-				out = append(out, sigTable{"window benchmark: " + s.Name, sigItems(cells, func(c RoleCell) string { return c.Metric })})
 			}
 		}
 	}
 	if r.MsgSize != nil && len(r.MsgSizeCells) > 0 {
-		out = append(out, sigTable{"TCP stream by message size: " + MsgSizeSetup, sigItems(filterCells(r.MsgSizeCells, MsgSizeSetup, []string{"throughput", "system"}), func(c RoleCell) string {
-			return fmt.Sprintf("%s, %d bytes", map[string]string{"throughput": "Mb/s", "system": "system %"}[c.Metric], c.Size)
+		names := map[string]string{"throughput": "Mb/s", "system": "system %"}
+		out = append(out, sigTable{"TCP stream by message size: " + MsgSizeSetup, sigItems(r.MsgSizeCells, func(c RoleCell) string {
+			if names[c.Metric] == "" {
+				return ""
+			}
+			return fmt.Sprintf("%s, %d bytes", names[c.Metric], c.Size)
 		})})
 	}
 	if r.Bulk != nil && len(r.BulkCells) > 0 {

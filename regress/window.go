@@ -2,6 +2,7 @@ package regress
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,12 +54,7 @@ var WindowMetrics = []struct {
 	{"packets_per_second", "packets/s", "%.0f", func(s WindowSample) (float64, bool) { return s.PacketsPerSecond, true }},
 	{"bytes_per_second", "bytes/s", "%.0f", func(s WindowSample) (float64, bool) { return s.BytesPerSecond, true }},
 	{"system", "system %", "%.2f", func(s WindowSample) (float64, bool) { return s.CPU.System, true }},
-	{"engine", "engine %", "%.2f", func(s WindowSample) (float64, bool) {
-		if s.EngineCPU == nil {
-			return 0, false
-		}
-		return *s.EngineCPU, true
-	}},
+	{"engine", "engine %", "%.2f", func(s WindowSample) (float64, bool) { return optional(s.EngineCPU) }},
 }
 
 // AnalyzeWindow summarises window-benchmark samples per setup, metric and
@@ -66,22 +62,17 @@ var WindowMetrics = []struct {
 func AnalyzeWindow(setups []RateSpec, samples []WindowSample, alpha float64) []RoleCell {
 	var out []RoleCell
 	for _, s := range setups {
-		any := false
-		var cells []RoleCell
+		if !slices.ContainsFunc(samples, func(x WindowSample) bool { return x.Setup == s.Name }) {
+			continue // a setup without samples has no cells
+		}
 		for _, m := range WindowMetrics {
 			vals := map[string][]float64{}
 			for _, x := range samples {
-				if x.Setup == s.Name {
-					if v, ok := m.Value(x); ok {
-						vals[x.Role] = append(vals[x.Role], v)
-						any = true
-					}
+				if v, ok := m.Value(x); ok && x.Setup == s.Name {
+					vals[x.Role] = append(vals[x.Role], v)
 				}
 			}
-			cells = append(cells, roleCells(RoleCell{Setup: s.Name, Metric: m.Key}, vals, alpha)...)
-		}
-		if any {
-			out = append(out, cells...)
+			out = append(out, roleCells(RoleCell{Setup: s.Name, Metric: m.Key}, vals, alpha)...)
 		}
 	}
 	return out
@@ -107,11 +98,7 @@ func WindowTable(s RateSpec, c RateConfig, cells []RoleCell) PairTable {
 // has samples.
 func printWindowTables(b *strings.Builder, r *Results) {
 	for _, s := range r.RateSetups {
-		has := false
-		for _, c := range r.WindowCells {
-			has = has || c.Setup == s.Name
-		}
-		if !has {
+		if len(ofSetup(r.WindowCells, s.Name, cellSetup)) == 0 {
 			continue
 		}
 		fmt.Fprintf(b, "\n== window benchmark: %s ==\n", s.Name)
