@@ -72,27 +72,76 @@ type Flow struct {
 // FlowOf finds the flow fields of f, walked as Walk does. It reads f only
 // during the call, never panics and never allocates, whatever f holds.
 func FlowOf(f []byte) Flow {
-	// An untagged IPv4 header of 20 bytes, not a fragment, or IPv6 header
-	// without extension headers, in front of TCP or UDP, the frames most
-	// flows send, need no walk: its call and nine results cost as much as
-	// the hash. Neither does an untagged frame that is not IP. TestWalk
-	// and FuzzWalk check that both paths agree with Walk.
-	if len(f) >= HeaderLen {
-		if typ := binary.BigEndian.Uint16(f[12:14]); typ != TypeIPv4 && typ != TypeIPv6 && !isTag(typ) {
+	// The frames most flows send need no walk (ipv4Flow, ipv6Flow), be
+	// they untagged or behind one or two tags (MaxTags), read here: the
+	// walk's call and nine results cost as much as the hash. Neither does
+	// an untagged frame that is not IP. TestWalk and FuzzWalk check that
+	// these answers agree with Walk.
+	if len(f) < HeaderLen {
+		return Flow{VLAN: -1, L3: -1, Ports: -1}
+	}
+	switch typ := binary.BigEndian.Uint16(f[12:14]); typ {
+	case TypeIPv4:
+		if fl, ok := ipv4Flow(f, HeaderLen, -1); ok {
+			return fl
+		}
+	case TypeIPv6:
+		if fl, ok := ipv6Flow(f, HeaderLen, -1); ok {
+			return fl
+		}
+	default:
+		if !isTag(typ) {
 			return Flow{VLAN: -1, L3: -1, Ports: -1}
 		}
-	}
-	if len(f) >= 38 {
-		h := f[12:38:38]
-		if p := h[11]; h[0] == 0x08 && h[1]|h[9]|h[8]&0x3f == 0 && h[2] == 0x45 && (p == ProtoTCP || p == ProtoUDP) {
-			return Flow{VLAN: -1, L3: 14, Ports: 34, Proto: p}
+		if len(f) < HeaderLen+8 {
+			break
 		}
-		if len(f) >= 58 {
-			if p := h[8]; h[0] == 0x86 && h[1] == 0xdd && h[2]>>4 == 6 && (p == ProtoTCP || p == ProtoUDP) {
-				return Flow{VLAN: -1, L3: 14, Ports: 54, Proto: p}
+		vlan, l3, typ := int(binary.BigEndian.Uint16(f[14:16])&vlanIDMask), HeaderLen+4, binary.BigEndian.Uint16(f[16:18])
+		if isTag(typ) {
+			l3, typ = HeaderLen+8, binary.BigEndian.Uint16(f[20:22])
+		}
+		switch typ {
+		case TypeIPv4:
+			if fl, ok := ipv4Flow(f, l3, vlan); ok {
+				return fl
+			}
+		case TypeIPv6:
+			if fl, ok := ipv6Flow(f, l3, vlan); ok {
+				return fl
 			}
 		}
 	}
+	return walkFlow(f)
+}
+
+// ipv4Flow is FlowOf's answer for f, whose tags (outer VLAN vlan, -1 for
+// none) end at l3 with the IPv4 ethertype, when its IPv4 header there is
+// of 20 bytes, not a fragment, in front of TCP or UDP. ok is false for
+// any other, which the walk answers.
+func ipv4Flow(f []byte, l3, vlan int) (fl Flow, ok bool) {
+	if len(f) >= l3+24 {
+		ip := f[l3 : l3+24]
+		// Version 4 and 5 words; MF clear and a zero fragment offset.
+		if p := ip[9]; ip[0] == 0x45 && ip[6]&0x3f|ip[7] == 0 && (p == ProtoTCP || p == ProtoUDP) {
+			return Flow{VLAN: vlan, L3: l3, Ports: l3 + 20, Proto: p}, true
+		}
+	}
+	return fl, false
+}
+
+// ipv6Flow is ipv4Flow for an IPv6 header without extension headers.
+func ipv6Flow(f []byte, l3, vlan int) (fl Flow, ok bool) {
+	if len(f) >= l3+44 {
+		ip := f[l3 : l3+44]
+		if p := ip[6]; ip[0]>>4 == 6 && (p == ProtoTCP || p == ProtoUDP) {
+			return Flow{VLAN: vlan, L3: l3, Ports: l3 + 40, Proto: p}, true
+		}
+	}
+	return fl, false
+}
+
+// walkFlow is FlowOf by the walk.
+func walkFlow(f []byte) Flow {
 	_, tags, vlan, l3, _, l4, proto, _, frag := walk(f)
 	fl := Flow{VLAN: -1, L3: l3, Ports: -1}
 	if tags > 0 {
@@ -102,6 +151,15 @@ func FlowOf(f []byte) Flow {
 		fl.Ports, fl.Proto = l4, proto
 	}
 	return fl
+}
+
+// MayCarryIP reports whether the outer ethertype of e, a valid frame, is
+// IPv4, IPv6 or a VLAN tag. FlowOf finds no flow fields in a frame whose
+// is not: a per-frame caller that asks this first (it is inlined) spares
+// such frames FlowOf's call.
+func (e Ethernet) MayCarryIP() bool {
+	t := e.Type()
+	return t == TypeIPv4 || t == TypeIPv6 || isTag(t)
 }
 
 // HasPorts reports whether a transport header of protocol proto starts

@@ -22,13 +22,22 @@ func withExt(f []byte, next uint8, ext []byte) []byte {
 	return g
 }
 
+// withTag returns f with a VLAN tag of TPID tpid and VLAN ID vid put in
+// front of its ethertype: the new outer tag.
+func withTag(f []byte, tpid, vid uint16) []byte {
+	g := append([]byte(nil), f[:12]...)
+	g = binary.BigEndian.AppendUint16(g, tpid)
+	g = binary.BigEndian.AppendUint16(g, vid)
+	return append(g, f[12:]...)
+}
+
 func TestWalk(t *testing.T) {
 	tcp4 := platformtest.Packet{Payload: platformtest.Payload(10)}.Build(t)
 	udp6 := platformtest.Packet{V6: true, UDP: true, Payload: platformtest.Payload(10)}.Build(t)
 	tagged := platformtest.Packet{VLAN: 42, Payload: platformtest.Payload(10)}.Build(t)
 	edit := func(f []byte, fn func([]byte)) []byte { g := append([]byte(nil), f...); fn(g); return g }
-	qinq := append(append(append([]byte(nil), tagged[:12]...), 0x88, 0xa8, 0x00, 0x07), tagged[12:]...)
-	three := append(append(append([]byte(nil), qinq[:12]...), 0x81, 0x00, 0x00, 0x09), qinq[12:]...)
+	qinq := withTag(tagged, frame.TypeQinQ, 7)
+	three := withTag(qinq, frame.TypeVLAN, 9)
 	cases := []struct {
 		name string
 		f    []byte
@@ -39,6 +48,12 @@ func TestWalk(t *testing.T) {
 		{"UDP/IPv6", udp6, frame.Headers{EtherType: frame.TypeIPv6, L3: 14, L3End: 54, IPv6: true, L4: 54, Proto: frame.ProtoUDP}},
 		{"802.1Q tag", tagged, frame.Headers{EtherType: frame.TypeIPv4, Tags: 1, VLAN: 42, L3: 18, L3End: 38, L4: 38, Proto: frame.ProtoTCP}},
 		{"802.1ad outer tag, VLAN from the outer one", qinq, frame.Headers{EtherType: frame.TypeIPv4, Tags: 2, VLAN: 7, L3: 22, L3End: 42, L4: 42, Proto: frame.ProtoTCP}},
+		{"802.1ad and 802.1Q tags, UDP/IPv6", withTag(withTag(udp6, frame.TypeVLAN, 5), frame.TypeQinQOld, 6), frame.Headers{EtherType: frame.TypeIPv6, Tags: 2, VLAN: 6, L3: 22, L3End: 62, IPv6: true, L4: 62, Proto: frame.ProtoUDP}},
+		{"802.1Q tag, IPv4 with options", edit(tagged, func(g []byte) { g[18] = 0x46 }), frame.Headers{EtherType: frame.TypeIPv4, Tags: 1, VLAN: 42, L3: 18, L3End: 42, L4: 42, Proto: frame.ProtoTCP}},
+		{"802.1Q tag, IPv4 later fragment", edit(tagged, func(g []byte) { g[24], g[25] = 0, 0x10 }), frame.Headers{EtherType: frame.TypeIPv4, Tags: 1, VLAN: 42, L3: 18, L3End: 38, L4: -1, Proto: frame.ProtoTCP, Fragment: true}},
+		{"802.1Q tag, ARP", edit(tagged, func(g []byte) { g[16], g[17] = 0x08, 0x06 }), frame.Headers{EtherType: frame.TypeARP, Tags: 1, VLAN: 42, L3: -1, L3End: -1, L4: -1}},
+		{"802.1Q tag, IPv4 header cut short", tagged[:40], frame.Headers{EtherType: frame.TypeIPv4, Tags: 1, VLAN: 42, L3: 18, L3End: 38, L4: 38, Proto: frame.ProtoTCP}},
+		{"802.1Q tag, frame cut behind the ethertype", tagged[:20], frame.Headers{EtherType: frame.TypeIPv4, Tags: 1, VLAN: 42, L3: -1, L3End: -1, L4: -1}},
 		{"three tags: the walk stops at the third", three, frame.Headers{EtherType: frame.TypeVLAN, Tags: 2, VLAN: 9, L3: -1, L3End: -1, L4: -1}},
 		{"ARP: no L3", edit(tcp4, func(g []byte) { g[12], g[13] = 0x08, 0x06 }), frame.Headers{EtherType: frame.TypeARP, L3: -1, L3End: -1, L4: -1}},
 		{"IPv4 header length 4", edit(tcp4, func(g []byte) { g[14] = 0x44 }), frame.Headers{EtherType: frame.TypeIPv4, L3: -1, L3End: -1, L4: -1}},
@@ -65,6 +80,17 @@ func TestWalk(t *testing.T) {
 			if got, want := frame.FlowOf(c.f), flowOfHeaders(c.f, c.want); got != want {
 				t.Errorf("FlowOf = %+v, want %+v", got, want)
 			}
+			switch c.want.EtherType {
+			case frame.TypeIPv4, frame.TypeIPv6, frame.TypeVLAN, frame.TypeQinQ, frame.TypeQinQOld:
+				if !frame.Ethernet(c.f).MayCarryIP() {
+					t.Errorf("MayCarryIP = false, want true")
+				}
+			case 0:
+			default:
+				if c.want.Tags == 0 && frame.Ethernet(c.f).MayCarryIP() {
+					t.Errorf("MayCarryIP = true, want false for an untagged %#04x frame", c.want.EtherType)
+				}
+			}
 		})
 	}
 }
@@ -87,10 +113,17 @@ func FuzzWalk(f *testing.F) {
 	f.Add(platformtest.Packet{V6: true, VLAN: 3, UDP: true, Payload: platformtest.Payload(10)}.Build(f))
 	f.Add(platformtest.Packet{V6: true, UDP: true, Payload: platformtest.Payload(10)}.Build(f))
 	f.Add(withExt(platformtest.Packet{V6: true, Payload: platformtest.Payload(10)}.Build(f), frame.ProtoHopByHop, make([]byte, 16)))
+	qinq := withTag(platformtest.Packet{VLAN: 10, Payload: platformtest.Payload(10)}.Build(f), frame.TypeQinQ, 100)
+	f.Add(qinq)
+	f.Add(withTag(platformtest.Packet{V6: true, VLAN: 10, UDP: true, Payload: platformtest.Payload(10)}.Build(f), frame.TypeQinQOld, 100))
+	f.Add(withTag(qinq, frame.TypeVLAN, 7))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h := frame.Walk(b)
 		if got, want := frame.FlowOf(b), flowOfHeaders(b, h); got != want {
 			t.Fatalf("FlowOf = %+v, want %+v from Walk's %+v", got, want, h)
+		}
+		if len(b) >= frame.HeaderLen && !frame.Ethernet(b).MayCarryIP() && frame.FlowOf(b) != (frame.Flow{VLAN: -1, L3: -1, Ports: -1}) {
+			t.Fatalf("MayCarryIP = false, but FlowOf = %+v", frame.FlowOf(b))
 		}
 		if h.L3 < 0 {
 			if h.L3End != -1 || h.L4 != -1 {

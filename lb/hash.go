@@ -80,13 +80,18 @@ func (h *Hasher) Hash(f []byte) uint32 {
 	if len(f) < frame.HeaderLen {
 		return finish(round(acc, tagRunt|uint64(len(f))), h.k1)
 	}
-	w := frame.FlowOf(f)
+	e := frame.Ethernet(f)
 	if h.fields&L2 != 0 {
-		e := frame.Ethernet(f)
 		acc = round(round(acc, e.DestinationKey()), e.SourceKey())
-		if w.VLAN >= 0 {
-			acc = round(acc, tagVLAN|uint64(w.VLAN))
-		}
+	}
+	// An untagged frame that is not IP has nothing more to hash: known
+	// here without FlowOf's call.
+	if !e.MayCarryIP() {
+		return finish(acc, h.k1)
+	}
+	w := frame.FlowOf(f)
+	if h.fields&L2 != 0 && w.VLAN >= 0 {
+		acc = round(acc, tagVLAN|uint64(w.VLAN))
 	}
 	if h.fields&L3 != 0 && w.L3 >= 0 {
 		p := f[w.L3:]

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/lb"
 	"github.com/swctl/swctl/platform"
 )
 
@@ -132,6 +133,29 @@ func TestRoundRobinOrder(t *testing.T) {
 	for i := range a {
 		if a[i]%2 != a[0]%2 || b[i]%2 != b[0]%2 || a[0]%2 == b[0]%2 {
 			t.Fatalf("seqs per port = %v, want ports 0 and 2 to alternate", got)
+		}
+	}
+}
+
+// TestTurnsAgreeWithNth checks that round-robin's turns give frame i of a
+// batch the member Set.Nth gives for the position plus i, skipped turns
+// (invalid frames) included.
+func TestTurnsAgreeWithNth(t *testing.T) {
+	sets := []lb.Set{0b11, 0b111, 0b101, 0b1011_0100, 1<<63 | 1, ^lb.Set(0)}
+	for _, set := range sets {
+		for _, pos := range []uint64{0, 1, 5, 63, 64, 1<<40 + 3} {
+			var turn turns
+			turn.deal(set, pos)
+			for i := range 150 {
+				want := set.Nth(pos + uint64(i))
+				if i%7 == 3 {
+					turn.skip()
+					continue
+				}
+				if got := turn.take(); got != want {
+					t.Fatalf("set %#x from %d: frame %d to member %d, want %d (Nth)", uint64(set), pos, i, got, want)
+				}
+			}
 		}
 	}
 }

@@ -111,16 +111,19 @@ func (tx *txSide) send(t *table, frames [][]byte, offs []platform.Offload) int {
 	}
 	mtu := t.mtu()
 	s := tx.slot()
-	var rr uint64
+	// Round-robin gives frame i the member at the trunk's position plus
+	// i, an invalid frame using its turn too.
+	var turn turns
 	if t.dist == DistributeRoundRobin && set.Len() > 1 {
-		rr = tx.rr.Add(uint64(len(frames))) - uint64(len(frames))
+		turn.deal(set, tx.rr.Add(uint64(len(frames)))-uint64(len(frames)))
 	}
 	single := -1
 	if set.Len() == 1 {
 		single = set.First()
 	}
 	withOffs := offs != nil
-	var invalid, handed, handedBytes uint64
+	dist := t.dist
+	var invalid, handedBytes uint64
 	for i, f := range frames {
 		var o platform.Offload
 		if withOffs {
@@ -128,23 +131,26 @@ func (tx *txSide) send(t *table, frames [][]byte, offs []platform.Offload) int {
 		}
 		if !frame.FitsMTU(f, o, mtu) {
 			invalid++
+			turn.skip()
 			continue
 		}
-		handed++
 		handedBytes += uint64(len(f))
+		id := single
 		switch {
 		case single >= 0:
-			s.add(single, f, o, withOffs)
-		case t.dist == DistributeHash:
-			s.add(t.sel.Pick(t.hasher.Hash(f), set), f, o, withOffs)
-		case t.dist == DistributeRoundRobin:
-			s.add(set.Nth(rr+uint64(i)), f, o, withOffs)
+		case dist == DistributeHash:
+			id = t.sel.Pick(t.hasher.Hash(f), set)
+		case dist == DistributeRoundRobin:
+			id = turn.take()
 		default:
 			for u := set; u != 0; u &= u - 1 {
-				s.add(u.First(), f, o, withOffs)
+				s.add(u.First(), f, offs, i)
 			}
+			continue
 		}
+		s.add(id, f, offs, i)
 	}
+	handed := uint64(len(frames)) - invalid
 	var lost, lostBytes, overflow uint64
 	var now time.Time
 	for u := s.used; u != 0; u &= u - 1 {
@@ -188,13 +194,48 @@ func (tx *txSide) send(t *table, frames [][]byte, offs []platform.Offload) int {
 	return int(sent)
 }
 
-// add queues f, with its offload o when withOffs is set, for member id.
-// Call with s.mu held.
-func (s *txSlot) add(id int, f []byte, o platform.Offload, withOffs bool) {
+// turns deals a set's members out in ID order, round and round: the
+// member of each frame under round-robin, as Set.Nth would give it but
+// without its division per frame.
+type turns struct {
+	// ids are the set's members in ID order, n of them.
+	ids [lb.MaxPorts]uint8
+	n   int
+	// next indexes in ids the member of the next frame.
+	next int
+}
+
+// deal starts t on the members of set, which is not empty, at position
+// pos (modulo their number).
+func (t *turns) deal(set lb.Set, pos uint64) {
+	for u := set; u != 0; u &= u - 1 {
+		t.ids[t.n] = uint8(u.First())
+		t.n++
+	}
+	t.next = int(pos % uint64(t.n))
+}
+
+// take returns the member of the next frame.
+func (t *turns) take() int {
+	id := t.ids[t.next]
+	t.skip()
+	return int(id)
+}
+
+// skip passes the next frame's turn; on a t never dealt it does nothing.
+func (t *turns) skip() {
+	if t.next++; t.next >= t.n {
+		t.next = 0
+	}
+}
+
+// add queues f, frame i of the batch, for member id, with its offload
+// offs[i] unless offs is nil. Call with s.mu held.
+func (s *txSlot) add(id int, f []byte, offs []platform.Offload, i int) {
 	s.out[id] = append(s.out[id], f)
 	s.used |= 1 << uint(id)
-	if withOffs {
-		s.offs[id] = append(s.offs[id], o)
+	if offs != nil {
+		s.offs[id] = append(s.offs[id], offs[i])
 	}
 }
 
