@@ -74,7 +74,7 @@ func failedStart(in fmt.Stringer, stop func() error, err *error) {
 // pinned), its output in the file log, and records its command line.
 func startProc(cmds *Commands, name, log, ns, cpu string, args ...string) (*bgproc.Proc, error) {
 	full := inNS(ns, pinned(cpu, args...)...)
-	cmds.Log = append(cmds.Log, strings.Join(full, " ")+" &")
+	cmds.record(strings.Join(full, " ") + " &")
 	return bgproc.Start(name, log, full...)
 }
 

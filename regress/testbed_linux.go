@@ -168,7 +168,7 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 	defer failedStart(in, b.stop, &err)
 	if b.spec.Name == "veth" {
 		if in.Promisc {
-			b.cmds.Log = append(b.cmds.Log, "(harness) PACKET_ADD_MEMBERSHIP PACKET_MR_PROMISC on p1 in "+b.dut)
+			b.cmds.record("(harness) PACKET_ADD_MEMBERSHIP PACKET_MR_PROMISC on p1 in " + b.dut)
 			hold, err := holdPromisc(b.dut, "p1")
 			if err != nil {
 				return err
