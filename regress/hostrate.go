@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -46,9 +45,8 @@ func (t *Trees) benchBinary(ctx context.Context, peer HostConfig) (string, error
 	if goos == cmp.Or(t.GOOS, runtime.GOOS) && goarch == cmp.Or(t.GOARCH, runtime.GOARCH) && cur.Binary != "" {
 		return cur.Binary, nil
 	}
-	out := filepath.Join(t.tmp, "swctl-peer-"+goos+"-"+goarch)
-	env := []string{"CGO_ENABLED=0", "GOOS=" + goos, "GOARCH=" + goarch}
-	if _, err := t.run.Output(ctx, cur.Dir, env, "go", "build", "-trimpath", "-o", out, "./cmd/swctl"); err != nil {
+	out, err := t.build(ctx, cur.Dir, "swctl-peer-"+goos+"-"+goarch, goos, goarch)
+	if err != nil {
 		return "", fmt.Errorf("regress: build swctl bench for the peer (%s/%s) in %s: %w", goos, goarch, cur.Dir, err)
 	}
 	return out, nil
