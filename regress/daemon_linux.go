@@ -2,10 +2,8 @@ package regress
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/swctl/swctl/internal/bgproc"
 )
@@ -44,18 +42,8 @@ func startDaemonOn(ctx context.Context, cmds *Commands, ns, cpu, bin, base strin
 			d.stop()
 		}
 	}()
-	err = poll(ctx, 10*time.Second, 50*time.Millisecond, func() error {
-		if _, err := d.output(ctx, "bridge", "show"); err == nil {
-			return nil
-		} else if d.p.Exited() {
-			return stopPoll{errors.New("daemon exited at start")}
-		}
-		return errors.New("daemon did not answer within 10s")
-	})
-	switch {
-	case err != nil && ctx.Err() == nil:
-		return nil, fmt.Errorf("%w: %s", err, bgproc.Tail(d.p.Log))
-	case err != nil:
+	err = waitDaemon(ctx, func() error { return d.swctl(ctx, "bridge", "show") }, d.p.Exited, func() string { return bgproc.Tail(d.p.Log) })
+	if err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -252,15 +250,9 @@ func waitPing(ctx context.Context, cmds *Commands, ns, ip string) error {
 
 // promiscuity reads the kernel's promiscuity count of the links.
 func (b *bed) promiscuity(ctx context.Context) map[string]int {
-	m := map[string]int{}
-	re := regexp.MustCompile(`promiscuity (\d+)`)
-	for _, l := range b.links {
-		out, err := b.cmds.Output(ctx, "", nil, "ip", "-n", b.dut, "-d", "link", "show", l)
-		if sm := re.FindSubmatch(out); err == nil && sm != nil {
-			m[l], _ = strconv.Atoi(string(sm[1]))
-		}
-	}
-	return m
+	return linkPromiscuity(b.links, func(l string) ([]byte, error) {
+		return b.cmds.Output(ctx, "", nil, "ip", "-n", b.dut, "-d", "link", "show", l)
+	})
 }
 
 // measure runs one iperf3 test of row; more are extra iperf3 client
@@ -280,7 +272,7 @@ func (b *bed) measure(ctx context.Context, row string, seconds int, more ...stri
 // iperfClient is the command line of an iperf3 client in namespace ns,
 // pinned to clientCPU, against the server at ip, with extra options.
 func iperfClient(ns, ip string, seconds int, extra ...string) []string {
-	return append([]string{"ip", "netns", "exec", ns, "taskset", "-c", clientCPU, "iperf3", "-c", ip, "-p", iperfPort, "-t", strconv.Itoa(seconds), "-J", "--connect-timeout", "3000"}, extra...)
+	return inNS(ns, pinned(clientCPU, iperfArgs(ip, seconds, extra...)...)...)
 }
 
 // measureAll runs the iperf3 clients args at once (one sample each, all
@@ -292,45 +284,34 @@ func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]
 	for i, a := range args {
 		out[i] = Sample{Row: row, Command: strings.Join(a, " "), Start: time.Now()}
 	}
-	var lastErr error
-	for attempt := 0; attempt < 2; attempt++ {
+	var res []iperf3.Result
+	err := iperfTwice(ctx, b.spec.Name+" "+row, seconds, func(ctx context.Context) error {
 		span, err := b.cpuBefore()
 		if err != nil {
-			return out, nil, err
+			return err
 		}
-		tctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
 		outs, errs := make([][]byte, len(args)), make([]error, len(args))
 		var wg sync.WaitGroup
 		for i, a := range args {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				outs[i], errs[i] = b.cmds.Output(tctx, "", nil, a...)
-			}()
+			wg.Go(func() { outs[i], errs[i] = b.cmds.Output(ctx, "", nil, a...) })
 		}
 		wg.Wait()
-		cpu, engine, cerr := span.after()
-		cancel()
-		lastErr = cerr
-		res := make([]iperf3.Result, len(args))
+		cpu, engine, err := span.after()
+		res = make([]iperf3.Result, len(args))
 		for i := range args {
+			if errs[i] == nil {
+				res[i], errs[i] = iperf3.Parse(outs[i])
+			}
 			if errs[i] != nil {
-				lastErr = errs[i]
-			} else if res[i], err = iperf3.Parse(outs[i]); err != nil {
-				lastErr = err
+				err = errs[i]
 			}
 			out[i].Mbps, out[i].Retransmits = res[i].ReceivedBps/1e6, res[i].Retransmits
+			out[i].CPU, out[i].EngineCPU = cpu, engine
 		}
-		if lastErr == nil {
-			for i := range out {
-				out[i].CPU, out[i].EngineCPU = cpu, engine
-			}
-			return out, res, nil
-		}
-		if ctx.Err() != nil {
-			return out, nil, ctx.Err()
-		}
-		time.Sleep(time.Second)
+		return err
+	})
+	if err != nil {
+		return out, nil, err
 	}
-	return out, nil, fmt.Errorf("%s %s: iperf3 failed twice: %v", b.spec.Name, row, lastErr)
+	return out, res, nil
 }
