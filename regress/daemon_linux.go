@@ -72,6 +72,17 @@ func (d *daemonProc) swctl(ctx context.Context, args ...string) error {
 	return err
 }
 
+// swctlAll runs the daemon's CLI with each of steps in turn, up to the
+// first error.
+func (d *daemonProc) swctlAll(ctx context.Context, steps ...[]string) error {
+	for _, s := range steps {
+		if err := d.swctl(ctx, s...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // output runs the daemon's CLI with args and returns what it printed.
 func (d *daemonProc) output(ctx context.Context, args ...string) ([]byte, error) {
 	return d.cmds.Output(ctx, "", nil, inNS(d.ns, append([]string{d.bin, "--socket", d.sock}, args...)...)...)

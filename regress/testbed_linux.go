@@ -155,11 +155,6 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	return b, nil
 }
 
-// swctl runs the current instance's CLI against its daemon.
-func (b *bed) swctl(ctx context.Context, args ...string) error {
-	return b.daemon.swctl(ctx, args...)
-}
-
 // start brings the device under test up for one instance with binary bin
 // (unused for veth) and waits until the peer answers.
 func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
@@ -178,29 +173,23 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 	if err := b.startDaemon(ctx, b.dut, "", bin, b.base(b.spec.Name)); err != nil {
 		return err
 	}
+	var steps [][]string
 	switch b.spec.Name {
 	case "trunk0":
-		args := []string{"trunk", "create", "trunk0", "--port", "a1", "--port", "a2"}
+		steps = [][]string{{"trunk", "create", "trunk0", "--port", "a1", "--port", "a2"}}
 		if in.Promisc {
-			args = append(args, "--promisc")
-		}
-		if err := b.swctl(ctx, args...); err != nil {
-			return err
+			steps[0] = append(steps[0], "--promisc")
 		}
 	case "bridge0":
-		if err := b.swctl(ctx, "bridge", "create", "bridge0", "--local"); err != nil {
-			return err
-		}
-		if err := b.swctl(ctx, append([]string{"bridge", "add", "bridge0"}, b.links...)...); err != nil {
-			return err
-		}
-		if !in.Promisc {
-			for _, p := range b.links {
-				if err := b.swctl(ctx, "bridge", "port", "bridge0", p, "--promisc", "off"); err != nil {
-					return err
-				}
+		steps = [][]string{{"bridge", "create", "bridge0", "--local"}, append([]string{"bridge", "add", "bridge0"}, b.links...)}
+		for _, p := range b.links {
+			if !in.Promisc {
+				steps = append(steps, []string{"bridge", "port", "bridge0", p, "--promisc", "off"})
 			}
 		}
+	}
+	if err := b.daemon.swctlAll(ctx, steps...); err != nil {
+		return err
 	}
 	out, err := b.cmds.Output(ctx, "", nil, inNS(b.dut, "cat", "/sys/class/net/"+b.dutDev+"/address")...)
 	if err != nil {
