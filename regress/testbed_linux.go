@@ -71,14 +71,16 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			err = fmt.Errorf("testbed %s: %w", spec.Name, err)
 		}
 	}()
-	nss := []string{b.dut, b.peer}
+	// nss are the namespaces to make, servers those that run an iperf3
+	// server.
+	nss, servers := []string{b.dut, b.peer}, []string{b.peer}
 	if spec.Name == "bridge0" {
-		nss = append(nss, b.peer2)
+		nss, servers = append(nss, b.peer2), append(servers, b.peer2)
 	}
 	hosts := []bedHost{{b.peer, b.peerIP, b.peerMAC}, {b.peer2, b.peer2IP, b.peer2MAC}}
 	if spec.Name == "bridge0" && spec.Pairs == 2 {
 		b.pair2 = &hostPair{src: tag + "h3", dst: tag + "h4", srcIP: fmt.Sprintf("10.78.%d.4", idx), dstIP: fmt.Sprintf("10.78.%d.5", idx)}
-		nss = append(nss, b.pair2.src, b.pair2.dst)
+		nss, servers = append(nss, b.pair2.src, b.pair2.dst), append(servers, b.pair2.dst)
 		hosts = append(hosts,
 			bedHost{b.pair2.src, b.pair2.srcIP, fmt.Sprintf("02:52:%02x:00:00:04", idx)},
 			bedHost{b.pair2.dst, b.pair2.dstIP, fmt.Sprintf("02:52:%02x:00:00:05", idx)})
@@ -139,13 +141,6 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	}
 	if err := b.build(ctx, nss, steps...); err != nil {
 		return nil, err
-	}
-	servers := []string{b.peer}
-	if spec.Name == "bridge0" {
-		servers = append(servers, b.peer2)
-	}
-	if b.pair2 != nil {
-		servers = append(servers, b.pair2.dst)
 	}
 	for _, ns := range servers {
 		if err := b.serve("iperf3 server in "+ns, filepath.Join(dir, ns+"-iperf3.log"), ns, peerCPU, "iperf3", "-s", "-p", iperfPort); err != nil {
