@@ -67,6 +67,49 @@ type Result struct {
 	Latency *Latency `json:"latency,omitempty"`
 }
 
+// BenchOutput is what swctl bench prints with -o json (and what make
+// regress reads from a real peer's): the run's result, or the search's.
+type BenchOutput struct {
+	// TX is the interface the frames left by.
+	TX string `json:"tx"`
+	// RX is the interface they were counted at.
+	RX string `json:"rx"`
+	// Mode is "window", "rate", "max" or "search".
+	Mode string `json:"mode"`
+	// RFC2544Size is the frame size with the FCS, as RFC 2544 counts it.
+	RFC2544Size int `json:"rfc2544_size"`
+	// Interrupted is set when a signal stopped the run early.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Result is the run's result (not in search mode).
+	*Result
+	// Search is the search's result (only in search mode).
+	Search *BenchSearch `json:"search,omitempty"`
+}
+
+// BenchSearch is the outcome of swctl bench --search.
+type BenchSearch struct {
+	// Max is the first run, at maximum rate: its sent rate is the upper
+	// bound of the search.
+	Max Result `json:"max"`
+	// Rate is the highest zero-loss rate found, in frames/s: the rate of
+	// the best passing trial, or what the sender really reached in it
+	// when the pacer fell behind (then a lower bound).
+	Rate float64 `json:"zero_loss_rate"`
+	// Mbps is Rate in megabits per second, frames without FCS.
+	Mbps float64 `json:"zero_loss_mbps"`
+	// TrialRate is the paced rate of the best passing trial.
+	TrialRate float64 `json:"zero_loss_trial_rate"`
+	// SenderBound is set when the sender reached less than 99% of
+	// TrialRate in that trial: Rate is a lower bound.
+	SenderBound bool `json:"sender_bound,omitempty"`
+	// Resolution is the search's resolution in frames/s.
+	Resolution float64 `json:"resolution"`
+	// Converged reports whether the search came within the resolution.
+	Converged bool `json:"converged"`
+	// Trials are the paced trials in the order run.
+	Trials []Result `json:"trials"`
+}
+
 // Progress is a snapshot of a run in progress.
 type Progress struct {
 	// Elapsed is the time since the run started.

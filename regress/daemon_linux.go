@@ -2,10 +2,8 @@ package regress
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/swctl/swctl/internal/bgproc"
 )
@@ -44,18 +42,8 @@ func startDaemonOn(ctx context.Context, cmds *Commands, ns, cpu, bin, base strin
 			d.stop()
 		}
 	}()
-	err = poll(ctx, 10*time.Second, 50*time.Millisecond, func() error {
-		if _, err := d.output(ctx, "bridge", "show"); err == nil {
-			return nil
-		} else if d.p.Exited() {
-			return stopPoll{errors.New("daemon exited at start")}
-		}
-		return errors.New("daemon did not answer within 10s")
-	})
-	switch {
-	case err != nil && ctx.Err() == nil:
-		return nil, fmt.Errorf("%w: %s", err, bgproc.Tail(d.p.Log))
-	case err != nil:
+	err = waitDaemon(ctx, func() error { return d.swctl(ctx, "bridge", "show") }, d.p.Exited, func() string { return bgproc.Tail(d.p.Log) })
+	if err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -74,7 +62,7 @@ func failedStart(in fmt.Stringer, stop func() error, err *error) {
 // pinned), its output in the file log, and records its command line.
 func startProc(cmds *Commands, name, log, ns, cpu string, args ...string) (*bgproc.Proc, error) {
 	full := inNS(ns, pinned(cpu, args...)...)
-	cmds.Log = append(cmds.Log, strings.Join(full, " ")+" &")
+	cmds.record(strings.Join(full, " ") + " &")
 	return bgproc.Start(name, log, full...)
 }
 
@@ -82,6 +70,17 @@ func startProc(cmds *Commands, name, log, ns, cpu string, args ...string) (*bgpr
 func (d *daemonProc) swctl(ctx context.Context, args ...string) error {
 	_, err := d.output(ctx, args...)
 	return err
+}
+
+// swctlAll runs the daemon's CLI with each of steps in turn, up to the
+// first error.
+func (d *daemonProc) swctlAll(ctx context.Context, steps ...[]string) error {
+	for _, s := range steps {
+		if err := d.swctl(ctx, s...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // output runs the daemon's CLI with args and returns what it printed.

@@ -52,12 +52,7 @@ func startSwctl(ctx context.Context, b *rateBed, bin, base string) error {
 		[]string{"bridge", "static", "bridge0", b.rxMAC, b.rxPort},
 		[]string{"bridge", "static", "bridge0", b.sinkMAC, b.rxPort},
 	)
-	for _, st := range steps {
-		if err := b.daemon.swctl(ctx, st...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return b.daemon.swctlAll(ctx, steps...)
 }
 
 // ovsTools are the Open vSwitch programs the OVS rows run (Debian package

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -46,56 +45,17 @@ func (t *Trees) benchBinary(ctx context.Context, peer HostConfig) (string, error
 	if goos == cmp.Or(t.GOOS, runtime.GOOS) && goarch == cmp.Or(t.GOARCH, runtime.GOARCH) && cur.Binary != "" {
 		return cur.Binary, nil
 	}
-	out := filepath.Join(t.tmp, "swctl-peer-"+goos+"-"+goarch)
-	env := []string{"CGO_ENABLED=0", "GOOS=" + goos, "GOARCH=" + goarch}
-	if _, err := t.run.Output(ctx, cur.Dir, env, "go", "build", "-trimpath", "-o", out, "./cmd/swctl"); err != nil {
+	out, err := t.build(ctx, cur.Dir, "swctl-peer-"+goos+"-"+goarch, goos, goarch)
+	if err != nil {
 		return "", fmt.Errorf("regress: build swctl bench for the peer (%s/%s) in %s: %w", goos, goarch, cur.Dir, err)
 	}
 	return out, nil
 }
 
-// benchJSON is what `swctl bench -o json` prints (benchOutput in
-// cmd/swctl/bench.go), as far as the suite reads it.
-type benchJSON struct {
-	// TX and RX are the interfaces sent on and counted at.
-	TX string `json:"tx"`
-	// RX is the interface the frames were counted at.
-	RX string `json:"rx"`
-	// Mode is "window", "rate", "max" or "search".
-	Mode string `json:"mode"`
-	// RFC2544Size is the frame size with the FCS.
-	RFC2544Size int `json:"rfc2544_size"`
-	// Interrupted is set when a signal cut the run short.
-	Interrupted bool `json:"interrupted"`
-	// Result is the run's result (not in search mode).
-	*gen.Result
-	// Search is the search's result (search mode only).
-	Search *benchSearchJSON `json:"search"`
-}
-
-// benchSearchJSON is the "search" object of benchJSON.
-type benchSearchJSON struct {
-	// Max is the search's own max-rate run, its upper bound.
-	Max gen.Result `json:"max"`
-	// Rate is the zero-loss rate in frames/s: the best passing trial's
-	// paced rate, or what the sender reached in it (SenderBound).
-	Rate float64 `json:"zero_loss_rate"`
-	// TrialRate is the paced rate of the best passing trial.
-	TrialRate float64 `json:"zero_loss_trial_rate"`
-	// SenderBound says Rate is what the sender reached, a lower bound.
-	SenderBound bool `json:"sender_bound"`
-	// Resolution is the search's resolution in frames/s.
-	Resolution float64 `json:"resolution"`
-	// Converged says the search came within its resolution.
-	Converged bool `json:"converged"`
-	// Trials are the paced trials in the order run.
-	Trials []gen.Result `json:"trials"`
-}
-
 // parseBenchJSON reads the output of `swctl bench -o json` and checks it
 // is a complete run of mode for frames of size bytes with FCS.
-func parseBenchJSON(out []byte, mode string, size int) (benchJSON, error) {
-	var b benchJSON
+func parseBenchJSON(out []byte, mode string, size int) (gen.BenchOutput, error) {
+	var b gen.BenchOutput
 	d := json.NewDecoder(bytes.NewReader(out))
 	if err := d.Decode(&b); err != nil {
 		return b, fmt.Errorf("swctl bench -o json: %w (output %q)", err, bgproc.Clip(string(out)))
@@ -119,14 +79,14 @@ func parseBenchJSON(out []byte, mode string, size int) (benchJSON, error) {
 // second, flows flows of frames of the RFC 2544 size size, opts choosing
 // the mode, and parses its output as a run of mode. The timeout allows
 // runs runs of d, their drains and the transport's round trips.
-func (b *hostBed) runBench(ctx context.Context, mode string, size, flows, runs int, d time.Duration, opts ...string) (benchJSON, error) {
+func (b *hostBed) runBench(ctx context.Context, mode string, size, flows, runs int, d time.Duration, opts ...string) (gen.BenchOutput, error) {
 	p := b.peer.Conf.Interfaces
 	args := slices.Concat([]string{b.bench, "bench", p[0], p[1], "--size", strconv.Itoa(gen.FrameSize(size)), "--flows", strconv.Itoa(flows)}, opts, []string{"-o", "json", "--quiet"})
 	tctx, cancel := context.WithTimeout(ctx, time.Duration(runs)*(d+time.Second)+30*time.Second)
 	defer cancel()
 	out, err := b.peer.RunStoppable(tctx, args...)
 	if err != nil {
-		return benchJSON{}, err
+		return gen.BenchOutput{}, err
 	}
 	return parseBenchJSON(out, mode, size)
 }
@@ -134,7 +94,7 @@ func (b *hostBed) runBench(ctx context.Context, mode string, size, flows, runs i
 // spanBench runs runBench for one run of mode of length d (opts, then
 // --duration d) with the DUT's CPU around it.
 func (b *hostBed) spanBench(ctx context.Context, mode string, size, flows int, d time.Duration, opts ...string) (rr RateRun, err error) {
-	var out benchJSON
+	var out gen.BenchOutput
 	rr.CPU, rr.EngineCPU, err = b.span(ctx, func() (err error) {
 		out, err = b.runBench(ctx, mode, size, flows, 1, d, append(opts, "--duration", d.String())...)
 		return err

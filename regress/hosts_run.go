@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -253,16 +254,15 @@ func (b *hostBed) daemonUp(ctx context.Context, name, bin string, cmds ...[]stri
 		return err
 	}
 	b.daemon = d
-	err = poll(ctx, 10*time.Second, 100*time.Millisecond, func() error {
+	err = waitDaemon(ctx, func() error {
 		_, err := b.dut.Run(ctx, nil, cli("bridge", "show")...)
-		if err != nil && d.Exited() {
-			return stopPoll{err}
-		}
 		return err
+	}, d.Exited, func() string {
+		log, _ := b.dut.Run(ctx, nil, "tail", "-5", base+".log")
+		return strings.TrimSpace(string(log))
 	})
 	if err != nil {
-		log, _ := b.dut.Run(context.WithoutCancel(ctx), nil, "tail", "-5", base+".log")
-		return fmt.Errorf("%s: daemon did not answer within 10s: %v; log: %s", b.dut, err, strings.TrimSpace(string(log)))
+		return fmt.Errorf("%s: %w", b.dut, err)
 	}
 	for i, c := range cmds {
 		cmds[i] = cli(c...)
@@ -287,33 +287,24 @@ func (b *hostBed) waitPing(ctx context.Context) error {
 // most when it fails: CPU and the engine's CPU are read on the DUT
 // through its transport.
 func (b *hostBed) measure(ctx context.Context, row string, seconds int) (Sample, error) {
-	args := []string{"iperf3", "-c", b.peer.Conf.Addr.Addr().String(), "-p", iperfPort, "-t", strconv.Itoa(seconds), "-J", "--connect-timeout", "3000"}
+	args := iperfArgs(b.peer.Conf.Addr.Addr().String(), seconds)
 	if row == RowReceive {
 		args = append(args, "-R")
 	}
 	s := Sample{Row: row, Command: fmt.Sprintf("[%s] %s", b.dut.T, strings.Join(args, " ")), Start: time.Now()}
-	var err error
-	for attempt := 0; attempt < 2; attempt++ {
-		tctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
+	err := iperfTwice(ctx, row, seconds, func(ctx context.Context) (err error) {
 		var r iperf3.Result
-		s.CPU, s.EngineCPU, err = b.span(tctx, func() error {
-			out, err := b.dut.Run(tctx, nil, args...)
+		s.CPU, s.EngineCPU, err = b.span(ctx, func() error {
+			out, err := b.dut.Run(ctx, nil, args...)
 			if err == nil {
 				r, err = iperf3.Parse(out)
 			}
 			return err
 		})
-		cancel()
-		if err == nil {
-			s.Mbps, s.Retransmits = r.ReceivedBps/1e6, r.Retransmits
-			return s, nil
-		}
-		if ctx.Err() != nil {
-			return s, ctx.Err()
-		}
-		time.Sleep(time.Second)
-	}
-	return s, fmt.Errorf("%s: iperf3 failed twice: %v", row, err)
+		s.Mbps, s.Retransmits = r.ReceivedBps/1e6, r.Retransmits
+		return err
+	})
+	return s, err
 }
 
 // span runs fn and reads the DUT's whole-machine CPU and the daemon's
@@ -357,14 +348,23 @@ func (b *hostBed) promiscuity(ctx context.Context) map[string]int {
 	if b.dut.Conf.OS != "linux" {
 		return nil
 	}
+	return linkPromiscuity(b.dut.Conf.Interfaces, func(l string) ([]byte, error) {
+		return b.dut.Run(ctx, nil, "ip", "-d", "link", "show", l)
+	})
+}
+
+// promiscRE finds the promiscuity count in `ip -d link show`.
+var promiscRE = regexp.MustCompile(`promiscuity (\d+)`)
+
+// linkPromiscuity reads the kernel's promiscuity count of each of links
+// (a testbed's or a real DUT's) from `ip -d link show LINK`, which show
+// runs; a link whose count cannot be read is left out.
+func linkPromiscuity(links []string, show func(link string) ([]byte, error)) map[string]int {
 	m := map[string]int{}
-	for _, l := range b.dut.Conf.Interfaces {
-		out, err := b.dut.Run(ctx, nil, "ip", "-d", "link", "show", l)
-		if i := strings.Index(string(out), "promiscuity "); err == nil && i >= 0 {
-			f := strings.Fields(string(out)[i:])
-			if len(f) > 1 {
-				m[l], _ = strconv.Atoi(f[1])
-			}
+	for _, l := range links {
+		out, err := show(l)
+		if sm := promiscRE.FindSubmatch(out); err == nil && sm != nil {
+			m[l], _ = strconv.Atoi(string(sm[1]))
 		}
 	}
 	return m

@@ -206,3 +206,20 @@ func TestHostBedChangeInterrupted(t *testing.T) {
 		t.Errorf("interrupted change: error %v, %d undo steps recorded; want an error and one", err, len(b.changes))
 	}
 }
+
+func TestLinkPromiscuity(t *testing.T) {
+	shows := map[string]string{
+		"d0": "2: d0@if3: <BROADCAST,MULTICAST,PROMISC,UP> mtu 1500\n    link/ether 02:00:00:00:00:01 brd ff:ff:ff:ff:ff:ff promiscuity 1 allmulti 0 minmtu 68\n    veth addrgenmode eui64",
+		"d1": "3: d1@if4: <BROADCAST,MULTICAST,UP> mtu 1500\n    link/ether 02:00:00:00:00:02 brd ff:ff:ff:ff:ff:ff promiscuity 0 allmulti 0",
+		"d2": "4: d2: <BROADCAST,MULTICAST,UP> mtu 1500", // no count
+	}
+	got := linkPromiscuity([]string{"d0", "d1", "d2", "gone"}, func(l string) ([]byte, error) {
+		if s, ok := shows[l]; ok {
+			return []byte(s), nil
+		}
+		return nil, fmt.Errorf("ip -d link show %s: does not exist", l)
+	})
+	if want := map[string]int{"d0": 1, "d1": 0}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("linkPromiscuity = %v, want %v (links without a readable count left out)", got, want)
+	}
+}

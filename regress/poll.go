@@ -3,6 +3,7 @@ package regress
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -36,3 +37,22 @@ func poll(ctx context.Context, within, pause time.Duration, try func() error) er
 
 // stopPoll is an error that ends poll at once.
 type stopPoll struct{ error }
+
+// waitDaemon waits up to 10 s until a swctl daemon just started answers
+// its CLI, which answer runs; exited says the daemon has ended, which
+// ends the wait at once, and tail is the end of its log, for the error.
+func waitDaemon(ctx context.Context, answer func() error, exited func() bool, tail func() string) error {
+	why := "did not answer within 10s"
+	err := poll(ctx, 10*time.Second, 50*time.Millisecond, func() error {
+		err := answer()
+		if err != nil && exited() {
+			why = "exited at start"
+			return stopPoll{err}
+		}
+		return err
+	})
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	return fmt.Errorf("daemon %s: %v; log: %s", why, err, tail())
+}

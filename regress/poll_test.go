@@ -3,6 +3,7 @@ package regress
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -37,6 +38,39 @@ func TestPoll(t *testing.T) {
 			}
 			if tc.wantTries != 0 && tries != tc.wantTries {
 				t.Errorf("%d tries, want %d", tries, tc.wantTries)
+			}
+		})
+	}
+}
+
+func TestWaitDaemon(t *testing.T) {
+	refused := errors.New("connection refused")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	cases := []struct {
+		name    string
+		ctx     context.Context
+		answers []error // answer's results in turn; the last repeats
+		exited  bool
+		want    string // "" = nil
+	}{
+		{"answers on the second try", context.Background(), []error{refused, nil}, false, ""},
+		{"exited: at once, with the CLI's error and the log", context.Background(), []error{refused}, true, "daemon exited at start: connection refused; log: bind: address in use"},
+		{"the context's error, no log", cancelled, []error{refused}, false, "context canceled"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tries := 0
+			start := time.Now()
+			err := waitDaemon(tc.ctx, func() error {
+				tries++
+				return tc.answers[min(tries, len(tc.answers))-1]
+			}, func() bool { return tc.exited }, func() string { return "bind: address in use" })
+			if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+				t.Errorf("waitDaemon = %v, want %q", err, tc.want)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("waitDaemon took %v, want well under its 10 s", d)
 			}
 		})
 	}

@@ -90,15 +90,13 @@ func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error)
 	if err := b.startDaemon(ctx, b.dut, "", bin, b.base("rfc2889")); err != nil {
 		return err
 	}
-	for _, s := range [][]string{
-		{"bridge", "create", RFC2889Setup},
-		{"bridge", "add", RFC2889Setup, "p1", "p2", "p3"},
-		{"bridge", "set", RFC2889Setup, "--maxaddr", strconv.Itoa(b.cfg.MaxAddr), "--timeout", strconv.Itoa(b.cfg.Timeout)},
-		{"bridge", "static", RFC2889Setup, b.testMAC.String(), "p2"},
-	} {
-		if err := b.daemon.swctl(ctx, s...); err != nil {
-			return err
-		}
+	if err := b.daemon.swctlAll(ctx,
+		[]string{"bridge", "create", RFC2889Setup},
+		[]string{"bridge", "add", RFC2889Setup, "p1", "p2", "p3"},
+		[]string{"bridge", "set", RFC2889Setup, "--maxaddr", strconv.Itoa(b.cfg.MaxAddr), "--timeout", strconv.Itoa(b.cfg.Timeout)},
+		[]string{"bridge", "static", RFC2889Setup, b.testMAC.String(), "p2"},
+	); err != nil {
+		return err
 	}
 	if err := b.open(); err != nil {
 		return err

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -73,14 +71,16 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			err = fmt.Errorf("testbed %s: %w", spec.Name, err)
 		}
 	}()
-	nss := []string{b.dut, b.peer}
+	// nss are the namespaces to make, servers those that run an iperf3
+	// server.
+	nss, servers := []string{b.dut, b.peer}, []string{b.peer}
 	if spec.Name == "bridge0" {
-		nss = append(nss, b.peer2)
+		nss, servers = append(nss, b.peer2), append(servers, b.peer2)
 	}
 	hosts := []bedHost{{b.peer, b.peerIP, b.peerMAC}, {b.peer2, b.peer2IP, b.peer2MAC}}
 	if spec.Name == "bridge0" && spec.Pairs == 2 {
 		b.pair2 = &hostPair{src: tag + "h3", dst: tag + "h4", srcIP: fmt.Sprintf("10.78.%d.4", idx), dstIP: fmt.Sprintf("10.78.%d.5", idx)}
-		nss = append(nss, b.pair2.src, b.pair2.dst)
+		nss, servers = append(nss, b.pair2.src, b.pair2.dst), append(servers, b.pair2.dst)
 		hosts = append(hosts,
 			bedHost{b.pair2.src, b.pair2.srcIP, fmt.Sprintf("02:52:%02x:00:00:04", idx)},
 			bedHost{b.pair2.dst, b.pair2.dstIP, fmt.Sprintf("02:52:%02x:00:00:05", idx)})
@@ -142,13 +142,6 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	if err := b.build(ctx, nss, steps...); err != nil {
 		return nil, err
 	}
-	servers := []string{b.peer}
-	if spec.Name == "bridge0" {
-		servers = append(servers, b.peer2)
-	}
-	if b.pair2 != nil {
-		servers = append(servers, b.pair2.dst)
-	}
 	for _, ns := range servers {
 		if err := b.serve("iperf3 server in "+ns, filepath.Join(dir, ns+"-iperf3.log"), ns, peerCPU, "iperf3", "-s", "-p", iperfPort); err != nil {
 			return nil, err
@@ -157,18 +150,13 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	return b, nil
 }
 
-// swctl runs the current instance's CLI against its daemon.
-func (b *bed) swctl(ctx context.Context, args ...string) error {
-	return b.daemon.swctl(ctx, args...)
-}
-
 // start brings the device under test up for one instance with binary bin
 // (unused for veth) and waits until the peer answers.
 func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 	defer failedStart(in, b.stop, &err)
 	if b.spec.Name == "veth" {
 		if in.Promisc {
-			b.cmds.Log = append(b.cmds.Log, "(harness) PACKET_ADD_MEMBERSHIP PACKET_MR_PROMISC on p1 in "+b.dut)
+			b.cmds.record("(harness) PACKET_ADD_MEMBERSHIP PACKET_MR_PROMISC on p1 in " + b.dut)
 			hold, err := holdPromisc(b.dut, "p1")
 			if err != nil {
 				return err
@@ -180,29 +168,23 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 	if err := b.startDaemon(ctx, b.dut, "", bin, b.base(b.spec.Name)); err != nil {
 		return err
 	}
+	var steps [][]string
 	switch b.spec.Name {
 	case "trunk0":
-		args := []string{"trunk", "create", "trunk0", "--port", "a1", "--port", "a2"}
+		steps = [][]string{{"trunk", "create", "trunk0", "--port", "a1", "--port", "a2"}}
 		if in.Promisc {
-			args = append(args, "--promisc")
-		}
-		if err := b.swctl(ctx, args...); err != nil {
-			return err
+			steps[0] = append(steps[0], "--promisc")
 		}
 	case "bridge0":
-		if err := b.swctl(ctx, "bridge", "create", "bridge0", "--local"); err != nil {
-			return err
-		}
-		if err := b.swctl(ctx, append([]string{"bridge", "add", "bridge0"}, b.links...)...); err != nil {
-			return err
-		}
-		if !in.Promisc {
-			for _, p := range b.links {
-				if err := b.swctl(ctx, "bridge", "port", "bridge0", p, "--promisc", "off"); err != nil {
-					return err
-				}
+		steps = [][]string{{"bridge", "create", "bridge0", "--local"}, append([]string{"bridge", "add", "bridge0"}, b.links...)}
+		for _, p := range b.links {
+			if !in.Promisc {
+				steps = append(steps, []string{"bridge", "port", "bridge0", p, "--promisc", "off"})
 			}
 		}
+	}
+	if err := b.daemon.swctlAll(ctx, steps...); err != nil {
+		return err
 	}
 	out, err := b.cmds.Output(ctx, "", nil, inNS(b.dut, "cat", "/sys/class/net/"+b.dutDev+"/address")...)
 	if err != nil {
@@ -252,15 +234,9 @@ func waitPing(ctx context.Context, cmds *Commands, ns, ip string) error {
 
 // promiscuity reads the kernel's promiscuity count of the links.
 func (b *bed) promiscuity(ctx context.Context) map[string]int {
-	m := map[string]int{}
-	re := regexp.MustCompile(`promiscuity (\d+)`)
-	for _, l := range b.links {
-		out, err := b.cmds.Output(ctx, "", nil, "ip", "-n", b.dut, "-d", "link", "show", l)
-		if sm := re.FindSubmatch(out); err == nil && sm != nil {
-			m[l], _ = strconv.Atoi(string(sm[1]))
-		}
-	}
-	return m
+	return linkPromiscuity(b.links, func(l string) ([]byte, error) {
+		return b.cmds.Output(ctx, "", nil, "ip", "-n", b.dut, "-d", "link", "show", l)
+	})
 }
 
 // measure runs one iperf3 test of row; more are extra iperf3 client
@@ -280,7 +256,7 @@ func (b *bed) measure(ctx context.Context, row string, seconds int, more ...stri
 // iperfClient is the command line of an iperf3 client in namespace ns,
 // pinned to clientCPU, against the server at ip, with extra options.
 func iperfClient(ns, ip string, seconds int, extra ...string) []string {
-	return append([]string{"ip", "netns", "exec", ns, "taskset", "-c", clientCPU, "iperf3", "-c", ip, "-p", iperfPort, "-t", strconv.Itoa(seconds), "-J", "--connect-timeout", "3000"}, extra...)
+	return inNS(ns, pinned(clientCPU, iperfArgs(ip, seconds, extra...)...)...)
 }
 
 // measureAll runs the iperf3 clients args at once (one sample each, all
@@ -292,45 +268,34 @@ func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]
 	for i, a := range args {
 		out[i] = Sample{Row: row, Command: strings.Join(a, " "), Start: time.Now()}
 	}
-	var lastErr error
-	for attempt := 0; attempt < 2; attempt++ {
+	var res []iperf3.Result
+	err := iperfTwice(ctx, b.spec.Name+" "+row, seconds, func(ctx context.Context) error {
 		span, err := b.cpuBefore()
 		if err != nil {
-			return out, nil, err
+			return err
 		}
-		tctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
 		outs, errs := make([][]byte, len(args)), make([]error, len(args))
 		var wg sync.WaitGroup
 		for i, a := range args {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				outs[i], errs[i] = b.cmds.Output(tctx, "", nil, a...)
-			}()
+			wg.Go(func() { outs[i], errs[i] = b.cmds.Output(ctx, "", nil, a...) })
 		}
 		wg.Wait()
-		cpu, engine, cerr := span.after()
-		cancel()
-		lastErr = cerr
-		res := make([]iperf3.Result, len(args))
+		cpu, engine, err := span.after()
+		res = make([]iperf3.Result, len(args))
 		for i := range args {
+			if errs[i] == nil {
+				res[i], errs[i] = iperf3.Parse(outs[i])
+			}
 			if errs[i] != nil {
-				lastErr = errs[i]
-			} else if res[i], err = iperf3.Parse(outs[i]); err != nil {
-				lastErr = err
+				err = errs[i]
 			}
 			out[i].Mbps, out[i].Retransmits = res[i].ReceivedBps/1e6, res[i].Retransmits
+			out[i].CPU, out[i].EngineCPU = cpu, engine
 		}
-		if lastErr == nil {
-			for i := range out {
-				out[i].CPU, out[i].EngineCPU = cpu, engine
-			}
-			return out, res, nil
-		}
-		if ctx.Err() != nil {
-			return out, nil, ctx.Err()
-		}
-		time.Sleep(time.Second)
+		return err
+	})
+	if err != nil {
+		return out, nil, err
 	}
-	return out, nil, fmt.Errorf("%s %s: iperf3 failed twice: %v", b.spec.Name, row, lastErr)
+	return out, res, nil
 }

@@ -105,6 +105,14 @@ func (h *Host) Run(ctx context.Context, stdin io.Reader, args ...string) ([]byte
 	return capture(cmd, fmt.Sprintf("%s: %s", h, line))
 }
 
+// runOS runs linux on a Linux host, bsd on the others, like Run.
+func (h *Host) runOS(ctx context.Context, linux, bsd []string) ([]byte, error) {
+	if h.Conf.OS == "linux" {
+		return h.Run(ctx, nil, linux...)
+	}
+	return h.Run(ctx, nil, bsd...)
+}
+
 // RunAll runs each of steps on the host in turn, up to the first error.
 func (h *Host) RunAll(ctx context.Context, steps ...[]string) error {
 	for _, s := range steps {
@@ -228,11 +236,7 @@ func (p *Proc) Stop(ctx context.Context) error {
 // CPU reads the host's whole-machine CPU times: /proc/stat on Linux,
 // kern.cp_time on the BSDs.
 func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
-	args := []string{"sysctl", "-n", "kern.cp_time"}
-	if h.Conf.OS == "linux" {
-		args = []string{"cat", "/proc/stat"}
-	}
-	out, err := h.Run(ctx, nil, args...)
+	out, err := h.runOS(ctx, []string{"cat", "/proc/stat"}, []string{"sysctl", "-n", "kern.cp_time"})
 	if err != nil {
 		return CPUTimes{}, err
 	}
@@ -253,11 +257,7 @@ func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
 // hundredths of a second on the BSDs (ps cputime; kern.cp_time counts at
 // stathz, so there the engine's share is taken against wall time).
 func (h *Host) ProcCPU(ctx context.Context, pid int) (uint64, error) {
-	args := []string{"ps", "-o", "cputime=", "-p", strconv.Itoa(pid)}
-	if h.Conf.OS == "linux" {
-		args = []string{"cat", fmt.Sprintf("/proc/%d/stat", pid)}
-	}
-	out, err := h.Run(ctx, nil, args...)
+	out, err := h.runOS(ctx, []string{"cat", fmt.Sprintf("/proc/%d/stat", pid)}, []string{"ps", "-o", "cputime=", "-p", strconv.Itoa(pid)})
 	if err != nil {
 		return 0, err
 	}
@@ -272,11 +272,7 @@ func (h *Host) ProcCPU(ctx context.Context, pid int) (uint64, error) {
 // /sys/class/net/IF/address on Linux, ifconfig's ether or lladdr line on
 // the BSDs.
 func (h *Host) MAC(ctx context.Context, ifname string) (string, error) {
-	args := []string{"ifconfig", ifname}
-	if h.Conf.OS == "linux" {
-		args = []string{"cat", "/sys/class/net/" + ifname + "/address"}
-	}
-	out, err := h.Run(ctx, nil, args...)
+	out, err := h.runOS(ctx, []string{"cat", "/sys/class/net/" + ifname + "/address"}, []string{"ifconfig", ifname})
 	if err != nil {
 		return "", err
 	}
@@ -311,17 +307,13 @@ func ParseMAC(goos, text string) (string, error) {
 
 // NCPU returns the host's number of online CPUs.
 func (h *Host) NCPU(ctx context.Context) (int, error) {
-	args := []string{"getconf", "_NPROCESSORS_ONLN"}
-	if h.Conf.OS != "linux" {
-		args = []string{"sysctl", "-n", "hw.ncpu"}
-	}
-	out, err := h.Run(ctx, nil, args...)
+	out, err := h.runOS(ctx, []string{"getconf", "_NPROCESSORS_ONLN"}, []string{"sysctl", "-n", "hw.ncpu"})
 	if err != nil {
 		return 0, err
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%s: %s: %q is not a CPU count", h, strings.Join(args, " "), out)
+		return 0, fmt.Errorf("%s: %q is not a CPU count", h, out)
 	}
 	return n, nil
 }

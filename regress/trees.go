@@ -313,18 +313,10 @@ func copyFile(src, dst string) error {
 // Build builds swctl from each tree into the temporary directory, once
 // when both roles share a tree, and sets the trees' Binary.
 func (t *Trees) Build(ctx context.Context) error {
-	env := []string{"CGO_ENABLED=0"}
-	for _, kv := range [][2]string{{"GOOS", t.GOOS}, {"GOARCH", t.GOARCH}} {
-		if kv[1] != "" {
-			env = append(env, kv[0]+"="+kv[1])
-		}
-	}
-	build := func(tr *Tree, name string) error {
-		out := filepath.Join(t.tmp, name)
-		if _, err := t.run.Output(ctx, tr.Dir, env, "go", "build", "-trimpath", "-o", out, "./cmd/swctl"); err != nil {
+	build := func(tr *Tree, name string) (err error) {
+		if tr.Binary, err = t.build(ctx, tr.Dir, name, t.GOOS, t.GOARCH); err != nil {
 			return fmt.Errorf("regress: build %s swctl in %s: %w", tr.Role, tr.Dir, err)
 		}
-		tr.Binary = out
 		return nil
 	}
 	if err := build(&t.NoPatch, "swctl-nopatch"); err != nil {
@@ -335,6 +327,22 @@ func (t *Trees) Build(ctx context.Context) error {
 		return nil
 	}
 	return build(&t.Patch, "swctl-patch")
+}
+
+// build builds swctl from the tree in dir for goos and goarch ("" = the
+// harness's own) and returns the binary, name in the temporary directory.
+func (t *Trees) build(ctx context.Context, dir, name, goos, goarch string) (string, error) {
+	env := []string{"CGO_ENABLED=0"}
+	for _, kv := range [][2]string{{"GOOS", goos}, {"GOARCH", goarch}} {
+		if kv[1] != "" {
+			env = append(env, kv[0]+"="+kv[1])
+		}
+	}
+	out := filepath.Join(t.tmp, name)
+	if _, err := t.run.Output(ctx, dir, env, "go", "build", "-trimpath", "-o", out, "./cmd/swctl"); err != nil {
+		return "", err
+	}
+	return out, nil
 }
 
 // Close removes the temporary worktree (also from git's list) and the

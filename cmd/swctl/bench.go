@@ -58,49 +58,6 @@ func benchCommand() *cli.Command {
 	}
 }
 
-// benchOutput is what swctl bench prints: the run's result, or the
-// search's.
-type benchOutput struct {
-	// TX is the interface the frames left by.
-	TX string `json:"tx"`
-	// RX is the interface they were counted at.
-	RX string `json:"rx"`
-	// Mode is "window", "rate", "max" or "search".
-	Mode string `json:"mode"`
-	// RFC2544Size is the frame size with the FCS, as RFC 2544 counts it.
-	RFC2544Size int `json:"rfc2544_size"`
-	// Interrupted is set when a signal stopped the run early.
-	Interrupted bool `json:"interrupted,omitempty"`
-	// Result is the run's result (not in search mode).
-	*gen.Result
-	// Search is the search's result (only in search mode).
-	Search *benchSearch `json:"search,omitempty"`
-}
-
-// benchSearch is the outcome of --search.
-type benchSearch struct {
-	// Max is the first run, at maximum rate: its sent rate is the upper
-	// bound of the search.
-	Max gen.Result `json:"max"`
-	// Rate is the highest zero-loss rate found, in frames/s: the rate of
-	// the best passing trial, or what the sender really reached in it
-	// when the pacer fell behind (then a lower bound).
-	Rate float64 `json:"zero_loss_rate"`
-	// Mbps is Rate in megabits per second, frames without FCS.
-	Mbps float64 `json:"zero_loss_mbps"`
-	// TrialRate is the paced rate of the best passing trial.
-	TrialRate float64 `json:"zero_loss_trial_rate"`
-	// SenderBound is set when the sender reached less than 99% of
-	// TrialRate in that trial: Rate is a lower bound.
-	SenderBound bool `json:"sender_bound,omitempty"`
-	// Resolution is the search's resolution in frames/s.
-	Resolution float64 `json:"resolution"`
-	// Converged reports whether the search came within the resolution.
-	Converged bool `json:"converged"`
-	// Trials are the paced trials in the order run.
-	Trials []gen.Result `json:"trials"`
-}
-
 // benchParams are the checked flags.
 type benchParams struct {
 	// tx and rx are the interface names.
@@ -109,7 +66,7 @@ type benchParams struct {
 	stream gen.Stream
 	// load is the run's load (the trials' in search mode, rate aside).
 	load gen.Load
-	// mode is as in benchOutput.
+	// mode is as in gen.BenchOutput.
 	mode string
 	// trial is the length of a search trial.
 	trial time.Duration
@@ -197,7 +154,7 @@ func runBench(c *cli.Context) error {
 	if !c.Bool("quiet") {
 		prog = newProgressLine(c.App.ErrWriter, b)
 	}
-	out := benchOutput{TX: p.tx, RX: p.rx, Mode: p.mode, RFC2544Size: p.stream.Size + gen.FCSLen}
+	out := gen.BenchOutput{TX: p.tx, RX: p.rx, Mode: p.mode, RFC2544Size: p.stream.Size + gen.FCSLen}
 	if p.mode == "search" {
 		out.Search, err = benchSearchRun(ctx, b, p, prog)
 	} else {
@@ -260,8 +217,8 @@ func benchRun(ctx context.Context, b *gen.Bench, l gen.Load, prog *progressLine,
 }
 
 // benchSearchRun measures the maximum rate, then searches below it.
-func benchSearchRun(ctx context.Context, b *gen.Bench, p benchParams, prog *progressLine) (*benchSearch, error) {
-	out := &benchSearch{Trials: []gen.Result{}}
+func benchSearchRun(ctx context.Context, b *gen.Bench, p benchParams, prog *progressLine) (*gen.BenchSearch, error) {
+	out := &gen.BenchSearch{Trials: []gen.Result{}}
 	top, err := benchRun(ctx, b, gen.Load{Duration: p.trial}, prog, "max rate", p.trial)
 	out.Max = top
 	if err != nil {
@@ -399,7 +356,7 @@ func (p *progressLine) note(s string) {
 }
 
 // formatBench writes the report.
-func formatBench(w io.Writer, out benchOutput) error {
+func formatBench(w io.Writer, out gen.BenchOutput) error {
 	if out.Search != nil {
 		return formatBenchSearch(w, out)
 	}
@@ -454,7 +411,7 @@ func writeResult(t io.Writer, r *gen.Result) {
 }
 
 // formatBenchSearch writes the search's trials and its outcome.
-func formatBenchSearch(w io.Writer, out benchOutput) error {
+func formatBenchSearch(w io.Writer, out gen.BenchOutput) error {
 	s := out.Search
 	fmt.Fprintf(w, "bench %s -> %s: RFC 2544 throughput, %d-byte frames (%d with FCS), %s\n",
 		out.TX, out.RX, s.Max.Size, out.RFC2544Size, plural(s.Max.Flows, "flow"))

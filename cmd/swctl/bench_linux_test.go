@@ -6,19 +6,20 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/internal/netnstest"
 )
 
 // benchIn runs swctl bench with args inside ns, in this process, and
 // decodes its JSON report.
-func benchIn(t *testing.T, ns *netnstest.NS, args ...string) (benchOutput, string, int) {
+func benchIn(t *testing.T, ns *netnstest.NS, args ...string) (gen.BenchOutput, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	var code int
 	ns.Do(func() {
 		code = run(context.Background(), append([]string{"swctl", "bench"}, args...), &stdout, &stderr)
 	})
-	var out benchOutput
+	var out gen.BenchOutput
 	if code == exitOK {
 		if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 			t.Fatalf("bench %v: %v\n%s", args, err, stdout.String())
@@ -42,9 +43,9 @@ func TestIntegrationBenchOverVeth(t *testing.T) {
 	tests := []struct {
 		name  string
 		args  []string
-		check func(t *testing.T, out benchOutput)
+		check func(t *testing.T, out gen.BenchOutput)
 	}{
-		{"window 16 for 2 s: every frame arrives", []string{"a", "b", "--duration", "2s", "--window", "16"}, func(t *testing.T, out benchOutput) {
+		{"window 16 for 2 s: every frame arrives", []string{"a", "b", "--duration", "2s", "--window", "16"}, func(t *testing.T, out gen.BenchOutput) {
 			if out.Mode != "window" || out.Window != 16 || out.Size != 1514 || out.RFC2544Size != 1518 {
 				t.Errorf("mode %q window %d size %d (%d); want window 16, 1514 (1518)", out.Mode, out.Window, out.Size, out.RFC2544Size)
 			}
@@ -55,7 +56,7 @@ func TestIntegrationBenchOverVeth(t *testing.T) {
 				t.Errorf("latency %+v, want min > 0 and max >= min", out.Latency)
 			}
 		}},
-		{"paced at 20k frames/s for 1 s: about 20k frames, none lost", []string{"a", "b", "--duration", "1s", "--rate", "20000", "--size", "60", "--flows", "16"}, func(t *testing.T, out benchOutput) {
+		{"paced at 20k frames/s for 1 s: about 20k frames, none lost", []string{"a", "b", "--duration", "1s", "--rate", "20000", "--size", "60", "--flows", "16"}, func(t *testing.T, out gen.BenchOutput) {
 			// The pacer's schedule is exact; on a busy machine it may
 			// skip frames it could not send in time, never send more.
 			if scheduled := out.Sent + out.TxDropped + out.Slipped; scheduled < 16000 || scheduled > 24000 {
@@ -74,7 +75,7 @@ func TestIntegrationBenchOverVeth(t *testing.T) {
 				t.Errorf("%d reordered, %d duplicates; want none on one veth", out.Reordered, out.Duplicates)
 			}
 		}},
-		{"search: trials recorded, a zero-loss rate found", []string{"a", "b", "--search", "--trial", "300ms", "--max-trials", "4", "--size", "60"}, func(t *testing.T, out benchOutput) {
+		{"search: trials recorded, a zero-loss rate found", []string{"a", "b", "--search", "--trial", "300ms", "--max-trials", "4", "--size", "60"}, func(t *testing.T, out gen.BenchOutput) {
 			s := out.Search
 			if s == nil || s.Max.Sent == 0 || len(s.Trials) == 0 || len(s.Trials) > 4 {
 				t.Fatalf("search %+v, want a max-rate run and 1-4 trials", s)

@@ -48,10 +48,10 @@ func TestFormatBench(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		out  benchOutput
+		out  gen.BenchOutput
 		want string
 	}{
-		{"window run", benchOutput{TX: "a", RX: "b", Mode: "window", RFC2544Size: 1518, Result: res}, `bench a -> b: 1514-byte frames (1518 with FCS), 1 flow, window 16, 2.0 s
+		{"window run", gen.BenchOutput{TX: "a", RX: "b", Mode: "window", RFC2544Size: 1518, Result: res}, `bench a -> b: 1514-byte frames (1518 with FCS), 1 flow, window 16, 2.0 s
   sent        2000 packets
   received    1990 packets
   lost        10 (0.500%)
@@ -62,7 +62,7 @@ func TestFormatBench(t *testing.T) {
   latency     min 12.3µs  avg 25µs  max 1.23ms
   notes       10 dropped by the receiving port's ring (receiver too slow)
 `},
-		{"search", benchOutput{TX: "a", RX: "b", Mode: "search", RFC2544Size: 64, Search: &benchSearch{
+		{"search", gen.BenchOutput{TX: "a", RX: "b", Mode: "search", RFC2544Size: 64, Search: &gen.BenchSearch{
 			Max:  gen.Result{Size: 60, Flows: 8, Sent: 1000, Received: 900, Lost: 100, LossPercent: 10, SentPerSecond: 1000, PacketsPerSecond: 900},
 			Rate: 480, TrialRate: 500, SenderBound: true, Mbps: 0.23, Resolution: 10, Converged: true,
 			Trials: []gen.Result{{Rate: 1000, Sent: 1000, Received: 950, Lost: 50, LossPercent: 5, SentPerSecond: 1000},
