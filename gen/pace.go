@@ -53,20 +53,37 @@ func (p *pacer) owed(now int64, had uint64) uint64 {
 }
 
 // ready reports whether owed frames are enough to send a burst of up to
-// k. When they are not, it sleeps towards the time they will be if that
-// is far (never past deadline nor for more than maxSleep), and the
-// caller tries again; a short gap it leaves to the caller's spinning.
-func (p *pacer) ready(now int64, had, owed, k uint64, deadline int64) bool {
+// k. When they are not, it also returns how long the caller may sleep
+// towards the time they will be, if that is far (never past deadline nor
+// more than maxSleep); a short gap (0) it leaves to the caller's spinning.
+func (p *pacer) ready(now int64, had, owed, k uint64, deadline int64) (bool, time.Duration) {
 	want := min(p.burst, k)
 	if owed >= want {
-		return true
+		return true, 0
 	}
 	next := p.start + int64(float64(had+want-1-p.based)*1e9/p.rate)
 	if gap := time.Duration(next - now); gap > sleepAbove {
-		time.Sleep(min(gap-sleepMargin, time.Duration(deadline-now), maxSleep))
+		return false, min(gap-sleepMargin, time.Duration(deadline-now), maxSleep)
 	}
-	return false
+	return false, 0
 }
+
+// monotonic is the clock a paced run reads and waits on: Now and
+// time.Sleep (systemClock), or in tests a simulated clock whose time
+// moves only as the run reads it and waits, so that the schedule can be
+// checked apart from how the machine schedules the sender.
+type monotonic interface {
+	// now is the time in nanoseconds, as Now.
+	now() int64
+	// sleep waits d.
+	sleep(d time.Duration)
+}
+
+// systemClock is the process's monotonic clock.
+type systemClock struct{}
+
+func (systemClock) now() int64            { return Now() }
+func (systemClock) sleep(d time.Duration) { time.Sleep(d) }
 
 // noDeadline is a deadline that never comes.
 const noDeadline = int64(math.MaxInt64)

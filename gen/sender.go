@@ -120,6 +120,8 @@ type Sender struct {
 	// one: frame seq then carries address seq of its block, and a run
 	// sends every frame once (see run).
 	walk *AddressSender
+	// clock is what Run paces by: systemClock outside tests.
+	clock monotonic
 }
 
 // NewSender returns a sender of s's frames on port. acks is needed only
@@ -139,7 +141,7 @@ func newSender(what string, port platform.Port, s Stream, acks Acks) (*Sender, e
 	if mtu := port.MTU(); s.Size-offIP > mtu {
 		return nil, fmt.Errorf("%s: frame size %d exceeds the MTU %d (at most %d bytes without FCS)", name, s.Size, mtu, mtu+offIP)
 	}
-	snd := &Sender{name: name, port: port, stream: s, acks: acks, bufs: s.batch(port.BatchSize()), srcIP: s.srcIP()}
+	snd := &Sender{name: name, port: port, stream: s, acks: acks, bufs: s.batch(port.BatchSize()), srcIP: s.srcIP(), clock: systemClock{}}
 	snd.SetRunID(s.RunID)
 	return snd, nil
 }
@@ -192,7 +194,7 @@ func (s *Sender) run(ctx context.Context, l Load) (SendStats, error) {
 	}
 	s.sent.Store(0)
 	done := ctx.Done()
-	start := Now()
+	start := s.clock.now()
 	pace := newPacer(l.Rate, batch, l.Burst, l.MaxLag, start)
 	if !once {
 		pace.lag = max(pace.lag, 4) // beyond it a paced sender skips ahead
@@ -214,7 +216,7 @@ loop:
 			break loop
 		default:
 		}
-		now := Now()
+		now := s.clock.now()
 		if now >= deadline {
 			break loop
 		}
@@ -245,7 +247,10 @@ loop:
 			}
 			// Wait for a whole burst to be due (or the last frames of
 			// a Count); behind schedule, catch up a batch at a time.
-			if !pace.ready(now, had, owed, k, deadline) {
+			if ok, nap := pace.ready(now, had, owed, k, deadline); !ok {
+				if nap > 0 {
+					s.clock.sleep(nap)
+				}
 				continue
 			}
 			k = min(k, owed)
@@ -284,7 +289,7 @@ loop:
 			continue
 		}
 		s.seq -= k - m // refused: offered again
-		now = Now()
+		now = s.clock.now()
 		switch {
 		case m > 0 && st.firstSend == 0:
 			st.firstSend = time.Duration(now - start)
@@ -302,7 +307,7 @@ loop:
 		}
 	}
 	st.TxDropped = st.Offered - st.Sent
-	st.Elapsed = time.Duration(Now() - start)
+	st.Elapsed = time.Duration(s.clock.now() - start)
 	return st, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,8 +108,8 @@ func (c RFC2889Config) weight() float64 {
 func (c RFC2889Config) describe() []string {
 	return []string{
 		fmt.Sprintf("Address caching (RFC 2889 5.7, 5.8): swctl bridge %s over p1 (learning port), p2 (test port), p3 (monitor port) in one namespace; the tester's ends t1, t2, t3 in another, opened with AF_PACKET in the harness's process. bridge set --maxaddr %d --timeout %d (swctl's defaults: maxaddr %d, timeout %d s); a static entry for t2's MAC on p2 (the test port's address, which RFC 2889 has the bridge learn first), so %d addresses of the learning port fit; bridge flush (learned addresses only) before every trial.", RFC2889Setup, c.MaxAddr, c.Timeout, config.DefaultMaxAddr, config.DefaultTimeout, c.MaxAddr-1),
-		fmt.Sprintf("A trial of N addresses: t1 sends N learning frames (64-byte UDP frames from MAC i of a block of locally administered addresses to t2's MAC), then t2 sends N test frames at %.0f frames/s, one to each of the N addresses. It fails when a test frame reaches the monitor t3 (unknown unicast is flooded there: that address was not in the table), passes when none does, all reach t1 and a broadcast barrier frame sent after them from t2 has reached t1 and t3 (the bridge forwards a member's frames in order, so every flooded copy is through by then); a test frame lost without any flooded is inconclusive (so is a would-be pass whose barrier did not arrive within the drain time, and, in the capacity search, a failure after learning frames were lost), and the trial is run again, at most %d more times, then counted as failed. Only frames of the trial's run ID count; the bridge's address count (bridge show) is recorded after each trial.", c.TestRate, addrRetries),
-		fmt.Sprintf("Capacity (\"capacity\", addresses): binary search on N between 0 and maxaddr %d, at most %d probes, learning frames at %.0f frames/s; after a failure with F frames flooded the next probe is N-F (the addresses the table took), after such a guided probe passed N+1 (at most two guided probes in a row, otherwise the midpoint). The result is the largest N that passed with N+1 failing, or %d if that passed.", c.MaxAddr, c.CapacityTrials, c.LearnRate, c.MaxAddr),
+		fmt.Sprintf("A trial of N addresses: t1 sends N learning frames (64-byte UDP frames from MAC i of a block of locally administered addresses to t2's MAC), then t2 sends N test frames at %.0f frames/s, one to each of the N addresses. It fails when a test frame reaches the monitor t3 (unknown unicast is flooded there: that address was not in the table), passes when none does, all reach t1 and a broadcast barrier frame sent after them from t2 has reached t1 and t3 (the bridge forwards a member's frames in order, so every flooded copy is through by then); a test frame lost without any flooded is inconclusive (so is a would-be pass whose barrier did not arrive within the drain time, and, in the capacity search, any trial whose learning frames were lost, after which its learning frames and those of the later probes go at half the rate), and the trial is run again, at most %d more times, then counted as failed. Only frames of the trial's run ID count; the bridge's address count (bridge show) is recorded after each trial.", c.TestRate, addrRetries),
+		fmt.Sprintf("Capacity (\"capacity\", addresses): binary search on N between 0 and maxaddr %d, at most %d probes, learning frames at %.0f frames/s (less after learning frames were lost); after a failure with F frames flooded the next probe is N-F (the addresses the table took), after such a guided probe passed N+1 (at most two guided probes in a row, otherwise the midpoint). The result is the largest N that passed with N+1 failing, or %d if that passed.", c.MaxAddr, c.CapacityTrials, c.LearnRate, c.MaxAddr),
 		fmt.Sprintf("Learning rate (\"learn/s\", addresses/s): min(capacity, %d) addresses, learning frames offered at rate R; binary search on R from %.0f frames/s down (gen/rfc2544: first at the top, then halving) to within %.1f%% of it, at most %d probes. A pass whose sender offered less than %.0f%% of R (the machine took its CPU away) is inconclusive, like a lost frame. The result is the highest rate of a passing trial, the rate the sender offered where that is more than 1%% below R. \"trials\" counts both searches' trials, repeats included.", c.RateAddrs, c.RateMax, 100*c.Resolution, c.RateTrials, 100*senderShortfall),
 	}
 }
@@ -171,19 +172,27 @@ const addrRetries = 2
 // have been on its way). In a learning-rate trial a pass is inconclusive
 // too when the sender offered less than senderShortfall of the rate asked
 // for (the machine took its CPU away): that rate was not tried.
-// In a capacity trial (capacity set), a failure after learning frames
-// were lost on the way is inconclusive too: the addresses of the lost
-// frames were never offered to the table. In a learning-rate trial a
+// In a capacity trial (capacity set), any verdict after learning frames
+// were lost on the way is inconclusive: the addresses of the lost frames
+// were never offered to the table (a pass then means a flooded copy was
+// missed: one under load at 18 claimed 16384 addresses in a table of
+// 16383). In a learning-rate trial a
 // learning frame the bridge dropped is what the search measures.
 func (t *AddrTrial) judge(capacity bool) {
 	n := uint64(t.Addresses)
 	testLost := t.TestSent < n || t.Received < t.TestSent
-	learnLost := t.LearnSent < n || t.LearnForwarded < t.LearnSent
-	t.Pass = n > 0 && t.Flooded == 0 && !testLost && t.Barrier
-	t.Inconclusive = n > 0 && ((t.Flooded == 0 && (testLost || !t.Barrier)) || (capacity && t.Flooded > 0 && learnLost))
+	learnLost := capacity && t.learnLost()
+	t.Pass = n > 0 && t.Flooded == 0 && !testLost && t.Barrier && !learnLost
+	t.Inconclusive = n > 0 && ((t.Flooded == 0 && (testLost || !t.Barrier)) || learnLost)
 	if !capacity && t.Pass && t.LearnPerSecond > 0 && t.LearnPerSecond < senderShortfall*t.Rate {
 		t.Pass, t.Inconclusive = false, true
 	}
+}
+
+// learnLost reports whether learning frames were not sent or did not
+// all reach the test port.
+func (t *AddrTrial) learnLost() bool {
+	return t.LearnSent < uint64(t.Addresses) || t.LearnForwarded < t.LearnSent
 }
 
 // senderShortfall is the least fraction of the rate asked for that a
@@ -196,7 +205,11 @@ type AddrTrialFunc func(n int, rate float64) (AddrTrial, error)
 
 // judged runs trial for n addresses at rate, again while it is
 // inconclusive (at most addrRetries times more), appends every run to
-// *trials and returns the last.
+// *trials and returns the last. In a capacity trial (capacity set) whose
+// learning frames were lost, the next run sends them at half the rate:
+// a capacity trial's learning frames are meant to go at a rate the bridge
+// learns every one at, and a loaded machine (the daemon's receive ring
+// overflowing while it waits for a CPU) may not keep up with LearnRate.
 func judged(ctx context.Context, trial AddrTrialFunc, n int, rate float64, capacity bool, trials *[]AddrTrial) (AddrTrial, error) {
 	var t AddrTrial
 	for try := 0; try <= addrRetries; try++ {
@@ -210,6 +223,9 @@ func judged(ctx context.Context, trial AddrTrialFunc, n int, rate float64, capac
 		*trials = append(*trials, t)
 		if err != nil || !t.Inconclusive {
 			return t, err
+		}
+		if capacity && t.learnLost() {
+			rate /= 2
 		}
 	}
 	return t, nil
@@ -237,12 +253,14 @@ const maxGuided = 2
 
 // SearchCapacity finds the largest N in [1, hi] whose trial (learning
 // frames at rate) passes, with at most maxTrials probes (each run up to
-// 1+addrRetries times while inconclusive). The first probe is at hi; if
-// it passes, hi is the result. Otherwise a binary search narrows
-// [lo, hi], where lo (0 at first) passed and hi failed; its probes are
-// guided by the flood count: after a conclusive failure of N with F test
-// frames flooded, the table held N-F addresses, so N-F is tried next, and
-// after a guided probe that passed, that N plus one. A guess outside the
+// 1+addrRetries times while inconclusive; a run that lost learning
+// frames is followed by runs at half the rate, which the later probes
+// keep: see judged). The first probe is at hi; if it passes, hi is the
+// result. Otherwise a binary search narrows [lo, hi], where lo (0 at
+// first) passed and hi failed; its probes are guided by the flood count:
+// after a conclusive failure of N with F test frames flooded, the table
+// held N-F addresses, so N-F is tried next, and after a guided probe that
+// passed, that N plus one. A guess outside the
 // interval, or a third guided probe in a row, gives way to the midpoint.
 // A table that learns up to C addresses and floods the rest is found in
 // three probes (hi, C, C+1). A trial's error ends the search with the
@@ -252,12 +270,20 @@ func SearchCapacity(ctx context.Context, trial AddrTrialFunc, hi int, rate float
 	if hi < 1 || maxTrials < 1 {
 		return res, fmt.Errorf("capacity search: upper bound %d, max trials %d: want both at least 1", hi, maxTrials)
 	}
-	// estimate is the table's size a conclusive failure tells, 0 = none.
-	estimate := func(t AddrTrial) int {
-		if t.Pass || t.Inconclusive || t.Flooded == 0 || t.Flooded > uint64(t.Addresses) {
-			return 0
+	// estimate is the table's size the runs of a failed probe tell, 0 =
+	// none: N-F of the last run that flooded F frames. A run inconclusive
+	// for lost learning frames tells it too, as a lower bound (the table
+	// held N-F addresses, of fewer offered): a probe whose runs were all
+	// inconclusive still guides the search, rather than leave it to
+	// halving, which the probes may not suffice for. A guess is a probe
+	// like any other: its verdict, not the estimate, moves the interval.
+	estimate := func(runs []AddrTrial) int {
+		for _, t := range slices.Backward(runs) {
+			if !t.Pass && t.Flooded > 0 && t.Flooded <= uint64(t.Addresses) {
+				return t.Addresses - int(t.Flooded)
+			}
 		}
-		return t.Addresses - int(t.Flooded)
+		return 0
 	}
 	guess, guided := 0, 0
 	for probes := 0; probes == 0 || res.Hi-res.Lo > 1 && probes < maxTrials; probes++ {
@@ -272,18 +298,19 @@ func SearchCapacity(ctx context.Context, trial AddrTrialFunc, hi int, rate float
 		default:
 			guided = 0
 		}
+		runs := len(res.Trials)
 		t, err := judged(ctx, trial, n, rate, true, &res.Trials)
 		if err != nil {
 			return res, fmt.Errorf("capacity trial of %d addresses: %w", n, err)
 		}
-		guess = 0
+		rate, guess = t.Rate, 0 // slower once learning frames were lost
 		if t.Pass {
 			res.Lo, res.Capacity = n, n
 			if isGuess {
 				guess = n + 1
 			}
 		} else {
-			res.Hi, guess = n, estimate(t)
+			res.Hi, guess = n, estimate(res.Trials[runs:])
 		}
 	}
 	res.Converged = res.Hi-res.Lo <= 1

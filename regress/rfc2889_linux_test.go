@@ -50,6 +50,13 @@ func TestIntegrationRegressRFC2889Smoke(t *testing.T) {
 		t.Fatalf("%d address-caching samples, want 2 (one per role)", n)
 	}
 	for _, s := range res.RFC2889Samples {
+		// The capacity is exact: a trial that lost learning frames (a
+		// loaded machine) is run again with them slower (see judged).
+		for _, tr := range s.Capacity.Trials {
+			if tr.LearnForwarded < tr.LearnSent || tr.Rate != c.LearnRate {
+				t.Logf("%s: capacity trial of %d addresses, learning frames at %.0f/s: %d of %d forwarded, %d flooded", s.Role, tr.Addresses, tr.Rate, tr.LearnForwarded, tr.LearnSent, tr.Flooded)
+			}
+		}
 		if s.Capacity.Capacity != c.MaxAddr-1 || !s.Capacity.Converged {
 			t.Errorf("%s: capacity %d (converged %v), want %d: maxaddr %d less the test port's static entry; trials %+v",
 				s.Role, s.Capacity.Capacity, s.Capacity.Converged, c.MaxAddr-1, c.MaxAddr, s.Capacity.Trials)
@@ -64,8 +71,25 @@ func TestIntegrationRegressRFC2889Smoke(t *testing.T) {
 				t.Errorf("%s: trial of %d addresses passed, but the bridge had %d addresses (want %d), barrier %v: %+v", s.Role, tr.Addresses, tr.Table, tr.Addresses+1, tr.Barrier, tr)
 			}
 		}
-		if s.LearningRate.Rate <= 0 || s.LearningRate.Addresses != c.RateAddrs || len(s.LearningRate.Trials) == 0 {
-			t.Errorf("%s: learning rate %v for %d addresses in %d trials, want a rate above 0 for %d", s.Role, s.LearningRate.Rate, s.LearningRate.Addresses, len(s.LearningRate.Trials), c.RateAddrs)
+		if s.LearningRate.Addresses != c.RateAddrs || len(s.LearningRate.Trials) == 0 {
+			t.Errorf("%s: learning rate for %d addresses in %d trials, want trials of %d", s.Role, s.LearningRate.Addresses, len(s.LearningRate.Trials), c.RateAddrs)
+		}
+		// The rate reported is the fastest passing trial's (or less,
+		// what its sender offered); how fast that is depends on the
+		// machine's load, which is the benchmark's business, not the
+		// smoke's: with none passing (a busy machine loses learning
+		// frames at the lowest rate probed) it is 0.
+		fastest := 0.0
+		for _, tr := range s.LearningRate.Trials {
+			if tr.Pass {
+				fastest = max(fastest, tr.Rate)
+			}
+		}
+		if r := s.LearningRate.Rate; (fastest == 0) != (r == 0) || r < 0 || r > fastest {
+			t.Errorf("%s: learning rate %v, want the fastest passing trial's, %v, or what its sender offered", s.Role, r, fastest)
+		}
+		if fastest == 0 {
+			t.Logf("%s: no learning-rate trial passed (a busy machine): %+v", s.Role, s.LearningRate.Trials)
 		}
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))

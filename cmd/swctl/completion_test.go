@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/swctl/swctl/internal/api/apitest"
@@ -34,9 +35,12 @@ type completionShell struct {
 	env []string
 	// dir is the working directory, holding a few files to complete.
 	dir string
+	// netns, when set, starts each completion in a network namespace of
+	// its own holding completionNetns's interfaces; nil: in the host's.
+	netns *syscall.SysProcAttr
 }
 
-func newCompletionShell(t *testing.T, socket string) *completionShell {
+func newCompletionShell(t *testing.T, socket string, netns *syscall.SysProcAttr) *completionShell {
 	t.Helper()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatalf("bash is needed to test the bash completion: %v", err)
@@ -46,7 +50,7 @@ func newCompletionShell(t *testing.T, socket string) *completionShell {
 		t.Fatalf("swctl completion bash: exit code %d, stderr %q", code, stderr.String())
 	}
 	tmp := t.TempDir()
-	sh := &completionShell{script: filepath.Join(tmp, "swctl.bash"), dir: filepath.Join(tmp, "cwd")}
+	sh := &completionShell{script: filepath.Join(tmp, "swctl.bash"), dir: filepath.Join(tmp, "cwd"), netns: netns}
 	if err := os.WriteFile(sh.script, script.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +88,12 @@ func (sh *completionShell) complete(t *testing.T, line string) []string {
 	}
 	const driver = `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
 _swctl; printf '%s\n' "${COMPREPLY[@]}"`
-	cmd := exec.Command("bash", append([]string{"--norc", "--noprofile", "-c", driver, "bash", sh.script}, words...)...)
-	cmd.Env, cmd.Dir = sh.env, sh.dir
+	script := driver
+	if sh.netns != nil {
+		script = completionNetns.setup + " || exit 1\n" + driver
+	}
+	cmd := exec.Command("bash", append([]string{"--norc", "--noprofile", "-c", script, "bash", sh.script}, words...)...)
+	cmd.Env, cmd.Dir, cmd.SysProcAttr = sh.env, sh.dir, sh.netns
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -102,8 +110,8 @@ _swctl; printf '%s\n' "${COMPREPLY[@]}"`
 }
 
 // freeHostInterfaces is what a new member may be, for the fake daemon of
-// newFake: the host's interfaces other than loopback and those the fake
-// reports in use.
+// newFake, completing in the host's network namespace: its interfaces
+// other than loopback and those the fake reports in use.
 func freeHostInterfaces(t *testing.T) []string {
 	ifs, err := net.Interfaces()
 	if err != nil {
@@ -121,8 +129,18 @@ func freeHostInterfaces(t *testing.T) []string {
 }
 
 func TestBashCompletion(t *testing.T) {
-	withDaemon := newCompletionShell(t, apitest.Serve(t, newFake()))
-	noDaemon := newCompletionShell(t, apitest.SocketPath(t))
+	// Free interfaces are what the completion's network namespace has:
+	// its own where the test can make one, so that other test packages'
+	// interfaces coming and going meanwhile cannot change them; else the
+	// host's, compared with a snapshot before and after (see below).
+	netns, why := ownNetns(t)
+	free := func() []string { return completionNetns.free }
+	if netns == nil {
+		t.Logf("completing in the host's network namespace: %s", why)
+		free = func() []string { return freeHostInterfaces(t) }
+	}
+	withDaemon := newCompletionShell(t, apitest.Serve(t, newFake()), netns)
+	noDaemon := newCompletionShell(t, apitest.SocketPath(t), netns)
 	topLevel := []string{"daemon", "bridge", "trunk", "lb", "port", "stats", "capture", "recover", "selftest", "version", "bench", "config", "completion"}
 	bridgeCmds := []string{"create", "destroy", "add", "del", "show", "addr", "static", "deladdr", "flush", "set", "port", "stp", "addspan", "delspan"}
 	files := []string{"hostname.bridge0", "hostname.trunk0", "rc.conf"}
@@ -154,9 +172,9 @@ func TestBashCompletion(t *testing.T) {
 		{"capture: bridges, then ports", withDaemon, "swctl capture ", []string{"bridge0", "br1", "eth1", "eth3", "gone0", "eth5", "eth9"}},
 		{"capture directions", withDaemon, "swctl capture bridge0 --direction ", []string{"in", "out", "both"}},
 		{"capture file", withDaemon, "swctl capture bridge0 -w host", []string{"hostname.bridge0", "hostname.trunk0"}},
-		{"new members: free interfaces and trunks", withDaemon, "swctl bridge add bridge0 ", append(freeHostInterfaces(t), "trunk0", "trunk1", "trunk2")},
-		{"new trunk ports: free interfaces", withDaemon, "swctl trunk create t0 --port ", freeHostInterfaces(t)},
-		{"new trunk ports after the name", withDaemon, "swctl trunk create t0 eth9 ", freeHostInterfaces(t)},
+		{"new members: free interfaces and trunks", withDaemon, "swctl bridge add bridge0 ", append(free(), "trunk0", "trunk1", "trunk2")},
+		{"new trunk ports: free interfaces", withDaemon, "swctl trunk create t0 --port ", free()},
+		{"new trunk ports after the name", withDaemon, "swctl trunk create t0 eth9 ", free()},
 		{"no argument after the last", withDaemon, "swctl bridge addr bridge0 ", nil},
 		{"shells", withDaemon, "swctl completion ", []string{"bash", "zsh", "fish"}},
 		{"files", withDaemon, "swctl daemon --config ", files},
@@ -177,8 +195,8 @@ func TestBashCompletion(t *testing.T) {
 			got := tt.sh.complete(t, tt.line)
 			// hostCases are the cases whose want is the free host
 			// interfaces, followed by that many other names.
-			hostCases := map[string]int{"new members: free interfaces and trunks": 3, "new trunk ports: free interfaces": 0}
-			if extra, ok := hostCases[tt.name]; ok {
+			hostCases := map[string]int{"new members: free interfaces and trunks": 3, "new trunk ports: free interfaces": 0, "new trunk ports after the name": 0}
+			if extra, ok := hostCases[tt.name]; ok && tt.sh.netns == nil {
 				// Other test packages make and remove interfaces in
 				// this namespace meanwhile: one that came or went
 				// during the completion may or may not be offered;
