@@ -49,8 +49,9 @@ func (s EgressStats) Lost(in int) int {
 // Send writes b to p. Neither b's frames nor its offloads are changed;
 // p copies what it keeps. Send does not look at p's link: the caller
 // decides what a port that is down gets.
-func (e *Egress) Send(p Port, b Batch) EgressStats {
-	return e.send(p, b, -1)
+func (e *Egress) Send(p Port, b Batch) (st EgressStats) {
+	e.send(p, b, -1, &st)
+	return st
 }
 
 // SendChecked is Send for a batch whose every frame the caller has
@@ -58,28 +59,37 @@ func (e *Egress) Send(p Port, b Batch) EgressStats {
 // smallest member MTU): while p's MTU is at least mtu none of them can be
 // oversize for p, and the second walk over the frames is skipped. A port
 // whose MTU has dropped below mtu since gets Send's check.
-func (e *Egress) SendChecked(p Port, b Batch, mtu int) EgressStats {
-	return e.send(p, b, mtu)
+func (e *Egress) SendChecked(p Port, b Batch, mtu int) (st EgressStats) {
+	e.send(p, b, mtu, &st)
+	return st
 }
 
 // send is Send, skipping the MTU check when p's MTU is at least checked
-// (the MTU the caller checked b's frames against; negative: none).
-func (e *Egress) send(p Port, b Batch, checked int) EgressStats {
-	var st EgressStats
+// (the MTU the caller checked b's frames against; negative: none). It
+// counts into st, which Send and SendChecked return: being small and
+// inlined, they leave st in their caller's frame, so the common batch
+// (plain, fitting, written whole) copies no stats and no batch.
+func (e *Egress) send(p Port, b Batch, checked int, st *EgressStats) {
 	if b.Len() == 0 {
-		return st
+		return
 	}
-	if mtu := p.MTU(); checked < 0 || mtu < checked {
+	mtu, bs := p.MTU(), p.BatchSize()
+	// The common batch (a trunk's to a member) needs none of the steps
+	// below: its frames checked against an MTU the port meets, nothing
+	// to finish, and one chunk.
+	if checked >= 0 && mtu >= checked && b.Len() <= bs && (b.Offs == nil || p.Offloads()) {
+		n, _ := p.WriteBatch(b)
+		st.Sent = max(n, 0)
+		return
+	}
+	if checked < 0 || mtu < checked {
 		b, st.Oversize = e.fitting(mtu, b)
 	}
-	bs := p.BatchSize()
 	if bs <= 0 {
 		bs = max(b.Len(), 1)
 	}
 	if b.Offs != nil && !p.Offloads() && !allPlain(b.Offs) {
-		fs := e.soft.WriteTo(p, bs, b)
-		st.Sent, st.Finished, st.Segments = fs.Sent, fs.Finished, fs.Segments
-		st.OffloadDropped, st.Err, st.ErrOffload = fs.Dropped, fs.Err, fs.ErrOffload
+		e.finish(p, bs, b, st)
 	} else {
 		for b.Len() > 0 {
 			k := min(bs, b.Len())
@@ -88,10 +98,25 @@ func (e *Egress) send(p Port, b Batch, checked int) EgressStats {
 			b = b.Slice(k, b.Len())
 		}
 	}
+	if len(e.fit.Frames) > 0 {
+		e.forget()
+	}
+}
+
+// finish writes b to p, which carries no offloads, in chunks of bs, its
+// offloads finished in software, and counts into st.
+func (e *Egress) finish(p Port, bs int, b Batch, st *EgressStats) {
+	fs := e.soft.WriteTo(p, bs, b)
+	st.Sent, st.Finished, st.Segments = fs.Sent, fs.Finished, fs.Segments
+	st.OffloadDropped, st.Err, st.ErrOffload = fs.Dropped, fs.Err, fs.ErrOffload
+}
+
+// forget empties the scratch of fitting, so that it holds on to no
+// caller's frames.
+func (e *Egress) forget() {
 	clear(e.fit.Frames)
 	e.fit.Frames = e.fit.Frames[:0]
 	e.fit.Offs = e.fit.Offs[:0]
-	return st
 }
 
 // fitting returns b without the frames that are shorter than an Ethernet

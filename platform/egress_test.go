@@ -78,18 +78,28 @@ func TestEgressSend(t *testing.T) {
 			}
 		}
 	})
-	t.Run("chunks of the port's batch size", func(t *testing.T) {
-		p := &recordingPort{mtu: 1500, batch: 4}
+	t.Run("chunks of the port's batch size, checked or not", func(t *testing.T) {
 		in := make([][]byte, 10)
 		for i := range in {
 			in[i] = small
 		}
-		var e platform.Egress
-		if st := e.Send(p, platform.Batch{Frames: in}); st.Sent != 10 {
-			t.Errorf("Sent = %d, want 10", st.Sent)
-		}
-		if len(p.chunks) != 3 || len(p.chunks[0]) != 4 || len(p.chunks[2]) != 2 {
-			t.Errorf("chunks of %d calls, want 4+4+2", len(p.chunks))
+		for _, send := range []struct {
+			name string
+			f    func(*platform.Egress, platform.Port, platform.Batch) platform.EgressStats
+		}{
+			{"Send", (*platform.Egress).Send},
+			{"SendChecked", func(e *platform.Egress, p platform.Port, b platform.Batch) platform.EgressStats {
+				return e.SendChecked(p, b, 1500)
+			}},
+		} {
+			p := &recordingPort{mtu: 1500, batch: 4}
+			var e platform.Egress
+			if st := send.f(&e, p, platform.Batch{Frames: in}); st.Sent != 10 {
+				t.Errorf("%s: Sent = %d, want 10", send.name, st.Sent)
+			}
+			if len(p.chunks) != 3 || len(p.chunks[0]) != 4 || len(p.chunks[2]) != 2 {
+				t.Errorf("%s: chunks of %d calls, want 4+4+2", send.name, len(p.chunks))
+			}
 		}
 	})
 	t.Run("a port with offloads gets super-frames whole, with their offloads", func(t *testing.T) {
@@ -128,6 +138,15 @@ func TestEgressSend(t *testing.T) {
 		st := e.SendChecked(p, platform.Batch{Frames: [][]byte{small, big}}, 9000)
 		if st.Sent != 1 || st.Oversize != 1 || p.frames() != 1 {
 			t.Errorf("SendChecked(mtu 9000) to a 1500-byte port = %+v, port got %d; want the 1,614-byte frame left out", st, p.frames())
+		}
+	})
+	t.Run("SendChecked finishes offloads in software for a port without them", func(t *testing.T) {
+		p := &recordingPort{mtu: 1500, batch: 64}
+		var e platform.Egress
+		st := e.SendChecked(p, platform.Batch{Frames: [][]byte{superF, small}, Offs: []platform.Offload{superO, {}}}, 1500)
+		want := platform.EgressStats{Sent: 4, Finished: 1, Segments: 3}
+		if st != want || p.frames() != 4 || len(p.offs) != 0 {
+			t.Errorf("SendChecked = %+v, port got %d frames (%d calls with offloads); want %+v: 3 plain segments and the plain frame", st, p.frames(), len(p.offs), want)
 		}
 	})
 	t.Run("a port that refuses some frames: Lost counts input frames", func(t *testing.T) {
