@@ -210,25 +210,15 @@ func writeMsgSizeChart(dir string, r *Results) ([]string, error) {
 	}
 	var series []chartSeries
 	for _, se := range []struct{ label, role string }{{"patch", RolePatch}, {"no patch", RoleNoPatch}} {
-		cs := chartSeries{Label: se.label}
-		for _, size := range r.MsgSize.Sizes {
-			cell := chartCell{}
+		series = append(series, sizeSeries(se.label, r.MsgSize.Sizes, func(size int) chartCell {
 			for _, c := range r.MsgSizeCells {
 				if c.Metric == "throughput" && c.Role == se.role && c.Size == size {
-					cell = roleChartCell(c)
+					return roleChartCell(c)
 				}
 			}
-			cs.X, cs.Cells = append(cs.X, float64(size)), append(cs.Cells, cell)
-		}
-		series = append(series, cs)
+			return chartCell{}
+		}))
 	}
-	file := "msgsize-" + MsgSizeSetup + ".svg"
 	p, err := lineChart("TCP stream by message size through "+MsgSizeSetup+", patch vs no patch", "message size, bytes (iperf3 -l)", "throughput, Mb/s", true, series)
-	if err != nil {
-		return nil, fmt.Errorf("chart %s: %w", file, err)
-	}
-	if err := saveChart(p, 6*vg.Inch, 4*vg.Inch, r.Alpha, filepath.Join(dir, file)); err != nil {
-		return nil, err
-	}
-	return []string{file}, nil
+	return writeChart(dir, "msgsize-"+MsgSizeSetup+".svg", p, 6*vg.Inch, r.Alpha, err)
 }
