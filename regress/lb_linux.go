@@ -306,7 +306,7 @@ func (b *lbBed) wrkArgs(row, mode string, seconds int) []string {
 // runWrk runs wrk with args (a run of seconds) and returns what it
 // printed and its own CPU time (rusage) in seconds.
 func (b *lbBed) runWrk(ctx context.Context, args []string, seconds int) ([]byte, float64, error) {
-	b.cmds.Log = append(b.cmds.Log, commandLine(args))
+	b.cmds.record(commandLine(args))
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
