@@ -129,14 +129,10 @@ func AnalyzeMsgSize(sizes []int, samples []MsgSizeSample, alpha float64) []RoleC
 	var out []RoleCell
 	for _, m := range msgSizeMetrics {
 		for _, size := range sizes {
-			vals := map[string][]float64{}
-			for _, x := range samples {
-				if x.Size == size {
-					if v, ok := m.Value(x); ok {
-						vals[x.Role] = append(vals[x.Role], v)
-					}
-				}
-			}
+			vals := roleValues(samples, func(x MsgSizeSample) (string, float64, bool) {
+				v, ok := m.Value(x)
+				return x.Role, v, ok && x.Size == size
+			})
 			out = append(out, roleCells(RoleCell{Setup: MsgSizeSetup, Metric: m.Key, Size: size}, vals, alpha)...)
 		}
 	}

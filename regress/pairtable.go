@@ -159,6 +159,18 @@ func compareRoles(vals map[string][]float64, alpha float64) [2]Comparison {
 	return out
 }
 
+// roleValues collects, by role, the value of in for every sample of
+// samples that in accepts (ok).
+func roleValues[S any](samples []S, in func(S) (role string, v float64, ok bool)) map[string][]float64 {
+	vals := map[string][]float64{}
+	for _, x := range samples {
+		if role, v, ok := in(x); ok {
+			vals[role] = append(vals[role], v)
+		}
+	}
+	return vals
+}
+
 // roleCells summarises vals (by role) into a patch and a no-patch cell
 // that share template's setup, metric, size and percent.
 func roleCells(template RoleCell, vals map[string][]float64, alpha float64) []RoleCell {
