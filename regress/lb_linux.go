@@ -239,10 +239,8 @@ func (b *lbBed) startSwctl(ctx context.Context, bin, base string) error {
 	for k := 1; k <= lbBackends; k++ {
 		cmds = append(cmds, []string{"lb", "backend", "add", "web", lbBackendIP(k)})
 	}
-	for _, c := range cmds {
-		if err := b.daemon.swctl(ctx, c...); err != nil {
-			return fmt.Errorf("swctl lb row: %w", err)
-		}
+	if err := b.daemon.swctlAll(ctx, cmds...); err != nil {
+		return fmt.Errorf("swctl lb row: %w", err)
 	}
 	return nil
 }
