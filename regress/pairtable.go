@@ -202,16 +202,6 @@ func pairCells(cells []RoleCell, key RoleCell) [2]Cell {
 func roleCellsMarkdown(b *strings.Builder, cells []RoleCell, row func(c RoleCell) string) {
 	b.WriteString("| metric | row | role | n | mean | median | min | max | stddev | p (patch vs no patch) |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range cells {
-		if c.NA {
-			fmt.Fprintf(b, "| %s | %s | %s | n/a | | | | | | |\n", c.Metric, row(c), c.Role)
-			continue
-		}
-		sig := ""
-		if c.Significant {
-			sig = " *"
-		}
-		m := c.Summary
-		fmt.Fprintf(b, "| %s | %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g%s |\n",
-			c.Metric, row(c), c.Role, m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", c.Metric, row(c), c.Role, cellStats(c.Comparison))
 	}
 }
