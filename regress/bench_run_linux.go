@@ -299,7 +299,7 @@ func ping(ctx context.Context, b *rateBed, cfg BenchConfig) (pingStats, error) {
 // tcp runs one iperf3 test h1 -> h2 against a one-off server started for
 // it (a server left waiting by a broken test would refuse the next).
 func tcp(ctx context.Context, b *rateBed, cfg BenchConfig, offloads string) tcpRecord {
-	args := inNS(b.h1, pinned(cfg.TesterCPU, "iperf3", "-c", b.h2IP, "-p", iperfPort, "-t", strconv.Itoa(cfg.TCPSeconds), "-J", "--connect-timeout", "3000")...)
+	args := inNS(b.h1, pinned(cfg.TesterCPU, iperfArgs(b.h2IP, cfg.TCPSeconds)...)...)
 	t := tcpRecord{Offloads: offloads, Command: strings.Join(args, " ")}
 	srv, err := bgproc.Start("iperf3 server in "+b.h2, filepath.Join(b.dir, fmt.Sprintf("%s-iperf3-%d.log", b.spec.Name, b.starts)),
 		inNS(b.h2, pinned(cfg.TesterCPU, "iperf3", "-s", "-1", "-p", iperfPort)...)...)

@@ -337,17 +337,14 @@ func writeRateCharts(dir string, r *Results) ([]string, error) {
 			{"max rate, patch", "max_rate", RolePatch}, {"max rate, no patch", "max_rate", RoleNoPatch},
 			{"zero loss, patch", "zero_loss", RolePatch}, {"zero loss, no patch", "zero_loss", RoleNoPatch},
 		} {
-			cs := chartSeries{Label: se.label}
-			for _, size := range r.Rate.Sizes {
-				cell := chartCell{}
+			series = append(series, sizeSeries(se.label, r.Rate.Sizes, func(size int) chartCell {
 				for _, c := range r.RateCells {
 					if c.Setup == s.Name && c.Metric == se.metric && c.Role == se.role && c.Size == size {
-						cell = comparedCell(c.Role, c.Comparison).scaled(float64(size-4) * 8 / 1e6)
+						return comparedCell(c.Role, c.Comparison).scaled(float64(size-4) * 8 / 1e6)
 					}
 				}
-				cs.X, cs.Cells = append(cs.X, float64(size)), append(cs.Cells, cell)
-			}
-			series = append(series, cs)
+				return chartCell{}
+			}))
 		}
 		p, err := lineChart("forwarding rate through "+s.Name+", patch vs no patch", "frame size, bytes (RFC 2544, FCS included)", "throughput, Mb/s (frames without FCS)", false, series)
 		file, err := writeChart(dir, "rate-"+s.Name+".svg", p, 6*vg.Inch, r.Alpha, err)
@@ -384,6 +381,16 @@ func writeBulkChart(dir string, r *Results) ([]string, error) {
 	}
 	p, w, err := barChart("bulk transfer across "+BulkSetup+", patch vs no patch", "test (UDP: received)", "throughput, Mb/s", groups, series)
 	return writeChart(dir, "bulk-"+BulkSetup+".svg", p, w, r.Alpha, err)
+}
+
+// sizeSeries is the series label of a line chart over sizes, with the
+// cell cell gives at each size.
+func sizeSeries(label string, sizes []int, cell func(size int) chartCell) chartSeries {
+	cs := chartSeries{Label: label}
+	for _, size := range sizes {
+		cs.X, cs.Cells = append(cs.X, float64(size)), append(cs.Cells, cell(size))
+	}
+	return cs
 }
 
 // palette colours the series: patch dark, no patch light.

@@ -285,12 +285,13 @@ func (b *hostBed) waitPing(ctx context.Context) error {
 
 // measure runs one iperf3 test of row from the DUT to the peer, twice at
 // most when it fails: CPU and the engine's CPU are read on the DUT
-// through its transport.
-func (b *hostBed) measure(ctx context.Context, row string, seconds int) (Sample, error) {
+// through its transport. more are extra iperf3 client options.
+func (b *hostBed) measure(ctx context.Context, row string, seconds int, more ...string) (Sample, error) {
 	args := iperfArgs(b.peer.Conf.Addr.Addr().String(), seconds)
 	if row == RowReceive {
 		args = append(args, "-R")
 	}
+	args = append(args, more...)
 	s := Sample{Row: row, Command: fmt.Sprintf("[%s] %s", b.dut.T, strings.Join(args, " ")), Start: time.Now()}
 	err := iperfTwice(ctx, row, seconds, func(ctx context.Context) (err error) {
 		var r iperf3.Result
@@ -428,17 +429,8 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 				return fmt.Errorf("%s: %w", s.Name, err)
 			}
 		}
-		err := hostPlan(b, prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }),
-			func(in Instance) error {
-				if err := b.start(ctx, in, trees.binaryFor(in.Role)); err != nil {
-					return err
-				}
-				res.Instances = append(res.Instances, InstanceRecord{Instance: in, Promiscuity: b.promiscuity(ctx)})
-				return nil
-			},
-			func(in Instance) error {
-				return measureRows(res, in, func(row string) (Sample, error) { return b.measure(ctx, row, cfg.Seconds) })
-			},
+		start, measure := promiscSteps(ctx, b, trees, cfg.Seconds, res)
+		err := hostPlan(b, prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }), start, measure,
 			func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 })
 		if err == nil {
 			err = b.undoTo(mark)

@@ -239,10 +239,8 @@ func (b *lbBed) startSwctl(ctx context.Context, bin, base string) error {
 	for k := 1; k <= lbBackends; k++ {
 		cmds = append(cmds, []string{"lb", "backend", "add", "web", lbBackendIP(k)})
 	}
-	for _, c := range cmds {
-		if err := b.daemon.swctl(ctx, c...); err != nil {
-			return fmt.Errorf("swctl lb row: %w", err)
-		}
+	if err := b.daemon.swctlAll(ctx, cmds...); err != nil {
+		return fmt.Errorf("swctl lb row: %w", err)
 	}
 	return nil
 }
@@ -306,7 +304,7 @@ func (b *lbBed) wrkArgs(row, mode string, seconds int) []string {
 // runWrk runs wrk with args (a run of seconds) and returns what it
 // printed and its own CPU time (rusage) in seconds.
 func (b *lbBed) runWrk(ctx context.Context, args []string, seconds int) ([]byte, float64, error) {
-	b.cmds.Log = append(b.cmds.Log, commandLine(args))
+	b.cmds.record(commandLine(args))
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)

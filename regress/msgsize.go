@@ -129,14 +129,10 @@ func AnalyzeMsgSize(sizes []int, samples []MsgSizeSample, alpha float64) []RoleC
 	var out []RoleCell
 	for _, m := range msgSizeMetrics {
 		for _, size := range sizes {
-			vals := map[string][]float64{}
-			for _, x := range samples {
-				if x.Size == size {
-					if v, ok := m.Value(x); ok {
-						vals[x.Role] = append(vals[x.Role], v)
-					}
-				}
-			}
+			vals := roleValues(samples, func(x MsgSizeSample) (string, float64, bool) {
+				v, ok := m.Value(x)
+				return x.Role, v, ok && x.Size == size
+			})
 			out = append(out, roleCells(RoleCell{Setup: MsgSizeSetup, Metric: m.Key, Size: size}, vals, alpha)...)
 		}
 	}
@@ -210,25 +206,15 @@ func writeMsgSizeChart(dir string, r *Results) ([]string, error) {
 	}
 	var series []chartSeries
 	for _, se := range []struct{ label, role string }{{"patch", RolePatch}, {"no patch", RoleNoPatch}} {
-		cs := chartSeries{Label: se.label}
-		for _, size := range r.MsgSize.Sizes {
-			cell := chartCell{}
+		series = append(series, sizeSeries(se.label, r.MsgSize.Sizes, func(size int) chartCell {
 			for _, c := range r.MsgSizeCells {
 				if c.Metric == "throughput" && c.Role == se.role && c.Size == size {
-					cell = roleChartCell(c)
+					return roleChartCell(c)
 				}
 			}
-			cs.X, cs.Cells = append(cs.X, float64(size)), append(cs.Cells, cell)
-		}
-		series = append(series, cs)
+			return chartCell{}
+		}))
 	}
-	file := "msgsize-" + MsgSizeSetup + ".svg"
 	p, err := lineChart("TCP stream by message size through "+MsgSizeSetup+", patch vs no patch", "message size, bytes (iperf3 -l)", "throughput, Mb/s", true, series)
-	if err != nil {
-		return nil, fmt.Errorf("chart %s: %w", file, err)
-	}
-	if err := saveChart(p, 6*vg.Inch, 4*vg.Inch, r.Alpha, filepath.Join(dir, file)); err != nil {
-		return nil, err
-	}
-	return []string{file}, nil
+	return writeChart(dir, "msgsize-"+MsgSizeSetup+".svg", p, 6*vg.Inch, r.Alpha, err)
 }

@@ -159,6 +159,18 @@ func compareRoles(vals map[string][]float64, alpha float64) [2]Comparison {
 	return out
 }
 
+// roleValues collects, by role, the value of in for every sample of
+// samples that in accepts (ok).
+func roleValues[S any](samples []S, in func(S) (role string, v float64, ok bool)) map[string][]float64 {
+	vals := map[string][]float64{}
+	for _, x := range samples {
+		if role, v, ok := in(x); ok {
+			vals[role] = append(vals[role], v)
+		}
+	}
+	return vals
+}
+
 // roleCells summarises vals (by role) into a patch and a no-patch cell
 // that share template's setup, metric, size and percent.
 func roleCells(template RoleCell, vals map[string][]float64, alpha float64) []RoleCell {
@@ -190,16 +202,6 @@ func pairCells(cells []RoleCell, key RoleCell) [2]Cell {
 func roleCellsMarkdown(b *strings.Builder, cells []RoleCell, row func(c RoleCell) string) {
 	b.WriteString("| metric | row | role | n | mean | median | min | max | stddev | p (patch vs no patch) |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range cells {
-		if c.NA {
-			fmt.Fprintf(b, "| %s | %s | %s | n/a | | | | | | |\n", c.Metric, row(c), c.Role)
-			continue
-		}
-		sig := ""
-		if c.Significant {
-			sig = " *"
-		}
-		m := c.Summary
-		fmt.Fprintf(b, "| %s | %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g%s |\n",
-			c.Metric, row(c), c.Role, m.N, m.Mean, m.Median, m.Min, m.Max, m.Stddev, c.P, sig)
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", c.Metric, row(c), c.Role, cellStats(c.Comparison))
 	}
 }

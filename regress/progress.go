@@ -121,20 +121,6 @@ func runPlan[I fmt.Stringer](p *Progress, step *int, plan []I, start, measure fu
 	return nil
 }
 
-// measureRows measures every row of in with measure, appending the
-// samples to res.
-func measureRows(res *Results, in Instance, measure func(row string) (Sample, error)) error {
-	for _, row := range in.Rows {
-		smp, err := measure(row)
-		if err != nil {
-			return err
-		}
-		smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = in.Setup, in.Promisc, in.Role, in.Run, len(res.Samples)+1
-		res.Samples = append(res.Samples, smp)
-	}
-	return nil
-}
-
 // measureSizes measures every frame size of sizes for in with measure,
 // then, unless window is nil, the window benchmark; it appends the
 // samples to res.

@@ -14,7 +14,6 @@ import (
 	"github.com/swctl/swctl/internal/netbed"
 	"github.com/swctl/swctl/internal/tester"
 	"github.com/swctl/swctl/platform/afpacket"
-	"github.com/swctl/swctl/platform/nsenter"
 )
 
 // rateBed is the network-namespace testbed of one forwarding-rate setup,
@@ -165,11 +164,11 @@ func (b *rateBed) openCounting(s gen.Stream) (*gen.Bench, error) {
 // frame, from tx to rx with stream st: for latency and the window
 // benchmark.
 func (b *rateBed) receive(ctx context.Context, st gen.Stream, l gen.Load) (RateRun, error) {
-	tx, err := openUp(b.h1, b.tx, afpacket.Options{})
+	tx, err := tester.OpenEnd(tester.End{NS: b.h1, Interface: b.tx}, afpacket.Options{})
 	if err != nil {
 		return RateRun{}, err
 	}
-	rx, err := openUp(b.h2, b.rx, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
+	rx, err := tester.OpenEnd(tester.End{NS: b.h2, Interface: b.rx}, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
 	if err != nil {
 		tx.Close()
 		return RateRun{}, err
@@ -184,22 +183,6 @@ func (b *rateBed) receive(ctx context.Context, st gen.Stream, l gen.Load) (RateR
 	bench.SetDrain(rateDrain)
 	rr, _, err := b.run(ctx, bench, l)
 	return rr, err
-}
-
-// openUp opens interface name in namespace ns with o and waits up to 5 s
-// for its link.
-func openUp(ns, name string, o afpacket.Options) (p *afpacket.Port, err error) {
-	err = nsenter.Run(ns, func() error {
-		if p, err = afpacket.Open(name, o); err != nil {
-			return fmt.Errorf("tester port %s in %s: %w", name, ns, err)
-		}
-		if err := gen.WaitLinkUp(p, 5*time.Second); err != nil {
-			p.Close()
-			return fmt.Errorf("tester port in %s: %w", ns, err)
-		}
-		return nil
-	})
-	return p, err
 }
 
 // run runs one generator run with the CPU readings around it: the whole

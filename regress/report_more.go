@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -80,33 +81,64 @@ func PrintExtraTables(w io.Writer, r *Results, first bool) error {
 	return err
 }
 
-// extraMarkdown writes report.md's every-cell sections of the
-// frame-loss-rate test, the window benchmark and the message-size suite.
-func extraMarkdown(b *strings.Builder, r *Results) {
+// rolePart is one every-cell table of RoleCells that report.md prints
+// and its summary lists: a suite's cells for one setup.
+type rolePart struct {
+	// name names the table in the summary; heading, when set, in
+	// report.md instead.
+	name, heading string
+	// intro is report.md's text above the table.
+	intro string
+	// cells are the table's cells, both roles.
+	cells []RoleCell
+	// row is a cell's row in report.md, label its name in the summary
+	// ("" leaves it out there).
+	row, label func(RoleCell) string
+}
+
+// roleParts are r's every-cell tables in the order printed: per rate
+// setup the frame-loss-rate test and the window benchmark, then the
+// message-size and bulk suites, each when it has cells.
+func roleParts(r *Results) []rolePart {
+	var out []rolePart
 	if r.Rate != nil {
-		for _, part := range []struct {
-			cells        []RoleCell
-			title, intro string
-			row          func(RoleCell) string
-		}{
-			{r.LossRateCells, "frame loss rate", "Rows are frame size (FCS included) and offered load in percent of the max-rate run's sent rate; a load a run did not reach (two lossless trials above it) has no value there.\n\n",
-				func(c RoleCell) string { return fmt.Sprintf("%d %d%%", c.Size, c.Percent) }},
-			{r.WindowCells, "window benchmark", "", func(RoleCell) string { return "" }},
+		for _, p := range []rolePart{
+			{name: "frame loss rate", cells: r.LossRateCells, intro: "Rows are frame size (FCS included) and offered load in percent of the max-rate run's sent rate; a load a run did not reach (two lossless trials above it) has no value there.\n\n",
+				row: func(c RoleCell) string { return fmt.Sprintf("%d %d%%", c.Size, c.Percent) }, label: func(c RoleCell) string { return fmt.Sprintf("%s, %d bytes at %d%%", c.Metric, c.Size, c.Percent) }},
+			{name: "window benchmark", cells: r.WindowCells, row: func(RoleCell) string { return "" }, label: func(c RoleCell) string { return c.Metric }},
 		} {
 			for _, s := range r.RateSetups {
-				if cells := ofSetup(part.cells, s.Name, cellSetup); len(cells) > 0 {
-					fmt.Fprintf(b, "\n### %s: %s\n\n%s", part.title, s.Name, part.intro)
-					roleCellsMarkdown(b, cells, part.row)
+				if cells := ofSetup(p.cells, s.Name, cellSetup); len(cells) > 0 {
+					out = append(out, rolePart{p.name + ": " + s.Name, "", p.intro, cells, p.row, p.label})
 				}
 			}
 		}
 	}
 	if r.MsgSize != nil && len(r.MsgSizeCells) > 0 {
-		fmt.Fprintf(b, "\n### TCP stream by message size: %s Forward\n\nRows are iperf3's -l in bytes; throughput Mb/s, CPU %% of the whole machine, engine = the swctl daemon's own CPU, retransmits per test.\n\n", MsgSizeSetup)
-		roleCellsMarkdown(b, r.MsgSizeCells, func(c RoleCell) string { return fmt.Sprint(c.Size) })
+		names := map[string]string{"throughput": "Mb/s", "system": "system %"}
+		out = append(out, rolePart{"TCP stream by message size: " + MsgSizeSetup, "TCP stream by message size: " + MsgSizeSetup + " Forward",
+			"Rows are iperf3's -l in bytes; throughput Mb/s, CPU % of the whole machine, engine = the swctl daemon's own CPU, retransmits per test.\n\n", r.MsgSizeCells,
+			func(c RoleCell) string { return fmt.Sprint(c.Size) }, func(c RoleCell) string {
+				if names[c.Metric] == "" {
+					return ""
+				}
+				return fmt.Sprintf("%s, %d bytes", names[c.Metric], c.Size)
+			}})
 	}
 	if r.Bulk != nil && len(r.BulkCells) > 0 {
-		fmt.Fprintf(b, "\n### bulk transfer: %s\n\nThroughput Mb/s (UDP: received), CPU %% of the whole machine, engine = the swctl daemon's own CPU, loss = UDP datagrams lost %%, sent = UDP Mb/s sent; the ratio row's figures are ratios.\n\n", BulkSetup)
-		roleCellsMarkdown(b, r.BulkCells, func(c RoleCell) string { return c.Row })
+		out = append(out, rolePart{"bulk transfer: " + BulkSetup, "",
+			"Throughput Mb/s (UDP: received), CPU % of the whole machine, engine = the swctl daemon's own CPU, loss = UDP datagrams lost %, sent = UDP Mb/s sent; the ratio row's figures are ratios.\n\n", r.BulkCells,
+			func(c RoleCell) string { return c.Row }, func(c RoleCell) string {
+				return c.Row + ", " + map[string]string{"throughput": "Mb/s", "system": "system %", "engine": "engine CPU %", "loss": "loss %", "sent": "sent Mb/s"}[c.Metric]
+			}})
+	}
+	return out
+}
+
+// extraMarkdown writes report.md's every-cell sections (roleParts).
+func extraMarkdown(b *strings.Builder, r *Results) {
+	for _, p := range roleParts(r) {
+		fmt.Fprintf(b, "\n### %s\n\n%s", cmp.Or(p.heading, p.name), p.intro)
+		roleCellsMarkdown(b, p.cells, p.row)
 	}
 }

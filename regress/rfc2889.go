@@ -425,10 +425,7 @@ var RFC2889Metrics = []struct {
 func AnalyzeRFC2889(samples []RFC2889Sample, alpha float64) []RoleCell {
 	var out []RoleCell
 	for _, m := range RFC2889Metrics {
-		vals := map[string][]float64{}
-		for _, s := range samples {
-			vals[s.Role] = append(vals[s.Role], m.Value(s))
-		}
+		vals := roleValues(samples, func(s RFC2889Sample) (string, float64, bool) { return s.Role, m.Value(s), true })
 		out = append(out, roleCells(RoleCell{Setup: RFC2889Setup, Metric: m.Key}, vals, alpha)...)
 	}
 	return out

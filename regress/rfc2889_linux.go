@@ -13,6 +13,7 @@ import (
 	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/internal/netbed"
+	"github.com/swctl/swctl/internal/tester"
 	"github.com/swctl/swctl/platform"
 	"github.com/swctl/swctl/platform/afpacket"
 )
@@ -108,7 +109,7 @@ func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error)
 // receivers, and starts the receivers.
 func (b *addrBed) open() error {
 	for _, name := range []string{"t1", "t2", "t3"} {
-		p, err := openUp(b.tester, name, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
+		p, err := tester.OpenEnd(tester.End{NS: b.tester, Interface: name}, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
 		if err != nil {
 			return err
 		}

@@ -208,18 +208,9 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		if err != nil {
 			return fail(err)
 		}
+		start, measure := promiscSteps(ctx, b, trees, cfg.Seconds, res)
 		err = runPlan(prog, &step, ofSetup(p.promisc, s.Name, func(in Instance) string { return in.Setup }),
-			func(in Instance) error {
-				if err := b.start(ctx, in, trees.binaryFor(in.Role)); err != nil {
-					return err
-				}
-				res.Instances = append(res.Instances, InstanceRecord{Instance: in, Promiscuity: b.promiscuity(ctx)})
-				return nil
-			},
-			func(in Instance) error {
-				return measureRows(res, in, func(row string) (Sample, error) { return b.measure(ctx, row, cfg.Seconds) })
-			},
-			b.stop, func(in Instance) float64 { return promiscWeight(in, cfg.Seconds) })
+			start, measure, b.stop, func(in Instance) float64 { return promiscWeight(in, cfg.Seconds) })
 		b.close()
 		if err != nil {
 			return fail(err)
@@ -289,4 +280,37 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	printAllTables(cfg.Stdout, res)
 	fmt.Fprintf(cfg.Stdout, "\nreport: %s (report.md, results.json, charts)\n", dir)
 	return res, dir, nil
+}
+
+// promiscBed is a testbed the promisc suite runs on: the netns bed or
+// the real test hosts.
+type promiscBed interface {
+	start(ctx context.Context, in Instance, bin string) error
+	promiscuity(ctx context.Context) map[string]int
+	measure(ctx context.Context, row string, seconds int, more ...string) (Sample, error)
+}
+
+// promiscSteps are the promisc suite's steps on b for runPlan: start
+// brings up in's forwarder and records the promiscuity it left, measure
+// runs every row of in for seconds; both append to res.
+func promiscSteps(ctx context.Context, b promiscBed, trees *Trees, seconds int, res *Results) (start, measure func(Instance) error) {
+	start = func(in Instance) error {
+		if err := b.start(ctx, in, trees.binaryFor(in.Role)); err != nil {
+			return err
+		}
+		res.Instances = append(res.Instances, InstanceRecord{Instance: in, Promiscuity: b.promiscuity(ctx)})
+		return nil
+	}
+	measure = func(in Instance) error {
+		for _, row := range in.Rows {
+			smp, err := b.measure(ctx, row, seconds)
+			if err != nil {
+				return err
+			}
+			smp.Setup, smp.Promisc, smp.Role, smp.Run, smp.Seq = in.Setup, in.Promisc, in.Role, in.Run, len(res.Samples)+1
+			res.Samples = append(res.Samples, smp)
+		}
+		return nil
+	}
+	return start, measure
 }

@@ -281,14 +281,10 @@ func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []CellStat {
 			}
 			for _, row := range s.Rows {
 				for _, promisc := range []bool{true, false} {
-					vals := map[string][]float64{}
-					for _, x := range samples {
-						if x.Setup == s.Name && x.Row == row && x.Promisc == promisc {
-							if v, ok := m.Value(x); ok {
-								vals[x.Role] = append(vals[x.Role], v)
-							}
-						}
-					}
+					vals := roleValues(samples, func(x Sample) (string, float64, bool) {
+						v, ok := m.Value(x)
+						return x.Role, v, ok && x.Setup == s.Name && x.Row == row && x.Promisc == promisc
+					})
 					for i, cmp := range compareRoles(vals, alpha) {
 						out = append(out, CellStat{Setup: s.Name, Metric: m.Key, Row: row, Promisc: promisc, Role: bothRoles[i], Comparison: cmp})
 					}

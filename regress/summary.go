@@ -68,36 +68,14 @@ func sigTables(r *Results) []sigTable {
 		for _, c := range r.RateCells {
 			rate = append(rate, RoleCell{Setup: c.Setup, Metric: c.Metric, Size: c.Size, Role: c.Role, Comparison: c.Comparison})
 		}
-		for _, part := range []struct {
-			title  string
-			cells  []RoleCell
-			always bool
-			label  func(RoleCell) string
-		}{
-			{"forwarding rate", rate, true, func(c RoleCell) string { return fmt.Sprintf("%s, %d bytes", titles[c.Metric], c.Size) }},
-			{"frame loss rate", r.LossRateCells, false, func(c RoleCell) string { return fmt.Sprintf("%s, %d bytes at %d%%", c.Metric, c.Size, c.Percent) }},
-			{"window benchmark", r.WindowCells, false, func(c RoleCell) string { return c.Metric }},
-		} {
-			for _, s := range r.RateSetups {
-				if cells := ofSetup(part.cells, s.Name, cellSetup); part.always || len(cells) > 0 {
-					out = append(out, sigTable{part.title + ": " + s.Name, sigItems(cells, part.label)})
-				}
-			}
+		for _, s := range r.RateSetups {
+			out = append(out, sigTable{"forwarding rate: " + s.Name, sigItems(ofSetup(rate, s.Name, cellSetup), func(c RoleCell) string {
+				return fmt.Sprintf("%s, %d bytes", titles[c.Metric], c.Size)
+			})})
 		}
 	}
-	if r.MsgSize != nil && len(r.MsgSizeCells) > 0 {
-		names := map[string]string{"throughput": "Mb/s", "system": "system %"}
-		out = append(out, sigTable{"TCP stream by message size: " + MsgSizeSetup, sigItems(r.MsgSizeCells, func(c RoleCell) string {
-			if names[c.Metric] == "" {
-				return ""
-			}
-			return fmt.Sprintf("%s, %d bytes", names[c.Metric], c.Size)
-		})})
-	}
-	if r.Bulk != nil && len(r.BulkCells) > 0 {
-		out = append(out, sigTable{"bulk transfer: " + BulkSetup, sigItems(r.BulkCells, func(c RoleCell) string {
-			return c.Row + ", " + map[string]string{"throughput": "Mb/s", "system": "system %", "engine": "engine CPU %", "loss": "loss %", "sent": "sent Mb/s"}[c.Metric]
-		})})
+	for _, p := range roleParts(r) {
+		out = append(out, sigTable{p.name, sigItems(p.cells, p.label)})
 	}
 	if r.RFC2889 != nil && len(r.RFC2889Cells) > 0 {
 		out = append(out, sigTable{"address caching (RFC 2889): " + RFC2889Setup, sigItems(r.RFC2889Cells, func(c RoleCell) string { return c.Metric })})

@@ -66,12 +66,10 @@ func AnalyzeWindow(setups []RateSpec, samples []WindowSample, alpha float64) []R
 			continue // a setup without samples has no cells
 		}
 		for _, m := range WindowMetrics {
-			vals := map[string][]float64{}
-			for _, x := range samples {
-				if v, ok := m.Value(x); ok && x.Setup == s.Name {
-					vals[x.Role] = append(vals[x.Role], v)
-				}
-			}
+			vals := roleValues(samples, func(x WindowSample) (string, float64, bool) {
+				v, ok := m.Value(x)
+				return x.Role, v, ok && x.Setup == s.Name
+			})
 			out = append(out, roleCells(RoleCell{Setup: s.Name, Metric: m.Key}, vals, alpha)...)
 		}
 	}

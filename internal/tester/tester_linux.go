@@ -77,11 +77,11 @@ func (c *Counter) Close() { c.h.Close() }
 // destination address). The bench owns both ports; c stays the
 // caller's.
 func Open(tx, rx End, s gen.Stream, c gen.Counter) (*gen.Bench, error) {
-	txp, err := openEnd(tx, afpacket.Options{SendOnly: true, TXRing: true})
+	txp, err := OpenEnd(tx, afpacket.Options{SendOnly: true, TXRing: true})
 	if err != nil {
 		return nil, err
 	}
-	rxp, err := openEnd(rx, afpacket.Options{SendOnly: true})
+	rxp, err := OpenEnd(rx, afpacket.Options{SendOnly: true})
 	if err != nil {
 		txp.Close()
 		return nil, err
@@ -95,8 +95,9 @@ func Open(tx, rx End, s gen.Stream, c gen.Counter) (*gen.Bench, error) {
 	return b, nil
 }
 
-// openEnd opens a tester port on e with opts and waits for its link.
-func openEnd(e End, opts afpacket.Options) (*afpacket.Port, error) {
+// OpenEnd opens a tester port on e with opts and waits up to 5 s for
+// its link.
+func OpenEnd(e End, opts afpacket.Options) (*afpacket.Port, error) {
 	var p *afpacket.Port
 	err := nsenter.Run(e.NS, func() error {
 		q, err := afpacket.Open(e.Interface, opts)
