@@ -19,14 +19,14 @@ import (
 )
 
 // UDP destination ports of the address-caching frames: the receivers
-// count only their own kind (and only the trial's run ID).
+// count only their own kind, and only the trial's run ID (a barrier
+// frame carries the ports of the frames it follows and run ID 0, so no
+// receiver counts it).
 const (
 	// learnDstPort marks learning frames.
 	learnDstPort = 2889
 	// testDstPort marks test frames.
 	testDstPort = 2890
-	// barrierDstPort marks the barrier frames, which no receiver counts.
-	barrierDstPort = 2891
 )
 
 // addrBlockFirst is the first of the learning port's addresses: locally
@@ -124,10 +124,10 @@ func (b *addrBed) open() error {
 	if b.test, err = gen.NewAddressSender(t2, gen.Stream{Src: b.testMAC, DstPort: testDstPort}, block, gen.VaryDestination); err != nil {
 		return err
 	}
-	if b.learnBarrier, err = (gen.Stream{Src: block.MAC(0), Dst: b.testMAC, DstPort: barrierDstPort}).Frame(0, 0); err != nil {
+	if b.learnBarrier, err = (gen.Stream{Src: block.MAC(0), Dst: b.testMAC, DstPort: learnDstPort}).Frame(0, 0); err != nil {
 		return err
 	}
-	if b.testBarrier, err = (gen.Stream{Src: b.testMAC, Dst: frame.Broadcast, DstPort: barrierDstPort}).Frame(0, 0); err != nil {
+	if b.testBarrier, err = (gen.Stream{Src: b.testMAC, Dst: frame.Broadcast, DstPort: testDstPort}).Frame(0, 0); err != nil {
 		return err
 	}
 	b.recvDone = make(chan error, 3)
@@ -166,12 +166,16 @@ func (b *addrBed) waitReady(ctx context.Context) error {
 
 // barrier sends frame f on port p after a trial's frames, and waits until
 // every receiver in rs has seen it (each ignores one more frame: it is
-// not of their kind), or the drain passed. The bridge forwards a
-// member's frames in order (one worker per member), so once the barrier
-// is through, so is every frame sent before it on p, flooded copies
-// included: a daemon that the machine holds up between writing a frame
-// to one member and its flooded copy to another cannot make a trial pass
-// early. It reports whether the barrier arrived everywhere.
+// not of their run), or the drain passed. The bridge forwards a flow's
+// frames in order: a member read by several workers is split among them
+// by a hash of the frame's addresses and ports (PACKET_FANOUT_HASH), and
+// the barrier has the addresses and ports of the frames it follows (the
+// MACs aside, which the hash does not read), so it is read by the same
+// worker after them. Once it is through, so is every frame sent before
+// it on p, flooded copies included: a daemon that the machine holds up
+// between writing a frame to one member and its flooded copy to another
+// cannot make a trial pass early. It reports whether the barrier arrived
+// everywhere.
 func (b *addrBed) barrier(ctx context.Context, p *afpacket.Port, f []byte, rs ...*gen.Receiver) bool {
 	before := make([]uint64, len(rs))
 	for i, r := range rs {
