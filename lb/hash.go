@@ -89,18 +89,20 @@ func (h *Hasher) Hash(f []byte) uint32 {
 	if !e.MayCarryIP() {
 		return finish(acc, h.k1)
 	}
+	// f's capacity cut to its length: one word less kept over the call.
+	f = f[:len(f):len(f)]
 	w := frame.FlowOf(f)
 	if h.fields&L2 != 0 && w.VLAN >= 0 {
 		acc = round(acc, tagVLAN|uint64(w.VLAN))
 	}
 	if h.fields&L3 != 0 && w.L3 >= 0 {
-		p := f[w.L3:]
-		if p[0]>>4 == 4 {
-			p = p[:20]
+		if l3 := w.L3; f[l3]>>4 == 4 {
+			p := f[l3 : l3+20 : l3+20]
 			acc = round(acc, uint64(binary.BigEndian.Uint32(p[12:16]))<<32|uint64(binary.BigEndian.Uint32(p[16:20])))
 		} else {
-			p = p[:40]
-			acc = round(acc, tagFlow|uint64(binary.BigEndian.Uint32(p[0:4])&0x000fffff))
+			// The flow label, the low 20 bits of the first word.
+			p := f[l3 : l3+40 : l3+40]
+			acc = round(acc, tagFlow|uint64(p[1]&0x0f)<<16|uint64(binary.BigEndian.Uint16(p[2:4])))
 			acc = round(acc, binary.BigEndian.Uint64(p[8:16]))
 			acc = round(acc, binary.BigEndian.Uint64(p[16:24]))
 			acc = round(acc, binary.BigEndian.Uint64(p[24:32]))
@@ -108,7 +110,7 @@ func (h *Hasher) Hash(f []byte) uint32 {
 		}
 	}
 	if h.fields&L4 != 0 && w.Ports >= 0 {
-		acc = round(acc, tagPorts|uint64(w.Proto)<<32|uint64(binary.BigEndian.Uint32(f[w.Ports:])))
+		acc = round(acc, tagPorts|uint64(w.Proto)<<32|uint64(binary.BigEndian.Uint32(f[w.Ports:w.Ports+4])))
 	}
 	return finish(acc, h.k1)
 }
