@@ -314,12 +314,10 @@ func (f *fdb) deleteWhere(drop func(*fdbEntry) bool) int {
 		}
 		s.mu.Lock()
 		n := 0
-		for k, e := range s.m {
-			if drop(e) {
-				s.remove(k)
-				n++
-			}
-		}
+		s.idx.removeWhere(drop, func(e *fdbEntry) {
+			delete(s.m, e.key)
+			n++
+		})
 		f.count.Add(int64(-n))
 		s.mu.Unlock()
 		total += n

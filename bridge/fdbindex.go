@@ -28,6 +28,12 @@ func (x *fdbIndex) insert(e *fdbEntry) {
 // delete removes the entry for key, if there is one.
 func (x *fdbIndex) delete(key uint64) { x.root = treapDelete(x.root, key) }
 
+// removeWhere removes every entry for which drop returns true, calling
+// gone for each after it left the index.
+func (x *fdbIndex) removeWhere(drop func(*fdbEntry) bool, gone func(*fdbEntry)) {
+	x.root = treapFilter(x.root, drop, gone)
+}
+
 // fdbCursor walks an index in key order. The index must not change while
 // a cursor is in use (the shard's mu held, for reading at least).
 type fdbCursor struct {
@@ -63,41 +69,68 @@ func (c *fdbCursor) next() *fdbEntry {
 	return e
 }
 
-// treapInsert inserts e under n and returns the subtree's new top: e goes
-// down the side its key orders it to, and rotates up while its priority
-// is the higher.
-func treapInsert(n, e *fdbEntry) *fdbEntry {
-	if n == nil {
-		return e
+// treapInsert inserts e into the treap under root and returns its new
+// root. It goes down, only reading, to where e's priority puts it (below
+// every node whose priority is at least e's), then splits the subtree
+// found there by e's key into e's two children: only the nodes on the
+// split's path are written, an expected constant number of them.
+func treapInsert(root, e *fdbEntry) *fdbEntry {
+	link := &root
+	for n := *link; n != nil && n.prio >= e.prio; n = *link {
+		link = &n.child[side(n, e.key)]
 	}
-	side := 0
-	if e.key > n.key {
-		side = 1
+	l, r := &e.child[0], &e.child[1]
+	for n := *link; n != nil; {
+		if n.key < e.key {
+			*l, l, n = n, &n.child[1], n.child[1]
+		} else {
+			*r, r, n = n, &n.child[0], n.child[0]
+		}
 	}
-	n.child[side] = treapInsert(n.child[side], e)
-	if c := n.child[side]; c.prio > n.prio {
-		n.child[side], c.child[1-side] = c.child[1-side], n
-		return c
-	}
-	return n
+	*l, *r = nil, nil
+	*link = e
+	return root
 }
 
-// treapDelete removes key's entry under n and returns the subtree's new
-// top.
-func treapDelete(n *fdbEntry, key uint64) *fdbEntry {
-	switch {
-	case n == nil:
-		return nil
-	case key < n.key:
-		n.child[0] = treapDelete(n.child[0], key)
-		return n
-	case key > n.key:
-		n.child[1] = treapDelete(n.child[1], key)
-		return n
+// side is the child of n under which key belongs: 0 for a smaller key.
+func side(n *fdbEntry, key uint64) int {
+	if key > n.key {
+		return 1
 	}
-	top := treapMerge(n.child[0], n.child[1])
-	n.child = [2]*fdbEntry{}
-	return top
+	return 0
+}
+
+// treapDelete removes key's entry from the treap under root and returns
+// its new root.
+func treapDelete(root *fdbEntry, key uint64) *fdbEntry {
+	link := &root
+	for n := *link; n != nil; n = *link {
+		if n.key == key {
+			*link = treapMerge(n.child[0], n.child[1])
+			n.child = [2]*fdbEntry{}
+			break
+		}
+		link = &n.child[side(n, key)]
+	}
+	return root
+}
+
+// treapFilter removes from the treap under n every entry for which drop
+// returns true, calling gone for each, and returns the subtree's new top.
+// It visits each node once: a sweep that removes many entries costs
+// O(n), where as many deletes would cost O(n log n).
+func treapFilter(n *fdbEntry, drop func(*fdbEntry) bool, gone func(*fdbEntry)) *fdbEntry {
+	if n == nil {
+		return nil
+	}
+	l, r := treapFilter(n.child[0], drop, gone), treapFilter(n.child[1], drop, gone)
+	if drop(n) {
+		n.child = [2]*fdbEntry{}
+		gone(n)
+		return treapMerge(l, r)
+	}
+	n.child = [2]*fdbEntry{l, r}
+	return n
 }
 
 // treapMerge joins two treaps whose keys are all smaller in a than in b.

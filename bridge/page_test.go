@@ -165,6 +165,22 @@ func TestFDBIndexOrder(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("index walk: %d keys, want the %d inserted and not deleted, in order", len(got), len(want))
 	}
+	checkHeap(t, x.root)
+	// A sweep removes the keys it is asked to, tells each once, and
+	// leaves a treap of the rest.
+	var gone, kept []uint64
+	x.removeWhere(func(e *fdbEntry) bool { return e.key%3 == 0 }, func(e *fdbEntry) { gone = append(gone, e.key) })
+	slices.Sort(gone)
+	wantGone := slices.DeleteFunc(slices.Clone(want), func(k uint64) bool { return k%3 != 0 })
+	want = slices.DeleteFunc(want, func(k uint64) bool { return k%3 == 0 })
+	c.seek(&x, 0, true)
+	for e := c.next(); e != nil; e = c.next() {
+		kept = append(kept, e.key)
+	}
+	if !slices.Equal(gone, wantGone) || !slices.Equal(kept, want) {
+		t.Fatalf("removeWhere(key%%3 == 0): %d told gone, %d kept; want %d and %d", len(gone), len(kept), len(wantGone), len(want))
+	}
+	checkHeap(t, x.root)
 	for _, tc := range []struct {
 		key  uint64
 		from bool
@@ -174,6 +190,21 @@ func TestFDBIndexOrder(t *testing.T) {
 		if e := c.next(); e == nil || e.key != tc.want {
 			t.Errorf("seek(%d, from=%v) then next = %v, want the entry of %d", tc.key, tc.from, e, tc.want)
 		}
+	}
+}
+
+// checkHeap fails t unless every node's priority is at least its
+// children's: the treap's balance rests on it.
+func checkHeap(t *testing.T, n *fdbEntry) {
+	t.Helper()
+	for _, c := range n.child {
+		if c == nil {
+			continue
+		}
+		if c.prio > n.prio {
+			t.Fatalf("entry %d (priority %d) under entry %d (priority %d)", c.key, c.prio, n.key, n.prio)
+		}
+		checkHeap(t, c)
 	}
 }
 
