@@ -105,6 +105,21 @@ func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error)
 	return b.waitReady(ctx)
 }
 
+// addrStreams returns the learning frames' stream (from the block's
+// addresses to the test port's MAC testMAC), the test frames' (from
+// testMAC to the block's addresses), and their barriers: each barrier is
+// its stream with one source (the block's first address) or the
+// broadcast destination, so that it carries its stream's IP addresses and
+// UDP ports and is hashed to the worker that reads that stream (see
+// barrier), and run ID 0, so that no receiver counts it.
+func addrStreams(testMAC frame.MAC, block gen.AddressBlock) (learn, test, learnBarrier, testBarrier gen.Stream) {
+	learn = gen.Stream{Dst: testMAC, DstPort: learnDstPort}
+	test = gen.Stream{Src: testMAC, DstPort: testDstPort}
+	learnBarrier, testBarrier = learn, test
+	learnBarrier.Src, testBarrier.Dst = block.MAC(0), frame.Broadcast
+	return learn, test, learnBarrier, testBarrier
+}
+
 // open opens t1, t2 and t3 in the tester namespace, the senders and the
 // receivers, and starts the receivers.
 func (b *addrBed) open() error {
@@ -118,16 +133,17 @@ func (b *addrBed) open() error {
 	var err error
 	t1, t2, t3 := b.ports[0], b.ports[1], b.ports[2]
 	block := gen.AddressBlock{First: addrBlockFirst, Count: b.cfg.MaxAddr}
-	if b.learn, err = gen.NewAddressSender(t1, gen.Stream{Dst: b.testMAC, DstPort: learnDstPort}, block, gen.VarySource); err != nil {
+	learn, test, learnBarrier, testBarrier := addrStreams(b.testMAC, block)
+	if b.learn, err = gen.NewAddressSender(t1, learn, block, gen.VarySource); err != nil {
 		return err
 	}
-	if b.test, err = gen.NewAddressSender(t2, gen.Stream{Src: b.testMAC, DstPort: testDstPort}, block, gen.VaryDestination); err != nil {
+	if b.test, err = gen.NewAddressSender(t2, test, block, gen.VaryDestination); err != nil {
 		return err
 	}
-	if b.learnBarrier, err = (gen.Stream{Src: block.MAC(0), Dst: b.testMAC, DstPort: learnDstPort}).Frame(0, 0); err != nil {
+	if b.learnBarrier, err = learnBarrier.Frame(0, 0); err != nil {
 		return err
 	}
-	if b.testBarrier, err = (gen.Stream{Src: b.testMAC, Dst: frame.Broadcast, DstPort: testDstPort}).Frame(0, 0); err != nil {
+	if b.testBarrier, err = testBarrier.Frame(0, 0); err != nil {
 		return err
 	}
 	b.recvDone = make(chan error, 3)

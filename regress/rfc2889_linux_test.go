@@ -1,9 +1,11 @@
 package regress
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swctl/swctl/frame"
+	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/internal/netnstest"
+	"github.com/swctl/swctl/platform/memport"
 )
 
 // TestIntegrationRegressRFC2889Smoke runs the address-caching suite alone
@@ -117,5 +122,44 @@ func TestIntegrationRegressRFC2889Smoke(t *testing.T) {
 	}
 	if nss, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(nss), fmt.Sprintf("swa%d", os.Getpid()%100000)) {
 		t.Errorf("namespaces left behind:\n%s", nss)
+	}
+}
+
+// The address-caching barriers follow their frames through the bridge
+// only if the bridge's workers split a member's frames so that a barrier
+// is read by the worker that read the frames before it: the kernel's
+// fanout hash reads the IP addresses, the protocol and the ports, so a
+// barrier must carry its stream's; and no receiver may count it.
+func TestAddrBarriersHashWithTheirFrames(t *testing.T) {
+	testMAC := frame.MAC{0x02, 0, 0, 0, 0x28, 0x89}
+	block := gen.AddressBlock{First: addrBlockFirst, Count: 64}
+	learn, test, learnBarrier, testBarrier := addrStreams(testMAC, block)
+	a, _ := memport.Pair("t1", net.HardwareAddr{2, 0, 0, 0, 0, 1}, "p1", net.HardwareAddr{2, 0, 0, 0, 0, 2})
+	for _, c := range []struct {
+		name    string
+		stream  gen.Stream
+		field   gen.AddressField
+		barrier gen.Stream
+	}{{"learning", learn, gen.VarySource, learnBarrier}, {"test", test, gen.VaryDestination, testBarrier}} {
+		snd, err := gen.NewAddressSender(a, c.stream, block, c.field)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bf, err := c.barrier.Frame(0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, ok := gen.Decode(bf); !ok || m.RunID != 0 {
+			t.Errorf("%s barrier: decoded %+v (ok %v), want run ID 0, which no trial has", c.name, m, ok)
+		}
+		bw := frame.FlowOf(bf)
+		for _, i := range []int{0, 1, 63} {
+			f := snd.Frame(i)
+			w := frame.FlowOf(f)
+			if w.L3 < 0 || w.Ports < 0 || bw.L3 != w.L3 || bw.Ports != w.Ports || bw.Proto != w.Proto ||
+				!bytes.Equal(bf[bw.L3+12:bw.L3+20], f[w.L3+12:w.L3+20]) || !bytes.Equal(bf[bw.Ports:bw.Ports+4], f[w.Ports:w.Ports+4]) {
+				t.Errorf("%s frame %d and its barrier differ in what the fanout hash reads:\nframe   %x\nbarrier %x", c.name, i, f[:w.Ports+4], bf[:bw.Ports+4])
+			}
+		}
 	}
 }
