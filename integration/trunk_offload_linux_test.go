@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/swctl/swctl/internal/netnstest"
+	"github.com/swctl/swctl/platform/tap"
 )
 
 // farSide is a namespace standing for a machine at the other end of a
@@ -101,6 +102,10 @@ func TestIntegrationTrunkTapTCPDefaultOffloads(t *testing.T) {
 	// One queue per worker, each read by its own goroutine.
 	if out := tb.dut.Run("ls", "/sys/class/net/trunk0/queues"); !strings.Contains(out, "tx-1") || strings.Contains(out, "tx-2") {
 		t.Errorf("trunk0 with --workers 2: expected the TAP's queues tx-0 and tx-1, got %q", out)
+	}
+	// The host's super-frames fit 64 KiB on a member's wire.
+	if out, want := tb.dut.Run("ip", "-d", "link", "show", "trunk0"), fmt.Sprintf("gso_max_segs %d ", tap.SuperFrameSegments(1500)); !strings.Contains(out, want) {
+		t.Errorf("trunk0: expected %q, got:\n%s", want, out)
 	}
 	tapIP := fmt.Sprintf("10.66.%d.1", tb.subnet)
 	tb.dut.Run("ip", "addr", "add", tapIP+"/24", "dev", "trunk0")

@@ -41,6 +41,16 @@
 // super-frame rather than per segment. Frames of one flow keep their
 // order; a merged frame leaves where its first segment was.
 //
+// The host's own super-frames are bounded the other way: a TAP with
+// offloads has gso_max_segs SuperFrameSegments (43 segments at a
+// 1,500-byte MTU, kept current by SetInterfaceMTU), so that a super-frame
+// takes at most SuperFrameWire (64 KiB) on a member's wire. A qdisc
+// schedules such a super-frame as one packet; a larger one tbf cuts into
+// segments and times each with its own watchdog timer, which on a trunk
+// over two tbf-shaped links cost six times the CPU of the kernel's own
+// path per byte. The host's TCP builds no larger super-frame; UDP
+// segmentation over the bound is done by the kernel before the TAP.
+//
 // # Carrier
 //
 // A TAP's carrier is up while its descriptor is open. On Linux SetCarrier

@@ -20,6 +20,26 @@ const Headroom = 8
 // 64 KiB IP packet (GSO's limit) behind an Ethernet header and two tags.
 const maxSuperFrame = 65535 + frame.HeaderLen + 2*frame.TagLen
 
+// SuperFrameWire is the most bytes a super-frame the host sends through
+// a TAP with offloads takes on a link once cut into segments, every
+// segment's Ethernet and IP headers counted: 64 KiB. A qdisc passes a
+// super-frame within its burst whole and schedules it as one packet; one
+// over it (tbf with a 64 KiB burst, the usual figure) is cut into
+// segments in software, each timed on its own (measured on a trunk over
+// two tbf-shaped links: one watchdog timer per 1,514-byte segment instead
+// of one per super-frame, six times the CPU). NICs whose TSO engine
+// counts the headers have the same bound.
+const SuperFrameWire = 64 << 10
+
+// SuperFrameSegments is the number of segments of a link with the given
+// MTU that fit SuperFrameWire (43 at 1,500 bytes): Create gives a TAP
+// with offloads that as its gso_max_segs, so that the host's TCP never
+// builds a larger super-frame, and SetInterfaceMTU keeps it current.
+func SuperFrameSegments(mtu int) int {
+	const ipv4MinMTU = 68
+	return max(1, SuperFrameWire/(max(mtu, ipv4MinMTU)+frame.HeaderLen))
+}
+
 // minFrameRoom is the smallest frame buffer a slot gets, whatever the MTU:
 // a jumbo payload, an Ethernet header and one tag.
 const minFrameRoom = 9216 + 14 + 4
@@ -187,7 +207,8 @@ func (p *Port) MTU() int { return int(p.mtu.Load()) }
 func (p *Port) SetMTU(mtu int) { p.mtu.Store(int64(mtu)) }
 
 // SetInterfaceMTU changes the MTU of the TAP interface ifname as the host
-// sees it (rtnetlink on Linux, SIOCSIFMTU on the BSDs). A Port on it goes
+// sees it (rtnetlink on Linux, SIOCSIFMTU on the BSDs), and on Linux its
+// gso_max_segs to SuperFrameSegments of the new MTU. A Port on it goes
 // on enforcing the MTU it had until told with SetMTU.
 func SetInterfaceMTU(ifname string, mtu int) error { return setInterfaceMTU(ifname, mtu) }
 

@@ -126,6 +126,15 @@ func (p *Port) configure(opts Options) error {
 			return fmt.Errorf("tap %s: set MTU %d: %w", p.name, opts.MTU, err)
 		}
 	}
+	if opts.Offload {
+		mtu := opts.MTU
+		if mtu == 0 {
+			mtu = l.Attrs().MTU
+		}
+		if err := setSuperFrameSegments(h, l, mtu); err != nil {
+			return fmt.Errorf("tap %s: %w", p.name, err)
+		}
+	}
 	qlen := opts.QueueLen
 	if qlen == 0 {
 		qlen = DefaultQueueLen
@@ -185,12 +194,30 @@ func (p *Port) setCarrier(up bool) error {
 func (p *Port) release() error { return nil }
 
 func setInterfaceMTU(ifname string, mtu int) error {
-	l, err := netlink.LinkByName(ifname)
+	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	if err != nil {
+		return fmt.Errorf("%s: netlink: %w", ifname, err)
+	}
+	defer h.Close()
+	l, err := h.LinkByName(ifname)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ifname, err)
 	}
-	if err := netlink.LinkSetMTU(l, mtu); err != nil {
+	if err := h.LinkSetMTU(l, mtu); err != nil {
 		return fmt.Errorf("%s: set mtu %d: %w", ifname, mtu, err)
+	}
+	if err := setSuperFrameSegments(h, l, mtu); err != nil {
+		return fmt.Errorf("%s: %w", ifname, err)
+	}
+	return nil
+}
+
+// setSuperFrameSegments gives the interface the gso_max_segs that keeps
+// the host's super-frames within SuperFrameWire at the given MTU.
+func setSuperFrameSegments(h *netlink.Handle, l netlink.Link, mtu int) error {
+	segs := SuperFrameSegments(mtu)
+	if err := h.LinkSetGSOMaxSegs(l, segs); err != nil {
+		return fmt.Errorf("set gso_max_segs %d: %w", segs, err)
 	}
 	return nil
 }

@@ -199,6 +199,27 @@ func TestIntegrationSetInterfaceMTU(t *testing.T) {
 	}
 }
 
+// A TAP with offloads keeps the host's super-frames within
+// SuperFrameWire on the wire: its gso_max_segs follows its MTU, at
+// Create and at SetInterfaceMTU.
+func TestIntegrationOffloadTapBoundsSuperFrames(t *testing.T) {
+	ns, p := newTap(t, tap.Options{MTU: 1500, Up: true, Offload: true})
+	wantSegs := func(mtu int) {
+		t.Helper()
+		want := fmt.Sprintf("gso_max_segs %d ", tap.SuperFrameSegments(mtu))
+		if out := ns.Run("ip", "-d", "link", "show", p.Name()); !strings.Contains(out, want) {
+			t.Errorf("MTU %d: want %q in:\n%s", mtu, want, out)
+		}
+	}
+	wantSegs(1500)
+	var err error
+	ns.Do(func() { err = tap.SetInterfaceMTU(p.Name(), 9000) })
+	if err != nil {
+		t.Fatalf("SetInterfaceMTU(%s, 9000): %v", p.Name(), err)
+	}
+	wantSegs(9000)
+}
+
 func TestIntegrationCreateDefaults(t *testing.T) {
 	ns, p := newTap(t, tap.Options{BatchSize: 7})
 	out := ns.Run("ip", "-o", "link", "show", p.Name())
