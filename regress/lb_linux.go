@@ -41,16 +41,12 @@ type lbBed struct {
 // lbRowTool is the program a row needs besides wrk, nginx and curl.
 var lbRowTool = map[string]string{LBNftables: "nft", LBHAProxy: "haproxy"}
 
-// newLBBed builds the testbed and starts nginx in the backends; on error
-// what was made is removed.
-func newLBBed(ctx context.Context, cfg LBConfig, dir string, cmds *Commands) (_ *lbBed, err error) {
-	rows, err := cfg.rows()
-	if err != nil {
-		return nil, err
-	}
+// newLBBed builds the testbed for plan's rows and starts nginx in the
+// backends; on error what was made is removed.
+func newLBBed(ctx context.Context, cfg LBConfig, plan []LBInstance, dir string, cmds *Commands) (_ *lbBed, err error) {
 	tools := []string{"wrk", "nginx", "curl"}
-	for _, r := range rows {
-		if t := lbRowTool[r.Name]; t != "" {
+	for _, in := range lbRowsOf(plan) {
+		if t := lbRowTool[in.Row]; t != "" {
 			tools = append(tools, t)
 		}
 	}
@@ -192,8 +188,19 @@ func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error
 	vip := [2][]string{netbed.Addr(b.balancer, lbVIP+"/32", "eth0"), {"ip", "-n", b.balancer, "addr", "del", lbVIP + "/32", "dev", "eth0"}}
 	switch in.Row {
 	case LBSwctl:
-		if err := b.startSwctl(ctx, bin, base); err != nil {
+		// The daemon is pinned (its threads inherit the CPU) and
+		// configured through swctl's CLI; a CLI without `swctl lb` fails
+		// here with its own error.
+		if err := b.startDaemon(ctx, b.balancer, b.pin.Balancer, bin, base); err != nil {
 			return err
+		}
+		b.bal = b.daemon.p
+		cmds := [][]string{{"lb", "create", "web", "--iface", "eth0", "--vip", lbVIP, "--method", "maglev", "--health", "tcp:80"}}
+		for k := 1; k <= lbBackends; k++ {
+			cmds = append(cmds, []string{"lb", "backend", "add", "web", lbBackendIP(k)})
+		}
+		if err := b.daemon.swctlAll(ctx, cmds...); err != nil {
+			return fmt.Errorf("swctl lb row: %w", err)
 		}
 	case LBNftables:
 		if err := os.WriteFile(base+".nft", []byte(nftRules()), 0o644); err != nil {
@@ -225,24 +232,6 @@ func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error
 		b.ends = append(b.ends, b.bal.Stop)
 	}
 	return b.warmUp(ctx, in)
-}
-
-// startSwctl starts the swctl daemon in the balancer namespace, pinned
-// (its threads inherit the CPU), and configures the lb through swctl's
-// CLI. A CLI without `swctl lb` fails here with its own error.
-func (b *lbBed) startSwctl(ctx context.Context, bin, base string) error {
-	if err := b.startDaemon(ctx, b.balancer, b.pin.Balancer, bin, base); err != nil {
-		return err
-	}
-	b.bal = b.daemon.p
-	cmds := [][]string{{"lb", "create", "web", "--iface", "eth0", "--vip", lbVIP, "--method", "maglev", "--health", "tcp:80"}}
-	for k := 1; k <= lbBackends; k++ {
-		cmds = append(cmds, []string{"lb", "backend", "add", "web", lbBackendIP(k)})
-	}
-	if err := b.daemon.swctlAll(ctx, cmds...); err != nil {
-		return fmt.Errorf("swctl lb row: %w", err)
-	}
-	return nil
 }
 
 // nftRules is the nftables balancer: DNAT of the VIP's port 80 to the
@@ -308,11 +297,9 @@ func (b *lbBed) runWrk(ctx context.Context, args []string, seconds int) ([]byte,
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	out, err := cmd.Output()
+	out, err := capture(cmd, "wrk")
 	if err != nil {
-		return nil, 0, fmt.Errorf("wrk: %v: %s", err, strings.TrimSpace(errb.String()+" "+string(out)))
+		return nil, 0, fmt.Errorf("%w %s", err, strings.TrimSpace(string(out)))
 	}
 	return out, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(), nil
 }
@@ -427,7 +414,7 @@ func lbTools(ctx context.Context) map[string]string {
 // runLB runs the suite's instances (plan) on its testbed, appending a
 // sample per instance and mode to res.
 func runLB(ctx context.Context, cfg LBConfig, plan []LBInstance, env suiteEnv, res *LBResults) error {
-	b, err := newLBBed(ctx, cfg, env.work, env.cmds)
+	b, err := newLBBed(ctx, cfg, plan, env.work, env.cmds)
 	if err != nil {
 		return err
 	}
