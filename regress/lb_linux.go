@@ -325,9 +325,9 @@ func (b *lbBed) warmUp(ctx context.Context, in LBInstance) error {
 type lbTicks struct {
 	// machine is the whole machine's reading.
 	machine cpustat.Reading
-	// balancer and balancerSys are the balancer process's utime+stime
-	// and stime; nginx is the backends' utime+stime.
-	balancer, balancerSys, nginx uint64
+	// balancerUser and balancerSys are the balancer process's utime and
+	// stime; nginx is the backends' utime+stime.
+	balancerUser, balancerSys, nginx uint64
 }
 
 // ticks reads the machine's CPU, then the balancer's and the nginx
@@ -337,11 +337,9 @@ func (b *lbBed) ticks() (t lbTicks, err error) {
 		return t, err
 	}
 	if b.bal != nil {
-		u, s, err := cpustat.ReadPidTimes(b.bal.Pid())
-		if err != nil {
+		if t.balancerUser, t.balancerSys, err = cpustat.ReadPidTimes(b.bal.Pid()); err != nil {
 			return t, fmt.Errorf("%s: %w", b.bal.Name, err)
 		}
-		t.balancer, t.balancerSys = u+s, s
 	}
 	for _, p := range b.procs {
 		n, err := cpustat.ReadPid(p.Pid())
@@ -386,7 +384,8 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string, seconds
 	s.Machine = cpustat.Times{User: m1.User - m0.User, Nice: m1.Nice - m0.Nice, System: m1.System - m0.System, Idle: m1.Idle - m0.Idle,
 		IOWait: m1.IOWait - m0.IOWait, IRQ: m1.IRQ - m0.IRQ, SoftIRQ: m1.SoftIRQ - m0.SoftIRQ, Steal: m1.Steal - m0.Steal}
 	if b.bal != nil {
-		s.BalancerTicks, s.BalancerSystemTicks = new(t1.balancer-t0.balancer), new(t1.balancerSys-t0.balancerSys)
+		s.BalancerSystemTicks = new(t1.balancerSys - t0.balancerSys)
+		s.BalancerTicks = new(t1.balancerUser - t0.balancerUser + *s.BalancerSystemTicks)
 	}
 	s.BackendTicks = t1.nginx - t0.nginx
 	if total := s.Machine.Total(); total > 0 && s.WallSeconds > 0 && s.CPUs > 0 {
