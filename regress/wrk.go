@@ -79,8 +79,10 @@ func ParseWrk(out []byte) (WrkResult, error) {
 		switch {
 		case len(f) == 5 && f[1] == "threads" && f[2] == "and" && f[4] == "connections":
 			what = "threads line"
-			if w.Threads, err = wrkCount(f[0], "threads"); err == nil {
-				w.Connections, err = wrkCount(f[3], "connections")
+			w.Threads, _ = strconv.Atoi(f[0])
+			w.Connections, _ = strconv.Atoi(f[3])
+			if w.Threads < 1 || w.Connections < 1 {
+				err = fmt.Errorf("%q threads, %q connections: want positive counts", f[0], f[3])
 			}
 		case len(f) == 2 && f[0] == "Latency" && f[1] == "Distribution":
 			what, inDist = "latency distribution", true
@@ -136,15 +138,6 @@ func wrkFields(f []string, n int) error {
 		return fmt.Errorf("%d fields, want %d", len(f), n)
 	}
 	return nil
-}
-
-// wrkCount parses a positive count of what.
-func wrkCount(s, what string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%s %q: want a positive count", what, s)
-	}
-	return n, nil
 }
 
 // parseWrkFloat parses a finite, non-negative number.
