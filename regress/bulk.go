@@ -60,13 +60,12 @@ func DefaultBulkConfig(quick, full bool) BulkConfig {
 
 // check says what is wrong with c.
 func (c BulkConfig) check() error {
-	if c.Seconds < 1 {
+	switch {
+	case c.Seconds < 1:
 		return fmt.Errorf("regress: bulk: seconds %d: want at least 1", c.Seconds)
-	}
-	if c.UDPMbps < 1 {
+	case c.UDPMbps < 1:
 		return fmt.Errorf("regress: bulk: UDP rate %d Mb/s: want at least 1", c.UDPMbps)
-	}
-	if c.UDPLen < 8 || c.UDPLen > 65507 {
+	case c.UDPLen < 8 || c.UDPLen > 65507:
 		return fmt.Errorf("regress: bulk: UDP datagram %d bytes: out of range 8-65507", c.UDPLen)
 	}
 	return nil

@@ -63,8 +63,11 @@ const msgSizeMax = 128 << 20
 
 // check says what is wrong with c.
 func (c MsgSizeConfig) check() error {
-	if len(c.Sizes) == 0 {
+	switch {
+	case len(c.Sizes) == 0:
 		return fmt.Errorf("regress: message sizes: none given")
+	case c.Seconds < 1:
+		return fmt.Errorf("regress: message sizes: seconds %d: want at least 1", c.Seconds)
 	}
 	for i, s := range c.Sizes {
 		if s < 1 || s > msgSizeMax {
@@ -73,9 +76,6 @@ func (c MsgSizeConfig) check() error {
 		if slices.Contains(c.Sizes[:i], s) {
 			return fmt.Errorf("regress: message size %d: given twice", s)
 		}
-	}
-	if c.Seconds < 1 {
-		return fmt.Errorf("regress: message sizes: seconds %d: want at least 1", c.Seconds)
 	}
 	return nil
 }
