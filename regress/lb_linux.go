@@ -280,7 +280,7 @@ backend web
 // row's URL (backend 1's for direct, the VIP's elsewhere), pinned to the
 // client's CPU.
 func (b *lbBed) wrkArgs(row, mode string, seconds int) []string {
-	args := inNS(b.client, "taskset", "-c", b.pin.Client, "wrk", "-t1", "-c"+strconv.Itoa(b.cfg.Connections), "-d"+strconv.Itoa(seconds)+"s", "--latency", "--timeout", "5s")
+	args := inNS(b.client, pinned(b.pin.Client, "wrk", "-t1", "-c"+strconv.Itoa(b.cfg.Connections), "-d"+strconv.Itoa(seconds)+"s", "--latency", "--timeout", "5s")...)
 	if mode == LBClose {
 		args = append(args, "-H", "Connection: close")
 	}
