@@ -63,11 +63,8 @@ const msgSizeMax = 128 << 20
 
 // check says what is wrong with c.
 func (c MsgSizeConfig) check() error {
-	switch {
-	case len(c.Sizes) == 0:
+	if len(c.Sizes) == 0 {
 		return fmt.Errorf("regress: message sizes: none given")
-	case c.Seconds < 1:
-		return fmt.Errorf("regress: message sizes: seconds %d: want at least 1", c.Seconds)
 	}
 	for i, s := range c.Sizes {
 		if s < 1 || s > msgSizeMax {
@@ -76,6 +73,9 @@ func (c MsgSizeConfig) check() error {
 		if slices.Contains(c.Sizes[:i], s) {
 			return fmt.Errorf("regress: message size %d: given twice", s)
 		}
+	}
+	if c.Seconds < 1 {
+		return fmt.Errorf("regress: message sizes: seconds %d: want at least 1", c.Seconds)
 	}
 	return nil
 }
