@@ -60,13 +60,12 @@ func DefaultBulkConfig(quick, full bool) BulkConfig {
 
 // check says what is wrong with c.
 func (c BulkConfig) check() error {
-	if c.Seconds < 1 {
+	switch {
+	case c.Seconds < 1:
 		return fmt.Errorf("regress: bulk: seconds %d: want at least 1", c.Seconds)
-	}
-	if c.UDPMbps < 1 {
+	case c.UDPMbps < 1:
 		return fmt.Errorf("regress: bulk: UDP rate %d Mb/s: want at least 1", c.UDPMbps)
-	}
-	if c.UDPLen < 8 || c.UDPLen > 65507 {
+	case c.UDPLen < 8 || c.UDPLen > 65507:
 		return fmt.Errorf("regress: bulk: UDP datagram %d bytes: out of range 8-65507", c.UDPLen)
 	}
 	return nil
@@ -155,38 +154,31 @@ func bulkRows(c BulkConfig) []string {
 }
 
 // AnalyzeBulk summarises bulk samples per row, metric and role and
-// compares patch with no patch.
+// compares patch with no patch; a row's figure is one per instance (role
+// and run), as the sum and ratio rows are made of an instance's samples.
 func AnalyzeBulk(c BulkConfig, samples []BulkSample, alpha float64) []RoleCell {
-	type key struct {
+	type instance struct {
 		role string
 		run  int
 	}
-	var order []key
-	by := map[key][]BulkSample{}
+	var order []instance
+	by := map[instance][]BulkSample{}
 	for _, s := range samples {
-		k := key{s.Role, s.Run}
-		if _, ok := by[k]; !ok {
+		k := instance{s.Role, s.Run}
+		if by[k] == nil {
 			order = append(order, k)
 		}
 		by[k] = append(by[k], s)
 	}
-	vals := map[[2]string]map[string][]float64{} // row and metric: values by role
-	for _, k := range order {
-		for row, ms := range bulkRowValues(c, by[k]) {
-			for m, v := range ms {
-				rm := [2]string{row, m}
-				if vals[rm] == nil {
-					vals[rm] = map[string][]float64{}
-				}
-				vals[rm][k.role] = append(vals[rm][k.role], v)
-			}
-		}
-	}
 	var out []RoleCell
 	for _, row := range bulkRows(c) {
 		for _, m := range bulkMetrics {
-			if v := vals[[2]string{row, m}]; len(v) > 0 {
-				out = append(out, roleCells(RoleCell{Setup: BulkSetup, Row: row, Metric: m}, v, alpha)...)
+			vals := roleValues(order, func(k instance) (string, float64, bool) {
+				v, ok := bulkRowValues(c, by[k])[row][m]
+				return k.role, v, ok
+			})
+			if len(vals) > 0 {
+				out = append(out, roleCells(RoleCell{Setup: BulkSetup, Row: row, Metric: m}, vals, alpha)...)
 			}
 		}
 	}

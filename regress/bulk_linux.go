@@ -11,12 +11,10 @@ func measureBulk(ctx context.Context, b *bed, c BulkConfig) ([]BulkSample, error
 	if b.pair2 == nil {
 		return nil, fmt.Errorf("bulk: testbed %s has one host pair, want two", b.spec.Name)
 	}
-	var out []BulkSample
 	one, err := b.measure(ctx, RowForward, c.Seconds)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", BulkOnePair, err)
 	}
-	out = append(out, BulkSample{Test: BulkOnePair, Sample: one})
 	two, _, err := b.measureAll(ctx, RowForward, c.Seconds, [][]string{
 		iperfClient(b.peer, b.peer2IP, c.Seconds),
 		iperfClient(b.pair2.src, b.pair2.dstIP, c.Seconds),
@@ -24,7 +22,6 @@ func measureBulk(ctx context.Context, b *bed, c BulkConfig) ([]BulkSample, error
 	if err != nil {
 		return nil, fmt.Errorf("TCP two pairs: %w", err)
 	}
-	out = append(out, BulkSample{Test: BulkPair1, Sample: two[0]}, BulkSample{Test: BulkPair2, Sample: two[1]})
 	udp, res, err := b.measureAll(ctx, RowForward, c.Seconds, [][]string{append(iperfClient(b.peer, b.peer2IP, c.Seconds), c.udpArgs()...)})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.udpRow(), err)
@@ -32,5 +29,6 @@ func measureBulk(ctx context.Context, b *bed, c BulkConfig) ([]BulkSample, error
 	if res[0].UDP == nil {
 		return nil, fmt.Errorf("%s: iperf3 reported no datagram counts", c.udpRow())
 	}
-	return append(out, BulkSample{Test: BulkUDP, Sample: udp[0], UDP: &UDPResult{SentMbps: res[0].SentBps / 1e6, UDP: *res[0].UDP}}), nil
+	return []BulkSample{{Test: BulkOnePair, Sample: one}, {Test: BulkPair1, Sample: two[0]}, {Test: BulkPair2, Sample: two[1]},
+		{Test: BulkUDP, Sample: udp[0], UDP: &UDPResult{SentMbps: res[0].SentBps / 1e6, UDP: *res[0].UDP}}}, nil
 }

@@ -132,10 +132,8 @@ func pinningFor(ncpu int) lbPinning {
 	switch {
 	case ncpu >= 4:
 		return lbPinning{"0", "1", fmt.Sprintf("2-%d", ncpu-1)}
-	case ncpu == 3:
-		return lbPinning{"0", "1", "2"}
-	case ncpu == 2:
-		return lbPinning{"0", "1", "1"}
+	case ncpu >= 2:
+		return lbPinning{"0", "1", fmt.Sprint(ncpu - 1)}
 	}
 	return lbPinning{"0", "0", "0"}
 }
@@ -323,29 +321,20 @@ type LBCell struct {
 // order of plan's first run.
 func AnalyzeLB(plan []LBInstance, samples []LBSample) []LBCell {
 	values := func(row, role, mode string, value func(LBSample) (float64, bool)) []float64 {
-		var v []float64
-		for _, s := range samples {
-			if s.Row != row || s.Role != role || s.Mode != mode {
-				continue
-			}
-			if x, ok := value(s); ok {
-				v = append(v, x)
-			}
-		}
-		return v
-	}
-	direct := map[string]float64{}
-	for _, mode := range LBModes {
-		direct[mode] = math.NaN()
-		if v := values(LBDirect, "", mode, LBSample.kernelUs); len(v) > 0 {
-			direct[mode] = stats.Summarize(v).Median
-		}
+		return roleValues(samples, func(s LBSample) (string, float64, bool) {
+			x, ok := value(s)
+			return s.Role, x, ok && s.Row == row && s.Mode == mode
+		})[role]
 	}
 	var out []LBCell
 	for _, in := range lbRowsOf(plan) {
 		for _, mode := range LBModes {
+			direct := math.NaN()
+			if v := values(LBDirect, "", mode, LBSample.kernelUs); len(v) > 0 {
+				direct = stats.Summarize(v).Median
+			}
 			for _, m := range LBMetrics {
-				v := values(in.Row, in.Role, mode, func(s LBSample) (float64, bool) { return m.Value(s, direct[mode]) })
+				v := values(in.Row, in.Role, mode, func(s LBSample) (float64, bool) { return m.Value(s, direct) })
 				out = append(out, LBCell{Row: in.Row, Role: in.Role, Mode: mode, Metric: m.Key, NA: len(v) == 0, Summary: stats.Summarize(v), Values: v})
 			}
 		}
@@ -478,12 +467,10 @@ func lbMarkdown(b *strings.Builder, r *Results) {
 	}
 	b.WriteString("\nRequests per backend, per run (nginx stub_status), and wrk's errors:\n\n")
 	for _, s := range r.LB.Samples {
-		var per []string
-		for _, n := range s.BackendRequests {
-			per = append(per, fmt.Sprint(n))
-		}
+		// The counts as "n1/n2/n3".
+		per := strings.ReplaceAll(strings.Trim(fmt.Sprint(s.BackendRequests), "[]"), " ", "/")
 		fmt.Fprintf(b, "- %s %s run %d: %d requests, %.0f req/s; backends %s; socket errors %d, non-2xx %d\n",
-			lbLabel(s.Row, s.Role, ab), s.Mode, s.Run, s.Wrk.Requests, s.Wrk.RequestsPerSec, strings.Join(per, "/"), s.Wrk.SocketErrors(), s.Wrk.Non2xx)
+			lbLabel(s.Row, s.Role, ab), s.Mode, s.Run, s.Wrk.Requests, s.Wrk.RequestsPerSec, per, s.Wrk.SocketErrors(), s.Wrk.Non2xx)
 	}
 	if len(r.LB.Tools) > 0 {
 		var t []string

@@ -41,16 +41,12 @@ type lbBed struct {
 // lbRowTool is the program a row needs besides wrk, nginx and curl.
 var lbRowTool = map[string]string{LBNftables: "nft", LBHAProxy: "haproxy"}
 
-// newLBBed builds the testbed and starts nginx in the backends; on error
-// what was made is removed.
-func newLBBed(ctx context.Context, cfg LBConfig, dir string, cmds *Commands) (_ *lbBed, err error) {
-	rows, err := cfg.rows()
-	if err != nil {
-		return nil, err
-	}
+// newLBBed builds the testbed for plan's rows and starts nginx in the
+// backends; on error what was made is removed.
+func newLBBed(ctx context.Context, cfg LBConfig, plan []LBInstance, dir string, cmds *Commands) (_ *lbBed, err error) {
 	tools := []string{"wrk", "nginx", "curl"}
-	for _, r := range rows {
-		if t := lbRowTool[r.Name]; t != "" {
+	for _, in := range lbRowsOf(plan) {
+		if t := lbRowTool[in.Row]; t != "" {
 			tools = append(tools, t)
 		}
 	}
@@ -192,8 +188,19 @@ func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error
 	vip := [2][]string{netbed.Addr(b.balancer, lbVIP+"/32", "eth0"), {"ip", "-n", b.balancer, "addr", "del", lbVIP + "/32", "dev", "eth0"}}
 	switch in.Row {
 	case LBSwctl:
-		if err := b.startSwctl(ctx, bin, base); err != nil {
+		// The daemon is pinned (its threads inherit the CPU) and
+		// configured through swctl's CLI; a CLI without `swctl lb` fails
+		// here with its own error.
+		if err := b.startDaemon(ctx, b.balancer, b.pin.Balancer, bin, base); err != nil {
 			return err
+		}
+		b.bal = b.daemon.p
+		cmds := [][]string{{"lb", "create", "web", "--iface", "eth0", "--vip", lbVIP, "--method", "maglev", "--health", "tcp:80"}}
+		for k := 1; k <= lbBackends; k++ {
+			cmds = append(cmds, []string{"lb", "backend", "add", "web", lbBackendIP(k)})
+		}
+		if err := b.daemon.swctlAll(ctx, cmds...); err != nil {
+			return fmt.Errorf("swctl lb row: %w", err)
 		}
 	case LBNftables:
 		if err := os.WriteFile(base+".nft", []byte(nftRules()), 0o644); err != nil {
@@ -225,24 +232,6 @@ func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error
 		b.ends = append(b.ends, b.bal.Stop)
 	}
 	return b.warmUp(ctx, in)
-}
-
-// startSwctl starts the swctl daemon in the balancer namespace, pinned
-// (its threads inherit the CPU), and configures the lb through swctl's
-// CLI. A CLI without `swctl lb` fails here with its own error.
-func (b *lbBed) startSwctl(ctx context.Context, bin, base string) error {
-	if err := b.startDaemon(ctx, b.balancer, b.pin.Balancer, bin, base); err != nil {
-		return err
-	}
-	b.bal = b.daemon.p
-	cmds := [][]string{{"lb", "create", "web", "--iface", "eth0", "--vip", lbVIP, "--method", "maglev", "--health", "tcp:80"}}
-	for k := 1; k <= lbBackends; k++ {
-		cmds = append(cmds, []string{"lb", "backend", "add", "web", lbBackendIP(k)})
-	}
-	if err := b.daemon.swctlAll(ctx, cmds...); err != nil {
-		return fmt.Errorf("swctl lb row: %w", err)
-	}
-	return nil
 }
 
 // nftRules is the nftables balancer: DNAT of the VIP's port 80 to the
@@ -291,7 +280,7 @@ backend web
 // row's URL (backend 1's for direct, the VIP's elsewhere), pinned to the
 // client's CPU.
 func (b *lbBed) wrkArgs(row, mode string, seconds int) []string {
-	args := inNS(b.client, "taskset", "-c", b.pin.Client, "wrk", "-t1", "-c"+strconv.Itoa(b.cfg.Connections), "-d"+strconv.Itoa(seconds)+"s", "--latency", "--timeout", "5s")
+	args := inNS(b.client, pinned(b.pin.Client, "wrk", "-t1", "-c"+strconv.Itoa(b.cfg.Connections), "-d"+strconv.Itoa(seconds)+"s", "--latency", "--timeout", "5s")...)
 	if mode == LBClose {
 		args = append(args, "-H", "Connection: close")
 	}
@@ -308,11 +297,9 @@ func (b *lbBed) runWrk(ctx context.Context, args []string, seconds int) ([]byte,
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	out, err := cmd.Output()
+	out, err := capture(cmd, "wrk")
 	if err != nil {
-		return nil, 0, fmt.Errorf("wrk: %v: %s", err, strings.TrimSpace(errb.String()+" "+string(out)))
+		return nil, 0, fmt.Errorf("%w %s", err, strings.TrimSpace(string(out)))
 	}
 	return out, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(), nil
 }
@@ -338,9 +325,9 @@ func (b *lbBed) warmUp(ctx context.Context, in LBInstance) error {
 type lbTicks struct {
 	// machine is the whole machine's reading.
 	machine cpustat.Reading
-	// balancer and balancerSys are the balancer process's utime+stime
-	// and stime; nginx is the backends' utime+stime.
-	balancer, balancerSys, nginx uint64
+	// balancerUser and balancerSys are the balancer process's utime and
+	// stime; nginx is the backends' utime+stime.
+	balancerUser, balancerSys, nginx uint64
 }
 
 // ticks reads the machine's CPU, then the balancer's and the nginx
@@ -350,11 +337,9 @@ func (b *lbBed) ticks() (t lbTicks, err error) {
 		return t, err
 	}
 	if b.bal != nil {
-		u, s, err := cpustat.ReadPidTimes(b.bal.Pid())
-		if err != nil {
+		if t.balancerUser, t.balancerSys, err = cpustat.ReadPidTimes(b.bal.Pid()); err != nil {
 			return t, fmt.Errorf("%s: %w", b.bal.Name, err)
 		}
-		t.balancer, t.balancerSys = u+s, s
 	}
 	for _, p := range b.procs {
 		n, err := cpustat.ReadPid(p.Pid())
@@ -399,7 +384,8 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string, seconds
 	s.Machine = cpustat.Times{User: m1.User - m0.User, Nice: m1.Nice - m0.Nice, System: m1.System - m0.System, Idle: m1.Idle - m0.Idle,
 		IOWait: m1.IOWait - m0.IOWait, IRQ: m1.IRQ - m0.IRQ, SoftIRQ: m1.SoftIRQ - m0.SoftIRQ, Steal: m1.Steal - m0.Steal}
 	if b.bal != nil {
-		s.BalancerTicks, s.BalancerSystemTicks = new(t1.balancer-t0.balancer), new(t1.balancerSys-t0.balancerSys)
+		s.BalancerSystemTicks = new(t1.balancerSys - t0.balancerSys)
+		s.BalancerTicks = new(t1.balancerUser - t0.balancerUser + *s.BalancerSystemTicks)
 	}
 	s.BackendTicks = t1.nginx - t0.nginx
 	if total := s.Machine.Total(); total > 0 && s.WallSeconds > 0 && s.CPUs > 0 {
@@ -427,7 +413,7 @@ func lbTools(ctx context.Context) map[string]string {
 // runLB runs the suite's instances (plan) on its testbed, appending a
 // sample per instance and mode to res.
 func runLB(ctx context.Context, cfg LBConfig, plan []LBInstance, env suiteEnv, res *LBResults) error {
-	b, err := newLBBed(ctx, cfg, env.work, env.cmds)
+	b, err := newLBBed(ctx, cfg, plan, env.work, env.cmds)
 	if err != nil {
 		return err
 	}

@@ -205,10 +205,10 @@ func writeMsgSizeChart(dir string, r *Results) ([]string, error) {
 		return nil, nil
 	}
 	var series []chartSeries
-	for _, se := range []struct{ label, role string }{{"patch", RolePatch}, {"no patch", RoleNoPatch}} {
-		series = append(series, sizeSeries(se.label, r.MsgSize.Sizes, func(size int) chartCell {
+	for _, role := range bothRoles {
+		series = append(series, sizeSeries(role, r.MsgSize.Sizes, func(size int) chartCell {
 			for _, c := range r.MsgSizeCells {
-				if c.Metric == "throughput" && c.Role == se.role && c.Size == size {
+				if c.Metric == "throughput" && c.Role == role && c.Size == size {
 					return roleChartCell(c)
 				}
 			}

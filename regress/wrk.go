@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // WrkResult is what one run of wrk --latency printed.
@@ -78,8 +79,10 @@ func ParseWrk(out []byte) (WrkResult, error) {
 		switch {
 		case len(f) == 5 && f[1] == "threads" && f[2] == "and" && f[4] == "connections":
 			what = "threads line"
-			if w.Threads, err = wrkCount(f[0], "threads"); err == nil {
-				w.Connections, err = wrkCount(f[3], "connections")
+			w.Threads, _ = strconv.Atoi(f[0])
+			w.Connections, _ = strconv.Atoi(f[3])
+			if w.Threads < 1 || w.Connections < 1 {
+				err = fmt.Errorf("%q threads, %q connections: want positive counts", f[0], f[3])
 			}
 		case len(f) == 2 && f[0] == "Latency" && f[1] == "Distribution":
 			what, inDist = "latency distribution", true
@@ -137,15 +140,6 @@ func wrkFields(f []string, n int) error {
 	return nil
 }
 
-// wrkCount parses a positive count of what.
-func wrkCount(s, what string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%s %q: want a positive count", what, s)
-	}
-	return n, nil
-}
-
 // parseWrkFloat parses a finite, non-negative number.
 func parseWrkFloat(s string) (float64, error) {
 	v, err := strconv.ParseFloat(s, 64)
@@ -155,27 +149,18 @@ func parseWrkFloat(s string) (float64, error) {
 	return v, nil
 }
 
-// wrkTimeUnits are the units wrk's format_time_us and format_time_s
-// print, in microseconds; "us" and "ms" come before "s", whose suffix
-// they share.
-var wrkTimeUnits = []struct {
-	suffix string
-	us     float64
-}{{"us", 1}, {"ms", 1e3}, {"s", 1e6}, {"m", 60e6}, {"h", 3600e6}}
-
 // parseWrkTime parses a time as wrk prints it ("191.00us", "4.34ms",
-// "10.00s", "1.00m") into microseconds.
+// "10.00s", "1.00m": a decimal and a unit that time.ParseDuration reads)
+// into microseconds.
 func parseWrkTime(s string) (float64, error) {
-	for _, u := range wrkTimeUnits {
-		if num, ok := strings.CutSuffix(s, u.suffix); ok {
-			v, err := parseWrkFloat(num)
-			if err != nil {
-				return 0, fmt.Errorf("time %w", err)
-			}
-			return v * u.us, nil
-		}
+	if strings.TrimRight(s, "smh") == s {
+		return 0, fmt.Errorf("time %q: no unit (us, ms, s, m, h)", s)
 	}
-	return 0, fmt.Errorf("time %q: no unit (us, ms, s, m, h)", s)
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("time %q: want a decimal of at least 0 and a unit", s)
+	}
+	return float64(d) / 1e3, nil
 }
 
 // parseWrkSocketErrors parses the fields of "Socket errors: connect 0,
@@ -184,18 +169,15 @@ func parseWrkSocketErrors(f []string, w *WrkResult) error {
 	if err := wrkFields(f, 10); err != nil {
 		return err
 	}
-	for i, k := range []struct {
-		name string
-		to   *uint64
-	}{{"connect", &w.ConnectErrors}, {"read", &w.ReadErrors}, {"write", &w.WriteErrors}, {"timeout", &w.Timeouts}} {
-		if f[2+2*i] != k.name {
-			return fmt.Errorf("field %q, want %q", f[2+2*i], k.name)
+	counts := []*uint64{&w.ConnectErrors, &w.ReadErrors, &w.WriteErrors, &w.Timeouts}
+	for i, name := range []string{"connect", "read", "write", "timeout"} {
+		if f[2+2*i] != name {
+			return fmt.Errorf("field %q, want %q", f[2+2*i], name)
 		}
-		n, err := strconv.ParseUint(strings.TrimSuffix(f[3+2*i], ","), 10, 64)
-		if err != nil {
-			return errors.New(k.name + " count: " + err.Error())
+		var err error
+		if *counts[i], err = strconv.ParseUint(strings.TrimSuffix(f[3+2*i], ","), 10, 64); err != nil {
+			return errors.New(name + " count: " + err.Error())
 		}
-		*k.to = n
 	}
 	return nil
 }

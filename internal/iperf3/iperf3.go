@@ -12,10 +12,9 @@ import (
 
 // Result is the end of one iperf3 test.
 type Result struct {
-	// ReceivedBps is the receiver's throughput, bits per second.
-	ReceivedBps float64
-	// SentBps is the sender's, bits per second.
-	SentBps float64
+	// ReceivedBps and SentBps are the receiver's and the sender's
+	// throughput, bits per second.
+	ReceivedBps, SentBps float64
 	// Retransmits is the TCP sender's retransmit count (0 for UDP).
 	Retransmits int
 	// UDP is a UDP test's datagram counts; nil for TCP.
