@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/cpustat"
@@ -74,11 +76,22 @@ func (n *nsbed) base(name string) string {
 }
 
 // startDaemon starts the instance's swctl daemon, binary bin, in
-// namespace ns pinned to cpu ("" = not pinned) with flags, its files next
-// to base.
-func (n *nsbed) startDaemon(ctx context.Context, ns, cpu, bin, base string, flags ...string) (err error) {
-	n.daemon, err = startDaemonOn(ctx, n.cmds, ns, cpu, bin, base, flags...)
-	return err
+// namespace ns pinned to cpu ("" = not pinned) with flags, its socket,
+// configuration, state and log next to base, and waits up to 10 s until
+// it answers.
+func (n *nsbed) startDaemon(ctx context.Context, ns, cpu, bin, base string, flags ...string) error {
+	d := &daemonProc{cli: inNS(ns, bin, "--socket", base+".sock"), cmds: n.cmds}
+	p, err := startProc(n.cmds, "daemon "+bin+" in "+ns, base+".log", ns, cpu, append([]string{bin, "daemon", "--socket", base + ".sock", "--config", base + ".conf", "--state-dir", base + ".state"}, flags...)...)
+	if err != nil {
+		return err
+	}
+	d.p = p
+	if err := waitDaemon(ctx, func() error { return d.swctl(ctx, "bridge", "show") }, p.Exited, func() string { return bgproc.Tail(p.Log) }); err != nil {
+		p.Stop()
+		return err
+	}
+	n.daemon = d
+	return nil
 }
 
 // do runs the instance's setup commands, recording for each the command
@@ -101,7 +114,7 @@ func (n *nsbed) do(ctx context.Context, steps ...[2][]string) error {
 func (n *nsbed) stop() error {
 	errs := []error{n.ends.undoTo(0)}
 	if n.daemon != nil {
-		errs = append(errs, n.daemon.stop())
+		errs = append(errs, n.daemon.p.Stop())
 		n.daemon = nil
 	}
 	return errors.Join(append(errs, n.undo.undoTo(0))...)
@@ -135,7 +148,7 @@ type cpuSpan struct {
 func (n *nsbed) cpuBefore() (*cpuSpan, error) {
 	c := &cpuSpan{}
 	if n.daemon != nil {
-		c.pid = n.daemon.pid()
+		c.pid = n.daemon.p.Pid()
 	}
 	var err error
 	if c.machine[0], err = cpustat.Read(); err != nil {
@@ -162,4 +175,68 @@ func (c *cpuSpan) after() (CPUPercent, *float64, error) {
 	}
 	v := 100 * float64(c.engine[1]-c.engine[0]) / float64(cpu.Ticks)
 	return cpu, &v, nil
+}
+
+// daemonProc is a swctl daemon started by the harness in a namespace.
+type daemonProc struct {
+	// p is the running process (ip netns exec execs the daemon, so its
+	// PID is the daemon's).
+	p *bgproc.Proc
+	// cli is the command line of its CLI, up to the arguments: ip netns
+	// exec NS BIN --socket SOCK.
+	cli []string
+	// cmds runs and records the CLI commands.
+	cmds *Commands
+}
+
+// failedStart, deferred by a testbed's start of instance in, stops what
+// started and names the instance when *err is set.
+func failedStart(in fmt.Stringer, stop func() error, err *error) {
+	if *err != nil {
+		stop()
+		*err = fmt.Errorf("%s: start: %w", in, *err)
+	}
+}
+
+// startProc starts args in namespace ns pinned to cpu ("" = not
+// pinned), its output in the file log, and records its command line.
+func startProc(cmds *Commands, name, log, ns, cpu string, args ...string) (*bgproc.Proc, error) {
+	full := inNS(ns, pinned(cpu, args...)...)
+	cmds.record(strings.Join(full, " ") + " &")
+	return bgproc.Start(name, log, full...)
+}
+
+// swctl runs the daemon's CLI with args.
+func (d *daemonProc) swctl(ctx context.Context, args ...string) error {
+	_, err := d.output(ctx, args...)
+	return err
+}
+
+// swctlAll runs the daemon's CLI with each of steps in turn, up to the
+// first error.
+func (d *daemonProc) swctlAll(ctx context.Context, steps ...[]string) error {
+	for _, s := range steps {
+		if err := d.swctl(ctx, s...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// output runs the daemon's CLI with args and returns what it printed.
+func (d *daemonProc) output(ctx context.Context, args ...string) ([]byte, error) {
+	return d.cmds.Output(ctx, "", nil, slices.Concat(d.cli, args)...)
+}
+
+// inNS prefixes args with ip netns exec ns.
+func inNS(ns string, args ...string) []string {
+	return append([]string{"ip", "netns", "exec", ns}, args...)
+}
+
+// pinned prefixes args with taskset -c cpu, unless cpu is empty.
+func pinned(cpu string, args ...string) []string {
+	if cpu == "" {
+		return args
+	}
+	return append([]string{"taskset", "-c", cpu}, args...)
 }
