@@ -108,6 +108,7 @@ func (h *HostConfig) set(k, v string) error {
 // which say the line and what is wrong with it.
 func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 	c := &HostsConfig{Path: name, DUT: HostConfig{Role: "dut"}, Peer: HostConfig{Role: "peer"}}
+	hosts := map[string]*HostConfig{"dut": &c.DUT, "peer": &c.Peer}
 	errf := func(line int, format string, a ...any) error {
 		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
 	}
@@ -126,7 +127,7 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 				return nil, errf(n, "section header %q: missing ']'", line)
 			}
 			section = strings.TrimSpace(line[1 : len(line)-1])
-			if section != "dut" && section != "peer" && section != "tests" {
+			if hosts[section] == nil && section != "tests" {
 				return nil, errf(n, "section [%s]: unknown (have [dut], [peer], [tests])", section)
 			}
 			if l, ok := seen["["+section+"]"]; ok {
@@ -147,27 +148,22 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 			return nil, errf(n, "[%s] %s: already given on line %d", section, k, l)
 		}
 		seen[section+"."+k] = n
-		var err error
-		switch {
+		switch run := strings.Fields(v); {
 		case v == "":
 			return nil, errf(n, "[%s] %s: empty value", section, k)
-		case section == "tests" && k != "run":
+		case section != "tests":
+			if err := hosts[section].set(k, v); err != nil {
+				return nil, errf(n, "[%s] %v", section, err)
+			}
+		case k != "run":
 			return nil, errf(n, "[tests] %s: unknown key (have run)", k)
-		case section == "tests":
-			run := strings.Fields(v)
+		default:
 			for _, t := range run {
 				if !slices.Contains(HostTests, t) {
 					return nil, errf(n, "[tests] run: test %q: unknown (have %s)", t, strings.Join(HostTests, ", "))
 				}
 			}
 			c.Tests = slices.DeleteFunc(slices.Clone(HostTests), func(t string) bool { return !slices.Contains(run, t) })
-		case section == "dut":
-			err = c.DUT.set(k, v)
-		default:
-			err = c.Peer.set(k, v)
-		}
-		if err != nil {
-			return nil, errf(n, "[%s] %v", section, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
