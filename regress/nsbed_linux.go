@@ -34,11 +34,11 @@ type nsbed struct {
 	procs []*bgproc.Proc
 	// daemon is the running instance's swctl daemon, nil when none.
 	daemon *daemonProc
-	// ends end the running instance's other parts (a process, a
+	// ends end the running instance's parts (its daemon, a process, a
 	// promiscuous membership, a forwarder); stop runs them newest first.
 	ends changes
 	// undo run the commands that put back what the running instance
-	// changed; stop runs them newest first, after the daemon's end.
+	// changed; stop runs them newest first, after the ends.
 	undo changes
 	// starts counts instances, for file names.
 	starts int
@@ -81,20 +81,15 @@ func (n *nsbed) base(name string) string {
 // startDaemon starts the instance's swctl daemon, binary bin, in
 // namespace ns pinned to cpu ("" = not pinned) with flags, its socket,
 // configuration, state and log next to base, and waits up to 10 s until
-// it answers.
-func (n *nsbed) startDaemon(ctx context.Context, ns, cpu, bin, base string, flags ...string) error {
+// it answers. Once started it is one of the instance's ends (SIGTERM,
+// then SIGKILL after bgproc.StopWait), also when it does not answer.
+func (n *nsbed) startDaemon(ctx context.Context, ns, cpu, bin, base string, flags ...string) (err error) {
 	d := &daemonProc{cli: inNS(ns, bin, "--socket", base+".sock"), cmds: n.cmds}
-	p, err := startProc(n.cmds, "daemon "+bin+" in "+ns, base+".log", ns, cpu, append([]string{bin, "daemon", "--socket", base + ".sock", "--config", base + ".conf", "--state-dir", base + ".state"}, flags...)...)
-	if err != nil {
+	if d.p, err = startProc(n.cmds, "daemon "+bin+" in "+ns, base+".log", ns, cpu, append([]string{bin, "daemon", "--socket", base + ".sock", "--config", base + ".conf", "--state-dir", base + ".state"}, flags...)...); err != nil {
 		return err
 	}
-	d.p = p
-	if err := waitDaemon(ctx, func() error { return d.swctl(ctx, "bridge", "show") }, p.Exited, func() string { return bgproc.Tail(p.Log) }); err != nil {
-		p.Stop()
-		return err
-	}
-	n.daemon = d
-	return nil
+	n.daemon, n.ends = d, append(n.ends, d.p.Stop)
+	return waitDaemon(ctx, func() error { return d.swctl(ctx, "bridge", "show") }, d.p.Exited, func() string { return bgproc.Tail(d.p.Log) })
 }
 
 // do runs the instance's setup commands, recording for each the command
@@ -111,16 +106,11 @@ func (n *nsbed) do(ctx context.Context, steps ...[2][]string) error {
 	return nil
 }
 
-// stop ends the running instance: its other parts newest first, its
-// daemon (SIGTERM, then SIGKILL after bgproc.StopWait), then every change
-// it made, newest first. It is safe to call when none runs.
+// stop ends the running instance: its parts newest first, then every
+// change it made, newest first. It is safe to call when none runs.
 func (n *nsbed) stop() error {
-	errs := []error{n.ends.undoTo(0)}
-	if n.daemon != nil {
-		errs = append(errs, n.daemon.p.Stop())
-		n.daemon = nil
-	}
-	return errors.Join(append(errs, n.undo.undoTo(0))...)
+	n.daemon = nil
+	return errors.Join(n.ends.undoTo(0), n.undo.undoTo(0))
 }
 
 // close stops the instance, kills the suite's processes and deletes the
