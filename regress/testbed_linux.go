@@ -103,7 +103,8 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 		hosts, servers = append(hosts, bedHost{b.peer2, b.peer2IP, b.peer2MAC}), append(servers, b.peer2)
 		if spec.Pairs == 2 {
 			b.pair2 = &hostPair{src: tag + "h3", dst: tag + "h4", srcIP: ip(4), dstIP: ip(5)}
-			hosts, servers = append(hosts, bedHost{b.pair2.src, b.pair2.srcIP, mac(0, 4)}, bedHost{b.pair2.dst, b.pair2.dstIP, mac(0, 5)}), append(servers, b.pair2.dst)
+			hosts = append(hosts, bedHost{b.pair2.src, b.pair2.srcIP, mac(0, 4)}, bedHost{b.pair2.dst, b.pair2.dstIP, mac(0, 5)})
+			servers = append(servers, b.pair2.dst)
 		}
 		for i, h := range hosts {
 			p := fmt.Sprintf("p%d", i+1)
@@ -113,7 +114,9 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 		}
 		steps = append(steps, netbed.Neigh(b.peer, b.peer2IP, b.peer2MAC, "eth0"), netbed.Neigh(b.peer2, b.peerIP, b.peerMAC, "eth0"))
 		if b.pair2 != nil {
-			steps = append(steps, netbed.Neigh(b.pair2.src, b.pair2.dstIP, mac(0, 5), "eth0"), netbed.Neigh(b.pair2.dst, b.pair2.srcIP, mac(0, 4), "eth0"))
+			steps = append(steps,
+				netbed.Neigh(b.pair2.src, b.pair2.dstIP, mac(0, 5), "eth0"),
+				netbed.Neigh(b.pair2.dst, b.pair2.srcIP, mac(0, 4), "eth0"))
 		}
 	default:
 		return nil, fmt.Errorf("no such setup")
