@@ -208,12 +208,11 @@ func (d *daemonProc) swctl(ctx context.Context, args ...string) error {
 // swctlAll runs the daemon's CLI with each of steps in turn, up to the
 // first error.
 func (d *daemonProc) swctlAll(ctx context.Context, steps ...[]string) error {
-	for _, s := range steps {
-		if err := d.swctl(ctx, s...); err != nil {
-			return err
-		}
+	full := make([][]string, len(steps))
+	for i, s := range steps {
+		full[i] = slices.Concat(d.cli, s)
 	}
-	return nil
+	return d.cmds.runAll(ctx, full...)
 }
 
 // output runs the daemon's CLI with args and returns what it printed.
