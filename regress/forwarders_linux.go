@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,14 +87,8 @@ func (o *ovsSwitch) path(elem ...string) string {
 	return filepath.Join(append([]string{o.dir}, elem...)...)
 }
 
-// env points every OVS program at the private directories.
-func (o *ovsSwitch) env() []string {
-	return append(os.Environ(),
-		"OVS_RUNDIR="+o.path("run"), "OVS_DBDIR="+o.path("db"),
-		"OVS_LOGDIR="+o.path("log"), "OVS_SYSCONFDIR="+o.path("etc"))
-}
-
-// run runs an OVS program in the namespace with the private environment.
+// run runs an OVS program in the namespace with an environment that
+// points it at the private directories.
 // Daemons that detach get a log file, not a pipe, for their output, so
 // nothing waits on them.
 func (o *ovsSwitch) run(ctx context.Context, args ...string) error {
@@ -106,18 +101,13 @@ func (o *ovsSwitch) run(ctx context.Context, args ...string) error {
 	defer os.Remove(out.Name())
 	defer out.Close()
 	cmd := exec.CommandContext(ctx, "ip", inNS(o.ns, args...)[1:]...)
-	cmd.Env = o.env()
+	cmd.Env = append(os.Environ(), "OVS_RUNDIR="+o.path("run"), "OVS_DBDIR="+o.path("db"), "OVS_LOGDIR="+o.path("log"), "OVS_SYSCONFDIR="+o.path("etc"))
 	cmd.Stdout, cmd.Stderr = out, out
-	err = cmd.Run()
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		b, _ := os.ReadFile(out.Name())
 		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, bgproc.Clip(string(b)))
 	}
 	return nil
-}
-
-func (o *ovsSwitch) vsctl(ctx context.Context, args ...string) error {
-	return o.run(ctx, append([]string{"ovs-vsctl", "--db=unix:" + o.path("run", "db.sock"), "--timeout=20"}, args...)...)
 }
 
 // startOVS starts OVS; the setup's TSO sets
@@ -134,36 +124,36 @@ func startOVS(ctx context.Context, b *rateBed, _, base string) error {
 	if n := len(o.path("run", "ovs-vswitchd.ctl")); n > 100 {
 		return fmt.Errorf("OVS: socket path %s is %d bytes, too long for a unix socket", o.path("run", "ovs-vswitchd.ctl"), n)
 	}
-	pkgdata := os.Getenv("OVS_PKGDATADIR")
-	if pkgdata == "" {
-		pkgdata = "/usr/share/openvswitch"
+	db, sock := o.path("db", "conf.db"), o.path("run", "db.sock")
+	// detach are the options that detach the OVS daemon name, with its
+	// pidfile, control socket and log in the private directories.
+	detach := func(name string) []string {
+		return []string{"--pidfile=" + o.path("run", name+".pid"), "--unixctl=" + o.path("run", name+".ctl"),
+			"--log-file=" + o.path("log", name+".log"), "-vconsole:off", "--detach", "--no-chdir"}
 	}
-	db := o.path("db", "conf.db")
-	cpu := b.fwdCPU
+	vsctl := func(args ...string) []string {
+		return append([]string{"ovs-vsctl", "--db=unix:" + sock, "--timeout=20"}, args...)
+	}
 	steps := [][]string{
-		{"ovsdb-tool", "create", db, filepath.Join(pkgdata, "vswitch.ovsschema")},
-		pinned(cpu, "ovsdb-server", db, "--remote=punix:"+o.path("run", "db.sock"),
-			"--pidfile="+o.path("run", "ovsdb-server.pid"), "--unixctl="+o.path("run", "ovsdb-server.ctl"),
-			"--log-file="+o.path("log", "ovsdb-server.log"), "-vconsole:off", "--detach", "--no-chdir"),
-		{"ovs-vsctl", "--db=unix:" + o.path("run", "db.sock"), "--timeout=20", "--no-wait", "init"},
+		{"ovsdb-tool", "create", db, filepath.Join(cmp.Or(os.Getenv("OVS_PKGDATADIR"), "/usr/share/openvswitch"), "vswitch.ovsschema")},
+		pinned(b.fwdCPU, append([]string{"ovsdb-server", db, "--remote=punix:" + sock}, detach("ovsdb-server")...)...),
+		vsctl("--no-wait", "init"),
 	}
 	if b.spec.TSO {
-		steps = append(steps, []string{"ovs-vsctl", "--db=unix:" + o.path("run", "db.sock"), "--timeout=20", "--no-wait",
-			"set", "Open_vSwitch", ".", "other_config:userspace-tso-enable=true"})
-	}
-	steps = append(steps, pinned(cpu, "ovs-vswitchd", "unix:"+o.path("run", "db.sock"),
-		"--pidfile="+o.path("run", "ovs-vswitchd.pid"), "--unixctl="+o.path("run", "ovs-vswitchd.ctl"),
-		"--log-file="+o.path("log", "ovs-vswitchd.log"), "-vconsole:off", "--detach", "--no-chdir"))
-	for _, s := range steps {
-		if err := o.run(ctx, s...); err != nil {
-			return fmt.Errorf("OVS: %w", err)
-		}
+		steps = append(steps, vsctl("--no-wait", "set", "Open_vSwitch", ".", "other_config:userspace-tso-enable=true"))
 	}
 	// Without --no-wait, ovs-vsctl waits until ovs-vswitchd applied the
 	// change: the bridge and its ports exist when it returns.
-	if err := o.vsctl(ctx, "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev",
-		"--", "add-port", "br0", "p1", "--", "add-port", "br0", "p2"); err != nil {
-		return fmt.Errorf("OVS: %w; ovs-vswitchd.log: %s", err, bgproc.Tail(o.path("log", "ovs-vswitchd.log")))
+	steps = append(steps, pinned(b.fwdCPU, append([]string{"ovs-vswitchd", "unix:" + sock}, detach("ovs-vswitchd")...)...),
+		vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev", "--", "add-port", "br0", "p1", "--", "add-port", "br0", "p2"))
+	for i, s := range steps {
+		err := o.run(ctx, s...)
+		if err != nil && i == len(steps)-1 {
+			return fmt.Errorf("OVS: %w; ovs-vswitchd.log: %s", err, bgproc.Tail(o.path("log", "ovs-vswitchd.log")))
+		}
+		if err != nil {
+			return fmt.Errorf("OVS: %w", err)
+		}
 	}
 	return nil
 }

@@ -287,11 +287,10 @@ func (b *hostBed) waitPing(ctx context.Context) error {
 // most when it fails: CPU and the engine's CPU are read on the DUT
 // through its transport. more are extra iperf3 client options.
 func (b *hostBed) measure(ctx context.Context, row string, seconds int, more ...string) (Sample, error) {
-	args := iperfArgs(b.peer.Conf.Addr.Addr().String(), seconds)
 	if row == RowReceive {
-		args = append(args, "-R")
+		more = append([]string{"-R"}, more...)
 	}
-	args = append(args, more...)
+	args := iperfArgs(b.peer.Conf.Addr.Addr().String(), seconds, more...)
 	s := Sample{Row: row, Command: fmt.Sprintf("[%s] %s", b.dut.T, strings.Join(args, " ")), Start: time.Now()}
 	err := iperfTwice(ctx, row, seconds, func(ctx context.Context) (err error) {
 		var r iperf3.Result

@@ -108,6 +108,7 @@ func (h *HostConfig) set(k, v string) error {
 // which say the line and what is wrong with it.
 func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 	c := &HostsConfig{Path: name, DUT: HostConfig{Role: "dut"}, Peer: HostConfig{Role: "peer"}}
+	hosts := map[string]*HostConfig{"dut": &c.DUT, "peer": &c.Peer}
 	errf := func(line int, format string, a ...any) error {
 		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
 	}
@@ -118,56 +119,49 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 	for n := 1; sc.Scan(); n++ {
 		line, _, _ := strings.Cut(sc.Text(), "#")
 		line = strings.TrimSpace(line)
-		if line == "" {
+		k, v, isKey := strings.Cut(line, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		header := strings.HasPrefix(line, "[")
+		// id is what seen records the line as, label names it in errors.
+		id, label := section+"."+k, "["+section+"] "+k
+		switch {
+		case line == "":
 			continue
-		}
-		if strings.HasPrefix(line, "[") {
-			if !strings.HasSuffix(line, "]") {
-				return nil, errf(n, "section header %q: missing ']'", line)
-			}
+		case header && !strings.HasSuffix(line, "]"):
+			return nil, errf(n, "section header %q: missing ']'", line)
+		case header:
 			section = strings.TrimSpace(line[1 : len(line)-1])
-			if section != "dut" && section != "peer" && section != "tests" {
+			if hosts[section] == nil && section != "tests" {
 				return nil, errf(n, "section [%s]: unknown (have [dut], [peer], [tests])", section)
 			}
-			if l, ok := seen["["+section+"]"]; ok {
-				return nil, errf(n, "section [%s]: already given on line %d", section, l)
-			}
-			seen["["+section+"]"] = n
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
+			id, label = "["+section+"]", "section ["+section+"]"
+		case !isKey:
 			return nil, errf(n, "%q: want key = value", line)
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if section == "" {
+		case section == "":
 			return nil, errf(n, "key %q outside a section ([dut], [peer] or [tests])", k)
 		}
-		if l, ok := seen[section+"."+k]; ok {
-			return nil, errf(n, "[%s] %s: already given on line %d", section, k, l)
+		if l, ok := seen[id]; ok {
+			return nil, errf(n, "%s: already given on line %d", label, l)
 		}
-		seen[section+"."+k] = n
-		var err error
-		switch {
+		seen[id] = n
+		switch run := strings.Fields(v); {
+		case header:
+			// The section's keys follow.
 		case v == "":
 			return nil, errf(n, "[%s] %s: empty value", section, k)
-		case section == "tests" && k != "run":
+		case section != "tests":
+			if err := hosts[section].set(k, v); err != nil {
+				return nil, errf(n, "[%s] %v", section, err)
+			}
+		case k != "run":
 			return nil, errf(n, "[tests] %s: unknown key (have run)", k)
-		case section == "tests":
-			run := strings.Fields(v)
+		default:
 			for _, t := range run {
 				if !slices.Contains(HostTests, t) {
 					return nil, errf(n, "[tests] run: test %q: unknown (have %s)", t, strings.Join(HostTests, ", "))
 				}
 			}
 			c.Tests = slices.DeleteFunc(slices.Clone(HostTests), func(t string) bool { return !slices.Contains(run, t) })
-		case section == "dut":
-			err = c.DUT.set(k, v)
-		default:
-			err = c.Peer.set(k, v)
-		}
-		if err != nil {
-			return nil, errf(n, "[%s] %v", section, err)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -60,55 +60,38 @@ type bedHost struct{ ns, ip, mac string }
 // MACs. On error what was made is removed.
 func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Commands) (_ *bed, err error) {
 	tag := fmt.Sprintf("swr%d%c", os.Getpid()%100000, 'a'+idx)
-	b := &bed{nsbed: newNSBed(cmds, dir), spec: spec,
-		dut: tag + "dut", peer: tag + "h1", peer2: tag + "h2",
-		dutIP: fmt.Sprintf("10.78.%d.2", idx), peerIP: fmt.Sprintf("10.78.%d.1", idx), peer2IP: fmt.Sprintf("10.78.%d.3", idx),
-		peerMAC: fmt.Sprintf("02:52:%02x:00:00:01", idx), peer2MAC: fmt.Sprintf("02:52:%02x:00:00:03", idx),
-	}
+	ip := func(n int) string { return fmt.Sprintf("10.78.%d.%d", idx, n) }
+	mac := func(kind, n int) string { return fmt.Sprintf("02:52:%02x:00:%02x:%02x", idx, kind, n) }
+	b := &bed{nsbed: newNSBed(cmds, dir), spec: spec, dut: tag + "dut", peer: tag + "h1", peer2: tag + "h2",
+		dutIP: ip(2), peerIP: ip(1), peer2IP: ip(3), peerMAC: mac(0, 1), peer2MAC: mac(0, 3)}
 	defer func() {
 		if err != nil {
 			b.close()
 			err = fmt.Errorf("testbed %s: %w", spec.Name, err)
 		}
 	}()
-	// nss are the namespaces to make, servers those that run an iperf3
-	// server.
-	nss, servers := []string{b.dut, b.peer}, []string{b.peer}
-	if spec.Name == "bridge0" {
-		nss, servers = append(nss, b.peer2), append(servers, b.peer2)
-	}
-	hosts := []bedHost{{b.peer, b.peerIP, b.peerMAC}, {b.peer2, b.peer2IP, b.peer2MAC}}
-	if spec.Name == "bridge0" && spec.Pairs == 2 {
-		b.pair2 = &hostPair{src: tag + "h3", dst: tag + "h4", srcIP: fmt.Sprintf("10.78.%d.4", idx), dstIP: fmt.Sprintf("10.78.%d.5", idx)}
-		nss, servers = append(nss, b.pair2.src, b.pair2.dst), append(servers, b.pair2.dst)
-		hosts = append(hosts,
-			bedHost{b.pair2.src, b.pair2.srcIP, fmt.Sprintf("02:52:%02x:00:00:04", idx)},
-			bedHost{b.pair2.dst, b.pair2.dstIP, fmt.Sprintf("02:52:%02x:00:00:05", idx)})
-	}
+	// hosts are the peers cabled to the device under test, servers
+	// those that run an iperf3 server.
+	hosts, servers := []bedHost{{b.peer, b.peerIP, b.peerMAC}}, []string{b.peer}
 	var steps [][]string
 	switch spec.Name {
 	case "veth":
 		b.dutDev, b.links = "p1", []string{"p1"}
-		steps = append(netbed.Veth(b.dut, "p1", fmt.Sprintf("02:52:%02x:00:00:02", idx), b.peer, "eth0", b.peerMAC), [][]string{
+		steps = append(netbed.Veth(b.dut, "p1", mac(0, 2), b.peer, "eth0", b.peerMAC), [][]string{
 			netbed.Addr(b.dut, b.dutIP+"/24", "p1"),
 			netbed.NoOffload(b.dut, "p1"),
 			netbed.Addr(b.peer, b.peerIP+"/24", "eth0"),
 			netbed.NoOffload(b.peer, "eth0"),
 			netbed.Neigh(b.dut, b.peerIP, b.peerMAC, "p1"),
-			netbed.Neigh(b.peer, b.dutIP, fmt.Sprintf("02:52:%02x:00:00:02", idx), "eth0"),
+			netbed.Neigh(b.peer, b.dutIP, mac(0, 2), "eth0"),
 		}...)
 	case "trunk0":
 		b.dutDev, b.links = "trunk0", []string{"a1", "a2"}
-		steps = [][]string{
-			{"ip", "-n", b.peer, "link", "add", "br0", "address", b.peerMAC, "type", "bridge"},
-		}
+		steps = [][]string{{"ip", "-n", b.peer, "link", "add", "br0", "address", b.peerMAC, "type", "bridge"}}
 		for i := 1; i <= 2; i++ {
 			a, q := fmt.Sprintf("a%d", i), fmt.Sprintf("q%d", i)
-			steps = append(steps, netbed.Veth(b.dut, a, fmt.Sprintf("02:52:%02x:00:a0:%02x", idx, i), b.peer, q, fmt.Sprintf("02:52:%02x:00:b0:%02x", idx, i))...)
-			steps = append(steps,
-				[]string{"ip", "-n", b.peer, "link", "set", q, "master", "br0"},
-				netbed.NoOffload(b.peer, q),
-			)
+			steps = append(steps, netbed.Veth(b.dut, a, mac(0xa0, i), b.peer, q, mac(0xb0, i))...)
+			steps = append(steps, []string{"ip", "-n", b.peer, "link", "set", q, "master", "br0"}, netbed.NoOffload(b.peer, q))
 		}
 		steps = append(steps,
 			netbed.Addr(b.peer, b.peerIP+"/24", "br0"),
@@ -117,27 +100,30 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 		)
 	case "bridge0":
 		b.dutDev = "bridge0"
+		hosts, servers = append(hosts, bedHost{b.peer2, b.peer2IP, b.peer2MAC}), append(servers, b.peer2)
+		if spec.Pairs == 2 {
+			b.pair2 = &hostPair{src: tag + "h3", dst: tag + "h4", srcIP: ip(4), dstIP: ip(5)}
+			hosts = append(hosts, bedHost{b.pair2.src, b.pair2.srcIP, mac(0, 4)}, bedHost{b.pair2.dst, b.pair2.dstIP, mac(0, 5)})
+			servers = append(servers, b.pair2.dst)
+		}
 		for i, h := range hosts {
 			p := fmt.Sprintf("p%d", i+1)
 			b.links = append(b.links, p)
-			steps = append(steps, netbed.Veth(b.dut, p, fmt.Sprintf("02:52:%02x:00:d0:%02x", idx, i+1), h.ns, "eth0", h.mac)...)
-			steps = append(steps,
-				netbed.Addr(h.ns, h.ip+"/24", "eth0"),
-				netbed.NoOffload(h.ns, "eth0"),
-			)
+			steps = append(steps, netbed.Veth(b.dut, p, mac(0xd0, i+1), h.ns, "eth0", h.mac)...)
+			steps = append(steps, netbed.Addr(h.ns, h.ip+"/24", "eth0"), netbed.NoOffload(h.ns, "eth0"))
 		}
-		steps = append(steps,
-			netbed.Neigh(b.peer, b.peer2IP, b.peer2MAC, "eth0"),
-			netbed.Neigh(b.peer2, b.peerIP, b.peerMAC, "eth0"),
-		)
+		steps = append(steps, netbed.Neigh(b.peer, b.peer2IP, b.peer2MAC, "eth0"), netbed.Neigh(b.peer2, b.peerIP, b.peerMAC, "eth0"))
 		if b.pair2 != nil {
 			steps = append(steps,
-				netbed.Neigh(b.pair2.src, b.pair2.dstIP, hosts[3].mac, "eth0"),
-				netbed.Neigh(b.pair2.dst, b.pair2.srcIP, hosts[2].mac, "eth0"),
-			)
+				netbed.Neigh(b.pair2.src, b.pair2.dstIP, mac(0, 5), "eth0"),
+				netbed.Neigh(b.pair2.dst, b.pair2.srcIP, mac(0, 4), "eth0"))
 		}
 	default:
 		return nil, fmt.Errorf("no such setup")
+	}
+	nss := []string{b.dut}
+	for _, h := range hosts {
+		nss = append(nss, h.ns)
 	}
 	if err := b.build(ctx, nss, steps...); err != nil {
 		return nil, err
@@ -151,7 +137,8 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 }
 
 // start brings the device under test up for one instance with binary bin
-// (unused for veth) and waits until the peer answers.
+// (unused for veth) and waits until the peers answer: bridge0's second
+// peer and second pair first, the first peer last.
 func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 	defer failedStart(in, b.stop, &err)
 	if b.spec.Name == "veth" {
@@ -163,24 +150,29 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 			}
 			b.ends = append(b.ends, hold.Close)
 		}
-		return b.waitPing(ctx, b.peerIP)
+		return waitPing(ctx, b.cmds, b.dut, b.peerIP)
 	}
 	if err := b.startDaemon(ctx, b.dut, "", bin, b.base(b.spec.Name)); err != nil {
 		return err
 	}
-	var steps [][]string
-	switch b.spec.Name {
-	case "trunk0":
-		steps = [][]string{{"trunk", "create", "trunk0", "--port", "a1", "--port", "a2"}}
-		if in.Promisc {
-			steps[0] = append(steps[0], "--promisc")
-		}
-	case "bridge0":
-		steps = [][]string{{"bridge", "create", "bridge0", "--local"}, append([]string{"bridge", "add", "bridge0"}, b.links...)}
+	// steps are the daemon's CLI commands, then those that address the
+	// TAP (on peerDev at the peer's end); pings are the [namespace,
+	// address] pairs to wait for before the first peer's.
+	steps, peerDev := [][]string{{"trunk", "create", "trunk0", "--port", "a1", "--port", "a2"}}, "br0"
+	var pings [][2]string
+	if in.Promisc && b.spec.Name == "trunk0" {
+		steps[0] = append(steps[0], "--promisc")
+	}
+	if b.spec.Name == "bridge0" {
+		steps, peerDev = [][]string{{"bridge", "create", "bridge0", "--local"}, append([]string{"bridge", "add", "bridge0"}, b.links...)}, "eth0"
+		pings = [][2]string{{b.dut, b.peer2IP}}
 		for _, p := range b.links {
 			if !in.Promisc {
 				steps = append(steps, []string{"bridge", "port", "bridge0", p, "--promisc", "off"})
 			}
+		}
+		if b.pair2 != nil {
+			pings = append(pings, [2]string{b.pair2.src, b.pair2.dstIP})
 		}
 	}
 	if err := b.daemon.swctlAll(ctx, steps...); err != nil {
@@ -191,35 +183,25 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 		return err
 	}
 	mac := strings.TrimSpace(string(out))
-	if err := b.cmds.runAll(ctx,
+	steps = [][]string{
 		netbed.Addr(b.dut, b.dutIP+"/24", b.dutDev),
-		[]string{"ip", "-n", b.dut, "link", "set", b.dutDev, "up"},
+		{"ip", "-n", b.dut, "link", "set", b.dutDev, "up"},
 		netbed.NoOffload(b.dut, b.dutDev),
 		netbed.Neigh(b.dut, b.peerIP, b.peerMAC, b.dutDev),
-		netbed.Neigh(b.peer, b.dutIP, mac, map[bool]string{true: "br0", false: "eth0"}[b.spec.Name == "trunk0"]),
-	); err != nil {
-		return err
+		netbed.Neigh(b.peer, b.dutIP, mac, peerDev),
 	}
 	if b.spec.Name == "bridge0" {
-		if err := b.cmds.run(ctx, netbed.Neigh(b.peer2, b.dutIP, mac, "eth0")...); err != nil {
+		steps = append(steps, netbed.Neigh(b.peer2, b.dutIP, mac, "eth0"))
+	}
+	if err := b.cmds.runAll(ctx, steps...); err != nil {
+		return err
+	}
+	for _, p := range append(pings, [2]string{b.dut, b.peerIP}) {
+		if err := waitPing(ctx, b.cmds, p[0], p[1]); err != nil {
 			return err
-		}
-		if err := b.waitPing(ctx, b.peer2IP); err != nil {
-			return err
-		}
-		if b.pair2 != nil {
-			if err := waitPing(ctx, b.cmds, b.pair2.src, b.pair2.dstIP); err != nil {
-				return err
-			}
 		}
 	}
-	return b.waitPing(ctx, b.peerIP)
-}
-
-// waitPing waits up to 15 s until ip answers a ping from the device
-// under test.
-func (b *bed) waitPing(ctx context.Context, ip string) error {
-	return waitPing(ctx, b.cmds, b.dut, ip)
+	return nil
 }
 
 // waitPing waits up to 15 s until ip answers a ping from namespace ns.

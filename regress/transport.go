@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,22 +55,15 @@ func (t Transport) Command(ctx context.Context, args ...string) *exec.Cmd {
 }
 
 // commandLine joins args into one line for a POSIX shell, each quoted
-// as it needs.
+// when it holds anything but safe characters.
 func commandLine(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = shellQuote(a)
+	q := slices.Clone(args)
+	for i, a := range q {
+		if a == "" || strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,@+%") != "" {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
 	}
 	return strings.Join(q, " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but safe
-// characters.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,@+%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Host is a test host reached through a transport, with the commands of
@@ -105,12 +99,20 @@ func (h *Host) Run(ctx context.Context, stdin io.Reader, args ...string) ([]byte
 	return capture(cmd, fmt.Sprintf("%s: %s", h, line))
 }
 
-// runOS runs linux on a Linux host, bsd on the others, like Run.
-func (h *Host) runOS(ctx context.Context, linux, bsd []string) ([]byte, error) {
-	if h.Conf.OS == "linux" {
-		return h.Run(ctx, nil, linux...)
+// readOS runs linux on a Linux host, bsd on the others, like Run, and
+// parses what it printed with parse, whose error it prefixes with the
+// host.
+func readOS[T any](ctx context.Context, h *Host, linux, bsd []string, parse func(out string) (T, error)) (v T, err error) {
+	if h.Conf.OS != "linux" {
+		linux = bsd
 	}
-	return h.Run(ctx, nil, bsd...)
+	out, err := h.Run(ctx, nil, linux...)
+	if err == nil {
+		if v, err = parse(string(out)); err != nil {
+			err = fmt.Errorf("%s: %w", h, err)
+		}
+	}
+	return v, err
 }
 
 // RunAll runs each of steps on the host in turn, up to the first error.
@@ -236,20 +238,13 @@ func (p *Proc) Stop(ctx context.Context) error {
 // CPU reads the host's whole-machine CPU times: /proc/stat on Linux,
 // kern.cp_time on the BSDs.
 func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
-	out, err := h.runOS(ctx, []string{"cat", "/proc/stat"}, []string{"sysctl", "-n", "kern.cp_time"})
-	if err != nil {
-		return CPUTimes{}, err
-	}
-	var c CPUTimes
-	if h.Conf.OS == "linux" {
-		c, _, err = cpustat.ParseStat(string(out))
-	} else {
-		c, err = ParseCPTime(h.Conf.OS, string(out))
-	}
-	if err != nil {
-		return c, fmt.Errorf("%s: %w", h, err)
-	}
-	return c, nil
+	return readOS(ctx, h, []string{"cat", "/proc/stat"}, []string{"sysctl", "-n", "kern.cp_time"}, func(out string) (CPUTimes, error) {
+		if h.Conf.OS != "linux" {
+			return ParseCPTime(h.Conf.OS, out)
+		}
+		c, _, err := cpustat.ParseStat(out)
+		return c, err
+	})
 }
 
 // ProcCPU reads the user+system CPU time of process pid on the host: in
@@ -257,30 +252,26 @@ func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
 // hundredths of a second on the BSDs (ps cputime; kern.cp_time counts at
 // stathz, so there the engine's share is taken against wall time).
 func (h *Host) ProcCPU(ctx context.Context, pid int) (uint64, error) {
-	out, err := h.runOS(ctx, []string{"cat", fmt.Sprintf("/proc/%d/stat", pid)}, []string{"ps", "-o", "cputime=", "-p", strconv.Itoa(pid)})
-	if err != nil {
-		return 0, err
-	}
-	if h.Conf.OS != "linux" {
-		return ParsePsCputime(string(out))
-	}
-	u, s, err := cpustat.ParsePidStat(string(out))
-	return u + s, err
+	return readOS(ctx, h, []string{"cat", fmt.Sprintf("/proc/%d/stat", pid)}, []string{"ps", "-o", "cputime=", "-p", strconv.Itoa(pid)}, func(out string) (uint64, error) {
+		if h.Conf.OS != "linux" {
+			return ParsePsCputime(out)
+		}
+		u, s, err := cpustat.ParsePidStat(out)
+		return u + s, err
+	})
 }
 
 // MAC returns the hardware address of interface ifname on the host:
 // /sys/class/net/IF/address on Linux, ifconfig's ether or lladdr line on
 // the BSDs.
 func (h *Host) MAC(ctx context.Context, ifname string) (string, error) {
-	out, err := h.runOS(ctx, []string{"cat", "/sys/class/net/" + ifname + "/address"}, []string{"ifconfig", ifname})
-	if err != nil {
-		return "", err
-	}
-	mac, err := ParseMAC(h.Conf.OS, string(out))
-	if err != nil {
-		return "", fmt.Errorf("%s: %s: %w", h, ifname, err)
-	}
-	return mac, nil
+	return readOS(ctx, h, []string{"cat", "/sys/class/net/" + ifname + "/address"}, []string{"ifconfig", ifname}, func(out string) (string, error) {
+		mac, err := ParseMAC(h.Conf.OS, out)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", ifname, err)
+		}
+		return mac, err
+	})
 }
 
 // ParseMAC reads an interface's hardware address from the output of
@@ -307,15 +298,13 @@ func ParseMAC(goos, text string) (string, error) {
 
 // NCPU returns the host's number of online CPUs.
 func (h *Host) NCPU(ctx context.Context) (int, error) {
-	out, err := h.runOS(ctx, []string{"getconf", "_NPROCESSORS_ONLN"}, []string{"sysctl", "-n", "hw.ncpu"})
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%s: %q is not a CPU count", h, out)
-	}
-	return n, nil
+	return readOS(ctx, h, []string{"getconf", "_NPROCESSORS_ONLN"}, []string{"sysctl", "-n", "hw.ncpu"}, func(out string) (int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(out))
+		if err != nil || n < 1 {
+			return 0, fmt.Errorf("%q is not a CPU count", out)
+		}
+		return n, nil
+	})
 }
 
 // ParseCPTime reads `sysctl -n kern.cp_time` (a "kern.cp_time=" or

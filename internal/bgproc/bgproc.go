@@ -7,6 +7,7 @@
 package bgproc
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -78,8 +79,7 @@ func (p *Proc) Stop() error {
 	case <-p.done:
 		return nil
 	case <-time.After(StopWait):
-		p.cmd.Process.Kill()
-		<-p.done
+		p.Kill()
 		return fmt.Errorf("%s (pid %d) did not stop on SIGTERM within %v; killed", p.Name, p.Pid(), StopWait)
 	}
 }
@@ -111,10 +111,7 @@ func Tail(path string) string {
 	if len(s) > 400 {
 		s = "..." + s[len(s)-400:]
 	}
-	if s == "" {
-		return "(empty log)"
-	}
-	return s
+	return cmp.Or(s, "(empty log)")
 }
 
 // Alive reports whether pid is a process that has not exited; a zombie
