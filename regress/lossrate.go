@@ -15,40 +15,22 @@ import (
 // maximum rate: RFC 2544 section 26.3's coarsest granularity.
 const LossRateStep = 10
 
-// LossTrial is one trial of the frame-loss-rate test as the step logic
-// sees it.
-type LossTrial struct {
-	// Percent is the offered load, percent of the maximum rate.
-	Percent int `json:"percent"`
-	// Rate is the offered load in frames/s.
-	Rate float64 `json:"rate"`
-	// Sent is the number of frames sent.
-	Sent uint64 `json:"sent"`
-	// Received is the number of frames that arrived.
-	Received uint64 `json:"received"`
-	// LossPercent is (Sent - Received) / Sent in percent; 100 when
-	// nothing was sent.
-	LossPercent float64 `json:"loss_percent"`
-}
-
-// lossless says the trial sent frames and lost none.
-func (t LossTrial) lossless() bool { return t.Sent > 0 && t.Received >= t.Sent }
-
 // LossRateSteps runs the frame loss rate test of RFC 2544 section 26.3:
 // a trial at 100% of maxRate, then at 90%, 80% ... (step percentage
 // points less each time) until two successive trials lose no frame, or
 // the load would reach 0%. trial offers frames at rate frames/s and says
 // how many were sent and how many arrived. It returns the trials in the
-// order run; a trial's error (or ctx's) ends the test with the trials so
-// far.
-func LossRateSteps(ctx context.Context, maxRate float64, step int, trial func(rate float64) (sent, received uint64, err error)) ([]LossTrial, error) {
+// order run, each with its load, frames sent and received and loss
+// percentage (100 when nothing was sent); a trial's error (or ctx's)
+// ends the test with the trials so far.
+func LossRateSteps(ctx context.Context, maxRate float64, step int, trial func(rate float64) (sent, received uint64, err error)) ([]LossStep, error) {
 	if math.IsNaN(maxRate) || math.IsInf(maxRate, 0) || maxRate <= 0 {
 		return nil, fmt.Errorf("frame loss rate: maximum rate %v: want > 0 frames/s", maxRate)
 	}
 	if step < 1 || step > 100 {
 		return nil, fmt.Errorf("frame loss rate: step %d%%: want 1-100", step)
 	}
-	var out []LossTrial
+	var out []LossStep
 	clean := 0
 	for pct := 100; pct > 0 && clean < 2; pct -= step {
 		if err := ctx.Err(); err != nil {
@@ -56,20 +38,17 @@ func LossRateSteps(ctx context.Context, maxRate float64, step int, trial func(ra
 		}
 		rate := maxRate * float64(pct) / 100
 		sent, received, err := trial(rate)
-		t := LossTrial{Percent: pct, Rate: rate, Sent: sent, Received: received, LossPercent: 100}
+		t := LossStep{Percent: pct}
+		t.Rate, t.Sent, t.Received, t.LossPercent = rate, sent, received, 100
 		if sent > 0 {
-			t.LossPercent = 0
-			if received < sent {
-				t.LossPercent = 100 * float64(sent-received) / float64(sent)
-			}
+			t.LossPercent = 100 * float64(sent-min(received, sent)) / float64(sent)
 		}
 		out = append(out, t)
 		if err != nil {
 			return out, fmt.Errorf("frame loss rate: trial at %d%% (%.0f frames/s): %w", pct, rate, err)
 		}
-		if t.lossless() {
-			clean++
-		} else {
+		clean++
+		if received < sent || sent == 0 {
 			clean = 0
 		}
 	}
@@ -77,7 +56,9 @@ func LossRateSteps(ctx context.Context, maxRate float64, step int, trial func(ra
 }
 
 // LossStep is one trial of the frame-loss-rate test as it ran: the load
-// in percent of the max-rate run's sent rate and the run itself.
+// in percent of the max-rate run's sent rate and the run itself
+// (LossRateSteps fills the run's rate, counts and loss; the testbed
+// puts the whole run in).
 type LossStep struct {
 	// Percent is the offered load, percent of the max-rate run's sent
 	// rate (RateRun.Rate is the load in frames/s).

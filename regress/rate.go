@@ -179,8 +179,15 @@ func (c RateConfig) check() error {
 		return fmt.Errorf("regress: forwarding rate: CPU trial %v: want at least 10ms (or 0: none)", c.CPUTrial)
 	case c.CPUTrial > 0 && !(c.CPURate > 0 && c.CPURate <= 1e8):
 		return fmt.Errorf("regress: forwarding rate: CPU rate %v frames/s: want more than 0, at most 1e8", c.CPURate)
+	case c.WindowDuration == 0: // no window benchmark
+	case c.WindowDuration < 10*time.Millisecond:
+		return fmt.Errorf("regress: window benchmark: duration %v: want at least 10ms (or 0: none)", c.WindowDuration)
+	case c.WindowSize < gen.MinSize || c.WindowSize > gen.MaxSize:
+		return fmt.Errorf("regress: window benchmark: frame size %d: out of range %d-%d (without FCS)", c.WindowSize, gen.MinSize, gen.MaxSize)
+	case c.Window < 1:
+		return fmt.Errorf("regress: window benchmark: window %d: want at least 1", c.Window)
 	}
-	return c.checkWindow()
+	return nil
 }
 
 // drain is how long a run waits for frames still in flight.
@@ -189,9 +196,9 @@ const rateDrain = 200 * time.Millisecond
 // weight is the planned seconds of one instance (all sizes), for the
 // progress line: per size the max-rate run and the search's trials (it
 // usually needs all of them to reach its resolution), each waiting up to
-// the drain for lost frames, the latency trial; and the daemon's start.
+// the drain for lost frames, the latency trial, the CPU-cost run; the
+// window benchmark; and the daemon's start.
 func (c RateConfig) weight() float64 {
-	per := c.Trial.Seconds() + rateDrain.Seconds()
 	n := 1 + float64(c.MaxTrials)
 	if c.Latency {
 		n++
@@ -199,11 +206,15 @@ func (c RateConfig) weight() float64 {
 	if c.LossRate {
 		n += 100 / LossRateStep / 2 // typically half the steps
 	}
-	cpu := 0.0
+	per := n * (c.Trial + rateDrain).Seconds()
 	if c.CPUTrial > 0 {
-		cpu = c.CPUTrial.Seconds() + rateDrain.Seconds()
+		per += (c.CPUTrial + rateDrain).Seconds()
 	}
-	return float64(len(c.Sizes))*(n*per+cpu) + c.windowWeight() + 1.5
+	w := float64(len(c.Sizes))*per + 1.5
+	if c.WindowDuration > 0 {
+		w += (c.WindowDuration + rateDrain).Seconds() + 0.2
+	}
+	return w
 }
 
 // of is c as setup s runs it: the baseline runs neither the search, the

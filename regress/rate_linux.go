@@ -243,11 +243,11 @@ func (b *rateBed) measureWith(ctx context.Context, c RateConfig, size int) (Rate
 	}
 	if c.LossRate {
 		var runs []RateRun
-		trials, err := LossRateSteps(ctx, hi, LossRateStep, b.trials(ctx, bench, c.Trial, &runs))
-		smp.LossRate = make([]LossStep, len(trials)) // one per run
-		for i, t := range trials {
-			smp.LossRate[i] = LossStep{Percent: t.Percent, RateRun: runs[i]}
+		steps, err := LossRateSteps(ctx, hi, LossRateStep, b.trials(ctx, bench, c.Trial, &runs))
+		for i := range steps {
+			steps[i].RateRun = runs[i] // one per step: the whole run
 		}
+		smp.LossRate = steps
 		if err != nil {
 			return smp, fmt.Errorf("%s size %d: %w", b.spec.Name, size, err)
 		}

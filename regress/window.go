@@ -103,28 +103,3 @@ func printWindowTables(b *strings.Builder, r *Results) {
 		RenderPairTable(b, WindowTable(s, *r.Rate, r.WindowCells))
 	}
 }
-
-// checkWindow says what is wrong with c's window-benchmark settings.
-func (c RateConfig) checkWindow() error {
-	if c.WindowDuration == 0 {
-		return nil
-	}
-	switch {
-	case c.WindowDuration < 10*time.Millisecond:
-		return fmt.Errorf("regress: window benchmark: duration %v: want at least 10ms (or 0: none)", c.WindowDuration)
-	case c.WindowSize < gen.MinSize || c.WindowSize > gen.MaxSize:
-		return fmt.Errorf("regress: window benchmark: frame size %d: out of range %d-%d (without FCS)", c.WindowSize, gen.MinSize, gen.MaxSize)
-	case c.Window < 1:
-		return fmt.Errorf("regress: window benchmark: window %d: want at least 1", c.Window)
-	}
-	return nil
-}
-
-// windowWeight is the planned seconds of one window benchmark, for the
-// progress line.
-func (c RateConfig) windowWeight() float64 {
-	if c.WindowDuration == 0 {
-		return 0
-	}
-	return c.WindowDuration.Seconds() + rateDrain.Seconds() + 0.2
-}
