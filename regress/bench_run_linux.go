@@ -1,11 +1,13 @@
 package regress
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -13,8 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/cpustat"
@@ -175,25 +175,13 @@ func firstLine(s string) string {
 }
 
 // pinProcess sets the CPU affinity of every thread of this process to
-// cpu; threads made later inherit it from the thread that makes them.
-// Children inherit it too: the forwarders are started under taskset.
+// cpu (taskset -a: all its threads); threads made later inherit it from
+// the thread that makes them. Children inherit it too: the forwarders
+// are started under taskset.
 func pinProcess(cpu string) error {
-	n, _ := strconv.Atoi(cpu) // RunBench checked it
-	var set unix.CPUSet
-	set.Set(n)
 	for range 2 { // again for threads made meanwhile
-		ents, err := os.ReadDir("/proc/self/task")
-		if err != nil {
-			return fmt.Errorf("pin to CPU %d: %w", n, err)
-		}
-		for _, e := range ents {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if err := unix.SchedSetaffinity(tid, &set); err != nil {
-				return fmt.Errorf("pin thread %d to CPU %d: %w", tid, n, err)
-			}
+		if out, err := exec.Command("taskset", "-a", "-p", "-c", cpu, strconv.Itoa(os.Getpid())).CombinedOutput(); err != nil {
+			return fmt.Errorf("pin to CPU %s: taskset: %w: %s", cpu, err, bytes.TrimSpace(out))
 		}
 	}
 	return nil

@@ -143,17 +143,16 @@ const DefaultCPURate = 200000
 // quick (short trials), default, or full (the RFC 2544 size set, longer
 // trials, latency at the zero-loss rate).
 func DefaultRateConfig(quick, full bool) RateConfig {
+	c := RateConfig{Sizes: []int{64, 1518}, Trial: time.Second, MaxTrials: 8, Resolution: 0.01, Flows: 16, Setups: []string{"bridge0"},
+		WindowDuration: 10 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow, CPURate: DefaultCPURate, CPUTrial: 2 * time.Second}
 	switch {
 	case full:
-		return RateConfig{Sizes: slices.Clone(gen.RFC2544Sizes), Trial: 10 * time.Second, MaxTrials: 12, Resolution: 0.002, Latency: true, Flows: 16,
-			LossRate: true, WindowDuration: 300 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow,
-			CPURate: DefaultCPURate, CPUTrial: 10 * time.Second}
+		c.Setups, c.Sizes, c.Trial, c.MaxTrials, c.Resolution = nil, slices.Clone(gen.RFC2544Sizes), 10*time.Second, 12, 0.002
+		c.Latency, c.LossRate, c.WindowDuration, c.CPUTrial = true, true, 300*time.Second, 10*time.Second
 	case quick:
-		return RateConfig{Sizes: []int{64, 1518}, Trial: 500 * time.Millisecond, MaxTrials: 6, Resolution: 0.02, Flows: 16,
-			WindowDuration: time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow, CPURate: DefaultCPURate, CPUTrial: time.Second}
+		c.Setups, c.Trial, c.MaxTrials, c.Resolution, c.WindowDuration, c.CPUTrial = nil, 500*time.Millisecond, 6, 0.02, time.Second, time.Second
 	}
-	return RateConfig{Sizes: []int{64, 1518}, Trial: time.Second, MaxTrials: 8, Resolution: 0.01, Flows: 16, Setups: []string{"bridge0"},
-		WindowDuration: 10 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow, CPURate: DefaultCPURate, CPUTrial: 2 * time.Second}
+	return c
 }
 
 // check says what is wrong with c.
@@ -400,18 +399,10 @@ var RateMetrics = []RateMetric{
 }
 
 // RateCell is the summary of one forwarding-rate cell: setup, metric,
-// frame size and role.
+// frame size and role (RoleCell's row and percent unused), and on a rate
+// cell the figure.
 type RateCell struct {
-	// Setup is the setup's name.
-	Setup string `json:"setup"`
-	// Metric is a RateMetrics key.
-	Metric string `json:"metric"`
-	// Size is the RFC 2544 frame size.
-	Size int `json:"size"`
-	// Role is RolePatch or RoleNoPatch.
-	Role string `json:"role"`
-	// Comparison is the samples' summary and the patch-no patch test.
-	Comparison
+	RoleCell
 	// Figure, on a rate cell (max_rate, zero_loss, cpu_net, cpu_gross),
 	// is what its runs offered, achieved and delivered, and how many
 	// were tester-bound; nil elsewhere.
@@ -434,15 +425,11 @@ func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha fl
 				vals := map[string][]float64{}
 				runs := map[string][]cellRun{}
 				for _, x := range samples {
-					if x.Setup != s.Name || x.Size != size {
-						continue
-					}
 					v, ok := m.Value(x)
-					if !ok {
+					if x.Setup != s.Name || x.Size != size || !ok {
 						continue
 					}
 					vals[x.Role] = append(vals[x.Role], v)
-					any = true
 					if m.Figure == nil {
 						continue
 					}
@@ -450,9 +437,9 @@ func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha fl
 						runs[x.Role] = append(runs[x.Role], r)
 					}
 				}
-				for i, cmp := range compareRoles(vals, alpha) {
-					role := bothRoles[i]
-					cells = append(cells, RateCell{Setup: s.Name, Metric: m.Key, Size: size, Role: role, Comparison: cmp, Figure: summarizeFigures(runs[role])})
+				any = any || len(vals) > 0
+				for _, c := range roleCells(RoleCell{Setup: s.Name, Metric: m.Key, Size: size}, vals, alpha) {
+					cells = append(cells, RateCell{RoleCell: c, Figure: summarizeFigures(runs[c.Role])})
 				}
 			}
 			if any {

@@ -184,25 +184,22 @@ func NetCPU(setups []RateSpec, samples []RateSample) {
 	for _, s := range setups {
 		base[s.Name] = s.Baseline
 	}
-	sum, n := map[int]float64{}, map[int]int{}
+	sum, n := map[int]float64{}, map[int]float64{}
 	for _, s := range samples {
 		if base[s.Setup] && s.CPU != nil && s.CPU.Err == "" {
 			sum[s.Size] += s.CPU.Cost.NsPerFrame
 			n[s.Size]++
 		}
 	}
-	for i := range samples {
-		c := samples[i].CPU
-		if c == nil || base[samples[i].Setup] {
-			continue
+	for _, s := range samples {
+		if c := s.CPU; c != nil && !base[s.Setup] {
+			c.Baseline, c.Net = nil, nil
+			if n[s.Size] > 0 && c.Err == "" {
+				b := sum[s.Size] / n[s.Size]
+				net := c.Cost.NsPerFrame - b
+				c.Baseline, c.Net = &b, &net
+			}
 		}
-		c.Baseline, c.Net = nil, nil
-		if n[samples[i].Size] == 0 || c.Err != "" {
-			continue
-		}
-		b := sum[samples[i].Size] / float64(n[samples[i].Size])
-		net := c.Cost.NsPerFrame - b
-		c.Baseline, c.Net = &b, &net
 	}
 }
 

@@ -111,11 +111,10 @@ func ZeroLossNote(label, role string, zero, max float64) string {
 // RateTables builds the table of setup s from cells, one row per size;
 // cpuRate is the CPU-cost run's load (for the title).
 func RateTables(s RateSpec, sizes []int, cpuRate float64, cells []RateCell) RateTable {
-	cpuMetric := "cpu_net"
+	metrics := []string{"cpu_net", "max_rate", "zero_loss", "loss"} // the column pairs
 	if s.Baseline {
-		cpuMetric = "cpu_gross"
+		metrics[0] = "cpu_gross"
 	}
-	col := map[string]int{cpuMetric: 0, "max_rate": 1, "zero_loss": 2, "loss": 3}
 	t := RateTable{Head: []string{methodLine(s.Method)}, Veth: true}
 	seen := "" // the flags of every cell
 	for _, size := range sizes {
@@ -124,13 +123,9 @@ func RateTables(s RateSpec, sizes []int, cpuRate float64, cells []RateCell) Rate
 			r.Cells[k].NA = true
 		}
 		for _, c := range cells {
-			k, ok := col[c.Metric]
-			if c.Setup != s.Name || c.Size != size || !ok {
+			k := 2*slices.Index(metrics, c.Metric) + slices.Index(bothRoles[:], c.Role) // below 0: no column
+			if c.Setup != s.Name || c.Size != size || k < 0 {
 				continue
-			}
-			k *= 2
-			if c.Role == RoleNoPatch {
-				k++
 			}
 			cell := Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
 			if f := c.Figure; f != nil && !c.NA {

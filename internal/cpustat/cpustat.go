@@ -51,26 +51,16 @@ func ParseStat(text string) (Times, int, error) {
 	var c Times
 	found, cpus := false, 0
 	for line := range strings.Lines(text) {
-		f := strings.Fields(line)
-		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") {
-			continue
-		}
-		if f[0] != "cpu" {
-			cpus++
-			continue
-		}
-		if len(f) < 9 {
-			return Times{}, 0, fmt.Errorf("/proc/stat: cpu line has %d fields, want at least 9: %q", len(f), strings.TrimSpace(line))
-		}
-		var v [8]uint64
-		for i := range v {
-			n, err := strconv.ParseUint(f[i+1], 10, 64)
-			if err != nil {
-				return Times{}, 0, fmt.Errorf("/proc/stat: cpu field %d: %w", i+1, err)
+		name, rest, _ := strings.Cut(line, " ")
+		if name != "cpu" {
+			if strings.HasPrefix(name, "cpu") {
+				cpus++
 			}
-			v[i] = n
+			continue
 		}
-		c = Times{User: v[0], Nice: v[1], System: v[2], Idle: v[3], IOWait: v[4], IRQ: v[5], SoftIRQ: v[6], Steal: v[7]}
+		if _, err := fmt.Sscan(rest, &c.User, &c.Nice, &c.System, &c.Idle, &c.IOWait, &c.IRQ, &c.SoftIRQ, &c.Steal); err != nil {
+			return Times{}, 0, fmt.Errorf("/proc/stat: cpu line %q: want at least 8 tick counts: %w", strings.TrimSpace(line), err)
+		}
 		found = true
 	}
 	if !found {
