@@ -89,16 +89,14 @@ func ParseBenchFlags(args []string) (BenchConfig, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case fs.NArg() > 0:
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if c.Runs < 1 {
+	case c.Runs < 1:
 		return c, fmt.Errorf("-runs %d: want at least 1", c.Runs)
-	}
-	if c.Flows < 1 {
+	case c.Flows < 1:
 		return c, fmt.Errorf("-flows %d: want at least 1", c.Flows)
-	}
-	if c.CPURate <= 0 {
+	case c.CPURate <= 0:
 		return c, fmt.Errorf("-cpu-rate %v: want frames/s > 0", c.CPURate)
 	}
 	c.MaxTrial, c.SearchTrial, c.SearchTrials, c.Resolution = 2*time.Second, time.Second, 8, 0.01
@@ -574,10 +572,6 @@ const maxNote = 90
 // blanks.
 func renderBench(w io.Writer, header []string, rows []RateSpec, metrics []benchMetric, samples []benchSample) error {
 	cells := summarizeBench(samples)
-	skipped := map[string]bool{}
-	for _, r := range rows {
-		skipped[r.Name] = r.Skip != ""
-	}
 	var buf bytes.Buffer
 	for _, h := range header {
 		buf.WriteString(h + "\n")
@@ -619,7 +613,7 @@ func renderBench(w io.Writer, header []string, rows []RateSpec, metrics []benchM
 				notes = append(notes, "failed: "+e)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", label, r.Label, med, spread,
-				ratioText(c, kernel, skipped["kernel"]), ratioText(c, ovs, skipped["ovs"]), clip(strings.Join(notes, "; ")))
+				ratioText(c, kernel), ratioText(c, ovs), clip(strings.Join(notes, "; ")))
 		}
 	}
 	tw.Flush()
@@ -631,11 +625,12 @@ func renderBench(w io.Writer, header []string, rows []RateSpec, metrics []benchM
 	return err
 }
 
-// ratioText formats a cell's median over a reference's, or "–".
-func ratioText(c, ref benchCell, refSkipped bool) string {
+// ratioText formats a cell's median over a reference's, or "–" (also
+// when the reference row was skipped: it has no samples).
+func ratioText(c, ref benchCell) string {
 	v, ok := benchRatio(c, ref)
 	switch {
-	case !ok || refSkipped:
+	case !ok:
 		return "–"
 	case v >= 10:
 		return fmt.Sprintf("%.1fx", v)

@@ -55,21 +55,17 @@ func rateLabel(size int, veth bool) string {
 // a patch cell that differs significantly from no patch; then the notes.
 func RenderRateTable(w io.Writer, t RateTable) error {
 	pt := PairTable{Title: t.Title, Head: t.Head, Label: "bytes",
-		Cols: []string{"max fps", "0-loss fps", "loss %"}, Formats: []string{"%.0f", "%.0f", "%.2f"}}
-	first := 2
-	if t.CPU {
-		pt.Cols = append([]string{"ns/frame"}, pt.Cols...)
-		pt.Formats = append([]string{"%.0f"}, pt.Formats...)
-		first = 0
+		Cols: []string{"ns/frame", "max fps", "0-loss fps", "loss %"}, Formats: []string{"%.0f", "%.0f", "%.0f", "%.2f"}}
+	if !t.CPU {
+		pt.Cols, pt.Formats = pt.Cols[1:], pt.Formats[1:]
 	}
 	for _, r := range t.Rows {
-		pt.Rows = append(pt.Rows, PairRow{Label: rateLabel(r.Size, t.Veth), Cells: r.Cells[first:]})
+		pt.Rows = append(pt.Rows, PairRow{Label: rateLabel(r.Size, t.Veth), Cells: r.Cells[8-2*len(pt.Cols):]})
 	}
 	var b strings.Builder
 	RenderPairTable(&b, pt)
 	for _, n := range t.Notes {
-		b.WriteString(n)
-		b.WriteByte('\n')
+		b.WriteString(n + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -113,16 +113,11 @@ type Percent struct {
 // Delta returns the percentages between readings a and b (b later); zero
 // when no tick passed or a counter went back.
 func Delta(a, b Times) Percent {
-	tot := b.Total() - a.Total()
-	if tot == 0 || b.Total() < a.Total() {
+	tot := since(a.Total(), b.Total())
+	if tot == 0 {
 		return Percent{}
 	}
-	pct := func(x, y uint64) float64 {
-		if y < x {
-			return 0
-		}
-		return 100 * float64(y-x) / float64(tot)
-	}
+	pct := func(x, y uint64) float64 { return 100 * float64(since(x, y)) / float64(tot) }
 	p := Percent{
 		User:    pct(a.User+a.Nice, b.User+b.Nice),
 		System:  pct(a.System, b.System),
@@ -216,16 +211,9 @@ type Cost struct {
 // (b later). The error says why there is no per-frame figure (no frame,
 // no tick); the rest of the Cost is filled in anyway.
 func Between(a, b Reading, frames uint64) (Cost, error) {
-	c := Cost{WallSeconds: b.At.Sub(a.At).Seconds(), CPUs: b.CPUs, Frames: frames}
-	if b.Times.Total() >= a.Times.Total() {
-		c.TotalTicks = b.Times.Total() - a.Times.Total()
-	}
-	if b.Times.Busy() >= a.Times.Busy() {
-		c.BusyTicks = min(b.Times.Busy()-a.Times.Busy(), c.TotalTicks)
-	}
-	if b.SelfUser >= a.SelfUser {
-		c.TesterUserTicks = b.SelfUser - a.SelfUser
-	}
+	c := Cost{WallSeconds: b.At.Sub(a.At).Seconds(), CPUs: b.CPUs, Frames: frames,
+		TotalTicks: since(a.Times.Total(), b.Times.Total()), TesterUserTicks: since(a.SelfUser, b.SelfUser)}
+	c.BusyTicks = min(since(a.Times.Busy(), b.Times.Busy()), c.TotalTicks)
 	p := Delta(a.Times, b.Times)
 	c.User, c.System, c.SoftIRQ, c.IRQ = p.User, p.System, p.SoftIRQ, p.IRQ
 	net := c.BusyTicks - min(c.TesterUserTicks, c.BusyTicks)
@@ -235,6 +223,15 @@ func Between(a, b Reading, frames uint64) (Cost, error) {
 	}
 	c.WholeNsPerFrame, err = NsPerFrame(c.BusyTicks, c.TotalTicks, c.CPUs, c.WallSeconds, frames)
 	return c, err
+}
+
+// since is counter reading b less the earlier reading a; 0 when the
+// counter went back.
+func since(a, b uint64) uint64 {
+	if b < a {
+		return 0
+	}
+	return b - a
 }
 
 // NsPerFrame converts a CPU reading to nanoseconds of CPU per frame:
