@@ -235,7 +235,8 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 		}
 	}
 	defer func() { rec.Seconds = time.Since(rec.Start).Seconds() }()
-	if err := b.start(ctx, RateInstance{Setup: b.spec.Name, Role: RolePatch, Run: run}, cfg.Swctl); err != nil {
+	in := RateInstance{Setup: b.spec.Name, Role: RolePatch, Run: run}
+	if err := b.start(ctx, in, cfg.Swctl); err != nil {
 		rec.Error = err.Error()
 		return rec
 	}
@@ -245,29 +246,21 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 		}
 	}()
 	for _, c := range cfg.rateConfigs() {
-		smp, err := b.measureWith(ctx, c, c.Sizes[0])
-		if err != nil {
+		if err := measureSizes(res, in, c.Sizes, func(size int) (RateSample, error) { return b.measureWith(ctx, c, size) }, nil); err != nil {
 			fail(err, rateMetrics(c.Sizes[0])...)
-			continue
 		}
-		smp.Role, smp.Run, smp.Seq = RolePatch, run, len(res.RateSamples)+1
-		res.RateSamples = append(res.RateSamples, smp)
 	}
 	if p, err := ping(ctx, b, cfg); err != nil {
 		fail(err, RTT)
 	} else {
 		rec.Ping = &p
 	}
-	for _, off := range []bool{true, false} {
-		metric, label := TCPOn, "default"
-		if off {
-			metric, label = TCPOff, "off"
-		}
-		if err := setOffloads(ctx, b, off); err != nil {
-			fail(fmt.Errorf("offloads %s: %w", label, err), metric)
+	for _, t := range []struct{ metric, offloads string }{{TCPOff, "off"}, {TCPOn, "default"}} {
+		if err := setOffloads(ctx, b, t.offloads == "off"); err != nil {
+			fail(fmt.Errorf("offloads %s: %w", t.offloads, err), t.metric)
 			continue
 		}
-		rec.TCP = append(rec.TCP, tcp(ctx, b, cfg, label))
+		rec.TCP = append(rec.TCP, tcp(ctx, b, cfg, t.offloads))
 	}
 	return rec
 }
@@ -291,12 +284,11 @@ func tcp(ctx context.Context, b *rateBed, cfg BenchConfig, offloads string) tcpR
 	t := tcpRecord{Offloads: offloads, Command: strings.Join(args, " ")}
 	srv, err := bgproc.Start("iperf3 server in "+b.h2, filepath.Join(b.dir, fmt.Sprintf("%s-iperf3-%d.log", b.spec.Name, b.starts)),
 		inNS(b.h2, pinned(cfg.TesterCPU, "iperf3", "-s", "-1", "-p", iperfPort)...)...)
-	if err != nil {
-		t.Error = err.Error()
-		return t
+	if err == nil {
+		defer srv.Kill()
+		err = waitListen(ctx, b.cmds, b.h2, iperfPort, srv)
 	}
-	defer srv.Kill()
-	if err := waitListen(ctx, b.cmds, b.h2, iperfPort, srv); err != nil {
+	if err != nil {
 		t.Error = err.Error()
 		return t
 	}
