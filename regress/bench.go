@@ -449,7 +449,8 @@ type benchMetric struct {
 	// format formats a value of the metric.
 	format func(float64) string
 	// notes are other metrics shown, as their medians, in this metric's
-	// notes column: metric ID and a fmt format with one %s verb.
+	// notes column: metric ID and a fmt format with one float verb
+	// (percentages with one decimal, nanoseconds with none).
 	notes [][2]string
 }
 
@@ -458,24 +459,15 @@ type benchMetric struct {
 // labels.
 func benchMetrics(cpuLoad float64, pings int) []benchMetric {
 	return []benchMetric{
-		{Max64, "64 B frames/s, max load", FormatRate, [][2]string{{Max64Loss, "loss %s%%"}}},
-		{Max1518, "1518 B frames/s, max load", FormatRate, [][2]string{{Max1518Loss, "loss %s%%"}}},
+		{Max64, "64 B frames/s, max load", FormatRate, [][2]string{{Max64Loss, "loss %.1f%%"}}},
+		{Max1518, "1518 B frames/s, max load", FormatRate, [][2]string{{Max1518Loss, "loss %.1f%%"}}},
 		{ZeroLoss64, "64 B zero-loss rate, frames/s", FormatRate, nil},
 		{CPUNet, fmt.Sprintf("CPU ns/frame at %s/s, net", FormatRate(cpuLoad)), fixed(0), [][2]string{
-			{CPUGross, "gross %s ns"}, {CPUUser, "user %s%%"}, {CPUSys, "sys %s%%"}, {CPUSoftirq, "softirq %s%%"}}},
+			{CPUGross, "gross %.0f ns"}, {CPUUser, "user %.1f%%"}, {CPUSys, "sys %.1f%%"}, {CPUSoftirq, "softirq %.1f%%"}}},
 		{TCPOff, "TCP Gb/s, host offloads off", fixed(2), nil},
 		{TCPOn, "TCP Gb/s, default offloads", fixed(2), nil},
 		{RTT, fmt.Sprintf("ping RTT avg ms (%d, 200 ms)", pings), fixed(3), nil},
 	}
-}
-
-// noteFormat formats a companion figure: percentages with one decimal,
-// nanoseconds with none.
-func noteFormat(metric string) func(float64) string {
-	if metric == CPUGross {
-		return fixed(0)
-	}
-	return fixed(1)
 }
 
 // benchSample is one value of one metric on one row in one run.
@@ -605,7 +597,7 @@ func renderBench(w io.Writer, header []string, rows []RateSpec, metrics []benchM
 			var notes []string
 			for _, n := range m.notes {
 				if nc := cells[[2]string{r.Name, n[0]}]; nc.N > 0 {
-					notes = append(notes, fmt.Sprintf(n[1], noteFormat(n[0])(nc.Median)))
+					notes = append(notes, fmt.Sprintf(n[1], nc.Median))
 				}
 			}
 			notes = append(notes, c.Notes...)
