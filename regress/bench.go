@@ -298,8 +298,7 @@ type tcpRecord struct {
 // gives.
 func rateMetrics(size int) []string {
 	if size == 64 {
-		return []string{Max64, Max64Loss, ZeroLoss64, CPUGross,
-			CPUNet, CPUUser, CPUSys, CPUSoftirq}
+		return []string{Max64, Max64Loss, ZeroLoss64, CPUGross, CPUNet, CPUUser, CPUSys, CPUSoftirq}
 	}
 	return []string{Max1518, Max1518Loss}
 }

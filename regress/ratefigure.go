@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -107,10 +108,7 @@ func ZeroLossFigure(trials []gen.Result, trialRate, bound float64) RateFigure {
 // ZeroLossTrialRate.
 func (s *RateSample) classify() {
 	s.MaxRate = MaxFigure(s.Max.Result)
-	bound := s.SearchBound
-	if bound == 0 {
-		bound = s.Max.SentPerSecond
-	}
+	bound := cmp.Or(s.SearchBound, s.Max.SentPerSecond)
 	if s.ZeroLossTrialRate == 0 && s.ZeroLoss > 0 {
 		// Version 2 did not record the passing trial's rate: a binary
 		// search's best passing trial is its fastest lossless one.
