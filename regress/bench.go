@@ -27,6 +27,8 @@ import (
 // spreads and ratios (renderBench). Raw samples go to
 // bench-out/<time>/results.json: the rates as rate_samples, ping and
 // iperf3 in its "bench" part. docs/BENCH.md says how to read the table.
+// This file holds its command line, rows, ping and ethtool parsers,
+// results.json part, samples and table; bench_run_linux.go runs it.
 
 // BenchConfig is the comparison suite's checked command line, as
 // results.json's bench part records it.
@@ -536,11 +538,7 @@ func counted(ss []string) []string {
 		n[s]++
 	}
 	for i, s := range order {
-		runs := "runs"
-		if n[s] == 1 {
-			runs = "run"
-		}
-		order[i] = fmt.Sprintf("%s (%d %s)", s, n[s], runs)
+		order[i] = fmt.Sprintf("%s (%d %s)", s, n[s], map[bool]string{true: "run", false: "runs"}[n[s] == 1])
 	}
 	return order
 }

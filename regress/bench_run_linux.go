@@ -138,10 +138,7 @@ func header(cfg BenchConfig, env Environment, programs map[string]string) []stri
 			"forwarder (swctl daemon, ovs-vswitchd) on CPU %s; the kernel bridge forwards in the sender's softirq",
 			cmp.Or(cfg.TesterCPU, "any"), cmp.Or(cfg.ForwarderCPU, "any"))
 	}
-	mode := ""
-	if cfg.Quick {
-		mode = " (QUICK: short trials)"
-	}
+	mode := map[bool]string{true: " (QUICK: short trials)"}[cfg.Quick]
 	return []string{
 		fmt.Sprintf("make bench%s: h1 -> dut -> h2 over veth; %d run(s), rows interleaved in each run; median (min–max) over runs", mode, cfg.Runs),
 		fmt.Sprintf("Linux %s, %d CPUs; %s; %s", env.Kernel, env.CPUs, programs["swctl"], programs["ovs"]),

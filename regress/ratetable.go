@@ -176,7 +176,7 @@ func PrintRateTables(w io.Writer, setups []RateSpec, rc RateConfig, cells []Rate
 	return err
 }
 
-// This file reports the forwarding rate in report.md and the header:
+// What follows reports the forwarding rate in report.md and the header:
 // the summary that leads with the CPU per forwarded frame, and the
 // every-cell section with each rate cell's offered, achieved and
 // delivered rates.

@@ -153,11 +153,7 @@ func Read() (Reading, error) {
 	if r.Times, r.CPUs, err = ParseStat(string(b)); err != nil {
 		return r, err
 	}
-	s, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return r, err
-	}
-	r.SelfUser, _, err = ParsePidStat(string(s))
+	r.SelfUser, _, err = readPidStat("/proc/self/stat")
 	return r, err
 }
 
@@ -169,7 +165,12 @@ func ReadPid(pid int) (uint64, error) {
 
 // ReadPidTimes returns utime and stime of process pid, in clock ticks.
 func ReadPidTimes(pid int) (utime, stime uint64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return readPidStat(fmt.Sprintf("/proc/%d/stat", pid))
+}
+
+// readPidStat returns utime and stime from the /proc/PID/stat file path.
+func readPidStat(path string) (utime, stime uint64, err error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, err
 	}
