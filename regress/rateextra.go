@@ -82,15 +82,10 @@ func lossRatePercents(samples []RateSample, setup string, size int) []int {
 			}
 		}
 	}
-	return highestFirst(out)
-}
-
-// highestFirst sorts pcts highest first and drops repeats.
-func highestFirst(pcts []int) []int {
-	slices.Sort(pcts)
-	pcts = slices.Compact(pcts)
-	slices.Reverse(pcts)
-	return pcts
+	slices.Sort(out)
+	out = slices.Compact(out)
+	slices.Reverse(out)
+	return out
 }
 
 // AnalyzeLossRate summarises the frame-loss-rate trials of samples per
@@ -124,21 +119,19 @@ func AnalyzeLossRate(setups []RateSpec, sizes []int, samples []RateSample, alpha
 
 // LossRateTable builds the frame-loss-rate table of setup s: a row per
 // frame size and load, offered frames/s and loss %, patch beside no
-// patch. Frame sizes show both lengths (64/60): veth carries no FCS.
+// patch, the loads in the cells' order (AnalyzeLossRate's: highest
+// first). Frame sizes show both lengths (64/60): veth carries no FCS.
 func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) PairTable {
 	t := PairTable{Title: "Frame loss rate (RFC 2544 26.3: offered frames/s, loss %)", Head: []string{methodLine(s.Method)}, Label: "bytes     load",
 		Cols: []string{"offered fps", "loss %"}, Formats: []string{"%.0f", "%.2f"}}
 	for _, size := range sizes {
-		var pcts []int
-		for _, c := range cells {
-			if c.Setup == s.Name && c.Size == size && c.Metric == "loss" {
-				pcts = append(pcts, c.Percent)
+		for _, c := range cells { // a patch and a no-patch cell per load, highest first
+			if c.Setup != s.Name || c.Size != size || c.Metric != "loss" || c.Role != RolePatch {
+				continue
 			}
-		}
-		for _, pct := range highestFirst(pcts) {
-			off := pairCells(cells, RoleCell{Setup: s.Name, Metric: "offered", Size: size, Percent: pct})
-			loss := pairCells(cells, RoleCell{Setup: s.Name, Metric: "loss", Size: size, Percent: pct})
-			label := fmt.Sprintf("%-9s %d%%", strconv.Itoa(size)+"/"+strconv.Itoa(gen.FrameSize(size)), pct)
+			off := pairCells(cells, RoleCell{Setup: s.Name, Metric: "offered", Size: size, Percent: c.Percent})
+			loss := pairCells(cells, c)
+			label := fmt.Sprintf("%-9s %d%%", strconv.Itoa(size)+"/"+strconv.Itoa(gen.FrameSize(size)), c.Percent)
 			t.Rows = append(t.Rows, PairRow{Label: label, Cells: []Cell{off[0], off[1], loss[0], loss[1]}})
 		}
 	}
