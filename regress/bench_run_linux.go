@@ -1,7 +1,6 @@
 package regress
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -178,7 +177,7 @@ func firstLine(s string) string {
 func pinProcess(cpu string) error {
 	for range 2 { // again for threads made meanwhile
 		if out, err := exec.Command("taskset", "-a", "-p", "-c", cpu, strconv.Itoa(os.Getpid())).CombinedOutput(); err != nil {
-			return fmt.Errorf("pin to CPU %s: taskset: %w: %s", cpu, err, bytes.TrimSpace(out))
+			return fmt.Errorf("pin to CPU %s: taskset: %w: %s", cpu, err, strings.TrimSpace(string(out)))
 		}
 	}
 	return nil

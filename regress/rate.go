@@ -384,18 +384,19 @@ var RateMetrics = []RateMetric{
 	{Key: "system", Title: "CPU system % at max", Value: func(s RateSample) (float64, bool) { return s.Max.CPU.System, true }},
 	{Key: "interrupts", Title: "CPU interrupts % at max", Value: func(s RateSample) (float64, bool) { return s.Max.CPU.Interrupts, true }},
 	{Key: "engine", Title: "engine CPU % at max", Value: func(s RateSample) (float64, bool) { return optional(s.Max.EngineCPU) }},
-	{Key: "latency_avg_us", Title: "latency avg µs at 0-loss", Value: func(s RateSample) (float64, bool) {
+	{Key: "latency_avg_us", Title: "latency avg µs at 0-loss", Value: latencyUs(func(l *gen.Latency) time.Duration { return l.Avg })},
+	{Key: "latency_max_us", Title: "latency max µs at 0-loss", Value: latencyUs(func(l *gen.Latency) time.Duration { return l.Max })},
+}
+
+// latencyUs returns the Value of a latency metric: the delay pick takes
+// from the sample's latency trial, in µs; not measured without one.
+func latencyUs(pick func(*gen.Latency) time.Duration) func(RateSample) (float64, bool) {
+	return func(s RateSample) (float64, bool) {
 		if s.Latency == nil || s.Latency.Result.Latency == nil {
 			return 0, false
 		}
-		return float64(s.Latency.Result.Latency.Avg) / 1e3, true
-	}},
-	{Key: "latency_max_us", Title: "latency max µs at 0-loss", Value: func(s RateSample) (float64, bool) {
-		if s.Latency == nil || s.Latency.Result.Latency == nil {
-			return 0, false
-		}
-		return float64(s.Latency.Result.Latency.Max) / 1e3, true
-	}},
+		return float64(pick(s.Latency.Result.Latency)) / 1e3, true
+	}
 }
 
 // RateCell is the summary of one forwarding-rate cell: setup, metric,
