@@ -92,12 +92,10 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 		return nil, fmt.Errorf("no forwarder %q", spec.Forwarder)
 	}
 	nss := []string{b.h1, b.h2, b.dut}
-	if spec.Forwarder == "" {
-		nss = nss[:2]
-	}
 	var steps [][]string
 	switch {
 	case spec.Forwarder == "":
+		nss = nss[:2] // no dut
 		steps = netbed.Veth(b.h1, "eth0", b.txMAC, b.h2, "eth0", b.rxMAC)
 	case spec.Trunk:
 		b.rx, b.rxPort = "br0", "trunk0"
