@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -13,8 +14,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/cpustat"
@@ -138,10 +137,7 @@ func header(cfg BenchConfig, env Environment, programs map[string]string) []stri
 			"forwarder (swctl daemon, ovs-vswitchd) on CPU %s; the kernel bridge forwards in the sender's softirq",
 			cmp.Or(cfg.TesterCPU, "any"), cmp.Or(cfg.ForwarderCPU, "any"))
 	}
-	mode := ""
-	if cfg.Quick {
-		mode = " (QUICK: short trials)"
-	}
+	mode := map[bool]string{true: " (QUICK: short trials)"}[cfg.Quick]
 	return []string{
 		fmt.Sprintf("make bench%s: h1 -> dut -> h2 over veth; %d run(s), rows interleaved in each run; median (min–max) over runs", mode, cfg.Runs),
 		fmt.Sprintf("Linux %s, %d CPUs; %s; %s", env.Kernel, env.CPUs, programs["swctl"], programs["ovs"]),
@@ -175,25 +171,13 @@ func firstLine(s string) string {
 }
 
 // pinProcess sets the CPU affinity of every thread of this process to
-// cpu; threads made later inherit it from the thread that makes them.
-// Children inherit it too: the forwarders are started under taskset.
+// cpu (taskset -a: all its threads); threads made later inherit it from
+// the thread that makes them. Children inherit it too: the forwarders
+// are started under taskset.
 func pinProcess(cpu string) error {
-	n, _ := strconv.Atoi(cpu) // RunBench checked it
-	var set unix.CPUSet
-	set.Set(n)
 	for range 2 { // again for threads made meanwhile
-		ents, err := os.ReadDir("/proc/self/task")
-		if err != nil {
-			return fmt.Errorf("pin to CPU %d: %w", n, err)
-		}
-		for _, e := range ents {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if err := unix.SchedSetaffinity(tid, &set); err != nil {
-				return fmt.Errorf("pin thread %d to CPU %d: %w", tid, n, err)
-			}
+		if out, err := exec.Command("taskset", "-a", "-p", "-c", cpu, strconv.Itoa(os.Getpid())).CombinedOutput(); err != nil {
+			return fmt.Errorf("pin to CPU %s: taskset: %w: %s", cpu, err, strings.TrimSpace(string(out)))
 		}
 	}
 	return nil
@@ -247,7 +231,8 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 		}
 	}
 	defer func() { rec.Seconds = time.Since(rec.Start).Seconds() }()
-	if err := b.start(ctx, RateInstance{Setup: b.spec.Name, Role: RolePatch, Run: run}, cfg.Swctl); err != nil {
+	in := RateInstance{Setup: b.spec.Name, Role: RolePatch, Run: run}
+	if err := b.start(ctx, in, cfg.Swctl); err != nil {
 		rec.Error = err.Error()
 		return rec
 	}
@@ -257,29 +242,21 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 		}
 	}()
 	for _, c := range cfg.rateConfigs() {
-		smp, err := b.measureWith(ctx, c, c.Sizes[0])
-		if err != nil {
+		if err := measureSizes(res, in, c.Sizes, func(size int) (RateSample, error) { return b.measureWith(ctx, c, size) }, nil); err != nil {
 			fail(err, rateMetrics(c.Sizes[0])...)
-			continue
 		}
-		smp.Role, smp.Run, smp.Seq = RolePatch, run, len(res.RateSamples)+1
-		res.RateSamples = append(res.RateSamples, smp)
 	}
 	if p, err := ping(ctx, b, cfg); err != nil {
 		fail(err, RTT)
 	} else {
 		rec.Ping = &p
 	}
-	for _, off := range []bool{true, false} {
-		metric, label := TCPOn, "default"
-		if off {
-			metric, label = TCPOff, "off"
-		}
-		if err := setOffloads(ctx, b, off); err != nil {
-			fail(fmt.Errorf("offloads %s: %w", label, err), metric)
+	for _, t := range []struct{ metric, offloads string }{{TCPOff, "off"}, {TCPOn, "default"}} {
+		if err := setOffloads(ctx, b, t.offloads == "off"); err != nil {
+			fail(fmt.Errorf("offloads %s: %w", t.offloads, err), t.metric)
 			continue
 		}
-		rec.TCP = append(rec.TCP, tcp(ctx, b, cfg, label))
+		rec.TCP = append(rec.TCP, tcp(ctx, b, cfg, t.offloads))
 	}
 	return rec
 }
@@ -303,12 +280,11 @@ func tcp(ctx context.Context, b *rateBed, cfg BenchConfig, offloads string) tcpR
 	t := tcpRecord{Offloads: offloads, Command: strings.Join(args, " ")}
 	srv, err := bgproc.Start("iperf3 server in "+b.h2, filepath.Join(b.dir, fmt.Sprintf("%s-iperf3-%d.log", b.spec.Name, b.starts)),
 		inNS(b.h2, pinned(cfg.TesterCPU, "iperf3", "-s", "-1", "-p", iperfPort)...)...)
-	if err != nil {
-		t.Error = err.Error()
-		return t
+	if err == nil {
+		defer srv.Kill()
+		err = waitListen(ctx, b.cmds, b.h2, iperfPort, srv)
 	}
-	defer srv.Kill()
-	if err := waitListen(ctx, b.cmds, b.h2, iperfPort, srv); err != nil {
+	if err != nil {
 		t.Error = err.Error()
 		return t
 	}

@@ -143,17 +143,16 @@ const DefaultCPURate = 200000
 // quick (short trials), default, or full (the RFC 2544 size set, longer
 // trials, latency at the zero-loss rate).
 func DefaultRateConfig(quick, full bool) RateConfig {
+	c := RateConfig{Sizes: []int{64, 1518}, Trial: time.Second, MaxTrials: 8, Resolution: 0.01, Flows: 16, Setups: []string{"bridge0"},
+		WindowDuration: 10 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow, CPURate: DefaultCPURate, CPUTrial: 2 * time.Second}
 	switch {
 	case full:
-		return RateConfig{Sizes: slices.Clone(gen.RFC2544Sizes), Trial: 10 * time.Second, MaxTrials: 12, Resolution: 0.002, Latency: true, Flows: 16,
-			LossRate: true, WindowDuration: 300 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow,
-			CPURate: DefaultCPURate, CPUTrial: 10 * time.Second}
+		c.Setups, c.Sizes, c.Trial, c.MaxTrials, c.Resolution = nil, slices.Clone(gen.RFC2544Sizes), 10*time.Second, 12, 0.002
+		c.Latency, c.LossRate, c.WindowDuration, c.CPUTrial = true, true, 300*time.Second, 10*time.Second
 	case quick:
-		return RateConfig{Sizes: []int{64, 1518}, Trial: 500 * time.Millisecond, MaxTrials: 6, Resolution: 0.02, Flows: 16,
-			WindowDuration: time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow, CPURate: DefaultCPURate, CPUTrial: time.Second}
+		c.Setups, c.Trial, c.MaxTrials, c.Resolution, c.WindowDuration, c.CPUTrial = nil, 500*time.Millisecond, 6, 0.02, time.Second, time.Second
 	}
-	return RateConfig{Sizes: []int{64, 1518}, Trial: time.Second, MaxTrials: 8, Resolution: 0.01, Flows: 16, Setups: []string{"bridge0"},
-		WindowDuration: 10 * time.Second, WindowSize: DefaultWindowSize, Window: DefaultWindow, CPURate: DefaultCPURate, CPUTrial: 2 * time.Second}
+	return c
 }
 
 // check says what is wrong with c.
@@ -179,8 +178,15 @@ func (c RateConfig) check() error {
 		return fmt.Errorf("regress: forwarding rate: CPU trial %v: want at least 10ms (or 0: none)", c.CPUTrial)
 	case c.CPUTrial > 0 && !(c.CPURate > 0 && c.CPURate <= 1e8):
 		return fmt.Errorf("regress: forwarding rate: CPU rate %v frames/s: want more than 0, at most 1e8", c.CPURate)
+	case c.WindowDuration == 0: // no window benchmark
+	case c.WindowDuration < 10*time.Millisecond:
+		return fmt.Errorf("regress: window benchmark: duration %v: want at least 10ms (or 0: none)", c.WindowDuration)
+	case c.WindowSize < gen.MinSize || c.WindowSize > gen.MaxSize:
+		return fmt.Errorf("regress: window benchmark: frame size %d: out of range %d-%d (without FCS)", c.WindowSize, gen.MinSize, gen.MaxSize)
+	case c.Window < 1:
+		return fmt.Errorf("regress: window benchmark: window %d: want at least 1", c.Window)
 	}
-	return c.checkWindow()
+	return nil
 }
 
 // drain is how long a run waits for frames still in flight.
@@ -189,9 +195,9 @@ const rateDrain = 200 * time.Millisecond
 // weight is the planned seconds of one instance (all sizes), for the
 // progress line: per size the max-rate run and the search's trials (it
 // usually needs all of them to reach its resolution), each waiting up to
-// the drain for lost frames, the latency trial; and the daemon's start.
+// the drain for lost frames, the latency trial, the CPU-cost run; the
+// window benchmark; and the daemon's start.
 func (c RateConfig) weight() float64 {
-	per := c.Trial.Seconds() + rateDrain.Seconds()
 	n := 1 + float64(c.MaxTrials)
 	if c.Latency {
 		n++
@@ -199,11 +205,15 @@ func (c RateConfig) weight() float64 {
 	if c.LossRate {
 		n += 100 / LossRateStep / 2 // typically half the steps
 	}
-	cpu := 0.0
+	per := n * (c.Trial + rateDrain).Seconds()
 	if c.CPUTrial > 0 {
-		cpu = c.CPUTrial.Seconds() + rateDrain.Seconds()
+		per += (c.CPUTrial + rateDrain).Seconds()
 	}
-	return float64(len(c.Sizes))*(n*per+cpu) + c.windowWeight() + 1.5
+	w := float64(len(c.Sizes))*per + 1.5
+	if c.WindowDuration > 0 {
+		w += (c.WindowDuration + rateDrain).Seconds() + 0.2
+	}
+	return w
 }
 
 // of is c as setup s runs it: the baseline runs neither the search, the
@@ -374,33 +384,26 @@ var RateMetrics = []RateMetric{
 	{Key: "system", Title: "CPU system % at max", Value: func(s RateSample) (float64, bool) { return s.Max.CPU.System, true }},
 	{Key: "interrupts", Title: "CPU interrupts % at max", Value: func(s RateSample) (float64, bool) { return s.Max.CPU.Interrupts, true }},
 	{Key: "engine", Title: "engine CPU % at max", Value: func(s RateSample) (float64, bool) { return optional(s.Max.EngineCPU) }},
-	{Key: "latency_avg_us", Title: "latency avg µs at 0-loss", Value: func(s RateSample) (float64, bool) {
+	{Key: "latency_avg_us", Title: "latency avg µs at 0-loss", Value: latencyUs(func(l *gen.Latency) time.Duration { return l.Avg })},
+	{Key: "latency_max_us", Title: "latency max µs at 0-loss", Value: latencyUs(func(l *gen.Latency) time.Duration { return l.Max })},
+}
+
+// latencyUs returns the Value of a latency metric: the delay pick takes
+// from the sample's latency trial, in µs; not measured without one.
+func latencyUs(pick func(*gen.Latency) time.Duration) func(RateSample) (float64, bool) {
+	return func(s RateSample) (float64, bool) {
 		if s.Latency == nil || s.Latency.Result.Latency == nil {
 			return 0, false
 		}
-		return float64(s.Latency.Result.Latency.Avg) / 1e3, true
-	}},
-	{Key: "latency_max_us", Title: "latency max µs at 0-loss", Value: func(s RateSample) (float64, bool) {
-		if s.Latency == nil || s.Latency.Result.Latency == nil {
-			return 0, false
-		}
-		return float64(s.Latency.Result.Latency.Max) / 1e3, true
-	}},
+		return float64(pick(s.Latency.Result.Latency)) / 1e3, true
+	}
 }
 
 // RateCell is the summary of one forwarding-rate cell: setup, metric,
-// frame size and role.
+// frame size and role (RoleCell's row and percent unused), and on a rate
+// cell the figure.
 type RateCell struct {
-	// Setup is the setup's name.
-	Setup string `json:"setup"`
-	// Metric is a RateMetrics key.
-	Metric string `json:"metric"`
-	// Size is the RFC 2544 frame size.
-	Size int `json:"size"`
-	// Role is RolePatch or RoleNoPatch.
-	Role string `json:"role"`
-	// Comparison is the samples' summary and the patch-no patch test.
-	Comparison
+	RoleCell
 	// Figure, on a rate cell (max_rate, zero_loss, cpu_net, cpu_gross),
 	// is what its runs offered, achieved and delivered, and how many
 	// were tester-bound; nil elsewhere.
@@ -423,15 +426,11 @@ func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha fl
 				vals := map[string][]float64{}
 				runs := map[string][]cellRun{}
 				for _, x := range samples {
-					if x.Setup != s.Name || x.Size != size {
-						continue
-					}
 					v, ok := m.Value(x)
-					if !ok {
+					if x.Setup != s.Name || x.Size != size || !ok {
 						continue
 					}
 					vals[x.Role] = append(vals[x.Role], v)
-					any = true
 					if m.Figure == nil {
 						continue
 					}
@@ -439,9 +438,9 @@ func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha fl
 						runs[x.Role] = append(runs[x.Role], r)
 					}
 				}
-				for i, cmp := range compareRoles(vals, alpha) {
-					role := bothRoles[i]
-					cells = append(cells, RateCell{Setup: s.Name, Metric: m.Key, Size: size, Role: role, Comparison: cmp, Figure: summarizeFigures(runs[role])})
+				any = any || len(vals) > 0
+				for _, c := range roleCells(RoleCell{Setup: s.Name, Metric: m.Key, Size: size}, vals, alpha) {
+					cells = append(cells, RateCell{RoleCell: c, Figure: summarizeFigures(runs[c.Role])})
 				}
 			}
 			if any {

@@ -92,12 +92,10 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 		return nil, fmt.Errorf("no forwarder %q", spec.Forwarder)
 	}
 	nss := []string{b.h1, b.h2, b.dut}
-	if spec.Forwarder == "" {
-		nss = nss[:2]
-	}
 	var steps [][]string
 	switch {
 	case spec.Forwarder == "":
+		nss = nss[:2] // no dut
 		steps = netbed.Veth(b.h1, "eth0", b.txMAC, b.h2, "eth0", b.rxMAC)
 	case spec.Trunk:
 		b.rx, b.rxPort = "br0", "trunk0"
@@ -243,11 +241,11 @@ func (b *rateBed) measureWith(ctx context.Context, c RateConfig, size int) (Rate
 	}
 	if c.LossRate {
 		var runs []RateRun
-		trials, err := LossRateSteps(ctx, hi, LossRateStep, b.trials(ctx, bench, c.Trial, &runs))
-		smp.LossRate = make([]LossStep, len(trials)) // one per run
-		for i, t := range trials {
-			smp.LossRate[i] = LossStep{Percent: t.Percent, RateRun: runs[i]}
+		steps, err := LossRateSteps(ctx, hi, LossRateStep, b.trials(ctx, bench, c.Trial, &runs))
+		for i := range steps {
+			steps[i].RateRun = runs[i] // one per step: the whole run
 		}
+		smp.LossRate = steps
 		if err != nil {
 			return smp, fmt.Errorf("%s size %d: %w", b.spec.Name, size, err)
 		}

@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -107,10 +108,7 @@ func ZeroLossFigure(trials []gen.Result, trialRate, bound float64) RateFigure {
 // ZeroLossTrialRate.
 func (s *RateSample) classify() {
 	s.MaxRate = MaxFigure(s.Max.Result)
-	bound := s.SearchBound
-	if bound == 0 {
-		bound = s.Max.SentPerSecond
-	}
+	bound := cmp.Or(s.SearchBound, s.Max.SentPerSecond)
 	if s.ZeroLossTrialRate == 0 && s.ZeroLoss > 0 {
 		// Version 2 did not record the passing trial's rate: a binary
 		// search's best passing trial is its fastest lossless one.
@@ -184,25 +182,22 @@ func NetCPU(setups []RateSpec, samples []RateSample) {
 	for _, s := range setups {
 		base[s.Name] = s.Baseline
 	}
-	sum, n := map[int]float64{}, map[int]int{}
+	sum, n := map[int]float64{}, map[int]float64{}
 	for _, s := range samples {
 		if base[s.Setup] && s.CPU != nil && s.CPU.Err == "" {
 			sum[s.Size] += s.CPU.Cost.NsPerFrame
 			n[s.Size]++
 		}
 	}
-	for i := range samples {
-		c := samples[i].CPU
-		if c == nil || base[samples[i].Setup] {
-			continue
+	for _, s := range samples {
+		if c := s.CPU; c != nil && !base[s.Setup] {
+			c.Baseline, c.Net = nil, nil
+			if n[s.Size] > 0 && c.Err == "" {
+				b := sum[s.Size] / n[s.Size]
+				net := c.Cost.NsPerFrame - b
+				c.Baseline, c.Net = &b, &net
+			}
 		}
-		c.Baseline, c.Net = nil, nil
-		if n[samples[i].Size] == 0 || c.Err != "" {
-			continue
-		}
-		b := sum[samples[i].Size] / float64(n[samples[i].Size])
-		net := c.Cost.NsPerFrame - b
-		c.Baseline, c.Net = &b, &net
 	}
 }
 
@@ -263,3 +258,16 @@ func summarizeFigures(runs []cellRun) *FigureSummary {
 	}
 	return f
 }
+
+// CPUTimes is one reading of a machine's CPU time in clock ticks: from
+// /proc/stat (cpustat.ParseStat), or kern.cp_time on the BSDs
+// (ParseCPTime).
+type CPUTimes = cpustat.Times
+
+// CPUPercent is the share of the whole machine's time spent in each
+// state between two readings (cpustat.Delta); its Interrupts are the
+// "CPU (interrupts %)" table.
+type CPUPercent = cpustat.Percent
+
+// CPUDelta returns the percentages between readings a and b (b later).
+func CPUDelta(a, b CPUTimes) CPUPercent { return cpustat.Delta(a, b) }

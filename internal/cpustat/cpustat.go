@@ -51,26 +51,16 @@ func ParseStat(text string) (Times, int, error) {
 	var c Times
 	found, cpus := false, 0
 	for line := range strings.Lines(text) {
-		f := strings.Fields(line)
-		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") {
-			continue
-		}
-		if f[0] != "cpu" {
-			cpus++
-			continue
-		}
-		if len(f) < 9 {
-			return Times{}, 0, fmt.Errorf("/proc/stat: cpu line has %d fields, want at least 9: %q", len(f), strings.TrimSpace(line))
-		}
-		var v [8]uint64
-		for i := range v {
-			n, err := strconv.ParseUint(f[i+1], 10, 64)
-			if err != nil {
-				return Times{}, 0, fmt.Errorf("/proc/stat: cpu field %d: %w", i+1, err)
+		name, rest, _ := strings.Cut(line, " ")
+		if name != "cpu" {
+			if strings.HasPrefix(name, "cpu") {
+				cpus++
 			}
-			v[i] = n
+			continue
 		}
-		c = Times{User: v[0], Nice: v[1], System: v[2], Idle: v[3], IOWait: v[4], IRQ: v[5], SoftIRQ: v[6], Steal: v[7]}
+		if _, err := fmt.Sscan(rest, &c.User, &c.Nice, &c.System, &c.Idle, &c.IOWait, &c.IRQ, &c.SoftIRQ, &c.Steal); err != nil {
+			return Times{}, 0, fmt.Errorf("/proc/stat: cpu line %q: want at least 8 tick counts: %w", strings.TrimSpace(line), err)
+		}
 		found = true
 	}
 	if !found {
@@ -123,16 +113,11 @@ type Percent struct {
 // Delta returns the percentages between readings a and b (b later); zero
 // when no tick passed or a counter went back.
 func Delta(a, b Times) Percent {
-	tot := b.Total() - a.Total()
-	if tot == 0 || b.Total() < a.Total() {
+	tot := since(a.Total(), b.Total())
+	if tot == 0 {
 		return Percent{}
 	}
-	pct := func(x, y uint64) float64 {
-		if y < x {
-			return 0
-		}
-		return 100 * float64(y-x) / float64(tot)
-	}
+	pct := func(x, y uint64) float64 { return 100 * float64(since(x, y)) / float64(tot) }
 	p := Percent{
 		User:    pct(a.User+a.Nice, b.User+b.Nice),
 		System:  pct(a.System, b.System),
@@ -168,11 +153,7 @@ func Read() (Reading, error) {
 	if r.Times, r.CPUs, err = ParseStat(string(b)); err != nil {
 		return r, err
 	}
-	s, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return r, err
-	}
-	r.SelfUser, _, err = ParsePidStat(string(s))
+	r.SelfUser, _, err = readPidStat("/proc/self/stat")
 	return r, err
 }
 
@@ -184,7 +165,12 @@ func ReadPid(pid int) (uint64, error) {
 
 // ReadPidTimes returns utime and stime of process pid, in clock ticks.
 func ReadPidTimes(pid int) (utime, stime uint64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return readPidStat(fmt.Sprintf("/proc/%d/stat", pid))
+}
+
+// readPidStat returns utime and stime from the /proc/PID/stat file path.
+func readPidStat(path string) (utime, stime uint64, err error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -226,16 +212,9 @@ type Cost struct {
 // (b later). The error says why there is no per-frame figure (no frame,
 // no tick); the rest of the Cost is filled in anyway.
 func Between(a, b Reading, frames uint64) (Cost, error) {
-	c := Cost{WallSeconds: b.At.Sub(a.At).Seconds(), CPUs: b.CPUs, Frames: frames}
-	if b.Times.Total() >= a.Times.Total() {
-		c.TotalTicks = b.Times.Total() - a.Times.Total()
-	}
-	if b.Times.Busy() >= a.Times.Busy() {
-		c.BusyTicks = min(b.Times.Busy()-a.Times.Busy(), c.TotalTicks)
-	}
-	if b.SelfUser >= a.SelfUser {
-		c.TesterUserTicks = b.SelfUser - a.SelfUser
-	}
+	c := Cost{WallSeconds: b.At.Sub(a.At).Seconds(), CPUs: b.CPUs, Frames: frames,
+		TotalTicks: since(a.Times.Total(), b.Times.Total()), TesterUserTicks: since(a.SelfUser, b.SelfUser)}
+	c.BusyTicks = min(since(a.Times.Busy(), b.Times.Busy()), c.TotalTicks)
 	p := Delta(a.Times, b.Times)
 	c.User, c.System, c.SoftIRQ, c.IRQ = p.User, p.System, p.SoftIRQ, p.IRQ
 	net := c.BusyTicks - min(c.TesterUserTicks, c.BusyTicks)
@@ -245,6 +224,15 @@ func Between(a, b Reading, frames uint64) (Cost, error) {
 	}
 	c.WholeNsPerFrame, err = NsPerFrame(c.BusyTicks, c.TotalTicks, c.CPUs, c.WallSeconds, frames)
 	return c, err
+}
+
+// since is counter reading b less the earlier reading a; 0 when the
+// counter went back.
+func since(a, b uint64) uint64 {
+	if b < a {
+		return 0
+	}
+	return b - a
 }
 
 // NsPerFrame converts a CPU reading to nanoseconds of CPU per frame:

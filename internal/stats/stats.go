@@ -36,19 +36,13 @@ func Summarize(values []float64) Summary {
 	if n == 0 {
 		return Summary{}
 	}
-	v := slices.Clone(values)
-	slices.Sort(v)
-	s := Summary{N: n, Min: v[0], Max: v[n-1]}
+	v := slices.Sorted(slices.Values(values))
+	s := Summary{N: n, Min: v[0], Max: v[n-1], Median: (v[(n-1)/2] + v[n/2]) / 2}
 	sum := 0.0
 	for _, x := range v {
 		sum += x
 	}
 	s.Mean = sum / float64(n)
-	if n%2 == 1 {
-		s.Median = v[n/2]
-	} else {
-		s.Median = (v[n/2-1] + v[n/2]) / 2
-	}
 	if n > 1 {
 		ss := 0.0
 		for _, x := range v {
