@@ -180,6 +180,6 @@ func (a *AddressSender) Run(ctx context.Context, first, n int, rate float64) (Ad
 		return AddressStats{}, fmt.Errorf("%s: addresses %d-%d: the block has %d", a.snd.name, first, first+n-1, a.block.Count)
 	}
 	a.snd.seq = uint64(first)
-	st, err := a.snd.run(ctx, Load{Rate: rate, Count: uint64(n)})
+	st, err := a.snd.Run(ctx, Load{Rate: rate, Count: uint64(n)})
 	return AddressStats{Sent: st.Sent, Refused: st.TxDropped, Bursts: st.Bursts, Rebased: st.rebased, FirstSend: st.firstSend, Elapsed: st.Elapsed}, err
 }

@@ -118,7 +118,7 @@ type Sender struct {
 	sent atomic.Uint64
 	// walk is the AddressSender this sender works for, nil for a plain
 	// one: frame seq then carries address seq of its block, and a run
-	// sends every frame once (see run).
+	// sends every frame once (see Run).
 	walk *AddressSender
 	// clock is what Run paces by: systemClock outside tests.
 	clock monotonic
@@ -163,39 +163,33 @@ func (s *Sender) Sent() uint64 { return s.sent.Load() }
 // ends, and returns what it did. The end of ctx is no error. It returns
 // early with the port's error (platform.ErrClosed after Close). It
 // allocates nothing per frame.
+//
+// It is also the loop of AddressSender.Run. For an AddressSender (walk
+// set) every frame goes out exactly once: a frame the port refuses is
+// offered again, a paced run that fell more than its lag behind starts
+// its schedule again (rather than skip frames), frames carry no send
+// time, and a port that refuses every frame for RefuseTimeout is an
+// error.
 func (s *Sender) Run(ctx context.Context, l Load) (SendStats, error) {
-	switch {
-	case l.Window < 0:
-		return SendStats{}, fmt.Errorf("%s: window %d: want >= 0", s.name, l.Window)
-	case l.Window > 0 && s.acks == nil:
-		return SendStats{}, fmt.Errorf("%s: window %d needs a receiver's feedback", s.name, l.Window)
-	case l.Burst < 0:
-		return SendStats{}, fmt.Errorf("%s: burst %d: want >= 0", s.name, l.Burst)
-	}
-	return s.run(ctx, l)
-}
-
-// run is the loop of Sender.Run and AddressSender.Run. For an
-// AddressSender (walk set) every frame goes out exactly once: a frame
-// the port refuses is offered again, a paced run that fell more than its
-// lag behind starts its schedule again (rather than skip frames), frames
-// carry no send time, and a port that refuses every frame for
-// RefuseTimeout is an error.
-func (s *Sender) run(ctx context.Context, l Load) (SendStats, error) {
 	var st SendStats
-	if l.Rate < 0 || math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) {
+	switch {
+	case l.Rate < 0 || math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0):
 		return st, fmt.Errorf("%s: rate %v frames/s: want a finite number >= 0", s.name, l.Rate)
+	case l.Window < 0:
+		return st, fmt.Errorf("%s: window %d: want >= 0", s.name, l.Window)
+	case l.Window > 0 && s.acks == nil:
+		return st, fmt.Errorf("%s: window %d needs a receiver's feedback", s.name, l.Window)
+	case l.Burst < 0:
+		return st, fmt.Errorf("%s: burst %d: want >= 0", s.name, l.Burst)
 	}
 	once := s.walk != nil
-	batch := len(s.bufs)
 	timeout := int64(l.WindowTimeout)
 	if timeout <= 0 {
 		timeout = int64(DefaultWindowTimeout)
 	}
 	s.sent.Store(0)
-	done := ctx.Done()
 	start := s.clock.now()
-	pace := newPacer(l.Rate, batch, l.Burst, l.MaxLag, start)
+	pace := newPacer(l.Rate, len(s.bufs), l.Burst, l.MaxLag, start)
 	if !once {
 		pace.lag = max(pace.lag, 4) // beyond it a paced sender skips ahead
 	}
@@ -203,36 +197,28 @@ func (s *Sender) run(ctx context.Context, l Load) (SendStats, error) {
 	if l.Duration > 0 {
 		deadline = start + int64(l.Duration)
 	}
-	var skipped uint64       // paced frames left out of the schedule
+	// The run ends once it took limit frames: offered ones, an
+	// AddressSender's sent ones (all of its Count, even 0).
+	limit := l.Count
+	if limit == 0 && !once {
+		limit = math.MaxUint64
+	}
+	first := s.seq           // the run took frames first to s.seq-1
 	var writtenOff uint64    // window frames given up as lost
 	var acked uint64         // last Received seen by the window
 	ackedAt := start         // when acked last changed
 	refusedSince := int64(0) // when the port began refusing everything, 0 = it is not
 	var err error
 loop:
-	for {
-		select {
-		case <-done:
-			break loop
-		default:
-		}
+	for ctx.Err() == nil {
 		now := s.clock.now()
-		if now >= deadline {
-			break loop
+		taken := s.seq - first
+		if now >= deadline || taken >= limit {
+			break
 		}
-		taken := st.Offered // frames that count towards l.Count
-		if once {
-			taken = st.Sent
-		}
-		k := uint64(batch)
-		if l.Count > 0 || once { // an AddressSender's run of 0 frames ends at once
-			if taken >= l.Count {
-				break loop
-			}
-			k = min(k, l.Count-taken)
-		}
+		k := min(uint64(len(s.bufs)), limit-taken)
 		if l.Rate > 0 {
-			had := taken + skipped
+			had := taken + st.Slipped
 			owed := pace.owed(now, had)
 			switch {
 			case owed <= pace.lag:
@@ -241,16 +227,13 @@ loop:
 				owed = 1
 				st.rebased++
 			default:
-				skipped += owed - pace.burst
 				st.Slipped += owed - pace.burst
 				owed = pace.burst
 			}
 			// Wait for a whole burst to be due (or the last frames of
 			// a Count); behind schedule, catch up a batch at a time.
 			if ok, nap := pace.ready(now, had, owed, k, deadline); !ok {
-				if nap > 0 {
-					s.clock.sleep(nap)
-				}
+				s.clock.sleep(nap) // 0: spin
 				continue
 			}
 			k = min(k, owed)
@@ -278,22 +261,21 @@ loop:
 		m := uint64(n)
 		st.Offered += k
 		st.Sent += m
-		st.Bytes += m * uint64(s.stream.Size)
 		st.Bursts++
 		s.sent.Store(st.Sent)
 		if e != nil {
 			err = fmt.Errorf("%s: %w", s.name, e)
-			break loop
+			break
 		}
 		if !once {
 			continue
 		}
 		s.seq -= k - m // refused: offered again
 		now = s.clock.now()
-		switch {
-		case m > 0 && st.firstSend == 0:
+		if m > 0 && st.firstSend == 0 {
 			st.firstSend = time.Duration(now - start)
-			refusedSince = 0
+		}
+		switch {
 		case m > 0:
 			refusedSince = 0
 		case refusedSince == 0:
@@ -307,6 +289,7 @@ loop:
 		}
 	}
 	st.TxDropped = st.Offered - st.Sent
+	st.Bytes = st.Sent * uint64(s.stream.Size)
 	st.Elapsed = time.Duration(s.clock.now() - start)
 	return st, err
 }
