@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -128,9 +129,7 @@ type Bench struct {
 	tx platform.Port
 	// rx is the port the frames arrive at.
 	rx platform.Port
-	// stream describes the frames, with its defaults.
-	stream Stream
-	// sender sends on tx.
+	// sender sends on tx; its stream describes the frames.
 	sender *Sender
 	// receiver counts the frames at the far end: a *Receiver reading
 	// rx, or a *counted.
@@ -182,19 +181,16 @@ func newBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench %s -> %s: %w", tx.Name(), rx.Name(), err)
 	}
-	b := &Bench{tx: tx, rx: rx, stream: s, receiver: &counted{c: c, size: s.Size}, drain: DefaultDrain}
-	var r *Receiver
-	var acks Acks // a window's feedback: the Receiver, none for a counter
-	if c == nil {
-		if r, err = NewReceiver(rx, s); err != nil {
-			return nil, err
-		}
-		b.receiver, acks = r, r
-	}
-	if b.sender, err = NewSender(tx, s, acks); err != nil {
+	b := &Bench{tx: tx, rx: rx, receiver: &counted{c: c, size: s.Size}, drain: DefaultDrain}
+	if b.sender, err = NewSender(tx, s, nil); err != nil {
 		return nil, err
 	}
-	if r != nil {
+	if c == nil {
+		r, err := NewReceiver(rx, s)
+		if err != nil {
+			return nil, err
+		}
+		b.receiver, b.sender.acks = r, r // a window's feedback; none for a counter
 		b.recvErr = make(chan error, 1)
 		go func() { b.recvErr <- r.Run() }()
 	}
@@ -204,9 +200,6 @@ func newBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 // SetDrain changes how long Run waits, once the sender stopped, for frames
 // still on their way (it returns as soon as every sent frame arrived).
 func (b *Bench) SetDrain(d time.Duration) { b.drain = d }
-
-// Stream returns the stream the runs send, with its defaults.
-func (b *Bench) Stream() Stream { return b.stream }
 
 // Run sends one run with load l under a fresh run ID, waits for the
 // frames still in flight, and returns the result. A run stopped by ctx
@@ -230,7 +223,7 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 	b.start.Store(0)
 	rs := b.receiver.Stats()
 	res := Result{
-		Size: b.stream.Size, Flows: b.stream.Flows, Rate: l.Rate, Window: l.Window,
+		Size: b.sender.stream.Size, Flows: b.sender.stream.Flows, Rate: l.Rate, Window: l.Window,
 		Seconds: st.Elapsed.Seconds(), Sent: st.Sent, Received: rs.Received,
 		Duplicates: rs.Duplicates, Reordered: rs.Reordered,
 		TxDropped: st.TxDropped, RxRingDropped: b.rx.Counters().RingDropped - ring0,
@@ -238,8 +231,6 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 	}
 	if res.Sent > res.Received {
 		res.Lost = res.Sent - res.Received
-	}
-	if res.Sent > 0 {
 		res.LossPercent = 100 * float64(res.Lost) / float64(res.Sent)
 	}
 	if s := res.Seconds; s > 0 {
@@ -248,9 +239,7 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 		res.BytesPerSecond = float64(rs.Bytes) / s
 		res.Mbps = res.BytesPerSecond * 8 / 1e6
 	}
-	if err == nil {
-		err = ctx.Err()
-	}
+	err = cmp.Or(err, ctx.Err())
 	if err == nil && counting {
 		err = cnt.failed()
 	}
@@ -273,9 +262,9 @@ func (b *Bench) waitDrain(ctx context.Context, sent uint64) {
 // between them knows where rx's address is before the first run and
 // forwards instead of flooding. They carry run ID 0, which no run uses.
 func (b *Bench) learn() {
-	back := b.stream
-	back.Src, back.Dst = b.stream.Dst, b.stream.Src
-	back.SrcIP, back.DstIP = b.stream.DstIP, b.stream.SrcIP
+	back := b.sender.stream
+	back.Src, back.Dst = back.Dst, back.Src
+	back.SrcIP, back.DstIP = back.DstIP, back.SrcIP
 	back.Size, back.RunID = MinSize, 0
 	f, err := back.Frame(0, 0)
 	if err != nil {

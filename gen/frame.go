@@ -40,7 +40,6 @@ const (
 	offSeq    = offRun + 4      // sequence number, 6 bytes
 	offTime   = offSeq + 6      // send time in ns since epoch, 8 bytes
 	offEnd    = offTime + 8     // end of the mark
-	seqMask   = 1<<48 - 1       // sequence numbers are 48 bits on the wire
 	ipProtUDP = 17
 )
 
@@ -53,12 +52,11 @@ var (
 	DefaultDstIP = netip.AddrFrom4([4]byte{198, 19, 0, 1})
 )
 
-const (
-	// DefaultSrcPort is flow 0's UDP source port.
-	DefaultSrcPort = 1024
-	// DefaultDstPort is the UDP destination port: discard.
-	DefaultDstPort = 9
-)
+// DefaultSrcPort is flow 0's UDP source port.
+const DefaultSrcPort = 1024
+
+// DefaultDstPort is the UDP destination port: discard.
+const DefaultDstPort = 9
 
 // Stream describes the frames of one run: both the Sender and the
 // Receiver are made from it.
@@ -92,12 +90,8 @@ type Stream struct {
 // WithDefaults returns s with zero fields set to their defaults, or an
 // error naming the first field out of range.
 func (s Stream) WithDefaults() (Stream, error) {
-	if !s.SrcIP.IsValid() {
-		s.SrcIP = DefaultSrcIP
-	}
-	if !s.DstIP.IsValid() {
-		s.DstIP = DefaultDstIP
-	}
+	s.SrcIP = cmp.Or(s.SrcIP, DefaultSrcIP) // the zero Addr is the invalid one
+	s.DstIP = cmp.Or(s.DstIP, DefaultDstIP)
 	s.SrcPort = cmp.Or(s.SrcPort, DefaultSrcPort)
 	s.DstPort = cmp.Or(s.DstPort, DefaultDstPort)
 	s.Flows = cmp.Or(s.Flows, 1)
@@ -135,11 +129,8 @@ func (s Stream) template(b []byte) uint32 {
 	binary.BigEndian.PutUint16(udp[4:6], uint16(s.Size-offUDP))
 	// UDP checksum 0: none (allowed over IPv4).
 	binary.BigEndian.PutUint32(b[offRun:], s.RunID)
-	var sum uint32
+	var sum uint32 // the checksum and source address are still 0
 	for i := 0; i < 20; i += 2 {
-		if i == 10 || i == 12 || i == 14 { // checksum, source address
-			continue
-		}
 		sum += uint32(binary.BigEndian.Uint16(ip[i:]))
 	}
 	return sum
@@ -171,8 +162,7 @@ func (s Stream) Frame(seq uint64, now int64) ([]byte, error) {
 		return nil, err
 	}
 	b := make([]byte, s.Size)
-	base := s.template(b)
-	s.stamp(b, base, s.srcIP(), seq, now)
+	s.stamp(b, s.template(b), s.srcIP(), seq, now)
 	return b, nil
 }
 

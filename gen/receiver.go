@@ -97,12 +97,7 @@ type tally struct {
 }
 
 func newTally(runID uint32, flows int) *tally {
-	t := &tally{
-		runID:    runID,
-		flows:    uint64(flows),
-		seen:     make([]uint64, dupWindow/64),
-		flowNext: make([]uint64, flows),
-	}
+	t := &tally{runID: runID, flows: uint64(flows), seen: make([]uint64, dupWindow/64), flowNext: make([]uint64, flows)}
 	t.latMin.Store(math.MaxInt64)
 	return t
 }
@@ -143,14 +138,7 @@ func NewReceiver(port platform.Port, s Stream) (*Receiver, error) {
 	}
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	r := &Receiver{
-		port:    port,
-		dstPort: s.DstPort,
-		flows:   s.Flows,
-		frames:  make([][]byte, port.BatchSize()),
-		wake:    make(chan struct{}, 1),
-		timer:   t,
-	}
+	r := &Receiver{port: port, dstPort: s.DstPort, flows: s.Flows, frames: make([][]byte, port.BatchSize()), wake: make(chan struct{}, 1), timer: t}
 	if s.RunID != 0 {
 		r.Begin(s.RunID)
 	}
@@ -232,12 +220,8 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 	if samples > 0 {
 		t.latSamples.Add(samples)
 		t.latSum.Add(sum)
-		if lmin < t.latMin.Load() {
-			t.latMin.Store(lmin)
-		}
-		if lmax > t.latMax.Load() {
-			t.latMax.Store(lmax)
-		}
+		t.latMin.Store(min(lmin, t.latMin.Load())) // this goroutine is the only writer
+		t.latMax.Store(max(lmax, t.latMax.Load()))
 	}
 	if got > 0 {
 		t.bytes.Add(bytes)
@@ -310,23 +294,15 @@ func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 
 // Stats returns the current run's counts so far.
 func (r *Receiver) Stats() RecvStats {
-	st := RecvStats{Ignored: r.ignored.Load()}
 	t := r.run.Load()
 	if t == nil {
-		return st
+		return RecvStats{Ignored: r.ignored.Load()}
 	}
-	st.Received = t.received.Load()
-	st.Bytes = t.bytes.Load()
-	st.Duplicates = t.duplicates.Load()
-	st.Reordered = t.reordered.Load()
-	st.Late = t.late.Load()
+	st := RecvStats{Received: t.received.Load(), Bytes: t.bytes.Load(), Duplicates: t.duplicates.Load(),
+		Reordered: t.reordered.Load(), Late: t.late.Load(), Ignored: r.ignored.Load()}
 	if n := t.latSamples.Load(); n > 0 {
-		st.Latency = &Latency{
-			Samples: n,
-			Min:     time.Duration(t.latMin.Load()),
-			Avg:     time.Duration(t.latSum.Load() / n),
-			Max:     time.Duration(t.latMax.Load()),
-		}
+		st.Latency = &Latency{Samples: n, Min: time.Duration(t.latMin.Load()),
+			Avg: time.Duration(t.latSum.Load() / n), Max: time.Duration(t.latMax.Load())}
 	}
 	return st
 }
