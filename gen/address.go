@@ -119,8 +119,9 @@ type AddressSender struct {
 	snd *Sender
 	// block is the addresses walked.
 	block AddressBlock
-	// field is the MAC that walks the block.
-	field AddressField
+	// mac is the offset in a frame of the MAC that walks the block: 0
+	// (destination) or 6 (source).
+	mac int
 }
 
 // NewAddressSender returns a sender of s's frames on port, one per
@@ -139,7 +140,10 @@ func NewAddressSender(port platform.Port, s Stream, block AddressBlock, field Ad
 	if err := block.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", snd.name, err)
 	}
-	a := &AddressSender{snd: snd, block: block, field: field}
+	a := &AddressSender{snd: snd, block: block}
+	if field == VarySource {
+		a.mac = 6
+	}
 	snd.walk = a
 	return a, nil
 }
@@ -151,19 +155,14 @@ func (a *AddressSender) SetRunID(id uint32) { a.snd.SetRunID(id) }
 // Stream's frames and hold its template. It does not allocate.
 func (a *AddressSender) Put(b []byte, i int) {
 	a.snd.stream.stamp(b, a.snd.base, a.snd.srcIP, uint64(i), 0)
-	k := a.block.First.Key() + uint64(i)
-	off := 0 // destination
-	if a.field == VarySource {
-		off = 6
-	}
-	b[off], b[off+1], b[off+2], b[off+3], b[off+4], b[off+5] = byte(k>>40), byte(k>>32), byte(k>>24), byte(k>>16), byte(k>>8), byte(k)
+	m := a.block.MAC(i)
+	copy(b[a.mac:a.mac+6], m[:])
 }
 
 // Frame returns a new copy of frame i, for tests and tools; Run does not
 // use it.
 func (a *AddressSender) Frame(i int) []byte {
-	b := make([]byte, a.snd.stream.Size)
-	a.snd.stream.template(b)
+	b, _ := a.snd.stream.Frame(0, 0) // a template to Put frame i into: the stream is valid
 	a.Put(b, i)
 	return b
 }

@@ -189,10 +189,7 @@ func (s *Sender) Run(ctx context.Context, l Load) (SendStats, error) {
 	}
 	s.sent.Store(0)
 	start := s.clock.now()
-	pace := newPacer(l.Rate, len(s.bufs), l.Burst, l.MaxLag, start)
-	if !once {
-		pace.lag = max(pace.lag, 4) // beyond it a paced sender skips ahead
-	}
+	pace := newPacer(l.Rate, len(s.bufs), l.Burst, l.MaxLag, start, once)
 	deadline := noDeadline
 	if l.Duration > 0 {
 		deadline = start + int64(l.Duration)
@@ -218,25 +215,12 @@ loop:
 		}
 		k := min(uint64(len(s.bufs)), limit-taken)
 		if l.Rate > 0 {
-			had := taken + st.Slipped
-			owed := pace.owed(now, had)
-			switch {
-			case owed <= pace.lag:
-			case once:
-				pace.start, pace.based = now, had // frame had is due now
-				owed = 1
-				st.rebased++
-			default:
-				st.Slipped += owed - pace.burst
-				owed = pace.burst
-			}
-			// Wait for a whole burst to be due (or the last frames of
-			// a Count); behind schedule, catch up a batch at a time.
-			if ok, nap := pace.ready(now, had, owed, k, deadline); !ok {
+			n, nap := pace.due(now, taken, k, deadline)
+			if n == 0 {
 				s.clock.sleep(nap) // 0: spin
 				continue
 			}
-			k = min(k, owed)
+			k = n
 		}
 		if l.Window > 0 {
 			recv := s.acks.Received()
@@ -289,6 +273,7 @@ loop:
 		}
 	}
 	st.TxDropped = st.Offered - st.Sent
+	st.Slipped, st.rebased = pace.slipped, pace.rebased
 	st.Bytes = st.Sent * uint64(s.stream.Size)
 	st.Elapsed = time.Duration(s.clock.now() - start)
 	return st, err
