@@ -171,12 +171,8 @@ func newBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	if tx == rx {
 		return nil, fmt.Errorf("bench %s: sending and receiving port must differ", tx.Name())
 	}
-	if s.Src.IsZero() {
-		s.Src = frame.MACOf(tx.HardwareAddr())
-	}
-	if s.Dst.IsZero() {
-		s.Dst = frame.MACOf(rx.HardwareAddr())
-	}
+	s.Src = cmp.Or(s.Src, frame.MACOf(tx.HardwareAddr()))
+	s.Dst = cmp.Or(s.Dst, frame.MACOf(rx.HardwareAddr()))
 	s, err := s.WithDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("bench %s -> %s: %w", tx.Name(), rx.Name(), err)

@@ -53,10 +53,7 @@ func (a *counted) Begin(uint32) {
 
 func (a *counted) Received() uint64 {
 	n, base := a.count(), a.base.Load()
-	if n < base {
-		return 0
-	}
-	return n - base
+	return max(n, base) - base // 0 when the counter went back
 }
 
 func (a *counted) Stats() RecvStats {

@@ -122,8 +122,7 @@ func (s Stream) template(b []byte) uint32 {
 	binary.BigEndian.PutUint16(ip[6:8], 0x4000) // don't fragment
 	ip[8] = 64                                  // TTL
 	ip[9] = ipProtUDP
-	dst := s.DstIP.As4()
-	copy(ip[16:20], dst[:])
+	copy(ip[16:20], s.DstIP.AsSlice())
 	udp := b[offUDP:offRun]
 	binary.BigEndian.PutUint16(udp[2:4], s.DstPort)
 	binary.BigEndian.PutUint16(udp[4:6], uint16(s.Size-offUDP))
@@ -168,8 +167,7 @@ func (s Stream) Frame(seq uint64, now int64) ([]byte, error) {
 
 // srcIP is s's source IPv4 address as a number.
 func (s Stream) srcIP() uint32 {
-	src := s.SrcIP.As4()
-	return binary.BigEndian.Uint32(src[:])
+	return binary.BigEndian.Uint32(s.SrcIP.AsSlice())
 }
 
 // batch returns n (at least 1) buffers of s.Size bytes in one block, for
@@ -201,11 +199,7 @@ type Mark struct {
 // mark. It reports false for any other frame. It does not allocate and
 // does not keep f.
 func Decode(f []byte) (Mark, bool) {
-	e := frame.Ethernet(f)
-	if !e.Valid() {
-		return Mark{}, false
-	}
-	if e.IsTagged() {
+	if frame.Ethernet(f).IsTagged() {
 		f = f[frame.TagLen:] // offsets below are for an untagged frame
 	}
 	if len(f) < offEnd || binary.BigEndian.Uint16(f[12:14]) != frame.TypeIPv4 ||

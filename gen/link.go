@@ -56,11 +56,8 @@ func WaitForward(ctx context.Context, open func(Stream) (*Bench, error), within 
 		bench.SetDrain(100 * time.Millisecond)
 		r, err := bench.Run(ctx, Load{Rate: 10000, Count: 100})
 		bench.Close()
-		if err != nil {
+		if err != nil || r.Received > 0 {
 			return r, err
-		}
-		if r.Received > 0 {
-			return r, nil
 		}
 		if time.Now().After(deadline) {
 			return r, fmt.Errorf("no frame crossed within %v (last try: %d offered, %d sent, %d refused by the sending port)",
