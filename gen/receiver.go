@@ -16,6 +16,10 @@ import (
 // 8 KiB bitmap.
 const dupWindow = 1 << 16
 
+// noRun is the run ID of a Receiver's tally before the first Begin:
+// wider than a frame's run ID, it matches no frame.
+const noRun = 1 << 32
+
 // Acks is the feedback a window-mode Sender needs: how many frames of the
 // current run have arrived. Receiver implements it.
 type Acks interface {
@@ -65,8 +69,8 @@ type Latency struct {
 // tally is one run's state in a Receiver. Its atomics may be read by any
 // goroutine; the other fields belong to the goroutine in Receiver.Run.
 type tally struct {
-	// runID is the run whose frames this tally counts.
-	runID uint32
+	// runID is the run whose frames this tally counts, or noRun.
+	runID uint64
 	// flows is the run's number of flows: frame seq is in flow seq % flows.
 	flows uint64
 
@@ -97,7 +101,7 @@ type tally struct {
 }
 
 func newTally(runID uint32, flows int) *tally {
-	t := &tally{runID: runID, flows: uint64(flows), seen: make([]uint64, dupWindow/64), flowNext: make([]uint64, flows)}
+	t := &tally{runID: uint64(runID), flows: uint64(flows), seen: make([]uint64, dupWindow/64), flowNext: make([]uint64, flows)}
 	t.latMin.Store(math.MaxInt64)
 	return t
 }
@@ -114,7 +118,8 @@ type Receiver struct {
 	flows int
 	// frames is the batch ReadBatch fills, made once.
 	frames [][]byte
-	// run is the current run's tally; nil before the first Begin.
+	// run is the current run's tally; before the first Begin, an empty
+	// one of noRun.
 	run atomic.Pointer[tally]
 	// ignored counts frames that were not the current run's.
 	ignored atomic.Uint64
@@ -139,6 +144,7 @@ func NewReceiver(port platform.Port, s Stream) (*Receiver, error) {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	r := &Receiver{port: port, dstPort: s.DstPort, flows: s.Flows, frames: make([][]byte, port.BatchSize()), wake: make(chan struct{}, 1), timer: t}
+	r.run.Store(&tally{runID: noRun})
 	if s.RunID != 0 {
 		r.Begin(s.RunID)
 	}
@@ -170,15 +176,11 @@ func (r *Receiver) Run() error {
 // count tallies one batch that arrived at now.
 func (r *Receiver) count(frames [][]byte, now int64) {
 	t := r.run.Load()
-	if t == nil {
-		r.ignored.Add(uint64(len(frames)))
-		return
-	}
 	var got, bytes, dups, reord, late, ignored, samples, sum uint64
 	lmin, lmax := int64(math.MaxInt64), int64(0)
 	for _, f := range frames {
 		m, ok := Decode(f)
-		if !ok || m.RunID != t.runID || m.DstPort != r.dstPort {
+		if !ok || uint64(m.RunID) != t.runID || m.DstPort != r.dstPort {
 			ignored++
 			continue
 		}
@@ -259,10 +261,7 @@ func (t *tally) advance(seq uint64) {
 
 // Received implements Acks: the distinct frames of the current run so far.
 func (r *Receiver) Received() uint64 {
-	if t := r.run.Load(); t != nil {
-		return t.received.Load()
-	}
-	return 0
+	return r.run.Load().received.Load()
 }
 
 // spinChecks is how many times WaitReceived looks at the counter, yielding
@@ -295,9 +294,6 @@ func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 // Stats returns the current run's counts so far.
 func (r *Receiver) Stats() RecvStats {
 	t := r.run.Load()
-	if t == nil {
-		return RecvStats{Ignored: r.ignored.Load()}
-	}
 	st := RecvStats{Received: t.received.Load(), Bytes: t.bytes.Load(), Duplicates: t.duplicates.Load(),
 		Reordered: t.reordered.Load(), Late: t.late.Load(), Ignored: r.ignored.Load()}
 	if n := t.latSamples.Load(); n > 0 {
