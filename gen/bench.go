@@ -173,16 +173,13 @@ func newBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	}
 	s.Src = cmp.Or(s.Src, frame.MACOf(tx.HardwareAddr()))
 	s.Dst = cmp.Or(s.Dst, frame.MACOf(rx.HardwareAddr()))
-	s, err := s.WithDefaults()
+	snd, err := NewSender(tx, s, nil)
 	if err != nil {
 		return nil, fmt.Errorf("bench %s -> %s: %w", tx.Name(), rx.Name(), err)
 	}
-	b := &Bench{tx: tx, rx: rx, receiver: &counted{c: c, size: s.Size}, drain: DefaultDrain}
-	if b.sender, err = NewSender(tx, s, nil); err != nil {
-		return nil, err
-	}
+	b := &Bench{tx: tx, rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, drain: DefaultDrain}
 	if c == nil {
-		r, err := NewReceiver(rx, s)
+		r, err := NewReceiver(rx, snd.stream)
 		if err != nil {
 			return nil, err
 		}
@@ -262,10 +259,7 @@ func (b *Bench) learn() {
 	back.Src, back.Dst = back.Dst, back.Src
 	back.SrcIP, back.DstIP = back.DstIP, back.SrcIP
 	back.Size, back.RunID = MinSize, 0
-	f, err := back.Frame(0, 0)
-	if err != nil {
-		return
-	}
+	f, _ := back.Frame(0, 0) // b's valid stream, reversed: no error
 	for range 3 {
 		_, _ = b.rx.WriteBatch(platform.Batch{Frames: [][]byte{f}})
 	}
@@ -278,9 +272,9 @@ func (b *Bench) Progress() Progress {
 	if start == 0 {
 		return Progress{}
 	}
-	// Received first: a frame is sent before it arrives, so Sent >= Received.
-	received := b.receiver.Received()
-	return Progress{Elapsed: time.Duration(Now() - start), Sent: b.sender.Sent(), Received: received}
+	// Received is read first (calls go left to right): a frame is sent
+	// before it arrives, so Sent >= Received.
+	return Progress{Received: b.receiver.Received(), Sent: b.sender.Sent(), Elapsed: time.Duration(Now() - start)}
 }
 
 // Close closes both ports, waits for the receiver to stop and returns

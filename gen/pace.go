@@ -56,10 +56,8 @@ func newPacer(rate float64, batch, burst int, maxLag time.Duration, start int64,
 // leaves to the caller's spinning.
 func (p *pacer) due(now int64, taken, k uint64, deadline int64) (uint64, time.Duration) {
 	had := taken + p.slipped
-	var owed uint64 // frames due by now that are not among the first had
-	if due := p.based + uint64(float64(now-p.start)*p.rate/1e9) + 1; due > had {
-		owed = due - had
-	}
+	due := p.based + uint64(float64(now-p.start)*p.rate/1e9) + 1
+	owed := max(due, had) - had // due by now and not among the first had
 	switch {
 	case owed <= p.lag || !p.rebase && owed <= 4: // a Sender skips ahead only beyond 4
 	case p.rebase:

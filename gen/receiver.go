@@ -245,14 +245,11 @@ func (t *tally) advance(seq uint64) {
 		clear(t.seen)
 	} else {
 		for s := t.next; s < seq; {
-			w := s / 64 % (dupWindow / 64)
-			if s%64 == 0 && seq-s >= 64 {
-				t.seen[w] = 0
-				s += 64
-				continue
-			}
-			t.seen[w] &^= 1 << (s % 64)
-			s++
+			// Clear the n bits from s that are in its word (1<<64 is 0).
+			bit := s % 64
+			n := min(64-bit, seq-s)
+			t.seen[s/64%(dupWindow/64)] &^= (1<<n - 1) << bit
+			s += n
 		}
 	}
 	t.seen[seq/64%(dupWindow/64)] |= 1 << (seq % 64)

@@ -200,11 +200,10 @@ func (s *Sender) Run(ctx context.Context, l Load) (SendStats, error) {
 	if limit == 0 && !once {
 		limit = math.MaxUint64
 	}
-	first := s.seq           // the run took frames first to s.seq-1
-	var writtenOff uint64    // window frames given up as lost
-	var acked uint64         // last Received seen by the window
-	ackedAt := start         // when acked last changed
-	refusedSince := int64(0) // when the port began refusing everything, 0 = it is not
+	first := s.seq               // the run took frames first to s.seq-1
+	var writtenOff, acked uint64 // window frames given up as lost; last Received seen by the window
+	ackedAt := start             // when acked last changed
+	refusedSince := int64(0)     // when the port began refusing everything, 0 = it is not
 	var err error
 loop:
 	for ctx.Err() == nil {
