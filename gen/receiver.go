@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -16,8 +17,8 @@ import (
 // 8 KiB bitmap.
 const dupWindow = 1 << 16
 
-// noRun is the run ID of a Receiver's tally before the first Begin:
-// wider than a frame's run ID, it matches no frame.
+// noRun is the run ID of a Receiver's tally until Begin when its stream
+// names no run: wider than a frame's run ID, it matches no frame.
 const noRun = 1 << 32
 
 // Acks is the feedback a window-mode Sender needs: how many frames of the
@@ -100,8 +101,8 @@ type tally struct {
 	flowNext []uint64
 }
 
-func newTally(runID uint32, flows int) *tally {
-	t := &tally{runID: uint64(runID), flows: uint64(flows), seen: make([]uint64, dupWindow/64), flowNext: make([]uint64, flows)}
+func newTally(runID uint64, flows int) *tally {
+	t := &tally{runID: runID, flows: uint64(flows), seen: make([]uint64, dupWindow/64), flowNext: make([]uint64, flows)}
 	t.latMin.Store(math.MaxInt64)
 	return t
 }
@@ -112,14 +113,13 @@ func newTally(runID uint32, flows int) *tally {
 type Receiver struct {
 	// port is where the frames arrive; Run is its only reader.
 	port platform.Port
-	// dstPort is the UDP destination port of the stream.
-	dstPort uint16
-	// flows is the stream's number of flows.
-	flows int
+	// stream is the frames' description, with its defaults: their UDP
+	// destination port and number of flows.
+	stream Stream
 	// frames is the batch ReadBatch fills, made once.
 	frames [][]byte
-	// run is the current run's tally; before the first Begin, an empty
-	// one of noRun.
+	// run is the current run's tally: the stream's RunID, or noRun,
+	// until Begin.
 	run atomic.Pointer[tally]
 	// ignored counts frames that were not the current run's.
 	ignored atomic.Uint64
@@ -134,8 +134,9 @@ type Receiver struct {
 // Compile-time check that Receiver gives the feedback a window needs.
 var _ Acks = (*Receiver)(nil)
 
-// NewReceiver returns a receiver of s's frames on port. It counts nothing
-// until Begin names a run, and reads nothing until Run.
+// NewReceiver returns a receiver of s's frames on port. It counts the
+// frames of s.RunID, or nothing when that is 0, until Begin names a run;
+// it reads nothing until Run.
 func NewReceiver(port platform.Port, s Stream) (*Receiver, error) {
 	s, err := s.WithDefaults()
 	if err != nil {
@@ -143,18 +144,15 @@ func NewReceiver(port platform.Port, s Stream) (*Receiver, error) {
 	}
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	r := &Receiver{port: port, dstPort: s.DstPort, flows: s.Flows, frames: make([][]byte, port.BatchSize()), wake: make(chan struct{}, 1), timer: t}
-	r.run.Store(&tally{runID: noRun})
-	if s.RunID != 0 {
-		r.Begin(s.RunID)
-	}
+	r := &Receiver{port: port, stream: s, frames: make([][]byte, port.BatchSize()), wake: make(chan struct{}, 1), timer: t}
+	r.run.Store(newTally(cmp.Or(uint64(s.RunID), noRun), s.Flows))
 	return r, nil
 }
 
 // Begin starts counting the run runID from zero; frames of any other run
 // are ignored from the next batch on. It allocates the run's state.
 func (r *Receiver) Begin(runID uint32) {
-	r.run.Store(newTally(runID, r.flows))
+	r.run.Store(newTally(uint64(runID), r.stream.Flows))
 	r.ignored.Store(0)
 }
 
@@ -180,7 +178,7 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 	lmin, lmax := int64(math.MaxInt64), int64(0)
 	for _, f := range frames {
 		m, ok := Decode(f)
-		if !ok || uint64(m.RunID) != t.runID || m.DstPort != r.dstPort {
+		if !ok || uint64(m.RunID) != t.runID || m.DstPort != r.stream.DstPort {
 			ignored++
 			continue
 		}
