@@ -1,9 +1,6 @@
 package gen
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // pacer is the schedule of a paced run, Sender's and AddressSender's:
 // frame based+j is due at start + j/rate, and frames go out in bursts of
@@ -95,6 +92,3 @@ type systemClock struct{}
 
 func (systemClock) now() int64            { return Now() }
 func (systemClock) sleep(d time.Duration) { time.Sleep(d) }
-
-// noDeadline is a deadline that never comes.
-const noDeadline = int64(math.MaxInt64)

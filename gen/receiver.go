@@ -85,6 +85,9 @@ type tally struct {
 	reordered atomic.Uint64
 	// late counts frames too far behind to check for duplicates.
 	late atomic.Uint64
+	// ignored counts the frames on the port, while this tally was the
+	// current one, that were not the run's.
+	ignored atomic.Uint64
 	// latSamples, latSum, latMin and latMax summarise the delays in ns.
 	latSamples, latSum atomic.Uint64
 	// latMin is the shortest delay in ns, math.MaxInt64 before the first.
@@ -121,8 +124,6 @@ type Receiver struct {
 	// run is the current run's tally: the stream's RunID, or noRun,
 	// until Begin.
 	run atomic.Pointer[tally]
-	// ignored counts frames that were not the current run's.
-	ignored atomic.Uint64
 	// waiting is set while WaitReceived sleeps on wake.
 	waiting atomic.Bool
 	// wake carries one token from Run to a sleeping WaitReceived.
@@ -153,7 +154,6 @@ func NewReceiver(port platform.Port, s Stream) (*Receiver, error) {
 // are ignored from the next batch on. It allocates the run's state.
 func (r *Receiver) Begin(runID uint32) {
 	r.run.Store(newTally(uint64(runID), r.stream.Flows))
-	r.ignored.Store(0)
 }
 
 // Run reads the port until it is closed, counting frames; then it returns
@@ -213,7 +213,7 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 	}
 	// A batch's counts go to the atomics once, zeros as well: four adds
 	// a batch are little next to its frames.
-	r.ignored.Add(ignored)
+	t.ignored.Add(ignored)
 	t.duplicates.Add(dups)
 	t.late.Add(late)
 	t.reordered.Add(reord)
@@ -290,7 +290,7 @@ func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 func (r *Receiver) Stats() RecvStats {
 	t := r.run.Load()
 	st := RecvStats{Received: t.received.Load(), Bytes: t.bytes.Load(), Duplicates: t.duplicates.Load(),
-		Reordered: t.reordered.Load(), Late: t.late.Load(), Ignored: r.ignored.Load()}
+		Reordered: t.reordered.Load(), Late: t.late.Load(), Ignored: t.ignored.Load()}
 	if n := t.latSamples.Load(); n > 0 {
 		st.Latency = &Latency{Samples: n, Min: time.Duration(t.latMin.Load()),
 			Avg: time.Duration(t.latSum.Load() / n), Max: time.Duration(t.latMax.Load())}

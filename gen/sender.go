@@ -190,7 +190,7 @@ func (s *Sender) Run(ctx context.Context, l Load) (SendStats, error) {
 	s.sent.Store(0)
 	start := s.clock.now()
 	pace := newPacer(l.Rate, len(s.bufs), l.Burst, l.MaxLag, start, once)
-	deadline := noDeadline
+	deadline := int64(math.MaxInt64) // none
 	if l.Duration > 0 {
 		deadline = start + int64(l.Duration)
 	}
