@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -288,4 +289,116 @@ func (b *Bench) Close() error {
 		}
 	})
 	return err
+}
+
+// Paced trials as the benchmarks run them (swctl bench --search, make
+// bench, make regress): the RFC 2544 zero-loss search and the
+// frame-loss-rate steps.
+const (
+	// TrialBurst is the burst of a paced trial: a whole batch, as
+	// trafgen -b sends its quota in bursts, so that the generator's
+	// per-burst cost (a TX ring kick) does not bound the rates it can
+	// offer on a shared core. RFC 2544 allows bursty offered load.
+	TrialBurst = 64
+	// TrialMaxLag is how far a paced trial's sender may fall behind and
+	// still send every frame it owes. On a shared core the device under
+	// test's receive softirq runs in the sender's context, and deferred
+	// to ksoftirqd it takes the core for milliseconds; with MaxLag's
+	// default a trial then skips part of its schedule and offers less
+	// than it was asked to.
+	TrialMaxLag = 20 * time.Millisecond
+	// PaceTolerance is how far below its paced rate, as a fraction of
+	// it, a run's sender may stay and still count as having offered that
+	// rate.
+	PaceTolerance = 0.01
+)
+
+// TrialLoad is a paced trial of rate frames/s for d, in bursts of
+// TrialBurst frames with TrialMaxLag of catch-up.
+func TrialLoad(rate float64, d time.Duration) Load {
+	return Load{Rate: rate, Duration: d, Burst: TrialBurst, MaxLag: TrialMaxLag}
+}
+
+// ShortOfRate says r is a paced run whose sender reached less than its
+// Rate by more than PaceTolerance: the machine took the sender's CPU
+// away, so the load offered was SentPerSecond, not Rate. An unpaced run
+// is never short.
+func (r Result) ShortOfRate() bool {
+	return r.Rate > 0 && r.SentPerSecond < (1-PaceTolerance)*r.Rate
+}
+
+// SearchRate is the zero-loss rate of an RFC 2544 search as the sender
+// really offered it: rate is the paced rate of the search's best passing
+// trial and trials the runs of the search. When that trial lost nothing
+// but fell short of its rate (ShortOfRate), it returns what the sender
+// reached, a lower bound of the device's zero-loss rate, and true.
+func SearchRate(trials []Result, rate float64) (float64, bool) {
+	for _, t := range trials {
+		if t.Rate == rate && t.Sent > 0 && t.Received >= t.Sent && t.ShortOfRate() {
+			return t.SentPerSecond, true
+		}
+	}
+	return rate, false
+}
+
+// LinkPort is a port whose link state the caller keeps (no daemon's link
+// watcher does it for a generator).
+type LinkPort interface {
+	Name() string
+	platform.LinkSetter
+}
+
+// WaitLinkUp waits up to within until p's interface is up with a carrier
+// (a veth whose peer just came up reports its carrier a moment later), then
+// tells the port so. A port opened while its link was down would otherwise
+// drop every frame it is given. It must run in the port's network
+// namespace.
+func WaitLinkUp(p LinkPort, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		ifi, err := net.InterfaceByName(p.Name())
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.Name(), err)
+		}
+		if ifi.Flags&net.FlagUp != 0 && ifi.Flags&net.FlagRunning != 0 {
+			p.SetLink(platform.LinkUp)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: link down (no carrier after %v)", p.Name(), within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitForward waits up to within until a short paced run of MinSize
+// frames (100 at 10 k/s) opened by open crosses the device under test,
+// trying every 100 ms. The ports are opened again for every try: a port
+// takes its link state from the interface at open, and a link just set
+// up may not be forwarding yet. It returns the last try's result, and an
+// error when no frame crossed in time, when open or a run fails, or when
+// ctx ends.
+func WaitForward(ctx context.Context, open func(Stream) (*Bench, error), within time.Duration) (Result, error) {
+	deadline := time.Now().Add(within)
+	for {
+		bench, err := open(Stream{Size: MinSize})
+		if err != nil {
+			return Result{}, err
+		}
+		bench.SetDrain(100 * time.Millisecond)
+		r, err := bench.Run(ctx, Load{Rate: 10000, Count: 100})
+		bench.Close()
+		if err != nil || r.Received > 0 {
+			return r, err
+		}
+		if time.Now().After(deadline) {
+			return r, fmt.Errorf("no frame crossed within %v (last try: %d offered, %d sent, %d refused by the sending port)",
+				within, r.Sent+r.TxDropped, r.Sent, r.TxDropped)
+		}
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
