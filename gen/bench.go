@@ -203,8 +203,7 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 		b.learn()
 		b.learned = true
 	}
-	cnt, counting := b.receiver.(*counted)
-	if counting && l.Window > 0 {
+	if l.Window > 0 && b.sender.acks == nil {
 		return Result{}, fmt.Errorf("bench %s -> %s: a window needs a receiver; this bench only counts arrivals", b.tx.Name(), b.rx.Name())
 	}
 	id := rand.Uint32() | 1 // never 0
@@ -233,11 +232,7 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 		res.BytesPerSecond = float64(rs.Bytes) / s
 		res.Mbps = res.BytesPerSecond * 8 / 1e6
 	}
-	err = cmp.Or(err, ctx.Err())
-	if err == nil && counting {
-		err = cnt.failed()
-	}
-	return res, err
+	return res, cmp.Or(err, ctx.Err(), b.receiver.failed())
 }
 
 // waitDrain waits until sent frames arrived, or the drain time passed
@@ -261,9 +256,7 @@ func (b *Bench) learn() {
 	back.SrcIP, back.DstIP = back.DstIP, back.SrcIP
 	back.Size, back.RunID = MinSize, 0
 	f, _ := back.Frame(0, 0) // b's valid stream, reversed: no error
-	for range 3 {
-		_, _ = b.rx.WriteBatch(platform.Batch{Frames: [][]byte{f}})
-	}
+	_, _ = b.rx.WriteBatch(platform.Batch{Frames: [][]byte{f, f, f}})
 	time.Sleep(50 * time.Millisecond)
 }
 

@@ -206,12 +206,9 @@ func Decode(f []byte) (Mark, bool) {
 		f[offIP] != 0x45 || f[offIP+9] != ipProtUDP {
 		return Mark{}, false
 	}
-	return Mark{
-		RunID:   binary.BigEndian.Uint32(f[offRun:]),
-		Seq:     uint64(binary.BigEndian.Uint16(f[offSeq:]))<<32 | uint64(binary.BigEndian.Uint32(f[offSeq+2:])),
-		Time:    int64(binary.BigEndian.Uint64(f[offTime:])),
-		DstPort: binary.BigEndian.Uint16(f[offUDP+2:]),
-	}, true
+	return Mark{RunID: binary.BigEndian.Uint32(f[offRun:]), DstPort: binary.BigEndian.Uint16(f[offUDP+2:]),
+		Seq:  uint64(binary.BigEndian.Uint16(f[offSeq:]))<<32 | uint64(binary.BigEndian.Uint32(f[offSeq+2:])),
+		Time: int64(binary.BigEndian.Uint64(f[offTime:]))}, true
 }
 
 // epoch is the origin of Now.

@@ -132,9 +132,6 @@ type Receiver struct {
 	timer *time.Timer
 }
 
-// Compile-time check that Receiver gives the feedback a window needs.
-var _ Acks = (*Receiver)(nil)
-
 // NewReceiver returns a receiver of s's frames on port. It counts the
 // frames of s.RunID, or nothing when that is 0, until Begin names a run;
 // it reads nothing until Run.
@@ -286,6 +283,10 @@ func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 	return r.Received()
 }
 
+// failed implements arrivals: a Receiver's counting does not fail (an
+// error of the port ends Run, and Bench.Close returns it).
+func (r *Receiver) failed() error { return nil }
+
 // Stats returns the current run's counts so far.
 func (r *Receiver) Stats() RecvStats {
 	t := r.run.Load()
@@ -322,6 +323,8 @@ type arrivals interface {
 	Received() uint64
 	// Stats is the run's counts so far.
 	Stats() RecvStats
+	// failed returns the first error of the counting since Begin.
+	failed() error
 }
 
 // counted is arrivals from a Counter: it knows how many frames arrived,
