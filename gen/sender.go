@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -183,10 +184,7 @@ func (s *Sender) Run(ctx context.Context, l Load) (SendStats, error) {
 		return st, fmt.Errorf("%s: burst %d: want >= 0", s.name, l.Burst)
 	}
 	once := s.walk != nil
-	timeout := int64(l.WindowTimeout)
-	if timeout <= 0 {
-		timeout = int64(DefaultWindowTimeout)
-	}
+	timeout := int64(cmp.Or(max(l.WindowTimeout, 0), DefaultWindowTimeout)) // 0 or less: the default
 	s.sent.Store(0)
 	start := s.clock.now()
 	pace := newPacer(l.Rate, len(s.bufs), l.Burst, l.MaxLag, start, once)
@@ -332,9 +330,7 @@ func newPacer(rate float64, batch, burst int, maxLag time.Duration, start int64,
 		burst = max(1, int(rate*BurstInterval.Seconds()))
 	}
 	burst = min(burst, batch)
-	if maxLag <= 0 {
-		maxLag = MaxLag
-	}
+	maxLag = cmp.Or(max(maxLag, 0), MaxLag) // 0 or less: the default
 	return pacer{rate: rate, burst: uint64(burst), lag: uint64(max(rate*maxLag.Seconds(), float64(2*burst))), start: start, rebase: rebase}
 }
 

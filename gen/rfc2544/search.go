@@ -91,12 +91,11 @@ func SearchWithLoss(ctx context.Context, trial TrialFunc, lo, hi, resolution flo
 		} else {
 			res.Hi = rate
 		}
-		if res.Hi-res.Lo <= resolution || maxTrials > 0 && len(res.Trials) >= maxTrials {
-			break
+		res.Converged = res.Hi-res.Lo <= resolution
+		if res.Converged || maxTrials > 0 && len(res.Trials) >= maxTrials {
+			return res, nil
 		}
 	}
-	res.Converged = res.Hi-res.Lo <= resolution
-	return res, nil
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
