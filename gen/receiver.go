@@ -72,8 +72,6 @@ type Latency struct {
 type tally struct {
 	// runID is the run whose frames this tally counts, or noRun.
 	runID uint64
-	// flows is the run's number of flows: frame seq is in flow seq % flows.
-	flows uint64
 
 	// received counts distinct frames of the run.
 	received atomic.Uint64
@@ -100,12 +98,13 @@ type tally struct {
 	// seen has a bit for each of the dupWindow sequence numbers below
 	// next: set when that frame has arrived. Bit seq%dupWindow.
 	seen []uint64
-	// flowNext holds, per flow, the highest sequence number seen plus one.
+	// flowNext holds, per flow, the highest sequence number seen plus one;
+	// frame seq is in flow seq % len(flowNext).
 	flowNext []uint64
 }
 
 func newTally(runID uint64, flows int) *tally {
-	t := &tally{runID: runID, flows: uint64(flows), seen: make([]uint64, dupWindow/64), flowNext: make([]uint64, flows)}
+	t := &tally{runID: runID, seen: make([]uint64, dupWindow/64), flowNext: make([]uint64, flows)}
 	t.latMin.Store(math.MaxInt64)
 	return t
 }
@@ -195,7 +194,7 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 		}
 		got++
 		bytes += uint64(len(f))
-		flow := seq % t.flows
+		flow := seq % uint64(len(t.flowNext))
 		if seq < t.flowNext[flow] {
 			reord++
 		} else {
