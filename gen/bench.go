@@ -140,8 +140,8 @@ type Bench struct {
 	recvErr chan error
 	// drain is how long Run waits for late frames.
 	drain time.Duration
-	// learned is set once the learning frames went out.
-	learned bool
+	// learnOnce sends the learning frames before the first run.
+	learnOnce sync.Once
 	// start is when the current run began (Now), 0 between runs.
 	start atomic.Int64
 	// closeOnce runs Close's teardown once.
@@ -199,10 +199,7 @@ func (b *Bench) SetDrain(d time.Duration) { b.drain = d }
 // frames still in flight, and returns the result. A run stopped by ctx
 // still returns its result, with ctx's error.
 func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
-	if !b.learned {
-		b.learn()
-		b.learned = true
-	}
+	b.learnOnce.Do(b.learn)
 	if l.Window > 0 && b.sender.acks == nil {
 		return Result{}, fmt.Errorf("bench %s -> %s: a window needs a receiver; this bench only counts arrivals", b.tx.Name(), b.rx.Name())
 	}

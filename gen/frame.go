@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/swctl/swctl/frame"
@@ -173,12 +174,7 @@ func (s Stream) srcIP() uint32 {
 // batch returns n (at least 1) buffers of s.Size bytes in one block, for
 // a sender's batches.
 func (s Stream) batch(n int) [][]byte {
-	n = max(1, n)
-	bufs, mem := make([][]byte, n), make([]byte, n*s.Size)
-	for i := range bufs {
-		bufs[i] = mem[i*s.Size : (i+1)*s.Size : (i+1)*s.Size]
-	}
-	return bufs
+	return slices.Collect(slices.Chunk(make([]byte, max(1, n)*s.Size), s.Size)) // each clipped to s.Size
 }
 
 // Mark is what a test frame carries for the receiver.
