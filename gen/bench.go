@@ -126,11 +126,10 @@ type Progress struct {
 // Receiver on rx reading in its own goroutine from NewBench to Close. Run
 // and Close are for one goroutine; Progress is safe for concurrent use.
 type Bench struct {
-	// tx is the port the frames leave by.
-	tx platform.Port
 	// rx is the port the frames arrive at.
 	rx platform.Port
-	// sender sends on tx; its stream describes the frames.
+	// sender sends the frames on its port, the one they leave by (tx);
+	// its stream describes them.
 	sender *Sender
 	// receiver counts the frames at the far end: a *Receiver reading
 	// rx, or a *counted.
@@ -178,7 +177,7 @@ func newBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench %s -> %s: %w", tx.Name(), rx.Name(), err)
 	}
-	b := &Bench{tx: tx, rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, drain: DefaultDrain}
+	b := &Bench{rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, drain: DefaultDrain}
 	if c == nil {
 		r, err := NewReceiver(rx, snd.stream)
 		if err != nil {
@@ -201,7 +200,7 @@ func (b *Bench) SetDrain(d time.Duration) { b.drain = d }
 func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 	b.learnOnce.Do(b.learn)
 	if l.Window > 0 && b.sender.acks == nil {
-		return Result{}, fmt.Errorf("bench %s -> %s: a window needs a receiver; this bench only counts arrivals", b.tx.Name(), b.rx.Name())
+		return Result{}, fmt.Errorf("bench %s -> %s: a window needs a receiver; this bench only counts arrivals", b.sender.port.Name(), b.rx.Name())
 	}
 	id := rand.Uint32() | 1 // never 0
 	b.sender.SetRunID(id)
@@ -273,7 +272,7 @@ func (b *Bench) Progress() Progress {
 func (b *Bench) Close() error {
 	var err error
 	b.closeOnce.Do(func() {
-		err = errors.Join(b.rx.Close(), b.tx.Close())
+		err = errors.Join(b.rx.Close(), b.sender.port.Close())
 		if b.recvErr != nil {
 			err = errors.Join(err, <-b.recvErr)
 		}
@@ -313,9 +312,7 @@ func TrialLoad(rate float64, d time.Duration) Load {
 // Rate by more than PaceTolerance: the machine took the sender's CPU
 // away, so the load offered was SentPerSecond, not Rate. An unpaced run
 // is never short.
-func (r Result) ShortOfRate() bool {
-	return r.Rate > 0 && r.SentPerSecond < (1-PaceTolerance)*r.Rate
-}
+func (r Result) ShortOfRate() bool { return r.Rate > 0 && r.SentPerSecond < (1-PaceTolerance)*r.Rate }
 
 // SearchRate is the zero-loss rate of an RFC 2544 search as the sender
 // really offered it: rate is the paced rate of the search's best passing

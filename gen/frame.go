@@ -167,14 +167,12 @@ func (s Stream) Frame(seq uint64, now int64) ([]byte, error) {
 }
 
 // srcIP is s's source IPv4 address as a number.
-func (s Stream) srcIP() uint32 {
-	return binary.BigEndian.Uint32(s.SrcIP.AsSlice())
-}
+func (s Stream) srcIP() uint32 { return binary.BigEndian.Uint32(s.SrcIP.AsSlice()) }
 
-// batch returns n (at least 1) buffers of s.Size bytes in one block, for
-// a sender's batches.
+// batch returns n (at least 1) buffers of s.Size bytes in one block, each
+// clipped to its length, for a sender's batches.
 func (s Stream) batch(n int) [][]byte {
-	return slices.Collect(slices.Chunk(make([]byte, max(1, n)*s.Size), s.Size)) // each clipped to s.Size
+	return slices.Collect(slices.Chunk(make([]byte, max(1, n)*s.Size), s.Size))
 }
 
 // Mark is what a test frame carries for the receiver.

@@ -148,9 +148,7 @@ func NewReceiver(port platform.Port, s Stream) (*Receiver, error) {
 
 // Begin starts counting the run runID from zero; frames of any other run
 // are ignored from the next batch on. It allocates the run's state.
-func (r *Receiver) Begin(runID uint32) {
-	r.run.Store(newTally(uint64(runID), r.stream.Flows))
-}
+func (r *Receiver) Begin(runID uint32) { r.run.Store(newTally(uint64(runID), r.stream.Flows)) }
 
 // Run reads the port until it is closed, counting frames; then it returns
 // nil. It returns any other error of ReadBatch. It allocates nothing.
@@ -251,9 +249,7 @@ func (t *tally) advance(seq uint64) {
 }
 
 // Received implements Acks: the distinct frames of the current run so far.
-func (r *Receiver) Received() uint64 {
-	return r.run.Load().received.Load()
-}
+func (r *Receiver) Received() uint64 { return r.run.Load().received.Load() }
 
 // spinChecks is how many times WaitReceived looks at the counter, yielding
 // in between, before it sleeps until Run wakes it.
