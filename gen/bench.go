@@ -341,8 +341,7 @@ type LinkPort interface {
 // drop every frame it is given. It must run in the port's network
 // namespace.
 func WaitLinkUp(p LinkPort, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for {
+	for deadline := time.Now().Add(within); ; time.Sleep(20 * time.Millisecond) {
 		ifi, err := net.InterfaceByName(p.Name())
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.Name(), err)
@@ -354,7 +353,6 @@ func WaitLinkUp(p LinkPort, within time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s: link down (no carrier after %v)", p.Name(), within)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

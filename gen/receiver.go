@@ -205,18 +205,18 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 			lmin, lmax = min(lmin, d), max(lmax, d)
 		}
 	}
-	// A batch's counts go to the atomics once, zeros as well: four adds
-	// a batch are little next to its frames.
+	// A batch's counts go to the atomics once, zeros as well: a few
+	// atomic operations a batch are little next to its frames. Without
+	// samples, lmin and lmax leave the extremes as they are; this
+	// goroutine is their only writer.
 	t.ignored.Add(ignored)
 	t.duplicates.Add(dups)
 	t.late.Add(late)
 	t.reordered.Add(reord)
-	if samples > 0 {
-		t.latSamples.Add(samples)
-		t.latSum.Add(sum)
-		t.latMin.Store(min(lmin, t.latMin.Load())) // this goroutine is the only writer
-		t.latMax.Store(max(lmax, t.latMax.Load()))
-	}
+	t.latSamples.Add(samples)
+	t.latSum.Add(sum)
+	t.latMin.Store(min(lmin, t.latMin.Load()))
+	t.latMax.Store(max(lmax, t.latMax.Load()))
 	if got > 0 {
 		t.bytes.Add(bytes)
 		t.received.Add(got)
