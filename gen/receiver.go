@@ -139,9 +139,8 @@ func NewReceiver(port platform.Port, s Stream) (*Receiver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("receiver on %s: %w", port.Name(), err)
 	}
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	r := &Receiver{port: port, stream: s, frames: make([][]byte, port.BatchSize()), wake: make(chan struct{}, 1), timer: t}
+	r := &Receiver{port: port, stream: s, frames: make([][]byte, port.BatchSize()), wake: make(chan struct{}, 1),
+		timer: time.NewTimer(math.MaxInt64)} // every WaitReceived resets it
 	r.run.Store(newTally(cmp.Or(uint64(s.RunID), noRun), s.Flows))
 	return r, nil
 }

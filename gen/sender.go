@@ -254,12 +254,10 @@ loop:
 		}
 		s.seq -= k - m // refused: offered again
 		now = s.clock.now()
-		if m > 0 && st.firstSend == 0 {
-			st.firstSend = time.Duration(now - start)
-		}
 		switch {
 		case m > 0:
 			refusedSince = 0
+			st.firstSend = cmp.Or(st.firstSend, time.Duration(now-start)) // kept from the first
 		case refusedSince == 0:
 			refusedSince = now
 		case time.Duration(now-refusedSince) > RefuseTimeout:

@@ -72,10 +72,7 @@ func SearchWithLoss(ctx context.Context, trial TrialFunc, lo, hi, resolution flo
 	}
 	// The first trial is at hi; each later one halves the interval. A
 	// pass at hi closes it at once (Lo = Hi = hi).
-	for rate := hi; ; rate = (res.Lo + res.Hi) / 2 {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
+	for rate := hi; ctx.Err() == nil; rate = (res.Lo + res.Hi) / 2 {
 		sent, received, err := trial(rate)
 		t := Trial{Rate: rate, Sent: sent, Received: received}
 		if sent > 0 && received < sent {
@@ -96,6 +93,7 @@ func SearchWithLoss(ctx context.Context, trial TrialFunc, lo, hi, resolution flo
 			return res, nil
 		}
 	}
+	return res, ctx.Err()
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
