@@ -179,11 +179,10 @@ func newBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	}
 	b := &Bench{rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, drain: DefaultDrain}
 	if c == nil {
-		r, err := NewReceiver(rx, snd.stream)
-		if err != nil {
-			return nil, err
-		}
-		b.receiver, b.sender.acks = r, r // a window's feedback; none for a counter
+		// The sender's stream is valid: no error. The Receiver is the
+		// window's feedback (a counting bench has none).
+		r, _ := NewReceiver(rx, snd.stream)
+		b.receiver, b.sender.acks = r, r
 		b.recvErr = make(chan error, 1)
 		go func() { b.recvErr <- r.Run() }()
 	}
@@ -364,8 +363,7 @@ func WaitLinkUp(p LinkPort, within time.Duration) error {
 // error when no frame crossed in time, when open or a run fails, or when
 // ctx ends.
 func WaitForward(ctx context.Context, open func(Stream) (*Bench, error), within time.Duration) (Result, error) {
-	deadline := time.Now().Add(within)
-	for {
+	for deadline := time.Now().Add(within); ; {
 		bench, err := open(Stream{Size: MinSize})
 		if err != nil {
 			return Result{}, err

@@ -124,9 +124,8 @@ func (s Stream) template(b []byte) uint32 {
 	ip[8] = 64                                  // TTL
 	ip[9] = ipProtUDP
 	copy(ip[16:20], s.DstIP.AsSlice())
-	udp := b[offUDP:offRun]
-	binary.BigEndian.PutUint16(udp[2:4], s.DstPort)
-	binary.BigEndian.PutUint16(udp[4:6], uint16(s.Size-offUDP))
+	binary.BigEndian.PutUint16(b[offUDP+2:], s.DstPort)
+	binary.BigEndian.PutUint16(b[offUDP+4:], uint16(s.Size-offUDP))
 	// UDP checksum 0: none (allowed over IPv4).
 	binary.BigEndian.PutUint32(b[offRun:], s.RunID)
 	var sum uint32 // the checksum and source address are still 0

@@ -499,11 +499,9 @@ type pacer struct {
 // at most maxLag (0: MaxLag) behind, then skipping ahead, or starting
 // again for rebase.
 func newPacer(rate float64, batch, burst int, maxLag time.Duration, start int64, rebase bool) pacer {
-	if burst <= 0 {
-		burst = max(1, int(rate*BurstInterval.Seconds()))
-	}
-	burst = min(burst, batch)
-	maxLag = cmp.Or(max(maxLag, 0), MaxLag) // 0 or less: the default
+	// Run refuses a burst below 0; a maxLag of 0 or less is the default.
+	burst = min(cmp.Or(burst, max(1, int(rate*BurstInterval.Seconds()))), batch)
+	maxLag = cmp.Or(max(maxLag, 0), MaxLag)
 	return pacer{rate: rate, burst: uint64(burst), lag: uint64(max(rate*maxLag.Seconds(), float64(2*burst))), start: start, rebase: rebase}
 }
 
