@@ -44,19 +44,18 @@ const (
 	ipProtUDP = 17
 )
 
-// Defaults of the zero Stream fields.
-var (
-	// DefaultSrcIP is flow 0's source address, in 198.18.0.0/15, the
-	// range RFC 2544 appendix C reserves for benchmarks.
-	DefaultSrcIP = netip.AddrFrom4([4]byte{198, 18, 0, 1})
-	// DefaultDstIP is the destination address, in the same range.
-	DefaultDstIP = netip.AddrFrom4([4]byte{198, 19, 0, 1})
-)
+// DefaultSrcIP is the zero Stream's flow 0 source address, in
+// 198.18.0.0/15, the range RFC 2544 appendix C reserves for benchmarks.
+var DefaultSrcIP = netip.AddrFrom4([4]byte{198, 18, 0, 1})
 
-// DefaultSrcPort is flow 0's UDP source port.
+// DefaultDstIP is the zero Stream's destination address, in the same
+// range.
+var DefaultDstIP = netip.AddrFrom4([4]byte{198, 19, 0, 1})
+
+// DefaultSrcPort is the zero Stream's flow 0 UDP source port.
 const DefaultSrcPort = 1024
 
-// DefaultDstPort is the UDP destination port: discard.
+// DefaultDstPort is the zero Stream's UDP destination port: discard.
 const DefaultDstPort = 9
 
 // Stream describes the frames of one run: both the Sender and the

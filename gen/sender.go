@@ -257,7 +257,7 @@ loop:
 		switch {
 		case m > 0:
 			refusedSince = 0
-			st.firstSend = cmp.Or(st.firstSend, time.Duration(now-start)) // kept from the first
+			st.firstSend = cmp.Or(st.firstSend, time.Duration(now-start)) // set once
 		case refusedSince == 0:
 			refusedSince = now
 		case time.Duration(now-refusedSince) > RefuseTimeout:
