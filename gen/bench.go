@@ -1,10 +1,12 @@
 package gen
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,13 +126,10 @@ type Progress struct {
 // Receiver on rx reading in its own goroutine from NewBench to Close. Run
 // and Close are for one goroutine; Progress is safe for concurrent use.
 type Bench struct {
-	// tx is the port the frames leave by.
-	tx platform.Port
 	// rx is the port the frames arrive at.
 	rx platform.Port
-	// stream describes the frames, with its defaults.
-	stream Stream
-	// sender sends on tx.
+	// sender sends the frames on its port, the one they leave by (tx);
+	// its stream describes them.
 	sender *Sender
 	// receiver counts the frames at the far end: a *Receiver reading
 	// rx, or a *counted.
@@ -140,8 +139,8 @@ type Bench struct {
 	recvErr chan error
 	// drain is how long Run waits for late frames.
 	drain time.Duration
-	// learned is set once the learning frames went out.
-	learned bool
+	// learnOnce sends the learning frames before the first run.
+	learnOnce sync.Once
 	// start is when the current run began (Now), 0 between runs.
 	start atomic.Int64
 	// closeOnce runs Close's teardown once.
@@ -172,29 +171,18 @@ func newBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	if tx == rx {
 		return nil, fmt.Errorf("bench %s: sending and receiving port must differ", tx.Name())
 	}
-	if s.Src.IsZero() {
-		s.Src = frame.MACOf(tx.HardwareAddr())
-	}
-	if s.Dst.IsZero() {
-		s.Dst = frame.MACOf(rx.HardwareAddr())
-	}
-	s, err := s.WithDefaults()
+	s.Src = cmp.Or(s.Src, frame.MACOf(tx.HardwareAddr()))
+	s.Dst = cmp.Or(s.Dst, frame.MACOf(rx.HardwareAddr()))
+	snd, err := NewSender(tx, s, nil)
 	if err != nil {
 		return nil, fmt.Errorf("bench %s -> %s: %w", tx.Name(), rx.Name(), err)
 	}
-	b := &Bench{tx: tx, rx: rx, stream: s, receiver: &counted{c: c, size: s.Size}, drain: DefaultDrain}
-	var r *Receiver
-	var acks Acks // a window's feedback: the Receiver, none for a counter
+	b := &Bench{rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, drain: DefaultDrain}
 	if c == nil {
-		if r, err = NewReceiver(rx, s); err != nil {
-			return nil, err
-		}
-		b.receiver, acks = r, r
-	}
-	if b.sender, err = NewSender(tx, s, acks); err != nil {
-		return nil, err
-	}
-	if r != nil {
+		// The sender's stream is valid: no error. The Receiver is the
+		// window's feedback (a counting bench has none).
+		r, _ := NewReceiver(rx, snd.stream)
+		b.receiver, b.sender.acks = r, r
 		b.recvErr = make(chan error, 1)
 		go func() { b.recvErr <- r.Run() }()
 	}
@@ -205,20 +193,13 @@ func newBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 // still on their way (it returns as soon as every sent frame arrived).
 func (b *Bench) SetDrain(d time.Duration) { b.drain = d }
 
-// Stream returns the stream the runs send, with its defaults.
-func (b *Bench) Stream() Stream { return b.stream }
-
 // Run sends one run with load l under a fresh run ID, waits for the
 // frames still in flight, and returns the result. A run stopped by ctx
 // still returns its result, with ctx's error.
 func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
-	if !b.learned {
-		b.learn()
-		b.learned = true
-	}
-	cnt, counting := b.receiver.(*counted)
-	if counting && l.Window > 0 {
-		return Result{}, fmt.Errorf("bench %s -> %s: a window needs a receiver; this bench only counts arrivals", b.tx.Name(), b.rx.Name())
+	b.learnOnce.Do(b.learn)
+	if l.Window > 0 && b.sender.acks == nil {
+		return Result{}, fmt.Errorf("bench %s -> %s: a window needs a receiver; this bench only counts arrivals", b.sender.port.Name(), b.rx.Name())
 	}
 	id := rand.Uint32() | 1 // never 0
 	b.sender.SetRunID(id)
@@ -230,7 +211,7 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 	b.start.Store(0)
 	rs := b.receiver.Stats()
 	res := Result{
-		Size: b.stream.Size, Flows: b.stream.Flows, Rate: l.Rate, Window: l.Window,
+		Size: b.sender.stream.Size, Flows: b.sender.stream.Flows, Rate: l.Rate, Window: l.Window,
 		Seconds: st.Elapsed.Seconds(), Sent: st.Sent, Received: rs.Received,
 		Duplicates: rs.Duplicates, Reordered: rs.Reordered,
 		TxDropped: st.TxDropped, RxRingDropped: b.rx.Counters().RingDropped - ring0,
@@ -238,8 +219,6 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 	}
 	if res.Sent > res.Received {
 		res.Lost = res.Sent - res.Received
-	}
-	if res.Sent > 0 {
 		res.LossPercent = 100 * float64(res.Lost) / float64(res.Sent)
 	}
 	if s := res.Seconds; s > 0 {
@@ -248,13 +227,7 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 		res.BytesPerSecond = float64(rs.Bytes) / s
 		res.Mbps = res.BytesPerSecond * 8 / 1e6
 	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	if err == nil && counting {
-		err = cnt.failed()
-	}
-	return res, err
+	return res, cmp.Or(err, ctx.Err(), b.receiver.failed())
 }
 
 // waitDrain waits until sent frames arrived, or the drain time passed
@@ -273,17 +246,12 @@ func (b *Bench) waitDrain(ctx context.Context, sent uint64) {
 // between them knows where rx's address is before the first run and
 // forwards instead of flooding. They carry run ID 0, which no run uses.
 func (b *Bench) learn() {
-	back := b.stream
-	back.Src, back.Dst = b.stream.Dst, b.stream.Src
-	back.SrcIP, back.DstIP = b.stream.DstIP, b.stream.SrcIP
+	back := b.sender.stream
+	back.Src, back.Dst = back.Dst, back.Src
+	back.SrcIP, back.DstIP = back.DstIP, back.SrcIP
 	back.Size, back.RunID = MinSize, 0
-	f, err := back.Frame(0, 0)
-	if err != nil {
-		return
-	}
-	for range 3 {
-		_, _ = b.rx.WriteBatch(platform.Batch{Frames: [][]byte{f}})
-	}
+	f, _ := back.Frame(0, 0) // b's valid stream, reversed: no error
+	_, _ = b.rx.WriteBatch(platform.Batch{Frames: [][]byte{f, f, f}})
 	time.Sleep(50 * time.Millisecond)
 }
 
@@ -293,9 +261,9 @@ func (b *Bench) Progress() Progress {
 	if start == 0 {
 		return Progress{}
 	}
-	// Received first: a frame is sent before it arrives, so Sent >= Received.
-	received := b.receiver.Received()
-	return Progress{Elapsed: time.Duration(Now() - start), Sent: b.sender.Sent(), Received: received}
+	// Received is read first (calls go left to right): a frame is sent
+	// before it arrives, so Sent >= Received.
+	return Progress{Received: b.receiver.Received(), Sent: b.sender.Sent(), Elapsed: time.Duration(Now() - start)}
 }
 
 // Close closes both ports, waits for the receiver to stop and returns
@@ -303,10 +271,117 @@ func (b *Bench) Progress() Progress {
 func (b *Bench) Close() error {
 	var err error
 	b.closeOnce.Do(func() {
-		err = errors.Join(b.rx.Close(), b.tx.Close())
+		err = errors.Join(b.rx.Close(), b.sender.port.Close())
 		if b.recvErr != nil {
 			err = errors.Join(err, <-b.recvErr)
 		}
 	})
 	return err
+}
+
+// Paced trials as the benchmarks run them (swctl bench --search, make
+// bench, make regress): the RFC 2544 zero-loss search and the
+// frame-loss-rate steps.
+const (
+	// TrialBurst is the burst of a paced trial: a whole batch, as
+	// trafgen -b sends its quota in bursts, so that the generator's
+	// per-burst cost (a TX ring kick) does not bound the rates it can
+	// offer on a shared core. RFC 2544 allows bursty offered load.
+	TrialBurst = 64
+	// TrialMaxLag is how far a paced trial's sender may fall behind and
+	// still send every frame it owes. On a shared core the device under
+	// test's receive softirq runs in the sender's context, and deferred
+	// to ksoftirqd it takes the core for milliseconds; with MaxLag's
+	// default a trial then skips part of its schedule and offers less
+	// than it was asked to.
+	TrialMaxLag = 20 * time.Millisecond
+	// PaceTolerance is how far below its paced rate, as a fraction of
+	// it, a run's sender may stay and still count as having offered that
+	// rate.
+	PaceTolerance = 0.01
+)
+
+// TrialLoad is a paced trial of rate frames/s for d, in bursts of
+// TrialBurst frames with TrialMaxLag of catch-up.
+func TrialLoad(rate float64, d time.Duration) Load {
+	return Load{Rate: rate, Duration: d, Burst: TrialBurst, MaxLag: TrialMaxLag}
+}
+
+// ShortOfRate says r is a paced run whose sender reached less than its
+// Rate by more than PaceTolerance: the machine took the sender's CPU
+// away, so the load offered was SentPerSecond, not Rate. An unpaced run
+// is never short.
+func (r Result) ShortOfRate() bool { return r.Rate > 0 && r.SentPerSecond < (1-PaceTolerance)*r.Rate }
+
+// SearchRate is the zero-loss rate of an RFC 2544 search as the sender
+// really offered it: rate is the paced rate of the search's best passing
+// trial and trials the runs of the search. When that trial lost nothing
+// but fell short of its rate (ShortOfRate), it returns what the sender
+// reached, a lower bound of the device's zero-loss rate, and true.
+func SearchRate(trials []Result, rate float64) (float64, bool) {
+	for _, t := range trials {
+		if t.Rate == rate && t.Sent > 0 && t.Received >= t.Sent && t.ShortOfRate() {
+			return t.SentPerSecond, true
+		}
+	}
+	return rate, false
+}
+
+// LinkPort is a port whose link state the caller keeps (no daemon's link
+// watcher does it for a generator).
+type LinkPort interface {
+	Name() string
+	platform.LinkSetter
+}
+
+// WaitLinkUp waits up to within until p's interface is up with a carrier
+// (a veth whose peer just came up reports its carrier a moment later), then
+// tells the port so. A port opened while its link was down would otherwise
+// drop every frame it is given. It must run in the port's network
+// namespace.
+func WaitLinkUp(p LinkPort, within time.Duration) error {
+	for deadline := time.Now().Add(within); ; time.Sleep(20 * time.Millisecond) {
+		ifi, err := net.InterfaceByName(p.Name())
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.Name(), err)
+		}
+		if ifi.Flags&net.FlagUp != 0 && ifi.Flags&net.FlagRunning != 0 {
+			p.SetLink(platform.LinkUp)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: link down (no carrier after %v)", p.Name(), within)
+		}
+	}
+}
+
+// WaitForward waits up to within until a short paced run of MinSize
+// frames (100 at 10 k/s) opened by open crosses the device under test,
+// trying every 100 ms. The ports are opened again for every try: a port
+// takes its link state from the interface at open, and a link just set
+// up may not be forwarding yet. It returns the last try's result, and an
+// error when no frame crossed in time, when open or a run fails, or when
+// ctx ends.
+func WaitForward(ctx context.Context, open func(Stream) (*Bench, error), within time.Duration) (Result, error) {
+	for deadline := time.Now().Add(within); ; {
+		bench, err := open(Stream{Size: MinSize})
+		if err != nil {
+			return Result{}, err
+		}
+		bench.SetDrain(100 * time.Millisecond)
+		r, err := bench.Run(ctx, Load{Rate: 10000, Count: 100})
+		bench.Close()
+		if err != nil || r.Received > 0 {
+			return r, err
+		}
+		if time.Now().After(deadline) {
+			return r, fmt.Errorf("no frame crossed within %v (last try: %d offered, %d sent, %d refused by the sending port)",
+				within, r.Sent+r.TxDropped, r.Sent, r.TxDropped)
+		}
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/swctl/swctl/frame"
@@ -40,25 +41,22 @@ const (
 	offSeq    = offRun + 4      // sequence number, 6 bytes
 	offTime   = offSeq + 6      // send time in ns since epoch, 8 bytes
 	offEnd    = offTime + 8     // end of the mark
-	seqMask   = 1<<48 - 1       // sequence numbers are 48 bits on the wire
 	ipProtUDP = 17
 )
 
-// Defaults of the zero Stream fields.
-var (
-	// DefaultSrcIP is flow 0's source address, in 198.18.0.0/15, the
-	// range RFC 2544 appendix C reserves for benchmarks.
-	DefaultSrcIP = netip.AddrFrom4([4]byte{198, 18, 0, 1})
-	// DefaultDstIP is the destination address, in the same range.
-	DefaultDstIP = netip.AddrFrom4([4]byte{198, 19, 0, 1})
-)
+// DefaultSrcIP is the zero Stream's flow 0 source address, in
+// 198.18.0.0/15, the range RFC 2544 appendix C reserves for benchmarks.
+var DefaultSrcIP = netip.AddrFrom4([4]byte{198, 18, 0, 1})
 
-const (
-	// DefaultSrcPort is flow 0's UDP source port.
-	DefaultSrcPort = 1024
-	// DefaultDstPort is the UDP destination port: discard.
-	DefaultDstPort = 9
-)
+// DefaultDstIP is the zero Stream's destination address, in the same
+// range.
+var DefaultDstIP = netip.AddrFrom4([4]byte{198, 19, 0, 1})
+
+// DefaultSrcPort is the zero Stream's flow 0 UDP source port.
+const DefaultSrcPort = 1024
+
+// DefaultDstPort is the zero Stream's UDP destination port: discard.
+const DefaultDstPort = 9
 
 // Stream describes the frames of one run: both the Sender and the
 // Receiver are made from it.
@@ -92,12 +90,8 @@ type Stream struct {
 // WithDefaults returns s with zero fields set to their defaults, or an
 // error naming the first field out of range.
 func (s Stream) WithDefaults() (Stream, error) {
-	if !s.SrcIP.IsValid() {
-		s.SrcIP = DefaultSrcIP
-	}
-	if !s.DstIP.IsValid() {
-		s.DstIP = DefaultDstIP
-	}
+	s.SrcIP = cmp.Or(s.SrcIP, DefaultSrcIP) // the zero Addr is the invalid one
+	s.DstIP = cmp.Or(s.DstIP, DefaultDstIP)
 	s.SrcPort = cmp.Or(s.SrcPort, DefaultSrcPort)
 	s.DstPort = cmp.Or(s.DstPort, DefaultDstPort)
 	s.Flows = cmp.Or(s.Flows, 1)
@@ -128,18 +122,13 @@ func (s Stream) template(b []byte) uint32 {
 	binary.BigEndian.PutUint16(ip[6:8], 0x4000) // don't fragment
 	ip[8] = 64                                  // TTL
 	ip[9] = ipProtUDP
-	dst := s.DstIP.As4()
-	copy(ip[16:20], dst[:])
-	udp := b[offUDP:offRun]
-	binary.BigEndian.PutUint16(udp[2:4], s.DstPort)
-	binary.BigEndian.PutUint16(udp[4:6], uint16(s.Size-offUDP))
+	copy(ip[16:20], s.DstIP.AsSlice())
+	binary.BigEndian.PutUint16(b[offUDP+2:], s.DstPort)
+	binary.BigEndian.PutUint16(b[offUDP+4:], uint16(s.Size-offUDP))
 	// UDP checksum 0: none (allowed over IPv4).
 	binary.BigEndian.PutUint32(b[offRun:], s.RunID)
-	var sum uint32
+	var sum uint32 // the checksum and source address are still 0
 	for i := 0; i < 20; i += 2 {
-		if i == 10 || i == 12 || i == 14 { // checksum, source address
-			continue
-		}
 		sum += uint32(binary.BigEndian.Uint16(ip[i:]))
 	}
 	return sum
@@ -171,26 +160,17 @@ func (s Stream) Frame(seq uint64, now int64) ([]byte, error) {
 		return nil, err
 	}
 	b := make([]byte, s.Size)
-	base := s.template(b)
-	s.stamp(b, base, s.srcIP(), seq, now)
+	s.stamp(b, s.template(b), s.srcIP(), seq, now)
 	return b, nil
 }
 
 // srcIP is s's source IPv4 address as a number.
-func (s Stream) srcIP() uint32 {
-	src := s.SrcIP.As4()
-	return binary.BigEndian.Uint32(src[:])
-}
+func (s Stream) srcIP() uint32 { return binary.BigEndian.Uint32(s.SrcIP.AsSlice()) }
 
-// batch returns n (at least 1) buffers of s.Size bytes in one block, for
-// a sender's batches.
+// batch returns n (at least 1) buffers of s.Size bytes in one block, each
+// clipped to its length, for a sender's batches.
 func (s Stream) batch(n int) [][]byte {
-	n = max(1, n)
-	bufs, mem := make([][]byte, n), make([]byte, n*s.Size)
-	for i := range bufs {
-		bufs[i] = mem[i*s.Size : (i+1)*s.Size : (i+1)*s.Size]
-	}
-	return bufs
+	return slices.Collect(slices.Chunk(make([]byte, max(1, n)*s.Size), s.Size))
 }
 
 // Mark is what a test frame carries for the receiver.
@@ -211,23 +191,16 @@ type Mark struct {
 // mark. It reports false for any other frame. It does not allocate and
 // does not keep f.
 func Decode(f []byte) (Mark, bool) {
-	e := frame.Ethernet(f)
-	if !e.Valid() {
-		return Mark{}, false
-	}
-	if e.IsTagged() {
+	if frame.Ethernet(f).IsTagged() {
 		f = f[frame.TagLen:] // offsets below are for an untagged frame
 	}
 	if len(f) < offEnd || binary.BigEndian.Uint16(f[12:14]) != frame.TypeIPv4 ||
 		f[offIP] != 0x45 || f[offIP+9] != ipProtUDP {
 		return Mark{}, false
 	}
-	return Mark{
-		RunID:   binary.BigEndian.Uint32(f[offRun:]),
-		Seq:     uint64(binary.BigEndian.Uint16(f[offSeq:]))<<32 | uint64(binary.BigEndian.Uint32(f[offSeq+2:])),
-		Time:    int64(binary.BigEndian.Uint64(f[offTime:])),
-		DstPort: binary.BigEndian.Uint16(f[offUDP+2:]),
-	}, true
+	return Mark{RunID: binary.BigEndian.Uint32(f[offRun:]), DstPort: binary.BigEndian.Uint16(f[offUDP+2:]),
+		Seq:  uint64(binary.BigEndian.Uint16(f[offSeq:]))<<32 | uint64(binary.BigEndian.Uint32(f[offSeq+2:])),
+		Time: int64(binary.BigEndian.Uint64(f[offTime:]))}, true
 }
 
 // epoch is the origin of Now.

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -15,6 +16,10 @@ import (
 // Receiver still tells a duplicate from a late frame: 64 Ki frames, an
 // 8 KiB bitmap.
 const dupWindow = 1 << 16
+
+// noRun is the run ID of a Receiver's tally until Begin when its stream
+// names no run: wider than a frame's run ID, it matches no frame.
+const noRun = 1 << 32
 
 // Acks is the feedback a window-mode Sender needs: how many frames of the
 // current run have arrived. Receiver implements it.
@@ -65,10 +70,8 @@ type Latency struct {
 // tally is one run's state in a Receiver. Its atomics may be read by any
 // goroutine; the other fields belong to the goroutine in Receiver.Run.
 type tally struct {
-	// runID is the run whose frames this tally counts.
-	runID uint32
-	// flows is the run's number of flows: frame seq is in flow seq % flows.
-	flows uint64
+	// runID is the run whose frames this tally counts, or noRun.
+	runID uint64
 
 	// received counts distinct frames of the run.
 	received atomic.Uint64
@@ -80,6 +83,9 @@ type tally struct {
 	reordered atomic.Uint64
 	// late counts frames too far behind to check for duplicates.
 	late atomic.Uint64
+	// ignored counts the frames on the port, while this tally was the
+	// current one, that were not the run's.
+	ignored atomic.Uint64
 	// latSamples, latSum, latMin and latMax summarise the delays in ns.
 	latSamples, latSum atomic.Uint64
 	// latMin is the shortest delay in ns, math.MaxInt64 before the first.
@@ -92,17 +98,13 @@ type tally struct {
 	// seen has a bit for each of the dupWindow sequence numbers below
 	// next: set when that frame has arrived. Bit seq%dupWindow.
 	seen []uint64
-	// flowNext holds, per flow, the highest sequence number seen plus one.
+	// flowNext holds, per flow, the highest sequence number seen plus one;
+	// frame seq is in flow seq % len(flowNext).
 	flowNext []uint64
 }
 
-func newTally(runID uint32, flows int) *tally {
-	t := &tally{
-		runID:    runID,
-		flows:    uint64(flows),
-		seen:     make([]uint64, dupWindow/64),
-		flowNext: make([]uint64, flows),
-	}
+func newTally(runID uint64, flows int) *tally {
+	t := &tally{runID: runID, seen: make([]uint64, dupWindow/64), flowNext: make([]uint64, flows)}
 	t.latMin.Store(math.MaxInt64)
 	return t
 }
@@ -113,16 +115,14 @@ func newTally(runID uint32, flows int) *tally {
 type Receiver struct {
 	// port is where the frames arrive; Run is its only reader.
 	port platform.Port
-	// dstPort is the UDP destination port of the stream.
-	dstPort uint16
-	// flows is the stream's number of flows.
-	flows int
+	// stream is the frames' description, with its defaults: their UDP
+	// destination port and number of flows.
+	stream Stream
 	// frames is the batch ReadBatch fills, made once.
 	frames [][]byte
-	// run is the current run's tally; nil before the first Begin.
+	// run is the current run's tally: the stream's RunID, or noRun,
+	// until Begin.
 	run atomic.Pointer[tally]
-	// ignored counts frames that were not the current run's.
-	ignored atomic.Uint64
 	// waiting is set while WaitReceived sleeps on wake.
 	waiting atomic.Bool
 	// wake carries one token from Run to a sleeping WaitReceived.
@@ -131,38 +131,23 @@ type Receiver struct {
 	timer *time.Timer
 }
 
-// Compile-time check that Receiver gives the feedback a window needs.
-var _ Acks = (*Receiver)(nil)
-
-// NewReceiver returns a receiver of s's frames on port. It counts nothing
-// until Begin names a run, and reads nothing until Run.
+// NewReceiver returns a receiver of s's frames on port. It counts the
+// frames of s.RunID, or nothing when that is 0, until Begin names a run;
+// it reads nothing until Run.
 func NewReceiver(port platform.Port, s Stream) (*Receiver, error) {
 	s, err := s.WithDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("receiver on %s: %w", port.Name(), err)
 	}
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	r := &Receiver{
-		port:    port,
-		dstPort: s.DstPort,
-		flows:   s.Flows,
-		frames:  make([][]byte, port.BatchSize()),
-		wake:    make(chan struct{}, 1),
-		timer:   t,
-	}
-	if s.RunID != 0 {
-		r.Begin(s.RunID)
-	}
+	r := &Receiver{port: port, stream: s, frames: make([][]byte, port.BatchSize()), wake: make(chan struct{}, 1),
+		timer: time.NewTimer(math.MaxInt64)} // every WaitReceived resets it
+	r.run.Store(newTally(cmp.Or(uint64(s.RunID), noRun), s.Flows))
 	return r, nil
 }
 
 // Begin starts counting the run runID from zero; frames of any other run
 // are ignored from the next batch on. It allocates the run's state.
-func (r *Receiver) Begin(runID uint32) {
-	r.run.Store(newTally(runID, r.flows))
-	r.ignored.Store(0)
-}
+func (r *Receiver) Begin(runID uint32) { r.run.Store(newTally(uint64(runID), r.stream.Flows)) }
 
 // Run reads the port until it is closed, counting frames; then it returns
 // nil. It returns any other error of ReadBatch. It allocates nothing.
@@ -182,15 +167,11 @@ func (r *Receiver) Run() error {
 // count tallies one batch that arrived at now.
 func (r *Receiver) count(frames [][]byte, now int64) {
 	t := r.run.Load()
-	if t == nil {
-		r.ignored.Add(uint64(len(frames)))
-		return
-	}
 	var got, bytes, dups, reord, late, ignored, samples, sum uint64
 	lmin, lmax := int64(math.MaxInt64), int64(0)
 	for _, f := range frames {
 		m, ok := Decode(f)
-		if !ok || m.RunID != t.runID || m.DstPort != r.dstPort {
+		if !ok || uint64(m.RunID) != t.runID || m.DstPort != r.stream.DstPort {
 			ignored++
 			continue
 		}
@@ -210,7 +191,7 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 		}
 		got++
 		bytes += uint64(len(f))
-		flow := seq % t.flows
+		flow := seq % uint64(len(t.flowNext))
 		if seq < t.flowNext[flow] {
 			reord++
 		} else {
@@ -223,22 +204,18 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 			lmin, lmax = min(lmin, d), max(lmax, d)
 		}
 	}
-	// A batch's counts go to the atomics once, zeros as well: four adds
-	// a batch are little next to its frames.
-	r.ignored.Add(ignored)
+	// A batch's counts go to the atomics once, zeros as well: a few
+	// atomic operations a batch are little next to its frames. Without
+	// samples, lmin and lmax leave the extremes as they are; this
+	// goroutine is their only writer.
+	t.ignored.Add(ignored)
 	t.duplicates.Add(dups)
 	t.late.Add(late)
 	t.reordered.Add(reord)
-	if samples > 0 {
-		t.latSamples.Add(samples)
-		t.latSum.Add(sum)
-		if lmin < t.latMin.Load() {
-			t.latMin.Store(lmin)
-		}
-		if lmax > t.latMax.Load() {
-			t.latMax.Store(lmax)
-		}
-	}
+	t.latSamples.Add(samples)
+	t.latSum.Add(sum)
+	t.latMin.Store(min(lmin, t.latMin.Load()))
+	t.latMax.Store(max(lmax, t.latMax.Load()))
 	if got > 0 {
 		t.bytes.Add(bytes)
 		t.received.Add(got)
@@ -259,14 +236,11 @@ func (t *tally) advance(seq uint64) {
 		clear(t.seen)
 	} else {
 		for s := t.next; s < seq; {
-			w := s / 64 % (dupWindow / 64)
-			if s%64 == 0 && seq-s >= 64 {
-				t.seen[w] = 0
-				s += 64
-				continue
-			}
-			t.seen[w] &^= 1 << (s % 64)
-			s++
+			// Clear the n bits from s that are in its word (1<<64 is 0).
+			bit := s % 64
+			n := min(64-bit, seq-s)
+			t.seen[s/64%(dupWindow/64)] &^= (1<<n - 1) << bit
+			s += n
 		}
 	}
 	t.seen[seq/64%(dupWindow/64)] |= 1 << (seq % 64)
@@ -274,12 +248,7 @@ func (t *tally) advance(seq uint64) {
 }
 
 // Received implements Acks: the distinct frames of the current run so far.
-func (r *Receiver) Received() uint64 {
-	if t := r.run.Load(); t != nil {
-		return t.received.Load()
-	}
-	return 0
-}
+func (r *Receiver) Received() uint64 { return r.run.Load().received.Load() }
 
 // spinChecks is how many times WaitReceived looks at the counter, yielding
 // in between, before it sleeps until Run wakes it.
@@ -308,25 +277,93 @@ func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 	return r.Received()
 }
 
+// failed implements arrivals: a Receiver's counting does not fail (an
+// error of the port ends Run, and Bench.Close returns it).
+func (r *Receiver) failed() error { return nil }
+
 // Stats returns the current run's counts so far.
 func (r *Receiver) Stats() RecvStats {
-	st := RecvStats{Ignored: r.ignored.Load()}
 	t := r.run.Load()
-	if t == nil {
-		return st
-	}
-	st.Received = t.received.Load()
-	st.Bytes = t.bytes.Load()
-	st.Duplicates = t.duplicates.Load()
-	st.Reordered = t.reordered.Load()
-	st.Late = t.late.Load()
+	st := RecvStats{Received: t.received.Load(), Bytes: t.bytes.Load(), Duplicates: t.duplicates.Load(),
+		Reordered: t.reordered.Load(), Late: t.late.Load(), Ignored: t.ignored.Load()}
 	if n := t.latSamples.Load(); n > 0 {
-		st.Latency = &Latency{
-			Samples: n,
-			Min:     time.Duration(t.latMin.Load()),
-			Avg:     time.Duration(t.latSum.Load() / n),
-			Max:     time.Duration(t.latMax.Load()),
-		}
+		st.Latency = &Latency{Samples: n, Min: time.Duration(t.latMin.Load()),
+			Avg: time.Duration(t.latSum.Load() / n), Max: time.Duration(t.latMax.Load())}
 	}
 	return st
+}
+
+// Counter counts the frames that arrived at the far end without reading
+// them, as a hardware tester's port does: an interface's rx_packets
+// counter, say. It counts every frame that arrives there, the run's own
+// and any other.
+type Counter interface {
+	// Count returns the number of frames that arrived so far.
+	Count() (uint64, error)
+}
+
+// CounterFunc adapts a function to Counter.
+type CounterFunc func() (uint64, error)
+
+// Count implements Counter.
+func (f CounterFunc) Count() (uint64, error) { return f() }
+
+// arrivals is what a Bench learns of the frames at the far end: a
+// Receiver reading them, or a counter (counted).
+type arrivals interface {
+	// Begin starts counting run runID from zero.
+	Begin(runID uint32)
+	// Received is the number of the run's frames that arrived so far.
+	Received() uint64
+	// Stats is the run's counts so far.
+	Stats() RecvStats
+	// failed returns the first error of the counting since Begin.
+	failed() error
+}
+
+// counted is arrivals from a Counter: it knows how many frames arrived,
+// not which, so a run's duplicates, reordering and latency are unknown
+// and anything else arriving at the counted interface counts as the
+// run's.
+type counted struct {
+	// c is the counter.
+	c Counter
+	// size is each frame's length, for Bytes.
+	size int
+	// base is the count at Begin.
+	base atomic.Uint64
+	// err is the first error of c since Begin, nil when none.
+	err atomic.Pointer[error]
+}
+
+func (a *counted) Begin(uint32) {
+	a.err.Store(nil)
+	a.base.Store(a.count())
+}
+
+func (a *counted) Received() uint64 {
+	n, base := a.count(), a.base.Load()
+	return max(n, base) - base // 0 when the counter went back
+}
+
+func (a *counted) Stats() RecvStats {
+	n := a.Received()
+	return RecvStats{Received: n, Bytes: n * uint64(a.size)}
+}
+
+// count reads the counter, keeping its first error for failed.
+func (a *counted) count() uint64 {
+	n, err := a.c.Count()
+	if err != nil {
+		a.err.CompareAndSwap(nil, &err)
+	}
+	return n
+}
+
+// failed returns the counter's first error since Begin.
+func (a *counted) failed() error {
+	if err := a.err.Load(); err != nil {
+		return fmt.Errorf("counting arrivals: %w", *err)
+	}
+	return nil
 }

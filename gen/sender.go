@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/swctl/swctl/frame"
 	"github.com/swctl/swctl/platform"
 )
 
@@ -118,7 +120,7 @@ type Sender struct {
 	sent atomic.Uint64
 	// walk is the AddressSender this sender works for, nil for a plain
 	// one: frame seq then carries address seq of its block, and a run
-	// sends every frame once (see run).
+	// sends every frame once (see Run).
 	walk *AddressSender
 	// clock is what Run paces by: systemClock outside tests.
 	clock monotonic
@@ -163,97 +165,60 @@ func (s *Sender) Sent() uint64 { return s.sent.Load() }
 // ends, and returns what it did. The end of ctx is no error. It returns
 // early with the port's error (platform.ErrClosed after Close). It
 // allocates nothing per frame.
+//
+// It is also the loop of AddressSender.Run. For an AddressSender (walk
+// set) every frame goes out exactly once: a frame the port refuses is
+// offered again, a paced run that fell more than its lag behind starts
+// its schedule again (rather than skip frames), frames carry no send
+// time, and a port that refuses every frame for RefuseTimeout is an
+// error.
 func (s *Sender) Run(ctx context.Context, l Load) (SendStats, error) {
-	switch {
-	case l.Window < 0:
-		return SendStats{}, fmt.Errorf("%s: window %d: want >= 0", s.name, l.Window)
-	case l.Window > 0 && s.acks == nil:
-		return SendStats{}, fmt.Errorf("%s: window %d needs a receiver's feedback", s.name, l.Window)
-	case l.Burst < 0:
-		return SendStats{}, fmt.Errorf("%s: burst %d: want >= 0", s.name, l.Burst)
-	}
-	return s.run(ctx, l)
-}
-
-// run is the loop of Sender.Run and AddressSender.Run. For an
-// AddressSender (walk set) every frame goes out exactly once: a frame
-// the port refuses is offered again, a paced run that fell more than its
-// lag behind starts its schedule again (rather than skip frames), frames
-// carry no send time, and a port that refuses every frame for
-// RefuseTimeout is an error.
-func (s *Sender) run(ctx context.Context, l Load) (SendStats, error) {
 	var st SendStats
-	if l.Rate < 0 || math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) {
+	switch {
+	case l.Rate < 0 || math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0):
 		return st, fmt.Errorf("%s: rate %v frames/s: want a finite number >= 0", s.name, l.Rate)
+	case l.Window < 0:
+		return st, fmt.Errorf("%s: window %d: want >= 0", s.name, l.Window)
+	case l.Window > 0 && s.acks == nil:
+		return st, fmt.Errorf("%s: window %d needs a receiver's feedback", s.name, l.Window)
+	case l.Burst < 0:
+		return st, fmt.Errorf("%s: burst %d: want >= 0", s.name, l.Burst)
 	}
 	once := s.walk != nil
-	batch := len(s.bufs)
-	timeout := int64(l.WindowTimeout)
-	if timeout <= 0 {
-		timeout = int64(DefaultWindowTimeout)
-	}
+	timeout := int64(cmp.Or(max(l.WindowTimeout, 0), DefaultWindowTimeout)) // 0 or less: the default
 	s.sent.Store(0)
-	done := ctx.Done()
 	start := s.clock.now()
-	pace := newPacer(l.Rate, batch, l.Burst, l.MaxLag, start)
-	if !once {
-		pace.lag = max(pace.lag, 4) // beyond it a paced sender skips ahead
-	}
-	deadline := noDeadline
+	pace := newPacer(l.Rate, len(s.bufs), l.Burst, l.MaxLag, start, once)
+	deadline := int64(math.MaxInt64) // none
 	if l.Duration > 0 {
 		deadline = start + int64(l.Duration)
 	}
-	var skipped uint64       // paced frames left out of the schedule
-	var writtenOff uint64    // window frames given up as lost
-	var acked uint64         // last Received seen by the window
-	ackedAt := start         // when acked last changed
-	refusedSince := int64(0) // when the port began refusing everything, 0 = it is not
+	// The run ends once it took limit frames: offered ones, an
+	// AddressSender's sent ones (all of its Count, even 0).
+	limit := l.Count
+	if limit == 0 && !once {
+		limit = math.MaxUint64
+	}
+	first := s.seq               // the run took frames first to s.seq-1
+	var writtenOff, acked uint64 // window frames given up as lost; last Received seen by the window
+	ackedAt := start             // when acked last changed
+	refusedSince := int64(0)     // when the port began refusing everything, 0 = it is not
 	var err error
 loop:
-	for {
-		select {
-		case <-done:
-			break loop
-		default:
-		}
+	for ctx.Err() == nil {
 		now := s.clock.now()
-		if now >= deadline {
-			break loop
+		taken := s.seq - first
+		if now >= deadline || taken >= limit {
+			break
 		}
-		taken := st.Offered // frames that count towards l.Count
-		if once {
-			taken = st.Sent
-		}
-		k := uint64(batch)
-		if l.Count > 0 || once { // an AddressSender's run of 0 frames ends at once
-			if taken >= l.Count {
-				break loop
-			}
-			k = min(k, l.Count-taken)
-		}
+		k := min(uint64(len(s.bufs)), limit-taken)
 		if l.Rate > 0 {
-			had := taken + skipped
-			owed := pace.owed(now, had)
-			switch {
-			case owed <= pace.lag:
-			case once:
-				pace.start, pace.based = now, had // frame had is due now
-				owed = 1
-				st.rebased++
-			default:
-				skipped += owed - pace.burst
-				st.Slipped += owed - pace.burst
-				owed = pace.burst
-			}
-			// Wait for a whole burst to be due (or the last frames of
-			// a Count); behind schedule, catch up a batch at a time.
-			if ok, nap := pace.ready(now, had, owed, k, deadline); !ok {
-				if nap > 0 {
-					s.clock.sleep(nap)
-				}
+			n, nap := pace.due(now, taken, k, deadline)
+			if n == 0 {
+				s.clock.sleep(nap) // 0: spin
 				continue
 			}
-			k = min(k, owed)
+			k = n
 		}
 		if l.Window > 0 {
 			recv := s.acks.Received()
@@ -278,12 +243,11 @@ loop:
 		m := uint64(n)
 		st.Offered += k
 		st.Sent += m
-		st.Bytes += m * uint64(s.stream.Size)
 		st.Bursts++
 		s.sent.Store(st.Sent)
 		if e != nil {
 			err = fmt.Errorf("%s: %w", s.name, e)
-			break loop
+			break
 		}
 		if !once {
 			continue
@@ -291,11 +255,9 @@ loop:
 		s.seq -= k - m // refused: offered again
 		now = s.clock.now()
 		switch {
-		case m > 0 && st.firstSend == 0:
-			st.firstSend = time.Duration(now - start)
-			refusedSince = 0
 		case m > 0:
 			refusedSince = 0
+			st.firstSend = cmp.Or(st.firstSend, time.Duration(now-start)) // set once
 		case refusedSince == 0:
 			refusedSince = now
 		case time.Duration(now-refusedSince) > RefuseTimeout:
@@ -307,6 +269,8 @@ loop:
 		}
 	}
 	st.TxDropped = st.Offered - st.Sent
+	st.Slipped, st.rebased = pace.slipped, pace.rebased
+	st.Bytes = st.Sent * uint64(s.stream.Size)
 	st.Elapsed = time.Duration(s.clock.now() - start)
 	return st, err
 }
@@ -328,3 +292,264 @@ func (s *Sender) send(k int, now int64) (int, error) {
 	s.seq += uint64(k)
 	return s.port.WriteBatch(platform.Batch{Frames: bufs})
 }
+
+// RefuseTimeout is how long an AddressSender goes on offering a frame its
+// port keeps refusing (a full queue drains in microseconds; a port whose
+// link is down refuses for ever) before Run gives up with an error.
+const RefuseTimeout = time.Second
+
+// AddressBlock is Count consecutive unicast MAC addresses from First,
+// counted as 48-bit numbers (MAC i is First+i): the stations of an
+// address-table test, RFC 2889 sections 5.7 (address caching capacity)
+// and 5.8 (address learning rate).
+type AddressBlock struct {
+	// First is the block's first address: unicast, not zero.
+	First frame.MAC
+	// Count is the number of addresses, 1 to MaxFlows.
+	Count int
+}
+
+// MAC returns address i of the block, 0 <= i < Count.
+func (a AddressBlock) MAC(i int) frame.MAC { return frame.MACFromKey(a.First.Key() + uint64(i)) }
+
+// Index returns the place of m in the block, or false when m is not in it.
+func (a AddressBlock) Index(m frame.MAC) (int, bool) {
+	k, f := m.Key(), a.First.Key()
+	if k < f || k-f >= uint64(a.Count) {
+		return 0, false
+	}
+	return int(k - f), true
+}
+
+// Check says what makes the block unusable: a count out of range, a
+// first address that is zero or multicast, or a block that runs into the
+// next first octet (where the group bit of the later addresses could be
+// set).
+func (a AddressBlock) Check() error {
+	switch {
+	case a.Count < 1 || a.Count > MaxFlows:
+		return fmt.Errorf("address block of %d: want 1-%d addresses", a.Count, MaxFlows)
+	case a.First.IsZero() || a.First.IsMulticast():
+		return fmt.Errorf("address block from %v: want a unicast, non-zero first address", a.First)
+	case a.First.Key()+uint64(a.Count-1) > a.First.Key()|(1<<40-1):
+		return fmt.Errorf("address block from %v: %d addresses run past the first octet", a.First, a.Count)
+	}
+	return nil
+}
+
+// AddressField says which MAC of an AddressSender's frames walks the
+// block.
+type AddressField uint8
+
+const (
+	// VarySource makes learning frames: frame i comes from address i of
+	// the block and goes to the Stream's Dst.
+	VarySource AddressField = iota
+	// VaryDestination makes test frames: frame i comes from the Stream's
+	// Src and goes to address i of the block.
+	VaryDestination
+)
+
+// String names the field.
+func (f AddressField) String() string {
+	if f == VarySource {
+		return "source"
+	}
+	return "destination"
+}
+
+// AddressStats counts what an AddressSender did in one run.
+type AddressStats struct {
+	// Sent is the number of frames the port accepted: one per address of
+	// the run unless the context ended first.
+	Sent uint64 `json:"sent"`
+	// Refused counts frames the port refused (its queue was full); each
+	// was offered again.
+	Refused uint64 `json:"refused,omitempty"`
+	// Bursts is the number of WriteBatch calls.
+	Bursts uint64 `json:"bursts"`
+	// Rebased counts the times a paced run fell more than MaxLag behind
+	// its schedule and started the schedule again from then, rather than
+	// catch up in a burst: the rate it offered is then below the rate
+	// asked for (see PerSecond).
+	Rebased uint64 `json:"rebased,omitempty"`
+	// FirstSend is the time from the run's start to its first send.
+	FirstSend time.Duration `json:"first_send_ns"`
+	// Elapsed is the time from the run's start to its last send.
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// PerSecond is the rate the run offered: the frames after the first over
+// the time from the first send to the last (a paced run of n frames at
+// rate r takes (n-1)/r), or 0 for fewer than two frames.
+func (st AddressStats) PerSecond() float64 {
+	d := st.Elapsed - st.FirstSend
+	if st.Sent < 2 || d <= 0 {
+		return 0
+	}
+	return float64(st.Sent-1) / d.Seconds()
+}
+
+// AddressSender sends one frame per address of an AddressBlock on a port:
+// frame i is the Stream's frame with sequence number i (the Receiver
+// counts it as such) whose source (VarySource) or destination
+// (VaryDestination) MAC is address i of the block; it carries no send
+// time. Frames the port refuses are offered again, so every address of a
+// run is sent exactly once, in order. Buffers are one batch, made at
+// NewAddressSender; Run allocates nothing. One goroutine at a time may use
+// an AddressSender.
+type AddressSender struct {
+	// snd sends the frames; its walk is this AddressSender.
+	snd *Sender
+	// block is the addresses walked.
+	block AddressBlock
+	// mac is the offset in a frame of the MAC that walks the block: 0
+	// (destination) or 6 (source).
+	mac int
+}
+
+// NewAddressSender returns a sender of s's frames on port, one per
+// address of block, the address in field. s.Flows must be 1 (the default):
+// the addresses are the flows. The frame size must fit the port's MTU.
+func NewAddressSender(port platform.Port, s Stream, block AddressBlock, field AddressField) (*AddressSender, error) {
+	snd, err := newSender("address sender", port, s, nil)
+	switch {
+	case err != nil:
+		return nil, err
+	case snd.stream.Flows != 1:
+		return nil, fmt.Errorf("%s: flows %d: the block's addresses are the flows, want 1", snd.name, snd.stream.Flows)
+	case field != VarySource && field != VaryDestination:
+		return nil, fmt.Errorf("%s: address field %d: want VarySource or VaryDestination", snd.name, field)
+	}
+	if err := block.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", snd.name, err)
+	}
+	a := &AddressSender{snd: snd, block: block}
+	if field == VarySource {
+		a.mac = 6
+	}
+	snd.walk = a
+	return a, nil
+}
+
+// SetRunID makes the next Run send frames of run id.
+func (a *AddressSender) SetRunID(id uint32) { a.snd.SetRunID(id) }
+
+// Put writes frame i of the block into b, which must be as long as the
+// Stream's frames and hold its template. It does not allocate.
+func (a *AddressSender) Put(b []byte, i int) {
+	a.snd.stream.stamp(b, a.snd.base, a.snd.srcIP, uint64(i), 0)
+	m := a.block.MAC(i)
+	copy(b[a.mac:a.mac+6], m[:])
+}
+
+// Frame returns a new copy of frame i, for tests and tools; Run does not
+// use it.
+func (a *AddressSender) Frame(i int) []byte {
+	b, _ := a.snd.stream.Frame(0, 0) // a template to Put frame i into: the stream is valid
+	a.Put(b, i)
+	return b
+}
+
+// Run sends the frames of addresses first to first+n-1 (of the block) in
+// order, paced at rate frames/s (bursts of rate*BurstInterval frames, as
+// Sender does), or as fast as the port takes them for rate 0, and returns
+// what it did. A paced run more than MaxLag behind its schedule does not
+// catch up: it starts its schedule again (AddressStats.Rebased). The end
+// of ctx stops it early, without error; a port that refuses every frame
+// for RefuseTimeout (its link is down, say) is an error.
+func (a *AddressSender) Run(ctx context.Context, first, n int, rate float64) (AddressStats, error) {
+	if first < 0 || n < 0 || first+n > a.block.Count {
+		return AddressStats{}, fmt.Errorf("%s: addresses %d-%d: the block has %d", a.snd.name, first, first+n-1, a.block.Count)
+	}
+	a.snd.seq = uint64(first)
+	st, err := a.snd.Run(ctx, Load{Rate: rate, Count: uint64(n)})
+	return AddressStats{Sent: st.Sent, Refused: st.TxDropped, Bursts: st.Bursts, Rebased: st.rebased, FirstSend: st.firstSend, Elapsed: st.Elapsed}, err
+}
+
+// pacer is the schedule of a paced run, Sender's and AddressSender's:
+// frame based+j is due at start + j/rate, and frames go out in bursts of
+// burst once a whole burst is due. A run that fell behind (the machine
+// took its CPU away) catches up a batch at a time up to lag frames owed;
+// beyond that a Sender skips ahead (slipped) and an AddressSender, which
+// sends every frame, starts the schedule again (rebase).
+type pacer struct {
+	// rate is the offered load in frames per second; 0 = not paced.
+	rate float64
+	// burst is the number of frames sent back to back once due.
+	burst uint64
+	// lag is the most frames a run may owe and still catch up.
+	lag uint64
+	// start is when frame based was due (monotonic ns, Now).
+	start int64
+	// based is the first frame of the current schedule.
+	based uint64
+	// rebase is set for an AddressSender: beyond its lag the run starts
+	// the schedule again rather than skip frames.
+	rebase bool
+	// slipped counts the frames skipped (SendStats.Slipped).
+	slipped uint64
+	// rebased counts the schedule's new starts (AddressStats.Rebased).
+	rebased uint64
+}
+
+// newPacer returns the schedule of frames at rate from start, on a port
+// that writes batch frames at once: bursts of burst frames (0:
+// rate*BurstInterval, at least 1; never above batch), catching up while
+// at most maxLag (0: MaxLag) behind, then skipping ahead, or starting
+// again for rebase.
+func newPacer(rate float64, batch, burst int, maxLag time.Duration, start int64, rebase bool) pacer {
+	// Run refuses a burst below 0; a maxLag of 0 or less is the default.
+	burst = min(cmp.Or(burst, max(1, int(rate*BurstInterval.Seconds()))), batch)
+	maxLag = cmp.Or(max(maxLag, 0), MaxLag)
+	return pacer{rate: rate, burst: uint64(burst), lag: uint64(max(rate*maxLag.Seconds(), float64(2*burst))), start: start, rebase: rebase}
+}
+
+// due returns how many of the next k frames to send now, the run having
+// taken the frames before them (sent or offered; the skipped ones are the
+// pacer's): a whole burst once due (or the last frames of a Count), up to
+// k when behind schedule. When they are not due it returns 0 and how
+// long the caller may sleep towards the time they will be, if that is
+// far (never past deadline nor more than maxSleep); a short gap (0) it
+// leaves to the caller's spinning.
+func (p *pacer) due(now int64, taken, k uint64, deadline int64) (uint64, time.Duration) {
+	had := taken + p.slipped
+	due := p.based + uint64(float64(now-p.start)*p.rate/1e9) + 1
+	owed := max(due, had) - had // due by now and not among the first had
+	switch {
+	case owed <= p.lag || !p.rebase && owed <= 4: // a Sender skips ahead only beyond 4
+	case p.rebase:
+		p.start, p.based = now, had // frame had is due now
+		owed = 1
+		p.rebased++
+	default:
+		p.slipped += owed - p.burst
+		owed = p.burst
+	}
+	want := min(p.burst, k)
+	if owed >= want {
+		return min(k, owed), 0
+	}
+	next := p.start + int64(float64(had+want-1-p.based)*1e9/p.rate)
+	if gap := time.Duration(next - now); gap > sleepAbove {
+		return 0, min(gap-sleepMargin, time.Duration(deadline-now), maxSleep)
+	}
+	return 0, 0
+}
+
+// monotonic is the clock a paced run reads and waits on: Now and
+// time.Sleep (systemClock), or in tests a simulated clock whose time
+// moves only as the run reads it and waits, so that the schedule can be
+// checked apart from how the machine schedules the sender.
+type monotonic interface {
+	// now is the time in nanoseconds, as Now.
+	now() int64
+	// sleep waits d.
+	sleep(d time.Duration)
+}
+
+// systemClock is the process's monotonic clock.
+type systemClock struct{}
+
+func (systemClock) now() int64            { return Now() }
+func (systemClock) sleep(d time.Duration) { time.Sleep(d) }

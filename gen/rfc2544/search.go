@@ -70,10 +70,9 @@ func SearchWithLoss(ctx context.Context, trial TrialFunc, lo, hi, resolution flo
 	case !finite(tolerance) || tolerance < 0 || tolerance >= 1:
 		return res, fmt.Errorf("rfc2544: loss tolerance %v: want 0 <= tolerance < 1", tolerance)
 	}
-	run := func(rate float64) (bool, error) {
-		if err := ctx.Err(); err != nil {
-			return false, err
-		}
+	// The first trial is at hi; each later one halves the interval. A
+	// pass at hi closes it at once (Lo = Hi = hi).
+	for rate := hi; ctx.Err() == nil; rate = (res.Lo + res.Hi) / 2 {
 		sent, received, err := trial(rate)
 		t := Trial{Rate: rate, Sent: sent, Received: received}
 		if sent > 0 && received < sent {
@@ -82,34 +81,19 @@ func SearchWithLoss(ctx context.Context, trial TrialFunc, lo, hi, resolution flo
 		t.Pass = err == nil && sent > 0 && t.Loss <= tolerance
 		res.Trials = append(res.Trials, t)
 		if err != nil {
-			return false, fmt.Errorf("rfc2544: trial at %.0f frames/s: %w", rate, err)
+			return res, fmt.Errorf("rfc2544: trial at %.0f frames/s: %w", rate, err)
 		}
-		return t.Pass, nil
-	}
-	more := func() bool { return maxTrials == 0 || len(res.Trials) < maxTrials }
-
-	pass, err := run(hi)
-	if err != nil {
-		return res, err
-	}
-	if pass {
-		res.Rate, res.Lo, res.Converged = hi, hi, true
-		return res, nil
-	}
-	for res.Hi-res.Lo > resolution && more() {
-		mid := (res.Lo + res.Hi) / 2
-		pass, err := run(mid)
-		if err != nil {
-			return res, err
-		}
-		if pass {
-			res.Lo, res.Rate = mid, mid
+		if t.Pass {
+			res.Lo, res.Rate = rate, rate
 		} else {
-			res.Hi = mid
+			res.Hi = rate
+		}
+		res.Converged = res.Hi-res.Lo <= resolution
+		if res.Converged || maxTrials > 0 && len(res.Trials) >= maxTrials {
+			return res, nil
 		}
 	}
-	res.Converged = res.Hi-res.Lo <= resolution
-	return res, nil
+	return res, ctx.Err()
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
