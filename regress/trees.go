@@ -261,72 +261,45 @@ func (t *Trees) addWorktree(ctx context.Context, rev string) error {
 }
 
 // copyWorkingChanges makes the worktree (at HEAD) equal to the tree as
-// checked out: the diff of tracked files against HEAD, then the
-// untracked files that are not ignored.
+// checked out: the diff against HEAD of the tracked files and the
+// untracked ones that are not ignored, made in a temporary index (the
+// repository's own stays as it is) and applied in the worktree.
 func (t *Trees) copyWorkingChanges(ctx context.Context) error {
-	diff, err := t.run.Output(ctx, "", nil, "git", "-C", t.top, "diff", "--binary", "HEAD")
-	if err != nil {
-		return fmt.Errorf("regress: diff of the working tree: %w", err)
-	}
-	if len(diff) > 0 {
-		f := filepath.Join(t.tmp, "working-tree.diff")
-		if err := os.WriteFile(f, diff, 0o600); err != nil {
-			return fmt.Errorf("regress: working tree diff: %w", err)
-		}
-		if _, err := t.git(ctx, t.worktree, "apply", "--binary", f); err != nil {
-			return fmt.Errorf("regress: working tree diff does not apply to HEAD: %w", err)
+	index := []string{"GIT_INDEX_FILE=" + filepath.Join(t.tmp, "index")}
+	var diff []byte
+	for _, args := range [][]string{{"read-tree", "HEAD"}, {"add", "-A"}, {"diff", "--cached", "--binary", "HEAD"}} {
+		var err error
+		if diff, err = t.run.Output(ctx, t.top, index, append([]string{"git"}, args...)...); err != nil {
+			return fmt.Errorf("regress: diff of the working tree: %w", err)
 		}
 	}
-	out, err := t.run.Output(ctx, "", nil, "git", "-C", t.top, "ls-files", "-z", "--others", "--exclude-standard")
-	if err != nil {
-		return fmt.Errorf("regress: untracked files: %w", err)
-	}
-	for _, name := range strings.Split(string(out), "\x00") {
-		if name == "" {
-			continue
-		}
-		if err := copyFile(filepath.Join(t.top, name), filepath.Join(t.worktree, name)); err != nil {
-			return fmt.Errorf("regress: copy untracked %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-func copyFile(src, dst string) error {
-	st, err := os.Lstat(src)
-	if err != nil {
-		return err
-	}
-	if !st.Mode().IsRegular() {
+	if len(diff) == 0 {
 		return nil
 	}
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
+	f := filepath.Join(t.tmp, "working-tree.diff")
+	if err := os.WriteFile(f, diff, 0o600); err != nil {
+		return fmt.Errorf("regress: working tree diff: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
+	if _, err := t.git(ctx, t.worktree, "apply", "--binary", f); err != nil {
+		return fmt.Errorf("regress: working tree diff does not apply to HEAD: %w", err)
 	}
-	return os.WriteFile(dst, b, st.Mode().Perm())
+	return nil
 }
 
 // Build builds swctl from each tree into the temporary directory, once
 // when both roles share a tree, and sets the trees' Binary.
 func (t *Trees) Build(ctx context.Context) error {
-	build := func(tr *Tree, name string) (err error) {
-		if tr.Binary, err = t.build(ctx, tr.Dir, name, t.GOOS, t.GOARCH); err != nil {
+	for _, tr := range []*Tree{&t.NoPatch, &t.Patch} {
+		if tr == &t.Patch && t.Patch.Dir == t.NoPatch.Dir {
+			t.Patch.Binary = t.NoPatch.Binary
+			break
+		}
+		var err error
+		if tr.Binary, err = t.build(ctx, tr.Dir, "swctl-"+strings.ReplaceAll(tr.Role, " ", ""), t.GOOS, t.GOARCH); err != nil {
 			return fmt.Errorf("regress: build %s swctl in %s: %w", tr.Role, tr.Dir, err)
 		}
-		return nil
 	}
-	if err := build(&t.NoPatch, "swctl-nopatch"); err != nil {
-		return err
-	}
-	if t.Patch.Dir == t.NoPatch.Dir {
-		t.Patch.Binary = t.NoPatch.Binary
-		return nil
-	}
-	return build(&t.Patch, "swctl-patch")
+	return nil
 }
 
 // build builds swctl from the tree in dir for goos and goarch ("" = the
