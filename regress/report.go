@@ -178,12 +178,9 @@ func writeResults(dir string, r *Results) error {
 // Header is the lines printed above the tables and at the top of
 // report.md: what was compared, and how often.
 func Header(r *Results) []string {
-	var h []string
-	switch r.Mode {
-	case "A/A":
-		h = append(h, "A/A run: \"patch\" and \"no patch\" are the same binary (no PATCH= or BASE= given); differences are noise.")
-	default:
-		h = append(h, fmt.Sprintf("patch: %s", r.Trees.Patch.Desc), fmt.Sprintf("no patch: %s", r.Trees.NoPatch.Desc))
+	h := []string{"A/A run: \"patch\" and \"no patch\" are the same binary (no PATCH= or BASE= given); differences are noise."}
+	if r.Mode != "A/A" {
+		h = []string{fmt.Sprintf("patch: %s", r.Trees.Patch.Desc), fmt.Sprintf("no patch: %s", r.Trees.NoPatch.Desc)}
 	}
 	length := fmt.Sprintf(" of %d s", r.Seconds)
 	if len(r.Setups) == 0 {

@@ -54,13 +54,13 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		return nil, "", err
 	}
 	if cfg.Hosts != nil {
+		for _, n := range cfg.Setups {
+			if !slices.Contains(HostTests, n) {
+				return nil, "", fmt.Errorf("regress: setup %q: not a real-host test (have %s)", n, strings.Join(HostTests, ", "))
+			}
+		}
 		setups = hostSetups(cfg.Hosts.Tests)
 		if len(cfg.Setups) > 0 {
-			for _, n := range cfg.Setups {
-				if !slices.Contains(HostTests, n) {
-					return nil, "", fmt.Errorf("regress: setup %q: not a real-host test (have %s)", n, strings.Join(HostTests, ", "))
-				}
-			}
 			setups = hostSetups(cfg.Setups)
 		}
 		if cfg.Rate != nil && slices.Contains(cfg.Hosts.Tests, hostRateTest) {
@@ -106,12 +106,11 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	if len(setups) == 0 && len(rateSetups) == 0 && cfg.MsgSize == nil && cfg.Bulk == nil && cfg.RFC2889 == nil && cfg.LB == nil {
 		return nil, "", fmt.Errorf("regress: nothing to run: no promisc setup, no forwarding-rate setup, no message sizes, no bulk transfer, no address caching, no load balancing")
 	}
-	if cfg.Hosts == nil {
-		err = checkHost()
-	} else {
-		err = checkHarness(cfg.Hosts)
+	check := checkHost
+	if cfg.Hosts != nil {
+		check = func() error { return checkHarness(cfg.Hosts) }
 	}
-	if err != nil {
+	if err := check(); err != nil {
 		return nil, "", err
 	}
 	res := &Results{

@@ -124,11 +124,11 @@ func (c *Commands) runAll(ctx context.Context, steps ...[]string) error {
 // Several goroutines may call it at once.
 func (c *Commands) Output(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
 	line := strings.Join(args, " ")
+	logged := line
 	if dir != "" {
-		c.record("(cd " + dir + " && " + line + ")")
-	} else {
-		c.record(line)
+		logged = "(cd " + dir + " && " + line + ")"
 	}
+	c.record(logged)
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = dir
 	if env != nil {

@@ -83,9 +83,7 @@ func main() {
 		if *rateSet != "" {
 			rc.Setups = strings.Split(*rateSet, ",")
 		}
-		if *trial != 0 {
-			rc.Trial = *trial
-		}
+		rc.Trial = cmp.Or(*trial, rc.Trial)
 		if set["window-duration"] {
 			rc.WindowDuration = *window
 		}
