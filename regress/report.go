@@ -244,10 +244,7 @@ func Markdown(r *Results, charts []string) string {
 	b.WriteString("\n## Every cell\n\nIRQ and softirq are the two parts of \"interrupts\"; engine is the swctl daemon's own user+system CPU (percent of the whole machine).\n")
 	for _, s := range r.Setups {
 		fmt.Fprintf(&b, "\n### %s\n\n| metric | row | column | role | n | mean | median | min | max | stddev | p (patch vs no patch) |\n|---|---|---|---|---|---|---|---|---|---|---|\n", s.Name)
-		for _, c := range r.Cells {
-			if c.Setup != s.Name {
-				continue
-			}
+		for _, c := range ofSetup(r.Cells, s.Name, func(c CellStat) string { return c.Setup }) {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Metric, c.Row, colName(c.Promisc), c.Role, cellStats(c.Comparison))
 		}
 	}

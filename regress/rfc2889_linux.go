@@ -3,6 +3,7 @@ package regress
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -198,20 +199,15 @@ func (b *addrBed) barrier(ctx context.Context, p *afpacket.Port, f []byte, rs ..
 			return false
 		}
 	}
-	for ctx.Err() == nil {
-		all := true
+	through := func() error {
 		for i, r := range rs {
-			all = all && r.Stats().Ignored > before[i]
+			if r.Stats().Ignored <= before[i] {
+				return errors.New("barrier not through")
+			}
 		}
-		if all {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(200 * time.Microsecond)
+		return nil
 	}
-	return false
+	return poll(ctx, time.Until(deadline), 200*time.Microsecond, through) == nil
 }
 
 // trial flushes the bridge's learned addresses, sends n learning frames
