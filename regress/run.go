@@ -227,26 +227,23 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			return fail(err)
 		}
 	}
+	// The suites with a testbed of their own, each when configured, up
+	// to the first error.
 	env := suiteEnv{trees: trees, work: work, cmds: cmds, prog: prog, step: &step}
 	if cfg.MsgSize != nil {
-		if err := runMsgSize(ctx, *cfg.MsgSize, p.msgSize, env, res); err != nil {
-			return fail(err)
-		}
+		err = runMsgSize(ctx, *cfg.MsgSize, p.msgSize, env, res)
 	}
-	if cfg.Bulk != nil {
-		if err := runBulk(ctx, *cfg.Bulk, p.bulk, env, res); err != nil {
-			return fail(err)
-		}
+	if err == nil && cfg.Bulk != nil {
+		err = runBulk(ctx, *cfg.Bulk, p.bulk, env, res)
 	}
-	if cfg.RFC2889 != nil {
-		if err := runRFC2889(ctx, *cfg.RFC2889, p.rfc2889, env, res); err != nil {
-			return fail(err)
-		}
+	if err == nil && cfg.RFC2889 != nil {
+		err = runRFC2889(ctx, *cfg.RFC2889, p.rfc2889, env, res)
 	}
-	if res.LB != nil {
-		if err := runLB(ctx, *cfg.LB, p.lb, env, res.LB); err != nil {
-			return fail(err)
-		}
+	if err == nil && res.LB != nil {
+		err = runLB(ctx, *cfg.LB, p.lb, env, res.LB)
+	}
+	if err != nil {
+		return fail(err)
 	}
 	prog.Finish()
 	res.Finished = time.Now()
