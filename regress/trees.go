@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -265,11 +266,13 @@ func (t *Trees) addWorktree(ctx context.Context, rev string) error {
 // untracked ones that are not ignored, made in a temporary index (the
 // repository's own stays as it is) and applied in the worktree.
 func (t *Trees) copyWorkingChanges(ctx context.Context) error {
-	index := []string{"GIT_INDEX_FILE=" + filepath.Join(t.tmp, "index")}
+	// env names the index file on the command line, where the command
+	// log shows it.
+	git := []string{"env", "GIT_INDEX_FILE=" + filepath.Join(t.tmp, "index"), "git", "-C", t.top}
 	var diff []byte
 	for _, args := range [][]string{{"read-tree", "HEAD"}, {"add", "-A"}, {"diff", "--cached", "--binary", "HEAD"}} {
 		var err error
-		if diff, err = t.run.Output(ctx, t.top, index, append([]string{"git"}, args...)...); err != nil {
+		if diff, err = t.run.Output(ctx, "", nil, append(slices.Clone(git), args...)...); err != nil {
 			return fmt.Errorf("regress: diff of the working tree: %w", err)
 		}
 	}
