@@ -2,6 +2,7 @@ package regress
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -188,8 +189,11 @@ func PrepareTrees(ctx context.Context, spec ABSpec, tmpRoot string, run *Command
 	if err != nil {
 		return nil, err
 	}
-	dirty := status != ""
-	current := Tree{Dir: t.top, Revision: head, Dirty: dirty, Desc: "the tree as checked out (" + short(head) + dirtyWord(dirty) + ")"}
+	current := Tree{Dir: t.top, Revision: head, Dirty: status != "", Desc: short(head)}
+	if current.Dirty {
+		current.Desc += " + uncommitted changes"
+	}
+	current.Desc = "the tree as checked out (" + current.Desc + ")"
 	switch t.Mode {
 	case "A/A":
 		t.Patch, t.NoPatch = current, current
@@ -211,7 +215,7 @@ func PrepareTrees(ctx context.Context, spec ABSpec, tmpRoot string, run *Command
 			return nil, fmt.Errorf("regress: patch %s does not apply to the tree as checked out: %w", spec.Patch, err)
 		}
 		t.NoPatch = current
-		t.Patch = Tree{Dir: t.worktree, Revision: head, Dirty: dirty, Desc: current.Desc + " + " + filepath.Base(spec.Patch)}
+		t.Patch = Tree{Dir: t.worktree, Revision: head, Dirty: current.Dirty, Desc: current.Desc + " + " + filepath.Base(spec.Patch)}
 	case "base":
 		rev, err := t.git(ctx, t.top, "rev-parse", "--verify", "--quiet", spec.Base+"^{commit}")
 		if err != nil {
@@ -228,13 +232,6 @@ func PrepareTrees(ctx context.Context, spec ABSpec, tmpRoot string, run *Command
 }
 
 func short(rev string) string { return rev[:min(12, len(rev))] }
-
-func dirtyWord(d bool) string {
-	if d {
-		return " + uncommitted changes"
-	}
-	return ""
-}
 
 // binaryFor returns the swctl binary that plays role (RolePatch or
 // RoleNoPatch).
@@ -327,16 +324,12 @@ func (t *Trees) Close() error {
 	var first error
 	if t.worktree != "" {
 		// Not under the run's context: cleanup must happen after Ctrl-C.
-		if _, err := t.git(context.Background(), t.top, "worktree", "remove", "--force", t.worktree); err != nil {
-			first = err
-		}
+		_, first = t.git(context.Background(), t.top, "worktree", "remove", "--force", t.worktree)
 		t.git(context.Background(), t.top, "worktree", "prune")
 		t.worktree = ""
 	}
 	if t.tmp != "" {
-		if err := os.RemoveAll(t.tmp); err != nil && first == nil {
-			first = err
-		}
+		first = cmp.Or(first, os.RemoveAll(t.tmp))
 		t.tmp = ""
 	}
 	return first
