@@ -73,8 +73,12 @@ type spread struct {
 	line draw.LineStyle
 }
 
-// whiskerCap is half a whisker's cap.
-const whiskerCap = 3
+// whiskerCap is half a whisker's cap; whiskerWidth is a whisker's line
+// width in points.
+const (
+	whiskerCap   = 3
+	whiskerWidth = 0.75
+)
 
 // Plot implements plot.Plotter.
 func (s spread) Plot(c draw.Canvas, p *plot.Plot) {
@@ -134,7 +138,7 @@ func barChart(title, xlabel, ylabel string, groups []string, series []chartSerie
 		bars.Color = palette[i%len(palette)]
 		bars.LineStyle.Width = 0
 		bars.Offset = w * vg.Length(float64(i)-float64(len(series)-1)/2)
-		p.Add(bars, spread{x: x, cells: se.Cells, offset: bars.Offset, line: whiskerLine()})
+		p.Add(bars, spread{x: x, cells: se.Cells, offset: bars.Offset, line: draw.LineStyle{Color: color.Gray{Y: 0x33}, Width: vg.Points(whiskerWidth)}})
 		p.Legend.Add(se.Label, bars)
 	}
 	p.NominalX(groups...)
@@ -175,8 +179,7 @@ func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*
 		}
 		// Whiskers of the series at one x sit side by side.
 		off := vg.Points(2 * (float64(i) - float64(len(series)-1)/2))
-		ws := whiskerLine()
-		ws.Color = l.Color
+		ws := draw.LineStyle{Color: l.Color, Width: vg.Points(whiskerWidth)}
 		p.Add(l, pts, spread{x: se.X, cells: se.Cells, offset: off, line: ws}) // spread skips the cells not measured
 		p.Legend.Add(se.Label, l, pts)
 	}
@@ -187,13 +190,9 @@ func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*
 	return p, nil
 }
 
-// whiskerLine is the whiskers' default style.
-func whiskerLine() draw.LineStyle {
-	return draw.LineStyle{Color: color.Gray{Y: 0x33}, Width: vg.Points(0.75)}
-}
-
-// newChart is a plot with title, axis labels (units included) and the
-// legend's last line explaining the whiskers and the mark.
+// newChart is a plot with title and axis labels (units included), its y
+// axis starting at 0 (writeChart adds the legend's note on whiskers and
+// marks).
 func newChart(title, xlabel, ylabel string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
