@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -8,12 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/swctl/swctl/internal/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -74,20 +73,18 @@ type spread struct {
 	line draw.LineStyle
 }
 
-// whiskerCap is half a whisker's cap.
-const whiskerCap = 3
-
-// starStyle is the text style of the significance mark.
-func starStyle() text.Style {
-	st := plot.NewLegend().TextStyle
-	st.XAlign, st.YAlign = draw.XCenter, draw.YBottom
-	return st
-}
+// whiskerCap is half a whisker's cap; whiskerWidth is a whisker's line
+// width in points.
+const (
+	whiskerCap   = 3
+	whiskerWidth = 0.75
+)
 
 // Plot implements plot.Plotter.
 func (s spread) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	star := starStyle()
+	star := plot.NewLegend().TextStyle // the significance mark's
+	star.XAlign, star.YAlign = draw.XCenter, draw.YBottom
 	for i, cell := range s.cells {
 		if cell.S.N == 0 {
 			continue
@@ -120,10 +117,6 @@ func (s spread) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return xmin, xmax, ymin, ymax
 }
 
-// seriesColor is series i's colour: patch dark, no patch light, two
-// figures in two hues.
-func seriesColor(i int) color.Color { return palette[i%len(palette)] }
-
 // barChart is a grouped bar chart: per group (a nominal x), one bar per
 // series, a whisker on each; it also returns the plot's width.
 func barChart(title, xlabel, ylabel string, groups []string, series []chartSeries) (*plot.Plot, vg.Length, error) {
@@ -142,10 +135,10 @@ func barChart(title, xlabel, ylabel string, groups []string, series []chartSerie
 		if err != nil {
 			return nil, 0, err
 		}
-		bars.Color = seriesColor(i)
+		bars.Color = palette[i%len(palette)]
 		bars.LineStyle.Width = 0
 		bars.Offset = w * vg.Length(float64(i)-float64(len(series)-1)/2)
-		p.Add(bars, spread{x: x, cells: se.Cells, offset: bars.Offset, line: whiskerLine()})
+		p.Add(bars, spread{x: x, cells: se.Cells, offset: bars.Offset, line: draw.LineStyle{Color: color.Gray{Y: 0x33}, Width: vg.Points(whiskerWidth)}})
 		p.Legend.Add(se.Label, bars)
 	}
 	p.NominalX(groups...)
@@ -180,14 +173,13 @@ func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*
 		if err != nil {
 			return nil, err
 		}
-		l.Color, pts.Color = seriesColor(i), seriesColor(i)
+		l.Color, pts.Color = palette[i%len(palette)], palette[i%len(palette)]
 		if i%2 == 1 {
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		}
 		// Whiskers of the series at one x sit side by side.
 		off := vg.Points(2 * (float64(i) - float64(len(series)-1)/2))
-		ws := whiskerLine()
-		ws.Color = seriesColor(i)
+		ws := draw.LineStyle{Color: l.Color, Width: vg.Points(whiskerWidth)}
 		p.Add(l, pts, spread{x: se.X, cells: se.Cells, offset: off, line: ws}) // spread skips the cells not measured
 		p.Legend.Add(se.Label, l, pts)
 	}
@@ -198,13 +190,9 @@ func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*
 	return p, nil
 }
 
-// whiskerLine is the whiskers' default style.
-func whiskerLine() draw.LineStyle {
-	return draw.LineStyle{Color: color.Gray{Y: 0x33}, Width: vg.Points(0.75)}
-}
-
-// newChart is a plot with title, axis labels (units included) and the
-// legend's last line explaining the whiskers and the mark.
+// newChart is a plot with title and axis labels (units included), its y
+// axis starting at 0 (writeChart adds the legend's note on whiskers and
+// marks).
 func newChart(title, xlabel, ylabel string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
@@ -224,52 +212,38 @@ func chartNote(alpha float64) string {
 const legendGap = vg.Length(8)
 
 // writeChart saves the chart p (unless making it failed with err) as
-// file in dir, at least w wide and 4 in high (saveChart), and returns the
-// file's name.
+// file in dir, an SVG at least w wide and 4 in high, and returns the
+// file's name: the plot on the left, its legend (and the note on whiskers
+// and marks) in a strip on the right, so the legend never covers data;
+// the plot is widened when its title needs it.
 func writeChart(dir, file string, p *plot.Plot, w vg.Length, alpha float64, err error) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", file, err)
 	}
-	if err := saveChart(p, w, 4*vg.Inch, alpha, filepath.Join(dir, file)); err != nil {
-		return nil, err
-	}
-	return []string{file}, nil
-}
-
-// saveChart writes p as an image of at least width w and height h to
-// path, in the format its extension names (.svg for the report): the
-// plot on the left, its legend (and the note on whiskers and marks) in a
-// strip on the right, so the legend never covers data; the plot is
-// widened when its title needs it.
-func saveChart(p *plot.Plot, w, h vg.Length, alpha float64, path string) error {
+	path := filepath.Join(dir, file)
 	leg := p.Legend
 	p.Legend = plot.NewLegend()
 	leg.Add(chartNote(alpha))
 	leg.Top, leg.Left, leg.Padding = true, true, vg.Points(3)
 	lw := leg.Rectangle(draw.Canvas{}).Size().X + 2*legendGap
-	if tw := p.Title.TextStyle.Rectangle(p.Title.Text).Size().X + 2*legendGap; w < tw {
-		w = tw
-	}
-	c, err := draw.NewFormattedCanvas(legendGap+w+lw, h, strings.TrimPrefix(filepath.Ext(path), "."))
+	w = max(w, p.Title.TextStyle.Rectangle(p.Title.Text).Size().X+2*legendGap)
+	c, err := draw.NewFormattedCanvas(legendGap+w+lw, 4*vg.Inch, "svg")
 	if err != nil {
-		return fmt.Errorf("chart %s: %w", path, err)
+		return nil, fmt.Errorf("chart %s: %w", path, err)
 	}
 	dc := draw.New(c)
 	// A margin all round: a font's ascent reaches above its glyphs.
 	p.Draw(draw.Crop(dc, legendGap, -lw, legendGap, -legendGap))
 	leg.Draw(draw.Crop(dc, legendGap+w+legendGap, -legendGap, legendGap, -legendGap))
 	f, err := os.Create(path)
+	if err == nil {
+		_, err = c.WriteTo(f)
+		err = cmp.Or(err, f.Close())
+	}
 	if err != nil {
-		return fmt.Errorf("chart %s: %w", path, err)
+		return nil, fmt.Errorf("chart %s: %w", path, err)
 	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("chart %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("chart %s: %w", path, err)
-	}
-	return nil
+	return []string{file}, nil
 }
 
 // WriteCharts writes every chart of r into dir and returns the file
@@ -285,27 +259,25 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 				groups = append(groups, row+" "+colName(promisc))
 			}
 		}
-		cells := func(metric, role string) []chartCell {
-			out := make([]chartCell, len(groups))
-			for _, c := range r.Cells {
-				if g := slices.Index(groups, c.Row+" "+colName(c.Promisc)); g >= 0 && c.Setup == s.Name && c.Metric == metric && c.Role == role {
-					out[g] = comparedCell(role, c.Comparison)
-				}
-			}
-			return out
-		}
 		for _, ch := range []struct {
-			file, title, ylabel string
-			series              []chartSeries
+			name, title, ylabel string
+			// metrics are the figures, also their legend labels.
+			metrics []string
 		}{
-			{s.Name + "-throughput.svg", s.Name + ": throughput, patch vs no patch", "throughput, Mb/s", []chartSeries{
-				{Label: "patch", Cells: cells("throughput", RolePatch)}, {Label: "no patch", Cells: cells("throughput", RoleNoPatch)}}},
-			{s.Name + "-cpu.svg", s.Name + ": CPU, whole machine", "CPU, % of all CPUs", []chartSeries{
-				{Label: "system, patch", Cells: cells("system", RolePatch)}, {Label: "system, no patch", Cells: cells("system", RoleNoPatch)},
-				{Label: "interrupts, patch", Cells: cells("interrupts", RolePatch)}, {Label: "interrupts, no patch", Cells: cells("interrupts", RoleNoPatch)}}},
+			{"throughput", ": throughput, patch vs no patch", "throughput, Mb/s", []string{"throughput"}},
+			{"cpu", ": CPU, whole machine", "CPU, % of all CPUs", []string{"system", "interrupts"}},
 		} {
-			p, w, err := barChart(ch.title, "row and column (iperf3 direction; PROMISC or -PROMISC)", ch.ylabel, groups, ch.series)
-			file, err := writeChart(dir, ch.file, p, w, r.Alpha, err)
+			series := roleSeries(ch.metrics, func(i int, role string) chartSeries {
+				cs := chartSeries{Cells: make([]chartCell, len(groups))}
+				for _, c := range r.Cells {
+					if g := slices.Index(groups, c.Row+" "+colName(c.Promisc)); g >= 0 && c.Setup == s.Name && c.Metric == ch.metrics[i] && c.Role == role {
+						cs.Cells[g] = comparedCell(role, c.Comparison)
+					}
+				}
+				return cs
+			})
+			p, w, err := barChart(s.Name+ch.title, "row and column (iperf3 direction; PROMISC or -PROMISC)", ch.ylabel, groups, series)
+			file, err := writeChart(dir, s.Name+"-"+ch.name+".svg", p, w, r.Alpha, err)
 			if err != nil {
 				return nil, err
 			}
@@ -322,6 +294,24 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 	return names, nil
 }
 
+// roleSeries is a series per figure and role, patch first, labelled
+// "figure, role", or the role alone when there is one figure; series
+// gives the cells (and x) of figure i and role.
+func roleSeries(figures []string, series func(i int, role string) chartSeries) []chartSeries {
+	var out []chartSeries
+	for i, f := range figures {
+		for _, role := range bothRoles {
+			s := series(i, role)
+			s.Label = role
+			if len(figures) > 1 {
+				s.Label = f + ", " + role
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // writeRateCharts writes, per forwarding-rate setup, rate-<setup>.svg:
 // throughput by frame size (Mb/s of the frames as carried, without FCS),
 // max rate and zero-loss rate, patch and no patch; it returns the file
@@ -332,20 +322,17 @@ func writeRateCharts(dir string, r *Results) ([]string, error) {
 	}
 	var names []string
 	for _, s := range r.RateSetups {
-		var series []chartSeries
-		for _, se := range []struct{ label, metric, role string }{
-			{"max rate, patch", "max_rate", RolePatch}, {"max rate, no patch", "max_rate", RoleNoPatch},
-			{"zero loss, patch", "zero_loss", RolePatch}, {"zero loss, no patch", "zero_loss", RoleNoPatch},
-		} {
-			series = append(series, sizeSeries(se.label, r.Rate.Sizes, func(size int) chartCell {
+		metrics := []string{"max_rate", "zero_loss"}
+		series := roleSeries([]string{"max rate", "zero loss"}, func(i int, role string) chartSeries {
+			return sizeSeries("", r.Rate.Sizes, func(size int) chartCell {
 				for _, c := range r.RateCells {
-					if c.Setup == s.Name && c.Metric == se.metric && c.Role == se.role && c.Size == size {
+					if c.Setup == s.Name && c.Metric == metrics[i] && c.Role == role && c.Size == size {
 						return comparedCell(c.Role, c.Comparison).scaled(float64(size-4) * 8 / 1e6)
 					}
 				}
 				return chartCell{}
-			}))
-		}
+			})
+		})
 		p, err := lineChart("forwarding rate through "+s.Name+", patch vs no patch", "frame size, bytes (RFC 2544, FCS included)", "throughput, Mb/s (frames without FCS)", false, series)
 		file, err := writeChart(dir, "rate-"+s.Name+".svg", p, 6*vg.Inch, r.Alpha, err)
 		if err != nil {
@@ -363,22 +350,16 @@ func writeBulkChart(dir string, r *Results) ([]string, error) {
 	if r.Bulk == nil || len(r.BulkCells) == 0 {
 		return nil, nil
 	}
-	var groups []string
-	for _, row := range bulkRows(*r.Bulk) {
-		if row != BulkRatio {
-			groups = append(groups, row)
-		}
-	}
-	var series []chartSeries
-	for _, se := range []struct{ label, role string }{{"patch", RolePatch}, {"no patch", RoleNoPatch}} {
-		cs := chartSeries{Label: se.label, Cells: make([]chartCell, len(groups))}
+	groups := slices.DeleteFunc(bulkRows(*r.Bulk), func(row string) bool { return row == BulkRatio })
+	series := roleSeries([]string{"throughput"}, func(_ int, role string) chartSeries {
+		cs := chartSeries{Cells: make([]chartCell, len(groups))}
 		for _, c := range r.BulkCells {
-			if g := slices.Index(groups, c.Row); g >= 0 && c.Metric == "throughput" && c.Role == se.role {
+			if g := slices.Index(groups, c.Row); g >= 0 && c.Metric == "throughput" && c.Role == role {
 				cs.Cells[g] = roleChartCell(c)
 			}
 		}
-		series = append(series, cs)
-	}
+		return cs
+	})
 	p, w, err := barChart("bulk transfer across "+BulkSetup+", patch vs no patch", "test (UDP: received)", "throughput, Mb/s", groups, series)
 	return writeChart(dir, "bulk-"+BulkSetup+".svg", p, w, r.Alpha, err)
 }

@@ -73,10 +73,7 @@ type plans struct {
 // forwarding-rate setups (the direct baseline included when it runs) and
 // the suites cfg configures.
 func planRun(cfg Config, setups []SetupSpec, rateSetups []RateSpec) plans {
-	p := plans{promisc: Plan(setups, cfg.Runs)}
-	if cfg.Rate != nil {
-		p.rate = RatePlan(rateSetups, cfg.Runs)
-	}
+	p := plans{promisc: Plan(setups, cfg.Runs), rate: RatePlan(rateSetups, cfg.Runs)}
 	if cfg.MsgSize != nil {
 		p.msgSize = MsgSizePlan(cfg.Runs)
 	}

@@ -63,10 +63,7 @@ func (p *Progress) Step(i int, what string) {
 	el := p.now().Sub(p.start)
 	line := fmt.Sprintf("regress: [%d/%d] %s  elapsed %s  left ~%s", i, p.steps, what, fmtDur(el), fmtDur(ETA(el, p.done, p.total)))
 	if p.tty {
-		pad := ""
-		if p.width > len(line) {
-			pad = strings.Repeat(" ", p.width-len(line))
-		}
+		pad := strings.Repeat(" ", max(0, p.width-len(line)))
 		p.width = len(line)
 		fmt.Fprintf(p.w, "\r%s%s", line, pad)
 		return

@@ -178,12 +178,9 @@ func writeResults(dir string, r *Results) error {
 // Header is the lines printed above the tables and at the top of
 // report.md: what was compared, and how often.
 func Header(r *Results) []string {
-	var h []string
-	switch r.Mode {
-	case "A/A":
-		h = append(h, "A/A run: \"patch\" and \"no patch\" are the same binary (no PATCH= or BASE= given); differences are noise.")
-	default:
-		h = append(h, fmt.Sprintf("patch: %s", r.Trees.Patch.Desc), fmt.Sprintf("no patch: %s", r.Trees.NoPatch.Desc))
+	h := []string{"A/A run: \"patch\" and \"no patch\" are the same binary (no PATCH= or BASE= given); differences are noise."}
+	if r.Mode != "A/A" {
+		h = []string{fmt.Sprintf("patch: %s", r.Trees.Patch.Desc), fmt.Sprintf("no patch: %s", r.Trees.NoPatch.Desc)}
 	}
 	length := fmt.Sprintf(" of %d s", r.Seconds)
 	if len(r.Setups) == 0 {
@@ -247,10 +244,7 @@ func Markdown(r *Results, charts []string) string {
 	b.WriteString("\n## Every cell\n\nIRQ and softirq are the two parts of \"interrupts\"; engine is the swctl daemon's own user+system CPU (percent of the whole machine).\n")
 	for _, s := range r.Setups {
 		fmt.Fprintf(&b, "\n### %s\n\n| metric | row | column | role | n | mean | median | min | max | stddev | p (patch vs no patch) |\n|---|---|---|---|---|---|---|---|---|---|---|\n", s.Name)
-		for _, c := range r.Cells {
-			if c.Setup != s.Name {
-				continue
-			}
+		for _, c := range ofSetup(r.Cells, s.Name, func(c CellStat) string { return c.Setup }) {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Metric, c.Row, colName(c.Promisc), c.Role, cellStats(c.Comparison))
 		}
 	}

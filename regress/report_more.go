@@ -44,10 +44,13 @@ func extraHeader(r *Results) []string {
 	return h
 }
 
-// analyzeExtra fills the frame-loss-rate, window and message-size cells
-// of r from its samples.
+// analyzeExtra fills the cells of every suite of r from its samples at
+// significance level alpha, and the forwarding-rate samples' net CPU.
 func analyzeExtra(r *Results, alpha float64) {
+	r.Cells = Analyze(r.Setups, r.Samples, alpha)
 	if r.Rate != nil {
+		NetCPU(r.RateSetups, r.RateSamples)
+		r.RateCells = AnalyzeRates(r.RateSetups, r.Rate.Sizes, r.RateSamples, alpha)
 		r.LossRateCells = AnalyzeLossRate(r.RateSetups, r.Rate.Sizes, r.RateSamples, alpha)
 		r.WindowCells = AnalyzeWindow(r.RateSetups, r.WindowSamples, alpha)
 	}
@@ -56,6 +59,12 @@ func analyzeExtra(r *Results, alpha float64) {
 	}
 	if r.Bulk != nil {
 		r.BulkCells = AnalyzeBulk(*r.Bulk, r.BulkSamples, alpha)
+	}
+	if r.RFC2889 != nil {
+		r.RFC2889Cells = AnalyzeRFC2889(r.RFC2889Samples, alpha)
+	}
+	if r.LB != nil {
+		r.LB.Cells = AnalyzeLB(r.LB.Plan, r.LB.Samples)
 	}
 }
 

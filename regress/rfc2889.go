@@ -445,11 +445,10 @@ func RFC2889Table(cells []RoleCell) PairTable {
 // PrintRFC2889Table writes the address-caching table under a header line
 // naming the setup.
 func PrintRFC2889Table(w io.Writer, cells []RoleCell) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "== address caching: %s ==\n", RFC2889Setup)
-	RenderPairTable(&b, RFC2889Table(cells))
-	_, err := io.WriteString(w, b.String())
-	return err
+	if _, err := fmt.Fprintf(w, "== address caching: %s ==\n", RFC2889Setup); err != nil {
+		return err
+	}
+	return RenderPairTable(w, RFC2889Table(cells))
 }
 
 // rfc2889Header is the line Header prints about the suite.

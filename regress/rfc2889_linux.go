@@ -56,10 +56,6 @@ type addrBed struct {
 	// atTest counts learning frames at t2; atLearn and atMonitor count
 	// test frames at t1 and t3.
 	atTest, atLearn, atMonitor *gen.Receiver
-	// recvDone receives each running receiver's end.
-	recvDone chan error
-	// receiving is the number of receivers running.
-	receiving int
 	// runID is the last trial's run ID.
 	runID uint32
 }
@@ -120,47 +116,46 @@ func addrStreams(testMAC frame.MAC, block gen.AddressBlock) (learn, test, learnB
 	return learn, test, learnBarrier, testBarrier
 }
 
-// open opens t1, t2 and t3 in the tester namespace, the senders and the
-// receivers, and starts the receivers.
+// open opens t1, t2 and t3 in the tester namespace with a receiver
+// running on each, and the senders; the instance's ends close the ports,
+// which ends the receivers.
 func (b *addrBed) open() error {
-	for _, name := range []string{"t1", "t2", "t3"} {
-		p, err := tester.OpenEnd(tester.End{NS: b.tester, Interface: name}, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
+	for _, e := range []struct {
+		name string
+		dst  uint16
+		to   **gen.Receiver
+	}{{"t1", testDstPort, &b.atLearn}, {"t2", learnDstPort, &b.atTest}, {"t3", testDstPort, &b.atMonitor}} {
+		p, err := tester.OpenEnd(tester.End{NS: b.tester, Interface: e.name}, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
 		if err != nil {
 			return err
 		}
-		b.ports = append(b.ports, p)
+		rc, err := gen.NewReceiver(p, gen.Stream{DstPort: e.dst})
+		if err != nil {
+			p.Close()
+			return err
+		}
+		done := make(chan error, 1)
+		go func() { done <- rc.Run() }()
+		b.ends = append(b.ends, func() error {
+			p.Close()
+			return <-done
+		})
+		b.ports, *e.to = append(b.ports, p), rc
 	}
 	var err error
-	t1, t2, t3 := b.ports[0], b.ports[1], b.ports[2]
 	block := gen.AddressBlock{First: addrBlockFirst, Count: b.cfg.MaxAddr}
 	learn, test, learnBarrier, testBarrier := addrStreams(b.testMAC, block)
-	if b.learn, err = gen.NewAddressSender(t1, learn, block, gen.VarySource); err != nil {
+	if b.learn, err = gen.NewAddressSender(b.ports[0], learn, block, gen.VarySource); err != nil {
 		return err
 	}
-	if b.test, err = gen.NewAddressSender(t2, test, block, gen.VaryDestination); err != nil {
+	if b.test, err = gen.NewAddressSender(b.ports[1], test, block, gen.VaryDestination); err != nil {
 		return err
 	}
 	if b.learnBarrier, err = learnBarrier.Frame(0, 0); err != nil {
 		return err
 	}
-	if b.testBarrier, err = testBarrier.Frame(0, 0); err != nil {
-		return err
-	}
-	b.recvDone = make(chan error, 3)
-	for _, r := range []struct {
-		to   **gen.Receiver
-		port *afpacket.Port
-		dst  uint16
-	}{{&b.atTest, t2, learnDstPort}, {&b.atLearn, t1, testDstPort}, {&b.atMonitor, t3, testDstPort}} {
-		rc, err := gen.NewReceiver(r.port, gen.Stream{DstPort: r.dst})
-		if err != nil {
-			return err
-		}
-		*r.to = rc
-		b.receiving++
-		go func() { b.recvDone <- rc.Run() }()
-	}
-	return nil
+	b.testBarrier, err = testBarrier.Frame(0, 0)
+	return err
 }
 
 // waitReady runs trials of 16 addresses until one passes, for up to
@@ -204,20 +199,15 @@ func (b *addrBed) barrier(ctx context.Context, p *afpacket.Port, f []byte, rs ..
 			return false
 		}
 	}
-	for ctx.Err() == nil {
-		all := true
+	through := func() error {
 		for i, r := range rs {
-			all = all && r.Stats().Ignored > before[i]
+			if r.Stats().Ignored <= before[i] {
+				return errors.New("barrier not through")
+			}
 		}
-		if all {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(200 * time.Microsecond)
+		return nil
 	}
-	return false
+	return poll(ctx, time.Until(deadline), 200*time.Microsecond, through) == nil
 }
 
 // trial flushes the bridge's learned addresses, sends n learning frames
@@ -278,26 +268,14 @@ func (b *addrBed) measure(ctx context.Context) (RFC2889Sample, error) {
 	return smp, err
 }
 
-// stop closes the tester's ports (ending the receivers) and the daemon.
+// stop ends the instance: the tester's ports (and with them the
+// receivers), then the daemon.
 func (b *addrBed) stop() error {
-	var errs []error
-	for _, p := range b.ports {
-		p.Close()
-	}
-	for ; b.receiving > 0; b.receiving-- {
-		errs = append(errs, <-b.recvDone) // errors.Join drops the nils
-	}
-	b.ports, b.learn, b.test, b.atTest, b.atLearn, b.atMonitor = nil, nil, nil, nil, nil, nil
+	b.ports = nil
 	if err := b.nsbed.stop(); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", RFC2889Setup, err))
+		return fmt.Errorf("%s: %w", RFC2889Setup, err)
 	}
-	return errors.Join(errs...)
-}
-
-// close stops the instance and tears the testbed down.
-func (b *addrBed) close() {
-	b.stop()
-	b.nsbed.close()
+	return nil
 }
 
 // runRFC2889 runs the address-caching suite's instances (plan) on its

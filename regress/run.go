@@ -54,13 +54,13 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		return nil, "", err
 	}
 	if cfg.Hosts != nil {
+		for _, n := range cfg.Setups {
+			if !slices.Contains(HostTests, n) {
+				return nil, "", fmt.Errorf("regress: setup %q: not a real-host test (have %s)", n, strings.Join(HostTests, ", "))
+			}
+		}
 		setups = hostSetups(cfg.Hosts.Tests)
 		if len(cfg.Setups) > 0 {
-			for _, n := range cfg.Setups {
-				if !slices.Contains(HostTests, n) {
-					return nil, "", fmt.Errorf("regress: setup %q: not a real-host test (have %s)", n, strings.Join(HostTests, ", "))
-				}
-			}
 			setups = hostSetups(cfg.Setups)
 		}
 		if cfg.Rate != nil && slices.Contains(cfg.Hosts.Tests, hostRateTest) {
@@ -85,11 +85,13 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	if cfg.NoPromisc {
 		setups = nil
 	}
-	var rateSetups []RateSpec
-	if cfg.Rate != nil {
-		if err := cfg.Rate.check(); err != nil {
+	for _, err := range []error{checkSet(cfg.Rate), checkSet(cfg.MsgSize), checkSet(cfg.Bulk), checkSet(cfg.RFC2889), checkSet(cfg.LB)} {
+		if err != nil {
 			return nil, "", err
 		}
+	}
+	var rateSetups []RateSpec
+	if cfg.Rate != nil {
 		find := FindRateSetups
 		if cfg.Hosts != nil {
 			find = findHostRateSetups
@@ -101,30 +103,20 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			rateSetups = withBaseline(rateSetups)
 		}
 	}
-	for _, err := range []error{checkSet(cfg.MsgSize), checkSet(cfg.Bulk), checkSet(cfg.RFC2889), checkSet(cfg.LB)} {
-		if err != nil {
-			return nil, "", err
-		}
-	}
-	var lbRows []LBRowSpec
-	if cfg.LB != nil {
-		lbRows, _ = cfg.LB.rows()
-	}
 	if len(setups) == 0 && len(rateSetups) == 0 && cfg.MsgSize == nil && cfg.Bulk == nil && cfg.RFC2889 == nil && cfg.LB == nil {
 		return nil, "", fmt.Errorf("regress: nothing to run: no promisc setup, no forwarding-rate setup, no message sizes, no bulk transfer, no address caching, no load balancing")
 	}
-	if cfg.Hosts == nil {
-		err = checkHost()
-	} else {
-		err = checkHarness(cfg.Hosts)
+	check := checkHost
+	if cfg.Hosts != nil {
+		check = func() error { return checkHarness(cfg.Hosts) }
 	}
-	if err != nil {
+	if err := check(); err != nil {
 		return nil, "", err
 	}
 	res := &Results{
 		Version: ResultsVersion, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
 		Alpha: cfg.Alpha, MinP: stats.MinP(cfg.Runs, cfg.Runs), Environment: environment(), Setups: setups,
-		Rate: cfg.Rate, RateSetups: rateSetups, MsgSize: cfg.MsgSize, Bulk: cfg.Bulk,
+		Rate: cfg.Rate, RateSetups: rateSetups, MsgSize: cfg.MsgSize, Bulk: cfg.Bulk, RFC2889: cfg.RFC2889,
 	}
 	res.Method = []string{
 		fmt.Sprintf("iperf3 TCP, one stream, %d s per test. Receive: the device under test's iperf3 client with -R (the peer sends into its stack); Transmit: the same without -R; Forward: peer 1's client to peer 2's server across the bridge.", cfg.Seconds),
@@ -144,7 +136,6 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		res.Method = append(res.Method, cfg.Bulk.describe())
 	}
 	if cfg.RFC2889 != nil {
-		res.RFC2889 = cfg.RFC2889
 		res.Method = append(res.Method, cfg.RFC2889.describe()...)
 	}
 	if cfg.LB != nil {
@@ -152,11 +143,11 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 		if res.Mode != "A/A" {
 			roles = append(roles, RoleNoPatch)
 		}
-		res.LB = &LBResults{Config: *cfg.LB, Rows: lbRows, Plan: LBPlan(lbRows, roles, cfg.LB.Runs), Samples: []LBSample{}}
+		rows, _ := cfg.LB.rows() // checked above
+		res.LB = &LBResults{Config: *cfg.LB, Rows: rows, Plan: LBPlan(rows, roles, cfg.LB.Runs), Samples: []LBSample{}}
 		res.Method = append(res.Method, cfg.LB.describe(pinningFor(runtime.NumCPU()))...)
 	}
 	cmds := &Commands{}
-	defer func() { res.Commands = cmds.Log }()
 	trees, err := PrepareTrees(ctx, cfg.AB, "", cmds)
 	if err != nil {
 		return nil, "", err
@@ -236,47 +227,34 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			return fail(err)
 		}
 	}
+	// The suites with a testbed of their own, each when configured, up
+	// to the first error.
 	env := suiteEnv{trees: trees, work: work, cmds: cmds, prog: prog, step: &step}
 	if cfg.MsgSize != nil {
-		if err := runMsgSize(ctx, *cfg.MsgSize, p.msgSize, env, res); err != nil {
-			return fail(err)
-		}
+		err = runMsgSize(ctx, *cfg.MsgSize, p.msgSize, env, res)
 	}
-	if cfg.Bulk != nil {
-		if err := runBulk(ctx, *cfg.Bulk, p.bulk, env, res); err != nil {
-			return fail(err)
-		}
+	if err == nil && cfg.Bulk != nil {
+		err = runBulk(ctx, *cfg.Bulk, p.bulk, env, res)
 	}
-	if cfg.RFC2889 != nil {
-		if err := runRFC2889(ctx, *cfg.RFC2889, p.rfc2889, env, res); err != nil {
-			return fail(err)
-		}
-		res.RFC2889Cells = AnalyzeRFC2889(res.RFC2889Samples, cfg.Alpha)
+	if err == nil && cfg.RFC2889 != nil {
+		err = runRFC2889(ctx, *cfg.RFC2889, p.rfc2889, env, res)
 	}
-	if res.LB != nil {
-		if err := runLB(ctx, *cfg.LB, p.lb, env, res.LB); err != nil {
-			return fail(err)
-		}
-		res.LB.Cells = AnalyzeLB(p.lb, res.LB.Samples)
+	if err == nil && res.LB != nil {
+		err = runLB(ctx, *cfg.LB, p.lb, env, res.LB)
+	}
+	if err != nil {
+		return fail(err)
 	}
 	prog.Finish()
 	res.Finished = time.Now()
 	res.Environment.LoadEnd = loadavg()
-	res.Cells = Analyze(setups, res.Samples, cfg.Alpha)
-	if cfg.Rate != nil {
-		NetCPU(rateSetups, res.RateSamples)
-		res.RateCells = AnalyzeRates(rateSetups, cfg.Rate.Sizes, res.RateSamples, cfg.Alpha)
-	}
 	analyzeExtra(res, cfg.Alpha)
 	res.Commands = cmds.Log
 	dir := filepath.Join(cfg.OutRoot, res.Started.Format("20060102-150405"))
 	if err := WriteReport(dir, res); err != nil {
 		return res, "", err
 	}
-	for _, l := range Header(res) {
-		fmt.Fprintln(cfg.Stdout, l)
-	}
-	fmt.Fprintln(cfg.Stdout)
+	fmt.Fprintf(cfg.Stdout, "%s\n\n", strings.Join(Header(res), "\n"))
 	printAllTables(cfg.Stdout, res)
 	fmt.Fprintf(cfg.Stdout, "\nreport: %s (report.md, results.json, charts)\n", dir)
 	return res, dir, nil

@@ -164,22 +164,14 @@ func Plan(setups []SetupSpec, runs int) []Instance {
 	return out
 }
 
-// abRoles is the order of the roles in run r (from 1): patch first in
-// odd runs, no patch first in even ones (A B, B A, A B, ...).
-func abRoles(r int) []string {
-	if r%2 == 0 {
-		return []string{RoleNoPatch, RolePatch}
-	}
-	return []string{RolePatch, RoleNoPatch}
-}
-
 // abPlan orders the instances of a suite with one instance per role and
-// run: runs alternate A B, B A, ... (abRoles); mk makes an instance.
+// run: runs alternate A B, B A, ... (patch first in odd runs, counting
+// from 1, no patch first in even ones); mk makes an instance.
 func abPlan[T any](runs int, mk func(role string, run int) T) []T {
 	var out []T
 	for r := 1; r <= runs; r++ {
-		for _, role := range abRoles(r) {
-			out = append(out, mk(role, r))
+		for i := range bothRoles {
+			out = append(out, mk(bothRoles[(r-1+i)%2], r))
 		}
 	}
 	return out
@@ -307,12 +299,9 @@ func Tables(s SetupSpec, cells []CellStat) []Table {
 				if c.Setup != s.Name || c.Metric != m.Key || c.Row != row {
 					continue
 				}
-				k := 0
+				k := slices.Index(bothRoles[:], c.Role)
 				if !c.Promisc {
-					k = 2
-				}
-				if c.Role == RoleNoPatch {
-					k++
+					k += 2
 				}
 				tr.Cells[k] = Cell{Value: cells[i].Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
 			}
@@ -327,11 +316,8 @@ func Tables(s SetupSpec, cells []CellStat) []Table {
 // naming each setup.
 func PrintTables(w io.Writer, setups []SetupSpec, cells []CellStat) error {
 	var b strings.Builder
-	for i, s := range setups {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "== %s ==\n", s.Name)
+	for _, s := range setups {
+		fmt.Fprintf(&b, "\n== %s ==\n", s.Name)
 		for j, t := range Tables(s, cells) {
 			if j > 0 {
 				b.WriteString("\n")
@@ -339,7 +325,7 @@ func PrintTables(w io.Writer, setups []SetupSpec, cells []CellStat) error {
 			RenderTable(&b, t)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n"))
 	return err
 }
 

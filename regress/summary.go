@@ -6,16 +6,6 @@ import (
 	"strings"
 )
 
-// sigTable is one table's significant differences for report.md's
-// summary.
-type sigTable struct {
-	// Name names the table as the tables section does.
-	Name string
-	// Items are its cells where patch differs significantly from no
-	// patch, in table order.
-	Items []string
-}
-
 // sigItems lists the cells of cells (both roles) where the patch cell
 // differs significantly from its no-patch partner (same setup, row,
 // metric, size and percent): the label, both means, the difference,
@@ -44,10 +34,30 @@ func sigItems(cells []RoleCell, label func(RoleCell) string) []string {
 // cellSetup is a RoleCell's setup, for ofSetup.
 func cellSetup(c RoleCell) string { return c.Setup }
 
-// sigTables collects, per table of r in the order printed, the cells
-// where patch and no patch differ significantly.
-func sigTables(r *Results) []sigTable {
-	var out []sigTable
+// summaryMarkdown writes report.md's opening summary: per table of r in
+// the order printed, the cells where patch and no patch differ
+// significantly and by how much (sigItems), then the forwarding rate's
+// summary with CPU per frame first.
+func summaryMarkdown(b *strings.Builder, r *Results) {
+	b.WriteString("## Summary\n\n")
+	fmt.Fprintf(b, "Cells where patch differs significantly from no patch (Mann-Whitney p < %.3g), per table: patch mean against no patch mean (difference, relative to no patch; p).", r.Alpha)
+	if r.Mode == "A/A" {
+		b.WriteString(" This is an A/A run: a difference here is noise (about one cell in 1/alpha shows one by chance).")
+	}
+	b.WriteString("\n\n")
+	// table writes the line of the table name, whose cells (both roles)
+	// label names.
+	table := func(name string, cells []RoleCell, label func(RoleCell) string) {
+		items := sigItems(cells, label)
+		if len(items) == 0 {
+			fmt.Fprintf(b, "- %s: none\n", name)
+			return
+		}
+		fmt.Fprintf(b, "- %s:\n", name)
+		for _, it := range items {
+			fmt.Fprintf(b, "  - %s\n", it)
+		}
+	}
 	for _, s := range r.Setups {
 		var cells []RoleCell
 		for _, m := range Metrics[:3] { // the printed tables
@@ -57,7 +67,7 @@ func sigTables(r *Results) []sigTable {
 				}
 			}
 		}
-		out = append(out, sigTable{"promisc: " + s.Name, sigItems(cells, func(c RoleCell) string { return c.Metric + ", " + c.Row })})
+		table("promisc: "+s.Name, cells, func(c RoleCell) string { return c.Metric + ", " + c.Row })
 	}
 	if r.Rate != nil {
 		titles := map[string]string{}
@@ -69,39 +79,16 @@ func sigTables(r *Results) []sigTable {
 			rate = append(rate, RoleCell{Setup: c.Setup, Metric: c.Metric, Size: c.Size, Role: c.Role, Comparison: c.Comparison})
 		}
 		for _, s := range r.RateSetups {
-			out = append(out, sigTable{"forwarding rate: " + s.Name, sigItems(ofSetup(rate, s.Name, cellSetup), func(c RoleCell) string {
+			table("forwarding rate: "+s.Name, ofSetup(rate, s.Name, cellSetup), func(c RoleCell) string {
 				return fmt.Sprintf("%s, %d bytes", titles[c.Metric], c.Size)
-			})})
+			})
 		}
 	}
 	for _, p := range roleParts(r) {
-		out = append(out, sigTable{p.name, sigItems(p.cells, p.label)})
+		table(p.name, p.cells, p.label)
 	}
 	if r.RFC2889 != nil && len(r.RFC2889Cells) > 0 {
-		out = append(out, sigTable{"address caching (RFC 2889): " + RFC2889Setup, sigItems(r.RFC2889Cells, func(c RoleCell) string { return c.Metric })})
-	}
-	return out
-}
-
-// summaryMarkdown writes report.md's opening summary: per table, the
-// cells where patch and no patch differ significantly and by how much,
-// then the forwarding rate's summary with CPU per frame first.
-func summaryMarkdown(b *strings.Builder, r *Results) {
-	b.WriteString("## Summary\n\n")
-	fmt.Fprintf(b, "Cells where patch differs significantly from no patch (Mann-Whitney p < %.3g), per table: patch mean against no patch mean (difference, relative to no patch; p).", r.Alpha)
-	if r.Mode == "A/A" {
-		b.WriteString(" This is an A/A run: a difference here is noise (about one cell in 1/alpha shows one by chance).")
-	}
-	b.WriteString("\n\n")
-	for _, t := range sigTables(r) {
-		if len(t.Items) == 0 {
-			fmt.Fprintf(b, "- %s: none\n", t.Name)
-			continue
-		}
-		fmt.Fprintf(b, "- %s:\n", t.Name)
-		for _, it := range t.Items {
-			fmt.Fprintf(b, "  - %s\n", it)
-		}
+		table("address caching (RFC 2889): "+RFC2889Setup, r.RFC2889Cells, func(c RoleCell) string { return c.Metric })
 	}
 	b.WriteString("\n")
 	rateSummaryMarkdown(b, r)

@@ -2,11 +2,13 @@ package regress
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -124,11 +126,11 @@ func (c *Commands) runAll(ctx context.Context, steps ...[]string) error {
 // Several goroutines may call it at once.
 func (c *Commands) Output(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
 	line := strings.Join(args, " ")
+	logged := line
 	if dir != "" {
-		c.record("(cd " + dir + " && " + line + ")")
-	} else {
-		c.record(line)
+		logged = "(cd " + dir + " && " + line + ")"
 	}
+	c.record(logged)
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = dir
 	if env != nil {
@@ -187,8 +189,11 @@ func PrepareTrees(ctx context.Context, spec ABSpec, tmpRoot string, run *Command
 	if err != nil {
 		return nil, err
 	}
-	dirty := status != ""
-	current := Tree{Dir: t.top, Revision: head, Dirty: dirty, Desc: "the tree as checked out (" + short(head) + dirtyWord(dirty) + ")"}
+	current := Tree{Dir: t.top, Revision: head, Dirty: status != "", Desc: short(head)}
+	if current.Dirty {
+		current.Desc += " + uncommitted changes"
+	}
+	current.Desc = "the tree as checked out (" + current.Desc + ")"
 	switch t.Mode {
 	case "A/A":
 		t.Patch, t.NoPatch = current, current
@@ -210,7 +215,7 @@ func PrepareTrees(ctx context.Context, spec ABSpec, tmpRoot string, run *Command
 			return nil, fmt.Errorf("regress: patch %s does not apply to the tree as checked out: %w", spec.Patch, err)
 		}
 		t.NoPatch = current
-		t.Patch = Tree{Dir: t.worktree, Revision: head, Dirty: dirty, Desc: current.Desc + " + " + filepath.Base(spec.Patch)}
+		t.Patch = Tree{Dir: t.worktree, Revision: head, Dirty: current.Dirty, Desc: current.Desc + " + " + filepath.Base(spec.Patch)}
 	case "base":
 		rev, err := t.git(ctx, t.top, "rev-parse", "--verify", "--quiet", spec.Base+"^{commit}")
 		if err != nil {
@@ -227,13 +232,6 @@ func PrepareTrees(ctx context.Context, spec ABSpec, tmpRoot string, run *Command
 }
 
 func short(rev string) string { return rev[:min(12, len(rev))] }
-
-func dirtyWord(d bool) string {
-	if d {
-		return " + uncommitted changes"
-	}
-	return ""
-}
 
 // binaryFor returns the swctl binary that plays role (RolePatch or
 // RoleNoPatch).
@@ -261,72 +259,47 @@ func (t *Trees) addWorktree(ctx context.Context, rev string) error {
 }
 
 // copyWorkingChanges makes the worktree (at HEAD) equal to the tree as
-// checked out: the diff of tracked files against HEAD, then the
-// untracked files that are not ignored.
+// checked out: the diff against HEAD of the tracked files and the
+// untracked ones that are not ignored, made in a temporary index (the
+// repository's own stays as it is) and applied in the worktree.
 func (t *Trees) copyWorkingChanges(ctx context.Context) error {
-	diff, err := t.run.Output(ctx, "", nil, "git", "-C", t.top, "diff", "--binary", "HEAD")
-	if err != nil {
-		return fmt.Errorf("regress: diff of the working tree: %w", err)
-	}
-	if len(diff) > 0 {
-		f := filepath.Join(t.tmp, "working-tree.diff")
-		if err := os.WriteFile(f, diff, 0o600); err != nil {
-			return fmt.Errorf("regress: working tree diff: %w", err)
-		}
-		if _, err := t.git(ctx, t.worktree, "apply", "--binary", f); err != nil {
-			return fmt.Errorf("regress: working tree diff does not apply to HEAD: %w", err)
+	// env names the index file on the command line, where the command
+	// log shows it.
+	git := []string{"env", "GIT_INDEX_FILE=" + filepath.Join(t.tmp, "index"), "git", "-C", t.top}
+	var diff []byte
+	for _, args := range [][]string{{"read-tree", "HEAD"}, {"add", "-A"}, {"diff", "--cached", "--binary", "HEAD"}} {
+		var err error
+		if diff, err = t.run.Output(ctx, "", nil, append(slices.Clone(git), args...)...); err != nil {
+			return fmt.Errorf("regress: diff of the working tree: %w", err)
 		}
 	}
-	out, err := t.run.Output(ctx, "", nil, "git", "-C", t.top, "ls-files", "-z", "--others", "--exclude-standard")
-	if err != nil {
-		return fmt.Errorf("regress: untracked files: %w", err)
-	}
-	for _, name := range strings.Split(string(out), "\x00") {
-		if name == "" {
-			continue
-		}
-		if err := copyFile(filepath.Join(t.top, name), filepath.Join(t.worktree, name)); err != nil {
-			return fmt.Errorf("regress: copy untracked %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-func copyFile(src, dst string) error {
-	st, err := os.Lstat(src)
-	if err != nil {
-		return err
-	}
-	if !st.Mode().IsRegular() {
+	if len(diff) == 0 {
 		return nil
 	}
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
+	f := filepath.Join(t.tmp, "working-tree.diff")
+	if err := os.WriteFile(f, diff, 0o600); err != nil {
+		return fmt.Errorf("regress: working tree diff: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
+	if _, err := t.git(ctx, t.worktree, "apply", "--binary", f); err != nil {
+		return fmt.Errorf("regress: working tree diff does not apply to HEAD: %w", err)
 	}
-	return os.WriteFile(dst, b, st.Mode().Perm())
+	return nil
 }
 
 // Build builds swctl from each tree into the temporary directory, once
 // when both roles share a tree, and sets the trees' Binary.
 func (t *Trees) Build(ctx context.Context) error {
-	build := func(tr *Tree, name string) (err error) {
-		if tr.Binary, err = t.build(ctx, tr.Dir, name, t.GOOS, t.GOARCH); err != nil {
+	for _, tr := range []*Tree{&t.NoPatch, &t.Patch} {
+		if tr == &t.Patch && t.Patch.Dir == t.NoPatch.Dir {
+			t.Patch.Binary = t.NoPatch.Binary
+			break
+		}
+		var err error
+		if tr.Binary, err = t.build(ctx, tr.Dir, "swctl-"+strings.ReplaceAll(tr.Role, " ", ""), t.GOOS, t.GOARCH); err != nil {
 			return fmt.Errorf("regress: build %s swctl in %s: %w", tr.Role, tr.Dir, err)
 		}
-		return nil
 	}
-	if err := build(&t.NoPatch, "swctl-nopatch"); err != nil {
-		return err
-	}
-	if t.Patch.Dir == t.NoPatch.Dir {
-		t.Patch.Binary = t.NoPatch.Binary
-		return nil
-	}
-	return build(&t.Patch, "swctl-patch")
+	return nil
 }
 
 // build builds swctl from the tree in dir for goos and goarch ("" = the
@@ -351,16 +324,12 @@ func (t *Trees) Close() error {
 	var first error
 	if t.worktree != "" {
 		// Not under the run's context: cleanup must happen after Ctrl-C.
-		if _, err := t.git(context.Background(), t.top, "worktree", "remove", "--force", t.worktree); err != nil {
-			first = err
-		}
+		_, first = t.git(context.Background(), t.top, "worktree", "remove", "--force", t.worktree)
 		t.git(context.Background(), t.top, "worktree", "prune")
 		t.worktree = ""
 	}
 	if t.tmp != "" {
-		if err := os.RemoveAll(t.tmp); err != nil && first == nil {
-			first = err
-		}
+		first = cmp.Or(first, os.RemoveAll(t.tmp))
 		t.tmp = ""
 	}
 	return first

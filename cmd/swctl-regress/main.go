@@ -83,9 +83,7 @@ func main() {
 		if *rateSet != "" {
 			rc.Setups = strings.Split(*rateSet, ",")
 		}
-		if *trial != 0 {
-			rc.Trial = *trial
-		}
+		rc.Trial = cmp.Or(*trial, rc.Trial)
 		if set["window-duration"] {
 			rc.WindowDuration = *window
 		}
@@ -122,11 +120,8 @@ func main() {
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// After the first signal, a second one kills at once.
-		<-ctx.Done()
-		stop()
-	}()
+	// After the first signal, a second one kills at once.
+	context.AfterFunc(ctx, stop)
 	_, _, err := regress.Run(ctx, regress.Config{
 		AB:   regress.ABSpec{Repo: *repo, Patch: *patch, Base: *base},
 		Runs: *runs, Seconds: *seconds, Alpha: *alpha, Setups: names, NoPromisc: !run["promisc"], Rate: rate, MsgSize: msg, Bulk: bulk, RFC2889: addr, LB: lb, Hosts: hc, Quick: *quick,
