@@ -44,8 +44,7 @@
 # DAEMON_ARGS (more `swctl daemon` flags for both daemons, e.g.
 # "--coalesce 0"),
 # STATS (set: after each shaped or unshaped row, the softirqs per second
-# by kind, the packets per second and mean packet size the sender's
-# qdiscs dequeued, their drops and overlimits, both daemons' CPU time per
+# by kind, the bytes per second the sender's qdiscs dequeued, their drops and overlimits, both daemons' CPU time per
 # GB delivered, and how much of the wall time (times the cores) /proc/stat
 # accounted for: with tick-based accounting and no IRQ_TIME_ACCOUNTING,
 # interrupt and softirq time on an otherwise idle core is in none of its
@@ -301,9 +300,12 @@ iperf() {
 			split(c0, x, " "); split(c1, y, " "); tot = 0
 			for (i = 2; i <= 11; i++) tot += y[i] - x[i]
 			gb = m * d / 8000; if (gb <= 0) gb = 1
-			pk = q[1] - p[1]
-			printf "      softirqs/s TIMER %d NET_TX %d NET_RX %d HRTIMER %d; sender qdiscs %d pkt/s, %d B/pkt, %d drops/s, %d overlimits/s; daemons %.0f ms CPU per GB; /proc/stat accounts for %.0f%% of the wall time\n",
-				(b[1]-a[1])/d, (b[2]-a[2])/d, (b[3]-a[3])/d, (b[4]-a[4])/d, pk/d, (pk > 0 ? (q[2]-p[2])/pk : 0), (q[3]-p[3])/d, (q[4]-p[4])/d, 1000*t/hz/gb, 100*tot/(wall/1e9*hz*ncpu)
+			# Bytes, not the packet count of the qdisc: a super-frame a daemon
+			# sends through a packet socket counts as 0 packets there (the
+			# kernel leaves its gso_segs for the device to compute).
+			mb = (q[2] - p[2]) / 1e6; if (mb <= 0) mb = 1
+			printf "      softirqs/s TIMER %d NET_TX %d NET_RX %d HRTIMER %d; sender qdiscs %.0f MB/s, %d drops/s, %d overlimits/s (%.0f per MB); daemons %.0f ms CPU per GB; /proc/stat accounts for %.0f%% of the wall time\n",
+				(b[1]-a[1])/d, (b[2]-a[2])/d, (b[3]-a[3])/d, (b[4]-a[4])/d, mb/d, (q[3]-p[3])/d, (q[4]-p[4])/d, (q[4]-p[4])/mb, 1000*t/hz/gb, 100*tot/(wall/1e9*hz*ncpu)
 		}' >&2
 	fi
 	awk -v m="$mbps" -v a="$c0" -v b="$c1" -v r="$rtt" -v wall=$((w1 - w0)) -v hz="$(getconf CLK_TCK)" -v ncpu="$(nproc)" 'BEGIN {
