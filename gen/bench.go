@@ -175,7 +175,7 @@ func newBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	s.Dst = cmp.Or(s.Dst, frame.MACOf(rx.HardwareAddr()))
 	snd, err := NewSender(tx, s, nil)
 	if err != nil {
-		return nil, fmt.Errorf("bench %s -> %s: %w", tx.Name(), rx.Name(), err)
+		return nil, err
 	}
 	b := &Bench{rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, drain: DefaultDrain}
 	if c == nil {
