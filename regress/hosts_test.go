@@ -196,13 +196,13 @@ func TestTransportCommands(t *testing.T) {
 // was killed, and its undo is recorded all the same.
 func TestHostBedChangeInterrupted(t *testing.T) {
 	h := &Host{Conf: HostConfig{Role: "dut", OS: "linux"}, T: Transport{Kind: "netns", Host: "swctl-no-such-ns"}, cmds: &Commands{}}
-	b := &hostBed{}
-	if err := b.change(context.Background(), h, []string{"true"}, []string{"false"}); err == nil || len(b.changes) != 0 {
+	b := &testbed{}
+	if err := b.change(context.Background(), h.run, []string{"true"}, []string{"false"}); err == nil || len(b.changes) != 0 {
 		t.Errorf("failed change: error %v, %d undo steps recorded; want an error and none", err, len(b.changes))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := b.change(ctx, h, []string{"true"}, []string{"false"}); err == nil || len(b.changes) != 1 {
+	if err := b.change(ctx, h.run, []string{"true"}, []string{"false"}); err == nil || len(b.changes) != 1 {
 		t.Errorf("interrupted change: error %v, %d undo steps recorded; want an error and one", err, len(b.changes))
 	}
 }

@@ -10,13 +10,15 @@ import (
 	"github.com/swctl/swctl/internal/netnstest"
 )
 
-// An instance ends in the reverse order it was built: its other parts
-// newest first, then the changes it made, newest first; every error is
-// reported, and a second stop has nothing left to do.
-func TestNSBedStopEndsNewestFirst(t *testing.T) {
-	b := newNSBed(&Commands{}, t.TempDir())
+// An instance ends in the reverse order it was built: the changes it
+// made after the suite's, newest first; every error is reported, the
+// suite's changes stay, and a second stop has nothing left to do.
+func TestTestbedStopEndsNewestFirst(t *testing.T) {
+	b := newTestbed(&Commands{}, t.TempDir())
 	var order []string
-	b.ends = append(b.ends,
+	b.changes = append(b.changes, func() error { order = append(order, "suite"); return nil })
+	b.keep()
+	b.changes = append(b.changes,
 		func() error { order = append(order, "end 1"); return nil },
 		func() error { order = append(order, "end 2"); return errors.New("end 2 failed") })
 	if err := b.do(context.Background(), [2][]string{{"true", "do 1"}, {"echo", "undo 1"}}, [2][]string{{"true", "do 2"}}, [2][]string{{"true", "do 3"}, {"false", "undo 3"}}); err != nil {
@@ -32,8 +34,11 @@ func TestNSBedStopEndsNewestFirst(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "end 2 failed") || !strings.Contains(err.Error(), "undo 3") {
 		t.Errorf("stop: %v, want the end's and the undo's errors", err)
 	}
-	if err := b.stop(); err != nil || len(b.cmds.Log) != 5 {
-		t.Errorf("second stop: %v, %d commands; want nothing done", err, len(b.cmds.Log))
+	if err := b.stop(); err != nil || len(b.cmds.Log) != 5 || len(order) != 2 {
+		t.Errorf("second stop: %v, %d commands, ran %v; want nothing done", err, len(b.cmds.Log), order)
+	}
+	if err := b.close(); err != nil || len(order) != 3 || order[2] != "suite" {
+		t.Errorf("close: %v, ran %v; want the suite's change put back", err, order)
 	}
 }
 

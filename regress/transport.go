@@ -3,6 +3,7 @@ package regress
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -86,17 +87,51 @@ func NewHost(c HostConfig, cmds *Commands) (*Host, error) {
 	return &Host{Conf: c, T: t, cmds: cmds}, nil
 }
 
-// String names the host: "dut (ssh dut1)".
-func (h *Host) String() string { return fmt.Sprintf("%s (%s)", h.Conf.Role, h.T) }
+// String names the host: "dut (ssh dut1)", or a testbed's namespace
+// "netns swr1dut".
+func (h *Host) String() string {
+	if h.Conf.Role == "" {
+		return h.T.String()
+	}
+	return fmt.Sprintf("%s (%s)", h.Conf.Role, h.T)
+}
 
 // Run runs args on the host with stdin (may be nil) and returns stdout;
 // the error names the host, the command and carries stderr.
 func (h *Host) Run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
-	line := strings.Join(args, " ")
-	h.cmds.record(fmt.Sprintf("[%s] %s", h.T, line))
-	cmd := h.T.Command(ctx, args...)
+	cmd := h.command(ctx, args...)
 	cmd.Stdin = stdin
-	return capture(cmd, fmt.Sprintf("%s: %s", h, line))
+	return capture(cmd, fmt.Sprintf("%s: %s", h, commandLine(args)))
+}
+
+// run runs args like Run and drops stdout: a netbed.Runner.
+func (h *Host) run(ctx context.Context, args ...string) error {
+	_, err := h.Run(ctx, nil, args...)
+	return err
+}
+
+// within runs args like Run, for timeout at most, and returns stdout.
+func (h *Host) within(ctx context.Context, timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := h.Run(ctx, nil, args...)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("%s: %s: no answer within %v", h, commandLine(args), timeout)
+	}
+	return string(out), err
+}
+
+// command records args and returns the unstarted local command that
+// runs them on the host (Transport.Command).
+func (h *Host) command(ctx context.Context, args ...string) *exec.Cmd {
+	h.cmds.record(h.line(args))
+	return h.T.Command(ctx, args...)
+}
+
+// line is how the command log records args run on the host: "[netns
+// swr1dut] cat /proc/stat", "[ssh dut1] ..." (quoted as for a shell).
+func (h *Host) line(args []string) string {
+	return fmt.Sprintf("[%s] %s", h.T, commandLine(args))
 }
 
 // readOS runs linux on a Linux host, bsd on the others, like Run, and
@@ -142,6 +177,9 @@ type Proc struct {
 	host *Host
 	// desc is its command line, for errors.
 	desc string
+	// log is the file on the host its output goes to; "" for
+	// RunStoppable's.
+	log string
 }
 
 // start starts args on the host through a shell that prints its PID and
@@ -180,8 +218,24 @@ func (h *Host) start(ctx context.Context, out io.Writer, redirect, zero string, 
 // Start starts args on the host in the background with stdout and stderr
 // going to log on the host.
 func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, error) {
-	h.cmds.record(fmt.Sprintf("[%s] %s > %s &", h.T, strings.Join(args, " "), log))
-	return h.start(ctx, io.Discard, ` >"$0" 2>&1`, log, args...)
+	h.cmds.record(h.line(args) + " > " + log + " &")
+	p, err := h.start(ctx, io.Discard, ` >"$0" 2>&1`, log, args...)
+	if err == nil {
+		p.log = log
+	}
+	return p, err
+}
+
+// Tail returns the end of the process's log (its last 5 lines), for
+// errors.
+func (p *Proc) Tail() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := p.host.Run(ctx, nil, "tail", "-5", p.log)
+	if err != nil {
+		return err.Error()
+	}
+	return cmp.Or(strings.TrimSpace(string(out)), "(empty log)")
 }
 
 // RunStoppable runs args on the host in the foreground like Run, as a
@@ -189,7 +243,7 @@ func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, er
 // client that goes away leaves its remote command running. It returns
 // stdout.
 func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error) {
-	h.cmds.record(fmt.Sprintf("[%s] %s", h.T, strings.Join(args, " ")))
+	h.cmds.record(h.line(args))
 	var out bytes.Buffer
 	p, err := h.start(ctx, &out, "", "sh", args...)
 	if err != nil {
