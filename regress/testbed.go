@@ -52,7 +52,7 @@ func newTestbed(cmds *Commands, dir string) testbed {
 
 // on returns the network namespace ns as a test host.
 func (t *testbed) on(ns string) *Host {
-	return &Host{Conf: HostConfig{OS: "linux"}, T: Transport{Kind: "netns", Host: ns}, cmds: t.cmds}
+	return &Host{Conf: HostConfig{Transport: "netns", Host: ns, OS: "linux"}, cmds: t.cmds}
 }
 
 // build makes the namespaces nss (quiet, see netbed.Namespaces.Add) and
