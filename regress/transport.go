@@ -103,7 +103,7 @@ func (h *Host) within(ctx context.Context, timeout time.Duration, args ...string
 }
 
 // command records args and returns the unstarted local command that
-// runs them on the host (Transport.Command).
+// runs them on the host (Command).
 func (h *Host) command(ctx context.Context, args ...string) *exec.Cmd {
 	h.cmds.record(h.line(args))
 	return h.Command(ctx, args...)
