@@ -99,15 +99,8 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 		steps = netbed.Veth(b.h1, "eth0", b.txMAC, b.h2, "eth0", b.rxMAC)
 	case spec.Trunk:
 		b.rx, b.rxPort = "br0", "trunk0"
-		steps = netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC)
-		steps = append(steps, []string{"ip", "-n", b.h2, "link", "add", "br0", "address", b.rxMAC, "type", "bridge"})
-		for i := 1; i <= 2; i++ {
-			t := fmt.Sprintf("b%d", i)
-			steps = append(steps, netbed.Veth(b.dut, fmt.Sprintf("a%d", i), mac(0xa0, i), b.h2, t, mac(0xb0, i))...)
-			steps = append(steps, []string{"ip", "-n", b.h2, "link", "set", t, "master", "br0"})
-		}
-		steps = append(steps, []string{"ip", "-n", b.h2, "link", "set", "br0", "up"},
-			inNS(b.h2, "bridge", "fdb", "add", b.sinkMAC, "dev", "br0", "self", "local"))
+		steps = append(netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC), trunkPeer(b.dut, b.h2, b.rxMAC, "b", mac)...)
+		steps = append(steps, inNS(b.h2, "bridge", "fdb", "add", b.sinkMAC, "dev", "br0", "self", "local"))
 	default:
 		steps = netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC)
 		steps = append(steps, netbed.Veth(b.dut, "p2", mac(0xd0, 2), b.h2, "eth0", b.rxMAC)...)

@@ -83,17 +83,8 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 		}...)
 	case "trunk0":
 		b.dutDev, b.links = "trunk0", []string{"a1", "a2"}
-		steps = [][]string{{"ip", "-n", b.peer, "link", "add", "br0", "address", b.peerMAC, "type", "bridge"}}
-		for i := 1; i <= 2; i++ {
-			a, q := fmt.Sprintf("a%d", i), fmt.Sprintf("q%d", i)
-			steps = append(steps, netbed.Veth(b.dut, a, mac(0xa0, i), b.peer, q, mac(0xb0, i))...)
-			steps = append(steps, []string{"ip", "-n", b.peer, "link", "set", q, "master", "br0"}, netbed.NoOffload(b.peer, q))
-		}
-		steps = append(steps,
-			netbed.Addr(b.peer, b.peerIP+"/24", "br0"),
-			[]string{"ip", "-n", b.peer, "link", "set", "br0", "up"},
-			netbed.NoOffload(b.peer, "br0"),
-		)
+		steps = append(trunkPeer(b.dut, b.peer, b.peerMAC, "q", mac), netbed.NoOffload(b.peer, "q1"), netbed.NoOffload(b.peer, "q2"),
+			netbed.Addr(b.peer, b.peerIP+"/24", "br0"), netbed.NoOffload(b.peer, "br0"))
 	case "bridge0":
 		b.dutDev = "bridge0"
 		hosts, servers = append(hosts, bedHost{b.peer2, b.peer2IP, b.peer2MAC}), append(servers, b.peer2)
@@ -131,6 +122,20 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	}
 	b.keep()
 	return b, nil
+}
+
+// trunkPeer returns the commands that cable the dut namespace's a1 and
+// a2 (MACs mac(0xa0, i)) to end1 and end2 (mac(0xb0, i)) in namespace
+// peer, ports of a Linux bridge br0 there whose MAC is brMAC: the far end
+// of a trunk setup.
+func trunkPeer(dut, peer, brMAC, end string, mac func(kind, n int) string) [][]string {
+	steps := [][]string{{"ip", "-n", peer, "link", "add", "br0", "address", brMAC, "type", "bridge"}}
+	for i := 1; i <= 2; i++ {
+		e := fmt.Sprintf("%s%d", end, i)
+		steps = append(steps, netbed.Veth(dut, fmt.Sprintf("a%d", i), mac(0xa0, i), peer, e, mac(0xb0, i))...)
+		steps = append(steps, []string{"ip", "-n", peer, "link", "set", e, "master", "br0"})
+	}
+	return append(steps, []string{"ip", "-n", peer, "link", "set", "br0", "up"})
 }
 
 // start brings the device under test up for one instance with binary bin
