@@ -27,8 +27,6 @@ type testbed struct {
 	// dir holds daemon sockets, configurations, state and logs: on this
 	// machine, or on the real device under test.
 	dir string
-	// nets are the namespaces made so far, deleted by close.
-	nets *netbed.Namespaces
 	// changes put back what the bed changed, in the order the changes
 	// were made: the suite's up to mark, the running instance's after.
 	changes changes
@@ -47,7 +45,7 @@ type testbed struct {
 
 // newTestbed returns an empty testbed whose files go to dir.
 func newTestbed(cmds *Commands, dir string) testbed {
-	return testbed{cmds: cmds, dir: dir, nets: netbed.New(cmds.run)}
+	return testbed{cmds: cmds, dir: dir}
 }
 
 // on returns the network namespace ns as a test host.
@@ -55,12 +53,17 @@ func (t *testbed) on(ns string) *Host {
 	return &Host{Conf: HostConfig{Transport: "netns", Host: ns, OS: "linux"}, cmds: t.cmds}
 }
 
-// build makes the namespaces nss (quiet, see netbed.Namespaces.Add) and
-// runs steps, the commands that cable and address them, in order.
+// build makes the namespaces nss (quiet, see netbed.Namespace), each
+// deleted by close (before anything else can fail), and runs steps, the
+// commands that cable and address them, in order.
 func (t *testbed) build(ctx context.Context, nss []string, steps ...[]string) error {
 	for _, ns := range nss {
-		if err := t.nets.Add(ctx, ns); err != nil {
+		add := netbed.Namespace(ns)
+		if err := t.change(ctx, t.cmds.run, add[0], []string{"ip", "netns", "del", ns}); err != nil {
 			return err
+		}
+		if err := t.cmds.runAll(ctx, add[1:]...); err != nil {
+			return fmt.Errorf("namespace %s: %w", ns, err)
 		}
 	}
 	return t.cmds.runAll(ctx, steps...)
@@ -84,7 +87,7 @@ func (t *testbed) onUndo(fn func(ctx context.Context) error) {
 // run) and records undo (nil: nothing to put back), the command that
 // puts it back; also when ctx ended while do ran, for do may have taken
 // effect before it was killed.
-func (t *testbed) change(ctx context.Context, run netbed.Runner, do, undo []string) error {
+func (t *testbed) change(ctx context.Context, run func(ctx context.Context, args ...string) error, do, undo []string) error {
 	err := run(ctx, do...)
 	if undo != nil && (err == nil || ctx.Err() != nil) {
 		t.onUndo(func(ctx context.Context) error { return run(ctx, undo...) })
@@ -183,13 +186,11 @@ func (t *testbed) stop() error {
 	return t.changes.undoTo(t.mark)
 }
 
-// close puts back everything the bed changed, newest first, and deletes
-// the namespaces (and with them every veth end and bridge in them).
+// close puts back everything the bed changed, newest first: the
+// namespaces last (and with them every veth end and bridge in them).
 func (t *testbed) close() error {
 	t.daemon, t.mark = nil, 0
-	err := t.changes.undoTo(0)
-	t.nets.Delete()
-	return err
+	return t.changes.undoTo(0)
 }
 
 // span runs fn and reads the machine's CPU and the running daemon's

@@ -85,7 +85,7 @@ func (h *Host) Run(ctx context.Context, stdin io.Reader, args ...string) ([]byte
 	return capture(cmd, fmt.Sprintf("%s: %s", h, commandLine(args)))
 }
 
-// run runs args like Run and drops stdout: a netbed.Runner.
+// run runs args like Run and drops stdout (testbed.change's run).
 func (h *Host) run(ctx context.Context, args ...string) error {
 	_, err := h.Run(ctx, nil, args...)
 	return err
