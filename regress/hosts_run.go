@@ -70,7 +70,7 @@ type hostBed struct {
 // puts the peer's address on and starts its iperf3 server. Every change
 // is recorded; close puts them back.
 func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench string, iperf bool, cmds *Commands) (_ *hostBed, err error) {
-	b := &hostBed{testbed: newTestbed(cmds, ""), dir: map[*Host]string{}, bins: map[string]string{}}
+	b := &hostBed{testbed: newTestbed(cmds, "", "hosts"), dir: map[*Host]string{}, bins: map[string]string{}}
 	if b.dut, err = NewHost(hc.DUT, cmds); err != nil {
 		return nil, err
 	}

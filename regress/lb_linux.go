@@ -57,7 +57,7 @@ func newLBBed(ctx context.Context, cfg LBConfig, plan []LBInstance, dir string, 
 	}
 	tag := fmt.Sprintf("swl%d", os.Getpid()%100000)
 	seg := tag + "seg"
-	b := &lbBed{testbed: newTestbed(cmds, dir), cfg: cfg, client: tag + "cli", balancer: tag + "lb", pin: pinningFor(runtime.NumCPU())}
+	b := &lbBed{testbed: newTestbed(cmds, dir, "load-balancing testbed"), cfg: cfg, client: tag + "cli", balancer: tag + "lb", pin: pinningFor(runtime.NumCPU())}
 	defer func() {
 		if err != nil {
 			b.close()

@@ -16,7 +16,7 @@ import (
 // made after the suite's, newest first; every error is reported, the
 // suite's changes stay, and a second stop has nothing left to do.
 func TestTestbedStopEndsNewestFirst(t *testing.T) {
-	b := newTestbed(&Commands{}, t.TempDir())
+	b := newTestbed(&Commands{}, t.TempDir(), "test")
 	var order []string
 	b.changes = append(b.changes, func() error { order = append(order, "suite"); return nil })
 	b.keep()

@@ -77,7 +77,7 @@ type forwarder func(ctx context.Context, b *rateBed, bin, base string) error
 func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir string, cmds *Commands, prefix, fwdCPU string) (_ *rateBed, err error) {
 	tag := fmt.Sprintf("%s%d%c", prefix, os.Getpid()%100000, 'a'+idx)
 	mac := func(a, b int) string { return fmt.Sprintf("02:53:%02x:00:%02x:%02x", idx, a, b) }
-	b := &rateBed{testbed: newTestbed(cmds, dir), spec: spec, cfg: cfg, fwdCPU: fwdCPU,
+	b := &rateBed{testbed: newTestbed(cmds, dir, spec.Name), spec: spec, cfg: cfg, fwdCPU: fwdCPU,
 		h1: tag + "h1", dut: tag + "dut", h2: tag + "h2", tx: "eth0", rx: "eth0", rxPort: "p2",
 		txMAC: mac(0, 1), rxMAC: mac(0, 2), sinkMAC: mac(0, 3), offloads: map[[2]string][]string{},
 		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx)}
@@ -283,14 +283,6 @@ func (b *rateBed) window(ctx context.Context) (WindowSample, error) {
 		return smp, fmt.Errorf("%s window benchmark: %w", b.spec.Name, err)
 	}
 	return smp, nil
-}
-
-// stop ends the current instance's forwarder.
-func (b *rateBed) stop() error {
-	if err := b.testbed.stop(); err != nil {
-		return fmt.Errorf("%s: stop: %w", b.spec.Name, err)
-	}
-	return nil
 }
 
 // close stops the forwarder, closes the counter and tears the testbed

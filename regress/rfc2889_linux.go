@@ -63,7 +63,7 @@ type addrBed struct {
 // newAddrBed builds the testbed; on error what was made is removed.
 func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Commands) (_ *addrBed, err error) {
 	tag := fmt.Sprintf("swa%d", os.Getpid()%100000)
-	b := &addrBed{testbed: newTestbed(cmds, dir), cfg: cfg, dut: tag + "dut", tester: tag + "tst", testMAC: frame.MAC{0x02, 0x89, 0, 0, 0, 0x02}, runID: rand.Uint32()}
+	b := &addrBed{testbed: newTestbed(cmds, dir, RFC2889Setup), cfg: cfg, dut: tag + "dut", tester: tag + "tst", testMAC: frame.MAC{0x02, 0x89, 0, 0, 0, 0x02}, runID: rand.Uint32()}
 	defer func() {
 		if err != nil {
 			b.close()
@@ -119,8 +119,9 @@ func addrStreams(testMAC frame.MAC, block gen.AddressBlock) (learn, test, learnB
 
 // open opens t1, t2 and t3 in the tester namespace with a receiver
 // running on each, and the senders; the instance's changes close the
-// ports, which ends the receivers.
+// ports, which ends the receivers, before the daemon stops.
 func (b *addrBed) open() error {
+	b.ports = nil
 	for _, e := range []struct {
 		name string
 		dst  uint16
@@ -267,16 +268,6 @@ func (b *addrBed) measure(ctx context.Context) (RFC2889Sample, error) {
 	}
 	smp.LearningRate, err = SearchLearningRate(ctx, trial, n, b.cfg.RateMax, b.cfg.RateMax*b.cfg.Resolution, b.cfg.RateTrials)
 	return smp, err
-}
-
-// stop ends the instance: the tester's ports (and with them the
-// receivers), then the daemon.
-func (b *addrBed) stop() error {
-	b.ports = nil
-	if err := b.testbed.stop(); err != nil {
-		return fmt.Errorf("%s: %w", RFC2889Setup, err)
-	}
-	return nil
 }
 
 // runRFC2889 runs the address-caching suite's instances (plan) on its

@@ -22,6 +22,8 @@ import (
 // instance's swctl daemon; and the CPU readings around a measurement.
 // Teardown puts everything back, also after a failed build.
 type testbed struct {
+	// name names the bed in stop's errors: its setup, or its suite.
+	name string
 	// cmds runs the harness's own commands and records every command.
 	cmds *Commands
 	// dir holds daemon sockets, configurations, state and logs: on this
@@ -43,9 +45,10 @@ type testbed struct {
 	starts int
 }
 
-// newTestbed returns an empty testbed whose files go to dir.
-func newTestbed(cmds *Commands, dir string) testbed {
-	return testbed{cmds: cmds, dir: dir}
+// newTestbed returns an empty testbed called name whose files go to
+// dir.
+func newTestbed(cmds *Commands, dir, name string) testbed {
+	return testbed{name: name, cmds: cmds, dir: dir}
 }
 
 // on returns the network namespace ns as a test host.
@@ -183,7 +186,10 @@ func (d *daemon) output(ctx context.Context, args ...string) ([]byte, error) {
 // safe to call when none runs.
 func (t *testbed) stop() error {
 	t.daemon = nil
-	return t.changes.undoTo(t.mark)
+	if err := t.changes.undoTo(t.mark); err != nil {
+		return fmt.Errorf("%s: stop: %w", t.name, err)
+	}
+	return nil
 }
 
 // close puts back everything the bed changed, newest first: the

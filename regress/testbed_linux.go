@@ -58,7 +58,7 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	tag := fmt.Sprintf("swr%d%c", os.Getpid()%100000, 'a'+idx)
 	ip := func(n int) string { return fmt.Sprintf("10.78.%d.%d", idx, n) }
 	mac := func(kind, n int) string { return fmt.Sprintf("02:52:%02x:00:%02x:%02x", idx, kind, n) }
-	b := &bed{testbed: newTestbed(cmds, dir), spec: spec, dut: tag + "dut", peer: tag + "h1", peer2: tag + "h2",
+	b := &bed{testbed: newTestbed(cmds, dir, spec.Name), spec: spec, dut: tag + "dut", peer: tag + "h1", peer2: tag + "h2",
 		dutIP: ip(2), peerIP: ip(1), peer2IP: ip(3), peerMAC: mac(0, 1), peer2MAC: mac(0, 3)}
 	defer func() {
 		if err != nil {

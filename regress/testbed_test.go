@@ -19,7 +19,7 @@ func TestTestbedNamespaces(t *testing.T) {
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	ctx := context.Background()
-	b := newTestbed(&Commands{}, t.TempDir())
+	b := newTestbed(&Commands{}, t.TempDir(), "test")
 	if err := b.build(ctx, []string{"a", "b"}); err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +39,12 @@ func TestTestbedNamespaces(t *testing.T) {
 	}
 
 	t.Setenv("FAIL", "netns add x")
-	b = newTestbed(&Commands{}, t.TempDir())
+	b = newTestbed(&Commands{}, t.TempDir(), "test")
 	if err := b.build(ctx, []string{"x"}); err == nil || len(b.changes) != 0 {
 		t.Errorf("ip netns add failed: err %v, %d changes; want an error and nothing to delete", err, len(b.changes))
 	}
 	t.Setenv("FAIL", "sysctl")
-	b = newTestbed(&Commands{}, t.TempDir())
+	b = newTestbed(&Commands{}, t.TempDir(), "test")
 	if err := b.build(ctx, []string{"y"}); err == nil || !strings.HasPrefix(err.Error(), "namespace y: ") || len(b.changes) != 1 {
 		t.Errorf("sysctl failed: err %v, %d changes; want an error naming y and y to delete", err, len(b.changes))
 	}
