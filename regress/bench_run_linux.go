@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/cpustat"
 	"github.com/swctl/swctl/internal/iperf3"
 )
@@ -264,8 +263,7 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 // ping pings h2 from h1, every 200 ms, pinned to the tester CPU.
 func ping(ctx context.Context, b *rateBed, cfg BenchConfig) (pingStats, error) {
 	n := cfg.Pings
-	args := inNS(b.h1, pinned(cfg.TesterCPU, "ping", "-q", "-c", strconv.Itoa(n), "-i", "0.2", "-W", "1", b.h2IP)...)
-	out, err := b.cmds.within(ctx, time.Duration(n)*200*time.Millisecond+10*time.Second, args...)
+	out, err := b.on(b.h1).within(ctx, time.Duration(n)*200*time.Millisecond+10*time.Second, pinned(cfg.TesterCPU, "ping", "-q", "-c", strconv.Itoa(n), "-i", "0.2", "-W", "1", b.h2IP)...)
 	p, perr := parsePing(out)
 	if perr != nil {
 		return p, fmt.Errorf("ping h1 -> h2: %w", cmp.Or(err, perr))
@@ -276,19 +274,18 @@ func ping(ctx context.Context, b *rateBed, cfg BenchConfig) (pingStats, error) {
 // tcp runs one iperf3 test h1 -> h2 against a one-off server started for
 // it (a server left waiting by a broken test would refuse the next).
 func tcp(ctx context.Context, b *rateBed, cfg BenchConfig, offloads string) tcpRecord {
-	args := inNS(b.h1, pinned(cfg.TesterCPU, iperfArgs(b.h2IP, cfg.TCPSeconds)...)...)
-	t := tcpRecord{Offloads: offloads, Command: strings.Join(args, " ")}
-	srv, err := bgproc.Start("iperf3 server in "+b.h2, filepath.Join(b.dir, fmt.Sprintf("%s-iperf3-%d.log", b.spec.Name, b.starts)),
-		inNS(b.h2, pinned(cfg.TesterCPU, "iperf3", "-s", "-1", "-p", iperfPort)...)...)
+	h1, h2, args := b.on(b.h1), b.on(b.h2), pinned(cfg.TesterCPU, iperfArgs(b.h2IP, cfg.TCPSeconds)...)
+	t := tcpRecord{Offloads: offloads, Command: h1.line(args)}
+	srv, err := h2.Start(ctx, filepath.Join(b.dir, fmt.Sprintf("%s-iperf3-%d.log", b.spec.Name, b.starts)), pinned(cfg.TesterCPU, "iperf3", "-s", "-1", "-p", iperfPort)...)
 	if err == nil {
-		defer srv.Kill()
-		err = waitListen(ctx, b.cmds, b.h2, iperfPort, srv)
+		defer srv.Stop(context.Background())
+		err = waitListen(ctx, h2, iperfPort, srv)
 	}
 	if err != nil {
 		t.Error = err.Error()
 		return t
 	}
-	out, err := b.cmds.within(ctx, time.Duration(cfg.TCPSeconds)*time.Second+15*time.Second, args...)
+	out, err := h1.within(ctx, time.Duration(cfg.TCPSeconds)*time.Second+15*time.Second, args...)
 	st, perr := iperf3.Parse([]byte(out))
 	switch {
 	case perr == nil:
@@ -301,16 +298,17 @@ func tcp(ctx context.Context, b *rateBed, cfg BenchConfig, offloads string) tcpR
 	return t
 }
 
-// waitListen waits up to 5 s until something listens on TCP port in ns.
-func waitListen(ctx context.Context, cmds *Commands, ns, port string, p *bgproc.Proc) error {
+// waitListen waits up to 5 s until something listens on TCP port on h,
+// where p is to listen.
+func waitListen(ctx context.Context, h *Host, port string, p *Proc) error {
 	return poll(ctx, 5*time.Second, 20*time.Millisecond, func() error {
-		if out, err := cmds.within(ctx, 10*time.Second, inNS(ns, "ss", "-Hltn", "sport = :"+port)...); err == nil && strings.TrimSpace(out) != "" {
+		if out, err := h.within(ctx, 10*time.Second, "ss", "-Hltn", "sport = :"+port); err == nil && strings.TrimSpace(out) != "" {
 			return nil
 		}
 		if p.Exited() {
-			return stopPoll{fmt.Errorf("%s exited: %s", p.Name, bgproc.Tail(p.Log))}
+			return stopPoll{fmt.Errorf("%s exited: %s", p.desc, p.Tail())}
 		}
-		return fmt.Errorf("%s: nothing listens on port %s after 5s", p.Name, port)
+		return fmt.Errorf("%s: nothing listens on port %s after 5s", p.desc, port)
 	})
 }
 
@@ -323,21 +321,21 @@ func setOffloads(ctx context.Context, b *rateBed, off bool) error {
 		devs = [][2]string{{b.h1, b.tx}, {b.h2, "b1"}, {b.h2, "b2"}, {b.h2, "br0"}}
 	}
 	for _, d := range devs {
-		ns, dev := d[0], d[1]
+		h, dev := b.on(d[0]), d[1]
 		if _, ok := b.offloads[d]; !ok {
-			out, err := b.cmds.Output(ctx, "", nil, inNS(ns, "ethtool", "-k", dev)...)
+			out, err := h.Run(ctx, nil, "ethtool", "-k", dev)
 			if err != nil {
 				return err
 			}
 			if b.offloads[d], err = parseOffloads(string(out)); err != nil {
-				return fmt.Errorf("%s in %s: %w", dev, ns, err)
+				return fmt.Errorf("%s on %s: %w", dev, h, err)
 			}
 		}
 		args := []string{"tx", "off", "gso", "off"}
 		if !off {
 			args = b.offloads[d]
 		}
-		if err := b.cmds.run(ctx, inNS(ns, append([]string{"ethtool", "-K", dev}, args...)...)...); err != nil {
+		if err := h.run(ctx, append([]string{"ethtool", "-K", dev}, args...)...); err != nil {
 			return err
 		}
 	}

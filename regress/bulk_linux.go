@@ -15,14 +15,12 @@ func measureBulk(ctx context.Context, b *bed, c BulkConfig) ([]BulkSample, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", BulkOnePair, err)
 	}
-	two, _, err := b.measureAll(ctx, RowForward, c.Seconds, [][]string{
-		iperfClient(b.peer, b.peer2IP, c.Seconds),
-		iperfClient(b.pair2.src, b.pair2.dstIP, c.Seconds),
-	})
+	two, _, err := b.iperf(ctx, b.spec.Name+" "+RowForward, RowForward, c.Seconds,
+		b.client(b.peer, b.peer2IP, c.Seconds), b.client(b.pair2.src, b.pair2.dstIP, c.Seconds))
 	if err != nil {
 		return nil, fmt.Errorf("TCP two pairs: %w", err)
 	}
-	udp, res, err := b.measureAll(ctx, RowForward, c.Seconds, [][]string{append(iperfClient(b.peer, b.peer2IP, c.Seconds), c.udpArgs()...)})
+	udp, res, err := b.iperf(ctx, b.spec.Name+" "+RowForward, RowForward, c.Seconds, b.client(b.peer, b.peer2IP, c.Seconds, c.udpArgs()...))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.udpRow(), err)
 	}

@@ -3,9 +3,8 @@ package regress
 import "errors"
 
 // changes is what a testbed changed, one step per change that puts it
-// back, in the order the changes were made: the netns beds' instance
-// parts and commands (nsbed), and everything the suite changed on real
-// test hosts (hostBed).
+// back, in the order the changes were made: namespaces, processes,
+// daemons, addresses, promiscuous mode, commands (testbed).
 type changes []func() error
 
 // undoTo puts back the changes after the first n, newest first, and

@@ -58,11 +58,14 @@
 // through swctl lb, nftables and HAProxy, and leads with the balancer's
 // own CPU per request.
 //
-// Real test hosts (ParseHostsConfig, a regress.conf) are reached through
-// a Transport (ssh, or `ip netns exec`); the suite records every change
-// it makes there and puts it back, newest first, also on Ctrl-C or
-// failure. CPU is read there too: /proc/stat, or kern.cp_time on the
-// BSDs (ParseCPTime).
+// Every testbed runs a command on a test host one way, through a Host:
+// real test hosts (ParseHostsConfig, a regress.conf) over ssh, or `ip
+// netns exec` for a namespace standing for one, and the netns testbeds'
+// namespaces likewise; the command log (results.json's commands) records
+// each as "[ssh dut1] CMD" or "[netns NS] CMD". A testbed records every
+// change it makes and puts it back, newest first, also on Ctrl-C or
+// failure. A real DUT's CPU is read through its transport: /proc/stat,
+// or kern.cp_time on the BSDs (ParseCPTime).
 //
 // The comparison suite (ParseBenchFlags, RunBench; make bench through
 // cmd/swctl-bench) measures one swctl binary beside direct veth, the Linux

@@ -39,7 +39,7 @@ func startSwctl(ctx context.Context, b *rateBed, bin, base string) error {
 	if b.spec.BusyPoll {
 		flags = append(flags, "--busy-poll")
 	}
-	if err := b.startDaemon(ctx, b.dut, b.fwdCPU, bin, base, flags...); err != nil {
+	if err := b.startDaemon(ctx, b.on(b.dut), b.fwdCPU, bin, base, flags...); err != nil {
 		return fmt.Errorf("swctl daemon: %w", err)
 	}
 	var steps [][]string
@@ -79,15 +79,15 @@ func ovsMissing() string {
 type ovsSwitch struct {
 	// dir holds run/, db/, log/ and etc/ while running; "" when stopped.
 	dir string
-	// ns is the dut namespace.
-	ns string
+	// dut is the dut namespace.
+	dut *Host
 }
 
 func (o *ovsSwitch) path(elem ...string) string {
 	return filepath.Join(append([]string{o.dir}, elem...)...)
 }
 
-// run runs an OVS program in the namespace with an environment that
+// run runs an OVS program in the dut namespace with an environment that
 // points it at the private directories.
 // Daemons that detach get a log file, not a pipe, for their output, so
 // nothing waits on them.
@@ -100,7 +100,7 @@ func (o *ovsSwitch) run(ctx context.Context, args ...string) error {
 	}
 	defer os.Remove(out.Name())
 	defer out.Close()
-	cmd := exec.CommandContext(ctx, "ip", inNS(o.ns, args...)[1:]...)
+	cmd := o.dut.command(ctx, args...)
 	cmd.Env = append(os.Environ(), "OVS_RUNDIR="+o.path("run"), "OVS_DBDIR="+o.path("db"), "OVS_LOGDIR="+o.path("log"), "OVS_SYSCONFDIR="+o.path("etc"))
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
@@ -114,8 +114,8 @@ func (o *ovsSwitch) run(ctx context.Context, args ...string) error {
 // other_config:userspace-tso-enable=true before ovs-vswitchd starts (it
 // reads it once, at start). The bed's stop stops it.
 func startOVS(ctx context.Context, b *rateBed, _, base string) error {
-	o := &ovsSwitch{dir: base + ".ovs", ns: b.dut}
-	b.ends = append(b.ends, o.stop)
+	o := &ovsSwitch{dir: base + ".ovs", dut: b.on(b.dut)}
+	b.changes = append(b.changes, o.stop)
 	for _, d := range []string{"run", "db", "log", "etc"} {
 		if err := os.MkdirAll(o.path(d), 0o755); err != nil {
 			return fmt.Errorf("OVS: %w", err)

@@ -95,7 +95,7 @@ func (b *hostBed) runBench(ctx context.Context, mode string, size, flows, runs i
 // --duration d) with the DUT's CPU around it.
 func (b *hostBed) spanBench(ctx context.Context, mode string, size, flows int, d time.Duration, opts ...string) (rr RateRun, err error) {
 	var out gen.BenchOutput
-	rr.CPU, rr.EngineCPU, err = b.span(ctx, func() (err error) {
+	rr.CPU, rr.EngineCPU, _, err = b.span(ctx, func() (err error) {
 		out, err = b.runBench(ctx, mode, size, flows, 1, d, append(opts, "--duration", d.String())...)
 		return err
 	})

@@ -2,7 +2,6 @@ package regress
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -12,9 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/swctl/swctl/internal/iperf3"
 )
 
 // HostSetups are the promisc setups on real test hosts (regress.conf's
@@ -50,8 +46,10 @@ func hostSetups(names []string) []SetupSpec {
 
 // hostBed is the real-host testbed: the device under test and its peer,
 // the swctl binaries uploaded to the DUT, and on the peer the iperf3
-// server (promisc tests) or swctl bench (rate test).
+// server (promisc tests) or swctl bench (rate test). Its daemons' files
+// go to the DUT's temporary directory, its CPU spans read the DUT's.
 type hostBed struct {
+	testbed
 	// dut and peer are the hosts.
 	dut, peer *Host
 	// dir maps each host to the suite's temporary directory there.
@@ -64,16 +62,6 @@ type hostBed struct {
 	// peerMACs are the MACs of the peer's first two interfaces, the
 	// rate test's sender and receiver; set by newHostBed with bench.
 	peerMACs [2]string
-	// ncpu is the DUT's CPU count (for the BSD engine figure).
-	ncpu int
-	// daemon is the running swctl daemon, nil when none.
-	daemon *Proc
-	// starts counts daemon starts, for file names.
-	starts int
-	// changes put back what the suite changed on both hosts
-	// (directories, binaries, addresses, promiscuous mode, processes);
-	// an instance's are those after the mark taken at its start.
-	changes changes
 }
 
 // newHostBed checks both hosts, makes the temporary directories and
@@ -82,7 +70,7 @@ type hostBed struct {
 // puts the peer's address on and starts its iperf3 server. Every change
 // is recorded; close puts them back.
 func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench string, iperf bool, cmds *Commands) (_ *hostBed, err error) {
-	b := &hostBed{dir: map[*Host]string{}, bins: map[string]string{}}
+	b := &hostBed{testbed: newTestbed(cmds, "", "hosts"), dir: map[*Host]string{}, bins: map[string]string{}}
 	if b.dut, err = NewHost(hc.DUT, cmds); err != nil {
 		return nil, err
 	}
@@ -104,9 +92,11 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 		if err != nil {
 			return nil, err
 		}
-		b.dir[h] = strings.TrimSpace(string(out))
-		b.undoWith(h, "rm", "-rf", b.dir[h])
+		dir := strings.TrimSpace(string(out))
+		b.dir[h] = dir
+		b.onUndo(func(ctx context.Context) error { return h.run(ctx, "rm", "-rf", dir) })
 	}
+	b.testbed.dir, b.cpuHost = b.dir[b.dut], b.dut
 	if b.ncpu, err = b.dut.NCPU(ctx); err != nil {
 		return nil, err
 	}
@@ -134,10 +124,11 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 		if err := b.addr(ctx, b.peer, b.peer.Conf.Interfaces[0], b.peer.Conf.Addr); err != nil {
 			return nil, err
 		}
-		if _, err := b.background(ctx, b.peer, path.Join(b.dir[b.peer], "iperf3.log"), "iperf3", "-s", "-p", iperfPort); err != nil {
+		if _, err := b.background(ctx, b.peer, path.Join(b.dir[b.peer], "iperf3.log"), "", "iperf3", "-s", "-p", iperfPort); err != nil {
 			return nil, err
 		}
 	}
+	b.keep()
 	return b, nil
 }
 
@@ -155,59 +146,20 @@ func upload(ctx context.Context, h *Host, src, dst string) error {
 	return nil
 }
 
-// onUndo records fn, which puts a change back; it runs with a context
-// of its own (the run's may be cancelled by Ctrl-C).
-func (b *hostBed) onUndo(fn func(ctx context.Context) error) {
-	b.changes = append(b.changes, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		return fn(ctx)
-	})
-}
-
-// undoWith records args, run on h, as what puts a change back.
-func (b *hostBed) undoWith(h *Host, args ...string) {
-	b.onUndo(func(ctx context.Context) error {
-		_, err := h.Run(ctx, nil, args...)
-		return err
-	})
-}
-
-// change runs do on h and records undo, the command that puts it back;
-// also when ctx ended while do ran, for do may have taken effect before
-// it was killed.
-func (b *hostBed) change(ctx context.Context, h *Host, do, undo []string) error {
-	_, err := h.Run(ctx, nil, do...)
-	if err == nil || ctx.Err() != nil {
-		b.undoWith(h, undo...)
-	}
-	return err
-}
-
-// background starts args on h (Host.Start), its output in the file log
-// there, and records its stop.
-func (b *hostBed) background(ctx context.Context, h *Host, log string, args ...string) (*Proc, error) {
-	p, err := h.Start(ctx, log, args...)
-	if err == nil {
-		b.onUndo(p.Stop)
-	}
-	return p, err
-}
-
 // addr puts address a on interface ifname of h, and records its removal.
 func (b *hostBed) addr(ctx context.Context, h *Host, ifname string, a netip.Prefix) error {
 	if h.Conf.OS == "linux" {
-		return b.change(ctx, h, []string{"ip", "addr", "add", a.String(), "dev", ifname}, []string{"ip", "addr", "del", a.String(), "dev", ifname})
+		return b.change(ctx, h.run, []string{"ip", "addr", "add", a.String(), "dev", ifname}, []string{"ip", "addr", "del", a.String(), "dev", ifname})
 	}
-	return b.change(ctx, h, []string{"ifconfig", ifname, "inet", a.String(), "alias"}, []string{"ifconfig", ifname, "inet", a.Addr().String(), "-alias"})
+	return b.change(ctx, h.run, []string{"ifconfig", ifname, "inet", a.String(), "alias"}, []string{"ifconfig", ifname, "inet", a.Addr().String(), "-alias"})
 }
 
 // promisc sets ifname of h promiscuous, and records putting it back.
 func (b *hostBed) promisc(ctx context.Context, h *Host, ifname string) error {
 	if h.Conf.OS == "linux" {
-		return b.change(ctx, h, []string{"ip", "link", "set", "dev", ifname, "promisc", "on"}, []string{"ip", "link", "set", "dev", ifname, "promisc", "off"})
+		return b.change(ctx, h.run, []string{"ip", "link", "set", "dev", ifname, "promisc", "on"}, []string{"ip", "link", "set", "dev", ifname, "promisc", "off"})
 	}
-	return b.change(ctx, h, []string{"ifconfig", ifname, "promisc"}, []string{"ifconfig", ifname, "-promisc"})
+	return b.change(ctx, h.run, []string{"ifconfig", ifname, "promisc"}, []string{"ifconfig", ifname, "-promisc"})
 }
 
 // start brings the device under test up for one instance: plain's
@@ -237,50 +189,17 @@ func (b *hostBed) start(ctx context.Context, in Instance, bin string) error {
 			return err
 		}
 	}
-	return b.waitPing(ctx)
+	return waitPing(ctx, b.dut, b.peer.Conf.Addr.Addr().String())
 }
 
 // daemonUp starts the DUT's daemon with the upload of the local binary
 // bin, its files named after name, waits up to 10 s until it answers,
 // and runs its CLI with each of cmds in turn.
 func (b *hostBed) daemonUp(ctx context.Context, name, bin string, cmds ...[]string) error {
-	b.starts++
-	base := path.Join(b.dir[b.dut], fmt.Sprintf("%s-%d", name, b.starts))
-	cli := func(args ...string) []string {
-		return slices.Concat([]string{b.bins[bin], "--socket", base + ".sock"}, args)
-	}
-	d, err := b.background(ctx, b.dut, base+".log", cli("daemon", "--config", base+".conf", "--state-dir", base+".state")...)
-	if err != nil {
+	if err := b.startDaemon(ctx, b.dut, "", b.bins[bin], b.base(name)); err != nil {
 		return err
 	}
-	b.daemon = d
-	err = waitDaemon(ctx, func() error {
-		_, err := b.dut.Run(ctx, nil, cli("bridge", "show")...)
-		return err
-	}, d.Exited, func() string {
-		log, _ := b.dut.Run(ctx, nil, "tail", "-5", base+".log")
-		return strings.TrimSpace(string(log))
-	})
-	if err != nil {
-		return fmt.Errorf("%s: %w", b.dut, err)
-	}
-	for i, c := range cmds {
-		cmds[i] = cli(c...)
-	}
-	return b.dut.RunAll(ctx, cmds...)
-}
-
-// waitPing waits up to 15 s until the peer answers a ping from the DUT.
-func (b *hostBed) waitPing(ctx context.Context) error {
-	ip := b.peer.Conf.Addr.Addr().String()
-	return poll(ctx, 15*time.Second, 200*time.Millisecond, func() error {
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		if _, err := b.dut.Run(pctx, nil, "ping", "-c", "1", ip); err != nil {
-			return fmt.Errorf("%s does not answer ping from %s: %v", ip, b.dut, err)
-		}
-		return nil
-	})
+	return b.daemon.swctlAll(ctx, cmds...)
 }
 
 // measure runs one iperf3 test of row from the DUT to the peer, twice at
@@ -290,56 +209,8 @@ func (b *hostBed) measure(ctx context.Context, row string, seconds int, more ...
 	if row == RowReceive {
 		more = append([]string{"-R"}, more...)
 	}
-	args := iperfArgs(b.peer.Conf.Addr.Addr().String(), seconds, more...)
-	s := Sample{Row: row, Command: fmt.Sprintf("[%s] %s", b.dut.T, strings.Join(args, " ")), Start: time.Now()}
-	err := iperfTwice(ctx, row, seconds, func(ctx context.Context) (err error) {
-		var r iperf3.Result
-		s.CPU, s.EngineCPU, err = b.span(ctx, func() error {
-			out, err := b.dut.Run(ctx, nil, args...)
-			if err == nil {
-				r, err = iperf3.Parse(out)
-			}
-			return err
-		})
-		s.Mbps, s.Retransmits = r.ReceivedBps/1e6, r.Retransmits
-		return err
-	})
-	return s, err
-}
-
-// span runs fn and reads the DUT's whole-machine CPU and the daemon's
-// (when one runs) just before and after it, through the DUT's transport.
-// The engine figure is nil when the daemon's time could not be read.
-func (b *hostBed) span(ctx context.Context, fn func() error) (CPUPercent, *float64, error) {
-	var c [2]CPUTimes
-	var e [2]uint64
-	eerr := errors.New("no daemon")
-	read := func(i int) (err error) {
-		if c[i], err = b.dut.CPU(ctx); err == nil && b.daemon != nil && (i == 0 || eerr == nil) {
-			e[i], eerr = b.dut.ProcCPU(ctx, b.daemon.PID)
-		}
-		return err
-	}
-	w0 := time.Now()
-	err := read(0)
-	if err == nil {
-		err = fn()
-	}
-	if err == nil {
-		err = read(1)
-	}
-	if err != nil {
-		return CPUPercent{}, nil, err
-	}
-	cpu := CPUDelta(c[0], c[1])
-	if eerr != nil || cpu.Ticks == 0 {
-		return cpu, nil, nil
-	}
-	v := 100 * float64(e[1]-e[0]) / float64(cpu.Ticks)
-	if b.dut.Conf.OS != "linux" {
-		v = float64(e[1]-e[0]) / 100 / (time.Since(w0).Seconds() * float64(b.ncpu)) * 100
-	}
-	return cpu, &v, nil
+	out, _, err := b.iperf(ctx, row, row, seconds, iperfClient{b.dut, iperfArgs(b.peer.Conf.Addr.Addr().String(), seconds, more...)})
+	return out[0], err
 }
 
 // promiscuity reads the promiscuity count of the DUT's test interfaces
@@ -348,9 +219,7 @@ func (b *hostBed) promiscuity(ctx context.Context) map[string]int {
 	if b.dut.Conf.OS != "linux" {
 		return nil
 	}
-	return linkPromiscuity(b.dut.Conf.Interfaces, func(l string) ([]byte, error) {
-		return b.dut.Run(ctx, nil, "ip", "-d", "link", "show", l)
-	})
+	return promiscuity(ctx, b.dut, b.dut.Conf.Interfaces)
 }
 
 // promiscRE finds the promiscuity count in `ip -d link show`.
@@ -370,18 +239,10 @@ func linkPromiscuity(links []string, show func(link string) ([]byte, error)) map
 	return m
 }
 
-// undoTo ends the running instance, if any, and puts back the changes
-// after the first n, newest first: the instance's daemon or promiscuous
-// mode, plain's address after its setup, everything at the end.
-func (b *hostBed) undoTo(n int) error {
-	b.daemon = nil
-	return b.changes.undoTo(n)
-}
-
 // close puts back everything the suite changed on both hosts and adds
 // what failed there to *err.
 func (b *hostBed) close(err *error) {
-	switch cerr := b.undoTo(0); {
+	switch cerr := b.testbed.close(); {
 	case cerr == nil:
 	case *err == nil:
 		*err = cerr
@@ -393,16 +254,15 @@ func (b *hostBed) close(err *error) {
 // hostPlan runs plan on b (runPlan): start brings an instance up, and
 // what it changed is put back after its measurements.
 func hostPlan[I fmt.Stringer](b *hostBed, prog *Progress, step *int, plan []I, start, measure func(I) error, weight func(I) float64) error {
-	mark := 0
 	return runPlan(prog, step, plan,
 		func(in I) error {
-			mark = len(b.changes)
+			b.keep()
 			if err := start(in); err != nil {
 				return fmt.Errorf("start: %w", err)
 			}
 			return nil
 		},
-		measure, func() error { return b.undoTo(mark) }, weight)
+		measure, b.stop, weight)
 }
 
 // runHosts runs the promisc plan, then the forwarding-rate plan (with
@@ -432,7 +292,9 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 		err := hostPlan(b, prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }), start, measure,
 			func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 })
 		if err == nil {
-			err = b.undoTo(mark)
+			// plain's address goes with its setup.
+			b.mark = mark
+			err = b.stop()
 		}
 		if err != nil {
 			return err

@@ -164,7 +164,7 @@ func TestParsePsCputime(t *testing.T) {
 	}
 }
 
-func TestTransportCommands(t *testing.T) {
+func TestHostCommands(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		kind, host string
@@ -176,18 +176,18 @@ func TestTransportCommands(t *testing.T) {
 		{"ssh", "dut1", []string{"sh", "-c", `echo $$; exec "$@"`, "it's"}, `ssh -o BatchMode=yes -T dut1 -- sh -c 'echo $$; exec "$@"' 'it'\''s'`},
 	}
 	for _, c := range cases {
-		tr, err := NewTransport(c.kind, c.host)
+		h, err := NewHost(HostConfig{Role: "dut", Transport: c.kind, Host: c.host}, &Commands{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := tr.Command(ctx, c.args...)
+		cmd := h.Command(ctx, c.args...)
 		got := strings.Join(append([]string{filepath.Base(cmd.Path)}, cmd.Args[1:]...), " ")
 		if got != c.want {
 			t.Errorf("%s %s: command\ngot  %s\nwant %s", c.kind, c.host, got, c.want)
 		}
 	}
-	if _, err := NewTransport("rsh", "h"); err == nil || !strings.Contains(err.Error(), `"rsh"`) {
-		t.Errorf("NewTransport(rsh): error %v, want one naming rsh", err)
+	if _, err := NewHost(HostConfig{Role: "dut", Transport: "rsh", Host: "h"}, &Commands{}); err == nil || !strings.Contains(err.Error(), `"rsh"`) {
+		t.Errorf("NewHost with transport rsh: error %v, want one naming rsh", err)
 	}
 }
 
@@ -195,14 +195,14 @@ func TestTransportCommands(t *testing.T) {
 // ended while it ran: then it may have taken effect before the command
 // was killed, and its undo is recorded all the same.
 func TestHostBedChangeInterrupted(t *testing.T) {
-	h := &Host{Conf: HostConfig{Role: "dut", OS: "linux"}, T: Transport{Kind: "netns", Host: "swctl-no-such-ns"}, cmds: &Commands{}}
-	b := &hostBed{}
-	if err := b.change(context.Background(), h, []string{"true"}, []string{"false"}); err == nil || len(b.changes) != 0 {
+	h := &Host{Conf: HostConfig{Role: "dut", Transport: "netns", Host: "swctl-no-such-ns", OS: "linux"}, cmds: &Commands{}}
+	b := &testbed{}
+	if err := b.change(context.Background(), h.run, []string{"true"}, []string{"false"}); err == nil || len(b.changes) != 0 {
 		t.Errorf("failed change: error %v, %d undo steps recorded; want an error and none", err, len(b.changes))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := b.change(ctx, h, []string{"true"}, []string{"false"}); err == nil || len(b.changes) != 1 {
+	if err := b.change(ctx, h.run, []string{"true"}, []string{"false"}); err == nil || len(b.changes) != 1 {
 		t.Errorf("interrupted change: error %v, %d undo steps recorded; want an error and one", err, len(b.changes))
 	}
 }

@@ -24,7 +24,7 @@ import (
 // backends for the whole suite; each instance starts its row's balancer
 // and puts back what it changed when it stops.
 type lbBed struct {
-	nsbed
+	testbed
 	// cfg is the suite's configuration.
 	cfg LBConfig
 	// client and balancer are namespace names.
@@ -35,7 +35,9 @@ type lbBed struct {
 	pin lbPinning
 	// bal is the running instance's balancer process (the swctl daemon
 	// or HAProxy); nil in the rows without one.
-	bal *bgproc.Proc
+	bal *Proc
+	// nginx are the backends' nginx processes.
+	nginx []*Proc
 }
 
 // lbRowTool is the program a row needs besides wrk, nginx and curl.
@@ -55,7 +57,7 @@ func newLBBed(ctx context.Context, cfg LBConfig, plan []LBInstance, dir string, 
 	}
 	tag := fmt.Sprintf("swl%d", os.Getpid()%100000)
 	seg := tag + "seg"
-	b := &lbBed{nsbed: newNSBed(cmds, dir), cfg: cfg, client: tag + "cli", balancer: tag + "lb", pin: pinningFor(runtime.NumCPU())}
+	b := &lbBed{testbed: newTestbed(cmds, dir, "load-balancing testbed"), cfg: cfg, client: tag + "cli", balancer: tag + "lb", pin: pinningFor(runtime.NumCPU())}
 	defer func() {
 		if err != nil {
 			b.close()
@@ -100,6 +102,7 @@ func newLBBed(ctx context.Context, cfg LBConfig, plan []LBInstance, dir string, 
 			return nil, err
 		}
 	}
+	b.keep()
 	return b, nil
 }
 
@@ -136,10 +139,12 @@ func (b *lbBed) startNginx(ctx context.Context, k int, ns string) error {
 		os.WriteFile(filepath.Join(dir, "www", "index.html"), nil, 0o644), os.WriteFile(conf, []byte(nginxConf(dir)), 0o644)); err != nil {
 		return fmt.Errorf("nginx %d: %w", k, err)
 	}
-	if err := b.serve("nginx in "+ns, filepath.Join(dir, "stderr.log"), ns, b.pin.Backends, "nginx", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf); err != nil {
+	p, err := b.background(ctx, b.on(ns), filepath.Join(dir, "stderr.log"), b.pin.Backends, "nginx", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf)
+	if err != nil {
 		return err
 	}
-	err := poll(ctx, 10*time.Second, 50*time.Millisecond, func() error { _, err := b.requestCounts(ctx, ns); return err })
+	b.nginx = append(b.nginx, p)
+	err = poll(ctx, 10*time.Second, 50*time.Millisecond, func() error { _, err := b.requestCounts(ctx, ns); return err })
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("nginx in %s did not answer within 10s: %v: %s", ns, err, bgproc.Tail(filepath.Join(dir, "error.log")))
 	}
@@ -151,7 +156,7 @@ func (b *lbBed) startNginx(ctx context.Context, k int, ns string) error {
 func (b *lbBed) requestCounts(ctx context.Context, nss ...string) ([]uint64, error) {
 	var out []uint64
 	for _, ns := range nss {
-		text, err := b.cmds.Output(ctx, "", nil, inNS(ns, "curl", "-sS", "--max-time", "2", "http://127.0.0.1:8080/status")...)
+		text, err := b.on(ns).Run(ctx, nil, "curl", "-sS", "--max-time", "2", "http://127.0.0.1:8080/status")
 		if err != nil {
 			return nil, err
 		}
@@ -191,10 +196,10 @@ func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error
 		// The daemon is pinned (its threads inherit the CPU) and
 		// configured through swctl's CLI; a CLI without `swctl lb` fails
 		// here with its own error.
-		if err := b.startDaemon(ctx, b.balancer, b.pin.Balancer, bin, base); err != nil {
+		if err := b.startDaemon(ctx, b.on(b.balancer), b.pin.Balancer, bin, base); err != nil {
 			return err
 		}
-		b.bal = b.daemon.p
+		b.bal = b.daemon.Proc
 		cmds := [][]string{{"lb", "create", "web", "--iface", "eth0", "--vip", lbVIP, "--method", "maglev", "--health", "tcp:80"}}
 		for k := 1; k <= lbBackends; k++ {
 			cmds = append(cmds, []string{"lb", "backend", "add", "web", lbBackendIP(k)})
@@ -226,10 +231,9 @@ func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error
 		if err := b.do(ctx, vip); err != nil {
 			return err
 		}
-		if b.bal, err = startProc(b.cmds, "haproxy", base+".log", b.balancer, b.pin.Balancer, "haproxy", "-db", "-f", base+".cfg"); err != nil {
+		if b.bal, err = b.background(ctx, b.on(b.balancer), base+".log", b.pin.Balancer, "haproxy", "-db", "-f", base+".cfg"); err != nil {
 			return err
 		}
-		b.ends = append(b.ends, b.bal.Stop)
 	}
 	return b.warmUp(ctx, in)
 }
@@ -278,9 +282,9 @@ backend web
 
 // wrkArgs is the wrk command line of a run of seconds in mode against
 // row's URL (backend 1's for direct, the VIP's elsewhere), pinned to the
-// client's CPU.
+// client's CPU, for the client namespace.
 func (b *lbBed) wrkArgs(row, mode string, seconds int) []string {
-	args := inNS(b.client, pinned(b.pin.Client, "wrk", "-t1", "-c"+strconv.Itoa(b.cfg.Connections), "-d"+strconv.Itoa(seconds)+"s", "--latency", "--timeout", "5s")...)
+	args := pinned(b.pin.Client, "wrk", "-t1", "-c"+strconv.Itoa(b.cfg.Connections), "-d"+strconv.Itoa(seconds)+"s", "--latency", "--timeout", "5s")
 	if mode == LBClose {
 		args = append(args, "-H", "Connection: close")
 	}
@@ -290,13 +294,13 @@ func (b *lbBed) wrkArgs(row, mode string, seconds int) []string {
 	return append(args, "http://"+lbVIP+"/")
 }
 
-// runWrk runs wrk with args (a run of seconds) and returns what it
-// printed and its own CPU time (rusage) in seconds.
+// runWrk runs wrk with args (a run of seconds) in the client namespace
+// and returns what it printed and its own CPU time (rusage: ip netns exec
+// execs wrk) in seconds.
 func (b *lbBed) runWrk(ctx context.Context, args []string, seconds int) ([]byte, float64, error) {
-	b.cmds.record(commandLine(args))
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd := b.on(b.client).command(ctx, args...)
 	out, err := capture(cmd, "wrk")
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w %s", err, strings.TrimSpace(string(out)))
@@ -312,7 +316,7 @@ func (b *lbBed) warmUp(ctx context.Context, in LBInstance) error {
 	return poll(ctx, 20*time.Second, 200*time.Millisecond, func() error {
 		_, err := b.measure(ctx, in, LBClose, b.cfg.Warmup)
 		if err != nil && b.bal != nil && b.bal.Exited() {
-			return stopPoll{fmt.Errorf("%s exited: %s", b.bal.Name, bgproc.Tail(b.bal.Log))}
+			return stopPoll{fmt.Errorf("%s exited: %s", b.bal.desc, b.bal.Tail())}
 		}
 		if err != nil {
 			return fmt.Errorf("warm-up: %w", err)
@@ -337,14 +341,14 @@ func (b *lbBed) ticks() (t lbTicks, err error) {
 		return t, err
 	}
 	if b.bal != nil {
-		if t.balancerUser, t.balancerSys, err = cpustat.ReadPidTimes(b.bal.Pid()); err != nil {
-			return t, fmt.Errorf("%s: %w", b.bal.Name, err)
+		if t.balancerUser, t.balancerSys, err = cpustat.ReadPidTimes(b.bal.PID); err != nil {
+			return t, fmt.Errorf("%s: %w", b.bal.desc, err)
 		}
 	}
-	for _, p := range b.procs {
-		n, err := cpustat.ReadPid(p.Pid())
+	for _, p := range b.nginx {
+		n, err := cpustat.ReadPid(p.PID)
 		if err != nil {
-			return t, fmt.Errorf("%s: %w", p.Name, err)
+			return t, fmt.Errorf("%s: %w", p.desc, err)
 		}
 		t.nginx += n
 	}
@@ -356,7 +360,7 @@ func (b *lbBed) ticks() (t lbTicks, err error) {
 // balanced row left a backend without requests is an error.
 func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string, seconds int) (LBSample, error) {
 	args := b.wrkArgs(in.Row, mode, seconds)
-	s := LBSample{Command: commandLine(args)}
+	s := LBSample{Command: b.on(b.client).line(args)}
 	before, err := b.requestCounts(ctx, b.backends...)
 	t0, terr := b.ticks()
 	if err := errors.Join(err, terr); err != nil {

@@ -30,7 +30,7 @@ import (
 // benchmark (package gen measures latency against one process clock).
 // The hosts have addresses too, for make bench's ping and iperf3.
 type rateBed struct {
-	nsbed
+	testbed
 	// spec is the setup built.
 	spec RateSpec
 	// cfg is the forwarding-rate configuration.
@@ -67,7 +67,7 @@ type rateBed struct {
 
 // forwarder brings up what forwards in the dut namespace for one
 // instance, on the bed's dut ports, with swctl binary bin and files next
-// to base; the bed's stop takes it down (nsbed's daemon, ends and undo).
+// to base; the bed's stop takes it down (the instance's changes).
 type forwarder func(ctx context.Context, b *rateBed, bin, base string) error
 
 // newRateBed builds the testbed of spec; idx (0-254) picks its names and
@@ -77,7 +77,7 @@ type forwarder func(ctx context.Context, b *rateBed, bin, base string) error
 func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir string, cmds *Commands, prefix, fwdCPU string) (_ *rateBed, err error) {
 	tag := fmt.Sprintf("%s%d%c", prefix, os.Getpid()%100000, 'a'+idx)
 	mac := func(a, b int) string { return fmt.Sprintf("02:53:%02x:00:%02x:%02x", idx, a, b) }
-	b := &rateBed{nsbed: newNSBed(cmds, dir), spec: spec, cfg: cfg, fwdCPU: fwdCPU,
+	b := &rateBed{testbed: newTestbed(cmds, dir, spec.Name), spec: spec, cfg: cfg, fwdCPU: fwdCPU,
 		h1: tag + "h1", dut: tag + "dut", h2: tag + "h2", tx: "eth0", rx: "eth0", rxPort: "p2",
 		txMAC: mac(0, 1), rxMAC: mac(0, 2), sinkMAC: mac(0, 3), offloads: map[[2]string][]string{},
 		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx)}
@@ -99,15 +99,8 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 		steps = netbed.Veth(b.h1, "eth0", b.txMAC, b.h2, "eth0", b.rxMAC)
 	case spec.Trunk:
 		b.rx, b.rxPort = "br0", "trunk0"
-		steps = netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC)
-		steps = append(steps, []string{"ip", "-n", b.h2, "link", "add", "br0", "address", b.rxMAC, "type", "bridge"})
-		for i := 1; i <= 2; i++ {
-			t := fmt.Sprintf("b%d", i)
-			steps = append(steps, netbed.Veth(b.dut, fmt.Sprintf("a%d", i), mac(0xa0, i), b.h2, t, mac(0xb0, i))...)
-			steps = append(steps, []string{"ip", "-n", b.h2, "link", "set", t, "master", "br0"})
-		}
-		steps = append(steps, []string{"ip", "-n", b.h2, "link", "set", "br0", "up"},
-			inNS(b.h2, "bridge", "fdb", "add", b.sinkMAC, "dev", "br0", "self", "local"))
+		steps = append(netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC), trunkPeer(b.dut, b.h2, b.rxMAC, "b", mac)...)
+		steps = append(steps, inNS(b.h2, "bridge", "fdb", "add", b.sinkMAC, "dev", "br0", "self", "local"))
 	default:
 		steps = netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC)
 		steps = append(steps, netbed.Veth(b.dut, "p2", mac(0xd0, 2), b.h2, "eth0", b.rxMAC)...)
@@ -124,6 +117,7 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 	if b.counter, err = tester.NewCounter(tester.End{NS: b.h2, Interface: b.rx}); err != nil {
 		return nil, err
 	}
+	b.keep()
 	return b, nil
 }
 
@@ -188,20 +182,14 @@ func (b *rateBed) receive(ctx context.Context, st gen.Stream, l gen.Load) (RateR
 // machine's readings before and after, for the cost per frame.
 func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRun, [2]cpustat.Reading, error) {
 	var rr RateRun
-	span, err := b.cpuBefore()
-	if err != nil {
-		return rr, [2]cpustat.Reading{}, err
-	}
-	rr.Result, err = bench.Run(ctx, l)
-	cpu, engine, cerr := span.after()
-	if err != nil {
-		return rr, span.machine, fmt.Errorf("%s -> %s: %w", b.tx, b.rx, err)
-	}
-	if cerr != nil {
-		return rr, span.machine, cerr
-	}
+	cpu, engine, m, err := b.span(ctx, func() (err error) {
+		if rr.Result, err = bench.Run(ctx, l); err != nil {
+			return fmt.Errorf("%s -> %s: %w", b.tx, b.rx, err)
+		}
+		return nil
+	})
 	rr.CPU, rr.EngineCPU = cpu, engine
-	return rr, span.machine, nil
+	return rr, m, err
 }
 
 // measure measures one frame size with the bed's configuration as its
@@ -297,14 +285,6 @@ func (b *rateBed) window(ctx context.Context) (WindowSample, error) {
 	return smp, nil
 }
 
-// stop ends the current instance's forwarder.
-func (b *rateBed) stop() error {
-	if err := b.nsbed.stop(); err != nil {
-		return fmt.Errorf("%s: stop: %w", b.spec.Name, err)
-	}
-	return nil
-}
-
 // close stops the forwarder, closes the counter and tears the testbed
 // down.
 func (b *rateBed) close() {
@@ -312,5 +292,5 @@ func (b *rateBed) close() {
 		b.counter.Close()
 		b.counter = nil
 	}
-	b.nsbed.close()
+	b.testbed.close()
 }

@@ -38,7 +38,7 @@ var addrBlockFirst = frame.MAC{0x02, 0x89, 0x10, 0, 0, 0}
 // namespace holding their peers t1 (learning port), t2 (test port) and t3
 // (monitor port), which the harness opens with AF_PACKET in-process.
 type addrBed struct {
-	nsbed
+	testbed
 	// cfg is the suite's configuration.
 	cfg RFC2889Config
 	// dut and tester are the namespace names.
@@ -63,7 +63,7 @@ type addrBed struct {
 // newAddrBed builds the testbed; on error what was made is removed.
 func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Commands) (_ *addrBed, err error) {
 	tag := fmt.Sprintf("swa%d", os.Getpid()%100000)
-	b := &addrBed{nsbed: newNSBed(cmds, dir), cfg: cfg, dut: tag + "dut", tester: tag + "tst", testMAC: frame.MAC{0x02, 0x89, 0, 0, 0, 0x02}, runID: rand.Uint32()}
+	b := &addrBed{testbed: newTestbed(cmds, dir, RFC2889Setup), cfg: cfg, dut: tag + "dut", tester: tag + "tst", testMAC: frame.MAC{0x02, 0x89, 0, 0, 0, 0x02}, runID: rand.Uint32()}
 	defer func() {
 		if err != nil {
 			b.close()
@@ -77,6 +77,7 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 	if err := b.build(ctx, []string{b.dut, b.tester}, steps...); err != nil {
 		return nil, err
 	}
+	b.keep()
 	return b, nil
 }
 
@@ -84,7 +85,7 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 // and checks that a small trial passes.
 func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error) {
 	defer failedStart(in, b.stop, &err)
-	if err := b.startDaemon(ctx, b.dut, "", bin, b.base("rfc2889")); err != nil {
+	if err := b.startDaemon(ctx, b.on(b.dut), "", bin, b.base("rfc2889")); err != nil {
 		return err
 	}
 	if err := b.daemon.swctlAll(ctx,
@@ -117,9 +118,10 @@ func addrStreams(testMAC frame.MAC, block gen.AddressBlock) (learn, test, learnB
 }
 
 // open opens t1, t2 and t3 in the tester namespace with a receiver
-// running on each, and the senders; the instance's ends close the ports,
-// which ends the receivers.
+// running on each, and the senders; the instance's changes close the
+// ports, which ends the receivers, before the daemon stops.
 func (b *addrBed) open() error {
+	b.ports = nil
 	for _, e := range []struct {
 		name string
 		dst  uint16
@@ -136,7 +138,7 @@ func (b *addrBed) open() error {
 		}
 		done := make(chan error, 1)
 		go func() { done <- rc.Run() }()
-		b.ends = append(b.ends, func() error {
+		b.changes = append(b.changes, func() error {
 			p.Close()
 			return <-done
 		})
@@ -266,16 +268,6 @@ func (b *addrBed) measure(ctx context.Context) (RFC2889Sample, error) {
 	}
 	smp.LearningRate, err = SearchLearningRate(ctx, trial, n, b.cfg.RateMax, b.cfg.RateMax*b.cfg.Resolution, b.cfg.RateTrials)
 	return smp, err
-}
-
-// stop ends the instance: the tester's ports (and with them the
-// receivers), then the daemon.
-func (b *addrBed) stop() error {
-	b.ports = nil
-	if err := b.nsbed.stop(); err != nil {
-		return fmt.Errorf("%s: %w", RFC2889Setup, err)
-	}
-	return nil
 }
 
 // runRFC2889 runs the address-caching suite's instances (plan) on its

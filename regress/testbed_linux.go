@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
-	"time"
 
-	"github.com/swctl/swctl/internal/iperf3"
 	"github.com/swctl/swctl/internal/netbed"
 )
 
@@ -26,7 +22,7 @@ const (
 // namespace and one or two peers, their cables, addresses and iperf3
 // servers. Instances (daemon starts) come and go on it.
 type bed struct {
-	nsbed
+	testbed
 	// spec is the setup built.
 	spec SetupSpec
 	// dut, peer and peer2 are namespace names (peer2 only for bridge0).
@@ -62,7 +58,7 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	tag := fmt.Sprintf("swr%d%c", os.Getpid()%100000, 'a'+idx)
 	ip := func(n int) string { return fmt.Sprintf("10.78.%d.%d", idx, n) }
 	mac := func(kind, n int) string { return fmt.Sprintf("02:52:%02x:00:%02x:%02x", idx, kind, n) }
-	b := &bed{nsbed: newNSBed(cmds, dir), spec: spec, dut: tag + "dut", peer: tag + "h1", peer2: tag + "h2",
+	b := &bed{testbed: newTestbed(cmds, dir, spec.Name), spec: spec, dut: tag + "dut", peer: tag + "h1", peer2: tag + "h2",
 		dutIP: ip(2), peerIP: ip(1), peer2IP: ip(3), peerMAC: mac(0, 1), peer2MAC: mac(0, 3)}
 	defer func() {
 		if err != nil {
@@ -87,17 +83,8 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 		}...)
 	case "trunk0":
 		b.dutDev, b.links = "trunk0", []string{"a1", "a2"}
-		steps = [][]string{{"ip", "-n", b.peer, "link", "add", "br0", "address", b.peerMAC, "type", "bridge"}}
-		for i := 1; i <= 2; i++ {
-			a, q := fmt.Sprintf("a%d", i), fmt.Sprintf("q%d", i)
-			steps = append(steps, netbed.Veth(b.dut, a, mac(0xa0, i), b.peer, q, mac(0xb0, i))...)
-			steps = append(steps, []string{"ip", "-n", b.peer, "link", "set", q, "master", "br0"}, netbed.NoOffload(b.peer, q))
-		}
-		steps = append(steps,
-			netbed.Addr(b.peer, b.peerIP+"/24", "br0"),
-			[]string{"ip", "-n", b.peer, "link", "set", "br0", "up"},
-			netbed.NoOffload(b.peer, "br0"),
-		)
+		steps = append(trunkPeer(b.dut, b.peer, b.peerMAC, "q", mac), netbed.NoOffload(b.peer, "q1"), netbed.NoOffload(b.peer, "q2"),
+			netbed.Addr(b.peer, b.peerIP+"/24", "br0"), netbed.NoOffload(b.peer, "br0"))
 	case "bridge0":
 		b.dutDev = "bridge0"
 		hosts, servers = append(hosts, bedHost{b.peer2, b.peer2IP, b.peer2MAC}), append(servers, b.peer2)
@@ -129,11 +116,26 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 		return nil, err
 	}
 	for _, ns := range servers {
-		if err := b.serve("iperf3 server in "+ns, filepath.Join(dir, ns+"-iperf3.log"), ns, peerCPU, "iperf3", "-s", "-p", iperfPort); err != nil {
+		if _, err := b.background(ctx, b.on(ns), filepath.Join(dir, ns+"-iperf3.log"), peerCPU, "iperf3", "-s", "-p", iperfPort); err != nil {
 			return nil, err
 		}
 	}
+	b.keep()
 	return b, nil
+}
+
+// trunkPeer returns the commands that cable the dut namespace's a1 and
+// a2 (MACs mac(0xa0, i)) to end1 and end2 (mac(0xb0, i)) in namespace
+// peer, ports of a Linux bridge br0 there whose MAC is brMAC: the far end
+// of a trunk setup.
+func trunkPeer(dut, peer, brMAC, end string, mac func(kind, n int) string) [][]string {
+	steps := [][]string{{"ip", "-n", peer, "link", "add", "br0", "address", brMAC, "type", "bridge"}}
+	for i := 1; i <= 2; i++ {
+		e := fmt.Sprintf("%s%d", end, i)
+		steps = append(steps, netbed.Veth(dut, fmt.Sprintf("a%d", i), mac(0xa0, i), peer, e, mac(0xb0, i))...)
+		steps = append(steps, []string{"ip", "-n", peer, "link", "set", e, "master", "br0"})
+	}
+	return append(steps, []string{"ip", "-n", peer, "link", "set", "br0", "up"})
 }
 
 // start brings the device under test up for one instance with binary bin
@@ -148,11 +150,11 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 			if err != nil {
 				return err
 			}
-			b.ends = append(b.ends, hold.Close)
+			b.changes = append(b.changes, hold.Close)
 		}
-		return waitPing(ctx, b.cmds, b.dut, b.peerIP)
+		return waitPing(ctx, b.on(b.dut), b.peerIP)
 	}
-	if err := b.startDaemon(ctx, b.dut, "", bin, b.base(b.spec.Name)); err != nil {
+	if err := b.startDaemon(ctx, b.on(b.dut), "", bin, b.base(b.spec.Name)); err != nil {
 		return err
 	}
 	// steps are the daemon's CLI commands, then those that address the
@@ -178,11 +180,10 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 	if err := b.daemon.swctlAll(ctx, steps...); err != nil {
 		return err
 	}
-	out, err := b.cmds.Output(ctx, "", nil, inNS(b.dut, "cat", "/sys/class/net/"+b.dutDev+"/address")...)
+	mac, err := b.on(b.dut).MAC(ctx, b.dutDev)
 	if err != nil {
 		return err
 	}
-	mac := strings.TrimSpace(string(out))
 	steps = [][]string{
 		netbed.Addr(b.dut, b.dutIP+"/24", b.dutDev),
 		{"ip", "-n", b.dut, "link", "set", b.dutDev, "up"},
@@ -197,28 +198,16 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 		return err
 	}
 	for _, p := range append(pings, [2]string{b.dut, b.peerIP}) {
-		if err := waitPing(ctx, b.cmds, p[0], p[1]); err != nil {
+		if err := waitPing(ctx, b.on(p[0]), p[1]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// waitPing waits up to 15 s until ip answers a ping from namespace ns.
-func waitPing(ctx context.Context, cmds *Commands, ns, ip string) error {
-	return poll(ctx, 15*time.Second, 100*time.Millisecond, func() error {
-		if err := cmds.run(ctx, inNS(ns, "ping", "-c", "1", "-W", "1", ip)...); err != nil {
-			return fmt.Errorf("%s does not answer ping from %s: %v", ip, ns, err)
-		}
-		return nil
-	})
-}
-
 // promiscuity reads the kernel's promiscuity count of the links.
 func (b *bed) promiscuity(ctx context.Context) map[string]int {
-	return linkPromiscuity(b.links, func(l string) ([]byte, error) {
-		return b.cmds.Output(ctx, "", nil, "ip", "-n", b.dut, "-d", "link", "show", l)
-	})
+	return promiscuity(ctx, b.on(b.dut), b.links)
 }
 
 // measure runs one iperf3 test of row; more are extra iperf3 client
@@ -231,53 +220,12 @@ func (b *bed) measure(ctx context.Context, row string, seconds int, more ...stri
 	case RowForward:
 		ns, ip = b.peer, b.peer2IP
 	}
-	out, _, err := b.measureAll(ctx, row, seconds, [][]string{append(iperfClient(ns, ip, seconds, extra...), more...)})
+	out, _, err := b.iperf(ctx, b.spec.Name+" "+row, row, seconds, b.client(ns, ip, seconds, append(extra, more...)...))
 	return out[0], err
 }
 
-// iperfClient is the command line of an iperf3 client in namespace ns,
-// pinned to clientCPU, against the server at ip, with extra options.
-func iperfClient(ns, ip string, seconds int, extra ...string) []string {
-	return inNS(ns, pinned(clientCPU, iperfArgs(ip, seconds, extra...)...)...)
-}
-
-// measureAll runs the iperf3 clients args at once (one sample each, all
-// with the CPU of the span from just before the first starts to just
-// after the last ends), twice at most when one fails. It also returns
-// their iperf3 results, for figures a Sample does not hold.
-func (b *bed) measureAll(ctx context.Context, row string, seconds int, args [][]string) ([]Sample, []iperf3.Result, error) {
-	out := make([]Sample, len(args))
-	for i, a := range args {
-		out[i] = Sample{Row: row, Command: strings.Join(a, " "), Start: time.Now()}
-	}
-	var res []iperf3.Result
-	err := iperfTwice(ctx, b.spec.Name+" "+row, seconds, func(ctx context.Context) error {
-		span, err := b.cpuBefore()
-		if err != nil {
-			return err
-		}
-		outs, errs := make([][]byte, len(args)), make([]error, len(args))
-		var wg sync.WaitGroup
-		for i, a := range args {
-			wg.Go(func() { outs[i], errs[i] = b.cmds.Output(ctx, "", nil, a...) })
-		}
-		wg.Wait()
-		cpu, engine, err := span.after()
-		res = make([]iperf3.Result, len(args))
-		for i := range args {
-			if errs[i] == nil {
-				res[i], errs[i] = iperf3.Parse(outs[i])
-			}
-			if errs[i] != nil {
-				err = errs[i]
-			}
-			out[i].Mbps, out[i].Retransmits = res[i].ReceivedBps/1e6, res[i].Retransmits
-			out[i].CPU, out[i].EngineCPU = cpu, engine
-		}
-		return err
-	})
-	if err != nil {
-		return out, nil, err
-	}
-	return out, res, nil
+// client is an iperf3 client in namespace ns, pinned to clientCPU,
+// against the server at ip, with extra options.
+func (b *bed) client(ns, ip string, seconds int, extra ...string) iperfClient {
+	return iperfClient{b.on(ns), pinned(clientCPU, iperfArgs(ip, seconds, extra...)...)}
 }

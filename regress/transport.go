@@ -3,6 +3,7 @@ package regress
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -18,42 +19,6 @@ import (
 	"github.com/swctl/swctl/internal/cpustat"
 )
 
-// Transport is how the harness runs commands on a test host: the ssh
-// client, which reads the user's ~/.ssh/config (keys, user, port, jump
-// hosts), or ip netns exec in a local network namespace, the real-host
-// code path exercised without real hosts.
-type Transport struct {
-	// Kind is "ssh" or "netns".
-	Kind string
-	// Host is the ssh destination (host, user@host or a Host alias) or
-	// the namespace's name under /run/netns.
-	Host string
-}
-
-// NewTransport returns the transport named kind ("ssh" or "netns") to
-// host (an ssh destination or a namespace name).
-func NewTransport(kind, host string) (Transport, error) {
-	if kind != "ssh" && kind != "netns" {
-		return Transport{}, fmt.Errorf("transport %q to %s: unknown (have ssh, netns)", kind, host)
-	}
-	return Transport{Kind: kind, Host: host}, nil
-}
-
-// String names the transport and host for messages: "ssh dut1",
-// "netns swr1dut".
-func (t Transport) String() string { return t.Kind + " " + t.Host }
-
-// Command returns an unstarted local command that runs args on the host,
-// with its stdin, stdout and stderr connected through. Over ssh, args are
-// quoted for the remote shell, which ssh hands its command line to;
-// BatchMode keeps ssh from asking for a password in the middle of a suite.
-func (t Transport) Command(ctx context.Context, args ...string) *exec.Cmd {
-	if t.Kind == "ssh" {
-		return exec.CommandContext(ctx, "ssh", "-o", "BatchMode=yes", "-T", t.Host, "--", commandLine(args))
-	}
-	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", t.Host}, args...)...)
-}
-
 // commandLine joins args into one line for a POSIX shell, each quoted
 // when it holds anything but safe characters.
 func commandLine(args []string) string {
@@ -66,37 +31,88 @@ func commandLine(args []string) string {
 	return strings.Join(q, " ")
 }
 
-// Host is a test host reached through a transport, with the commands of
-// its OS.
+// Host is a test host reached through its transport, with the commands
+// of its OS: the ssh client, which reads the user's ~/.ssh/config (keys,
+// user, port, jump hosts), or ip netns exec in a local network namespace
+// (a testbed's, or one standing for a real host to exercise that code
+// path without real hosts).
 type Host struct {
-	// Conf is the host's section of regress.conf.
+	// Conf is the host's section of regress.conf: its Transport ("ssh"
+	// or "netns") and Host (the ssh destination, or the namespace's name
+	// under /run/netns) say how commands reach it.
 	Conf HostConfig
-	// T runs commands there.
-	T Transport
 	// cmds records every command run.
 	cmds *Commands
 }
 
 // NewHost returns the host of c, recording commands in cmds.
 func NewHost(c HostConfig, cmds *Commands) (*Host, error) {
-	t, err := NewTransport(c.Transport, c.Host)
-	if err != nil {
-		return nil, fmt.Errorf("[%s]: %w", c.Role, err)
+	if c.Transport != "ssh" && c.Transport != "netns" {
+		return nil, fmt.Errorf("[%s]: transport %q to %s: unknown (have ssh, netns)", c.Role, c.Transport, c.Host)
 	}
-	return &Host{Conf: c, T: t, cmds: cmds}, nil
+	return &Host{Conf: c, cmds: cmds}, nil
 }
 
-// String names the host: "dut (ssh dut1)".
-func (h *Host) String() string { return fmt.Sprintf("%s (%s)", h.Conf.Role, h.T) }
+// transport names the transport and host for messages: "ssh dut1",
+// "netns swr1dut".
+func (h *Host) transport() string { return h.Conf.Transport + " " + h.Conf.Host }
+
+// String names the host: "dut (ssh dut1)", or a testbed's namespace
+// "netns swr1dut".
+func (h *Host) String() string {
+	if h.Conf.Role == "" {
+		return h.transport()
+	}
+	return fmt.Sprintf("%s (%s)", h.Conf.Role, h.transport())
+}
+
+// Command returns an unstarted local command that runs args on the host,
+// with its stdin, stdout and stderr connected through. Over ssh, args are
+// quoted for the remote shell, which ssh hands its command line to;
+// BatchMode keeps ssh from asking for a password in the middle of a suite.
+func (h *Host) Command(ctx context.Context, args ...string) *exec.Cmd {
+	if h.Conf.Transport == "ssh" {
+		return exec.CommandContext(ctx, "ssh", "-o", "BatchMode=yes", "-T", h.Conf.Host, "--", commandLine(args))
+	}
+	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", h.Conf.Host}, args...)...)
+}
 
 // Run runs args on the host with stdin (may be nil) and returns stdout;
 // the error names the host, the command and carries stderr.
 func (h *Host) Run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
-	line := strings.Join(args, " ")
-	h.cmds.record(fmt.Sprintf("[%s] %s", h.T, line))
-	cmd := h.T.Command(ctx, args...)
+	cmd := h.command(ctx, args...)
 	cmd.Stdin = stdin
-	return capture(cmd, fmt.Sprintf("%s: %s", h, line))
+	return capture(cmd, fmt.Sprintf("%s: %s", h, commandLine(args)))
+}
+
+// run runs args like Run and drops stdout (testbed.change's run).
+func (h *Host) run(ctx context.Context, args ...string) error {
+	_, err := h.Run(ctx, nil, args...)
+	return err
+}
+
+// within runs args like Run, for timeout at most, and returns stdout.
+func (h *Host) within(ctx context.Context, timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := h.Run(ctx, nil, args...)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("%s: %s: no answer within %v", h, commandLine(args), timeout)
+	}
+	return string(out), err
+}
+
+// command records args and returns the unstarted local command that
+// runs them on the host (Command).
+func (h *Host) command(ctx context.Context, args ...string) *exec.Cmd {
+	h.cmds.record(h.line(args))
+	return h.Command(ctx, args...)
+}
+
+// line is how the command log records args run on the host: "[netns
+// swr1dut] cat /proc/stat", "[ssh dut1] ..." (quoted as for a shell).
+func (h *Host) line(args []string) string {
+	return fmt.Sprintf("[%s] %s", h.transport(), commandLine(args))
 }
 
 // readOS runs linux on a Linux host, bsd on the others, like Run, and
@@ -142,6 +158,9 @@ type Proc struct {
 	host *Host
 	// desc is its command line, for errors.
 	desc string
+	// log is the file on the host its output goes to; "" for
+	// RunStoppable's.
+	log string
 }
 
 // start starts args on the host through a shell that prints its PID and
@@ -150,7 +169,7 @@ type Proc struct {
 // goes to out.
 func (h *Host) start(ctx context.Context, out io.Writer, redirect, zero string, args ...string) (*Proc, error) {
 	p := &Proc{done: make(chan struct{}), host: h, desc: strings.Join(args, " ")}
-	p.cmd = h.T.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", `echo $$; exec "$@"` + redirect, zero}, args...)...)
+	p.cmd = h.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", `echo $$; exec "$@"` + redirect, zero}, args...)...)
 	// Its own process group: a Ctrl-C at the terminal reaches the
 	// harness, which stops the command on the host.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -180,8 +199,24 @@ func (h *Host) start(ctx context.Context, out io.Writer, redirect, zero string, 
 // Start starts args on the host in the background with stdout and stderr
 // going to log on the host.
 func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, error) {
-	h.cmds.record(fmt.Sprintf("[%s] %s > %s &", h.T, strings.Join(args, " "), log))
-	return h.start(ctx, io.Discard, ` >"$0" 2>&1`, log, args...)
+	h.cmds.record(h.line(args) + " > " + log + " &")
+	p, err := h.start(ctx, io.Discard, ` >"$0" 2>&1`, log, args...)
+	if err == nil {
+		p.log = log
+	}
+	return p, err
+}
+
+// Tail returns the end of the process's log (its last 5 lines), for
+// errors.
+func (p *Proc) Tail() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := p.host.Run(ctx, nil, "tail", "-5", p.log)
+	if err != nil {
+		return err.Error()
+	}
+	return cmp.Or(strings.TrimSpace(string(out)), "(empty log)")
 }
 
 // RunStoppable runs args on the host in the foreground like Run, as a
@@ -189,7 +224,7 @@ func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, er
 // client that goes away leaves its remote command running. It returns
 // stdout.
 func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error) {
-	h.cmds.record(fmt.Sprintf("[%s] %s", h.T, strings.Join(args, " ")))
+	h.cmds.record(h.line(args))
 	var out bytes.Buffer
 	p, err := h.start(ctx, &out, "", "sh", args...)
 	if err != nil {

@@ -105,7 +105,7 @@ func (c *Commands) record(line string) {
 	c.mu.Unlock()
 }
 
-// run runs args like Output and drops stdout: a netbed.Runner.
+// run runs args like Output and drops stdout (testbed.change's run).
 func (c *Commands) run(ctx context.Context, args ...string) error {
 	_, err := c.Output(ctx, "", nil, args...)
 	return err

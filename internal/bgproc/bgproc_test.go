@@ -10,49 +10,8 @@ import (
 	"time"
 )
 
-func TestStartLogsAndEnds(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "echo.log")
-	p, err := Start("echo", log, "sh", "-c", "echo hello; echo oops >&2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("sh did not end within 10 s")
-	}
-	if !p.Exited() {
-		t.Errorf("Exited() = false after Done")
-	}
-	if got := Tail(log); got != "hello\noops" {
-		t.Errorf("Tail = %q, want both lines", got)
-	}
-}
-
-func TestStopTerminates(t *testing.T) {
-	p, err := Start("sleep", filepath.Join(t.TempDir(), "sleep.log"), "sleep", "60")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Exited() {
-		t.Fatal("sleep 60 ended at once")
-	}
-	if err := p.Stop(); err != nil {
-		t.Errorf("Stop: %v, want nil (sleep ends on SIGTERM)", err)
-	}
-	if !p.Exited() {
-		t.Errorf("still running after Stop")
-	}
-}
-
-func TestStartErrors(t *testing.T) {
+func TestTail(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Start("x", filepath.Join(dir, "no", "such", "dir", "x.log"), "true"); err == nil || !strings.HasPrefix(err.Error(), "x: log: ") {
-		t.Errorf("log in a missing directory: %v, want an error naming x and its log", err)
-	}
-	if _, err := Start("x", filepath.Join(dir, "x.log"), filepath.Join(dir, "no-such-program")); err == nil || !strings.Contains(err.Error(), "no-such-program") {
-		t.Errorf("missing program: %v, want an error naming it", err)
-	}
 	if got := Tail(filepath.Join(dir, "none.log")); !strings.Contains(got, "no such file") {
 		t.Errorf("Tail of a missing file = %q, want the error", got)
 	}

@@ -1,62 +1,20 @@
-// Package netbed builds the harnesses' network-namespace testbeds, for
-// make bench (cmd/swctl-bench) and make regress (package regress): quiet
-// namespaces (lo up, IPv6 off, so no DAD, router or MLD solicitation
-// disturbs a frame count), the commands of a veth cable, an address, a
-// permanent neighbour and offloads off, and deleting what was made, also
-// when a later step fails.
+// Package netbed holds the commands that build the harnesses'
+// network-namespace testbeds, for make bench (cmd/swctl-bench) and make
+// regress (package regress, whose testbed runs them and records how to
+// put each back): a quiet namespace (lo up, IPv6 off, so no DAD, router
+// or MLD solicitation disturbs a frame count), a veth cable, an address,
+// a permanent neighbour and offloads off.
 package netbed
 
-import (
-	"context"
-	"fmt"
-)
-
-// Runner runs one setup command (a harness's own, so that it can record
-// or bound it) and returns its error, which names the command.
-type Runner func(ctx context.Context, args ...string) error
-
-// Namespaces are the namespaces one testbed made; Delete removes them and
-// with them every veth end and bridge in them.
-type Namespaces struct {
-	// run runs the ip and sysctl commands.
-	run Runner
-	// names are the namespaces made so far, in order.
-	names []string
-}
-
-// New returns an empty set whose commands run is to run.
-func New(run Runner) *Namespaces {
-	return &Namespaces{run: run}
-}
-
-// Add makes the namespace name, records it for Delete (before anything
-// else can fail) and quiets it: lo up, IPv6 off.
-func (n *Namespaces) Add(ctx context.Context, name string) error {
-	if err := n.run(ctx, "ip", "netns", "add", name); err != nil {
-		return err
-	}
-	n.names = append(n.names, name)
-	for _, s := range [][]string{
+// Namespace returns the commands that make the namespace name and quiet
+// it: lo up, IPv6 off. The first makes it; `ip netns del name` removes
+// it, and with it every veth end and bridge in it.
+func Namespace(name string) [][]string {
+	return [][]string{
+		{"ip", "netns", "add", name},
 		{"ip", "-n", name, "link", "set", "lo", "up"},
 		{"ip", "netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"},
-	} {
-		if err := n.run(ctx, s...); err != nil {
-			return fmt.Errorf("namespace %s: %w", name, err)
-		}
 	}
-	return nil
-}
-
-// Names are the namespaces made, in order.
-func (n *Namespaces) Names() []string { return n.names }
-
-// Delete removes every namespace made (errors are ignored: it runs when
-// tearing down, also after a failure) and forgets them.
-func (n *Namespaces) Delete() {
-	for _, ns := range n.names {
-		n.run(context.Background(), "ip", "netns", "del", ns)
-	}
-	n.names = nil
 }
 
 // Veth returns the commands of a veth cable from aEnd (MAC aMAC, or one

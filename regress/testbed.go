@@ -1,0 +1,328 @@
+package regress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/swctl/swctl/internal/cpustat"
+	"github.com/swctl/swctl/internal/iperf3"
+	"github.com/swctl/swctl/internal/netbed"
+)
+
+// testbed is what every testbed is built on, network namespaces here or
+// real test hosts: the commands it runs, each recorded, on this machine
+// (cmds) or on a test host (a Host: a namespace through ip netns exec, a
+// real host through its transport); the namespaces it made; every change
+// it made, the suite's first, the running instance's after them; the
+// instance's swctl daemon; and the CPU readings around a measurement.
+// Teardown puts everything back, also after a failed build.
+type testbed struct {
+	// name names the bed in stop's errors: its setup, or its suite.
+	name string
+	// cmds runs the harness's own commands and records every command.
+	cmds *Commands
+	// dir holds daemon sockets, configurations, state and logs: on this
+	// machine, or on the real device under test.
+	dir string
+	// changes put back what the bed changed, in the order the changes
+	// were made: the suite's up to mark, the running instance's after.
+	changes changes
+	// mark is where the running instance's changes begin (keep).
+	mark int
+	// daemon is the running instance's swctl daemon, nil when none.
+	daemon *daemon
+	// cpuHost is the host whose CPU a span reads through its transport;
+	// nil: this machine's, read in process (the netns beds).
+	cpuHost *Host
+	// ncpu is cpuHost's CPU count.
+	ncpu int
+	// starts counts instances, for file names.
+	starts int
+}
+
+// newTestbed returns an empty testbed called name whose files go to
+// dir.
+func newTestbed(cmds *Commands, dir, name string) testbed {
+	return testbed{name: name, cmds: cmds, dir: dir}
+}
+
+// on returns the network namespace ns as a test host.
+func (t *testbed) on(ns string) *Host {
+	return &Host{Conf: HostConfig{Transport: "netns", Host: ns, OS: "linux"}, cmds: t.cmds}
+}
+
+// build makes the namespaces nss (quiet, see netbed.Namespace), each
+// deleted by close (before anything else can fail), and runs steps, the
+// commands that cable and address them, in order.
+func (t *testbed) build(ctx context.Context, nss []string, steps ...[]string) error {
+	for _, ns := range nss {
+		add := netbed.Namespace(ns)
+		if err := t.change(ctx, t.cmds.run, add[0], []string{"ip", "netns", "del", ns}); err != nil {
+			return err
+		}
+		if err := t.cmds.runAll(ctx, add[1:]...); err != nil {
+			return fmt.Errorf("namespace %s: %w", ns, err)
+		}
+	}
+	return t.cmds.runAll(ctx, steps...)
+}
+
+// keep makes what the bed changed so far the suite's: stop leaves it,
+// close puts it back.
+func (t *testbed) keep() { t.mark = len(t.changes) }
+
+// onUndo records fn, which puts a change back; it runs with a context
+// of its own (the run's may be cancelled by Ctrl-C).
+func (t *testbed) onUndo(fn func(ctx context.Context) error) {
+	t.changes = append(t.changes, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		return fn(ctx)
+	})
+}
+
+// change runs do with run (this machine's Commands.run, or a Host's
+// run) and records undo (nil: nothing to put back), the command that
+// puts it back; also when ctx ended while do ran, for do may have taken
+// effect before it was killed.
+func (t *testbed) change(ctx context.Context, run func(ctx context.Context, args ...string) error, do, undo []string) error {
+	err := run(ctx, do...)
+	if undo != nil && (err == nil || ctx.Err() != nil) {
+		t.onUndo(func(ctx context.Context) error { return run(ctx, undo...) })
+	}
+	return err
+}
+
+// do runs the setup commands on this machine, recording for each the
+// command that puts it back (nil: nothing to put back).
+func (t *testbed) do(ctx context.Context, steps ...[2][]string) error {
+	for _, s := range steps {
+		if err := t.change(ctx, t.cmds.run, s[0], s[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// background starts args on h pinned to cpu ("" = not pinned), its
+// output in the file log there, and records its stop.
+func (t *testbed) background(ctx context.Context, h *Host, log, cpu string, args ...string) (*Proc, error) {
+	p, err := h.Start(ctx, log, pinned(cpu, args...)...)
+	if err == nil {
+		t.onUndo(p.Stop)
+	}
+	return p, err
+}
+
+// pinned prefixes args with taskset -c cpu, unless cpu is empty.
+func pinned(cpu string, args ...string) []string {
+	if cpu == "" {
+		return args
+	}
+	return append([]string{"taskset", "-c", cpu}, args...)
+}
+
+// base counts a new instance and returns the path its files start with,
+// dir/name-N.
+func (t *testbed) base(name string) string {
+	t.starts++
+	return filepath.Join(t.dir, fmt.Sprintf("%s-%d", name, t.starts))
+}
+
+// daemon is a swctl daemon the harness started on a test host.
+type daemon struct {
+	*Proc
+	// cli is the command line of its CLI, up to the arguments: BIN
+	// --socket SOCK.
+	cli []string
+}
+
+// startDaemon starts the instance's swctl daemon, bin (a path on h), on
+// h pinned to cpu ("" = not pinned) with flags, its socket,
+// configuration, state and log next to base, and waits up to 10 s until
+// it answers. Once started its stop is one of the instance's changes,
+// also when it does not answer.
+func (t *testbed) startDaemon(ctx context.Context, h *Host, cpu, bin, base string, flags ...string) error {
+	d := &daemon{cli: []string{bin, "--socket", base + ".sock"}}
+	p, err := t.background(ctx, h, base+".log", cpu, slices.Concat(d.cli, []string{"daemon", "--config", base + ".conf", "--state-dir", base + ".state"}, flags)...)
+	if err != nil {
+		return err
+	}
+	d.Proc, t.daemon = p, d
+	if err := waitDaemon(ctx, func() error { return d.swctl(ctx, "bridge", "show") }, p.Exited, func() string { return p.Tail() }); err != nil {
+		return fmt.Errorf("%s: %w", h, err)
+	}
+	return nil
+}
+
+// swctl runs the daemon's CLI with args.
+func (d *daemon) swctl(ctx context.Context, args ...string) error {
+	_, err := d.output(ctx, args...)
+	return err
+}
+
+// swctlAll runs the daemon's CLI with each of steps in turn, up to the
+// first error.
+func (d *daemon) swctlAll(ctx context.Context, steps ...[]string) error {
+	full := make([][]string, len(steps))
+	for i, s := range steps {
+		full[i] = slices.Concat(d.cli, s)
+	}
+	return d.host.RunAll(ctx, full...)
+}
+
+// output runs the daemon's CLI with args and returns what it printed.
+func (d *daemon) output(ctx context.Context, args ...string) ([]byte, error) {
+	return d.host.Run(ctx, nil, slices.Concat(d.cli, args)...)
+}
+
+// stop ends the running instance: every change it made, newest first
+// (its daemon, processes, promiscuous memberships, commands). It is
+// safe to call when none runs.
+func (t *testbed) stop() error {
+	t.daemon = nil
+	if err := t.changes.undoTo(t.mark); err != nil {
+		return fmt.Errorf("%s: stop: %w", t.name, err)
+	}
+	return nil
+}
+
+// close puts back everything the bed changed, newest first: the
+// namespaces last (and with them every veth end and bridge in them).
+func (t *testbed) close() error {
+	t.daemon, t.mark = nil, 0
+	return t.changes.undoTo(0)
+}
+
+// span runs fn and reads the machine's CPU and the running daemon's
+// just before and after it: this machine's in process, or cpuHost's
+// through its transport. It returns the machine's use over the span, the
+// daemon's share in percent (nil without a daemon or its readings) and
+// the machine's two readings, for the cost per frame.
+func (t *testbed) span(ctx context.Context, fn func() error) (CPUPercent, *float64, [2]cpustat.Reading, error) {
+	var m [2]cpustat.Reading
+	var e [2]uint64
+	eerr := errors.New("no daemon")
+	read := func(i int) (err error) {
+		if m[i], err = t.readCPU(ctx); err == nil && t.daemon != nil && (i == 0 || eerr == nil) {
+			e[i], eerr = t.readProcCPU(ctx, t.daemon.PID)
+		}
+		return err
+	}
+	err := read(0)
+	if err == nil {
+		err = fn()
+	}
+	if err == nil {
+		err = read(1)
+	}
+	if err != nil {
+		return CPUPercent{}, nil, m, err
+	}
+	cpu := CPUDelta(m[0].Times, m[1].Times)
+	if eerr != nil || cpu.Ticks == 0 {
+		return cpu, nil, m, nil
+	}
+	v := 100 * float64(e[1]-e[0]) / float64(cpu.Ticks)
+	if t.cpuHost != nil && t.cpuHost.Conf.OS != "linux" {
+		// ps cputime is in hundredths of a second, kern.cp_time counts
+		// at stathz: the share is taken against wall time.
+		v = float64(e[1]-e[0]) / 100 / (m[1].At.Sub(m[0].At).Seconds() * float64(m[1].CPUs)) * 100
+	}
+	return cpu, &v, m, nil
+}
+
+// readCPU reads the machine's CPU times (span).
+func (t *testbed) readCPU(ctx context.Context) (cpustat.Reading, error) {
+	if t.cpuHost == nil {
+		return cpustat.Read()
+	}
+	at := time.Now()
+	c, err := t.cpuHost.CPU(ctx)
+	return cpustat.Reading{Times: c, At: at, CPUs: t.ncpu}, err
+}
+
+// readProcCPU reads process pid's user+system CPU time (span).
+func (t *testbed) readProcCPU(ctx context.Context, pid int) (uint64, error) {
+	if t.cpuHost == nil {
+		return cpustat.ReadPid(pid)
+	}
+	return t.cpuHost.ProcCPU(ctx, pid)
+}
+
+// iperfClient is an iperf3 client's command line on a test host.
+type iperfClient struct {
+	// host runs it.
+	host *Host
+	// args are its arguments (iperfArgs, maybe pinned).
+	args []string
+}
+
+// iperf runs the iperf3 clients at once (one sample of row each, all
+// with the CPU of the span from just before the first starts to just
+// after the last ends), twice at most when one fails; what names the
+// measurement in errors. It also returns their iperf3 results, for
+// figures a Sample does not hold.
+func (t *testbed) iperf(ctx context.Context, what, row string, seconds int, clients ...iperfClient) ([]Sample, []iperf3.Result, error) {
+	out := make([]Sample, len(clients))
+	for i, c := range clients {
+		out[i] = Sample{Row: row, Command: c.host.line(c.args), Start: time.Now()}
+	}
+	var res []iperf3.Result
+	err := iperfTwice(ctx, what, seconds, func(ctx context.Context) error {
+		outs, errs := make([][]byte, len(clients)), make([]error, len(clients))
+		cpu, engine, _, err := t.span(ctx, func() error {
+			var wg sync.WaitGroup
+			for i, c := range clients {
+				wg.Go(func() { outs[i], errs[i] = c.host.Run(ctx, nil, c.args...) })
+			}
+			wg.Wait()
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		res = make([]iperf3.Result, len(clients))
+		for i := range clients {
+			if errs[i] == nil {
+				res[i], errs[i] = iperf3.Parse(outs[i])
+			}
+			if errs[i] != nil {
+				err = errs[i]
+			}
+			out[i].Mbps, out[i].Retransmits = res[i].ReceivedBps/1e6, res[i].Retransmits
+			out[i].CPU, out[i].EngineCPU = cpu, engine
+		}
+		return err
+	})
+	if err != nil {
+		return out, nil, err
+	}
+	return out, res, nil
+}
+
+// waitPing waits up to 15 s until ip answers a ping from h.
+func waitPing(ctx context.Context, h *Host, ip string) error {
+	return poll(ctx, 15*time.Second, 100*time.Millisecond, func() error {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if _, err := h.Run(pctx, nil, "ping", "-c", "1", ip); err != nil {
+			return fmt.Errorf("%s does not answer ping from %s: %v", ip, h, err)
+		}
+		return nil
+	})
+}
+
+// promiscuity reads the kernel's promiscuity count of each of links on
+// h from `ip -d link show LINK`; a link whose count cannot be read is
+// left out.
+func promiscuity(ctx context.Context, h *Host, links []string) map[string]int {
+	return linkPromiscuity(links, func(l string) ([]byte, error) {
+		return h.Run(ctx, nil, "ip", "-d", "link", "show", l)
+	})
+}
