@@ -3,7 +3,6 @@ package regress
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"strings"
 )
 
@@ -66,28 +65,6 @@ func analyzeExtra(r *Results, alpha float64) {
 	if r.LB != nil {
 		r.LB.Cells = AnalyzeLB(r.LB.Plan, r.LB.Samples)
 	}
-}
-
-// PrintExtraTables writes the frame-loss-rate, window-benchmark and
-// message-size tables of r, those that ran, each after a blank line
-// (none before the first when first is set).
-func PrintExtraTables(w io.Writer, r *Results, first bool) error {
-	var b strings.Builder
-	if r.Rate != nil {
-		printLossRateTables(&b, r)
-		printWindowTables(&b, r)
-	}
-	if r.MsgSize != nil && len(r.MsgSizeCells) > 0 {
-		fmt.Fprintf(&b, "\n== TCP stream by message size: %s Forward ==\n", MsgSizeSetup)
-		RenderPairTable(&b, MsgSizeTable(r.MsgSize.Sizes, r.MsgSizeCells))
-	}
-	printBulk(&b, r)
-	s := b.String()
-	if first {
-		s = strings.TrimPrefix(s, "\n")
-	}
-	_, err := io.WriteString(w, s)
-	return err
 }
 
 // rolePart is one every-cell table of RoleCells that report.md prints

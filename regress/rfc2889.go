@@ -3,7 +3,6 @@ package regress
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -433,22 +432,13 @@ func AnalyzeRFC2889(samples []RFC2889Sample, alpha float64) []RoleCell {
 
 // RFC2889Table builds the address-caching table from cells: a row per
 // metric, patch beside no patch.
-func RFC2889Table(cells []RoleCell) PairTable {
-	t := PairTable{Title: "Address caching, RFC 2889 (capacity: addresses; learn/s: addresses/s)", Formats: []string{"%.0f"}}
+func RFC2889Table(cells []RoleCell) Table {
+	t := Table{Head: []string{"Address caching, RFC 2889 (capacity: addresses; learn/s: addresses/s)"}, Columns: pairColumns(""), Widths: pairWidths}
 	for _, m := range RFC2889Metrics {
 		c := pairCells(cells, RoleCell{Setup: RFC2889Setup, Metric: m.Key})
-		t.Rows = append(t.Rows, PairRow{Label: m.Label, Format: m.Format, Cells: c[:]})
+		t.Rows = append(t.Rows, pairRow(m.Label, []string{m.Format}, c[:]...))
 	}
 	return t
-}
-
-// PrintRFC2889Table writes the address-caching table under a header line
-// naming the setup.
-func PrintRFC2889Table(w io.Writer, cells []RoleCell) error {
-	if _, err := fmt.Fprintf(w, "== address caching: %s ==\n", RFC2889Setup); err != nil {
-		return err
-	}
-	return RenderPairTable(w, RFC2889Table(cells))
 }
 
 // rfc2889Header is the line Header prints about the suite.
@@ -482,24 +472,4 @@ func rfc2889Markdown(b *strings.Builder, r *Results) {
 		}
 		b.WriteString("\n")
 	}
-}
-
-// noEarlierTable says whether r prints no promisc, forwarding-rate,
-// message-size or bulk table, those before the address-caching one.
-func noEarlierTable(r *Results) bool {
-	return len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0) && (r.MsgSize == nil || len(r.MsgSizeCells) == 0) && (r.Bulk == nil || len(r.BulkCells) == 0)
-}
-
-// printRFC2889 writes the address-caching table of r, if the suite ran,
-// after a blank line unless no table came before it.
-func printRFC2889(w io.Writer, r *Results) error {
-	if r.RFC2889 == nil || len(r.RFC2889Cells) == 0 {
-		return nil
-	}
-	if !noEarlierTable(r) {
-		if _, err := io.WriteString(w, "\n"); err != nil {
-			return err
-		}
-	}
-	return PrintRFC2889Table(w, r.RFC2889Cells)
 }
