@@ -3,7 +3,6 @@ package regress
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/swctl/swctl/internal/stats"
 )
@@ -117,13 +116,4 @@ func pairCells(cells []RoleCell, key RoleCell) [2]Cell {
 		out[slices.Index(bothRoles[:], c.Role)] = Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
 	}
 	return out
-}
-
-// roleCellsMarkdown writes cells as report.md's every-cell table; row
-// names each cell's row.
-func roleCellsMarkdown(b *strings.Builder, cells []RoleCell, row func(c RoleCell) string) {
-	b.WriteString("| metric | row | role | n | mean | median | min | max | stddev | p (patch vs no patch) |\n|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, c := range cells {
-		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", c.Metric, row(c), c.Role, cellStats(c.Comparison))
-	}
 }

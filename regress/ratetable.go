@@ -197,31 +197,29 @@ func rateSummaryMarkdown(b *strings.Builder, r *Results) {
 	}
 }
 
-// rateCellsMarkdown writes report.md's every-cell sections of the
-// forwarding rate: the statistics of every metric, and for the rate
-// cells what their runs offered, achieved and delivered.
-func rateCellsMarkdown(b *strings.Builder, r *Results) {
-	if r.Rate == nil {
-		return
-	}
-	for _, s := range r.RateSetups {
-		fmt.Fprintf(b, "\n### forwarding rate: %s\n\n%s. %s.\n\n", s.Name, s.Desc, strings.TrimPrefix(methodLine(s.Method), "method: "))
-		b.WriteString("Offered is the rate asked of the generator (0: a max-rate run, as fast as its port takes frames), achieved what it sent, delivered what arrived (frames/s, means); t = the runs where the tester set the figure, l = the runs that lost frames at the CPU load, s = the runs whose machine was saturated during it.\n\n")
-		b.WriteString("| metric | size | role | n | mean | median | min | max | stddev | p (patch vs no patch) | offered / achieved / delivered | t | l | s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-		for _, c := range r.RateCells {
-			if c.Setup != s.Name {
-				continue
-			}
-			if c.NA {
-				fmt.Fprintf(b, "| %s | %d | %s | %s | | | | |\n", c.Metric, c.Size, c.Role, cellStats(c.Comparison))
-				continue
-			}
+// rateCellPart is report.md's every-cell table of rate setup s: the
+// statistics of every metric, and for the rate cells what their runs
+// offered, achieved and delivered; the summary names a cell by its
+// metric's title and size.
+func rateCellPart(s RateSpec, cells []RateCell) cellPart {
+	p := cellPart{name: "forwarding rate: " + s.Name, columns: "metric | size | role | " + statColumns + " | offered / achieved / delivered | t | l | s",
+		intro: fmt.Sprintf("%s. %s.\n\n", s.Desc, strings.TrimPrefix(methodLine(s.Method), "method: ")) +
+			"Offered is the rate asked of the generator (0: a max-rate run, as fast as its port takes frames), achieved what it sent, delivered what arrived (frames/s, means); t = the runs where the tester set the figure, l = the runs that lost frames at the CPU load, s = the runs whose machine was saturated during it.\n\n"}
+	for _, c := range cells {
+		if c.Setup != s.Name {
+			continue
+		}
+		extra := " | | | |"
+		if !c.NA {
 			fig, t, l, sat := "", "", "", ""
 			if f := c.Figure; f != nil {
 				fig = fmt.Sprintf("%.0f / %.0f / %.0f", f.Offered, f.Achieved, f.Delivered)
 				t, l, sat = fmt.Sprintf("%d of %d", f.TesterBound, f.Runs), fmt.Sprint(f.Lossy), fmt.Sprint(f.Saturated)
 			}
-			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", c.Metric, c.Size, c.Role, cellStats(c.Comparison), fig, t, l, sat)
+			extra = fmt.Sprintf(" | %s | %s | %s | %s", fig, t, l, sat)
 		}
+		i := slices.IndexFunc(RateMetrics, func(m RateMetric) bool { return m.Key == c.Metric })
+		p.cells = append(p.cells, partCell{c.RoleCell, fmt.Sprintf("%s | %d | %s", c.Metric, c.Size, c.Role), extra, fmt.Sprintf("%s, %d bytes", RateMetrics[i].Title, c.Size)})
 	}
+	return p
 }

@@ -242,16 +242,9 @@ func Markdown(r *Results, charts []string) string {
 		fmt.Fprintf(&b, "\n![%s](%s)\n", c, c)
 	}
 	b.WriteString("\n## Every cell\n\nIRQ and softirq are the two parts of \"interrupts\"; engine is the swctl daemon's own user+system CPU (percent of the whole machine).\n")
-	for _, s := range r.Setups {
-		fmt.Fprintf(&b, "\n### %s\n\n| metric | row | column | role | n | mean | median | min | max | stddev | p (patch vs no patch) |\n|---|---|---|---|---|---|---|---|---|---|---|\n", s.Name)
-		for _, c := range ofSetup(r.Cells, s.Name, func(c CellStat) string { return c.Setup }) {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Metric, c.Row, colName(c.Promisc), c.Role, cellStats(c.Comparison))
-		}
-	}
-	rateCellsMarkdown(&b, r)
-	extraMarkdown(&b, r)
+	cellsMarkdown(&b, r)
 	if r.RFC2889 != nil {
-		rfc2889Markdown(&b, r)
+		rfc2889Trials(&b, r)
 	}
 	if r.LB != nil {
 		lbMarkdown(&b, r)

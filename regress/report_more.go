@@ -67,64 +67,117 @@ func analyzeExtra(r *Results, alpha float64) {
 	}
 }
 
-// rolePart is one every-cell table of RoleCells that report.md prints
-// and its summary lists: a suite's cells for one setup.
-type rolePart struct {
+// cellPart is one every-cell table of report.md and its entry in the
+// summary: a suite's cells of one setup, both roles.
+type cellPart struct {
 	// name names the table in the summary; heading, when set, in
 	// report.md instead.
 	name, heading string
 	// intro is report.md's text above the table.
 	intro string
-	// cells are the table's cells, both roles.
-	cells []RoleCell
-	// row is a cell's row in report.md, label its name in the summary
-	// ("" leaves it out there).
-	row, label func(RoleCell) string
+	// columns head the table's columns, joined by " | ".
+	columns string
+	// cells are the table's lines.
+	cells []partCell
 }
 
-// roleParts are r's every-cell tables in the order printed: per rate
-// setup the frame-loss-rate test and the window benchmark, then the
-// message-size and bulk suites, each when it has cells.
-func roleParts(r *Results) []rolePart {
-	var out []rolePart
+// partCell is one line of a cellPart.
+type partCell struct {
+	// RoleCell is the cell; its setup, row, metric, size and percent
+	// find its partner of the other role.
+	RoleCell
+	// keys are the texts of the columns before the statistics, extra
+	// those after them with a leading " | " ("": none).
+	keys, extra string
+	// label names the cell in the summary; "" leaves it out there.
+	label string
+}
+
+// statColumns head the statistics columns of an every-cell table
+// (cellStats).
+const statColumns = "n | mean | median | min | max | stddev | p (patch vs no patch)"
+
+// roleCellPart is a part of RoleCells, its columns metric, row (row) and
+// role; label names a cell in the summary.
+func roleCellPart(name, heading, intro string, cells []RoleCell, row, label func(RoleCell) string) cellPart {
+	p := cellPart{name: name, heading: heading, intro: intro, columns: "metric | row | role | " + statColumns}
+	for _, c := range cells {
+		p.cells = append(p.cells, partCell{RoleCell: c, keys: c.Metric + " | " + row(c) + " | " + c.Role, label: label(c)})
+	}
+	return p
+}
+
+// cellParts are r's every-cell tables in the order printed: per setup
+// the promisc cells, per rate setup the forwarding rate, then the
+// frame-loss-rate test and the window benchmark, the message-size and
+// bulk suites and address caching, each of these when it has cells.
+func cellParts(r *Results) []cellPart {
+	var out []cellPart
+	for _, s := range r.Setups {
+		p := cellPart{name: "promisc: " + s.Name, heading: s.Name, columns: "metric | row | column | role | " + statColumns}
+		for _, c := range ofSetup(r.Cells, s.Name, func(c CellStat) string { return c.Setup }) {
+			pc := partCell{RoleCell{Setup: c.Setup, Row: c.Row + " " + colName(c.Promisc), Metric: c.Metric, Role: c.Role, Comparison: c.Comparison},
+				c.Metric + " | " + c.Row + " | " + colName(c.Promisc) + " | " + c.Role, "", ""}
+			for _, m := range Metrics[:3] { // the printed tables
+				if m.Key == c.Metric {
+					pc.label = m.Title + ", " + pc.Row
+				}
+			}
+			p.cells = append(p.cells, pc)
+		}
+		out = append(out, p)
+	}
 	if r.Rate != nil {
-		for _, p := range []rolePart{
-			{name: "frame loss rate", cells: r.LossRateCells, intro: "Rows are frame size (FCS included) and offered load in percent of the max-rate run's sent rate; a load a run did not reach (two lossless trials above it) has no value there.\n\n",
-				row: func(c RoleCell) string { return fmt.Sprintf("%d %d%%", c.Size, c.Percent) }, label: func(c RoleCell) string { return fmt.Sprintf("%s, %d bytes at %d%%", c.Metric, c.Size, c.Percent) }},
-			{name: "window benchmark", cells: r.WindowCells, row: func(RoleCell) string { return "" }, label: func(c RoleCell) string { return c.Metric }},
+		for _, s := range r.RateSetups {
+			out = append(out, rateCellPart(s, r.RateCells))
+		}
+		for _, p := range []struct {
+			name, intro string
+			cells       []RoleCell
+			row, label  func(RoleCell) string
+		}{
+			{"frame loss rate", "Rows are frame size (FCS included) and offered load in percent of the max-rate run's sent rate; a load a run did not reach (two lossless trials above it) has no value there.\n\n", r.LossRateCells,
+				func(c RoleCell) string { return fmt.Sprintf("%d %d%%", c.Size, c.Percent) }, func(c RoleCell) string { return fmt.Sprintf("%s, %d bytes at %d%%", c.Metric, c.Size, c.Percent) }},
+			{"window benchmark", "", r.WindowCells, func(RoleCell) string { return "" }, func(c RoleCell) string { return c.Metric }},
 		} {
 			for _, s := range r.RateSetups {
 				if cells := ofSetup(p.cells, s.Name, cellSetup); len(cells) > 0 {
-					out = append(out, rolePart{p.name + ": " + s.Name, "", p.intro, cells, p.row, p.label})
+					out = append(out, roleCellPart(p.name+": "+s.Name, "", p.intro, cells, p.row, p.label))
 				}
 			}
 		}
 	}
 	if r.MsgSize != nil && len(r.MsgSizeCells) > 0 {
 		names := map[string]string{"throughput": "Mb/s", "system": "system %"}
-		out = append(out, rolePart{"TCP stream by message size: " + MsgSizeSetup, "TCP stream by message size: " + MsgSizeSetup + " Forward",
+		out = append(out, roleCellPart("TCP stream by message size: "+MsgSizeSetup, "TCP stream by message size: "+MsgSizeSetup+" Forward",
 			"Rows are iperf3's -l in bytes; throughput Mb/s, CPU % of the whole machine, engine = the swctl daemon's own CPU, retransmits per test.\n\n", r.MsgSizeCells,
 			func(c RoleCell) string { return fmt.Sprint(c.Size) }, func(c RoleCell) string {
 				if names[c.Metric] == "" {
 					return ""
 				}
 				return fmt.Sprintf("%s, %d bytes", names[c.Metric], c.Size)
-			}})
+			}))
 	}
 	if r.Bulk != nil && len(r.BulkCells) > 0 {
-		out = append(out, rolePart{"bulk transfer: " + BulkSetup, "",
+		out = append(out, roleCellPart("bulk transfer: "+BulkSetup, "",
 			"Throughput Mb/s (UDP: received), CPU % of the whole machine, engine = the swctl daemon's own CPU, loss = UDP datagrams lost %, sent = UDP Mb/s sent; the ratio row's figures are ratios.\n\n", r.BulkCells,
 			func(c RoleCell) string { return c.Row }, func(c RoleCell) string {
 				return c.Row + ", " + map[string]string{"throughput": "Mb/s", "system": "system %", "engine": "engine CPU %", "loss": "loss %", "sent": "sent Mb/s"}[c.Metric]
-			}})
+			}))
+	}
+	if r.RFC2889 != nil && len(r.RFC2889Cells) > 0 {
+		out = append(out, roleCellPart("address caching (RFC 2889): "+RFC2889Setup, "address caching: "+RFC2889Setup, "", r.RFC2889Cells,
+			func(RoleCell) string { return "-" }, func(c RoleCell) string { return c.Metric }))
 	}
 	return out
 }
 
-// extraMarkdown writes report.md's every-cell sections (roleParts).
-func extraMarkdown(b *strings.Builder, r *Results) {
-	for _, p := range roleParts(r) {
-		fmt.Fprintf(b, "\n### %s\n\n%s", cmp.Or(p.heading, p.name), p.intro)
-		roleCellsMarkdown(b, p.cells, p.row)
+// cellsMarkdown writes report.md's every-cell sections (cellParts).
+func cellsMarkdown(b *strings.Builder, r *Results) {
+	for _, p := range cellParts(r) {
+		fmt.Fprintf(b, "\n### %s\n\n%s| %s |\n%s|\n", cmp.Or(p.heading, p.name), p.intro, p.columns, strings.Repeat("|---", strings.Count(p.columns, "|")+1))
+		for _, c := range p.cells {
+			fmt.Fprintf(b, "| %s | %s%s |\n", c.keys, cellStats(c.Comparison), c.extra)
+		}
 	}
 }

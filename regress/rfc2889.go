@@ -447,11 +447,9 @@ func rfc2889Header(c *RFC2889Config) string {
 		c.MaxAddr, config.DefaultMaxAddr, c.MaxAddr-1, c.RateAddrs)
 }
 
-// rfc2889Markdown writes report.md's every-cell section of the suite and
-// the trials of every instance.
-func rfc2889Markdown(b *strings.Builder, r *Results) {
-	fmt.Fprintf(b, "\n### address caching: %s\n\n", RFC2889Setup)
-	roleCellsMarkdown(b, r.RFC2889Cells, func(RoleCell) string { return "-" })
+// rfc2889Trials writes report.md's list of the trials of every
+// address-caching instance.
+func rfc2889Trials(b *strings.Builder, r *Results) {
 	b.WriteString("\nTrials per instance (N addresses at a learning rate: flooded to the monitor, lost; table = the bridge's address count after the trial):\n\n")
 	for _, s := range r.RFC2889Samples {
 		fmt.Fprintf(b, "- %s run %d: capacity %d (converged %v), learning rate %.0f/s for %d addresses (converged %v",
