@@ -430,16 +430,16 @@ func lbHeader(r *LBResults) string {
 // requests each backend served per run.
 func lbMarkdown(b *strings.Builder, r *Results) {
 	ab := r.Mode != "A/A"
-	b.WriteString("\n### HTTP load balancing\n\n| row | mode | metric | n | median | min | max | mean | stddev |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n### HTTP load balancing\n\n")
+	t := Table{Columns: [][]string{{"row", "mode", "metric", "n", "median", "min", "max", "mean", "stddev"}}}
 	for _, c := range r.LB.Cells {
-		label := lbLabel(c.Row, c.Role, ab)
-		if c.NA {
-			fmt.Fprintf(b, "| %s | %s | %s | n/a | | | | | |\n", label, c.Mode, c.Metric)
-			continue
+		m, figures := c.Summary, "n/a | | | | |" // the statistics' columns blank
+		if !c.NA {
+			figures = fmt.Sprintf("%d | %.2f | %.2f | %.2f | %.2f | %.2f", m.N, m.Median, m.Min, m.Max, m.Mean, m.Stddev)
 		}
-		m := c.Summary
-		fmt.Fprintf(b, "| %s | %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n", label, c.Mode, c.Metric, m.N, m.Median, m.Min, m.Max, m.Mean, m.Stddev)
+		t.Rows = append(t.Rows, Row{Label: lbLabel(c.Row, c.Role, ab), Cells: texts(c.Mode, c.Metric, figures)})
 	}
+	writeMarkdown(b, t)
 	b.WriteString("\nRequests per backend, per run (nginx stub_status), and wrk's errors:\n\n")
 	for _, s := range r.LB.Samples {
 		// The counts as "n1/n2/n3".

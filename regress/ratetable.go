@@ -164,7 +164,7 @@ func rateSummaryMarkdown(b *strings.Builder, r *Results) {
 		b.WriteString("No CPU-per-frame run: the rates alone, often the tester's limit on a small machine (t).")
 	}
 	fmt.Fprintf(b, " Means over the runs; * = patch differs from no patch (Mann-Whitney p < %.3g).\n\n", r.Alpha)
-	b.WriteString("| setup | bytes | ns/frame, patch | ns/frame, no patch | max fps, patch | max fps, no patch | 0-loss fps, patch | 0-loss fps, no patch |\n|---|---|---|---|---|---|---|---|\n")
+	t := Table{Columns: [][]string{{"setup", "bytes", "ns/frame, patch", "ns/frame, no patch", "max fps, patch", "max fps, no patch", "0-loss fps, patch", "0-loss fps, no patch"}}}
 	var legends, notes []string
 	for _, s := range r.RateSetups {
 		rows, _, _ := rateRows(s, c.Sizes, r.RateCells)
@@ -173,11 +173,7 @@ func rateSummaryMarkdown(b *strings.Builder, r *Results) {
 			name += " (baseline)"
 		}
 		for _, row := range rows {
-			fmt.Fprintf(b, "| %s | %s |", name, row.Label)
-			for _, cell := range row.Cells[:6] {
-				fmt.Fprintf(b, " %s |", cell)
-			}
-			b.WriteString("\n")
+			t.Rows = append(t.Rows, Row{Label: name, Cells: append(texts(row.Label), row.Cells[:6]...)})
 		}
 		for _, n := range RateTables(s, c.Sizes, c.CPURate, r.RateCells).Notes {
 			switch {
@@ -188,6 +184,7 @@ func rateSummaryMarkdown(b *strings.Builder, r *Results) {
 			}
 		}
 	}
+	writeMarkdown(b, t)
 	b.WriteString("\n")
 	for _, n := range append(legends, notes...) {
 		fmt.Fprintf(b, "- %s\n", n)
@@ -202,24 +199,25 @@ func rateSummaryMarkdown(b *strings.Builder, r *Results) {
 // offered, achieved and delivered; the summary names a cell by its
 // metric's title and size.
 func rateCellPart(s RateSpec, cells []RateCell) cellPart {
-	p := cellPart{name: "forwarding rate: " + s.Name, columns: "metric | size | role | " + statColumns + " | offered / achieved / delivered | t | l | s",
+	p := cellPart{name: "forwarding rate: " + s.Name, table: everyCell([]string{"metric", "size", "role"}, "offered / achieved / delivered", "t", "l", "s"),
 		intro: fmt.Sprintf("%s. %s.\n\n", s.Desc, strings.TrimPrefix(methodLine(s.Method), "method: ")) +
 			"Offered is the rate asked of the generator (0: a max-rate run, as fast as its port takes frames), achieved what it sent, delivered what arrived (frames/s, means); t = the runs where the tester set the figure, l = the runs that lost frames at the CPU load, s = the runs whose machine was saturated during it.\n\n"}
 	for _, c := range cells {
 		if c.Setup != s.Name {
 			continue
 		}
-		extra := " | | | |"
+		row := Row{Label: c.Metric, Cells: texts(strconv.Itoa(c.Size), c.Role, cellStats(c.Comparison)+" | | | |")} // n/a: the figures' columns blank
 		if !c.NA {
 			fig, t, l, sat := "", "", "", ""
 			if f := c.Figure; f != nil {
 				fig = fmt.Sprintf("%.0f / %.0f / %.0f", f.Offered, f.Achieved, f.Delivered)
 				t, l, sat = fmt.Sprintf("%d of %d", f.TesterBound, f.Runs), fmt.Sprint(f.Lossy), fmt.Sprint(f.Saturated)
 			}
-			extra = fmt.Sprintf(" | %s | %s | %s | %s", fig, t, l, sat)
+			row.Cells = texts(strconv.Itoa(c.Size), c.Role, cellStats(c.Comparison), fig, t, l, sat)
 		}
 		i := slices.IndexFunc(RateMetrics, func(m RateMetric) bool { return m.Key == c.Metric })
-		p.cells = append(p.cells, partCell{c.RoleCell, fmt.Sprintf("%s | %d | %s", c.Metric, c.Size, c.Role), extra, fmt.Sprintf("%s, %d bytes", RateMetrics[i].Title, c.Size)})
+		p.table.Rows = append(p.table.Rows, row)
+		p.cells = append(p.cells, partCell{c.RoleCell, fmt.Sprintf("%s, %d bytes", RateMetrics[i].Title, c.Size)})
 	}
 	return p
 }

@@ -75,34 +75,39 @@ type cellPart struct {
 	name, heading string
 	// intro is report.md's text above the table.
 	intro string
-	// columns head the table's columns, joined by " | ".
-	columns string
-	// cells are the table's lines.
+	// table is report.md's table: a line per cell, its keys, its
+	// statistics (cellStats) and any more.
+	table Table
+	// cells are the table's cells with their labels in the summary.
 	cells []partCell
 }
 
-// partCell is one line of a cellPart.
+// partCell is one cell of a cellPart.
 type partCell struct {
 	// RoleCell is the cell; its setup, row, metric, size and percent
 	// find its partner of the other role.
 	RoleCell
-	// keys are the texts of the columns before the statistics, extra
-	// those after them with a leading " | " ("": none).
-	keys, extra string
 	// label names the cell in the summary; "" leaves it out there.
 	label string
 }
 
 // statColumns head the statistics columns of an every-cell table
 // (cellStats).
-const statColumns = "n | mean | median | min | max | stddev | p (patch vs no patch)"
+var statColumns = []string{"n", "mean", "median", "min", "max", "stddev", "p (patch vs no patch)"}
+
+// everyCell is an every-cell table's frame: keys head the columns before
+// the statistics, more those after them.
+func everyCell(keys []string, more ...string) Table {
+	return Table{Columns: [][]string{append(append(keys, statColumns...), more...)}}
+}
 
 // roleCellPart is a part of RoleCells, its columns metric, row (row) and
 // role; label names a cell in the summary.
 func roleCellPart(name, heading, intro string, cells []RoleCell, row, label func(RoleCell) string) cellPart {
-	p := cellPart{name: name, heading: heading, intro: intro, columns: "metric | row | role | " + statColumns}
+	p := cellPart{name: name, heading: heading, intro: intro, table: everyCell([]string{"metric", "row", "role"})}
 	for _, c := range cells {
-		p.cells = append(p.cells, partCell{RoleCell: c, keys: c.Metric + " | " + row(c) + " | " + c.Role, label: label(c)})
+		p.table.Rows = append(p.table.Rows, Row{Label: c.Metric, Cells: texts(row(c), c.Role, cellStats(c.Comparison))})
+		p.cells = append(p.cells, partCell{c, label(c)})
 	}
 	return p
 }
@@ -114,15 +119,15 @@ func roleCellPart(name, heading, intro string, cells []RoleCell, row, label func
 func cellParts(r *Results) []cellPart {
 	var out []cellPart
 	for _, s := range r.Setups {
-		p := cellPart{name: "promisc: " + s.Name, heading: s.Name, columns: "metric | row | column | role | " + statColumns}
+		p := cellPart{name: "promisc: " + s.Name, heading: s.Name, table: everyCell([]string{"metric", "row", "column", "role"})}
 		for _, c := range ofSetup(r.Cells, s.Name, func(c CellStat) string { return c.Setup }) {
-			pc := partCell{RoleCell{Setup: c.Setup, Row: c.Row + " " + colName(c.Promisc), Metric: c.Metric, Role: c.Role, Comparison: c.Comparison},
-				c.Metric + " | " + c.Row + " | " + colName(c.Promisc) + " | " + c.Role, "", ""}
+			pc := partCell{RoleCell: RoleCell{Setup: c.Setup, Row: c.Row + " " + colName(c.Promisc), Metric: c.Metric, Role: c.Role, Comparison: c.Comparison}}
 			for _, m := range Metrics[:3] { // the printed tables
 				if m.Key == c.Metric {
 					pc.label = m.Title + ", " + pc.Row
 				}
 			}
+			p.table.Rows = append(p.table.Rows, Row{Label: c.Metric, Cells: texts(c.Row, colName(c.Promisc), c.Role, cellStats(c.Comparison))})
 			p.cells = append(p.cells, pc)
 		}
 		out = append(out, p)
@@ -131,19 +136,15 @@ func cellParts(r *Results) []cellPart {
 		for _, s := range r.RateSetups {
 			out = append(out, rateCellPart(s, r.RateCells))
 		}
-		for _, p := range []struct {
-			name, intro string
-			cells       []RoleCell
-			row, label  func(RoleCell) string
-		}{
-			{"frame loss rate", "Rows are frame size (FCS included) and offered load in percent of the max-rate run's sent rate; a load a run did not reach (two lossless trials above it) has no value there.\n\n", r.LossRateCells,
-				func(c RoleCell) string { return fmt.Sprintf("%d %d%%", c.Size, c.Percent) }, func(c RoleCell) string { return fmt.Sprintf("%s, %d bytes at %d%%", c.Metric, c.Size, c.Percent) }},
-			{"window benchmark", "", r.WindowCells, func(RoleCell) string { return "" }, func(c RoleCell) string { return c.Metric }},
-		} {
-			for _, s := range r.RateSetups {
-				if cells := ofSetup(p.cells, s.Name, cellSetup); len(cells) > 0 {
-					out = append(out, roleCellPart(p.name+": "+s.Name, "", p.intro, cells, p.row, p.label))
-				}
+		for _, s := range r.RateSetups {
+			if cells := ofSetup(r.LossRateCells, s.Name, cellSetup); len(cells) > 0 {
+				out = append(out, roleCellPart("frame loss rate: "+s.Name, "", "Rows are frame size (FCS included) and offered load in percent of the max-rate run's sent rate; a load a run did not reach (two lossless trials above it) has no value there.\n\n", cells,
+					func(c RoleCell) string { return fmt.Sprintf("%d %d%%", c.Size, c.Percent) }, func(c RoleCell) string { return fmt.Sprintf("%s, %d bytes at %d%%", c.Metric, c.Size, c.Percent) }))
+			}
+		}
+		for _, s := range r.RateSetups {
+			if cells := ofSetup(r.WindowCells, s.Name, cellSetup); len(cells) > 0 {
+				out = append(out, roleCellPart("window benchmark: "+s.Name, "", "", cells, func(RoleCell) string { return "" }, func(c RoleCell) string { return c.Metric }))
 			}
 		}
 	}
@@ -175,9 +176,7 @@ func cellParts(r *Results) []cellPart {
 // cellsMarkdown writes report.md's every-cell sections (cellParts).
 func cellsMarkdown(b *strings.Builder, r *Results) {
 	for _, p := range cellParts(r) {
-		fmt.Fprintf(b, "\n### %s\n\n%s| %s |\n%s|\n", cmp.Or(p.heading, p.name), p.intro, p.columns, strings.Repeat("|---", strings.Count(p.columns, "|")+1))
-		for _, c := range p.cells {
-			fmt.Fprintf(b, "| %s | %s%s |\n", c.keys, cellStats(c.Comparison), c.extra)
-		}
+		fmt.Fprintf(b, "\n### %s\n\n%s", cmp.Or(p.heading, p.name), p.intro)
+		writeMarkdown(b, p.table)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 // The harness's printed tables share one model: a Table of Rows of
 // Cells, under lines of text and column headers, over notes, rendered by
-// RenderTable. Each suite builds its tables from its cells (Tables,
+// RenderTable, or as markdown by writeMarkdown. Each suite builds its tables from its cells (Tables,
 // RateTables, BulkTable, LBTable, make bench's benchTable ...); allTables
 // puts them in the order printed.
 
@@ -87,14 +87,7 @@ type Table struct {
 // to its column's width (a cell as wide or wider pushes the rest of its
 // line right), no trailing blanks, then its notes.
 func RenderTable(w io.Writer, t Table) error {
-	lines := slices.Clone(t.Columns)
-	for _, r := range t.Rows {
-		line := []string{r.Label}
-		for _, c := range r.Cells {
-			line = append(line, c.String())
-		}
-		lines = append(lines, line)
-	}
+	lines := append(slices.Clone(t.Columns), t.rowLines()...)
 	widths := fitWidths(lines, 2)
 	if t.Widths != nil {
 		widths = []int{max(t.Widths[0], fitWidths(lines, 1)[0]), t.Widths[1]}
@@ -115,6 +108,30 @@ func RenderTable(w io.Writer, t Table) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeMarkdown writes t as a markdown table: its last header line, then
+// its rows; a cell may span columns ("n/a | |").
+func writeMarkdown(b *strings.Builder, t Table) {
+	for i, l := range append(t.Columns[len(t.Columns)-1:], t.rowLines()...) {
+		b.WriteString("| " + strings.Join(l, " | ") + " |\n")
+		if i == 0 {
+			b.WriteString(strings.Repeat("|---", len(l)) + "|\n")
+		}
+	}
+}
+
+// rowLines are t's rows as text: the label, then each cell as shown.
+func (t Table) rowLines() [][]string {
+	var lines [][]string
+	for _, r := range t.Rows {
+		line := []string{r.Label}
+		for _, c := range r.Cells {
+			line = append(line, c.String())
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // fitWidths returns the width of each column of lines: its widest cell
