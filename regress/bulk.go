@@ -188,7 +188,7 @@ func AnalyzeBulk(c BulkConfig, samples []BulkSample, alpha float64) []RoleCell {
 // patch beside no patch; the ratio row holds ratios, the UDP row the
 // received rate.
 func BulkTable(c BulkConfig, cells []RoleCell) Table {
-	t := Table{Head: []string{"Bulk transfer: one pair, two pairs at once, UDP (Mb/s, CPU system %)"}, Columns: pairColumns("test", "Mb/s", "system %"), Widths: pairWidths}
+	t := pairTable([]string{"Bulk transfer: one pair, two pairs at once, UDP (Mb/s, CPU system %)"}, "test", "Mb/s", "system %")
 	for _, row := range bulkRows(c) {
 		mb := pairCells(cells, RoleCell{Setup: BulkSetup, Row: row, Metric: "throughput"})
 		sys := pairCells(cells, RoleCell{Setup: BulkSetup, Row: row, Metric: "system"})
@@ -200,7 +200,7 @@ func BulkTable(c BulkConfig, cells []RoleCell) Table {
 // UDPLossTable builds the UDP stream's table: the rate the client sent
 // and the datagram loss, patch beside no patch.
 func UDPLossTable(c BulkConfig, cells []RoleCell) Table {
-	t := Table{Head: []string{fmt.Sprintf("UDP bulk: iperf3 -u -b %dM -l %d, datagram loss", c.UDPMbps, c.UDPLen)}, Columns: pairColumns(""), Widths: pairWidths}
+	t := pairTable([]string{fmt.Sprintf("UDP bulk: iperf3 -u -b %dM -l %d, datagram loss", c.UDPMbps, c.UDPLen)}, "")
 	for _, r := range []struct{ label, metric string }{{"sent Mb/s", "sent"}, {"loss %", "loss"}} {
 		pc := pairCells(cells, RoleCell{Setup: BulkSetup, Row: c.udpRow(), Metric: r.metric})
 		t.Rows = append(t.Rows, pairRow(r.label, []string{"%.2f"}, pc[:]...))

@@ -31,7 +31,7 @@
 // The message-size suite (MsgSizePlan, AnalyzeMsgSize, MsgSizeTable) runs
 // iperf3 TCP with write sizes from 1 byte to 64 KiB (the netperf form)
 // across a swctl bridge. Its tables and those of the loss-rate and window
-// tests set patch beside no patch (pairColumns, pairRow).
+// tests set patch beside no patch (pairTable, pairRow).
 //
 // The bulk-transfer suite (BulkPlan, AnalyzeBulk, BulkTable) runs iperf3
 // across a swctl bridge with four host ports: one pair alone, two pairs at

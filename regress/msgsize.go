@@ -142,7 +142,7 @@ func AnalyzeMsgSize(sizes []int, samples []MsgSizeSample, alpha float64) []RoleC
 // MsgSizeTable builds the message-size table: a row per size, Mb/s and
 // CPU system %, patch beside no patch.
 func MsgSizeTable(sizes []int, cells []RoleCell) Table {
-	t := Table{Head: []string{"TCP stream by message size (Mb/s, CPU system %)"}, Columns: pairColumns("bytes", "Mb/s", "system %"), Widths: pairWidths}
+	t := pairTable([]string{"TCP stream by message size (Mb/s, CPU system %)"}, "bytes", "Mb/s", "system %")
 	for _, size := range sizes {
 		mb := pairCells(cells, RoleCell{Setup: MsgSizeSetup, Metric: "throughput", Size: size})
 		sys := pairCells(cells, RoleCell{Setup: MsgSizeSetup, Metric: "system", Size: size})

@@ -120,8 +120,7 @@ func AnalyzeLossRate(setups []RateSpec, sizes []int, samples []RateSample, alpha
 // patch, the loads in the cells' order (AnalyzeLossRate's: highest
 // first). Frame sizes show both lengths (64/60): veth carries no FCS.
 func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) Table {
-	t := Table{Head: []string{"Frame loss rate (RFC 2544 26.3: offered frames/s, loss %)", methodLine(s.Method)},
-		Columns: pairColumns("bytes     load", "offered fps", "loss %"), Widths: pairWidths}
+	t := pairTable([]string{"Frame loss rate (RFC 2544 26.3: offered frames/s, loss %)", methodLine(s.Method)}, "bytes     load", "offered fps", "loss %")
 	for _, size := range sizes {
 		for _, c := range cells { // a patch and a no-patch cell per load, highest first
 			if c.Setup != s.Name || c.Size != size || c.Metric != "loss" || c.Role != RolePatch {
@@ -206,8 +205,8 @@ func AnalyzeWindow(setups []RateSpec, samples []WindowSample, alpha float64) []R
 // WindowTable builds the window-benchmark table of setup s: a row per
 // figure, patch beside no patch.
 func WindowTable(s RateSpec, c RateConfig, cells []RoleCell) Table {
-	t := Table{Head: []string{fmt.Sprintf("Window benchmark (BalanceNG: %d-byte frames, %d with FCS, window %d, %v)",
-		c.WindowSize, c.WindowSize+gen.FCSLen, c.Window, c.WindowDuration), methodLine(MethodReceiving)}, Columns: pairColumns(""), Widths: pairWidths}
+	t := pairTable([]string{fmt.Sprintf("Window benchmark (BalanceNG: %d-byte frames, %d with FCS, window %d, %v)",
+		c.WindowSize, c.WindowSize+gen.FCSLen, c.Window, c.WindowDuration), methodLine(MethodReceiving)}, "")
 	for _, m := range WindowMetrics {
 		pc := pairCells(cells, RoleCell{Setup: s.Name, Metric: m.Key})
 		t.Rows = append(t.Rows, pairRow(m.Label, []string{m.Format}, pc[:]...))

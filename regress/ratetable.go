@@ -30,7 +30,7 @@ func rateTable(title, method string, cpu bool) Table {
 	if !cpu {
 		cols = cols[1:]
 	}
-	return Table{Head: []string{title, methodLine(method)}, Columns: pairColumns("bytes", cols...), Widths: pairWidths}
+	return pairTable([]string{title, methodLine(method)}, "bytes", cols...)
 }
 
 // Legends of the forwarding-rate table's flags.

@@ -433,7 +433,7 @@ func AnalyzeRFC2889(samples []RFC2889Sample, alpha float64) []RoleCell {
 // RFC2889Table builds the address-caching table from cells: a row per
 // metric, patch beside no patch.
 func RFC2889Table(cells []RoleCell) Table {
-	t := Table{Head: []string{"Address caching, RFC 2889 (capacity: addresses; learn/s: addresses/s)"}, Columns: pairColumns(""), Widths: pairWidths}
+	t := pairTable([]string{"Address caching, RFC 2889 (capacity: addresses; learn/s: addresses/s)"}, "")
 	for _, m := range RFC2889Metrics {
 		c := pairCells(cells, RoleCell{Setup: RFC2889Setup, Metric: m.Key})
 		t.Rows = append(t.Rows, pairRow(m.Label, []string{m.Format}, c[:]...))

@@ -149,29 +149,28 @@ func fitWidths(lines [][]string, gap int) []int {
 	return w
 }
 
-// pairWidths are the widths of a table whose value columns come in
-// pairs: a label column of at least 10 characters, 12-character value
-// columns.
-var pairWidths = []int{10, 12}
-
-// pairColumns are the header lines of a table whose value columns come
-// in pairs, patch beside no patch: label heads the label column, and
-// titles, when given, title the pairs on a first line (without, the
-// table has one pair and one header line, "patch  no patch").
-func pairColumns(label string, titles ...string) [][]string {
+// pairTable is a table under the lines head whose value columns come in
+// pairs, patch beside no patch: a label column headed by label, at least
+// 10 characters wide, and 12-character value columns; titles, when
+// given, title the pairs on a first header line (without, the table has
+// one pair and one header line, "patch  no patch").
+func pairTable(head []string, label string, titles ...string) Table {
+	t := Table{Head: head, Widths: []int{10, 12}}
 	roles := []string{label}
 	for range max(1, len(titles)) {
 		roles = append(roles, "patch", "no patch")
 	}
 	if len(titles) == 0 {
-		return [][]string{roles}
+		t.Columns = [][]string{roles}
+		return t
 	}
 	top := []string{label}
 	for _, c := range titles {
 		top = append(top, c, c)
 	}
 	roles[0] = ""
-	return [][]string{top, roles}
+	t.Columns = [][]string{top, roles}
+	return t
 }
 
 // pairRow is a row of a pair table: cells are 2 per pair, patch then no
@@ -198,5 +197,7 @@ func seedTable(title string, rows ...Row) Table {
 	for i := range rows {
 		rows[i] = pairRow(rows[i].Label, []string{"%.2f", "%.2f"}, rows[i].Cells...)
 	}
-	return Table{Head: []string{title}, Columns: pairColumns("", "PROMISC", "-PROMISC"), Rows: rows, Widths: []int{9, 10}}
+	t := pairTable([]string{title}, "", "PROMISC", "-PROMISC")
+	t.Rows, t.Widths = rows, []int{9, 10}
+	return t
 }
