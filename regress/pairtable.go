@@ -113,7 +113,7 @@ func pairCells(cells []RoleCell, key RoleCell) [2]Cell {
 		if c.Setup != key.Setup || c.Row != key.Row || c.Metric != key.Metric || c.Size != key.Size || c.Percent != key.Percent {
 			continue
 		}
-		out[slices.Index(bothRoles[:], c.Role)] = Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
+		out[slices.Index(bothRoles[:], c.Role)] = meanCell(c.Role, c.Comparison)
 	}
 	return out
 }

@@ -82,7 +82,8 @@ func rateRows(s RateSpec, sizes []int, cells []RateCell) (rows []Row, cpu bool, 
 			if c.Setup != s.Name || c.Size != size || k < 0 {
 				continue
 			}
-			cell := Cell{Value: c.Summary.Mean, Format: rateFormats[k/2], NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
+			cell := meanCell(c.Role, c.Comparison)
+			cell.Format = rateFormats[k/2]
 			if f := c.Figure; f != nil && !c.NA {
 				for i, n := range []int{f.TesterBound, f.Lossy, f.Saturated} {
 					if n > 0 {

@@ -303,7 +303,7 @@ func Tables(s SetupSpec, cells []CellStat) []Table {
 				if !c.Promisc {
 					k += 2
 				}
-				r.Cells[k] = Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
+				r.Cells[k] = meanCell(c.Role, c.Comparison)
 			}
 			rows = append(rows, r)
 		}

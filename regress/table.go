@@ -48,6 +48,12 @@ func (c Cell) String() string {
 	return fmt.Sprintf(c.Format, c.Value) + c.Flags
 }
 
+// meanCell is role's side of a comparison as a table shows it: the mean,
+// marked on the patch side when the difference is significant.
+func meanCell(role string, c Comparison) Cell {
+	return Cell{Value: c.Summary.Mean, NA: c.NA, Marked: role == RolePatch && c.Significant}
+}
+
 // texts are cells showing ss.
 func texts(ss ...string) []Cell {
 	out := make([]Cell, len(ss))
