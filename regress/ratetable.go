@@ -199,8 +199,8 @@ func rateSummaryMarkdown(b *strings.Builder, r *Results) {
 // statistics of every metric, and for the rate cells what their runs
 // offered, achieved and delivered; the summary names a cell by its
 // metric's title and size.
-func rateCellPart(s RateSpec, cells []RateCell) cellPart {
-	p := cellPart{name: "forwarding rate: " + s.Name, table: everyCell([]string{"metric", "size", "role"}, "offered / achieved / delivered", "t", "l", "s"),
+func rateCellPart(s RateSpec, cells []RateCell) reportPart {
+	p := reportPart{name: "forwarding rate: " + s.Name, table: everyCell([]string{"metric", "size", "role"}, "offered / achieved / delivered", "t", "l", "s"),
 		intro: fmt.Sprintf("%s. %s.\n\n", s.Desc, strings.TrimPrefix(methodLine(s.Method), "method: ")) +
 			"Offered is the rate asked of the generator (0: a max-rate run, as fast as its port takes frames), achieved what it sent, delivered what arrived (frames/s, means); t = the runs where the tester set the figure, l = the runs that lost frames at the CPU load, s = the runs whose machine was saturated during it.\n\n"}
 	for _, c := range cells {

@@ -275,44 +275,12 @@ func printAllTables(w io.Writer, r *Results) {
 }
 
 // allTables are the tables of every suite of r that ran, in the order
-// printed; a section's first table has a header line naming it.
+// printed (reportParts); a section's first table has a header line
+// naming it.
 func allTables(r *Results) []Table {
 	var out []Table
-	add := func(section string, ts ...Table) {
-		ts[0].Head = append([]string{"== " + section + " =="}, ts[0].Head...)
-		out = append(out, ts...)
-	}
-	for _, s := range r.Setups {
-		add(s.Name, Tables(s, r.Cells)...)
-	}
-	if r.Rate != nil {
-		for _, s := range r.RateSetups {
-			add("forwarding rate: "+s.Name, RateTables(s, r.Rate.Sizes, r.Rate.CPURate, r.RateCells))
-		}
-		for _, s := range r.RateSetups {
-			if t := LossRateTable(s, r.Rate.Sizes, r.LossRateCells); len(t.Rows) > 0 {
-				add("frame loss rate: "+s.Name, t)
-			}
-		}
-		for _, s := range r.RateSetups {
-			if len(ofSetup(r.WindowCells, s.Name, cellSetup)) > 0 {
-				add("window benchmark: "+s.Name, WindowTable(s, *r.Rate, r.WindowCells))
-			}
-		}
-	}
-	if r.MsgSize != nil && len(r.MsgSizeCells) > 0 {
-		add("TCP stream by message size: "+MsgSizeSetup+" Forward", MsgSizeTable(r.MsgSize.Sizes, r.MsgSizeCells))
-	}
-	if r.Bulk != nil && len(r.BulkCells) > 0 {
-		add("bulk transfer: "+BulkSetup+", one pair, two pairs at once, UDP", BulkTable(*r.Bulk, r.BulkCells), UDPLossTable(*r.Bulk, r.BulkCells))
-	}
-	if r.RFC2889 != nil && len(r.RFC2889Cells) > 0 {
-		add("address caching: "+RFC2889Setup, RFC2889Table(r.RFC2889Cells))
-	}
-	if r.LB != nil && len(r.LB.Cells) > 0 {
-		for _, mode := range LBModes {
-			add("HTTP load balancing: "+mode, LBTable(r.LB.Config, r.LB.Plan, r.LB.Cells, mode, r.Mode != "A/A"))
-		}
+	for _, p := range reportParts(r) {
+		out = append(out, p.tables...)
 	}
 	return out
 }

@@ -35,7 +35,7 @@ func sigItems(cells []partCell) []string {
 func cellSetup(c RoleCell) string { return c.Setup }
 
 // summaryMarkdown writes report.md's opening summary: per every-cell
-// table of r (cellParts) the cells where patch and no patch differ
+// table of r (reportParts) the cells where patch and no patch differ
 // significantly and by how much (sigItems), then the forwarding rate's
 // summary with CPU per frame first.
 func summaryMarkdown(b *strings.Builder, r *Results) {
@@ -45,7 +45,10 @@ func summaryMarkdown(b *strings.Builder, r *Results) {
 		b.WriteString(" This is an A/A run: a difference here is noise (about one cell in 1/alpha shows one by chance).")
 	}
 	b.WriteString("\n\n")
-	for _, p := range cellParts(r) {
+	for _, p := range reportParts(r) {
+		if p.name == "" {
+			continue // no every-cell table
+		}
 		items := sigItems(p.cells)
 		if len(items) == 0 {
 			fmt.Fprintf(b, "- %s: none\n", p.name)
