@@ -8,11 +8,11 @@ import (
 	"unicode/utf8"
 )
 
-// The harness's printed tables share one model: a Table of Rows of
-// Cells, under lines of text and column headers, over notes, rendered by
-// RenderTable, or as markdown by writeMarkdown. Each suite builds its tables from its cells (Tables,
-// RateTables, BulkTable, LBTable, make bench's benchTable ...); allTables
-// puts them in the order printed.
+// The harness's tables share one model: a Table of Rows of Cells, under
+// lines of text and column headers, over notes, printed by RenderTable
+// or written into report.md by writeMarkdown. Each suite builds its
+// tables from its cells (Tables, RateTables, BulkTable, LBTable, make
+// bench's benchTable ...); reportParts puts them in the order printed.
 
 // Cell is one cell of a table: a figure, or a text.
 type Cell struct {
@@ -119,7 +119,7 @@ func RenderTable(w io.Writer, t Table) error {
 // writeMarkdown writes t as a markdown table: its last header line, then
 // its rows; a cell may span columns ("n/a | |").
 func writeMarkdown(b *strings.Builder, t Table) {
-	for i, l := range append(t.Columns[len(t.Columns)-1:], t.rowLines()...) {
+	for i, l := range append([][]string{t.Columns[len(t.Columns)-1]}, t.rowLines()...) {
 		b.WriteString("| " + strings.Join(l, " | ") + " |\n")
 		if i == 0 {
 			b.WriteString(strings.Repeat("|---", len(l)) + "|\n")
