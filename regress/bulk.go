@@ -190,9 +190,7 @@ func AnalyzeBulk(c BulkConfig, samples []BulkSample, alpha float64) []RoleCell {
 func BulkTable(c BulkConfig, cells []RoleCell) Table {
 	t := pairTable([]string{"Bulk transfer: one pair, two pairs at once, UDP (Mb/s, CPU system %)"}, "test", "Mb/s", "system %")
 	for _, row := range bulkRows(c) {
-		mb := pairCells(cells, RoleCell{Setup: BulkSetup, Row: row, Metric: "throughput"})
-		sys := pairCells(cells, RoleCell{Setup: BulkSetup, Row: row, Metric: "system"})
-		t.Rows = append(t.Rows, pairRow(row, []string{"%.2f", "%.2f"}, mb[0], mb[1], sys[0], sys[1]))
+		t.Rows = append(t.Rows, pairRow(row, []string{"%.2f", "%.2f"}, pairCells(cells, RoleCell{Setup: BulkSetup, Row: row}, "throughput", "system")...))
 	}
 	return t
 }
@@ -202,8 +200,7 @@ func BulkTable(c BulkConfig, cells []RoleCell) Table {
 func UDPLossTable(c BulkConfig, cells []RoleCell) Table {
 	t := pairTable([]string{fmt.Sprintf("UDP bulk: iperf3 -u -b %dM -l %d, datagram loss", c.UDPMbps, c.UDPLen)}, "")
 	for _, r := range []struct{ label, metric string }{{"sent Mb/s", "sent"}, {"loss %", "loss"}} {
-		pc := pairCells(cells, RoleCell{Setup: BulkSetup, Row: c.udpRow(), Metric: r.metric})
-		t.Rows = append(t.Rows, pairRow(r.label, []string{"%.2f"}, pc[:]...))
+		t.Rows = append(t.Rows, pairRow(r.label, []string{"%.2f"}, pairCells(cells, RoleCell{Setup: BulkSetup, Row: c.udpRow()}, r.metric)...))
 	}
 	return t
 }

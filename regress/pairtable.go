@@ -104,16 +104,17 @@ func roleCells(template RoleCell, vals map[string][]float64, alpha float64) []Ro
 	return out
 }
 
-// pairCells returns the two table cells (patch, no patch) in cells
-// whose setup, row, metric, size and percent are key's; cells not there
-// are n/a.
-func pairCells(cells []RoleCell, key RoleCell) [2]Cell {
-	out := [2]Cell{{NA: true}, {NA: true}}
+// pairCells returns a row's cells in cells, per metric of metrics the
+// patch and the no-patch cell whose setup, row, size and percent are
+// key's; cells not there are n/a.
+func pairCells(cells []RoleCell, key RoleCell, metrics ...string) []Cell {
+	out := slices.Repeat([]Cell{{NA: true}}, 2*len(metrics))
 	for _, c := range cells {
-		if c.Setup != key.Setup || c.Row != key.Row || c.Metric != key.Metric || c.Size != key.Size || c.Percent != key.Percent {
+		m := slices.Index(metrics, c.Metric)
+		if m < 0 || c.Setup != key.Setup || c.Row != key.Row || c.Size != key.Size || c.Percent != key.Percent {
 			continue
 		}
-		out[slices.Index(bothRoles[:], c.Role)] = meanCell(c.Role, c.Comparison)
+		out[2*m+slices.Index(bothRoles[:], c.Role)] = meanCell(c.Role, c.Comparison)
 	}
 	return out
 }

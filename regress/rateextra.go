@@ -126,10 +126,8 @@ func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) Table {
 			if c.Setup != s.Name || c.Size != size || c.Metric != "loss" || c.Role != RolePatch {
 				continue
 			}
-			off := pairCells(cells, RoleCell{Setup: s.Name, Metric: "offered", Size: size, Percent: c.Percent})
-			loss := pairCells(cells, c)
 			label := fmt.Sprintf("%-9s %d%%", rateLabel(size, true), c.Percent)
-			t.Rows = append(t.Rows, pairRow(label, []string{"%.0f", "%.2f"}, off[0], off[1], loss[0], loss[1]))
+			t.Rows = append(t.Rows, pairRow(label, []string{"%.0f", "%.2f"}, pairCells(cells, c, "offered", "loss")...))
 		}
 	}
 	return t
@@ -208,8 +206,7 @@ func WindowTable(s RateSpec, c RateConfig, cells []RoleCell) Table {
 	t := pairTable([]string{fmt.Sprintf("Window benchmark (BalanceNG: %d-byte frames, %d with FCS, window %d, %v)",
 		c.WindowSize, c.WindowSize+gen.FCSLen, c.Window, c.WindowDuration), methodLine(MethodReceiving)}, "")
 	for _, m := range WindowMetrics {
-		pc := pairCells(cells, RoleCell{Setup: s.Name, Metric: m.Key})
-		t.Rows = append(t.Rows, pairRow(m.Label, []string{m.Format}, pc[:]...))
+		t.Rows = append(t.Rows, pairRow(m.Label, []string{m.Format}, pairCells(cells, RoleCell{Setup: s.Name}, m.Key)...))
 	}
 	return t
 }

@@ -435,8 +435,7 @@ func AnalyzeRFC2889(samples []RFC2889Sample, alpha float64) []RoleCell {
 func RFC2889Table(cells []RoleCell) Table {
 	t := pairTable([]string{"Address caching, RFC 2889 (capacity: addresses; learn/s: addresses/s)"}, "")
 	for _, m := range RFC2889Metrics {
-		c := pairCells(cells, RoleCell{Setup: RFC2889Setup, Metric: m.Key})
-		t.Rows = append(t.Rows, pairRow(m.Label, []string{m.Format}, c[:]...))
+		t.Rows = append(t.Rows, pairRow(m.Label, []string{m.Format}, pairCells(cells, RoleCell{Setup: RFC2889Setup}, m.Key)...))
 	}
 	return t
 }
