@@ -1,17 +1,14 @@
 package regress
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
@@ -24,7 +21,7 @@ import (
 // kernel bridge, swctl bridges, a roundrobin swctl trunk, Open vSwitch's
 // userspace datapath without and with userspace TSO), every row measured
 // side by side, rows interleaved run by run, one table of medians,
-// spreads and ratios (renderBench). Raw samples go to
+// spreads and ratios (benchTable). Raw samples go to
 // bench-out/<time>/results.json: the rates as rate_samples, ping and
 // iperf3 in its "bench" part. docs/BENCH.md says how to read the table.
 // This file holds its command line, rows, ping and ethtool parsers,
@@ -556,20 +553,15 @@ func benchRatio(a, b benchCell) (float64, bool) {
 // maxNote is the most runes of one note cell; the JSON has the rest.
 const maxNote = 90
 
-// renderBench writes the header lines, then the table of samples over
-// rows (skipped ones print their reason), every line without trailing
-// blanks.
-func renderBench(w io.Writer, header []string, rows []RateSpec, metrics []benchMetric, samples []benchSample) error {
+// benchTable builds the table of samples over rows under the header
+// lines: per metric a line per row (a skipped one gives its reason), a
+// blank line between metrics.
+func benchTable(header []string, rows []RateSpec, metrics []benchMetric, samples []benchSample) Table {
 	cells := summarizeBench(samples)
-	var buf bytes.Buffer
-	for _, h := range header {
-		buf.WriteString(h + "\n")
-	}
-	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "metric\tpath\tmedian\tmin–max\tvs kernel\tvs OVS\tnotes")
+	t := Table{Head: header, Columns: [][]string{{"metric", "path", "median", "min–max", "vs kernel", "vs OVS", "notes"}}}
 	for mi, m := range metrics {
 		if mi > 0 {
-			fmt.Fprintln(tw, "\t\t\t\t\t\t")
+			t.Rows = append(t.Rows, Row{})
 		}
 		kernel, ovs := cells[[2]string{"kernel", m.id}], cells[[2]string{"ovs", m.id}]
 		for i, r := range rows {
@@ -578,7 +570,7 @@ func renderBench(w io.Writer, header []string, rows []RateSpec, metrics []benchM
 				label = m.label
 			}
 			if r.Skip != "" {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t–\t–\t–\t\n", label, r.Label, r.Skip)
+				t.Rows = append(t.Rows, Row{Label: label, Cells: texts(r.Label, r.Skip, "–", "–", "–")})
 				continue
 			}
 			c := cells[[2]string{r.Name, m.id}]
@@ -601,17 +593,10 @@ func renderBench(w io.Writer, header []string, rows []RateSpec, metrics []benchM
 			for _, e := range c.Errs {
 				notes = append(notes, "failed: "+e)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", label, r.Label, med, spread,
-				ratioText(c, kernel), ratioText(c, ovs), clip(strings.Join(notes, "; ")))
+			t.Rows = append(t.Rows, Row{Label: label, Cells: texts(r.Label, med, spread, ratioText(c, kernel), ratioText(c, ovs), clip(strings.Join(notes, "; ")))})
 		}
 	}
-	tw.Flush()
-	out := ""
-	for line := range strings.Lines(buf.String()) {
-		out += strings.TrimRight(line, " \n") + "\n"
-	}
-	_, err := io.WriteString(w, out)
-	return err
+	return t
 }
 
 // ratioText formats a cell's median over a reference's, or "–" (also

@@ -107,7 +107,7 @@ func RunBench(cfg BenchConfig) (err error) {
 	NetCPU(rows, res.RateSamples)
 	rep.Samples = benchSamples(res.RateSamples, rep.Runs)
 	var tb strings.Builder
-	if err := renderBench(&tb, header(cfg, res.Environment, rep.Programs), rows, benchMetrics(cfg.CPURate, cfg.Pings), rep.Samples); err != nil {
+	if err := RenderTable(&tb, benchTable(header(cfg, res.Environment, rep.Programs), rows, benchMetrics(cfg.CPURate, cfg.Pings), rep.Samples)); err != nil {
 		return err
 	}
 	rep.Table = tb.String()

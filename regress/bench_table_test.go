@@ -74,7 +74,7 @@ func goldenBench() ([]RateSpec, []RateSample, []benchRun) {
 func TestBenchTableGolden(t *testing.T) {
 	rows, rates, runs := goldenBench()
 	var buf bytes.Buffer
-	if err := renderBench(&buf, []string{"make bench: golden test", ""}, rows, benchMetrics(200e3, 20), benchSamples(rates, runs)); err != nil {
+	if err := RenderTable(&buf, benchTable([]string{"make bench: golden test", ""}, rows, benchMetrics(200e3, 20), benchSamples(rates, runs))); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join("testdata", "bench_table.golden")

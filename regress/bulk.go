@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/swctl/swctl/internal/iperf3"
 )
@@ -188,37 +187,22 @@ func AnalyzeBulk(c BulkConfig, samples []BulkSample, alpha float64) []RoleCell {
 // BulkTable builds the bulk table: a row per test, Mb/s and CPU system %,
 // patch beside no patch; the ratio row holds ratios, the UDP row the
 // received rate.
-func BulkTable(c BulkConfig, cells []RoleCell) PairTable {
-	t := PairTable{Title: "Bulk transfer: one pair, two pairs at once, UDP (Mb/s, CPU system %)", Label: "test",
-		Cols: []string{"Mb/s", "system %"}, Formats: []string{"%.2f", "%.2f"}}
+func BulkTable(c BulkConfig, cells []RoleCell) Table {
+	t := pairTable([]string{"Bulk transfer: one pair, two pairs at once, UDP (Mb/s, CPU system %)"}, "test", "Mb/s", "system %")
 	for _, row := range bulkRows(c) {
-		mb := pairCells(cells, RoleCell{Setup: BulkSetup, Row: row, Metric: "throughput"})
-		sys := pairCells(cells, RoleCell{Setup: BulkSetup, Row: row, Metric: "system"})
-		t.Rows = append(t.Rows, PairRow{Label: row, Cells: []Cell{mb[0], mb[1], sys[0], sys[1]}})
+		t.Rows = append(t.Rows, pairRow(row, []string{"%.2f", "%.2f"}, pairCells(cells, RoleCell{Setup: BulkSetup, Row: row}, "throughput", "system")...))
 	}
 	return t
 }
 
 // UDPLossTable builds the UDP stream's table: the rate the client sent
 // and the datagram loss, patch beside no patch.
-func UDPLossTable(c BulkConfig, cells []RoleCell) PairTable {
-	t := PairTable{Title: fmt.Sprintf("UDP bulk: iperf3 -u -b %dM -l %d, datagram loss", c.UDPMbps, c.UDPLen), Formats: []string{"%.2f"}}
+func UDPLossTable(c BulkConfig, cells []RoleCell) Table {
+	t := pairTable([]string{fmt.Sprintf("UDP bulk: iperf3 -u -b %dM -l %d, datagram loss", c.UDPMbps, c.UDPLen)}, "")
 	for _, r := range []struct{ label, metric string }{{"sent Mb/s", "sent"}, {"loss %", "loss"}} {
-		pc := pairCells(cells, RoleCell{Setup: BulkSetup, Row: c.udpRow(), Metric: r.metric})
-		t.Rows = append(t.Rows, PairRow{Label: r.label, Cells: pc[:]})
+		t.Rows = append(t.Rows, pairRow(r.label, []string{"%.2f"}, pairCells(cells, RoleCell{Setup: BulkSetup, Row: c.udpRow()}, r.metric)...))
 	}
 	return t
-}
-
-// printBulk writes the bulk tables of r, if the suite ran.
-func printBulk(b *strings.Builder, r *Results) {
-	if r.Bulk == nil || len(r.BulkCells) == 0 {
-		return
-	}
-	fmt.Fprintf(b, "\n== bulk transfer: %s, one pair, two pairs at once, UDP ==\n", BulkSetup)
-	RenderPairTable(b, BulkTable(*r.Bulk, r.BulkCells))
-	b.WriteString("\n")
-	RenderPairTable(b, UDPLossTable(*r.Bulk, r.BulkCells))
 }
 
 // runBulk runs the bulk suite on a four-port bridge0 testbed of its own

@@ -101,8 +101,8 @@ func TestAnalyzeBulk(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	RenderPairTable(&b, BulkTable(cfg, cells))
+	RenderTable(&b, BulkTable(cfg, cells))
 	b.WriteString("\n")
-	RenderPairTable(&b, UDPLossTable(cfg, cells))
+	RenderTable(&b, UDPLossTable(cfg, cells))
 	golden(t, "bulk_table.golden", b.String())
 }

@@ -11,10 +11,10 @@
 // cpustat's parsers and deltas give whole-machine system and interrupt time;
 // package stats gives the statistics (means as in the original
 // tables, plus median, min, max, stddev and a Mann-Whitney U test);
-// RenderTable prints the tables; WriteReport writes results.json,
+// every table is a Table that RenderTable prints; WriteReport writes results.json,
 // report.md and SVG charts.
 //
-// The forwarding-rate suite (RateSetups, AnalyzeRates, RenderRateTable)
+// The forwarding-rate suite (RateSetups, AnalyzeRates, RateTables)
 // drives package gen in-process: tester ports opened with AF_PACKET in
 // two host namespaces, the counting tester (internal/tester: a send-only
 // generator, arrivals counted by the receiving interface's rx_packets)
@@ -31,7 +31,7 @@
 // The message-size suite (MsgSizePlan, AnalyzeMsgSize, MsgSizeTable) runs
 // iperf3 TCP with write sizes from 1 byte to 64 KiB (the netperf form)
 // across a swctl bridge. Its tables and those of the loss-rate and window
-// tests share one renderer, RenderPairTable.
+// tests set patch beside no patch (pairTable, pairRow).
 //
 // The bulk-transfer suite (BulkPlan, AnalyzeBulk, BulkTable) runs iperf3
 // across a swctl bridge with four host ports: one pair alone, two pairs at
@@ -53,7 +53,7 @@
 // the address table and the rate at which it learns.
 //
 // The HTTP load-balancing suite (LBConfig, LBPlan, AnalyzeLB,
-// RenderLBTable; SUITES=lb, make bench-lb) runs wrk (ParseWrk) against
+// LBTable; SUITES=lb, make bench-lb) runs wrk (ParseWrk) against
 // nginx in three backend namespaces on one L2 segment, directly and
 // through swctl lb, nftables and HAProxy, and leads with the balancer's
 // own CPU per request.

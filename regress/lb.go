@@ -3,7 +3,6 @@ package regress
 import (
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"slices"
@@ -351,37 +350,31 @@ func lbRowsOf(plan []LBInstance) []LBInstance {
 	return plan
 }
 
-// RenderLBTable writes the suite's table of one mode: a row per row
-// (and role) of plan, the first five LBMetrics as columns, each cell the
+// LBTable builds the suite's table of one mode: a row per row (and
+// role) of plan, the first five LBMetrics as columns, each cell the
 // median and, in brackets, the range of its runs; "-" where a row has no
-// such figure. Columns are as wide as their widest cell plus two blanks;
-// no trailing blanks. Lines under the table explain the nftables figure
-// and name any row whose runs had socket errors or non-2xx responses.
-func RenderLBTable(w io.Writer, cfg LBConfig, plan []LBInstance, cells []LBCell, mode string, ab bool) error {
-	lines := [][]string{{"row"}}
+// such figure. Columns are as wide as their widest cell plus two blanks.
+// Lines under the table explain the nftables figure and name any row
+// whose runs had socket errors or non-2xx responses.
+func LBTable(cfg LBConfig, plan []LBInstance, cells []LBCell, mode string, ab bool) Table {
+	t := Table{Head: []string{fmt.Sprintf("HTTP load balancing, %s: median of %d runs [min..max]", lbModeTitle[mode], cfg.Runs)}, Columns: [][]string{{"row"}}}
 	for _, m := range LBMetrics[:5] {
-		lines[0] = append(lines[0], m.Title)
+		t.Columns[0] = append(t.Columns[0], m.Title)
 	}
-	var notes string
 	for _, in := range lbRowsOf(plan) {
-		label := lbLabel(in.Row, in.Role, ab)
-		line := []string{label}
+		r := Row{Label: lbLabel(in.Row, in.Role, ab)}
 		for _, m := range LBMetrics[:5] {
-			line = append(line, lbCellText(findLBCell(cells, in, mode, m.Key), m.Format))
+			r.Cells = append(r.Cells, texts(lbCellText(findLBCell(cells, in, mode, m.Key), m.Format))...)
 		}
-		lines = append(lines, line)
+		t.Rows = append(t.Rows, r)
 		if c := findLBCell(cells, in, mode, "errors"); c != nil && !c.NA && c.Summary.Max > 0 {
-			notes += fmt.Sprintf("%s: socket errors or non-2xx responses in some run (at most %.0f; results.json has wrk's counts)\n", label, c.Summary.Max)
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: socket errors or non-2xx responses in some run (at most %.0f; results.json has wrk's counts)", r.Label, c.Summary.Max))
 		}
 		if in.Row == LBNftables {
-			notes += "nftables: balancer us/req = the whole machine's softirq+irq time per request less direct's (kernel work, no process)\n"
+			t.Notes = append(t.Notes, "nftables: balancer us/req = the whole machine's softirq+irq time per request less direct's (kernel work, no process)")
 		}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "HTTP load balancing, %s: median of %d runs [min..max]\n", lbModeTitle[mode], cfg.Runs)
-	writeColumns(&b, fitWidths(lines, 2), lines...)
-	_, err := io.WriteString(w, b.String()+notes)
-	return err
+	return t
 }
 
 // findLBCell returns the cell of in's row and role, mode and metric, or
@@ -433,38 +426,20 @@ func lbHeader(r *LBResults) string {
 		r.Config.Connections, r.Config.Seconds, r.Config.Runs)
 }
 
-// printLB writes the suite's tables (one per mode) under a header line,
-// after a blank line unless first.
-func printLB(w io.Writer, r *Results, first bool) error {
-	if r.LB == nil || len(r.LB.Cells) == 0 {
-		return nil
-	}
-	var b strings.Builder
-	for i, mode := range LBModes {
-		if i > 0 || !first {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "== HTTP load balancing: %s ==\n", mode)
-		RenderLBTable(&b, r.LB.Config, r.LB.Plan, r.LB.Cells, mode, r.Mode != "A/A")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
 // lbMarkdown writes report.md's every-cell section of the suite and the
 // requests each backend served per run.
 func lbMarkdown(b *strings.Builder, r *Results) {
 	ab := r.Mode != "A/A"
-	b.WriteString("\n### HTTP load balancing\n\n| row | mode | metric | n | median | min | max | mean | stddev |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n### HTTP load balancing\n\n")
+	t := Table{Columns: [][]string{{"row", "mode", "metric", "n", "median", "min", "max", "mean", "stddev"}}}
 	for _, c := range r.LB.Cells {
-		label := lbLabel(c.Row, c.Role, ab)
-		if c.NA {
-			fmt.Fprintf(b, "| %s | %s | %s | n/a | | | | | |\n", label, c.Mode, c.Metric)
-			continue
+		m, figures := c.Summary, "n/a | | | | |" // the statistics' columns blank
+		if !c.NA {
+			figures = fmt.Sprintf("%d | %.2f | %.2f | %.2f | %.2f | %.2f", m.N, m.Median, m.Min, m.Max, m.Mean, m.Stddev)
 		}
-		m := c.Summary
-		fmt.Fprintf(b, "| %s | %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n", label, c.Mode, c.Metric, m.N, m.Median, m.Min, m.Max, m.Mean, m.Stddev)
+		t.Rows = append(t.Rows, Row{Label: lbLabel(c.Row, c.Role, ab), Cells: texts(c.Mode, c.Metric, figures)})
 	}
+	writeMarkdown(b, t)
 	b.WriteString("\nRequests per backend, per run (nginx stub_status), and wrk's errors:\n\n")
 	for _, s := range r.LB.Samples {
 		// The counts as "n1/n2/n3".
@@ -524,9 +499,4 @@ func ParseStubStatus(out []byte) (uint64, error) {
 		return 0, fmt.Errorf("nginx stub_status: counts under \"server accepts handled requests\": %w", err)
 	}
 	return requests, nil
-}
-
-// lbFirst says whether the suite's tables are the first r prints.
-func lbFirst(r *Results) bool {
-	return noEarlierTable(r) && (r.RFC2889 == nil || len(r.RFC2889Cells) == 0)
 }

@@ -218,7 +218,7 @@ func TestAnalyzeLB(t *testing.T) {
 	}
 }
 
-func TestRenderLBTable(t *testing.T) {
+func TestLBTable(t *testing.T) {
 	plan := LBPlan([]LBRowSpec{LBRows[0], LBRows[1], LBRows[2], LBRows[3]}, []string{RolePatch, RoleNoPatch}, 3)
 	var samples []LBSample
 	for run := 1; run <= 3; run++ {
@@ -237,7 +237,7 @@ func TestRenderLBTable(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	if err := RenderLBTable(&b, DefaultLBConfig(false), plan, AnalyzeLB(plan, samples), LBKeepAlive, true); err != nil {
+	if err := RenderTable(&b, LBTable(DefaultLBConfig(false), plan, AnalyzeLB(plan, samples), LBKeepAlive, true)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "lb_table.golden", b.String())
@@ -286,20 +286,25 @@ func TestPinningFor(t *testing.T) {
 
 // The load-balancing tables come after a blank line whenever any table
 // was printed before them, the bulk tables included.
-func TestLBFirst(t *testing.T) {
+func TestLBTablesAfterOthers(t *testing.T) {
 	cases := []struct {
-		name string
-		r    *Results
-		want bool
+		name  string
+		r     *Results
+		first bool
 	}{
 		{"alone", &Results{}, true},
 		{"after bulk", &Results{Bulk: &BulkConfig{}, BulkCells: []RoleCell{{}}}, false},
 		{"after address caching", &Results{RFC2889: &RFC2889Config{}, RFC2889Cells: []RoleCell{{}}}, false},
 		{"after message sizes", &Results{MsgSize: &MsgSizeConfig{}, MsgSizeCells: []RoleCell{{}}}, false},
 	}
+	plan := LBPlan(LBRows[:1], nil, 1)
 	for _, tc := range cases {
-		if got := lbFirst(tc.r); got != tc.want {
-			t.Errorf("%s: lbFirst = %v, want %v", tc.name, got, tc.want)
+		tc.r.LB = &LBResults{Config: DefaultLBConfig(true), Plan: plan, Cells: AnalyzeLB(plan, nil)}
+		var b strings.Builder
+		printAllTables(&b, tc.r)
+		header := "== HTTP load balancing: close ==\n"
+		if first := strings.HasPrefix(b.String(), header); first != tc.first || !first && !strings.Contains(b.String(), "\n\n"+header) {
+			t.Errorf("%s: the load-balancing tables first %v, want %v, and after a blank line otherwise:\n%s", tc.name, first, tc.first, b.String())
 		}
 	}
 }

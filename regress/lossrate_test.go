@@ -140,6 +140,6 @@ func TestAnalyzeLossRateAndTable(t *testing.T) {
 	cells := AnalyzeLossRate(setups, []int{64, 1518}, samples, 0.05)
 	tab := LossRateTable(setups[0], []int{64, 1518}, cells)
 	var b strings.Builder
-	RenderPairTable(&b, tab)
+	RenderTable(&b, tab)
 	golden(t, "lossrate_table.golden", b.String())
 }

@@ -141,13 +141,10 @@ func AnalyzeMsgSize(sizes []int, samples []MsgSizeSample, alpha float64) []RoleC
 
 // MsgSizeTable builds the message-size table: a row per size, Mb/s and
 // CPU system %, patch beside no patch.
-func MsgSizeTable(sizes []int, cells []RoleCell) PairTable {
-	t := PairTable{Title: "TCP stream by message size (Mb/s, CPU system %)", Label: "bytes",
-		Cols: []string{"Mb/s", "system %"}, Formats: []string{"%.2f", "%.2f"}}
+func MsgSizeTable(sizes []int, cells []RoleCell) Table {
+	t := pairTable([]string{"TCP stream by message size (Mb/s, CPU system %)"}, "bytes", "Mb/s", "system %")
 	for _, size := range sizes {
-		mb := pairCells(cells, RoleCell{Setup: MsgSizeSetup, Metric: "throughput", Size: size})
-		sys := pairCells(cells, RoleCell{Setup: MsgSizeSetup, Metric: "system", Size: size})
-		t.Rows = append(t.Rows, PairRow{Label: strconv.Itoa(size), Cells: []Cell{mb[0], mb[1], sys[0], sys[1]}})
+		t.Rows = append(t.Rows, pairRow(strconv.Itoa(size), []string{"%.2f", "%.2f"}, pairCells(cells, RoleCell{Setup: MsgSizeSetup, Size: size}, "throughput", "system")...))
 	}
 	return t
 }

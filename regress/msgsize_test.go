@@ -82,7 +82,7 @@ func TestAnalyzeMsgSizeAndTable(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	RenderPairTable(&b, MsgSizeTable([]int{1, 1024, 65536, 4096}, cells))
+	RenderTable(&b, MsgSizeTable([]int{1, 1024, 65536, 4096}, cells))
 	golden(t, "msgsize_table.golden", b.String())
 }
 
@@ -108,29 +108,33 @@ func TestWindowTable(t *testing.T) {
 	}
 	cfg := DefaultRateConfig(false, false)
 	var b strings.Builder
-	RenderPairTable(&b, WindowTable(rateSetups(t, "bridge0")[0], cfg, cells))
+	RenderTable(&b, WindowTable(rateSetups(t, "bridge0")[0], cfg, cells))
 	golden(t, "window_table.golden", b.String())
 }
 
-func TestPrintExtraTablesSeparators(t *testing.T) {
+func TestMsgSizeTablesSeparators(t *testing.T) {
 	s := MsgSizeSample{Size: 64}
 	s.Role, s.Mbps = RolePatch, 100
 	r := &Results{MsgSize: &MsgSizeConfig{Sizes: []int{64}, Seconds: 1}, MsgSizeSamples: []MsgSizeSample{s}}
 	analyzeExtra(r, 0.05)
 	for _, first := range []bool{true, false} {
-		var b strings.Builder
-		PrintExtraTables(&b, r, first)
-		want := "== TCP stream by message size: bridge0 Forward ==\n"
 		if !first {
-			want = "\n" + want
+			r.Setups = Setups[2:3] // the promisc tables come first
 		}
-		if !strings.HasPrefix(b.String(), want) || !strings.Contains(b.String(), "\n64        100.00      n/a") {
-			t.Errorf("first %v: got\n%q\nwant it to start with %q and hold the 64-byte row", first, b.String(), want)
+		var b strings.Builder
+		printAllTables(&b, r)
+		want, got := "== TCP stream by message size: bridge0 Forward ==\n", b.String()
+		placed := strings.HasPrefix(got, want)
+		if !first {
+			placed = strings.Contains(got, "\n\n"+want)
+		}
+		if !placed || !strings.Contains(got, "\n64        100.00      n/a") {
+			t.Errorf("first %v: got\n%q\nwant %q first, or after a blank line when a table comes before it, and the 64-byte row", first, got, want)
 		}
 	}
 	// Nothing ran: nothing printed.
 	var b strings.Builder
-	PrintExtraTables(&b, &Results{Rate: &RateConfig{}}, false)
+	printAllTables(&b, &Results{Rate: &RateConfig{}})
 	if b.Len() != 0 {
 		t.Errorf("no samples: printed %q, want nothing", b.String())
 	}

@@ -1,90 +1,11 @@
 package regress
 
 import (
-	"cmp"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
 
 	"github.com/swctl/swctl/internal/stats"
 )
-
-// PairTable is a table whose value columns come in pairs, patch beside no
-// patch: the message-size, frame-loss-rate and window-benchmark tables.
-type PairTable struct {
-	// Title is the first line.
-	Title string
-	// Head are lines between the title and the column headers (such as
-	// the tester method).
-	Head []string
-	// Label heads the label column ("" = blank).
-	Label string
-	// Cols title the pairs on the first header line; nil leaves that line
-	// out (the table then has one header line, "patch  no patch ...").
-	Cols []string
-	// Formats format each pair's values (fmt verbs such as "%.2f"); its
-	// length is the number of pairs.
-	Formats []string
-	// Rows are the lines after the header.
-	Rows []PairRow
-	// LabelWidth and ColWidth fix the label and value columns' widths;
-	// 0 = the defaults below.
-	LabelWidth, ColWidth int
-}
-
-// PairRow is one line of a PairTable.
-type PairRow struct {
-	// Label is the row's name.
-	Label string
-	// Format, when set, formats every value of the row instead of the
-	// table's Formats.
-	Format string
-	// Cells are 2 per pair: patch, then no patch.
-	Cells []Cell
-}
-
-// RenderPairTable writes t: a label column as wide as the longest label
-// plus one blank (at least 10 characters), 12-character value columns
-// (unless t fixes them), no trailing blanks; "n/a" for a cell not measured, a cell's Flags
-// after its value, '*' after a patch value that differs significantly
-// from no patch.
-func RenderPairTable(w io.Writer, t PairTable) error {
-	roles := []string{t.Label}
-	for range t.Formats {
-		roles = append(roles, "patch", "no patch")
-	}
-	lines := [][]string{roles}
-	if t.Cols != nil {
-		top := []string{t.Label}
-		for _, c := range t.Cols {
-			top = append(top, c, c)
-		}
-		roles[0], lines = "", [][]string{top, roles}
-	}
-	for _, r := range t.Rows {
-		line := []string{r.Label}
-		for i, c := range r.Cells {
-			f := "%.2f"
-			switch {
-			case r.Format != "":
-				f = r.Format
-			case i/2 < len(t.Formats):
-				f = t.Formats[i/2]
-			}
-			line = append(line, c.format(f))
-		}
-		lines = append(lines, line)
-	}
-	var b strings.Builder
-	b.WriteString(t.Title + "\n")
-	for _, h := range t.Head {
-		b.WriteString(h + "\n")
-	}
-	writeColumns(&b, []int{cmp.Or(t.LabelWidth, max(10, fitWidths(lines, 1)[0])), cmp.Or(t.ColWidth, 12)}, lines...)
-	_, err := io.WriteString(w, b.String())
-	return err
-}
 
 // RoleCell is the summary of one cell of the message-size,
 // frame-loss-rate and window-benchmark suites: one metric of one row
@@ -183,25 +104,17 @@ func roleCells(template RoleCell, vals map[string][]float64, alpha float64) []Ro
 	return out
 }
 
-// pairCells returns the two table cells (patch, no patch) in cells
-// whose setup, row, metric, size and percent are key's; cells not there
-// are n/a.
-func pairCells(cells []RoleCell, key RoleCell) [2]Cell {
-	out := [2]Cell{{NA: true}, {NA: true}}
+// pairCells returns a row's cells in cells, per metric of metrics the
+// patch and the no-patch cell whose setup, row, size and percent are
+// key's; cells not there are n/a.
+func pairCells(cells []RoleCell, key RoleCell, metrics ...string) []Cell {
+	out := slices.Repeat([]Cell{{NA: true}}, 2*len(metrics))
 	for _, c := range cells {
-		if c.Setup != key.Setup || c.Row != key.Row || c.Metric != key.Metric || c.Size != key.Size || c.Percent != key.Percent {
+		m := slices.Index(metrics, c.Metric)
+		if m < 0 || c.Setup != key.Setup || c.Row != key.Row || c.Size != key.Size || c.Percent != key.Percent {
 			continue
 		}
-		out[slices.Index(bothRoles[:], c.Role)] = Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
+		out[2*m+slices.Index(bothRoles[:], c.Role)] = meanCell(c.Role, c.Comparison)
 	}
 	return out
-}
-
-// roleCellsMarkdown writes cells as report.md's every-cell table; row
-// names each cell's row.
-func roleCellsMarkdown(b *strings.Builder, cells []RoleCell, row func(c RoleCell) string) {
-	b.WriteString("| metric | row | role | n | mean | median | min | max | stddev | p (patch vs no patch) |\n|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, c := range cells {
-		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", c.Metric, row(c), c.Role, cellStats(c.Comparison))
-	}
 }

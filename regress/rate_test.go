@@ -8,29 +8,31 @@ import (
 	"github.com/swctl/swctl/gen"
 )
 
-func TestRenderRateTableGolden(t *testing.T) {
+func TestRateTableGolden(t *testing.T) {
+	with := func(t Table, notes []string, rows ...Row) Table {
+		t.Rows, t.Notes = rows, notes
+		return t
+	}
 	cases := []struct {
 		file  string
-		table RateTable
+		table Table
 	}{
 		// The default sizes on veth with the CPU pair: both lengths in
 		// the label, a significant difference, tester-bound and lossy
 		// flags, an unmeasured zero-loss pair, and the notes.
-		{"rate_table_veth.golden", RateTable{Title: "Forwarding rate (CPU ns/frame at 200000 frames/s paced, net of direct veth; frames/s; loss %)",
-			Head: []string{methodLine(MethodCounting)}, Veth: true, CPU: true, Rows: []RateRow{
-				{64, [8]Cell{{Value: 1234.4}, {Value: 1301, Flags: "t"}, {Value: 273867.4}, {Value: 225086}, {Value: 159945, Marked: true}, {Value: 219611, Flags: "t"}, {Value: 46.371}, {Value: 67.82}}},
-				{1518, [8]Cell{{Value: 2456, Flags: "l", Marked: true}, {Value: -12}, {Value: 81234, Flags: "t"}, {Value: 81000, Flags: "t"}, {NA: true}, {NA: true}, {Value: 0}, {Value: 0.004}}},
-			}, Notes: []string{testerBoundLegend, lossyLegend}}},
+		{"rate_table_veth.golden", with(rateTable("Forwarding rate (CPU ns/frame at 200000 frames/s paced, net of direct veth; frames/s; loss %)", MethodCounting, true),
+			[]string{testerBoundLegend, lossyLegend},
+			pairRow(rateLabel(64, true), rateFormats, Cell{Value: 1234.4}, Cell{Value: 1301, Flags: "t"}, Cell{Value: 273867.4}, Cell{Value: 225086}, Cell{Value: 159945, Marked: true}, Cell{Value: 219611, Flags: "t"}, Cell{Value: 46.371}, Cell{Value: 67.82}),
+			pairRow(rateLabel(1518, true), rateFormats, Cell{Value: 2456, Flags: "l", Marked: true}, Cell{Value: -12}, Cell{Value: 81234, Flags: "t"}, Cell{Value: 81000, Flags: "t"}, Cell{NA: true}, Cell{NA: true}, Cell{Value: 0}, Cell{Value: 0.004}))},
 		// A real NIC without the CPU pair (real test hosts): sizes as RFC
 		// 2544 counts them, a figure wider than its column.
-		{"rate_table_nic.golden", RateTable{Title: "Forwarding rate (frames/s, loss %)", Head: []string{methodLine(MethodReceiving)}, Rows: []RateRow{
-			{128, [8]Cell{{NA: true}, {NA: true}, {Value: 123456789012}, {Value: 1}, {Value: 2}, {Value: 3}, {Value: 100}, {Value: 99.999}}},
-		}}},
+		{"rate_table_nic.golden", with(rateTable("Forwarding rate (frames/s, loss %)", MethodReceiving, false), nil,
+			pairRow(rateLabel(128, false), rateFormats[1:], Cell{Value: 123456789012}, Cell{Value: 1}, Cell{Value: 2}, Cell{Value: 3}, Cell{Value: 100}, Cell{Value: 99.999}))},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
 			var b strings.Builder
-			if err := RenderRateTable(&b, c.table); err != nil {
+			if err := RenderTable(&b, c.table); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, c.file, b.String())
@@ -177,14 +179,16 @@ func TestAnalyzeRatesAndTable(t *testing.T) {
 	if get("latency_avg_us", 64, RolePatch) != nil {
 		t.Errorf("latency cells without any latency sample: want them left out")
 	}
+	// Without a CPU run the table has no ns/frame pair: max rate,
+	// zero loss and loss %, patch beside no patch.
 	tab := RateTables(setups[0], []int{64, 1518}, DefaultCPURate, cells)
-	if len(tab.Rows) != 2 || !tab.Rows[0].Cells[2].Marked || tab.Rows[0].Cells[3].Marked || tab.Rows[1].Cells[2].Marked {
+	if len(tab.Rows) != 2 || !tab.Rows[0].Cells[0].Marked || tab.Rows[0].Cells[1].Marked || tab.Rows[1].Cells[0].Marked {
 		t.Errorf("table marks: %+v; want only 64-byte patch cells marked", tab.Rows)
 	}
-	if tab.CPU || !tab.Rows[0].Cells[0].NA {
+	if len(tab.Columns[0]) != 7 || len(tab.Rows[0].Cells) != 6 {
 		t.Errorf("samples without a CPU run: want no ns/frame pair, got %+v", tab)
 	}
-	if got := tab.Rows[1].Cells[4].Value; got != 70 {
+	if got := tab.Rows[1].Cells[2].Value; got != 70 {
 		t.Errorf("table 1518 zero-loss patch = %v, want 70", got)
 	}
 	// With latency samples the latency metric appears.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/swctl/swctl/gen"
@@ -121,34 +119,18 @@ func AnalyzeLossRate(setups []RateSpec, sizes []int, samples []RateSample, alpha
 // frame size and load, offered frames/s and loss %, patch beside no
 // patch, the loads in the cells' order (AnalyzeLossRate's: highest
 // first). Frame sizes show both lengths (64/60): veth carries no FCS.
-func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) PairTable {
-	t := PairTable{Title: "Frame loss rate (RFC 2544 26.3: offered frames/s, loss %)", Head: []string{methodLine(s.Method)}, Label: "bytes     load",
-		Cols: []string{"offered fps", "loss %"}, Formats: []string{"%.0f", "%.2f"}}
+func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) Table {
+	t := pairTable([]string{"Frame loss rate (RFC 2544 26.3: offered frames/s, loss %)", methodLine(s.Method)}, "bytes     load", "offered fps", "loss %")
 	for _, size := range sizes {
 		for _, c := range cells { // a patch and a no-patch cell per load, highest first
 			if c.Setup != s.Name || c.Size != size || c.Metric != "loss" || c.Role != RolePatch {
 				continue
 			}
-			off := pairCells(cells, RoleCell{Setup: s.Name, Metric: "offered", Size: size, Percent: c.Percent})
-			loss := pairCells(cells, c)
-			label := fmt.Sprintf("%-9s %d%%", strconv.Itoa(size)+"/"+strconv.Itoa(gen.FrameSize(size)), c.Percent)
-			t.Rows = append(t.Rows, PairRow{Label: label, Cells: []Cell{off[0], off[1], loss[0], loss[1]}})
+			label := fmt.Sprintf("%-9s %d%%", rateLabel(size, true), c.Percent)
+			t.Rows = append(t.Rows, pairRow(label, []string{"%.0f", "%.2f"}, pairCells(cells, c, "offered", "loss")...))
 		}
 	}
 	return t
-}
-
-// printLossRateTables writes the frame-loss-rate table of every setup
-// that has one.
-func printLossRateTables(b *strings.Builder, r *Results) {
-	for _, s := range r.RateSetups {
-		t := LossRateTable(s, r.Rate.Sizes, r.LossRateCells)
-		if len(t.Rows) == 0 {
-			continue
-		}
-		fmt.Fprintf(b, "\n== frame loss rate: %s ==\n", s.Name)
-		RenderPairTable(b, t)
-	}
 }
 
 // Defaults of the window benchmark: BalanceNG's benchmark, as swctl bench
@@ -220,28 +202,11 @@ func AnalyzeWindow(setups []RateSpec, samples []WindowSample, alpha float64) []R
 
 // WindowTable builds the window-benchmark table of setup s: a row per
 // figure, patch beside no patch.
-func WindowTable(s RateSpec, c RateConfig, cells []RoleCell) PairTable {
-	t := PairTable{
-		Title: fmt.Sprintf("Window benchmark (BalanceNG: %d-byte frames, %d with FCS, window %d, %v)",
-			c.WindowSize, c.WindowSize+gen.FCSLen, c.Window, c.WindowDuration),
-		Head:    []string{methodLine(MethodReceiving)},
-		Formats: []string{"%.0f"},
-	}
+func WindowTable(s RateSpec, c RateConfig, cells []RoleCell) Table {
+	t := pairTable([]string{fmt.Sprintf("Window benchmark (BalanceNG: %d-byte frames, %d with FCS, window %d, %v)",
+		c.WindowSize, c.WindowSize+gen.FCSLen, c.Window, c.WindowDuration), methodLine(MethodReceiving)}, "")
 	for _, m := range WindowMetrics {
-		pc := pairCells(cells, RoleCell{Setup: s.Name, Metric: m.Key})
-		t.Rows = append(t.Rows, PairRow{Label: m.Label, Format: m.Format, Cells: []Cell{pc[0], pc[1]}})
+		t.Rows = append(t.Rows, pairRow(m.Label, []string{m.Format}, pairCells(cells, RoleCell{Setup: s.Name}, m.Key)...))
 	}
 	return t
-}
-
-// printWindowTables writes the window-benchmark table of every setup that
-// has samples.
-func printWindowTables(b *strings.Builder, r *Results) {
-	for _, s := range r.RateSetups {
-		if len(ofSetup(r.WindowCells, s.Name, cellSetup)) == 0 {
-			continue
-		}
-		fmt.Fprintf(b, "\n== window benchmark: %s ==\n", s.Name)
-		RenderPairTable(b, WindowTable(s, *r.Rate, r.WindowCells))
-	}
 }

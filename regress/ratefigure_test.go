@@ -180,9 +180,7 @@ func TestRateTablesRecordedGolden(t *testing.T) {
 	rc := DefaultRateConfig(true, false)
 	cells := AnalyzeRates(setups, rc.Sizes, samples, 0.05)
 	var b strings.Builder
-	if err := PrintRateTables(&b, setups, rc, cells); err != nil {
-		t.Fatal(err)
-	}
+	printAllTables(&b, &Results{Rate: &rc, RateSetups: setups, RateCells: cells})
 	golden(t, "rate_tables_recorded.golden", b.String())
 
 	// report.md's summary, ns/frame first.

@@ -2,44 +2,12 @@ package regress
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/swctl/swctl/gen"
 )
-
-// RateTable is the forwarding-rate table of one setup: a row per frame
-// size; columns CPU ns per frame at the paced CPU load (when measured),
-// max rate, zero-loss rate and loss %, patch beside no patch; the tester
-// method above, the marks and every zero-loss rate above its max rate
-// explained below.
-type RateTable struct {
-	// Title is the first line.
-	Title string
-	// Head are the lines after the title: the tester method.
-	Head []string
-	// Veth says the ports carry frames without FCS: the row labels then
-	// say both lengths (64/60).
-	Veth bool
-	// CPU shows the ns/frame column pair, first.
-	CPU bool
-	// Rows are the frame sizes in order.
-	Rows []RateRow
-	// Notes are the lines after the rows.
-	Notes []string
-}
-
-// RateRow is one frame size of a RateTable.
-type RateRow struct {
-	// Size is the RFC 2544 frame size.
-	Size int
-	// Cells are ns/frame patch, ns/frame no patch, max rate patch, max
-	// rate no patch, zero-loss patch, zero-loss no patch, loss % patch,
-	// loss % no patch.
-	Cells [8]Cell
-}
 
 // rateLabel is a frame size's row label: both lengths on veth (64/60).
 func rateLabel(size int, veth bool) string {
@@ -49,26 +17,20 @@ func rateLabel(size int, veth bool) string {
 	return strconv.Itoa(size)
 }
 
-// RenderRateTable writes t: a 10-character label column (frame size),
-// 12-character value columns; ns/frame and frames/s without decimals,
-// loss % with two; a cell's flags after its value ("t", "l"), '*' after
-// a patch cell that differs significantly from no patch; then the notes.
-func RenderRateTable(w io.Writer, t RateTable) error {
-	pt := PairTable{Title: t.Title, Head: t.Head, Label: "bytes",
-		Cols: []string{"ns/frame", "max fps", "0-loss fps", "loss %"}, Formats: []string{"%.0f", "%.0f", "%.0f", "%.2f"}}
-	if !t.CPU {
-		pt.Cols, pt.Formats = pt.Cols[1:], pt.Formats[1:]
+// rateFormats format the forwarding-rate table's column pairs: ns/frame
+// and frames/s without decimals, loss % with two.
+var rateFormats = []string{"%.0f", "%.0f", "%.0f", "%.2f"}
+
+// rateTable is the forwarding-rate table's frame: title, the tester
+// method's line, a 10-character label column (frame size) and
+// 12-character value columns; with cpu the ns/frame pair first, then max
+// rate, zero-loss rate and loss %, patch beside no patch.
+func rateTable(title, method string, cpu bool) Table {
+	cols := []string{"ns/frame", "max fps", "0-loss fps", "loss %"}
+	if !cpu {
+		cols = cols[1:]
 	}
-	for _, r := range t.Rows {
-		pt.Rows = append(pt.Rows, PairRow{Label: rateLabel(r.Size, t.Veth), Cells: r.Cells[8-2*len(pt.Cols):]})
-	}
-	var b strings.Builder
-	RenderPairTable(&b, pt)
-	for _, n := range t.Notes {
-		b.WriteString(n + "\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return pairTable([]string{title, methodLine(method)}, "bytes", cols...)
 }
 
 // Legends of the forwarding-rate table's flags.
@@ -104,76 +66,72 @@ func ZeroLossNote(label, role string, zero, max float64) string {
 		label, role, zero, max)
 }
 
-// RateTables builds the table of setup s from cells, one row per size;
-// cpuRate is the CPU-cost run's load (for the title).
-func RateTables(s RateSpec, sizes []int, cpuRate float64, cells []RateCell) RateTable {
+// rateRows are the rows of setup s's forwarding-rate table from cells,
+// one per size with all eight cells (ns/frame first, n/a where not
+// measured), whether a ns/frame cell was measured, and the flags of
+// every cell.
+func rateRows(s RateSpec, sizes []int, cells []RateCell) (rows []Row, cpu bool, flags string) {
 	metrics := []string{"cpu_net", "max_rate", "zero_loss", "loss"} // the column pairs
 	if s.Baseline {
 		metrics[0] = "cpu_gross"
 	}
-	t := RateTable{Head: []string{methodLine(s.Method)}, Veth: true}
-	seen := "" // the flags of every cell
 	for _, size := range sizes {
-		r := RateRow{Size: size}
-		for k := range r.Cells {
-			r.Cells[k].NA = true
-		}
+		r := pairRow(rateLabel(size, true), rateFormats, slices.Repeat([]Cell{{NA: true}}, 8)...)
 		for _, c := range cells {
 			k := 2*slices.Index(metrics, c.Metric) + slices.Index(bothRoles[:], c.Role) // below 0: no column
 			if c.Setup != s.Name || c.Size != size || k < 0 {
 				continue
 			}
-			cell := Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
+			cell := meanCell(c.Role, c.Comparison)
+			cell.Format = rateFormats[k/2]
 			if f := c.Figure; f != nil && !c.NA {
 				for i, n := range []int{f.TesterBound, f.Lossy, f.Saturated} {
 					if n > 0 {
 						cell.Flags += rateFlags[i][0]
 					}
 				}
-				seen += cell.Flags
+				flags += cell.Flags
 			}
-			t.CPU = t.CPU || (k < 2 && !c.NA)
+			cpu = cpu || (k < 2 && !c.NA)
 			r.Cells[k] = cell
 		}
-		t.Rows = append(t.Rows, r)
+		rows = append(rows, r)
 	}
+	return rows, cpu, flags
+}
+
+// RateTables builds the table of setup s from cells, one row per size
+// (the ns/frame pair only when measured); cpuRate is the CPU-cost run's
+// load (for the title). The flags' legends and every zero-loss rate
+// above its max rate are explained below the rows.
+func RateTables(s RateSpec, sizes []int, cpuRate float64, cells []RateCell) Table {
+	rows, cpu, flags := rateRows(s, sizes, cells)
+	title := fmt.Sprintf("Forwarding rate (CPU ns/frame at %.0f frames/s paced, net of direct veth; frames/s; loss %%)", cpuRate)
 	switch {
-	case !t.CPU:
-		t.Title = "Forwarding rate (frames/s, loss %)"
+	case !cpu:
+		title = "Forwarding rate (frames/s, loss %)"
 	case s.Baseline:
-		t.Title = fmt.Sprintf("Forwarding rate, no device under test (CPU ns/frame at %.0f frames/s paced: the tester's own, the baseline; frames/s; loss %%)", cpuRate)
-	default:
-		t.Title = fmt.Sprintf("Forwarding rate (CPU ns/frame at %.0f frames/s paced, net of direct veth; frames/s; loss %%)", cpuRate)
+		title = fmt.Sprintf("Forwarding rate, no device under test (CPU ns/frame at %.0f frames/s paced: the tester's own, the baseline; frames/s; loss %%)", cpuRate)
 	}
+	t := rateTable(title, s.Method, cpu)
 	for _, f := range rateFlags {
-		if strings.Contains(seen, f[0]) {
+		if strings.Contains(flags, f[0]) {
 			t.Notes = append(t.Notes, f[1])
 		}
 	}
-	for _, r := range t.Rows {
-		for i, role := range []string{RolePatch, RoleNoPatch} {
+	for _, r := range rows {
+		for i, role := range bothRoles {
 			max, zero := r.Cells[2+i], r.Cells[4+i]
 			if !max.NA && !zero.NA && zero.Value > max.Value {
-				t.Notes = append(t.Notes, ZeroLossNote(rateLabel(r.Size, t.Veth), role, zero.Value, max.Value))
+				t.Notes = append(t.Notes, ZeroLossNote(r.Label, role, zero.Value, max.Value))
 			}
 		}
+		if !cpu {
+			r.Cells = r.Cells[2:]
+		}
+		t.Rows = append(t.Rows, r)
 	}
 	return t
-}
-
-// PrintRateTables writes the table of every forwarding-rate setup, a
-// header line naming each.
-func PrintRateTables(w io.Writer, setups []RateSpec, rc RateConfig, cells []RateCell) error {
-	var b strings.Builder
-	for i, s := range setups {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "== forwarding rate: %s ==\n", s.Name)
-		RenderRateTable(&b, RateTables(s, rc.Sizes, rc.CPURate, cells))
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // What follows reports the forwarding rate in report.md and the header:
@@ -207,22 +165,18 @@ func rateSummaryMarkdown(b *strings.Builder, r *Results) {
 		b.WriteString("No CPU-per-frame run: the rates alone, often the tester's limit on a small machine (t).")
 	}
 	fmt.Fprintf(b, " Means over the runs; * = patch differs from no patch (Mann-Whitney p < %.3g).\n\n", r.Alpha)
-	b.WriteString("| setup | bytes | ns/frame, patch | ns/frame, no patch | max fps, patch | max fps, no patch | 0-loss fps, patch | 0-loss fps, no patch |\n|---|---|---|---|---|---|---|---|\n")
+	t := Table{Columns: [][]string{{"setup", "bytes", "ns/frame, patch", "ns/frame, no patch", "max fps, patch", "max fps, no patch", "0-loss fps, patch", "0-loss fps, no patch"}}}
 	var legends, notes []string
 	for _, s := range r.RateSetups {
-		t := RateTables(s, c.Sizes, c.CPURate, r.RateCells)
+		rows, _, _ := rateRows(s, c.Sizes, r.RateCells)
 		name := s.Name
 		if s.Baseline {
 			name += " (baseline)"
 		}
-		for _, row := range t.Rows {
-			cols := make([]string, 6)
-			for i, cell := range row.Cells[:6] {
-				cols[i] = cell.format("%.0f")
-			}
-			fmt.Fprintf(b, "| %s | %s | %s |\n", name, rateLabel(row.Size, t.Veth), strings.Join(cols, " | "))
+		for _, row := range rows {
+			t.Rows = append(t.Rows, Row{Label: name, Cells: append(texts(row.Label), row.Cells[:6]...)})
 		}
-		for _, n := range t.Notes {
+		for _, n := range RateTables(s, c.Sizes, c.CPURate, r.RateCells).Notes {
 			switch {
 			case n != testerBoundLegend && n != lossyLegend && n != saturatedLegend:
 				notes = append(notes, s.Name+" "+n)
@@ -231,6 +185,7 @@ func rateSummaryMarkdown(b *strings.Builder, r *Results) {
 			}
 		}
 	}
+	writeMarkdown(b, t)
 	b.WriteString("\n")
 	for _, n := range append(legends, notes...) {
 		fmt.Fprintf(b, "- %s\n", n)
@@ -240,31 +195,30 @@ func rateSummaryMarkdown(b *strings.Builder, r *Results) {
 	}
 }
 
-// rateCellsMarkdown writes report.md's every-cell sections of the
-// forwarding rate: the statistics of every metric, and for the rate
-// cells what their runs offered, achieved and delivered.
-func rateCellsMarkdown(b *strings.Builder, r *Results) {
-	if r.Rate == nil {
-		return
-	}
-	for _, s := range r.RateSetups {
-		fmt.Fprintf(b, "\n### forwarding rate: %s\n\n%s. %s.\n\n", s.Name, s.Desc, strings.TrimPrefix(methodLine(s.Method), "method: "))
-		b.WriteString("Offered is the rate asked of the generator (0: a max-rate run, as fast as its port takes frames), achieved what it sent, delivered what arrived (frames/s, means); t = the runs where the tester set the figure, l = the runs that lost frames at the CPU load, s = the runs whose machine was saturated during it.\n\n")
-		b.WriteString("| metric | size | role | n | mean | median | min | max | stddev | p (patch vs no patch) | offered / achieved / delivered | t | l | s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-		for _, c := range r.RateCells {
-			if c.Setup != s.Name {
-				continue
-			}
-			if c.NA {
-				fmt.Fprintf(b, "| %s | %d | %s | %s | | | | |\n", c.Metric, c.Size, c.Role, cellStats(c.Comparison))
-				continue
-			}
+// rateCellPart is report.md's every-cell table of rate setup s: the
+// statistics of every metric, and for the rate cells what their runs
+// offered, achieved and delivered; the summary names a cell by its
+// metric's title and size.
+func rateCellPart(s RateSpec, cells []RateCell) reportPart {
+	p := reportPart{name: "forwarding rate: " + s.Name, table: everyCell([]string{"metric", "size", "role"}, "offered / achieved / delivered", "t", "l", "s"),
+		intro: fmt.Sprintf("%s. %s.\n\n", s.Desc, strings.TrimPrefix(methodLine(s.Method), "method: ")) +
+			"Offered is the rate asked of the generator (0: a max-rate run, as fast as its port takes frames), achieved what it sent, delivered what arrived (frames/s, means); t = the runs where the tester set the figure, l = the runs that lost frames at the CPU load, s = the runs whose machine was saturated during it.\n\n"}
+	for _, c := range cells {
+		if c.Setup != s.Name {
+			continue
+		}
+		row := Row{Label: c.Metric, Cells: texts(strconv.Itoa(c.Size), c.Role, cellStats(c.Comparison)+" | | | |")} // n/a: the figures' columns blank
+		if !c.NA {
 			fig, t, l, sat := "", "", "", ""
 			if f := c.Figure; f != nil {
 				fig = fmt.Sprintf("%.0f / %.0f / %.0f", f.Offered, f.Achieved, f.Delivered)
 				t, l, sat = fmt.Sprintf("%d of %d", f.TesterBound, f.Runs), fmt.Sprint(f.Lossy), fmt.Sprint(f.Saturated)
 			}
-			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", c.Metric, c.Size, c.Role, cellStats(c.Comparison), fig, t, l, sat)
+			row.Cells = texts(strconv.Itoa(c.Size), c.Role, cellStats(c.Comparison), fig, t, l, sat)
 		}
+		i := slices.IndexFunc(RateMetrics, func(m RateMetric) bool { return m.Key == c.Metric })
+		p.table.Rows = append(p.table.Rows, row)
+		p.cells = append(p.cells, partCell{c.RoleCell, fmt.Sprintf("%s, %d bytes", RateMetrics[i].Title, c.Size)})
 	}
+	return p
 }

@@ -242,16 +242,9 @@ func Markdown(r *Results, charts []string) string {
 		fmt.Fprintf(&b, "\n![%s](%s)\n", c, c)
 	}
 	b.WriteString("\n## Every cell\n\nIRQ and softirq are the two parts of \"interrupts\"; engine is the swctl daemon's own user+system CPU (percent of the whole machine).\n")
-	for _, s := range r.Setups {
-		fmt.Fprintf(&b, "\n### %s\n\n| metric | row | column | role | n | mean | median | min | max | stddev | p (patch vs no patch) |\n|---|---|---|---|---|---|---|---|---|---|---|\n", s.Name)
-		for _, c := range ofSetup(r.Cells, s.Name, func(c CellStat) string { return c.Setup }) {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Metric, c.Row, colName(c.Promisc), c.Role, cellStats(c.Comparison))
-		}
-	}
-	rateCellsMarkdown(&b, r)
-	extraMarkdown(&b, r)
+	cellsMarkdown(&b, r)
 	if r.RFC2889 != nil {
-		rfc2889Markdown(&b, r)
+		rfc2889Trials(&b, r)
 	}
 	if r.LB != nil {
 		lbMarkdown(&b, r)
@@ -270,20 +263,26 @@ func Markdown(r *Results, charts []string) string {
 	return b.String()
 }
 
-// printAllTables writes the tables of every suite of r that ran, a blank
-// line between suites: what Run prints and report.md's Tables section.
+// printAllTables writes allTables(r), a blank line between tables: what
+// Run prints and report.md's Tables section.
 func printAllTables(w io.Writer, r *Results) {
-	PrintTables(w, r.Setups, r.Cells)
-	rate := r.Rate != nil && len(r.RateSetups) > 0
-	if rate {
-		if len(r.Setups) > 0 {
+	for i, t := range allTables(r) {
+		if i > 0 {
 			io.WriteString(w, "\n")
 		}
-		PrintRateTables(w, r.RateSetups, *r.Rate, r.RateCells)
+		RenderTable(w, t)
 	}
-	PrintExtraTables(w, r, len(r.Setups) == 0 && !rate)
-	printRFC2889(w, r)
-	printLB(w, r, lbFirst(r))
+}
+
+// allTables are the tables of every suite of r that ran, in the order
+// printed (reportParts); a section's first table has a header line
+// naming it.
+func allTables(r *Results) []Table {
+	var out []Table
+	for _, p := range reportParts(r) {
+		out = append(out, p.tables...)
+	}
+	return out
 }
 
 // cellStats is the statistics columns of an every-cell table's line for

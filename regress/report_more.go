@@ -3,14 +3,15 @@ package regress
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"strings"
 )
 
 // This file reports the frame-loss-rate test and the window benchmark
 // (suite item 2's FULL forms) and the TCP-stream-by-message-size suite
-// (item 4): header lines, tables, report.md sections and charts, called
-// from the promisc and forwarding-rate report code.
+// (item 4): header lines and analysis, called from the promisc and
+// forwarding-rate report code; and it lists every suite's share of the
+// report in order (reportParts): the tables printed and report.md's
+// every-cell tables, which the summary reads too.
 
 // describeExtra is the method text of the forwarding-rate suite's
 // frame-loss-rate test and window benchmark.
@@ -68,86 +69,138 @@ func analyzeExtra(r *Results, alpha float64) {
 	}
 }
 
-// PrintExtraTables writes the frame-loss-rate, window-benchmark and
-// message-size tables of r, those that ran, each after a blank line
-// (none before the first when first is set).
-func PrintExtraTables(w io.Writer, r *Results, first bool) error {
-	var b strings.Builder
-	if r.Rate != nil {
-		printLossRateTables(&b, r)
-		printWindowTables(&b, r)
-	}
-	if r.MsgSize != nil && len(r.MsgSizeCells) > 0 {
-		fmt.Fprintf(&b, "\n== TCP stream by message size: %s Forward ==\n", MsgSizeSetup)
-		RenderPairTable(&b, MsgSizeTable(r.MsgSize.Sizes, r.MsgSizeCells))
-	}
-	printBulk(&b, r)
-	s := b.String()
-	if first {
-		s = strings.TrimPrefix(s, "\n")
-	}
-	_, err := io.WriteString(w, s)
-	return err
-}
-
-// rolePart is one every-cell table of RoleCells that report.md prints
-// and its summary lists: a suite's cells for one setup.
-type rolePart struct {
-	// name names the table in the summary; heading, when set, in
-	// report.md instead.
+// reportPart is a suite's share of the report for one setup: the
+// tables printed, report.md's every-cell table and its entry in the
+// summary (the cells of both roles).
+type reportPart struct {
+	// tables are the printed tables, the first under a header line.
+	tables []Table
+	// name names the every-cell table in the summary ("": there is
+	// none); heading, when set, in report.md instead.
 	name, heading string
 	// intro is report.md's text above the table.
 	intro string
-	// cells are the table's cells, both roles.
-	cells []RoleCell
-	// row is a cell's row in report.md, label its name in the summary
-	// ("" leaves it out there).
-	row, label func(RoleCell) string
+	// table is report.md's table: a line per cell, its keys, its
+	// statistics (cellStats) and any more.
+	table Table
+	// cells are the table's cells with their labels in the summary.
+	cells []partCell
 }
 
-// roleParts are r's every-cell tables in the order printed: per rate
-// setup the frame-loss-rate test and the window benchmark, then the
-// message-size and bulk suites, each when it has cells.
-func roleParts(r *Results) []rolePart {
-	var out []rolePart
-	if r.Rate != nil {
-		for _, p := range []rolePart{
-			{name: "frame loss rate", cells: r.LossRateCells, intro: "Rows are frame size (FCS included) and offered load in percent of the max-rate run's sent rate; a load a run did not reach (two lossless trials above it) has no value there.\n\n",
-				row: func(c RoleCell) string { return fmt.Sprintf("%d %d%%", c.Size, c.Percent) }, label: func(c RoleCell) string { return fmt.Sprintf("%s, %d bytes at %d%%", c.Metric, c.Size, c.Percent) }},
-			{name: "window benchmark", cells: r.WindowCells, row: func(RoleCell) string { return "" }, label: func(c RoleCell) string { return c.Metric }},
-		} {
-			for _, s := range r.RateSetups {
-				if cells := ofSetup(p.cells, s.Name, cellSetup); len(cells) > 0 {
-					out = append(out, rolePart{p.name + ": " + s.Name, "", p.intro, cells, p.row, p.label})
+// under returns p printing tables, the first under a header line naming
+// section.
+func (p reportPart) under(section string, tables ...Table) reportPart {
+	tables[0].Head = append([]string{"== " + section + " =="}, tables[0].Head...)
+	p.tables = tables
+	return p
+}
+
+// partCell is one cell of a reportPart.
+type partCell struct {
+	// RoleCell is the cell; its setup, row, metric, size and percent
+	// find its partner of the other role.
+	RoleCell
+	// label names the cell in the summary; "" leaves it out there.
+	label string
+}
+
+// statColumns head the statistics columns of an every-cell table
+// (cellStats).
+var statColumns = []string{"n", "mean", "median", "min", "max", "stddev", "p (patch vs no patch)"}
+
+// everyCell is an every-cell table's frame: keys head the columns before
+// the statistics, more those after them.
+func everyCell(keys []string, more ...string) Table {
+	return Table{Columns: [][]string{append(append(keys, statColumns...), more...)}}
+}
+
+// roleCellPart is a part of RoleCells, its columns metric, row (row) and
+// role; label names a cell in the summary.
+func roleCellPart(name, heading, intro string, cells []RoleCell, row, label func(RoleCell) string) reportPart {
+	p := reportPart{name: name, heading: heading, intro: intro, table: everyCell([]string{"metric", "row", "role"})}
+	for _, c := range cells {
+		p.table.Rows = append(p.table.Rows, Row{Label: c.Metric, Cells: texts(row(c), c.Role, cellStats(c.Comparison))})
+		p.cells = append(p.cells, partCell{c, label(c)})
+	}
+	return p
+}
+
+// reportParts are r's parts in the order printed: per setup the promisc
+// tables, per rate setup the forwarding rate, then the frame-loss-rate
+// test and the window benchmark, the message-size and bulk suites,
+// address caching and per mode the load-balancing tables, each of these
+// when it has cells.
+func reportParts(r *Results) []reportPart {
+	var out []reportPart
+	for _, s := range r.Setups {
+		p := reportPart{name: "promisc: " + s.Name, heading: s.Name, table: everyCell([]string{"metric", "row", "column", "role"})}
+		for _, c := range ofSetup(r.Cells, s.Name, func(c CellStat) string { return c.Setup }) {
+			pc := partCell{RoleCell: RoleCell{Setup: c.Setup, Row: c.Row + " " + colName(c.Promisc), Metric: c.Metric, Role: c.Role, Comparison: c.Comparison}}
+			for _, m := range Metrics[:3] { // the printed tables
+				if m.Key == c.Metric {
+					pc.label = m.Title + ", " + pc.Row
 				}
+			}
+			p.table.Rows = append(p.table.Rows, Row{Label: c.Metric, Cells: texts(c.Row, colName(c.Promisc), c.Role, cellStats(c.Comparison))})
+			p.cells = append(p.cells, pc)
+		}
+		out = append(out, p.under(s.Name, Tables(s, r.Cells)...))
+	}
+	if r.Rate != nil {
+		for _, s := range r.RateSetups {
+			out = append(out, rateCellPart(s, r.RateCells).under("forwarding rate: "+s.Name, RateTables(s, r.Rate.Sizes, r.Rate.CPURate, r.RateCells)))
+		}
+		for _, s := range r.RateSetups {
+			if cells := ofSetup(r.LossRateCells, s.Name, cellSetup); len(cells) > 0 {
+				out = append(out, roleCellPart("frame loss rate: "+s.Name, "", "Rows are frame size (FCS included) and offered load in percent of the max-rate run's sent rate; a load a run did not reach (two lossless trials above it) has no value there.\n\n", cells,
+					func(c RoleCell) string { return fmt.Sprintf("%d %d%%", c.Size, c.Percent) }, func(c RoleCell) string { return fmt.Sprintf("%s, %d bytes at %d%%", c.Metric, c.Size, c.Percent) },
+				).under("frame loss rate: "+s.Name, LossRateTable(s, r.Rate.Sizes, cells)))
+			}
+		}
+		for _, s := range r.RateSetups {
+			if cells := ofSetup(r.WindowCells, s.Name, cellSetup); len(cells) > 0 {
+				out = append(out, roleCellPart("window benchmark: "+s.Name, "", "", cells, func(RoleCell) string { return "" }, func(c RoleCell) string { return c.Metric }).
+					under("window benchmark: "+s.Name, WindowTable(s, *r.Rate, cells)))
 			}
 		}
 	}
 	if r.MsgSize != nil && len(r.MsgSizeCells) > 0 {
 		names := map[string]string{"throughput": "Mb/s", "system": "system %"}
-		out = append(out, rolePart{"TCP stream by message size: " + MsgSizeSetup, "TCP stream by message size: " + MsgSizeSetup + " Forward",
+		out = append(out, roleCellPart("TCP stream by message size: "+MsgSizeSetup, "TCP stream by message size: "+MsgSizeSetup+" Forward",
 			"Rows are iperf3's -l in bytes; throughput Mb/s, CPU % of the whole machine, engine = the swctl daemon's own CPU, retransmits per test.\n\n", r.MsgSizeCells,
 			func(c RoleCell) string { return fmt.Sprint(c.Size) }, func(c RoleCell) string {
 				if names[c.Metric] == "" {
 					return ""
 				}
 				return fmt.Sprintf("%s, %d bytes", names[c.Metric], c.Size)
-			}})
+			}).under("TCP stream by message size: "+MsgSizeSetup+" Forward", MsgSizeTable(r.MsgSize.Sizes, r.MsgSizeCells)))
 	}
 	if r.Bulk != nil && len(r.BulkCells) > 0 {
-		out = append(out, rolePart{"bulk transfer: " + BulkSetup, "",
+		out = append(out, roleCellPart("bulk transfer: "+BulkSetup, "",
 			"Throughput Mb/s (UDP: received), CPU % of the whole machine, engine = the swctl daemon's own CPU, loss = UDP datagrams lost %, sent = UDP Mb/s sent; the ratio row's figures are ratios.\n\n", r.BulkCells,
 			func(c RoleCell) string { return c.Row }, func(c RoleCell) string {
 				return c.Row + ", " + map[string]string{"throughput": "Mb/s", "system": "system %", "engine": "engine CPU %", "loss": "loss %", "sent": "sent Mb/s"}[c.Metric]
-			}})
+			}).under("bulk transfer: "+BulkSetup+", one pair, two pairs at once, UDP", BulkTable(*r.Bulk, r.BulkCells), UDPLossTable(*r.Bulk, r.BulkCells)))
+	}
+	if r.RFC2889 != nil && len(r.RFC2889Cells) > 0 {
+		out = append(out, roleCellPart("address caching (RFC 2889): "+RFC2889Setup, "address caching: "+RFC2889Setup, "", r.RFC2889Cells,
+			func(RoleCell) string { return "-" }, func(c RoleCell) string { return c.Metric }).under("address caching: "+RFC2889Setup, RFC2889Table(r.RFC2889Cells)))
+	}
+	if r.LB != nil && len(r.LB.Cells) > 0 {
+		for _, mode := range LBModes {
+			out = append(out, reportPart{}.under("HTTP load balancing: "+mode, LBTable(r.LB.Config, r.LB.Plan, r.LB.Cells, mode, r.Mode != "A/A")))
+		}
 	}
 	return out
 }
 
-// extraMarkdown writes report.md's every-cell sections (roleParts).
-func extraMarkdown(b *strings.Builder, r *Results) {
-	for _, p := range roleParts(r) {
+// cellsMarkdown writes report.md's every-cell sections (reportParts).
+func cellsMarkdown(b *strings.Builder, r *Results) {
+	for _, p := range reportParts(r) {
+		if p.name == "" {
+			continue
+		}
 		fmt.Fprintf(b, "\n### %s\n\n%s", cmp.Or(p.heading, p.name), p.intro)
-		roleCellsMarkdown(b, p.cells, p.row)
+		writeMarkdown(b, p.table)
 	}
 }

@@ -3,7 +3,6 @@ package regress
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -433,22 +432,12 @@ func AnalyzeRFC2889(samples []RFC2889Sample, alpha float64) []RoleCell {
 
 // RFC2889Table builds the address-caching table from cells: a row per
 // metric, patch beside no patch.
-func RFC2889Table(cells []RoleCell) PairTable {
-	t := PairTable{Title: "Address caching, RFC 2889 (capacity: addresses; learn/s: addresses/s)", Formats: []string{"%.0f"}}
+func RFC2889Table(cells []RoleCell) Table {
+	t := pairTable([]string{"Address caching, RFC 2889 (capacity: addresses; learn/s: addresses/s)"}, "")
 	for _, m := range RFC2889Metrics {
-		c := pairCells(cells, RoleCell{Setup: RFC2889Setup, Metric: m.Key})
-		t.Rows = append(t.Rows, PairRow{Label: m.Label, Format: m.Format, Cells: c[:]})
+		t.Rows = append(t.Rows, pairRow(m.Label, []string{m.Format}, pairCells(cells, RoleCell{Setup: RFC2889Setup}, m.Key)...))
 	}
 	return t
-}
-
-// PrintRFC2889Table writes the address-caching table under a header line
-// naming the setup.
-func PrintRFC2889Table(w io.Writer, cells []RoleCell) error {
-	if _, err := fmt.Fprintf(w, "== address caching: %s ==\n", RFC2889Setup); err != nil {
-		return err
-	}
-	return RenderPairTable(w, RFC2889Table(cells))
 }
 
 // rfc2889Header is the line Header prints about the suite.
@@ -457,11 +446,9 @@ func rfc2889Header(c *RFC2889Config) string {
 		c.MaxAddr, config.DefaultMaxAddr, c.MaxAddr-1, c.RateAddrs)
 }
 
-// rfc2889Markdown writes report.md's every-cell section of the suite and
-// the trials of every instance.
-func rfc2889Markdown(b *strings.Builder, r *Results) {
-	fmt.Fprintf(b, "\n### address caching: %s\n\n", RFC2889Setup)
-	roleCellsMarkdown(b, r.RFC2889Cells, func(RoleCell) string { return "-" })
+// rfc2889Trials writes report.md's list of the trials of every
+// address-caching instance.
+func rfc2889Trials(b *strings.Builder, r *Results) {
 	b.WriteString("\nTrials per instance (N addresses at a learning rate: flooded to the monitor, lost; table = the bridge's address count after the trial):\n\n")
 	for _, s := range r.RFC2889Samples {
 		fmt.Fprintf(b, "- %s run %d: capacity %d (converged %v), learning rate %.0f/s for %d addresses (converged %v",
@@ -482,24 +469,4 @@ func rfc2889Markdown(b *strings.Builder, r *Results) {
 		}
 		b.WriteString("\n")
 	}
-}
-
-// noEarlierTable says whether r prints no promisc, forwarding-rate,
-// message-size or bulk table, those before the address-caching one.
-func noEarlierTable(r *Results) bool {
-	return len(r.Setups) == 0 && (r.Rate == nil || len(r.RateSetups) == 0) && (r.MsgSize == nil || len(r.MsgSizeCells) == 0) && (r.Bulk == nil || len(r.BulkCells) == 0)
-}
-
-// printRFC2889 writes the address-caching table of r, if the suite ran,
-// after a blank line unless no table came before it.
-func printRFC2889(w io.Writer, r *Results) error {
-	if r.RFC2889 == nil || len(r.RFC2889Cells) == 0 {
-		return nil
-	}
-	if !noEarlierTable(r) {
-		if _, err := io.WriteString(w, "\n"); err != nil {
-			return err
-		}
-	}
-	return PrintRFC2889Table(w, r.RFC2889Cells)
 }

@@ -380,9 +380,7 @@ func rfc2889Samples() []RFC2889Sample {
 func TestRFC2889TableGolden(t *testing.T) {
 	var b strings.Builder
 	cells := AnalyzeRFC2889(rfc2889Samples(), 0.05)
-	if err := PrintRFC2889Table(&b, cells); err != nil {
-		t.Fatal(err)
-	}
+	printAllTables(&b, &Results{RFC2889: &RFC2889Config{}, RFC2889Cells: cells})
 	golden(t, "rfc2889_table.golden", b.String())
 	for _, c := range cells {
 		if c.Metric == "learning_rate" && c.Role == RolePatch && !c.Significant {
@@ -394,7 +392,7 @@ func TestRFC2889TableGolden(t *testing.T) {
 	}
 	// Without samples every cell is n/a.
 	b.Reset()
-	PrintRFC2889Table(&b, AnalyzeRFC2889(nil, 0.05))
+	RenderTable(&b, RFC2889Table(AnalyzeRFC2889(nil, 0.05)))
 	if strings.Count(b.String(), "n/a") != 6 {
 		t.Errorf("no samples: want six n/a cells:\n%s", b.String())
 	}
@@ -405,9 +403,7 @@ func TestRFC2889Report(t *testing.T) {
 	r := &Results{Mode: "A/A", Runs: 4, Alpha: 0.05, MinP: stats.MinP(4, 4), RFC2889: &c, RFC2889Samples: rfc2889Samples()}
 	r.RFC2889Cells = AnalyzeRFC2889(r.RFC2889Samples, r.Alpha)
 	var b strings.Builder
-	if err := printRFC2889(&b, r); err != nil {
-		t.Fatal(err)
-	}
+	printAllTables(&b, r)
 	if !strings.HasPrefix(b.String(), "== address caching: bridge0 ==\n") {
 		t.Errorf("the suite's table alone starts with a blank line or lacks its header:\n%s", b.String())
 	}

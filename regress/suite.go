@@ -292,10 +292,10 @@ func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []CellStat {
 func Tables(s SetupSpec, cells []CellStat) []Table {
 	var out []Table
 	for _, m := range Metrics[:3] {
-		t := Table{Title: m.Title}
+		var rows []Row
 		for _, row := range s.Rows {
-			tr := TableRow{Label: row}
-			for i, c := range cells {
+			r := Row{Label: row, Cells: make([]Cell, 4)}
+			for _, c := range cells {
 				if c.Setup != s.Name || c.Metric != m.Key || c.Row != row {
 					continue
 				}
@@ -303,30 +303,13 @@ func Tables(s SetupSpec, cells []CellStat) []Table {
 				if !c.Promisc {
 					k += 2
 				}
-				tr.Cells[k] = Cell{Value: cells[i].Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
+				r.Cells[k] = meanCell(c.Role, c.Comparison)
 			}
-			t.Rows = append(t.Rows, tr)
+			rows = append(rows, r)
 		}
-		out = append(out, t)
+		out = append(out, seedTable(m.Title, rows...))
 	}
 	return out
-}
-
-// PrintTables writes the three tables of every setup, a header line
-// naming each setup.
-func PrintTables(w io.Writer, setups []SetupSpec, cells []CellStat) error {
-	var b strings.Builder
-	for _, s := range setups {
-		fmt.Fprintf(&b, "\n== %s ==\n", s.Name)
-		for j, t := range Tables(s, cells) {
-			if j > 0 {
-				b.WriteString("\n")
-			}
-			RenderTable(&b, t)
-		}
-	}
-	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n"))
-	return err
 }
 
 // ofSetup returns the instances of plan whose setup is name.

@@ -59,7 +59,7 @@ func TestAnalyzeAndTables(t *testing.T) {
 	add(RowForward, true, RoleNoPatch, 5)
 	cells := Analyze([]SetupSpec{Setups[2]}, samples, 0.05)
 	var b strings.Builder
-	PrintTables(&b, []SetupSpec{Setups[2]}, cells)
+	printAllTables(&b, &Results{Setups: []SetupSpec{Setups[2]}, Cells: cells})
 	golden(t, "tables_bridge_analyzed.golden", b.String())
 	for _, c := range cells {
 		if c.Metric == "throughput" && c.Row == RowReceive && c.Promisc && (c.P > 0.0286 || !c.Significant) {

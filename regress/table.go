@@ -3,13 +3,26 @@ package regress
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
-// Cell is one figure of a table.
+// The harness's tables share one model: a Table of Rows of Cells, under
+// lines of text and column headers, over notes, printed by RenderTable
+// or written into report.md by writeMarkdown. Each suite builds its
+// tables from its cells (Tables, RateTables, BulkTable, LBTable, make
+// bench's benchTable ...); reportParts puts them in the order printed.
+
+// Cell is one cell of a table: a figure, or a text.
 type Cell struct {
 	// Value is the figure shown (the mean of the cell's samples).
 	Value float64
+	// Format is the fmt verb Value is shown with ("%.2f"); without one
+	// the cell shows Text.
+	Format string
+	// Text is what a cell without a Format shows.
+	Text string
 	// NA marks a cell that was not measured; it shows "n/a".
 	NA bool
 	// Marked flags a patch cell that differs significantly from its no
@@ -21,57 +34,74 @@ type Cell struct {
 	Flags string
 }
 
-// format formats c's value with the fmt verb f, then its flags and
-// mark; "n/a" when not measured.
-func (c Cell) format(f string) string {
+// String is c as the table shows it: "n/a" when not measured, else its
+// text, or its value with its flags and mark.
+func (c Cell) String() string {
 	switch {
 	case c.NA:
 		return "n/a"
+	case c.Format == "":
+		return c.Text
 	case c.Marked:
-		return fmt.Sprintf(f, c.Value) + c.Flags + "*"
+		return fmt.Sprintf(c.Format, c.Value) + c.Flags + "*"
 	}
-	return fmt.Sprintf(f, c.Value) + c.Flags
+	return fmt.Sprintf(c.Format, c.Value) + c.Flags
 }
 
-// TableRow is one line of a table: Receive, Transmit or Forward.
-type TableRow struct {
-	// Label is the row's name, at most 8 characters to keep the shape.
+// meanCell is role's side of a comparison as a table shows it: the mean,
+// marked on the patch side when the difference is significant.
+func meanCell(role string, c Comparison) Cell {
+	return Cell{Value: c.Summary.Mean, NA: c.NA, Marked: role == RolePatch && c.Significant}
+}
+
+// texts are cells showing ss.
+func texts(ss ...string) []Cell {
+	out := make([]Cell, len(ss))
+	for i, s := range ss {
+		out[i].Text = s
+	}
+	return out
+}
+
+// Row is one line of a table under its headers.
+type Row struct {
+	// Label is the row's name, in the first column.
 	Label string
-	// Cells are PROMISC patch, PROMISC no patch, -PROMISC patch,
-	// -PROMISC no patch, in that order.
-	Cells [4]Cell
+	// Cells are the row's other columns, in order.
+	Cells []Cell
 }
 
-// Table is one of the three tables of a setup.
+// Table is a printed table.
 type Table struct {
-	// Title is the first line, e.g. "Throughput (Mb/s)".
-	Title string
-	// Rows are the table's lines after the two header lines.
-	Rows []TableRow
+	// Head are the lines above the column headers: the title first,
+	// then such as the tester method.
+	Head []string
+	// Columns are the header lines, each with the label column's
+	// header first.
+	Columns [][]string
+	// Rows are the lines after the header.
+	Rows []Row
+	// Notes are the lines under the rows.
+	Notes []string
+	// Widths, when set, are the label column's least width (it widens
+	// to its longest label and a blank) and every value column's; nil
+	// fits every column to its widest cell and two blanks.
+	Widths []int
 }
 
-// RenderTable writes t in the shape of the original OpenBSD tables:
-//
-//	Throughput (Mb/s)
-//	         PROMISC   PROMISC   -PROMISC  -PROMISC
-//	         patch     no patch  patch     no patch
-//	Receive  880.50    883.75    884.40    883.50
-//
-// A 9-character label column, 10-character value columns, two decimals,
-// no trailing blanks.
+// RenderTable writes t: its head lines, its columns, each cell padded
+// to its column's width (a cell as wide or wider pushes the rest of its
+// line right), no trailing blanks, then its notes.
 func RenderTable(w io.Writer, t Table) error {
-	pt := PairTable{Title: t.Title, Cols: []string{"PROMISC", "-PROMISC"}, Formats: []string{"%.2f", "%.2f"}, LabelWidth: 9, ColWidth: 10}
-	for _, r := range t.Rows {
-		pt.Rows = append(pt.Rows, PairRow{Label: r.Label, Cells: r.Cells[:]})
+	lines := append(slices.Clone(t.Columns), t.rowLines()...)
+	widths := fitWidths(lines, 2)
+	if t.Widths != nil {
+		widths = []int{max(t.Widths[0], fitWidths(lines, 1)[0]), t.Widths[1]}
 	}
-	return RenderPairTable(w, pt)
-}
-
-// writeColumns writes lines as columns of text, one line each without
-// trailing blanks: every cell, then a blank, padded to its column's width
-// in widths (the last width serves every column after it). A cell as wide
-// as its column or wider pushes the rest of its line right.
-func writeColumns(b *strings.Builder, widths []int, lines ...[]string) {
+	var b strings.Builder
+	for _, h := range t.Head {
+		b.WriteString(h + "\n")
+	}
 	for _, l := range lines {
 		var s string
 		for i, c := range l {
@@ -79,6 +109,35 @@ func writeColumns(b *strings.Builder, widths []int, lines ...[]string) {
 		}
 		b.WriteString(strings.TrimRight(s, " ") + "\n")
 	}
+	for _, n := range t.Notes {
+		b.WriteString(n + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeMarkdown writes t as a markdown table: its last header line, then
+// its rows; a cell may span columns ("n/a | |").
+func writeMarkdown(b *strings.Builder, t Table) {
+	for i, l := range append([][]string{t.Columns[len(t.Columns)-1]}, t.rowLines()...) {
+		b.WriteString("| " + strings.Join(l, " | ") + " |\n")
+		if i == 0 {
+			b.WriteString(strings.Repeat("|---", len(l)) + "|\n")
+		}
+	}
+}
+
+// rowLines are t's rows as text: the label, then each cell as shown.
+func (t Table) rowLines() [][]string {
+	var lines [][]string
+	for _, r := range t.Rows {
+		line := []string{r.Label}
+		for _, c := range r.Cells {
+			line = append(line, c.String())
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // fitWidths returns the width of each column of lines: its widest cell
@@ -90,8 +149,61 @@ func fitWidths(lines [][]string, gap int) []int {
 			if i == len(w) {
 				w = append(w, 0)
 			}
-			w[i] = max(w[i], len(c)+gap)
+			w[i] = max(w[i], utf8.RuneCountInString(c)+gap)
 		}
 	}
 	return w
+}
+
+// pairTable is a table under the lines head whose value columns come in
+// pairs, patch beside no patch: a label column headed by label, at least
+// 10 characters wide, and 12-character value columns; titles, when
+// given, title the pairs on a first header line (without, the table has
+// one pair and one header line, "patch  no patch").
+func pairTable(head []string, label string, titles ...string) Table {
+	t := Table{Head: head, Widths: []int{10, 12}}
+	roles := []string{label}
+	for range max(1, len(titles)) {
+		roles = append(roles, "patch", "no patch")
+	}
+	if len(titles) == 0 {
+		t.Columns = [][]string{roles}
+		return t
+	}
+	top := []string{label}
+	for _, c := range titles {
+		top = append(top, c, c)
+	}
+	roles[0] = ""
+	t.Columns = [][]string{top, roles}
+	return t
+}
+
+// pairRow is a row of a pair table: cells are 2 per pair, patch then no
+// patch, each pair's figures shown with its format in formats.
+func pairRow(label string, formats []string, cells ...Cell) Row {
+	for i := range cells {
+		cells[i].Format = formats[i/2]
+	}
+	return Row{Label: label, Cells: cells}
+}
+
+// seedTable builds a table in the shape of the original OpenBSD tables,
+// the promisc suite's three per setup:
+//
+//	Throughput (Mb/s)
+//	         PROMISC   PROMISC   -PROMISC  -PROMISC
+//	         patch     no patch  patch     no patch
+//	Receive  880.50    883.75    884.40    883.50
+//
+// A 9-character label column, 10-character value columns, two decimals;
+// rows are labelled at most 8 characters to keep the shape, their cells
+// PROMISC patch, PROMISC no patch, -PROMISC patch, -PROMISC no patch.
+func seedTable(title string, rows ...Row) Table {
+	for i := range rows {
+		rows[i] = pairRow(rows[i].Label, []string{"%.2f", "%.2f"}, rows[i].Cells...)
+	}
+	t := pairTable([]string{title}, "", "PROMISC", "-PROMISC")
+	t.Rows, t.Widths = rows, []int{9, 10}
+	return t
 }

@@ -34,17 +34,17 @@ func TestRenderTableGolden(t *testing.T) {
 		table Table
 	}{
 		// The seed's table, figure for figure.
-		{"table_seed.golden", Table{Title: "Throughput (Mb/s)", Rows: []TableRow{
-			{"Receive", [4]Cell{{Value: 880.50}, {Value: 883.75}, {Value: 884.40}, {Value: 883.50}}},
-			{"Transmit", [4]Cell{{Value: 792.25}, {Value: 796.75}, {Value: 847.67}, {Value: 846.50}}},
-		}}},
+		{"table_seed.golden", seedTable("Throughput (Mb/s)",
+			Row{"Receive", []Cell{{Value: 880.50}, {Value: 883.75}, {Value: 884.40}, {Value: 883.50}}},
+			Row{"Transmit", []Cell{{Value: 792.25}, {Value: 796.75}, {Value: 847.67}, {Value: 846.50}}},
+		)},
 		// A bridge: a Forward row, a significant difference, n/a column,
 		// and figures wider than the column.
-		{"table_bridge.golden", Table{Title: "CPU (interrupts %)", Rows: []TableRow{
-			{"Receive", [4]Cell{{Value: 12.5, Marked: true}, {Value: 10.25}, {NA: true}, {NA: true}}},
-			{"Transmit", [4]Cell{{Value: 3}, {Value: 3.004}, {NA: true}, {NA: true}}},
-			{"Forward", [4]Cell{{Value: 12345678.9}, {Value: 0}, {NA: true}, {NA: true}}},
-		}}},
+		{"table_bridge.golden", seedTable("CPU (interrupts %)",
+			Row{"Receive", []Cell{{Value: 12.5, Marked: true}, {Value: 10.25}, {NA: true}, {NA: true}}},
+			Row{"Transmit", []Cell{{Value: 3}, {Value: 3.004}, {NA: true}, {NA: true}}},
+			Row{"Forward", []Cell{{Value: 12345678.9}, {Value: 0}, {NA: true}, {NA: true}}},
+		)},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
