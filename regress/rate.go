@@ -226,50 +226,45 @@ func (c RateConfig) of(s RateSpec) RateConfig {
 	return c
 }
 
-// rateSuite is the forwarding-rate suite on the netns testbed: c
-// through setups (the direct baseline included when it runs).
+// rateSuite is the forwarding-rate suite on the netns testbed: its
+// configuration (which checks and describes it) through setups (the
+// direct baseline included when it runs).
 type rateSuite struct {
-	c      *RateConfig
+	*RateConfig
 	setups []RateSpec
 }
-
-// check says what is wrong with the suite's configuration.
-func (s rateSuite) check() error { return s.c.check() }
-
-// describe is the suite's method text for report.md.
-func (s rateSuite) describe() []string { return s.c.describe() }
 
 // estimate is the suite's share of a run of runs runs.
 func (s rateSuite) estimate(runs int) Estimate {
 	return planTime("rate", RatePlan(s.setups, runs), s.weight)
 }
 
-// weight is the planned seconds of in: weight as in's setup runs c.
+// weight is the planned seconds of in: RateConfig.weight as in's
+// setup runs it.
 func (s rateSuite) weight(in RateInstance) float64 {
 	if i := slices.IndexFunc(s.setups, func(x RateSpec) bool { return x.Name == in.Setup }); i >= 0 {
-		return s.c.of(s.setups[i]).weight()
+		return s.of(s.setups[i]).weight()
 	}
-	return s.c.weight()
+	return s.RateConfig.weight()
 }
 
 // run runs every setup on a testbed of its own: per instance every
 // frame size, then the window benchmark when the setup runs it.
 func (s rateSuite) run(ctx context.Context, env suiteEnv, res *Results) error {
-	res.Rate, res.RateSetups = s.c, s.setups
-	plan := RatePlan(s.setups, env.runs)
+	res.Rate, res.RateSetups = s.RateConfig, s.setups
 	for si, setup := range s.setups {
-		b, err := newRateBed(ctx, setup, *s.c, si+1, env.work, env.cmds, "swf", "")
+		b, err := newRateBed(ctx, setup, *s.RateConfig, si+1, env.work, env.cmds, "swf", "")
 		if err != nil {
 			return err
 		}
 		var window func() (WindowSample, error)
-		if s.c.of(setup).WindowDuration > 0 {
+		if s.of(setup).WindowDuration > 0 {
 			window = func() (WindowSample, error) { return b.window(ctx) }
 		}
-		err = runPlan(env.prog, env.step, ofSetup(plan, setup.Name, func(in RateInstance) string { return in.Setup }),
+		err = runPlan(env.prog, env.step, RatePlan([]RateSpec{setup}, env.runs),
 			func(in RateInstance) error { return b.start(ctx, in, env.trees.binaryFor(in.Role)) },
 			func(in RateInstance) error {
-				return measureSizes(res, in, s.c.Sizes, func(size int) (RateSample, error) { return b.measure(ctx, size) }, window)
+				return measureSizes(res, in, s.Sizes, func(size int) (RateSample, error) { return b.measure(ctx, size) }, window)
 			},
 			b.stop, s.weight)
 		b.close()

@@ -98,9 +98,6 @@ func (cfg *Config) suites() ([]suite, error) {
 	}
 	var rateSetups []RateSpec
 	if cfg.Rate != nil {
-		if err := cfg.Rate.check(); err != nil {
-			return nil, err
-		}
 		if rateSetups, err = find(cfg.Rate.Setups); err != nil {
 			return nil, err
 		}

@@ -194,14 +194,13 @@ func (s promiscSuite) weight(in Instance) float64 {
 // run runs every setup on a testbed of its own.
 func (s promiscSuite) run(ctx context.Context, env suiteEnv, res *Results) error {
 	res.Setups = s.setups
-	plan := Plan(s.setups, env.runs)
 	for si, setup := range s.setups {
 		b, err := newBed(ctx, setup, si+1, env.work, env.cmds)
 		if err != nil {
 			return err
 		}
 		start, measure := promiscSteps(ctx, b, env.trees, s.seconds, res)
-		err = runPlan(env.prog, env.step, ofSetup(plan, setup.Name, func(in Instance) string { return in.Setup }), start, measure, b.stop, s.weight)
+		err = runPlan(env.prog, env.step, Plan([]SetupSpec{setup}, env.runs), start, measure, b.stop, s.weight)
 		b.close()
 		if err != nil {
 			return err
