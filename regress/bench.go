@@ -41,21 +41,11 @@ type BenchConfig struct {
 	Out string `json:"-"`
 	// Rows are the row IDs to measure, in table order.
 	Rows []string `json:"rows"`
-	// Flows is the number of flows of the generated frames.
-	Flows int `json:"flows"`
-	// MaxTrial is the length of a max-load run.
-	MaxTrial time.Duration `json:"max_trial_ns"`
-	// SearchTrial is the length of one zero-loss search trial.
-	SearchTrial time.Duration `json:"search_trial_ns"`
-	// SearchTrials bounds the paced trials of one search.
-	SearchTrials int `json:"search_max_trials"`
-	// Resolution is the search's resolution as a fraction of the
-	// max-load rate.
-	Resolution float64 `json:"search_resolution"`
-	// CPURate is the paced load of the CPU measurement, frames/s.
-	CPURate float64 `json:"cpu_rate"`
-	// CPUTrial is its length.
-	CPUTrial time.Duration `json:"cpu_trial_ns"`
+	// RateConfig is the forwarding rate of every row: Sizes 64 and 1518,
+	// Flows, MaxTrial the max-load runs' length, Trial, MaxTrials and
+	// Resolution the 64-byte zero-loss search's, CPURate and CPUTrial
+	// the 64-byte CPU-per-frame run's (rateConfigs).
+	RateConfig
 	// TCPSeconds is the length of one iperf3 test.
 	TCPSeconds int `json:"tcp_seconds"`
 	// Pings is the number of light-load pings.
@@ -98,10 +88,10 @@ func ParseBenchFlags(args []string) (BenchConfig, error) {
 	case c.CPURate <= 0:
 		return c, fmt.Errorf("-cpu-rate %v: want frames/s > 0", c.CPURate)
 	}
-	c.MaxTrial, c.SearchTrial, c.SearchTrials, c.Resolution = 2*time.Second, time.Second, 8, 0.01
+	c.Sizes, c.MaxTrial, c.Trial, c.MaxTrials, c.Resolution = []int{64, 1518}, 2*time.Second, time.Second, 8, 0.01
 	c.CPUTrial, c.TCPSeconds, c.Pings = 5*time.Second, 5, 20
 	if c.Quick {
-		c.MaxTrial, c.SearchTrial, c.SearchTrials, c.Resolution = time.Second, 500*time.Millisecond, 5, 0.05
+		c.MaxTrial, c.Trial, c.MaxTrials, c.Resolution = time.Second, 500*time.Millisecond, 5, 0.05
 		c.CPUTrial, c.TCPSeconds, c.Pings = 2*time.Second, 2, 10
 	}
 	var names []string
@@ -116,6 +106,15 @@ func ParseBenchFlags(args []string) (BenchConfig, error) {
 		c.Rows = append(c.Rows, s.Name)
 	}
 	return c, err
+}
+
+// rateConfigs are the forwarding-rate measurements of a row run: 64-byte
+// frames (max load, zero-loss search, CPU at the paced load) and
+// 1518-byte frames (max load only).
+func (cfg BenchConfig) rateConfigs() []RateConfig {
+	small := cfg.RateConfig
+	small.Sizes = []int{64}
+	return []RateConfig{small, {Sizes: []int{1518}, Trial: cfg.MaxTrial, Flows: cfg.Flows}}
 }
 
 // BenchSetups are make bench's rows, in table order: setups of the

@@ -33,10 +33,11 @@ func TestIntegrationBenchShortest(t *testing.T) {
 		t.Fatalf("go build swctl: %v\n%s", err, out)
 	}
 	cfg := BenchConfig{
-		Swctl: bin, Runs: 1, Out: filepath.Join(dir, "out"), Flows: 16,
-		Rows:     []string{"direct", "kernel", "swctl-w1"},
-		MaxTrial: 300 * time.Millisecond, SearchTrial: 200 * time.Millisecond, SearchTrials: 3, Resolution: 0.1,
-		CPURate: 20000, CPUTrial: 500 * time.Millisecond, TCPSeconds: 1, Pings: 3,
+		Swctl: bin, Runs: 1, Out: filepath.Join(dir, "out"),
+		Rows: []string{"direct", "kernel", "swctl-w1"},
+		RateConfig: RateConfig{Sizes: []int{64, 1518}, Flows: 16, MaxTrial: 300 * time.Millisecond, Trial: 200 * time.Millisecond, MaxTrials: 3, Resolution: 0.1,
+			CPURate: 20000, CPUTrial: 500 * time.Millisecond},
+		TCPSeconds: 1, Pings: 3,
 	}
 	start := time.Now()
 	if err := RunBench(cfg); err != nil {

@@ -69,8 +69,8 @@ func TestParseBenchFlags(t *testing.T) {
 	if want := []string{"direct", "ovs"}; !slices.Equal(c.Rows, want) {
 		t.Errorf("rows %q, want %q (table order)", c.Rows, want)
 	}
-	if c.SearchTrial >= c.MaxTrial || c.Pings != 10 {
-		t.Errorf("-quick: search trial %v, max trial %v, %d pings; want shorter trials and 10 pings", c.SearchTrial, c.MaxTrial, c.Pings)
+	if c.Trial >= c.MaxTrial || c.Pings != 10 {
+		t.Errorf("-quick: search trial %v, max trial %v, %d pings; want shorter trials and 10 pings", c.Trial, c.MaxTrial, c.Pings)
 	}
 	for _, bad := range [][]string{{"-runs", "0"}, {"-rows", "bogus"}, {"-flows", "0"}, {"extra"}} {
 		if _, err := ParseBenchFlags(bad); err == nil {

@@ -142,7 +142,7 @@ func header(cfg BenchConfig, env Environment, programs map[string]string) []stri
 		fmt.Sprintf("Linux %s, %d CPUs; %s; %s", env.Kernel, env.CPUs, programs["swctl"], programs["ovs"]),
 		pin,
 		fmt.Sprintf("frames: 64 B = 60 on veth, 1518 B = 1514, %d flows; max load %v per size; zero-loss: RFC 2544 binary search below the max-load rate, first trial at it, %v trials, resolution %.0f%% of the max-load rate, at most %d trials",
-			cfg.Flows, cfg.MaxTrial, cfg.SearchTrial, 100*cfg.Resolution, cfg.SearchTrials),
+			cfg.Flows, cfg.MaxTrial, cfg.Trial, 100*cfg.Resolution, cfg.MaxTrials),
 		fmt.Sprintf("CPU: whole machine (/proc/stat) less the tester's user time (its pacer spins), per delivered frame, at %s frames/s paced for %v; net = less the mean of the direct-veth row's",
 			FormatRate(cfg.CPURate), cfg.CPUTrial),
 		fmt.Sprintf("TCP: iperf3 h1 -> h2 %d s, offloads off = ethtool -K tx off gso off on the hosts' ends; RTT: ping every 200 ms; vs = ratio of medians to the kernel bridge / OVS userspace (no TSO)", cfg.TCPSeconds),
@@ -208,15 +208,6 @@ func summaryLine(r benchRun, rates []RateSample) string {
 		s += fmt.Sprintf("; %s: %s", m, r.Failed[m])
 	}
 	return fmt.Sprintf("%s (%.0f s)", s, r.Seconds)
-}
-
-// rateConfigs are the forwarding-rate measurements of a row run: 64-byte
-// frames (max load, zero-loss search, CPU at the paced load) and
-// 1518-byte frames (max load only).
-func (cfg BenchConfig) rateConfigs() []RateConfig {
-	return []RateConfig{{Sizes: []int{64}, Trial: cfg.SearchTrial, MaxTrial: cfg.MaxTrial, MaxTrials: cfg.SearchTrials,
-		Resolution: cfg.Resolution, Flows: cfg.Flows, CPURate: cfg.CPURate, CPUTrial: cfg.CPUTrial},
-		{Sizes: []int{1518}, Trial: cfg.MaxTrial, Flows: cfg.Flows}}
 }
 
 // measureRow starts row b's forwarder, measures every metric once, and

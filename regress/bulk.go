@@ -82,9 +82,14 @@ func (c BulkConfig) udpRow() string {
 }
 
 // describe is the suite's method text for report.md.
-func (c BulkConfig) describe() string {
-	return fmt.Sprintf("Bulk transfer (the BSD/386 router report's two-pairs test and the NFS-over-UDP case): a swctl bridge with four ports p1-p4 to peers 1-4; per instance, iperf3 TCP for %d s from peer 1 to peer 2 alone (one pair), then peer 1 to peer 2 and peer 3 to peer 4 at the same moment (two pairs; both clients on CPU %s, both servers on CPU %s; CPU is the whole machine's over both), then iperf3 -u -b %dM -l %d from peer 1 to peer 2 (UDP: received Mb/s and datagram loss). Two pairs / one = the sum over one pair alone in the same instance.",
-		c.Seconds, clientCPU, peerCPU, c.UDPMbps, c.UDPLen)
+func (c BulkConfig) describe() []string {
+	return []string{fmt.Sprintf("Bulk transfer (the BSD/386 router report's two-pairs test and the NFS-over-UDP case): a swctl bridge with four ports p1-p4 to peers 1-4; per instance, iperf3 TCP for %d s from peer 1 to peer 2 alone (one pair), then peer 1 to peer 2 and peer 3 to peer 4 at the same moment (two pairs; both clients on CPU %s, both servers on CPU %s; CPU is the whole machine's over both), then iperf3 -u -b %dM -l %d from peer 1 to peer 2 (UDP: received Mb/s and datagram loss). Two pairs / one = the sum over one pair alone in the same instance.",
+		c.Seconds, clientCPU, peerCPU, c.UDPMbps, c.UDPLen)}
+}
+
+// estimate is the suite's share of a run of runs runs.
+func (c BulkConfig) estimate(runs int) Estimate {
+	return planTime("bulk", BulkPlan(runs), func(RoleRun) float64 { return c.weight() })
 }
 
 // BulkPlan orders the bulk instances (a bridge start each, all bulk
@@ -205,10 +210,11 @@ func UDPLossTable(c BulkConfig, cells []RoleCell) Table {
 	return t
 }
 
-// runBulk runs the bulk suite on a four-port bridge0 testbed of its own
+// run runs the bulk suite on a four-port bridge0 testbed of its own
 // (index 2: after the message sizes' bed) and appends its samples to res.
-func runBulk(ctx context.Context, c BulkConfig, plan []RoleRun, env suiteEnv, res *Results) error {
-	return runForward(ctx, BulkSetup, "bulk", 2, 2, plan, c.weight(), env, func(b *bed, in RoleRun) error {
+func (c BulkConfig) run(ctx context.Context, env suiteEnv, res *Results) error {
+	res.Bulk = &c
+	return runForward(ctx, BulkSetup, "bulk", 2, 2, BulkPlan(env.runs), c.weight(), env, func(b *bed, in RoleRun) error {
 		smp, err := measureBulk(ctx, b, c)
 		if err != nil {
 			return err

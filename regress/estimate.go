@@ -59,59 +59,24 @@ func (e Estimate) String() string {
 	return fmt.Sprintf("expected %s: %s", fmtDur(e.Total()), strings.Join(parts, ", "))
 }
 
-// plans are the instances of every suite of a run, in the order they
-// run.
-type plans struct {
-	promisc                []Instance
-	rate                   []RateInstance
-	msgSize, bulk, rfc2889 []RoleRun
-	// lb is set by Run: its instances depend on the run's roles.
-	lb []LBInstance
+// Instances is the number of instances of all suites.
+func (e Estimate) Instances() int {
+	n := 0
+	for _, st := range e {
+		n += st.Instances
+	}
+	return n
 }
 
-// planRun orders the instances of cfg's suites: the promisc setups, the
-// forwarding-rate setups (the direct baseline included when it runs) and
-// the suites cfg configures.
-func planRun(cfg Config, setups []SetupSpec, rateSetups []RateSpec) plans {
-	p := plans{promisc: Plan(setups, cfg.Runs), rate: RatePlan(rateSetups, cfg.Runs)}
-	if cfg.MsgSize != nil {
-		p.msgSize = MsgSizePlan(cfg.Runs)
+// planTime is the share of the suite named name whose instances are
+// plan, each of weight planned seconds; nothing without instances.
+func planTime[I any](name string, plan []I, weight func(I) float64) Estimate {
+	if len(plan) == 0 {
+		return nil
 	}
-	if cfg.Bulk != nil {
-		p.bulk = BulkPlan(cfg.Runs)
+	st := SuiteTime{Suite: name, Instances: len(plan)}
+	for _, in := range plan {
+		st.Seconds += weight(in)
 	}
-	if cfg.RFC2889 != nil {
-		p.rfc2889 = RFC2889Plan(cfg.Runs)
-	}
-	return p
-}
-
-// promiscWeight is the planned seconds of one promisc instance: its
-// iperf3 tests, a quarter second each to connect and end, and a second
-// for the daemon's start and the first ping (the smoke run's instances:
-// three 1 s tests through bridge0 in 3.5-4 s, two through veth in 2-2.5 s).
-func promiscWeight(in Instance, seconds int) float64 {
-	return float64(len(in.Rows))*(float64(seconds)+0.25) + 1
-}
-
-// estimate is the expected length of p's suites under cfg, in the order
-// they run; a suite without instances is left out.
-func (p plans) estimate(cfg Config, rateSetups []RateSpec) Estimate {
-	var e Estimate
-	add := func(suite string, n int, weight func(i int) float64) {
-		s := 0.0
-		for i := range n {
-			s += weight(i)
-		}
-		if n > 0 {
-			e = append(e, SuiteTime{Suite: suite, Instances: n, Seconds: s})
-		}
-	}
-	add("promisc", len(p.promisc), func(i int) float64 { return promiscWeight(p.promisc[i], cfg.Seconds) })
-	add("rate", len(p.rate), func(i int) float64 { return cfg.Rate.weightOf(rateSetups, p.rate[i].Setup) })
-	add("msgsize", len(p.msgSize), func(int) float64 { return cfg.MsgSize.weight() })
-	add("bulk", len(p.bulk), func(int) float64 { return cfg.Bulk.weight() })
-	add("rfc2889", len(p.rfc2889), func(int) float64 { return cfg.RFC2889.weight() })
-	add("lb", len(p.lb), func(int) float64 { return cfg.LB.weight() })
-	return e
+	return Estimate{st}
 }

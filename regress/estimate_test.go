@@ -11,20 +11,15 @@ import (
 // estimateOf is the estimate Run prints for cfg on the netns testbed.
 func estimateOf(t *testing.T, cfg Config) Estimate {
 	t.Helper()
-	setups, err := FindSetups(cfg.Setups)
+	suites, err := cfg.suites()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rs []RateSpec
-	if cfg.Rate != nil {
-		if rs, err = FindRateSetups(cfg.Rate.Setups); err != nil {
-			t.Fatal(err)
-		}
-		if cfg.Rate.CPUTrial > 0 {
-			rs = withBaseline(rs)
-		}
+	var e Estimate
+	for _, s := range suites {
+		e = append(e, s.estimate(cfg.Runs)...)
 	}
-	return planRun(cfg, setups, rs).estimate(cfg, rs)
+	return e
 }
 
 // TestEstimateDefault: make regress's default run is planned to take
@@ -60,7 +55,7 @@ func TestEstimateDefault(t *testing.T) {
 func TestEstimateArithmetic(t *testing.T) {
 	mc := MsgSizeConfig{Sizes: []int{1, 64}, Seconds: 2}
 	bc := BulkConfig{Seconds: 3, UDPMbps: 100, UDPLen: 1472}
-	e := estimateOf(t, Config{Runs: 2, Seconds: 4, Setups: []string{"veth", "bridge0"}, MsgSize: &mc, Bulk: &bc})
+	e := estimateOf(t, Config{Runs: 2, Seconds: 4, Alpha: 0.05, Setups: []string{"veth", "bridge0"}, MsgSize: &mc, Bulk: &bc})
 	// promisc: 2 columns x 2 roles x 2 runs per setup; veth 2 rows,
 	// bridge0 3, each test 4 s + 0.25, each start 1 s.
 	// msgsize: 2 roles x 2 runs x (2 sizes x 2.5 s + 1.5 s).

@@ -1,10 +1,12 @@
 package regress
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -137,8 +139,43 @@ func pinningFor(ncpu int) lbPinning {
 	return lbPinning{"0", "0", "0"}
 }
 
-// describe is the suite's method text for report.md.
-func (c LBConfig) describe(p lbPinning) []string {
+// lbSuite is the load-balancing suite of a run: its configuration
+// (which checks itself), the swctl row run once per role of roles.
+type lbSuite struct {
+	LBConfig
+	roles []string
+}
+
+// lbRoles are the roles of a run of mode: patch alone in A/A.
+func lbRoles(mode string) []string {
+	if mode == "A/A" {
+		return []string{RolePatch}
+	}
+	return bothRoles[:]
+}
+
+// plan orders the suite's instances over the rows it names (checked).
+func (s lbSuite) plan() []LBInstance {
+	rows, _ := s.rows()
+	return LBPlan(rows, s.roles, s.Runs)
+}
+
+// estimate is the suite's share of a run: the suite has runs of its own.
+func (s lbSuite) estimate(int) Estimate {
+	return planTime("lb", s.plan(), func(LBInstance) float64 { return s.weight() })
+}
+
+// run runs the suite on its testbed and records it in res.LB.
+func (s lbSuite) run(ctx context.Context, env suiteEnv, res *Results) error {
+	rows, _ := s.rows()
+	res.LB = &LBResults{Config: s.LBConfig, Rows: rows, Plan: s.plan(), Samples: []LBSample{}}
+	return runLB(ctx, s.LBConfig, res.LB.Plan, env, res.LB)
+}
+
+// describe is the suite's method text for report.md, with the pinning
+// of this machine's CPUs.
+func (s lbSuite) describe() []string {
+	c, p := s.LBConfig, pinningFor(runtime.NumCPU())
 	return []string{
 		fmt.Sprintf("HTTP load balancing (issue 19, SKUDONET's benchmark): namespaces client, balancer and backend 1-3 on one L2 segment (a Linux bridge in a namespace of its own, one veth to each); nginx (Debian nginx-light, one process: master_process off, access_log off, keepalive_requests 1000000) in every backend serving an empty index.html; the VIP %s on every backend's lo with arp_ignore=1 and arp_announce=2; offloads off (ethtool -K eth0 tx off gso off) on every namespace's eth0, as swctl forwards without vnet headers; IPv6 off; permanent neighbour entries between real addresses, the VIP resolved by ARP (its entry flushed at each instance's start).", lbVIP),
 		fmt.Sprintf("wrk -t1 -c%d -d%ds --latency --timeout 5s http://VIP/ (direct: backend 1's address), keep-alive, and with -H 'Connection: close' for connection per request; %d runs per row and mode, interleaved: each run goes through the rows in order, the next in reverse (A B C C B A), each instance measuring both modes, in alternating order; before each instance's first measured run, %d s warm-up runs (not recorded) until every backend the row reaches has answered (nginx stub_status counts).", c.Connections, c.Seconds, c.Runs, c.Warmup),

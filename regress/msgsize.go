@@ -86,9 +86,14 @@ func (c MsgSizeConfig) weight() float64 {
 }
 
 // describe is the suite's method text for report.md.
-func (c MsgSizeConfig) describe() string {
-	return fmt.Sprintf("TCP stream by message size (the netperf form): iperf3 TCP, one stream, -l SIZE for SIZE in %v bytes, %d s per test, peer 1's client (CPU %s) to peer 2's server (CPU %s) across a swctl bridge (the bridge0 testbed's Forward path, members promiscuous); each instance (a daemon start) runs every size in order; CPU as in the promisc tables.",
-		c.Sizes, c.Seconds, clientCPU, peerCPU)
+func (c MsgSizeConfig) describe() []string {
+	return []string{fmt.Sprintf("TCP stream by message size (the netperf form): iperf3 TCP, one stream, -l SIZE for SIZE in %v bytes, %d s per test, peer 1's client (CPU %s) to peer 2's server (CPU %s) across a swctl bridge (the bridge0 testbed's Forward path, members promiscuous); each instance (a daemon start) runs every size in order; CPU as in the promisc tables.",
+		c.Sizes, c.Seconds, clientCPU, peerCPU)}
+}
+
+// estimate is the suite's share of a run of runs runs.
+func (c MsgSizeConfig) estimate(runs int) Estimate {
+	return planTime("msgsize", MsgSizePlan(runs), func(RoleRun) float64 { return c.weight() })
 }
 
 // MsgSizeSetup is the promisc setup whose Forward path the message-size
@@ -178,10 +183,11 @@ func runForward(ctx context.Context, setup, name string, idx, pairs int, plan []
 		b.stop, func(RoleRun) float64 { return weight })
 }
 
-// runMsgSize runs the message-size suite on a bridge0 testbed of its own
-// and appends its samples to res.
-func runMsgSize(ctx context.Context, c MsgSizeConfig, plan []RoleRun, env suiteEnv, res *Results) error {
-	return runForward(ctx, MsgSizeSetup, "msgsize", 1, 0, plan, c.weight(), env, func(b *bed, in RoleRun) error {
+// run runs the message-size suite on a bridge0 testbed of its own and
+// appends its samples to res.
+func (c MsgSizeConfig) run(ctx context.Context, env suiteEnv, res *Results) error {
+	res.MsgSize = &c
+	return runForward(ctx, MsgSizeSetup, "msgsize", 1, 0, MsgSizePlan(env.runs), c.weight(), env, func(b *bed, in RoleRun) error {
 		for _, size := range c.Sizes {
 			smp, err := b.measure(ctx, RowForward, c.Seconds, "-l", strconv.Itoa(size))
 			if err != nil {

@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -225,13 +226,53 @@ func (c RateConfig) of(s RateSpec) RateConfig {
 	return c
 }
 
-// weightOf is weight for the instances of the setup named name among
-// setups.
-func (c RateConfig) weightOf(setups []RateSpec, name string) float64 {
-	if i := slices.IndexFunc(setups, func(s RateSpec) bool { return s.Name == name }); i >= 0 {
-		return c.of(setups[i]).weight()
+// rateSuite is the forwarding-rate suite on the netns testbed: its
+// configuration (which checks and describes it) through setups (the
+// direct baseline included when it runs).
+type rateSuite struct {
+	*RateConfig
+	setups []RateSpec
+}
+
+// estimate is the suite's share of a run of runs runs.
+func (s rateSuite) estimate(runs int) Estimate {
+	return planTime("rate", RatePlan(s.setups, runs), s.weight)
+}
+
+// weight is the planned seconds of in: RateConfig.weight as in's
+// setup runs it.
+func (s rateSuite) weight(in RateInstance) float64 {
+	if i := slices.IndexFunc(s.setups, func(x RateSpec) bool { return x.Name == in.Setup }); i >= 0 {
+		return s.of(s.setups[i]).weight()
 	}
-	return c.weight()
+	return s.RateConfig.weight()
+}
+
+// run runs every setup on a testbed of its own: per instance every
+// frame size, then the window benchmark when the setup runs it.
+func (s rateSuite) run(ctx context.Context, env suiteEnv, res *Results) error {
+	res.Rate, res.RateSetups = s.RateConfig, s.setups
+	for si, setup := range s.setups {
+		b, err := newRateBed(ctx, setup, *s.RateConfig, si+1, env.work, env.cmds, "swf", "")
+		if err != nil {
+			return err
+		}
+		var window func() (WindowSample, error)
+		if s.of(setup).WindowDuration > 0 {
+			window = func() (WindowSample, error) { return b.window(ctx) }
+		}
+		err = runPlan(env.prog, env.step, RatePlan([]RateSpec{setup}, env.runs),
+			func(in RateInstance) error { return b.start(ctx, in, env.trees.binaryFor(in.Role)) },
+			func(in RateInstance) error {
+				return measureSizes(res, in, s.Sizes, func(size int) (RateSample, error) { return b.measure(ctx, size) }, window)
+			},
+			b.stop, s.weight)
+		b.close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RateInstance is one start of the device under test with one binary:

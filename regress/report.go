@@ -35,7 +35,11 @@ type Environment struct {
 	LoadEnd string `json:"load_end,omitempty"`
 }
 
-// ResultsVersion is results.json's format version. Version 5's bench
+// ResultsVersion is results.json's format version. Version 6's bench
+// config named its search settings search_trial_ns, search_max_trials
+// and search_resolution; from version 7 it holds the forwarding-rate
+// settings under the rate config's names (trial_ns, max_trials,
+// resolution, with sizes and latency). Version 5's bench
 // part held make bench's own rate records (max64, search, cpu per row
 // run); from version 6 its rates are rate_samples, its rows
 // rate_setups. Version 4 had no bench (make bench wrote bench.json). Version 3 had no bulk suite
@@ -43,7 +47,7 @@ type Environment struct {
 // method, figures (offered, achieved, delivered, tester-bound) or CPU
 // per frame in the forwarding rate, and its rates came from the
 // receiving tester; version 1 had no forwarding rate.
-const ResultsVersion = 6
+const ResultsVersion = 7
 
 // Results is everything a run of regress or make bench produced:
 // results.json.

@@ -16,6 +16,8 @@ import (
 // suiteEnv is what every suite's runner shares: the binaries, the
 // temporary directory, the command log and the progress line.
 type suiteEnv struct {
+	// runs is the number of runs per cell and role.
+	runs int
 	// trees gives the swctl binary of a role.
 	trees *Trees
 	// work is the temporary directory testbeds keep their files in.
@@ -28,35 +30,43 @@ type suiteEnv struct {
 	step *int
 }
 
-// checkSet says what is wrong with a suite's configuration c, when the
-// suite runs (c set).
-func checkSet[C interface{ check() error }](c *C) error {
-	if c == nil {
-		return nil
-	}
-	return (*c).check()
+// suite is one suite of a run as Run drives it: its configuration
+// checked, its method described, its instances planned and weighed for
+// the estimate and the progress line, then run.
+type suite interface {
+	// check says what is wrong with the suite's configuration.
+	check() error
+	// describe is the suite's method text for report.md.
+	describe() []string
+	// estimate is the suite's share of a run of runs runs per cell and
+	// role: a SuiteTime per part with instances.
+	estimate(runs int) Estimate
+	// run runs the suite's instances on env and records its
+	// configuration and samples in res.
+	run(ctx context.Context, env suiteEnv, res *Results) error
 }
 
-// Run runs the promisc suite as cfg says, writes the report directory
-// under cfg.OutRoot and prints the header and tables on cfg.Stdout. It
-// returns the results and the report directory. Whatever it changed on
-// the host (namespaces, daemons, worktrees) is put back before it
-// returns, also when ctx is cancelled (Ctrl-C) or a step fails.
-func Run(ctx context.Context, cfg Config) (*Results, string, error) {
+// suites checks cfg and returns its suites in the order they run. On
+// real test hosts the promisc and forwarding-rate suites share their
+// testbed (hostsSuite), the forwarding rate runs without its CPU-cost
+// run, and the suites the hosts do not have are left out (said on
+// cfg.Stderr); cfg is changed to what runs.
+func (cfg *Config) suites() ([]suite, error) {
 	if cfg.Runs < 1 || cfg.Seconds < 1 {
-		return nil, "", fmt.Errorf("regress: runs %d, seconds %d: both must be at least 1", cfg.Runs, cfg.Seconds)
+		return nil, fmt.Errorf("regress: runs %d, seconds %d: both must be at least 1", cfg.Runs, cfg.Seconds)
 	}
 	if cfg.Alpha <= 0 || cfg.Alpha >= 1 {
-		return nil, "", fmt.Errorf("regress: alpha %v: must be between 0 and 1", cfg.Alpha)
+		return nil, fmt.Errorf("regress: alpha %v: must be between 0 and 1", cfg.Alpha)
 	}
 	setups, err := FindSetups(cfg.Setups)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
+	find := FindRateSetups
 	if cfg.Hosts != nil {
 		for _, n := range cfg.Setups {
 			if !slices.Contains(HostTests, n) {
-				return nil, "", fmt.Errorf("regress: setup %q: not a real-host test (have %s)", n, strings.Join(HostTests, ", "))
+				return nil, fmt.Errorf("regress: setup %q: not a real-host test (have %s)", n, strings.Join(HostTests, ", "))
 			}
 		}
 		setups = hostSetups(cfg.Hosts.Tests)
@@ -81,30 +91,62 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 			}
 		}
 		cfg.MsgSize, cfg.Bulk, cfg.RFC2889, cfg.LB = nil, nil, nil, nil
+		find = findHostRateSetups
 	}
 	if cfg.NoPromisc {
 		setups = nil
 	}
-	for _, err := range []error{checkSet(cfg.Rate), checkSet(cfg.MsgSize), checkSet(cfg.Bulk), checkSet(cfg.RFC2889), checkSet(cfg.LB)} {
-		if err != nil {
-			return nil, "", err
-		}
-	}
 	var rateSetups []RateSpec
 	if cfg.Rate != nil {
-		find := FindRateSetups
-		if cfg.Hosts != nil {
-			find = findHostRateSetups
-		}
 		if rateSetups, err = find(cfg.Rate.Setups); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		if cfg.Hosts == nil && cfg.Rate.CPUTrial > 0 {
 			rateSetups = withBaseline(rateSetups)
 		}
 	}
-	if len(setups) == 0 && len(rateSetups) == 0 && cfg.MsgSize == nil && cfg.Bulk == nil && cfg.RFC2889 == nil && cfg.LB == nil {
-		return nil, "", fmt.Errorf("regress: nothing to run: no promisc setup, no forwarding-rate setup, no message sizes, no bulk transfer, no address caching, no load balancing")
+	var out []suite
+	switch {
+	case cfg.Hosts != nil && len(setups)+len(rateSetups) > 0:
+		out = append(out, hostsSuite{*cfg, setups, rateSetups})
+	case cfg.Hosts == nil && len(setups) > 0:
+		out = append(out, promiscSuite{setups, cfg.Seconds})
+	}
+	if cfg.Hosts == nil && len(rateSetups) > 0 {
+		out = append(out, rateSuite{cfg.Rate, rateSetups})
+	}
+	if cfg.MsgSize != nil {
+		out = append(out, *cfg.MsgSize)
+	}
+	if cfg.Bulk != nil {
+		out = append(out, *cfg.Bulk)
+	}
+	if cfg.RFC2889 != nil {
+		out = append(out, *cfg.RFC2889)
+	}
+	if cfg.LB != nil {
+		out = append(out, lbSuite{*cfg.LB, lbRoles(cfg.AB.Mode())})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("regress: nothing to run: no promisc setup, no forwarding-rate setup, no message sizes, no bulk transfer, no address caching, no load balancing")
+	}
+	for _, s := range out {
+		if err := s.check(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Run runs the suites cfg names, writes the report directory under
+// cfg.OutRoot and prints the header and tables on cfg.Stdout. It
+// returns the results and the report directory. Whatever it changed on
+// the host (namespaces, daemons, worktrees) is put back before it
+// returns, also when ctx is cancelled (Ctrl-C) or a step fails.
+func Run(ctx context.Context, cfg Config) (*Results, string, error) {
+	suites, err := cfg.suites()
+	if err != nil {
+		return nil, "", err
 	}
 	check := checkHost
 	if cfg.Hosts != nil {
@@ -115,37 +157,22 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	res := &Results{
 		Version: ResultsVersion, Started: time.Now(), Mode: cfg.AB.Mode(), Quick: cfg.Quick, Runs: cfg.Runs, Seconds: cfg.Seconds,
-		Alpha: cfg.Alpha, MinP: stats.MinP(cfg.Runs, cfg.Runs), Environment: environment(), Setups: setups,
-		Rate: cfg.Rate, RateSetups: rateSetups, MsgSize: cfg.MsgSize, Bulk: cfg.Bulk, RFC2889: cfg.RFC2889,
+		Alpha: cfg.Alpha, MinP: stats.MinP(cfg.Runs, cfg.Runs), Environment: environment(), Hosts: cfg.Hosts,
 	}
-	res.Method = []string{
-		fmt.Sprintf("iperf3 TCP, one stream, %d s per test. Receive: the device under test's iperf3 client with -R (the peer sends into its stack); Transmit: the same without -R; Forward: peer 1's client to peer 2's server across the bridge.", cfg.Seconds),
-		fmt.Sprintf("Pinning, the same in every row: the peers' iperf3 servers on CPU %s, every iperf3 client on CPU %s (taskset); the swctl daemon is not pinned.", peerCPU, clientCPU),
-		"Offloads off (ethtool -K IF tx off gso off) on every host interface (peers' eth0, br0 and its ports, the veth setup's p1) and on swctl's TAPs (trunk0, bridge0): swctl forwards without vnet headers here, so partial checksums and GSO super-frames would break TCP.",
-		"Permanent neighbour entries on both sides, IPv6 off in every namespace; each setup is its own set of namespaces, each instance a fresh daemon with an empty configuration.",
-		fmt.Sprintf("CPU: whole-machine /proc/stat deltas from just before each iperf3 client starts to just after it ends (%d CPUs: %.0f%% = one core busy); interrupts = irq + softirq (veth has no hardware interrupts: packet work shows as system and softirq); engine = the swctl daemon's utime+stime (/proc/PID/stat) over the same span, percent of the whole machine.", runtime.NumCPU(), 100/float64(runtime.NumCPU())),
-		"Runs are interleaved per cell: patch, no patch, no patch, patch, ... (A B B A), so drift on a shared machine hits both alike.",
-	}
-	if cfg.Rate != nil {
-		res.Method = append(res.Method, cfg.Rate.describe()...)
-	}
-	if cfg.MsgSize != nil {
-		res.Method = append(res.Method, cfg.MsgSize.describe())
-	}
-	if cfg.Bulk != nil {
-		res.Method = append(res.Method, cfg.Bulk.describe())
-	}
-	if cfg.RFC2889 != nil {
-		res.Method = append(res.Method, cfg.RFC2889.describe()...)
-	}
-	if cfg.LB != nil {
-		roles := []string{RolePatch}
-		if res.Mode != "A/A" {
-			roles = append(roles, RoleNoPatch)
+	if cfg.Hosts == nil {
+		res.Method = []string{
+			fmt.Sprintf("iperf3 TCP, one stream, %d s per test. Receive: the device under test's iperf3 client with -R (the peer sends into its stack); Transmit: the same without -R; Forward: peer 1's client to peer 2's server across the bridge.", cfg.Seconds),
+			fmt.Sprintf("Pinning, the same in every row: the peers' iperf3 servers on CPU %s, every iperf3 client on CPU %s (taskset); the swctl daemon is not pinned.", peerCPU, clientCPU),
+			"Offloads off (ethtool -K IF tx off gso off) on every host interface (peers' eth0, br0 and its ports, the veth setup's p1) and on swctl's TAPs (trunk0, bridge0): swctl forwards without vnet headers here, so partial checksums and GSO super-frames would break TCP.",
+			"Permanent neighbour entries on both sides, IPv6 off in every namespace; each setup is its own set of namespaces, each instance a fresh daemon with an empty configuration.",
+			fmt.Sprintf("CPU: whole-machine /proc/stat deltas from just before each iperf3 client starts to just after it ends (%d CPUs: %.0f%% = one core busy); interrupts = irq + softirq (veth has no hardware interrupts: packet work shows as system and softirq); engine = the swctl daemon's utime+stime (/proc/PID/stat) over the same span, percent of the whole machine.", runtime.NumCPU(), 100/float64(runtime.NumCPU())),
+			"Runs are interleaved per cell: patch, no patch, no patch, patch, ... (A B B A), so drift on a shared machine hits both alike.",
 		}
-		rows, _ := cfg.LB.rows() // checked above
-		res.LB = &LBResults{Config: *cfg.LB, Rows: rows, Plan: LBPlan(rows, roles, cfg.LB.Runs), Samples: []LBSample{}}
-		res.Method = append(res.Method, cfg.LB.describe(pinningFor(runtime.NumCPU()))...)
+	}
+	var est Estimate
+	for _, s := range suites {
+		res.Method = append(res.Method, s.describe()...)
+		est = append(est, s.estimate(cfg.Runs)...)
 	}
 	cmds := &Commands{}
 	trees, err := PrepareTrees(ctx, cfg.AB, "", cmds)
@@ -155,18 +182,11 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	defer trees.Close()
 	res.Trees = trees
 	if cfg.Hosts != nil {
-		res.Hosts = cfg.Hosts
 		if cfg.Hosts.DUT.OS != runtime.GOOS {
 			trees.GOOS = cfg.Hosts.DUT.OS
 		}
 		trees.GOARCH = cfg.Hosts.DUT.Arch
-		res.Method = hostsMethod(cfg.Hosts, cfg.Seconds, len(setups) > 0, cfg.Rate)
 	}
-	p := planRun(cfg, setups, rateSetups)
-	if res.LB != nil {
-		p.lb = res.LB.Plan
-	}
-	est := p.estimate(cfg, rateSetups)
 	fmt.Fprintf(cfg.Stderr, "regress: %s, after building swctl\n", est)
 	fmt.Fprintf(cfg.Stderr, "regress: building swctl (%s)\n", trees.Mode)
 	if err := trees.Build(ctx); err != nil {
@@ -178,74 +198,16 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	}
 	defer os.RemoveAll(work)
 
-	prog := NewProgress(cfg.Stderr, cfg.TTY, len(p.promisc)+len(p.rate)+len(p.msgSize)+len(p.bulk)+len(p.rfc2889)+len(p.lb), est.Total().Seconds())
-	step := 0
-	// fail ends the progress line before the error.
-	fail := func(err error) (*Results, string, error) {
-		if cfg.TTY {
-			fmt.Fprintln(cfg.Stderr)
-		}
-		return nil, "", err
-	}
-	bedSetups, bedRate := setups, rateSetups
-	if cfg.Hosts != nil {
-		if err := runHosts(ctx, cfg, cfg.Hosts, setups, p.promisc, p.rate, trees, res, cmds, prog, &step); err != nil {
-			return fail(err)
-		}
-		bedSetups, bedRate = nil, nil // ran on the hosts
-	}
-	for si, s := range bedSetups {
-		b, err := newBed(ctx, s, si+1, work, cmds)
-		if err != nil {
-			return fail(err)
-		}
-		start, measure := promiscSteps(ctx, b, trees, cfg.Seconds, res)
-		err = runPlan(prog, &step, ofSetup(p.promisc, s.Name, func(in Instance) string { return in.Setup }),
-			start, measure, b.stop, func(in Instance) float64 { return promiscWeight(in, cfg.Seconds) })
-		b.close()
-		if err != nil {
-			return fail(err)
+	env := suiteEnv{runs: cfg.Runs, trees: trees, work: work, cmds: cmds, prog: NewProgress(cfg.Stderr, cfg.TTY, est.Instances(), est.Total().Seconds()), step: new(int)}
+	for _, s := range suites {
+		if err := s.run(ctx, env, res); err != nil {
+			if cfg.TTY { // end the progress line before the error
+				fmt.Fprintln(cfg.Stderr)
+			}
+			return nil, "", err
 		}
 	}
-	for si, s := range bedRate {
-		b, err := newRateBed(ctx, s, *cfg.Rate, si+1, work, cmds, "swf", "")
-		if err != nil {
-			return fail(err)
-		}
-		err = runPlan(prog, &step, ofSetup(p.rate, s.Name, func(in RateInstance) string { return in.Setup }),
-			func(in RateInstance) error { return b.start(ctx, in, trees.binaryFor(in.Role)) },
-			func(in RateInstance) error {
-				var window func() (WindowSample, error)
-				if cfg.Rate.of(s).WindowDuration > 0 {
-					window = func() (WindowSample, error) { return b.window(ctx) }
-				}
-				return measureSizes(res, in, cfg.Rate.Sizes, func(size int) (RateSample, error) { return b.measure(ctx, size) }, window)
-			},
-			b.stop, func(in RateInstance) float64 { return cfg.Rate.weightOf(rateSetups, in.Setup) })
-		b.close()
-		if err != nil {
-			return fail(err)
-		}
-	}
-	// The suites with a testbed of their own, each when configured, up
-	// to the first error.
-	env := suiteEnv{trees: trees, work: work, cmds: cmds, prog: prog, step: &step}
-	if cfg.MsgSize != nil {
-		err = runMsgSize(ctx, *cfg.MsgSize, p.msgSize, env, res)
-	}
-	if err == nil && cfg.Bulk != nil {
-		err = runBulk(ctx, *cfg.Bulk, p.bulk, env, res)
-	}
-	if err == nil && cfg.RFC2889 != nil {
-		err = runRFC2889(ctx, *cfg.RFC2889, p.rfc2889, env, res)
-	}
-	if err == nil && res.LB != nil {
-		err = runLB(ctx, *cfg.LB, p.lb, env, res.LB)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	prog.Finish()
+	env.prog.Finish()
 	res.Finished = time.Now()
 	res.Environment.LoadEnd = loadavg()
 	analyzeExtra(res, cfg.Alpha)
@@ -258,6 +220,38 @@ func Run(ctx context.Context, cfg Config) (*Results, string, error) {
 	printAllTables(cfg.Stdout, res)
 	fmt.Fprintf(cfg.Stdout, "\nreport: %s (report.md, results.json, charts)\n", dir)
 	return res, dir, nil
+}
+
+// hostsSuite is the promisc and forwarding-rate suites on the real test
+// hosts of cfg.Hosts, which run them on one testbed.
+type hostsSuite struct {
+	cfg        Config
+	setups     []SetupSpec
+	rateSetups []RateSpec
+}
+
+// check says what is wrong with the forwarding rate's configuration.
+func (s hostsSuite) check() error {
+	if s.cfg.Rate == nil {
+		return nil
+	}
+	return s.cfg.Rate.check()
+}
+
+// describe is the method text of both suites on the hosts.
+func (s hostsSuite) describe() []string {
+	return hostsMethod(s.cfg.Hosts, s.cfg.Seconds, len(s.setups) > 0, s.cfg.Rate)
+}
+
+// estimate is the shares of both suites, as on the netns testbed.
+func (s hostsSuite) estimate(runs int) Estimate {
+	return append(promiscSuite{s.setups, s.cfg.Seconds}.estimate(runs), rateSuite{s.cfg.Rate, s.rateSetups}.estimate(runs)...)
+}
+
+// run runs the promisc setups, then the forwarding rate, on the hosts.
+func (s hostsSuite) run(ctx context.Context, env suiteEnv, res *Results) error {
+	res.Setups, res.Rate, res.RateSetups = s.setups, s.cfg.Rate, s.rateSetups
+	return runHosts(ctx, s.cfg, s.cfg.Hosts, s.setups, Plan(s.setups, env.runs), RatePlan(s.rateSetups, env.runs), env.trees, res, env.cmds, env.prog, env.step)
 }
 
 // promiscBed is a testbed the promisc suite runs on: the netns bed or

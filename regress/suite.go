@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -162,6 +163,50 @@ func Plan(setups []SetupSpec, runs int) []Instance {
 		}
 	}
 	return out
+}
+
+// promiscSuite is the promisc suite on the netns testbed: setups, each
+// iperf3 test seconds long.
+type promiscSuite struct {
+	setups  []SetupSpec
+	seconds int
+}
+
+// check has nothing to check: Config.suites checked runs and seconds.
+func (promiscSuite) check() error { return nil }
+
+// describe adds nothing: Run's method text starts with the suite's.
+func (promiscSuite) describe() []string { return nil }
+
+// estimate is the suite's share of a run of runs runs.
+func (s promiscSuite) estimate(runs int) Estimate {
+	return planTime("promisc", Plan(s.setups, runs), s.weight)
+}
+
+// weight is the planned seconds of one instance: its iperf3 tests, a
+// quarter second each to connect and end, and a second for the daemon's
+// start and the first ping (the smoke run's instances: three 1 s tests
+// through bridge0 in 3.5-4 s, two through veth in 2-2.5 s).
+func (s promiscSuite) weight(in Instance) float64 {
+	return float64(len(in.Rows))*(float64(s.seconds)+0.25) + 1
+}
+
+// run runs every setup on a testbed of its own.
+func (s promiscSuite) run(ctx context.Context, env suiteEnv, res *Results) error {
+	res.Setups = s.setups
+	for si, setup := range s.setups {
+		b, err := newBed(ctx, setup, si+1, env.work, env.cmds)
+		if err != nil {
+			return err
+		}
+		start, measure := promiscSteps(ctx, b, env.trees, s.seconds, res)
+		err = runPlan(env.prog, env.step, Plan([]SetupSpec{setup}, env.runs), start, measure, b.stop, s.weight)
+		b.close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // abPlan orders the instances of a suite with one instance per role and
