@@ -85,21 +85,30 @@ func TestIntegrationStormControl(t *testing.T) {
 		}
 	}
 	t.Cleanup(stopInjecting)
-	tx := func() []uint64 {
-		var n []uint64
+	// reading is a link's tx counter and when it was read: the middle of
+	// the read, which runs a process and takes tens of milliseconds on a
+	// busy machine, so each link's rate is taken over its own interval.
+	type reading struct {
+		n  uint64
+		at time.Time
+	}
+	tx := func() []reading {
+		var r []reading
 		for _, l := range links {
-			n = append(n, sysfsCounter(t, tb.dut, l, "tx_packets"))
+			t0 := time.Now()
+			n := sysfsCounter(t, tb.dut, l, "tx_packets")
+			r = append(r, reading{n, t0.Add(time.Since(t0) / 2)})
 		}
-		return n
+		return r
 	}
 	// Each member floods at most limit frames a second once its burst is
 	// spent: a link carries what the two others flood, and the host's
 	// broadcasts. The bound allows a quarter more for the bursts and the
 	// measurement.
 	maxPerSecond := float64(2*limit*5/4 + inject)
-	first, start := tx(), time.Now()
-	prev, at := first, start
-	for deadline := start.Add(3 * time.Second); time.Now().Before(deadline); {
+	first := tx()
+	prev := first
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
 		for range 5 {
 			t0 := time.Now()
 			tb.stpShow()
@@ -108,25 +117,25 @@ func TestIntegrationStormControl(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		cur, now := tx(), time.Now()
-		secs := now.Sub(at).Seconds()
+		cur := tx()
 		for i := range links {
-			if rate := float64(cur[i]-prev[i]) / secs; rate > maxPerSecond {
+			secs := cur[i].at.Sub(prev[i].at).Seconds()
+			if rate := float64(cur[i].n-prev[i].n) / secs; rate > maxPerSecond {
 				t.Errorf("%s carried %.0f frames/s from swctl, want at most %.0f under a storm limit of %d", links[i], rate, maxPerSecond, limit)
 			} else {
 				t.Logf("%s carried %.0f frames/s from swctl (at most %.0f)", links[i], rate, maxPerSecond)
 			}
 		}
-		prev, at = cur, now
+		prev = cur
 	}
 	stopInjecting()
 	// The loop must really storm, or the bound above proves nothing: far
 	// more than the host's broadcasts alone, the limit a second per link.
 	var stormed uint64
 	for i := range links {
-		stormed += prev[i] - first[i]
+		stormed += prev[i].n - first[i].n
 	}
-	if secs := at.Sub(start).Seconds(); float64(stormed) < 3*limit*secs {
+	if secs := prev[0].at.Sub(first[0].at).Seconds(); float64(stormed) < 3*limit*secs {
 		t.Fatalf("the loop carried %d frames from swctl in %.1f s, want a storm of at least %.0f", stormed, secs, 3*limit*secs)
 	}
 	if b := tb.stpShow(); b.Dropped == 0 {
@@ -141,7 +150,7 @@ func TestIntegrationStormControl(t *testing.T) {
 		b := tx()
 		var d uint64
 		for i := range b {
-			d += b[i] - a[i]
+			d += b[i].n - a[i].n
 		}
 		return d < 10
 	})
