@@ -31,16 +31,13 @@ type chartCell struct {
 	Marked bool
 }
 
-// roleChartCell is the chart cell of a RoleCell.
-func roleChartCell(c RoleCell) chartCell { return comparedCell(c.Role, c.Comparison) }
-
-// comparedCell is the chart cell of role's side of a comparison: nothing
-// drawn when not measured, the patch side marked when significant.
-func comparedCell(role string, c Comparison) chartCell {
+// chart is c's bar or point: nothing drawn when not measured, a patch
+// cell marked when significant.
+func (c RoleCell) chart() chartCell {
 	if c.NA {
 		return chartCell{}
 	}
-	return chartCell{S: c.Summary, Marked: role == RolePatch && c.Significant}
+	return chartCell{S: c.Summary, Marked: c.Role == RolePatch && c.Significant}
 }
 
 // scaled is c with its figures multiplied by k (frames/s to Mb/s).
@@ -271,7 +268,7 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 				cs := chartSeries{Cells: make([]chartCell, len(groups))}
 				for _, c := range r.Cells {
 					if g := slices.Index(groups, c.Row+" "+colName(c.Promisc)); g >= 0 && c.Setup == s.Name && c.Metric == ch.metrics[i] && c.Role == role {
-						cs.Cells[g] = comparedCell(role, c.Comparison)
+						cs.Cells[g] = c.chart()
 					}
 				}
 				return cs
@@ -327,7 +324,7 @@ func writeRateCharts(dir string, r *Results) ([]string, error) {
 			return sizeSeries("", r.Rate.Sizes, func(size int) chartCell {
 				for _, c := range r.RateCells {
 					if c.Setup == s.Name && c.Metric == metrics[i] && c.Role == role && c.Size == size {
-						return comparedCell(c.Role, c.Comparison).scaled(float64(size-4) * 8 / 1e6)
+						return c.chart().scaled(float64(size-4) * 8 / 1e6)
 					}
 				}
 				return chartCell{}
@@ -355,7 +352,7 @@ func writeBulkChart(dir string, r *Results) ([]string, error) {
 		cs := chartSeries{Cells: make([]chartCell, len(groups))}
 		for _, c := range r.BulkCells {
 			if g := slices.Index(groups, c.Row); g >= 0 && c.Metric == "throughput" && c.Role == role {
-				cs.Cells[g] = roleChartCell(c)
+				cs.Cells[g] = c.chart()
 			}
 		}
 		return cs

@@ -333,36 +333,16 @@ var LBMetrics = []struct {
 	}},
 }
 
-// LBCell is the summary of one metric of one row (and role) and mode.
-type LBCell struct {
-	// Row is the row's name.
-	Row string `json:"row"`
-	// Role is the swctl binary's role in the swctl row; "" elsewhere.
-	Role string `json:"role,omitempty"`
-	// Mode is LBClose or LBKeepAlive.
-	Mode string `json:"mode"`
-	// Metric is an LBMetrics key.
-	Metric string `json:"metric"`
-	// NA is set when the cell has no figure (no balancer process in
-	// direct, no direct to net nftables against).
-	NA bool `json:"na,omitempty"`
-	// Summary describes the samples; the tables show the median and the
-	// range.
-	Summary stats.Summary `json:"summary"`
-	// Values are the samples in run order.
-	Values []float64 `json:"values"`
-}
-
 // AnalyzeLB summarises samples per row, role, mode and metric, in the
 // order of plan's first run.
-func AnalyzeLB(plan []LBInstance, samples []LBSample) []LBCell {
+func AnalyzeLB(plan []LBInstance, samples []LBSample) []RoleCell {
 	values := func(row, role, mode string, value func(LBSample) (float64, bool)) []float64 {
 		return roleValues(samples, func(s LBSample) (string, float64, bool) {
 			x, ok := value(s)
 			return s.Role, x, ok && s.Row == row && s.Mode == mode
 		})[role]
 	}
-	var out []LBCell
+	var out []RoleCell
 	for _, in := range lbRowsOf(plan) {
 		for _, mode := range LBModes {
 			direct := math.NaN()
@@ -371,7 +351,7 @@ func AnalyzeLB(plan []LBInstance, samples []LBSample) []LBCell {
 			}
 			for _, m := range LBMetrics {
 				v := values(in.Row, in.Role, mode, func(s LBSample) (float64, bool) { return m.Value(s, direct) })
-				out = append(out, LBCell{Row: in.Row, Role: in.Role, Mode: mode, Metric: m.Key, NA: len(v) == 0, Summary: stats.Summarize(v), Values: v})
+				out = append(out, RoleCell{Row: in.Row, Mode: mode, Metric: m.Key, Role: in.Role, Comparison: Comparison{NA: len(v) == 0, Summary: stats.Summarize(v), Values: v}})
 			}
 		}
 	}
@@ -393,7 +373,7 @@ func lbRowsOf(plan []LBInstance) []LBInstance {
 // such figure. Columns are as wide as their widest cell plus two blanks.
 // Lines under the table explain the nftables figure and name any row
 // whose runs had socket errors or non-2xx responses.
-func LBTable(cfg LBConfig, plan []LBInstance, cells []LBCell, mode string, ab bool) Table {
+func LBTable(cfg LBConfig, plan []LBInstance, cells []RoleCell, mode string, ab bool) Table {
 	t := Table{Head: []string{fmt.Sprintf("HTTP load balancing, %s: median of %d runs [min..max]", lbModeTitle[mode], cfg.Runs)}, Columns: [][]string{{"row"}}}
 	for _, m := range LBMetrics[:5] {
 		t.Columns[0] = append(t.Columns[0], m.Title)
@@ -416,8 +396,8 @@ func LBTable(cfg LBConfig, plan []LBInstance, cells []LBCell, mode string, ab bo
 
 // findLBCell returns the cell of in's row and role, mode and metric, or
 // nil.
-func findLBCell(cells []LBCell, in LBInstance, mode, metric string) *LBCell {
-	i := slices.IndexFunc(cells, func(c LBCell) bool {
+func findLBCell(cells []RoleCell, in LBInstance, mode, metric string) *RoleCell {
+	i := slices.IndexFunc(cells, func(c RoleCell) bool {
 		return c.Row == in.Row && c.Role == in.Role && c.Mode == mode && c.Metric == metric
 	})
 	if i < 0 {
@@ -429,7 +409,7 @@ func findLBCell(cells []LBCell, in LBInstance, mode, metric string) *LBCell {
 // lbCellText formats c as "median [min..max]" with the fmt verb f (".."
 // because figures may be negative), just the median for one run, "-"
 // when not measured.
-func lbCellText(c *LBCell, f string) string {
+func lbCellText(c *RoleCell, f string) string {
 	switch {
 	case c == nil || c.NA:
 		return "-"
@@ -454,7 +434,7 @@ type LBResults struct {
 	// Samples are every wrk run in the order run.
 	Samples []LBSample `json:"samples"`
 	// Cells are the summaries per row, role, mode and metric.
-	Cells []LBCell `json:"cells"`
+	Cells []RoleCell `json:"cells"`
 }
 
 // lbHeader is the line Header prints about the suite.

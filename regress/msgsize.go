@@ -212,7 +212,7 @@ func writeMsgSizeChart(dir string, r *Results) ([]string, error) {
 		series = append(series, sizeSeries(role, r.MsgSize.Sizes, func(size int) chartCell {
 			for _, c := range r.MsgSizeCells {
 				if c.Metric == "throughput" && c.Role == role && c.Size == size {
-					return roleChartCell(c)
+					return c.chart()
 				}
 			}
 			return chartCell{}

@@ -7,27 +7,41 @@ import (
 	"github.com/swctl/swctl/internal/stats"
 )
 
-// RoleCell is the summary of one cell of the message-size,
-// frame-loss-rate and window-benchmark suites: one metric of one row
-// (message size, frame size and load, or none) for one role.
+// RoleCell is results.json's summary of one cell of any suite: one
+// metric of one row for one role. The fields a suite does not use are
+// empty.
 type RoleCell struct {
-	// Setup is the setup's name (bridge0, trunk0).
-	Setup string `json:"setup"`
-	// Row names the bulk suite's row (one pair, two pairs ...); empty
-	// elsewhere.
+	// Setup is the setup's name (bridge0, trunk0); empty in the
+	// load-balancing suite.
+	Setup string `json:"setup,omitempty"`
+	// Row names the row: Receive, Transmit or Forward (iperf3 suite),
+	// the bulk suite's row (one pair, two pairs ...), the load-balancing
+	// suite's row; empty elsewhere.
 	Row string `json:"row,omitempty"`
-	// Metric names the figure (throughput, loss, packets_per_second ...).
+	// Promisc is the iperf3 suite's column; false elsewhere.
+	Promisc bool `json:"promisc,omitempty"`
+	// Mode is the load-balancing suite's LBClose or LBKeepAlive; empty
+	// elsewhere.
+	Mode string `json:"mode,omitempty"`
+	// Metric is the key of a metric of the suite (throughput, loss,
+	// packets_per_second ...).
 	Metric string `json:"metric"`
-	// Size is the row's message size (TCP) or RFC 2544 frame size; 0 for
-	// the window benchmark.
+	// Size is the row's message size (TCP) or RFC 2544 frame size; 0
+	// elsewhere.
 	Size int `json:"size,omitempty"`
 	// Percent is the frame-loss-rate row's offered load, percent of the
 	// max-rate run's sent rate; 0 elsewhere.
 	Percent int `json:"percent,omitempty"`
-	// Role is RolePatch or RoleNoPatch.
-	Role string `json:"role"`
-	// Comparison is the samples' summary and the patch-no patch test.
+	// Role is RolePatch or RoleNoPatch; in the load-balancing suite the
+	// swctl binary's role in the swctl row, empty in other rows.
+	Role string `json:"role,omitempty"`
+	// Comparison is the samples' summary and the patch-no patch test
+	// (no test in the load-balancing suite: P 0, not significant).
 	Comparison
+	// Figure, on a forwarding-rate cell (max_rate, zero_loss, cpu_net,
+	// cpu_gross), is what its runs offered, achieved and delivered, and
+	// how many were tester-bound; nil elsewhere.
+	Figure *FigureSummary `json:"figure,omitempty"`
 }
 
 // Comparison is one role's side of a cell: its samples summarised, and

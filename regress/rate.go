@@ -440,28 +440,17 @@ func latencyUs(pick func(*gen.Latency) time.Duration) func(RateSample) (float64,
 	}
 }
 
-// RateCell is the summary of one forwarding-rate cell: setup, metric,
-// frame size and role (RoleCell's row and percent unused), and on a rate
-// cell the figure.
-type RateCell struct {
-	RoleCell
-	// Figure, on a rate cell (max_rate, zero_loss, cpu_net, cpu_gross),
-	// is what its runs offered, achieved and delivered, and how many
-	// were tester-bound; nil elsewhere.
-	Figure *FigureSummary `json:"figure,omitempty"`
-}
-
 // AnalyzeRates summarises forwarding-rate samples per setup, metric,
 // frame size and role and compares patch with no patch. Metrics without
 // any sample in a setup (latency outside FULL) are left out.
-func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha float64) []RateCell {
-	var out []RateCell
+func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha float64) []RoleCell {
+	var out []RoleCell
 	for _, s := range setups {
 		for _, m := range RateMetrics {
 			if m.NoBaseline && s.Baseline {
 				continue
 			}
-			var cells []RateCell
+			var cells []RoleCell
 			any := false
 			for _, size := range sizes {
 				vals := map[string][]float64{}
@@ -481,7 +470,8 @@ func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha fl
 				}
 				any = any || len(vals) > 0
 				for _, c := range roleCells(RoleCell{Setup: s.Name, Metric: m.Key, Size: size}, vals, alpha) {
-					cells = append(cells, RateCell{RoleCell: c, Figure: summarizeFigures(runs[c.Role])})
+					c.Figure = summarizeFigures(runs[c.Role])
+					cells = append(cells, c)
 				}
 			}
 			if any {

@@ -291,26 +291,10 @@ func optional(p *float64) (float64, bool) {
 	return *p, true
 }
 
-// CellStat is the summary of one cell of one metric.
-type CellStat struct {
-	// Setup is the setup's name.
-	Setup string `json:"setup"`
-	// Metric is a Metrics key.
-	Metric string `json:"metric"`
-	// Row is Receive, Transmit or Forward.
-	Row string `json:"row"`
-	// Promisc is the column.
-	Promisc bool `json:"promisc"`
-	// Role is RolePatch or RoleNoPatch.
-	Role string `json:"role"`
-	// Comparison is the samples' summary and the patch-no patch test.
-	Comparison
-}
-
 // Analyze summarises samples per setup, metric, row, column and role and
 // compares patch with no patch.
-func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []CellStat {
-	var out []CellStat
+func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []RoleCell {
+	var out []RoleCell
 	for _, s := range setups {
 		for _, m := range Metrics {
 			if m.Key == "engine" && !s.Engine {
@@ -323,7 +307,7 @@ func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []CellStat {
 						return x.Role, v, ok && x.Setup == s.Name && x.Row == row && x.Promisc == promisc
 					})
 					for i, cmp := range compareRoles(vals, alpha) {
-						out = append(out, CellStat{Setup: s.Name, Metric: m.Key, Row: row, Promisc: promisc, Role: bothRoles[i], Comparison: cmp})
+						out = append(out, RoleCell{Setup: s.Name, Row: row, Promisc: promisc, Metric: m.Key, Role: bothRoles[i], Comparison: cmp})
 					}
 				}
 			}
@@ -334,7 +318,7 @@ func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []CellStat {
 
 // Tables builds the printed tables of setup s (throughput, system,
 // interrupts) from cells.
-func Tables(s SetupSpec, cells []CellStat) []Table {
+func Tables(s SetupSpec, cells []RoleCell) []Table {
 	var out []Table
 	for _, m := range Metrics[:3] {
 		var rows []Row
