@@ -44,6 +44,38 @@ type RoleCell struct {
 	Figure *FigureSummary `json:"figure,omitempty"`
 }
 
+// Metric is a figure a suite summarises per cell from its samples of
+// type S.
+type Metric[S any] struct {
+	// Key names the metric in results.json.
+	Key string
+	// Title names it in the printed table: the table's title, a column's
+	// or a row's.
+	Title string
+	// Format formats its figures in the printed table.
+	Format string
+	// Value extracts the metric from a sample (ok false: not measured).
+	Value func(s S) (float64, bool)
+}
+
+// summarize appends to out, per metric of metrics and per place of
+// places (a cell's setup, row, column, size and percent), a patch and a
+// no-patch cell of the samples in finds at the place, by their role.
+func summarize[S any](out []RoleCell, metrics []Metric[S], places []RoleCell, samples []S, in func(x S, place RoleCell) (role string, ok bool), alpha float64) []RoleCell {
+	for _, m := range metrics {
+		for _, place := range places {
+			vals := roleValues(samples, func(x S) (string, float64, bool) {
+				v, ok := m.Value(x)
+				role, at := in(x, place)
+				return role, v, ok && at
+			})
+			place.Metric = m.Key
+			out = append(out, roleCells(place, vals, alpha)...)
+		}
+	}
+	return out
+}
+
 // Comparison is one role's side of a cell: its samples summarised, and
 // the Mann-Whitney test of patch against no patch (the same on both
 // sides).
