@@ -295,40 +295,37 @@ func (s LBSample) kernelUs() (float64, bool) {
 	return s.perRequest(new(s.Machine.SoftIRQ + s.Machine.IRQ))
 }
 
+// lbPoint is a sample with the median of direct's kernel time per
+// request in the sample's mode (NaN when direct did not run), which the
+// nftables row's balancer figure is net of.
+type lbPoint struct {
+	LBSample
+	direct float64
+}
+
 // balancerUs is the balancer's CPU per request: its process's, or for
-// nftables the kernel's less direct (the median of direct's kernel time
-// per request in s's mode; NaN when direct did not run).
-func (s LBSample) balancerUs(direct float64) (float64, bool) {
-	if s.Row == LBNftables && !math.IsNaN(direct) {
+// nftables the kernel's less direct's.
+func (s lbPoint) balancerUs() (float64, bool) {
+	if s.Row == LBNftables && !math.IsNaN(s.direct) {
 		k, ok := s.kernelUs()
-		return k - direct, ok
+		return k - s.direct, ok
 	}
 	return s.perRequest(s.BalancerTicks)
 }
 
 // LBMetrics are the figures summarised per row and mode; the first five
 // are the table's columns.
-var LBMetrics = []struct {
-	// Key names the metric in results.json.
-	Key string
-	// Title heads the table's column.
-	Title string
-	// Format formats the column's figures.
-	Format string
-	// Value is the metric of a sample (false: it has none); direct is
-	// what LBSample.balancerUs nets nftables against.
-	Value func(s LBSample, direct float64) (float64, bool)
-}{
-	{"balancer_us", "balancer us/req", "%.1f", LBSample.balancerUs},
-	{"machine_us", "machine us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.perRequest(new(s.Machine.Busy())) }},
-	{"rps", "req/s", "%.0f", func(s LBSample, _ float64) (float64, bool) { return s.Wrk.RequestsPerSec, true }},
-	{"p50_ms", "p50 ms", "%.2f", func(s LBSample, _ float64) (float64, bool) { return s.Wrk.P50 / 1e3, true }},
-	{"p99_ms", "p99 ms", "%.2f", func(s LBSample, _ float64) (float64, bool) { return s.Wrk.P99 / 1e3, true }},
-	{"balancer_system_us", "balancer system us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.perRequest(s.BalancerSystemTicks) }},
-	{"kernel_us", "softirq+irq us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.kernelUs() }},
-	{"backends_us", "nginx us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.perRequest(&s.BackendTicks) }},
-	{"client_us", "wrk us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.perRequest(&s.ClientTicks) }},
-	{"errors", "socket errors + non-2xx", "%.0f", func(s LBSample, _ float64) (float64, bool) {
+var LBMetrics = []Metric[lbPoint]{
+	{"balancer_us", "balancer us/req", "%.1f", lbPoint.balancerUs},
+	{"machine_us", "machine us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.perRequest(new(s.Machine.Busy())) }},
+	{"rps", "req/s", "%.0f", func(s lbPoint) (float64, bool) { return s.Wrk.RequestsPerSec, true }},
+	{"p50_ms", "p50 ms", "%.2f", func(s lbPoint) (float64, bool) { return s.Wrk.P50 / 1e3, true }},
+	{"p99_ms", "p99 ms", "%.2f", func(s lbPoint) (float64, bool) { return s.Wrk.P99 / 1e3, true }},
+	{"balancer_system_us", "balancer system us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.perRequest(s.BalancerSystemTicks) }},
+	{"kernel_us", "softirq+irq us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.kernelUs() }},
+	{"backends_us", "nginx us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.perRequest(&s.BackendTicks) }},
+	{"client_us", "wrk us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.perRequest(&s.ClientTicks) }},
+	{"errors", "socket errors + non-2xx", "%.0f", func(s lbPoint) (float64, bool) {
 		return float64(s.Wrk.SocketErrors() + s.Wrk.Non2xx), true
 	}},
 }
@@ -350,7 +347,7 @@ func AnalyzeLB(plan []LBInstance, samples []LBSample) []RoleCell {
 				direct = stats.Summarize(v).Median
 			}
 			for _, m := range LBMetrics {
-				v := values(in.Row, in.Role, mode, func(s LBSample) (float64, bool) { return m.Value(s, direct) })
+				v := values(in.Row, in.Role, mode, func(s LBSample) (float64, bool) { return m.Value(lbPoint{s, direct}) })
 				out = append(out, RoleCell{Row: in.Row, Mode: mode, Metric: m.Key, Role: in.Role, Comparison: Comparison{NA: len(v) == 0, Summary: stats.Summarize(v), Values: v}})
 			}
 		}

@@ -216,7 +216,7 @@ func rateCellPart(s RateSpec, cells []RoleCell) reportPart {
 			}
 			row.Cells = texts(strconv.Itoa(c.Size), c.Role, cellStats(c.Comparison), fig, t, l, sat)
 		}
-		i := slices.IndexFunc(RateMetrics, func(m RateMetric) bool { return m.Key == c.Metric })
+		i := slices.IndexFunc(RateMetrics, func(m Metric[RateSample]) bool { return m.Key == c.Metric })
 		p.table.Rows = append(p.table.Rows, row)
 		p.cells = append(p.cells, partCell{c, fmt.Sprintf("%s, %d bytes", RateMetrics[i].Title, c.Size)})
 	}
