@@ -31,10 +31,10 @@ type chartCell struct {
 	Marked bool
 }
 
-// chart is c's bar or point: nothing drawn when not measured, a patch
-// cell marked when significant.
-func (c RoleCell) chart() chartCell {
-	if c.NA {
+// chart is c's bar or point: nothing drawn when not measured (nil: no
+// such cell), a patch cell marked when significant.
+func (c *RoleCell) chart() chartCell {
+	if c == nil || c.NA {
 		return chartCell{}
 	}
 	return chartCell{S: c.Summary, Marked: c.Role == RolePatch && c.Significant}
@@ -322,12 +322,7 @@ func writeRateCharts(dir string, r *Results) ([]string, error) {
 		metrics := []string{"max_rate", "zero_loss"}
 		series := roleSeries([]string{"max rate", "zero loss"}, func(i int, role string) chartSeries {
 			return sizeSeries("", r.Rate.Sizes, func(size int) chartCell {
-				for _, c := range r.RateCells {
-					if c.Setup == s.Name && c.Metric == metrics[i] && c.Role == role && c.Size == size {
-						return c.chart().scaled(float64(size-4) * 8 / 1e6)
-					}
-				}
-				return chartCell{}
+				return findCell(r.RateCells, RoleCell{Setup: s.Name, Metric: metrics[i], Size: size, Role: role}).chart().scaled(float64(size-4) * 8 / 1e6)
 			})
 		})
 		p, err := lineChart("forwarding rate through "+s.Name+", patch vs no patch", "frame size, bytes (RFC 2544, FCS included)", "throughput, Mb/s (frames without FCS)", false, series)
@@ -349,11 +344,9 @@ func writeBulkChart(dir string, r *Results) ([]string, error) {
 	}
 	groups := slices.DeleteFunc(bulkRows(*r.Bulk), func(row string) bool { return row == BulkRatio })
 	series := roleSeries([]string{"throughput"}, func(_ int, role string) chartSeries {
-		cs := chartSeries{Cells: make([]chartCell, len(groups))}
-		for _, c := range r.BulkCells {
-			if g := slices.Index(groups, c.Row); g >= 0 && c.Metric == "throughput" && c.Role == role {
-				cs.Cells[g] = c.chart()
-			}
+		var cs chartSeries
+		for _, row := range groups {
+			cs.Cells = append(cs.Cells, findCell(r.BulkCells, RoleCell{Setup: BulkSetup, Row: row, Metric: "throughput", Role: role}).chart())
 		}
 		return cs
 	})

@@ -378,10 +378,10 @@ func LBTable(cfg LBConfig, plan []LBInstance, cells []RoleCell, mode string, ab 
 	for _, in := range lbRowsOf(plan) {
 		r := Row{Label: lbLabel(in.Row, in.Role, ab)}
 		for _, m := range LBMetrics[:5] {
-			r.Cells = append(r.Cells, texts(lbCellText(findLBCell(cells, in, mode, m.Key), m.Format))...)
+			r.Cells = append(r.Cells, texts(lbCellText(findCell(cells, RoleCell{Row: in.Row, Mode: mode, Metric: m.Key, Role: in.Role}), m.Format))...)
 		}
 		t.Rows = append(t.Rows, r)
-		if c := findLBCell(cells, in, mode, "errors"); c != nil && !c.NA && c.Summary.Max > 0 {
+		if c := findCell(cells, RoleCell{Row: in.Row, Mode: mode, Metric: "errors", Role: in.Role}); c != nil && !c.NA && c.Summary.Max > 0 {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s: socket errors or non-2xx responses in some run (at most %.0f; results.json has wrk's counts)", r.Label, c.Summary.Max))
 		}
 		if in.Row == LBNftables {
@@ -389,18 +389,6 @@ func LBTable(cfg LBConfig, plan []LBInstance, cells []RoleCell, mode string, ab 
 		}
 	}
 	return t
-}
-
-// findLBCell returns the cell of in's row and role, mode and metric, or
-// nil.
-func findLBCell(cells []RoleCell, in LBInstance, mode, metric string) *RoleCell {
-	i := slices.IndexFunc(cells, func(c RoleCell) bool {
-		return c.Row == in.Row && c.Role == in.Role && c.Mode == mode && c.Metric == metric
-	})
-	if i < 0 {
-		return nil
-	}
-	return &cells[i]
 }
 
 // lbCellText formats c as "median [min..max]" with the fmt verb f (".."

@@ -199,12 +199,7 @@ func writeMsgSizeChart(dir string, r *Results) ([]string, error) {
 	var series []chartSeries
 	for _, role := range bothRoles {
 		series = append(series, sizeSeries(role, r.MsgSize.Sizes, func(size int) chartCell {
-			for _, c := range r.MsgSizeCells {
-				if c.Metric == "throughput" && c.Role == role && c.Size == size {
-					return c.chart()
-				}
-			}
-			return chartCell{}
+			return findCell(r.MsgSizeCells, RoleCell{Setup: MsgSizeSetup, Metric: "throughput", Size: size, Role: role}).chart()
 		}))
 	}
 	p, err := lineChart("TCP stream by message size through "+MsgSizeSetup+", patch vs no patch", "message size, bytes (iperf3 -l)", "throughput, Mb/s", true, series)

@@ -150,17 +150,29 @@ func roleCells(template RoleCell, vals map[string][]float64, alpha float64) []Ro
 	return out
 }
 
+// findCell returns the cell of cells with key's setup, row, column,
+// mode, metric, size, percent and role; nil when there is none.
+func findCell(cells []RoleCell, key RoleCell) *RoleCell {
+	i := slices.IndexFunc(cells, func(c RoleCell) bool {
+		return c.Setup == key.Setup && c.Row == key.Row && c.Promisc == key.Promisc && c.Mode == key.Mode &&
+			c.Metric == key.Metric && c.Size == key.Size && c.Percent == key.Percent && c.Role == key.Role
+	})
+	if i < 0 {
+		return nil
+	}
+	return &cells[i]
+}
+
 // pairCells returns a row's cells in cells, per metric of metrics the
-// patch and the no-patch cell whose setup, row, size and percent are
-// key's; cells not there are n/a.
+// patch and the no-patch cell at key's place (setup, row, size and
+// percent); cells not there are n/a.
 func pairCells(cells []RoleCell, key RoleCell, metrics ...string) []Cell {
-	out := slices.Repeat([]Cell{{NA: true}}, 2*len(metrics))
-	for _, c := range cells {
-		m := slices.Index(metrics, c.Metric)
-		if m < 0 || c.Setup != key.Setup || c.Row != key.Row || c.Size != key.Size || c.Percent != key.Percent {
-			continue
+	var out []Cell
+	for _, m := range metrics {
+		for _, role := range bothRoles {
+			key.Metric, key.Role = m, role
+			out = append(out, findCell(cells, key).mean())
 		}
-		out[2*m+slices.Index(bothRoles[:], c.Role)] = meanCell(c.Role, c.Comparison)
 	}
 	return out
 }

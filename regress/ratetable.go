@@ -82,7 +82,7 @@ func rateRows(s RateSpec, sizes []int, cells []RoleCell) (rows []Row, cpu bool, 
 			if c.Setup != s.Name || c.Size != size || k < 0 {
 				continue
 			}
-			cell := meanCell(c.Role, c.Comparison)
+			cell := c.mean()
 			cell.Format = rateFormats[k/2]
 			if f := c.Figure; f != nil && !c.NA {
 				for i, n := range []int{f.TesterBound, f.Lossy, f.Saturated} {

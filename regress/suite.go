@@ -322,7 +322,7 @@ func Tables(s SetupSpec, cells []RoleCell) []Table {
 				if !c.Promisc {
 					k += 2
 				}
-				r.Cells[k] = meanCell(c.Role, c.Comparison)
+				r.Cells[k] = c.mean()
 			}
 			rows = append(rows, r)
 		}
