@@ -440,39 +440,35 @@ func latencyUs(pick func(*gen.Latency) time.Duration) func(RateSample) (float64,
 // frame size and role and compares patch with no patch. Metrics without
 // any sample in a setup (latency outside FULL) are left out.
 func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha float64) []RoleCell {
+	in := func(x RateSample, at RoleCell) (string, bool) {
+		return x.Role, x.Setup == at.Setup && x.Size == at.Size
+	}
 	var out []RoleCell
 	for _, s := range setups {
+		var places []RoleCell
+		for _, size := range sizes {
+			places = append(places, RoleCell{Setup: s.Name, Size: size})
+		}
 		for _, m := range RateMetrics {
-			if s.Baseline && slices.Contains(notBaseline, m.Key) {
+			cells := summarize(nil, []Metric[RateSample]{m}, places, samples, in, alpha)
+			if s.Baseline && slices.Contains(notBaseline, m.Key) || !slices.ContainsFunc(cells, func(c RoleCell) bool { return !c.NA }) {
 				continue
 			}
-			var cells []RoleCell
-			any, figure := false, rateFigures[m.Key]
-			for _, size := range sizes {
-				vals := map[string][]float64{}
-				runs := map[string][]cellRun{}
+			figure := rateFigures[m.Key]
+			for i, c := range cells {
+				var runs []cellRun
 				for _, x := range samples {
-					v, ok := m.Value(x)
-					if x.Setup != s.Name || x.Size != size || !ok {
-						continue
-					}
-					vals[x.Role] = append(vals[x.Role], v)
-					if figure == nil {
+					role, at := in(x, c)
+					if _, ok := m.Value(x); !ok || !at || role != c.Role || figure == nil {
 						continue
 					}
 					if r, ok := figure(x); ok {
-						runs[x.Role] = append(runs[x.Role], r)
+						runs = append(runs, r)
 					}
 				}
-				any = any || len(vals) > 0
-				for _, c := range roleCells(RoleCell{Setup: s.Name, Metric: m.Key, Size: size}, vals, alpha) {
-					c.Figure = summarizeFigures(runs[c.Role])
-					cells = append(cells, c)
-				}
+				cells[i].Figure = summarizeFigures(runs)
 			}
-			if any {
-				out = append(out, cells...)
-			}
+			out = append(out, cells...)
 		}
 	}
 	return out
