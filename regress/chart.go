@@ -251,9 +251,11 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 	var names []string
 	for _, s := range r.Setups {
 		var groups []string
+		var places []RoleCell // the groups' cells
 		for _, row := range s.Rows {
 			for _, promisc := range []bool{true, false} {
 				groups = append(groups, row+" "+colName(promisc))
+				places = append(places, RoleCell{Setup: s.Name, Row: row, Promisc: promisc})
 			}
 		}
 		for _, ch := range []struct {
@@ -265,11 +267,10 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 			{"cpu", ": CPU, whole machine", "CPU, % of all CPUs", []string{"system", "interrupts"}},
 		} {
 			series := roleSeries(ch.metrics, func(i int, role string) chartSeries {
-				cs := chartSeries{Cells: make([]chartCell, len(groups))}
-				for _, c := range r.Cells {
-					if g := slices.Index(groups, c.Row+" "+colName(c.Promisc)); g >= 0 && c.Setup == s.Name && c.Metric == ch.metrics[i] && c.Role == role {
-						cs.Cells[g] = c.chart()
-					}
+				var cs chartSeries
+				for _, at := range places {
+					at.Metric, at.Role = ch.metrics[i], role
+					cs.Cells = append(cs.Cells, findCell(r.Cells, at).chart())
 				}
 				return cs
 			})
