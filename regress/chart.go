@@ -31,16 +31,13 @@ type chartCell struct {
 	Marked bool
 }
 
-// roleChartCell is the chart cell of a RoleCell.
-func roleChartCell(c RoleCell) chartCell { return comparedCell(c.Role, c.Comparison) }
-
-// comparedCell is the chart cell of role's side of a comparison: nothing
-// drawn when not measured, the patch side marked when significant.
-func comparedCell(role string, c Comparison) chartCell {
-	if c.NA {
+// chart is c's bar or point: nothing drawn when not measured (nil: no
+// such cell), a patch cell marked when significant.
+func (c *RoleCell) chart() chartCell {
+	if c == nil || c.NA {
 		return chartCell{}
 	}
-	return chartCell{S: c.Summary, Marked: role == RolePatch && c.Significant}
+	return chartCell{S: c.Summary, Marked: c.Role == RolePatch && c.Significant}
 }
 
 // scaled is c with its figures multiplied by k (frames/s to Mb/s).
@@ -254,9 +251,11 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 	var names []string
 	for _, s := range r.Setups {
 		var groups []string
+		var places []RoleCell // the groups' cells
 		for _, row := range s.Rows {
 			for _, promisc := range []bool{true, false} {
 				groups = append(groups, row+" "+colName(promisc))
+				places = append(places, RoleCell{Setup: s.Name, Row: row, Promisc: promisc})
 			}
 		}
 		for _, ch := range []struct {
@@ -268,11 +267,10 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 			{"cpu", ": CPU, whole machine", "CPU, % of all CPUs", []string{"system", "interrupts"}},
 		} {
 			series := roleSeries(ch.metrics, func(i int, role string) chartSeries {
-				cs := chartSeries{Cells: make([]chartCell, len(groups))}
-				for _, c := range r.Cells {
-					if g := slices.Index(groups, c.Row+" "+colName(c.Promisc)); g >= 0 && c.Setup == s.Name && c.Metric == ch.metrics[i] && c.Role == role {
-						cs.Cells[g] = comparedCell(role, c.Comparison)
-					}
+				var cs chartSeries
+				for _, at := range places {
+					at.Metric, at.Role = ch.metrics[i], role
+					cs.Cells = append(cs.Cells, findCell(r.Cells, at).chart())
 				}
 				return cs
 			})
@@ -325,12 +323,7 @@ func writeRateCharts(dir string, r *Results) ([]string, error) {
 		metrics := []string{"max_rate", "zero_loss"}
 		series := roleSeries([]string{"max rate", "zero loss"}, func(i int, role string) chartSeries {
 			return sizeSeries("", r.Rate.Sizes, func(size int) chartCell {
-				for _, c := range r.RateCells {
-					if c.Setup == s.Name && c.Metric == metrics[i] && c.Role == role && c.Size == size {
-						return comparedCell(c.Role, c.Comparison).scaled(float64(size-4) * 8 / 1e6)
-					}
-				}
-				return chartCell{}
+				return findCell(r.RateCells, RoleCell{Setup: s.Name, Metric: metrics[i], Size: size, Role: role}).chart().scaled(float64(size-4) * 8 / 1e6)
 			})
 		})
 		p, err := lineChart("forwarding rate through "+s.Name+", patch vs no patch", "frame size, bytes (RFC 2544, FCS included)", "throughput, Mb/s (frames without FCS)", false, series)
@@ -352,11 +345,9 @@ func writeBulkChart(dir string, r *Results) ([]string, error) {
 	}
 	groups := slices.DeleteFunc(bulkRows(*r.Bulk), func(row string) bool { return row == BulkRatio })
 	series := roleSeries([]string{"throughput"}, func(_ int, role string) chartSeries {
-		cs := chartSeries{Cells: make([]chartCell, len(groups))}
-		for _, c := range r.BulkCells {
-			if g := slices.Index(groups, c.Row); g >= 0 && c.Metric == "throughput" && c.Role == role {
-				cs.Cells[g] = roleChartCell(c)
-			}
+		var cs chartSeries
+		for _, row := range groups {
+			cs.Cells = append(cs.Cells, findCell(r.BulkCells, RoleCell{Setup: BulkSetup, Row: row, Metric: "throughput", Role: role}).chart())
 		}
 		return cs
 	})

@@ -106,7 +106,7 @@ func TestIntegrationRegressHostsRateNetns(t *testing.T) {
 	var js struct {
 		RateSetups  []RateSpec   `json:"rate_setups"`
 		RateSamples []RateSample `json:"rate_samples"`
-		RateCells   []RateCell   `json:"rate_cells"`
+		RateCells   []RoleCell   `json:"rate_cells"`
 		Hosts       *HostsConfig `json:"hosts"`
 		Method      []string     `json:"method"`
 	}

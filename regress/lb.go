@@ -295,74 +295,51 @@ func (s LBSample) kernelUs() (float64, bool) {
 	return s.perRequest(new(s.Machine.SoftIRQ + s.Machine.IRQ))
 }
 
+// lbPoint is a sample with the median of direct's kernel time per
+// request in the sample's mode (NaN when direct did not run), which the
+// nftables row's balancer figure is net of.
+type lbPoint struct {
+	LBSample
+	direct float64
+}
+
 // balancerUs is the balancer's CPU per request: its process's, or for
-// nftables the kernel's less direct (the median of direct's kernel time
-// per request in s's mode; NaN when direct did not run).
-func (s LBSample) balancerUs(direct float64) (float64, bool) {
-	if s.Row == LBNftables && !math.IsNaN(direct) {
+// nftables the kernel's less direct's.
+func (s lbPoint) balancerUs() (float64, bool) {
+	if s.Row == LBNftables && !math.IsNaN(s.direct) {
 		k, ok := s.kernelUs()
-		return k - direct, ok
+		return k - s.direct, ok
 	}
 	return s.perRequest(s.BalancerTicks)
 }
 
 // LBMetrics are the figures summarised per row and mode; the first five
 // are the table's columns.
-var LBMetrics = []struct {
-	// Key names the metric in results.json.
-	Key string
-	// Title heads the table's column.
-	Title string
-	// Format formats the column's figures.
-	Format string
-	// Value is the metric of a sample (false: it has none); direct is
-	// what LBSample.balancerUs nets nftables against.
-	Value func(s LBSample, direct float64) (float64, bool)
-}{
-	{"balancer_us", "balancer us/req", "%.1f", LBSample.balancerUs},
-	{"machine_us", "machine us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.perRequest(new(s.Machine.Busy())) }},
-	{"rps", "req/s", "%.0f", func(s LBSample, _ float64) (float64, bool) { return s.Wrk.RequestsPerSec, true }},
-	{"p50_ms", "p50 ms", "%.2f", func(s LBSample, _ float64) (float64, bool) { return s.Wrk.P50 / 1e3, true }},
-	{"p99_ms", "p99 ms", "%.2f", func(s LBSample, _ float64) (float64, bool) { return s.Wrk.P99 / 1e3, true }},
-	{"balancer_system_us", "balancer system us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.perRequest(s.BalancerSystemTicks) }},
-	{"kernel_us", "softirq+irq us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.kernelUs() }},
-	{"backends_us", "nginx us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.perRequest(&s.BackendTicks) }},
-	{"client_us", "wrk us/req", "%.1f", func(s LBSample, _ float64) (float64, bool) { return s.perRequest(&s.ClientTicks) }},
-	{"errors", "socket errors + non-2xx", "%.0f", func(s LBSample, _ float64) (float64, bool) {
+var LBMetrics = []Metric[lbPoint]{
+	{"balancer_us", "balancer us/req", "%.1f", lbPoint.balancerUs},
+	{"machine_us", "machine us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.perRequest(new(s.Machine.Busy())) }},
+	{"rps", "req/s", "%.0f", func(s lbPoint) (float64, bool) { return s.Wrk.RequestsPerSec, true }},
+	{"p50_ms", "p50 ms", "%.2f", func(s lbPoint) (float64, bool) { return s.Wrk.P50 / 1e3, true }},
+	{"p99_ms", "p99 ms", "%.2f", func(s lbPoint) (float64, bool) { return s.Wrk.P99 / 1e3, true }},
+	{"balancer_system_us", "balancer system us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.perRequest(s.BalancerSystemTicks) }},
+	{"kernel_us", "softirq+irq us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.kernelUs() }},
+	{"backends_us", "nginx us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.perRequest(&s.BackendTicks) }},
+	{"client_us", "wrk us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.perRequest(&s.ClientTicks) }},
+	{"errors", "socket errors + non-2xx", "%.0f", func(s lbPoint) (float64, bool) {
 		return float64(s.Wrk.SocketErrors() + s.Wrk.Non2xx), true
 	}},
 }
 
-// LBCell is the summary of one metric of one row (and role) and mode.
-type LBCell struct {
-	// Row is the row's name.
-	Row string `json:"row"`
-	// Role is the swctl binary's role in the swctl row; "" elsewhere.
-	Role string `json:"role,omitempty"`
-	// Mode is LBClose or LBKeepAlive.
-	Mode string `json:"mode"`
-	// Metric is an LBMetrics key.
-	Metric string `json:"metric"`
-	// NA is set when the cell has no figure (no balancer process in
-	// direct, no direct to net nftables against).
-	NA bool `json:"na,omitempty"`
-	// Summary describes the samples; the tables show the median and the
-	// range.
-	Summary stats.Summary `json:"summary"`
-	// Values are the samples in run order.
-	Values []float64 `json:"values"`
-}
-
 // AnalyzeLB summarises samples per row, role, mode and metric, in the
 // order of plan's first run.
-func AnalyzeLB(plan []LBInstance, samples []LBSample) []LBCell {
+func AnalyzeLB(plan []LBInstance, samples []LBSample) []RoleCell {
 	values := func(row, role, mode string, value func(LBSample) (float64, bool)) []float64 {
 		return roleValues(samples, func(s LBSample) (string, float64, bool) {
 			x, ok := value(s)
 			return s.Role, x, ok && s.Row == row && s.Mode == mode
 		})[role]
 	}
-	var out []LBCell
+	var out []RoleCell
 	for _, in := range lbRowsOf(plan) {
 		for _, mode := range LBModes {
 			direct := math.NaN()
@@ -370,8 +347,8 @@ func AnalyzeLB(plan []LBInstance, samples []LBSample) []LBCell {
 				direct = stats.Summarize(v).Median
 			}
 			for _, m := range LBMetrics {
-				v := values(in.Row, in.Role, mode, func(s LBSample) (float64, bool) { return m.Value(s, direct) })
-				out = append(out, LBCell{Row: in.Row, Role: in.Role, Mode: mode, Metric: m.Key, NA: len(v) == 0, Summary: stats.Summarize(v), Values: v})
+				v := values(in.Row, in.Role, mode, func(s LBSample) (float64, bool) { return m.Value(lbPoint{s, direct}) })
+				out = append(out, RoleCell{Row: in.Row, Mode: mode, Metric: m.Key, Role: in.Role, Comparison: Comparison{NA: len(v) == 0, Summary: stats.Summarize(v), Values: v}})
 			}
 		}
 	}
@@ -393,7 +370,7 @@ func lbRowsOf(plan []LBInstance) []LBInstance {
 // such figure. Columns are as wide as their widest cell plus two blanks.
 // Lines under the table explain the nftables figure and name any row
 // whose runs had socket errors or non-2xx responses.
-func LBTable(cfg LBConfig, plan []LBInstance, cells []LBCell, mode string, ab bool) Table {
+func LBTable(cfg LBConfig, plan []LBInstance, cells []RoleCell, mode string, ab bool) Table {
 	t := Table{Head: []string{fmt.Sprintf("HTTP load balancing, %s: median of %d runs [min..max]", lbModeTitle[mode], cfg.Runs)}, Columns: [][]string{{"row"}}}
 	for _, m := range LBMetrics[:5] {
 		t.Columns[0] = append(t.Columns[0], m.Title)
@@ -401,10 +378,10 @@ func LBTable(cfg LBConfig, plan []LBInstance, cells []LBCell, mode string, ab bo
 	for _, in := range lbRowsOf(plan) {
 		r := Row{Label: lbLabel(in.Row, in.Role, ab)}
 		for _, m := range LBMetrics[:5] {
-			r.Cells = append(r.Cells, texts(lbCellText(findLBCell(cells, in, mode, m.Key), m.Format))...)
+			r.Cells = append(r.Cells, texts(lbCellText(findCell(cells, RoleCell{Row: in.Row, Mode: mode, Metric: m.Key, Role: in.Role}), m.Format))...)
 		}
 		t.Rows = append(t.Rows, r)
-		if c := findLBCell(cells, in, mode, "errors"); c != nil && !c.NA && c.Summary.Max > 0 {
+		if c := findCell(cells, RoleCell{Row: in.Row, Mode: mode, Metric: "errors", Role: in.Role}); c != nil && !c.NA && c.Summary.Max > 0 {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s: socket errors or non-2xx responses in some run (at most %.0f; results.json has wrk's counts)", r.Label, c.Summary.Max))
 		}
 		if in.Row == LBNftables {
@@ -414,22 +391,10 @@ func LBTable(cfg LBConfig, plan []LBInstance, cells []LBCell, mode string, ab bo
 	return t
 }
 
-// findLBCell returns the cell of in's row and role, mode and metric, or
-// nil.
-func findLBCell(cells []LBCell, in LBInstance, mode, metric string) *LBCell {
-	i := slices.IndexFunc(cells, func(c LBCell) bool {
-		return c.Row == in.Row && c.Role == in.Role && c.Mode == mode && c.Metric == metric
-	})
-	if i < 0 {
-		return nil
-	}
-	return &cells[i]
-}
-
 // lbCellText formats c as "median [min..max]" with the fmt verb f (".."
 // because figures may be negative), just the median for one run, "-"
 // when not measured.
-func lbCellText(c *LBCell, f string) string {
+func lbCellText(c *RoleCell, f string) string {
 	switch {
 	case c == nil || c.NA:
 		return "-"
@@ -454,7 +419,7 @@ type LBResults struct {
 	// Samples are every wrk run in the order run.
 	Samples []LBSample `json:"samples"`
 	// Cells are the summaries per row, role, mode and metric.
-	Cells []LBCell `json:"cells"`
+	Cells []RoleCell `json:"cells"`
 }
 
 // lbHeader is the line Header prints about the suite.

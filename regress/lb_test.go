@@ -201,7 +201,7 @@ func TestAnalyzeLB(t *testing.T) {
 		{LBNftables, LBClose, "rps", false, 9002, 9001, 9003},
 		{LBDirect, LBClose, "p99_ms", false, 2, 2, 2},
 	} {
-		got := findLBCell(cells, LBInstance{Row: c.row}, c.mode, c.metric)
+		got := findCell(cells, RoleCell{Row: c.row, Mode: c.mode, Metric: c.metric})
 		switch {
 		case got == nil:
 			t.Errorf("%s %s %s: no cell", c.row, c.mode, c.metric)
@@ -213,7 +213,7 @@ func TestAnalyzeLB(t *testing.T) {
 	}
 	// Without direct, nftables has no balancer figure.
 	cells = AnalyzeLB(LBPlan([]LBRowSpec{LBRows[2]}, nil, 1), samples[3:4])
-	if c := findLBCell(cells, LBInstance{Row: LBNftables}, LBClose, "balancer_us"); c == nil || !c.NA {
+	if c := findCell(cells, RoleCell{Row: LBNftables, Mode: LBClose, Metric: "balancer_us"}); c == nil || !c.NA {
 		t.Errorf("nftables without direct: %+v; want an n/a balancer cell", c)
 	}
 }

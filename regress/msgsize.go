@@ -115,33 +115,22 @@ type MsgSizeSample struct {
 
 // msgSizeMetrics are the figures summarised per message size; the first
 // two are the printed table's column pairs.
-var msgSizeMetrics = []struct {
-	// Key names the metric in results.json.
-	Key string
-	// Value extracts the metric from a sample (ok false: not measured).
-	Value func(s MsgSizeSample) (float64, bool)
-}{
-	{"throughput", func(s MsgSizeSample) (float64, bool) { return s.Mbps, true }},
-	{"system", func(s MsgSizeSample) (float64, bool) { return s.CPU.System, true }},
-	{"interrupts", func(s MsgSizeSample) (float64, bool) { return s.CPU.Interrupts, true }},
-	{"engine", func(s MsgSizeSample) (float64, bool) { return optional(s.EngineCPU) }},
-	{"retransmits", func(s MsgSizeSample) (float64, bool) { return float64(s.Retransmits), true }},
+var msgSizeMetrics = []Metric[MsgSizeSample]{
+	{Key: "throughput", Value: func(s MsgSizeSample) (float64, bool) { return s.Mbps, true }},
+	{Key: "system", Value: func(s MsgSizeSample) (float64, bool) { return s.CPU.System, true }},
+	{Key: "interrupts", Value: func(s MsgSizeSample) (float64, bool) { return s.CPU.Interrupts, true }},
+	{Key: "engine", Value: func(s MsgSizeSample) (float64, bool) { return optional(s.EngineCPU) }},
+	{Key: "retransmits", Value: func(s MsgSizeSample) (float64, bool) { return float64(s.Retransmits), true }},
 }
 
 // AnalyzeMsgSize summarises message-size samples per metric, size and
 // role and compares patch with no patch.
 func AnalyzeMsgSize(sizes []int, samples []MsgSizeSample, alpha float64) []RoleCell {
-	var out []RoleCell
-	for _, m := range msgSizeMetrics {
-		for _, size := range sizes {
-			vals := roleValues(samples, func(x MsgSizeSample) (string, float64, bool) {
-				v, ok := m.Value(x)
-				return x.Role, v, ok && x.Size == size
-			})
-			out = append(out, roleCells(RoleCell{Setup: MsgSizeSetup, Metric: m.Key, Size: size}, vals, alpha)...)
-		}
+	var places []RoleCell
+	for _, size := range sizes {
+		places = append(places, RoleCell{Setup: MsgSizeSetup, Size: size})
 	}
-	return out
+	return summarize(nil, msgSizeMetrics, places, samples, func(x MsgSizeSample, at RoleCell) (string, bool) { return x.Role, x.Size == at.Size }, alpha)
 }
 
 // MsgSizeTable builds the message-size table: a row per size, Mb/s and
@@ -210,12 +199,7 @@ func writeMsgSizeChart(dir string, r *Results) ([]string, error) {
 	var series []chartSeries
 	for _, role := range bothRoles {
 		series = append(series, sizeSeries(role, r.MsgSize.Sizes, func(size int) chartCell {
-			for _, c := range r.MsgSizeCells {
-				if c.Metric == "throughput" && c.Role == role && c.Size == size {
-					return roleChartCell(c)
-				}
-			}
-			return chartCell{}
+			return findCell(r.MsgSizeCells, RoleCell{Setup: MsgSizeSetup, Metric: "throughput", Size: size, Role: role}).chart()
 		}))
 	}
 	p, err := lineChart("TCP stream by message size through "+MsgSizeSetup+", patch vs no patch", "message size, bytes (iperf3 -l)", "throughput, Mb/s", true, series)

@@ -7,27 +7,73 @@ import (
 	"github.com/swctl/swctl/internal/stats"
 )
 
-// RoleCell is the summary of one cell of the message-size,
-// frame-loss-rate and window-benchmark suites: one metric of one row
-// (message size, frame size and load, or none) for one role.
+// RoleCell is results.json's summary of one cell of any suite: one
+// metric of one row for one role. The fields a suite does not use are
+// empty.
 type RoleCell struct {
-	// Setup is the setup's name (bridge0, trunk0).
-	Setup string `json:"setup"`
-	// Row names the bulk suite's row (one pair, two pairs ...); empty
-	// elsewhere.
+	// Setup is the setup's name (bridge0, trunk0); empty in the
+	// load-balancing suite.
+	Setup string `json:"setup,omitempty"`
+	// Row names the row: Receive, Transmit or Forward (iperf3 suite),
+	// the bulk suite's row (one pair, two pairs ...), the load-balancing
+	// suite's row; empty elsewhere.
 	Row string `json:"row,omitempty"`
-	// Metric names the figure (throughput, loss, packets_per_second ...).
+	// Promisc is the iperf3 suite's column; false elsewhere.
+	Promisc bool `json:"promisc,omitempty"`
+	// Mode is the load-balancing suite's LBClose or LBKeepAlive; empty
+	// elsewhere.
+	Mode string `json:"mode,omitempty"`
+	// Metric is the key of a metric of the suite (throughput, loss,
+	// packets_per_second ...).
 	Metric string `json:"metric"`
-	// Size is the row's message size (TCP) or RFC 2544 frame size; 0 for
-	// the window benchmark.
+	// Size is the row's message size (TCP) or RFC 2544 frame size; 0
+	// elsewhere.
 	Size int `json:"size,omitempty"`
 	// Percent is the frame-loss-rate row's offered load, percent of the
 	// max-rate run's sent rate; 0 elsewhere.
 	Percent int `json:"percent,omitempty"`
-	// Role is RolePatch or RoleNoPatch.
-	Role string `json:"role"`
-	// Comparison is the samples' summary and the patch-no patch test.
+	// Role is RolePatch or RoleNoPatch; in the load-balancing suite the
+	// swctl binary's role in the swctl row, empty in other rows.
+	Role string `json:"role,omitempty"`
+	// Comparison is the samples' summary and the patch-no patch test
+	// (no test in the load-balancing suite: P 0, not significant).
 	Comparison
+	// Figure, on a forwarding-rate cell (max_rate, zero_loss, cpu_net,
+	// cpu_gross), is what its runs offered, achieved and delivered, and
+	// how many were tester-bound; nil elsewhere.
+	Figure *FigureSummary `json:"figure,omitempty"`
+}
+
+// Metric is a figure a suite summarises per cell from its samples of
+// type S.
+type Metric[S any] struct {
+	// Key names the metric in results.json.
+	Key string
+	// Title names it in the printed table: the table's title, a column's
+	// or a row's.
+	Title string
+	// Format formats its figures in the printed table.
+	Format string
+	// Value extracts the metric from a sample (ok false: not measured).
+	Value func(s S) (float64, bool)
+}
+
+// summarize appends to out, per metric of metrics and per place of
+// places (a cell's setup, row, column, size and percent), a patch and a
+// no-patch cell of the samples in finds at the place, by their role.
+func summarize[S any](out []RoleCell, metrics []Metric[S], places []RoleCell, samples []S, in func(x S, place RoleCell) (role string, ok bool), alpha float64) []RoleCell {
+	for _, m := range metrics {
+		for _, place := range places {
+			vals := roleValues(samples, func(x S) (string, float64, bool) {
+				v, ok := m.Value(x)
+				role, at := in(x, place)
+				return role, v, ok && at
+			})
+			place.Metric = m.Key
+			out = append(out, roleCells(place, vals, alpha)...)
+		}
+	}
+	return out
 }
 
 // Comparison is one role's side of a cell: its samples summarised, and
@@ -104,17 +150,29 @@ func roleCells(template RoleCell, vals map[string][]float64, alpha float64) []Ro
 	return out
 }
 
+// findCell returns the cell of cells with key's setup, row, column,
+// mode, metric, size, percent and role; nil when there is none.
+func findCell(cells []RoleCell, key RoleCell) *RoleCell {
+	i := slices.IndexFunc(cells, func(c RoleCell) bool {
+		return c.Setup == key.Setup && c.Row == key.Row && c.Promisc == key.Promisc && c.Mode == key.Mode &&
+			c.Metric == key.Metric && c.Size == key.Size && c.Percent == key.Percent && c.Role == key.Role
+	})
+	if i < 0 {
+		return nil
+	}
+	return &cells[i]
+}
+
 // pairCells returns a row's cells in cells, per metric of metrics the
-// patch and the no-patch cell whose setup, row, size and percent are
-// key's; cells not there are n/a.
+// patch and the no-patch cell at key's place (setup, row, size and
+// percent); cells not there are n/a.
 func pairCells(cells []RoleCell, key RoleCell, metrics ...string) []Cell {
-	out := slices.Repeat([]Cell{{NA: true}}, 2*len(metrics))
-	for _, c := range cells {
-		m := slices.Index(metrics, c.Metric)
-		if m < 0 || c.Setup != key.Setup || c.Row != key.Row || c.Size != key.Size || c.Percent != key.Percent {
-			continue
+	var out []Cell
+	for _, m := range metrics {
+		for _, role := range bothRoles {
+			key.Metric, key.Role = m, role
+			out = append(out, findCell(cells, key).mean())
 		}
-		out[2*m+slices.Index(bothRoles[:], c.Role)] = meanCell(c.Role, c.Comparison)
 	}
 	return out
 }

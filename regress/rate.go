@@ -376,22 +376,6 @@ type RateSample struct {
 	LossRate []LossStep `json:"loss_rate,omitempty"`
 }
 
-// RateMetric is a figure summarised per forwarding-rate cell.
-type RateMetric struct {
-	// Key names the metric in results.json.
-	Key string
-	// Title is the column's title (first header line).
-	Title string
-	// Value extracts the metric from a sample (ok false: not measured).
-	Value func(s RateSample) (float64, bool)
-	// Figure, for a rate cell, extracts the run's figure (ok false: not
-	// measured); nil for other metrics.
-	Figure func(s RateSample) (r cellRun, ok bool)
-	// NoBaseline says the baseline setup does not have the metric (it
-	// runs no search, and its CPU is the baseline itself).
-	NoBaseline bool
-}
-
 // cpuFigure is the figure of a sample's CPU-cost run.
 func cpuFigure(s RateSample) (cellRun, bool) {
 	if s.CPU == nil || s.CPU.Err != "" {
@@ -402,25 +386,24 @@ func cpuFigure(s RateSample) (cellRun, bool) {
 
 // RateMetrics are the figures summarised per forwarding-rate cell; the
 // first four are the printed table's column pairs (cpu_gross in the
-// baseline's table instead of cpu_net).
-var RateMetrics = []RateMetric{
+// baseline's table instead of cpu_net), their titles the columns' (first
+// header line).
+var RateMetrics = []Metric[RateSample]{
 	{Key: "cpu_net", Title: "ns/frame", Value: func(s RateSample) (float64, bool) {
 		if s.CPU == nil || s.CPU.Net == nil {
 			return 0, false
 		}
 		return *s.CPU.Net, true
-	}, Figure: cpuFigure, NoBaseline: true},
-	{Key: "max_rate", Title: "max fps", Value: func(s RateSample) (float64, bool) { return s.Max.PacketsPerSecond, true },
-		Figure: func(s RateSample) (cellRun, bool) { return cellRun{RateFigure: s.MaxRate}, true }},
-	{Key: "zero_loss", Title: "0-loss fps", Value: func(s RateSample) (float64, bool) { return s.ZeroLoss, true }, NoBaseline: true,
-		Figure: func(s RateSample) (cellRun, bool) { return cellRun{RateFigure: s.ZeroLossRate}, s.ZeroLoss > 0 }},
+	}},
+	{Key: "max_rate", Title: "max fps", Value: func(s RateSample) (float64, bool) { return s.Max.PacketsPerSecond, true }},
+	{Key: "zero_loss", Title: "0-loss fps", Value: func(s RateSample) (float64, bool) { return s.ZeroLoss, true }},
 	{Key: "loss", Title: "loss %", Value: func(s RateSample) (float64, bool) { return s.Max.LossPercent, true }},
 	{Key: "cpu_gross", Title: "ns/frame", Value: func(s RateSample) (float64, bool) {
 		if s.CPU == nil || s.CPU.Err != "" {
 			return 0, false
 		}
 		return s.CPU.Cost.NsPerFrame, true
-	}, Figure: cpuFigure},
+	}},
 	{Key: "offered", Title: "sent fps at max", Value: func(s RateSample) (float64, bool) { return s.Max.SentPerSecond, true }},
 	{Key: "system", Title: "CPU system % at max", Value: func(s RateSample) (float64, bool) { return s.Max.CPU.System, true }},
 	{Key: "interrupts", Title: "CPU interrupts % at max", Value: func(s RateSample) (float64, bool) { return s.Max.CPU.Interrupts, true }},
@@ -428,6 +411,19 @@ var RateMetrics = []RateMetric{
 	{Key: "latency_avg_us", Title: "latency avg µs at 0-loss", Value: latencyUs(func(l *gen.Latency) time.Duration { return l.Avg })},
 	{Key: "latency_max_us", Title: "latency max µs at 0-loss", Value: latencyUs(func(l *gen.Latency) time.Duration { return l.Max })},
 }
+
+// rateFigures extract, per rate metric, a run's figure from a sample (ok
+// false: not measured).
+var rateFigures = map[string]func(s RateSample) (r cellRun, ok bool){
+	"cpu_net":   cpuFigure,
+	"max_rate":  func(s RateSample) (cellRun, bool) { return cellRun{RateFigure: s.MaxRate}, true },
+	"zero_loss": func(s RateSample) (cellRun, bool) { return cellRun{RateFigure: s.ZeroLossRate}, s.ZeroLoss > 0 },
+	"cpu_gross": cpuFigure,
+}
+
+// notBaseline are the metrics the baseline setup does not have: it runs
+// no search, and its CPU is the baseline itself.
+var notBaseline = []string{"cpu_net", "zero_loss"}
 
 // latencyUs returns the Value of a latency metric: the delay pick takes
 // from the sample's latency trial, in µs; not measured without one.
@@ -440,53 +436,39 @@ func latencyUs(pick func(*gen.Latency) time.Duration) func(RateSample) (float64,
 	}
 }
 
-// RateCell is the summary of one forwarding-rate cell: setup, metric,
-// frame size and role (RoleCell's row and percent unused), and on a rate
-// cell the figure.
-type RateCell struct {
-	RoleCell
-	// Figure, on a rate cell (max_rate, zero_loss, cpu_net, cpu_gross),
-	// is what its runs offered, achieved and delivered, and how many
-	// were tester-bound; nil elsewhere.
-	Figure *FigureSummary `json:"figure,omitempty"`
-}
-
 // AnalyzeRates summarises forwarding-rate samples per setup, metric,
 // frame size and role and compares patch with no patch. Metrics without
 // any sample in a setup (latency outside FULL) are left out.
-func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha float64) []RateCell {
-	var out []RateCell
+func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha float64) []RoleCell {
+	in := func(x RateSample, at RoleCell) (string, bool) {
+		return x.Role, x.Setup == at.Setup && x.Size == at.Size
+	}
+	var out []RoleCell
 	for _, s := range setups {
+		var places []RoleCell
+		for _, size := range sizes {
+			places = append(places, RoleCell{Setup: s.Name, Size: size})
+		}
 		for _, m := range RateMetrics {
-			if m.NoBaseline && s.Baseline {
+			cells := summarize(nil, []Metric[RateSample]{m}, places, samples, in, alpha)
+			if s.Baseline && slices.Contains(notBaseline, m.Key) || !slices.ContainsFunc(cells, func(c RoleCell) bool { return !c.NA }) {
 				continue
 			}
-			var cells []RateCell
-			any := false
-			for _, size := range sizes {
-				vals := map[string][]float64{}
-				runs := map[string][]cellRun{}
+			figure := rateFigures[m.Key]
+			for i, c := range cells {
+				var runs []cellRun
 				for _, x := range samples {
-					v, ok := m.Value(x)
-					if x.Setup != s.Name || x.Size != size || !ok {
+					role, at := in(x, c)
+					if _, ok := m.Value(x); !ok || !at || role != c.Role || figure == nil {
 						continue
 					}
-					vals[x.Role] = append(vals[x.Role], v)
-					if m.Figure == nil {
-						continue
-					}
-					if r, ok := m.Figure(x); ok {
-						runs[x.Role] = append(runs[x.Role], r)
+					if r, ok := figure(x); ok {
+						runs = append(runs, r)
 					}
 				}
-				any = any || len(vals) > 0
-				for _, c := range roleCells(RoleCell{Setup: s.Name, Metric: m.Key, Size: size}, vals, alpha) {
-					cells = append(cells, RateCell{RoleCell: c, Figure: summarizeFigures(runs[c.Role])})
-				}
+				cells[i].Figure = summarizeFigures(runs)
 			}
-			if any {
-				out = append(out, cells...)
-			}
+			out = append(out, cells...)
 		}
 	}
 	return out

@@ -144,7 +144,7 @@ func TestAnalyzeRatesAndTable(t *testing.T) {
 	}
 	setups := rateSetups(t, "bridge0")
 	cells := AnalyzeRates(setups, []int{64, 1518}, samples, 0.05)
-	get := func(metric string, size int, role string) *RateCell {
+	get := func(metric string, size int, role string) *RoleCell {
 		for i, c := range cells {
 			if c.Metric == metric && c.Size == size && c.Role == role {
 				return &cells[i]

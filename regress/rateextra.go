@@ -162,16 +162,7 @@ type WindowSample struct {
 // WindowMetrics are the figures of the window-benchmark table, in row
 // order: BalanceNG's packets sent, received, lost, packets/s and bytes/s,
 // then the CPU.
-var WindowMetrics = []struct {
-	// Key names the metric in results.json.
-	Key string
-	// Label is the table row's name.
-	Label string
-	// Format formats the table's values.
-	Format string
-	// Value extracts the metric from a sample (ok false: not measured).
-	Value func(s WindowSample) (float64, bool)
-}{
+var WindowMetrics = []Metric[WindowSample]{
 	{"sent", "sent", "%.0f", func(s WindowSample) (float64, bool) { return float64(s.Sent), true }},
 	{"received", "received", "%.0f", func(s WindowSample) (float64, bool) { return float64(s.Received), true }},
 	{"lost", "lost", "%.0f", func(s WindowSample) (float64, bool) { return float64(s.Lost), true }},
@@ -189,13 +180,7 @@ func AnalyzeWindow(setups []RateSpec, samples []WindowSample, alpha float64) []R
 		if !slices.ContainsFunc(samples, func(x WindowSample) bool { return x.Setup == s.Name }) {
 			continue // a setup without samples has no cells
 		}
-		for _, m := range WindowMetrics {
-			vals := roleValues(samples, func(x WindowSample) (string, float64, bool) {
-				v, ok := m.Value(x)
-				return x.Role, v, ok && x.Setup == s.Name
-			})
-			out = append(out, roleCells(RoleCell{Setup: s.Name, Metric: m.Key}, vals, alpha)...)
-		}
+		out = summarize(out, WindowMetrics, []RoleCell{{Setup: s.Name}}, samples, func(x WindowSample, at RoleCell) (string, bool) { return x.Role, x.Setup == at.Setup }, alpha)
 	}
 	return out
 }
@@ -206,7 +191,7 @@ func WindowTable(s RateSpec, c RateConfig, cells []RoleCell) Table {
 	t := pairTable([]string{fmt.Sprintf("Window benchmark (BalanceNG: %d-byte frames, %d with FCS, window %d, %v)",
 		c.WindowSize, c.WindowSize+gen.FCSLen, c.Window, c.WindowDuration), methodLine(MethodReceiving)}, "")
 	for _, m := range WindowMetrics {
-		t.Rows = append(t.Rows, pairRow(m.Label, []string{m.Format}, pairCells(cells, RoleCell{Setup: s.Name}, m.Key)...))
+		t.Rows = append(t.Rows, pairRow(m.Title, []string{m.Format}, pairCells(cells, RoleCell{Setup: s.Name}, m.Key)...))
 	}
 	return t
 }

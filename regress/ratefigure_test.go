@@ -192,7 +192,7 @@ func TestRateTablesRecordedGolden(t *testing.T) {
 	// figures and CPU run, and the cells of one size with their figures.
 	var part struct {
 		Sample RateSample `json:"rate_sample"`
-		Cells  []RateCell `json:"rate_cells"`
+		Cells  []RoleCell `json:"rate_cells"`
 	}
 	for _, s := range samples {
 		if s.Setup == "bridge0" && s.Role == RolePatch && s.Size == 1518 {

@@ -70,7 +70,7 @@ func ZeroLossNote(label, role string, zero, max float64) string {
 // one per size with all eight cells (ns/frame first, n/a where not
 // measured), whether a ns/frame cell was measured, and the flags of
 // every cell.
-func rateRows(s RateSpec, sizes []int, cells []RateCell) (rows []Row, cpu bool, flags string) {
+func rateRows(s RateSpec, sizes []int, cells []RoleCell) (rows []Row, cpu bool, flags string) {
 	metrics := []string{"cpu_net", "max_rate", "zero_loss", "loss"} // the column pairs
 	if s.Baseline {
 		metrics[0] = "cpu_gross"
@@ -82,7 +82,7 @@ func rateRows(s RateSpec, sizes []int, cells []RateCell) (rows []Row, cpu bool, 
 			if c.Setup != s.Name || c.Size != size || k < 0 {
 				continue
 			}
-			cell := meanCell(c.Role, c.Comparison)
+			cell := c.mean()
 			cell.Format = rateFormats[k/2]
 			if f := c.Figure; f != nil && !c.NA {
 				for i, n := range []int{f.TesterBound, f.Lossy, f.Saturated} {
@@ -104,7 +104,7 @@ func rateRows(s RateSpec, sizes []int, cells []RateCell) (rows []Row, cpu bool, 
 // (the ns/frame pair only when measured); cpuRate is the CPU-cost run's
 // load (for the title). The flags' legends and every zero-loss rate
 // above its max rate are explained below the rows.
-func RateTables(s RateSpec, sizes []int, cpuRate float64, cells []RateCell) Table {
+func RateTables(s RateSpec, sizes []int, cpuRate float64, cells []RoleCell) Table {
 	rows, cpu, flags := rateRows(s, sizes, cells)
 	title := fmt.Sprintf("Forwarding rate (CPU ns/frame at %.0f frames/s paced, net of direct veth; frames/s; loss %%)", cpuRate)
 	switch {
@@ -199,7 +199,7 @@ func rateSummaryMarkdown(b *strings.Builder, r *Results) {
 // statistics of every metric, and for the rate cells what their runs
 // offered, achieved and delivered; the summary names a cell by its
 // metric's title and size.
-func rateCellPart(s RateSpec, cells []RateCell) reportPart {
+func rateCellPart(s RateSpec, cells []RoleCell) reportPart {
 	p := reportPart{name: "forwarding rate: " + s.Name, table: everyCell([]string{"metric", "size", "role"}, "offered / achieved / delivered", "t", "l", "s"),
 		intro: fmt.Sprintf("%s. %s.\n\n", s.Desc, strings.TrimPrefix(methodLine(s.Method), "method: ")) +
 			"Offered is the rate asked of the generator (0: a max-rate run, as fast as its port takes frames), achieved what it sent, delivered what arrived (frames/s, means); t = the runs where the tester set the figure, l = the runs that lost frames at the CPU load, s = the runs whose machine was saturated during it.\n\n"}
@@ -216,9 +216,9 @@ func rateCellPart(s RateSpec, cells []RateCell) reportPart {
 			}
 			row.Cells = texts(strconv.Itoa(c.Size), c.Role, cellStats(c.Comparison), fig, t, l, sat)
 		}
-		i := slices.IndexFunc(RateMetrics, func(m RateMetric) bool { return m.Key == c.Metric })
+		i := slices.IndexFunc(RateMetrics, func(m Metric[RateSample]) bool { return m.Key == c.Metric })
 		p.table.Rows = append(p.table.Rows, row)
-		p.cells = append(p.cells, partCell{c.RoleCell, fmt.Sprintf("%s, %d bytes", RateMetrics[i].Title, c.Size)})
+		p.cells = append(p.cells, partCell{c, fmt.Sprintf("%s, %d bytes", RateMetrics[i].Title, c.Size)})
 	}
 	return p
 }

@@ -35,7 +35,12 @@ type Environment struct {
 	LoadEnd string `json:"load_end,omitempty"`
 }
 
-// ResultsVersion is results.json's format version. Version 6's bench
+// ResultsVersion is results.json's format version. From version 8 every
+// suite's cells have one layout (RoleCell: setup, row, promisc, mode,
+// metric, size, percent, role, na, summary, values, p, significant,
+// figure), the fields a suite does not use left out; version 7's iperf3
+// cells always had promisc, and its load-balancing cells had no p or
+// significant (now 0 and false: that suite compares nothing). Version 6's bench
 // config named its search settings search_trial_ns, search_max_trials
 // and search_resolution; from version 7 it holds the forwarding-rate
 // settings under the rate config's names (trial_ns, max_trials,
@@ -47,7 +52,7 @@ type Environment struct {
 // method, figures (offered, achieved, delivered, tester-bound) or CPU
 // per frame in the forwarding rate, and its rates came from the
 // receiving tester; version 1 had no forwarding rate.
-const ResultsVersion = 7
+const ResultsVersion = 8
 
 // Results is everything a run of regress or make bench produced:
 // results.json.
@@ -87,7 +92,7 @@ type Results struct {
 	// Samples are every iperf3 test in the order they ran.
 	Samples []Sample `json:"samples"`
 	// Cells are the summaries per setup, metric, row, column and role.
-	Cells []CellStat `json:"cells"`
+	Cells []RoleCell `json:"cells"`
 	// Rate is the forwarding-rate configuration; nil when that suite did
 	// not run.
 	Rate *RateConfig `json:"rate,omitempty"`
@@ -98,7 +103,7 @@ type Results struct {
 	RateSamples []RateSample `json:"rate_samples,omitempty"`
 	// RateCells are the forwarding-rate summaries per setup, metric,
 	// frame size and role.
-	RateCells []RateCell `json:"rate_cells,omitempty"`
+	RateCells []RoleCell `json:"rate_cells,omitempty"`
 	// LossRateCells are the frame-loss-rate summaries (Rate.LossRate)
 	// per setup, metric, frame size, load and role; the trials are in
 	// RateSamples (loss_rate).

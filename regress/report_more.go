@@ -134,9 +134,10 @@ func reportParts(r *Results) []reportPart {
 	var out []reportPart
 	for _, s := range r.Setups {
 		p := reportPart{name: "promisc: " + s.Name, heading: s.Name, table: everyCell([]string{"metric", "row", "column", "role"})}
-		for _, c := range ofSetup(r.Cells, s.Name, func(c CellStat) string { return c.Setup }) {
-			pc := partCell{RoleCell: RoleCell{Setup: c.Setup, Row: c.Row + " " + colName(c.Promisc), Metric: c.Metric, Role: c.Role, Comparison: c.Comparison}}
-			for _, m := range Metrics[:3] { // the printed tables
+		for _, c := range ofSetup(r.Cells, s.Name, cellSetup) {
+			pc := partCell{RoleCell: c}
+			pc.Row += " " + colName(c.Promisc) // the summary's partner has the same row and column
+			for _, m := range Metrics[:3] {    // the printed tables
 				if m.Key == c.Metric {
 					pc.label = m.Title + ", " + pc.Row
 				}

@@ -413,32 +413,18 @@ type RFC2889Sample struct {
 
 // RFC2889Metrics are the figures summarised per role: the rows of the
 // printed table.
-var RFC2889Metrics = []struct {
-	// Key names the metric in results.json.
-	Key string
-	// Label is the table row's label.
-	Label string
-	// Format formats the row's values.
-	Format string
-	// Value extracts the metric from a sample.
-	Value func(s RFC2889Sample) float64
-}{
-	{"capacity", "capacity", "%.0f", func(s RFC2889Sample) float64 { return float64(s.Capacity.Capacity) }},
-	{"learning_rate", "learn/s", "%.0f", func(s RFC2889Sample) float64 { return s.LearningRate.Rate }},
-	{"trials", "trials", "%.1f", func(s RFC2889Sample) float64 {
-		return float64(len(s.Capacity.Trials) + len(s.LearningRate.Trials))
+var RFC2889Metrics = []Metric[RFC2889Sample]{
+	{"capacity", "capacity", "%.0f", func(s RFC2889Sample) (float64, bool) { return float64(s.Capacity.Capacity), true }},
+	{"learning_rate", "learn/s", "%.0f", func(s RFC2889Sample) (float64, bool) { return s.LearningRate.Rate, true }},
+	{"trials", "trials", "%.1f", func(s RFC2889Sample) (float64, bool) {
+		return float64(len(s.Capacity.Trials) + len(s.LearningRate.Trials)), true
 	}},
 }
 
 // AnalyzeRFC2889 summarises address-caching samples per metric and role
 // and compares patch with no patch.
 func AnalyzeRFC2889(samples []RFC2889Sample, alpha float64) []RoleCell {
-	var out []RoleCell
-	for _, m := range RFC2889Metrics {
-		vals := roleValues(samples, func(s RFC2889Sample) (string, float64, bool) { return s.Role, m.Value(s), true })
-		out = append(out, roleCells(RoleCell{Setup: RFC2889Setup, Metric: m.Key}, vals, alpha)...)
-	}
-	return out
+	return summarize(nil, RFC2889Metrics, []RoleCell{{Setup: RFC2889Setup}}, samples, func(s RFC2889Sample, _ RoleCell) (string, bool) { return s.Role, true }, alpha)
 }
 
 // RFC2889Table builds the address-caching table from cells: a row per
@@ -446,7 +432,7 @@ func AnalyzeRFC2889(samples []RFC2889Sample, alpha float64) []RoleCell {
 func RFC2889Table(cells []RoleCell) Table {
 	t := pairTable([]string{"Address caching, RFC 2889 (capacity: addresses; learn/s: addresses/s)"}, "")
 	for _, m := range RFC2889Metrics {
-		t.Rows = append(t.Rows, pairRow(m.Label, []string{m.Format}, pairCells(cells, RoleCell{Setup: RFC2889Setup}, m.Key)...))
+		t.Rows = append(t.Rows, pairRow(m.Title, []string{m.Format}, pairCells(cells, RoleCell{Setup: RFC2889Setup}, m.Key)...))
 	}
 	return t
 }

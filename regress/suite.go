@@ -267,20 +267,13 @@ type Sample struct {
 
 // Metrics are the figures summarised per cell; the first three are the
 // printed tables.
-var Metrics = []struct {
-	// Key names the metric in results.json.
-	Key string
-	// Title is the table's title.
-	Title string
-	// Value extracts the metric from a sample (ok false: not measured).
-	Value func(s Sample) (float64, bool)
-}{
-	{"throughput", "Throughput (Mb/s)", func(s Sample) (float64, bool) { return s.Mbps, true }},
-	{"system", "CPU (system %)", func(s Sample) (float64, bool) { return s.CPU.System, true }},
-	{"interrupts", "CPU (interrupts %)", func(s Sample) (float64, bool) { return s.CPU.Interrupts, true }},
-	{"irq", "CPU (irq %)", func(s Sample) (float64, bool) { return s.CPU.IRQ, true }},
-	{"softirq", "CPU (softirq %)", func(s Sample) (float64, bool) { return s.CPU.SoftIRQ, true }},
-	{"engine", "Engine process CPU (% of machine)", func(s Sample) (float64, bool) { return optional(s.EngineCPU) }},
+var Metrics = []Metric[Sample]{
+	{"throughput", "Throughput (Mb/s)", "", func(s Sample) (float64, bool) { return s.Mbps, true }},
+	{"system", "CPU (system %)", "", func(s Sample) (float64, bool) { return s.CPU.System, true }},
+	{"interrupts", "CPU (interrupts %)", "", func(s Sample) (float64, bool) { return s.CPU.Interrupts, true }},
+	{"irq", "CPU (irq %)", "", func(s Sample) (float64, bool) { return s.CPU.IRQ, true }},
+	{"softirq", "CPU (softirq %)", "", func(s Sample) (float64, bool) { return s.CPU.SoftIRQ, true }},
+	{"engine", "Engine process CPU (% of machine)", "", func(s Sample) (float64, bool) { return optional(s.EngineCPU) }},
 }
 
 // optional is a metric's value at p, nil when it was not measured.
@@ -291,50 +284,31 @@ func optional(p *float64) (float64, bool) {
 	return *p, true
 }
 
-// CellStat is the summary of one cell of one metric.
-type CellStat struct {
-	// Setup is the setup's name.
-	Setup string `json:"setup"`
-	// Metric is a Metrics key.
-	Metric string `json:"metric"`
-	// Row is Receive, Transmit or Forward.
-	Row string `json:"row"`
-	// Promisc is the column.
-	Promisc bool `json:"promisc"`
-	// Role is RolePatch or RoleNoPatch.
-	Role string `json:"role"`
-	// Comparison is the samples' summary and the patch-no patch test.
-	Comparison
-}
-
 // Analyze summarises samples per setup, metric, row, column and role and
 // compares patch with no patch.
-func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []CellStat {
-	var out []CellStat
+func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []RoleCell {
+	var out []RoleCell
 	for _, s := range setups {
-		for _, m := range Metrics {
-			if m.Key == "engine" && !s.Engine {
-				continue
-			}
-			for _, row := range s.Rows {
-				for _, promisc := range []bool{true, false} {
-					vals := roleValues(samples, func(x Sample) (string, float64, bool) {
-						v, ok := m.Value(x)
-						return x.Role, v, ok && x.Setup == s.Name && x.Row == row && x.Promisc == promisc
-					})
-					for i, cmp := range compareRoles(vals, alpha) {
-						out = append(out, CellStat{Setup: s.Name, Metric: m.Key, Row: row, Promisc: promisc, Role: bothRoles[i], Comparison: cmp})
-					}
-				}
+		metrics := Metrics
+		if !s.Engine {
+			metrics = slices.DeleteFunc(slices.Clone(Metrics), func(m Metric[Sample]) bool { return m.Key == "engine" })
+		}
+		var places []RoleCell
+		for _, row := range s.Rows {
+			for _, promisc := range []bool{true, false} {
+				places = append(places, RoleCell{Setup: s.Name, Row: row, Promisc: promisc})
 			}
 		}
+		out = summarize(out, metrics, places, samples, func(x Sample, at RoleCell) (string, bool) {
+			return x.Role, x.Setup == at.Setup && x.Row == at.Row && x.Promisc == at.Promisc
+		}, alpha)
 	}
 	return out
 }
 
 // Tables builds the printed tables of setup s (throughput, system,
 // interrupts) from cells.
-func Tables(s SetupSpec, cells []CellStat) []Table {
+func Tables(s SetupSpec, cells []RoleCell) []Table {
 	var out []Table
 	for _, m := range Metrics[:3] {
 		var rows []Row
@@ -348,7 +322,7 @@ func Tables(s SetupSpec, cells []CellStat) []Table {
 				if !c.Promisc {
 					k += 2
 				}
-				r.Cells[k] = meanCell(c.Role, c.Comparison)
+				r.Cells[k] = c.mean()
 			}
 			rows = append(rows, r)
 		}

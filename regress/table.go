@@ -48,10 +48,13 @@ func (c Cell) String() string {
 	return fmt.Sprintf(c.Format, c.Value) + c.Flags
 }
 
-// meanCell is role's side of a comparison as a table shows it: the mean,
-// marked on the patch side when the difference is significant.
-func meanCell(role string, c Comparison) Cell {
-	return Cell{Value: c.Summary.Mean, NA: c.NA, Marked: role == RolePatch && c.Significant}
+// mean is c as a table shows it: the mean, a patch cell marked when it
+// differs significantly; n/a when not measured (nil: no such cell).
+func (c *RoleCell) mean() Cell {
+	if c == nil {
+		return Cell{NA: true}
+	}
+	return Cell{Value: c.Summary.Mean, NA: c.NA, Marked: c.Role == RolePatch && c.Significant}
 }
 
 // texts are cells showing ss.
