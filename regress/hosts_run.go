@@ -165,7 +165,8 @@ func (b *hostBed) promisc(ctx context.Context, h *Host, ifname string) error {
 // start brings the device under test up for one instance: plain's
 // interface promiscuous or not (its address is the setup's), or a daemon
 // bridging the test interfaces with its TAP addressed.
-func (b *hostBed) start(ctx context.Context, in Instance, bin string) error {
+func (b *hostBed) start(ctx context.Context, in Instance, bin string) (err error) {
+	defer failedStart(in, b.stop, &err)
 	d := b.dut.Conf
 	switch {
 	case in.Setup == "bridge0":
@@ -179,7 +180,7 @@ func (b *hostBed) start(ctx context.Context, in Instance, bin string) error {
 			}
 			break
 		}
-		if err := b.dut.RunAll(ctx, []string{"ip", "addr", "add", d.Addr.String(), "dev", "bridge0"}, []string{"ip", "link", "set", "bridge0", "up"}); err != nil {
+		if err := runAll(ctx, b.dut.run, []string{"ip", "addr", "add", d.Addr.String(), "dev", "bridge0"}, []string{"ip", "link", "set", "bridge0", "up"}); err != nil {
 			return err
 		}
 		// The TAP carries no offloads yet (README, Trunks: The TAP).
@@ -251,20 +252,6 @@ func (b *hostBed) close(err *error) {
 	}
 }
 
-// hostPlan runs plan on b (runPlan): start brings an instance up, and
-// what it changed is put back after its measurements.
-func hostPlan[I fmt.Stringer](b *hostBed, prog *Progress, step *int, plan []I, start, measure func(I) error, weight func(I) float64) error {
-	return runPlan(prog, step, plan,
-		func(in I) error {
-			b.keep()
-			if err := start(in); err != nil {
-				return fmt.Errorf("start: %w", err)
-			}
-			return nil
-		},
-		measure, b.stop, weight)
-}
-
 // runHosts runs the promisc plan, then the forwarding-rate plan (with
 // cfg.Rate), on the real test hosts of hc and appends instances and
 // samples to res.
@@ -288,8 +275,9 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 				return fmt.Errorf("%s: %w", s.Name, err)
 			}
 		}
+		b.keep()
 		start, measure := promiscSteps(ctx, b, trees, cfg.Seconds, res)
-		err := hostPlan(b, prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }), start, measure,
+		err := runPlan(prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }), start, measure, b.stop,
 			func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 })
 		if err == nil {
 			// plain's address goes with its setup.

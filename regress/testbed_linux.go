@@ -194,7 +194,7 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 	if b.spec.Name == "bridge0" {
 		steps = append(steps, netbed.Neigh(b.peer2, b.dutIP, mac, "eth0"))
 	}
-	if err := b.cmds.runAll(ctx, steps...); err != nil {
+	if err := runAll(ctx, b.cmds.run, steps...); err != nil {
 		return err
 	}
 	for _, p := range append(pings, [2]string{b.dut, b.peerIP}) {

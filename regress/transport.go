@@ -131,16 +131,6 @@ func readOS[T any](ctx context.Context, h *Host, linux, bsd []string, parse func
 	return v, err
 }
 
-// RunAll runs each of steps on the host in turn, up to the first error.
-func (h *Host) RunAll(ctx context.Context, steps ...[]string) error {
-	for _, s := range steps {
-		if _, err := h.Run(ctx, nil, s...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Proc is a command on a host whose PID there is known: a daemon, an
 // iperf3 server, or the foreground command of RunStoppable.
 type Proc struct {
