@@ -94,14 +94,13 @@ func (b *hostBed) runBench(ctx context.Context, mode string, size, flows, runs i
 // spanBench runs runBench for one run of mode of length d (opts, then
 // --duration d) with the DUT's CPU around it.
 func (b *hostBed) spanBench(ctx context.Context, mode string, size, flows int, d time.Duration, opts ...string) (rr RateRun, err error) {
-	var out gen.BenchOutput
-	rr.CPU, rr.EngineCPU, _, err = b.span(ctx, func() (err error) {
-		out, err = b.runBench(ctx, mode, size, flows, 1, d, append(opts, "--duration", d.String())...)
+	rr.CPU, rr.EngineCPU, _, err = b.span(ctx, func() error {
+		out, err := b.runBench(ctx, mode, size, flows, 1, d, append(opts, "--duration", d.String())...)
+		if err == nil {
+			rr.Result = *out.Result
+		}
 		return err
 	})
-	if err == nil {
-		rr.Result = *out.Result
-	}
 	return rr, err
 }
 

@@ -220,7 +220,7 @@ func (b *rateBed) measureWith(ctx context.Context, c RateConfig, size int) (Rate
 		return smp, fmt.Errorf("%s size %d: max rate: nothing sent on %s", b.spec.Name, size, b.tx)
 	}
 	if c.MaxTrials > 0 {
-		sr, err := rfc2544.Search(ctx, b.trials(ctx, bench, c.Trial, &smp.Trials), 0, hi, hi*c.Resolution, c.MaxTrials)
+		sr, err := rfc2544.Search(ctx, b.trials(ctx, bench, c.Trial, &smp.Trials), 0, hi, hi*c.Resolution, c.MaxTrials, 0)
 		if err != nil {
 			return smp, fmt.Errorf("%s size %d: zero-loss search: %w", b.spec.Name, size, err)
 		}
