@@ -36,9 +36,3 @@ func (b *bed) measure(context.Context, string, int, ...string) (Sample, error) {
 func (b *bed) stop() error { return nil }
 
 func (b *bed) close() {}
-
-// Not pinned anywhere: no testbed.
-const (
-	peerCPU   = "0"
-	clientCPU = "1"
-)

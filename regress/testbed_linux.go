@@ -9,15 +9,6 @@ import (
 	"github.com/swctl/swctl/internal/netbed"
 )
 
-// CPU pinning of the iperf3 ends, the same in every row.
-const (
-	// peerCPU runs the receiving peer's iperf3 server.
-	peerCPU = "0"
-	// clientCPU runs the iperf3 client (the device under test's own, or
-	// the sending peer's for Forward).
-	clientCPU = "1"
-)
-
 // bed is the network-namespace testbed of one setup: a device-under-test
 // namespace and one or two peers, their cables, addresses and iperf3
 // servers. Instances (daemon starts) come and go on it.
