@@ -52,8 +52,6 @@ type hostBed struct {
 	testbed
 	// dut and peer are the hosts.
 	dut, peer *Host
-	// dir maps each host to the suite's temporary directory there.
-	dir map[*Host]string
 	// bins maps a local binary to its path on the DUT.
 	bins map[string]string
 	// bench is the swctl binary on the peer that runs swctl bench; ""
@@ -70,7 +68,7 @@ type hostBed struct {
 // puts the peer's address on and starts its iperf3 server. Every change
 // is recorded; close puts them back.
 func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench string, iperf bool, cmds *Commands) (_ *hostBed, err error) {
-	b := &hostBed{testbed: newTestbed(cmds, "", "hosts"), dir: map[*Host]string{}, bins: map[string]string{}}
+	b := &hostBed{testbed: newTestbed(cmds, "", "hosts"), bins: map[string]string{}}
 	if b.dut, err = NewHost(hc.DUT, cmds); err != nil {
 		return nil, err
 	}
@@ -82,6 +80,8 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 			b.close(&err)
 		}
 	}()
+	// dir maps each host to the suite's temporary directory there.
+	dir := map[*Host]string{}
 	for _, h := range []*Host{b.dut, b.peer} {
 		if iperf {
 			if _, err := h.Run(ctx, nil, "iperf3", "--version"); err != nil {
@@ -92,11 +92,10 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 		if err != nil {
 			return nil, err
 		}
-		dir := strings.TrimSpace(string(out))
-		b.dir[h] = dir
-		b.onUndo(func(ctx context.Context) error { return h.run(ctx, "rm", "-rf", dir) })
+		dir[h] = strings.TrimSpace(string(out))
+		b.onUndo(func(ctx context.Context) error { return h.run(ctx, "rm", "-rf", dir[h]) })
 	}
-	b.testbed.dir, b.cpuHost = b.dir[b.dut], b.dut
+	b.testbed.dir, b.cpuHost = dir[b.dut], b.dut
 	if b.ncpu, err = b.dut.NCPU(ctx); err != nil {
 		return nil, err
 	}
@@ -104,13 +103,13 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 		if _, ok := b.bins[bin]; ok {
 			continue
 		}
-		b.bins[bin] = path.Join(b.dir[b.dut], fmt.Sprintf("swctl-%d", i+1))
+		b.bins[bin] = path.Join(dir[b.dut], fmt.Sprintf("swctl-%d", i+1))
 		if err := upload(ctx, b.dut, bin, b.bins[bin]); err != nil {
 			return nil, err
 		}
 	}
 	if bench != "" {
-		b.bench = path.Join(b.dir[b.peer], "swctl")
+		b.bench = path.Join(dir[b.peer], "swctl")
 		if err := upload(ctx, b.peer, bench, b.bench); err != nil {
 			return nil, err
 		}
@@ -124,7 +123,7 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 		if err := b.addr(ctx, b.peer, b.peer.Conf.Interfaces[0], b.peer.Conf.Addr); err != nil {
 			return nil, err
 		}
-		if _, err := b.background(ctx, b.peer, path.Join(b.dir[b.peer], "iperf3.log"), "", "iperf3", "-s", "-p", iperfPort); err != nil {
+		if _, err := b.background(ctx, b.peer, path.Join(dir[b.peer], "iperf3.log"), "", "iperf3", "-s", "-p", iperfPort); err != nil {
 			return nil, err
 		}
 	}

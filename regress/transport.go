@@ -200,13 +200,11 @@ func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, er
 // Tail returns the end of the process's log (its last 5 lines), for
 // errors.
 func (p *Proc) Tail() string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := p.host.Run(ctx, nil, "tail", "-5", p.log)
+	out, err := p.host.within(context.Background(), 10*time.Second, "tail", "-5", p.log)
 	if err != nil {
 		return err.Error()
 	}
-	return cmp.Or(strings.TrimSpace(string(out)), "(empty log)")
+	return cmp.Or(strings.TrimSpace(out), "(empty log)")
 }
 
 // RunStoppable runs args on the host in the foreground like Run, as a
