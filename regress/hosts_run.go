@@ -68,13 +68,8 @@ type hostBed struct {
 // puts the peer's address on and starts its iperf3 server. Every change
 // is recorded; close puts them back.
 func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench string, iperf bool, cmds *Commands) (_ *hostBed, err error) {
-	b := &hostBed{testbed: newTestbed(cmds, "", "hosts"), bins: map[string]string{}}
-	if b.dut, err = NewHost(hc.DUT, cmds); err != nil {
-		return nil, err
-	}
-	if b.peer, err = NewHost(hc.Peer, cmds); err != nil {
-		return nil, err
-	}
+	b := &hostBed{testbed: newTestbed(cmds, "", "hosts"), bins: map[string]string{},
+		dut: &Host{Conf: hc.DUT, cmds: cmds}, peer: &Host{Conf: hc.Peer, cmds: cmds}}
 	defer func() {
 		if err != nil {
 			b.close(&err)

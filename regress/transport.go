@@ -37,20 +37,13 @@ func commandLine(args []string) string {
 // (a testbed's, or one standing for a real host to exercise that code
 // path without real hosts).
 type Host struct {
-	// Conf is the host's section of regress.conf: its Transport ("ssh"
-	// or "netns") and Host (the ssh destination, or the namespace's name
-	// under /run/netns) say how commands reach it.
+	// Conf is the host's section of regress.conf, whose parser checked
+	// it: its Transport ("ssh" or "netns") and Host (the ssh
+	// destination, or the namespace's name under /run/netns) say how
+	// commands reach it.
 	Conf HostConfig
 	// cmds records every command run.
 	cmds *Commands
-}
-
-// NewHost returns the host of c, recording commands in cmds.
-func NewHost(c HostConfig, cmds *Commands) (*Host, error) {
-	if c.Transport != "ssh" && c.Transport != "netns" {
-		return nil, fmt.Errorf("[%s]: transport %q to %s: unknown (have ssh, netns)", c.Role, c.Transport, c.Host)
-	}
-	return &Host{Conf: c, cmds: cmds}, nil
 }
 
 // transport names the transport and host for messages: "ssh dut1",
