@@ -180,11 +180,7 @@ func (d *daemon) swctl(ctx context.Context, args ...string) error {
 // swctlAll runs the daemon's CLI with each of steps in turn, up to the
 // first error.
 func (d *daemon) swctlAll(ctx context.Context, steps ...[]string) error {
-	full := make([][]string, len(steps))
-	for i, s := range steps {
-		full[i] = slices.Concat(d.cli, s)
-	}
-	return runAll(ctx, d.host.run, full...)
+	return runAll(ctx, d.swctl, steps...)
 }
 
 // output runs the daemon's CLI with args and returns what it printed.
