@@ -150,7 +150,9 @@ type Bench struct {
 // NewBench prepares runs of s's frames from tx to rx; zero MAC addresses
 // in s default to tx's (source) and rx's (destination). It starts
 // reading rx. The Bench owns both ports from now on: Close closes them.
-func NewBench(tx, rx platform.Port, s Stream) (*Bench, error) { return newBench(tx, rx, s, nil) }
+func NewBench(tx, rx platform.Port, s Stream) (*Bench, error) {
+	return NewCountingBench(tx, rx, s, nil)
+}
 
 // NewCountingBench is NewBench for a tester that counts arrivals with c
 // instead of reading rx, so that nothing at the far end (no receive ring,
@@ -160,14 +162,8 @@ func NewBench(tx, rx platform.Port, s Stream) (*Bench, error) { return newBench(
 // destination address. A run's Result then has Received (everything c
 // counted during the run and its drain) but no duplicates, reordering or
 // latency, and loads with a Window are refused: c is too slow to pace
-// one.
+// one. With c nil it is NewBench.
 func NewCountingBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
-	return newBench(tx, rx, s, c)
-}
-
-// newBench is NewBench with a Receiver on rx when c is nil, else
-// NewCountingBench.
-func newBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	if tx == rx {
 		return nil, fmt.Errorf("bench %s: sending and receiving port must differ", tx.Name())
 	}

@@ -38,7 +38,7 @@ func Example_throughput() {
 		res, err := bench.Run(context.Background(), gen.Load{Rate: rate, Count: uint64(rate / 100)})
 		return res.Sent, res.Received, err
 	}
-	res, err := rfc2544.Search(context.Background(), trial, 0, 100_000, 1000, 10)
+	res, err := rfc2544.Search(context.Background(), trial, 0, 100_000, 1000, 10, 0)
 	if err != nil {
 		panic(err)
 	}

@@ -20,25 +20,14 @@ func environment() Environment {
 
 func loadavg() string { return "" }
 
-// bed is the Linux testbed; on other systems it is never built.
-type bed struct{}
+// bed is the Linux testbed; on other systems it is never built, and
+// its promisc suite's methods (promiscBed's) are never called.
+type bed struct{ promiscBed }
 
 func newBed(context.Context, SetupSpec, int, string, *Commands) (*bed, error) {
 	return nil, fmt.Errorf("regress: testbed not implemented on %s", runtime.GOOS)
 }
 
-func (b *bed) start(context.Context, Instance, string) error { return nil }
-
-func (b *bed) promiscuity(context.Context) map[string]int { return nil }
-
-func (b *bed) measure(context.Context, string, int, ...string) (Sample, error) { return Sample{}, nil }
-
 func (b *bed) stop() error { return nil }
 
 func (b *bed) close() {}
-
-// Not pinned anywhere: no testbed.
-const (
-	peerCPU   = "0"
-	clientCPU = "1"
-)

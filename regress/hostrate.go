@@ -94,14 +94,13 @@ func (b *hostBed) runBench(ctx context.Context, mode string, size, flows, runs i
 // spanBench runs runBench for one run of mode of length d (opts, then
 // --duration d) with the DUT's CPU around it.
 func (b *hostBed) spanBench(ctx context.Context, mode string, size, flows int, d time.Duration, opts ...string) (rr RateRun, err error) {
-	var out gen.BenchOutput
-	rr.CPU, rr.EngineCPU, _, err = b.span(ctx, func() (err error) {
-		out, err = b.runBench(ctx, mode, size, flows, 1, d, append(opts, "--duration", d.String())...)
+	rr.CPU, rr.EngineCPU, _, err = b.span(ctx, func() error {
+		out, err := b.runBench(ctx, mode, size, flows, 1, d, append(opts, "--duration", d.String())...)
+		if err == nil {
+			rr.Result = *out.Result
+		}
 		return err
 	})
-	if err == nil {
-		rr.Result = *out.Result
-	}
 	return rr, err
 }
 
@@ -115,18 +114,19 @@ func (b *hostBed) runRate(ctx context.Context, rc *RateConfig, plan []RateInstan
 	if rc.WindowDuration > 0 {
 		window = func() (WindowSample, error) { return b.window(ctx, *rc) }
 	}
-	return hostPlan(b, prog, step, plan,
-		func(in RateInstance) error { return b.startRate(ctx, trees.binaryFor(in.Role)) },
+	return runPlan(prog, step, plan,
+		func(in RateInstance) error { return b.startRate(ctx, in, trees.binaryFor(in.Role)) },
 		func(in RateInstance) error {
 			return measureSizes(res, in, rc.Sizes, func(size int) (RateSample, error) { return b.measureRate(ctx, *rc, size) }, window)
 		},
-		func(RateInstance) float64 { return rc.weight() })
+		b.stop, func(RateInstance) float64 { return rc.weight() })
 }
 
 // startRate starts the daemon with the local binary bin, bridges the
 // DUT's test interfaces with static entries for the peer's two MACs,
 // and waits until frames cross.
-func (b *hostBed) startRate(ctx context.Context, bin string) error {
+func (b *hostBed) startRate(ctx context.Context, in RateInstance, bin string) (err error) {
+	defer failedStart(in, b.stop, &err)
 	d := b.dut.Conf.Interfaces
 	if err := b.daemonUp(ctx, "rate", bin, []string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
 		[]string{"bridge", "static", "bridge0", b.peerMACs[0], d[0]}, []string{"bridge", "static", "bridge0", b.peerMACs[1], d[1]}); err != nil {

@@ -52,8 +52,6 @@ type hostBed struct {
 	testbed
 	// dut and peer are the hosts.
 	dut, peer *Host
-	// dir maps each host to the suite's temporary directory there.
-	dir map[*Host]string
 	// bins maps a local binary to its path on the DUT.
 	bins map[string]string
 	// bench is the swctl binary on the peer that runs swctl bench; ""
@@ -70,18 +68,15 @@ type hostBed struct {
 // puts the peer's address on and starts its iperf3 server. Every change
 // is recorded; close puts them back.
 func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench string, iperf bool, cmds *Commands) (_ *hostBed, err error) {
-	b := &hostBed{testbed: newTestbed(cmds, "", "hosts"), dir: map[*Host]string{}, bins: map[string]string{}}
-	if b.dut, err = NewHost(hc.DUT, cmds); err != nil {
-		return nil, err
-	}
-	if b.peer, err = NewHost(hc.Peer, cmds); err != nil {
-		return nil, err
-	}
+	b := &hostBed{testbed: newTestbed(cmds, "", "hosts"), bins: map[string]string{},
+		dut: &Host{Conf: hc.DUT, cmds: cmds}, peer: &Host{Conf: hc.Peer, cmds: cmds}}
 	defer func() {
 		if err != nil {
 			b.close(&err)
 		}
 	}()
+	// dir maps each host to the suite's temporary directory there.
+	dir := map[*Host]string{}
 	for _, h := range []*Host{b.dut, b.peer} {
 		if iperf {
 			if _, err := h.Run(ctx, nil, "iperf3", "--version"); err != nil {
@@ -92,11 +87,10 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 		if err != nil {
 			return nil, err
 		}
-		dir := strings.TrimSpace(string(out))
-		b.dir[h] = dir
-		b.onUndo(func(ctx context.Context) error { return h.run(ctx, "rm", "-rf", dir) })
+		dir[h] = strings.TrimSpace(string(out))
+		b.onUndo(func(ctx context.Context) error { return h.run(ctx, "rm", "-rf", dir[h]) })
 	}
-	b.testbed.dir, b.cpuHost = b.dir[b.dut], b.dut
+	b.testbed.dir, b.cpuHost = dir[b.dut], b.dut
 	if b.ncpu, err = b.dut.NCPU(ctx); err != nil {
 		return nil, err
 	}
@@ -104,13 +98,13 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 		if _, ok := b.bins[bin]; ok {
 			continue
 		}
-		b.bins[bin] = path.Join(b.dir[b.dut], fmt.Sprintf("swctl-%d", i+1))
+		b.bins[bin] = path.Join(dir[b.dut], fmt.Sprintf("swctl-%d", i+1))
 		if err := upload(ctx, b.dut, bin, b.bins[bin]); err != nil {
 			return nil, err
 		}
 	}
 	if bench != "" {
-		b.bench = path.Join(b.dir[b.peer], "swctl")
+		b.bench = path.Join(dir[b.peer], "swctl")
 		if err := upload(ctx, b.peer, bench, b.bench); err != nil {
 			return nil, err
 		}
@@ -124,7 +118,7 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 		if err := b.addr(ctx, b.peer, b.peer.Conf.Interfaces[0], b.peer.Conf.Addr); err != nil {
 			return nil, err
 		}
-		if _, err := b.background(ctx, b.peer, path.Join(b.dir[b.peer], "iperf3.log"), "", "iperf3", "-s", "-p", iperfPort); err != nil {
+		if _, err := b.background(ctx, b.peer, path.Join(dir[b.peer], "iperf3.log"), "", "iperf3", "-s", "-p", iperfPort); err != nil {
 			return nil, err
 		}
 	}
@@ -165,7 +159,8 @@ func (b *hostBed) promisc(ctx context.Context, h *Host, ifname string) error {
 // start brings the device under test up for one instance: plain's
 // interface promiscuous or not (its address is the setup's), or a daemon
 // bridging the test interfaces with its TAP addressed.
-func (b *hostBed) start(ctx context.Context, in Instance, bin string) error {
+func (b *hostBed) start(ctx context.Context, in Instance, bin string) (err error) {
+	defer failedStart(in, b.stop, &err)
 	d := b.dut.Conf
 	switch {
 	case in.Setup == "bridge0":
@@ -179,7 +174,7 @@ func (b *hostBed) start(ctx context.Context, in Instance, bin string) error {
 			}
 			break
 		}
-		if err := b.dut.RunAll(ctx, []string{"ip", "addr", "add", d.Addr.String(), "dev", "bridge0"}, []string{"ip", "link", "set", "bridge0", "up"}); err != nil {
+		if err := runAll(ctx, b.dut.run, []string{"ip", "addr", "add", d.Addr.String(), "dev", "bridge0"}, []string{"ip", "link", "set", "bridge0", "up"}); err != nil {
 			return err
 		}
 		// The TAP carries no offloads yet (README, Trunks: The TAP).
@@ -251,20 +246,6 @@ func (b *hostBed) close(err *error) {
 	}
 }
 
-// hostPlan runs plan on b (runPlan): start brings an instance up, and
-// what it changed is put back after its measurements.
-func hostPlan[I fmt.Stringer](b *hostBed, prog *Progress, step *int, plan []I, start, measure func(I) error, weight func(I) float64) error {
-	return runPlan(prog, step, plan,
-		func(in I) error {
-			b.keep()
-			if err := start(in); err != nil {
-				return fmt.Errorf("start: %w", err)
-			}
-			return nil
-		},
-		measure, b.stop, weight)
-}
-
 // runHosts runs the promisc plan, then the forwarding-rate plan (with
 // cfg.Rate), on the real test hosts of hc and appends instances and
 // samples to res.
@@ -288,8 +269,9 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 				return fmt.Errorf("%s: %w", s.Name, err)
 			}
 		}
+		b.keep()
 		start, measure := promiscSteps(ctx, b, trees, cfg.Seconds, res)
-		err := hostPlan(b, prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }), start, measure,
+		err := runPlan(prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }), start, measure, b.stop,
 			func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 })
 		if err == nil {
 			// plain's address goes with its setup.

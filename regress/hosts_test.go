@@ -176,18 +176,15 @@ func TestHostCommands(t *testing.T) {
 		{"ssh", "dut1", []string{"sh", "-c", `echo $$; exec "$@"`, "it's"}, `ssh -o BatchMode=yes -T dut1 -- sh -c 'echo $$; exec "$@"' 'it'\''s'`},
 	}
 	for _, c := range cases {
-		h, err := NewHost(HostConfig{Role: "dut", Transport: c.kind, Host: c.host}, &Commands{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := &Host{Conf: HostConfig{Role: "dut", Transport: c.kind, Host: c.host}, cmds: &Commands{}}
 		cmd := h.Command(ctx, c.args...)
 		got := strings.Join(append([]string{filepath.Base(cmd.Path)}, cmd.Args[1:]...), " ")
 		if got != c.want {
 			t.Errorf("%s %s: command\ngot  %s\nwant %s", c.kind, c.host, got, c.want)
 		}
 	}
-	if _, err := NewHost(HostConfig{Role: "dut", Transport: "rsh", Host: "h"}, &Commands{}); err == nil || !strings.Contains(err.Error(), `"rsh"`) {
-		t.Errorf("NewHost with transport rsh: error %v, want one naming rsh", err)
+	if _, err := ParseHostsConfig("x.conf", strings.NewReader("[dut]\ntransport = rsh\nhost = h\n")); err == nil || !strings.Contains(err.Error(), `"rsh"`) {
+		t.Errorf("regress.conf with transport rsh: error %v, want one naming rsh", err)
 	}
 }
 

@@ -62,9 +62,6 @@ type HostConfig struct {
 	Workdir string `json:"workdir"`
 }
 
-// hostKeys are the keys a host section may hold.
-var hostKeys = []string{"transport", "host", "os", "arch", "interfaces", "addr", "workdir"}
-
 // hostValues are the values of the keys that take one of a few.
 var hostValues = map[string][]string{"transport": {"ssh", "netns"}, "os": {"linux", "openbsd", "freebsd"}}
 
@@ -97,7 +94,7 @@ func (h *HostConfig) set(k, v string) error {
 	case k == "workdir" && !strings.HasPrefix(v, "/"):
 		return fmt.Errorf("workdir %q: want an absolute path", v)
 	case text[k] == nil:
-		return fmt.Errorf("%s: unknown key (have %s)", k, strings.Join(hostKeys, ", "))
+		return fmt.Errorf("%s: unknown key (have transport, host, os, arch, interfaces, addr, workdir)", k)
 	default:
 		*text[k] = v
 	}

@@ -10,6 +10,15 @@ import (
 // iperfPort is the TCP port of the iperf3 servers (testbed and hosts).
 const iperfPort = "5201"
 
+// CPU pinning of the iperf3 ends, the same in every row of the netns testbed.
+const (
+	// peerCPU runs the receiving peer's iperf3 server.
+	peerCPU = "0"
+	// clientCPU runs the iperf3 client (the device under test's own, or
+	// the sending peer's for Forward).
+	clientCPU = "1"
+)
+
 // iperfArgs is the command line of an iperf3 client of seconds against
 // the server at ip, JSON output, with extra options.
 func iperfArgs(ip string, seconds int, extra ...string) []string {

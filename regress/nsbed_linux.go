@@ -8,15 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// failedStart, deferred by a testbed's start of instance in, stops what
-// started and names the instance when *err is set.
-func failedStart(in fmt.Stringer, stop func() error, err *error) {
-	if *err != nil {
-		stop()
-		*err = fmt.Errorf("%s: start: %w", in, *err)
-	}
-}
-
 // inNS prefixes args with ip netns exec ns.
 func inNS(ns string, args ...string) []string {
 	return append([]string{"ip", "netns", "exec", ns}, args...)

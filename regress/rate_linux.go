@@ -13,7 +13,6 @@ import (
 	"github.com/swctl/swctl/internal/cpustat"
 	"github.com/swctl/swctl/internal/netbed"
 	"github.com/swctl/swctl/internal/tester"
-	"github.com/swctl/swctl/platform/afpacket"
 )
 
 // rateBed is the network-namespace testbed of one forwarding-rate setup,
@@ -156,20 +155,9 @@ func (b *rateBed) openCounting(s gen.Stream) (*gen.Bench, error) {
 // frame, from tx to rx with stream st: for latency and the window
 // benchmark.
 func (b *rateBed) receive(ctx context.Context, st gen.Stream, l gen.Load) (RateRun, error) {
-	tx, err := tester.OpenEnd(tester.End{NS: b.h1, Interface: b.tx}, afpacket.Options{})
+	bench, err := tester.Open(tester.End{NS: b.h1, Interface: b.tx}, tester.End{NS: b.h2, Interface: b.rx}, st, nil)
 	if err != nil {
 		return RateRun{}, err
-	}
-	rx, err := tester.OpenEnd(tester.End{NS: b.h2, Interface: b.rx}, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount})
-	if err != nil {
-		tx.Close()
-		return RateRun{}, err
-	}
-	bench, err := gen.NewBench(tx, rx, st)
-	if err != nil {
-		tx.Close()
-		rx.Close()
-		return RateRun{}, fmt.Errorf("tester %s -> %s: %w", b.tx, b.rx, err)
 	}
 	defer bench.Close()
 	bench.SetDrain(rateDrain)
@@ -220,7 +208,7 @@ func (b *rateBed) measureWith(ctx context.Context, c RateConfig, size int) (Rate
 		return smp, fmt.Errorf("%s size %d: max rate: nothing sent on %s", b.spec.Name, size, b.tx)
 	}
 	if c.MaxTrials > 0 {
-		sr, err := rfc2544.Search(ctx, b.trials(ctx, bench, c.Trial, &smp.Trials), 0, hi, hi*c.Resolution, c.MaxTrials)
+		sr, err := rfc2544.Search(ctx, b.trials(ctx, bench, c.Trial, &smp.Trials), 0, hi, hi*c.Resolution, c.MaxTrials, 0)
 		if err != nil {
 			return smp, fmt.Errorf("%s size %d: zero-loss search: %w", b.spec.Name, size, err)
 		}

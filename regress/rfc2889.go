@@ -370,7 +370,7 @@ func SearchLearningRate(ctx context.Context, trial AddrTrialFunc, n int, hi, res
 			return uint64(n), uint64(n), nil
 		}
 		return uint64(n), 0, nil
-	}, 0, hi, resolution, maxTrials)
+	}, 0, hi, resolution, maxTrials, 0)
 	res.Lo, res.Hi, res.Converged = sr.Lo, sr.Hi, sr.Converged
 	for _, t := range res.Trials {
 		if !t.Pass {

@@ -65,11 +65,11 @@ func (t *testbed) build(ctx context.Context, nss []string, steps ...[]string) er
 		if err := t.change(ctx, t.cmds.run, add[0], []string{"ip", "netns", "del", ns}); err != nil {
 			return err
 		}
-		if err := t.cmds.runAll(ctx, add[1:]...); err != nil {
+		if err := runAll(ctx, t.cmds.run, add[1:]...); err != nil {
 			return fmt.Errorf("namespace %s: %w", ns, err)
 		}
 	}
-	return t.cmds.runAll(ctx, steps...)
+	return runAll(ctx, t.cmds.run, steps...)
 }
 
 // keep makes what the bed changed so far the suite's: stop leaves it,
@@ -96,6 +96,17 @@ func (t *testbed) change(ctx context.Context, run func(ctx context.Context, args
 		t.onUndo(func(ctx context.Context) error { return run(ctx, undo...) })
 	}
 	return err
+}
+
+// runAll runs each of steps in turn with run (this machine's
+// Commands.run, or a Host's run), up to the first error.
+func runAll(ctx context.Context, run func(ctx context.Context, args ...string) error, steps ...[]string) error {
+	for _, s := range steps {
+		if err := run(ctx, s...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // do runs the setup commands on this machine, recording for each the
@@ -169,16 +180,21 @@ func (d *daemon) swctl(ctx context.Context, args ...string) error {
 // swctlAll runs the daemon's CLI with each of steps in turn, up to the
 // first error.
 func (d *daemon) swctlAll(ctx context.Context, steps ...[]string) error {
-	full := make([][]string, len(steps))
-	for i, s := range steps {
-		full[i] = slices.Concat(d.cli, s)
-	}
-	return d.host.RunAll(ctx, full...)
+	return runAll(ctx, d.swctl, steps...)
 }
 
 // output runs the daemon's CLI with args and returns what it printed.
 func (d *daemon) output(ctx context.Context, args ...string) ([]byte, error) {
 	return d.host.Run(ctx, nil, slices.Concat(d.cli, args)...)
+}
+
+// failedStart, deferred by a testbed's start of instance in, stops what
+// started and names the instance when *err is set.
+func failedStart(in fmt.Stringer, stop func() error, err *error) {
+	if *err != nil {
+		stop()
+		*err = fmt.Errorf("%s: start: %w", in, *err)
+	}
 }
 
 // stop ends the running instance: every change it made, newest first

@@ -9,15 +9,6 @@ import (
 	"github.com/swctl/swctl/internal/netbed"
 )
 
-// CPU pinning of the iperf3 ends, the same in every row.
-const (
-	// peerCPU runs the receiving peer's iperf3 server.
-	peerCPU = "0"
-	// clientCPU runs the iperf3 client (the device under test's own, or
-	// the sending peer's for Forward).
-	clientCPU = "1"
-)
-
 // bed is the network-namespace testbed of one setup: a device-under-test
 // namespace and one or two peers, their cables, addresses and iperf3
 // servers. Instances (daemon starts) come and go on it.
@@ -194,7 +185,7 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 	if b.spec.Name == "bridge0" {
 		steps = append(steps, netbed.Neigh(b.peer2, b.dutIP, mac, "eth0"))
 	}
-	if err := b.cmds.runAll(ctx, steps...); err != nil {
+	if err := runAll(ctx, b.cmds.run, steps...); err != nil {
 		return err
 	}
 	for _, p := range append(pings, [2]string{b.dut, b.peerIP}) {

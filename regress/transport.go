@@ -37,20 +37,13 @@ func commandLine(args []string) string {
 // (a testbed's, or one standing for a real host to exercise that code
 // path without real hosts).
 type Host struct {
-	// Conf is the host's section of regress.conf: its Transport ("ssh"
-	// or "netns") and Host (the ssh destination, or the namespace's name
-	// under /run/netns) say how commands reach it.
+	// Conf is the host's section of regress.conf, whose parser checked
+	// it: its Transport ("ssh" or "netns") and Host (the ssh
+	// destination, or the namespace's name under /run/netns) say how
+	// commands reach it.
 	Conf HostConfig
 	// cmds records every command run.
 	cmds *Commands
-}
-
-// NewHost returns the host of c, recording commands in cmds.
-func NewHost(c HostConfig, cmds *Commands) (*Host, error) {
-	if c.Transport != "ssh" && c.Transport != "netns" {
-		return nil, fmt.Errorf("[%s]: transport %q to %s: unknown (have ssh, netns)", c.Role, c.Transport, c.Host)
-	}
-	return &Host{Conf: c, cmds: cmds}, nil
 }
 
 // transport names the transport and host for messages: "ssh dut1",
@@ -131,16 +124,6 @@ func readOS[T any](ctx context.Context, h *Host, linux, bsd []string, parse func
 	return v, err
 }
 
-// RunAll runs each of steps on the host in turn, up to the first error.
-func (h *Host) RunAll(ctx context.Context, steps ...[]string) error {
-	for _, s := range steps {
-		if _, err := h.Run(ctx, nil, s...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Proc is a command on a host whose PID there is known: a daemon, an
 // iperf3 server, or the foreground command of RunStoppable.
 type Proc struct {
@@ -210,13 +193,11 @@ func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, er
 // Tail returns the end of the process's log (its last 5 lines), for
 // errors.
 func (p *Proc) Tail() string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := p.host.Run(ctx, nil, "tail", "-5", p.log)
+	out, err := p.host.within(context.Background(), 10*time.Second, "tail", "-5", p.log)
 	if err != nil {
 		return err.Error()
 	}
-	return cmp.Or(strings.TrimSpace(string(out)), "(empty log)")
+	return cmp.Or(strings.TrimSpace(out), "(empty log)")
 }
 
 // RunStoppable runs args on the host in the foreground like Run, as a

@@ -111,16 +111,6 @@ func (c *Commands) run(ctx context.Context, args ...string) error {
 	return err
 }
 
-// runAll runs each of steps in turn, up to the first error.
-func (c *Commands) runAll(ctx context.Context, steps ...[]string) error {
-	for _, s := range steps {
-		if err := c.run(ctx, s...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Output runs args in dir (or the current directory when dir is "") and
 // returns its stdout; the error names the command and carries stderr.
 // Several goroutines may call it at once.

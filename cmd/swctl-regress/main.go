@@ -66,10 +66,7 @@ func main() {
 	if !set["seconds"] {
 		*seconds = def.Seconds
 	}
-	var names []string
-	if *setups != "" {
-		names = strings.Split(*setups, ",")
-	}
+	names := list(*setups, nil)
 	run := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
 		if s != "promisc" && s != "rate" && s != "msgsize" && s != "bulk" && s != "rfc2889" && s != "lb" {
@@ -80,9 +77,7 @@ func main() {
 	}
 	// Each suite's settings, when it runs: the mode's, changed by the flags.
 	rate := suite(run["rate"], *def.Rate, func(rc *regress.RateConfig) {
-		if *rateSet != "" {
-			rc.Setups = strings.Split(*rateSet, ",")
-		}
+		rc.Setups = list(*rateSet, rc.Setups)
 		rc.Trial = cmp.Or(*trial, rc.Trial)
 		if set["window-duration"] {
 			rc.WindowDuration = *window
@@ -106,9 +101,7 @@ func main() {
 	bulk := suite(run["bulk"], *def.Bulk, func(bc *regress.BulkConfig) { bc.UDPMbps = cmp.Or(*udpRate, bc.UDPMbps) })
 	addr := suite(run["rfc2889"], *def.RFC2889, func(ac *regress.RFC2889Config) { ac.MaxAddr = cmp.Or(*maxAddr, ac.MaxAddr) })
 	lb := suite(run["lb"], regress.DefaultLBConfig(*quick), func(lc *regress.LBConfig) {
-		if *lbRows != "" {
-			lc.Rows = strings.Split(*lbRows, ",")
-		}
+		lc.Rows = list(*lbRows, lc.Rows)
 		lc.Runs, lc.Seconds, lc.Connections = cmp.Or(*lbRuns, lc.Runs), cmp.Or(*lbSecs, lc.Seconds), cmp.Or(*lbConns, lc.Connections)
 	})
 	var hc *regress.HostsConfig
@@ -144,4 +137,12 @@ func suite[C any](run bool, def C, edit func(*C)) *C {
 	}
 	edit(&def)
 	return &def
+}
+
+// list splits a comma-separated flag value; def when it is empty.
+func list(s string, def []string) []string {
+	if s == "" {
+		return def
+	}
+	return strings.Split(s, ",")
 }

@@ -244,7 +244,7 @@ func benchSearchRun(ctx context.Context, b *gen.Bench, p benchParams, prog *prog
 		}
 		return res.Sent, res.Received, err
 	}
-	sr, err := rfc2544.SearchWithLoss(ctx, trial, 0, hi, out.Resolution, p.maxTrials, p.loss)
+	sr, err := rfc2544.Search(ctx, trial, 0, hi, out.Resolution, p.maxTrials, p.loss)
 	out.TrialRate, out.Converged = sr.Rate, sr.Converged
 	out.Rate, out.SenderBound = gen.SearchRate(out.Trials, sr.Rate)
 	out.Mbps = out.Rate * float64(p.stream.Size) * 8 / 1e6

@@ -45,20 +45,16 @@ type Result struct {
 	Trials []Trial `json:"trials"`
 }
 
-// Search finds the highest rate in [lo, hi] at which trial loses no frame,
-// to within resolution frames/s, in at most maxTrials trials (0 = no
-// limit). The first trial is at hi; if it loses nothing, hi is the
-// result. Otherwise the search halves the interval: a rate without loss
-// raises the lower end, a rate with loss lowers the upper end. lo itself
-// is assumed to pass and is never tried; a result of Rate 0 means no trial
-// passed. A trial's error ends the search with the trials so far.
-func Search(ctx context.Context, trial TrialFunc, lo, hi, resolution float64, maxTrials int) (Result, error) {
-	return SearchWithLoss(ctx, trial, lo, hi, resolution, maxTrials, 0)
-}
-
-// SearchWithLoss is Search where a trial passes when it loses at most the
-// fraction tolerance of its frames (0 = none; 0.001 = 0.1%).
-func SearchWithLoss(ctx context.Context, trial TrialFunc, lo, hi, resolution float64, maxTrials int, tolerance float64) (Result, error) {
+// Search finds the highest rate in [lo, hi] at which trial loses at
+// most the fraction tolerance of its frames (0 = none, RFC 2544's
+// throughput; 0.001 = 0.1%), to within resolution frames/s, in at most
+// maxTrials trials (0 = no limit). The first trial is at hi; if it
+// passes, hi is the result. Otherwise the search halves the interval: a
+// passing rate raises the lower end, a failing one lowers the upper end.
+// lo itself is assumed to pass and is never tried; a result of Rate 0
+// means no trial passed. A trial's error ends the search with the trials
+// so far.
+func Search(ctx context.Context, trial TrialFunc, lo, hi, resolution float64, maxTrials int, tolerance float64) (Result, error) {
 	res := Result{Lo: lo, Hi: hi}
 	switch {
 	case !finite(lo) || !finite(hi) || lo < 0 || hi <= lo:

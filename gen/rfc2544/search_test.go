@@ -66,7 +66,7 @@ func TestSearchConverges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := SearchWithLoss(context.Background(), tt.dev.trial, tt.lo, tt.hi, tt.resolution, 0, tt.tolerance)
+			res, err := Search(context.Background(), tt.dev.trial, tt.lo, tt.hi, tt.resolution, 0, tt.tolerance)
 			if err != nil {
 				t.Fatalf("search: %v", err)
 			}
@@ -87,7 +87,7 @@ func TestSearchTrialCount(t *testing.T) {
 	// A binary search over 1.1 M at 1 k resolution halves 11 times
 	// (1.1 M / 2^11 < 1 k), after the first trial at the upper bound.
 	dev := newDevice(734_000, 0)
-	res, err := Search(context.Background(), dev.trial, 0, 1_100_000, 1000, 0)
+	res, err := Search(context.Background(), dev.trial, 0, 1_100_000, 1000, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestSearchTrialCount(t *testing.T) {
 
 func TestSearchStopsAtMaxTrials(t *testing.T) {
 	dev := newDevice(734_000, 0)
-	res, err := Search(context.Background(), dev.trial, 0, 1_100_000, 1, 3)
+	res, err := Search(context.Background(), dev.trial, 0, 1_100_000, 1, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestSearchTrialError(t *testing.T) {
 		}
 		return 10, 0, nil
 	}
-	res, err := Search(context.Background(), trial, 0, 1000, 1, 0)
+	res, err := Search(context.Background(), trial, 0, 1000, 1, 0, 0)
 	if err == nil || !strings.Contains(err.Error(), "trial at 500 frames/s: eth0: link down") {
 		t.Fatalf("error %v, want the trial's, naming its rate", err)
 	}
@@ -147,7 +147,7 @@ func TestSearchCancelled(t *testing.T) {
 		cancel()
 		return 10, 0, nil
 	}
-	_, err := Search(ctx, trial, 0, 1000, 1, 0)
+	_, err := Search(ctx, trial, 0, 1000, 1, 0, 0)
 	if !errors.Is(err, context.Canceled) || calls != 1 {
 		t.Errorf("error %v after %d trials, want context.Canceled after 1", err, calls)
 	}
@@ -171,7 +171,7 @@ func TestSearchRefusesBadArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := SearchWithLoss(context.Background(), never, tt.lo, tt.hi, tt.resolution, tt.maxTrials, tt.tolerance)
+			_, err := Search(context.Background(), never, tt.lo, tt.hi, tt.resolution, tt.maxTrials, tt.tolerance)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one containing %q", err, tt.want)
 			}

@@ -143,7 +143,7 @@ type Reading struct {
 	SelfUser uint64
 }
 
-// Read reads /proc/stat and this process's /proc/self/stat.
+// Read reads /proc/stat and this process's /proc/PID/stat.
 func Read() (Reading, error) {
 	r := Reading{At: time.Now()}
 	b, err := os.ReadFile("/proc/stat")
@@ -153,7 +153,7 @@ func Read() (Reading, error) {
 	if r.Times, r.CPUs, err = ParseStat(string(b)); err != nil {
 		return r, err
 	}
-	r.SelfUser, _, err = readPidStat("/proc/self/stat")
+	r.SelfUser, _, err = ReadPidTimes(os.Getpid())
 	return r, err
 }
 
@@ -165,12 +165,7 @@ func ReadPid(pid int) (uint64, error) {
 
 // ReadPidTimes returns utime and stime of process pid, in clock ticks.
 func ReadPidTimes(pid int) (utime, stime uint64, err error) {
-	return readPidStat(fmt.Sprintf("/proc/%d/stat", pid))
-}
-
-// readPidStat returns utime and stime from the /proc/PID/stat file path.
-func readPidStat(path string) (utime, stime uint64, err error) {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, 0, err
 	}

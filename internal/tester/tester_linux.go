@@ -71,17 +71,22 @@ func (c *Counter) Count() (uint64, error) {
 func (c *Counter) Close() { c.h.Close() }
 
 // Open opens the tester's ports and returns a bench of s's frames from
-// tx to rx that counts arrivals with c (gen.NewCountingBench). tx sends
-// from a TX ring and receives nothing; rx receives nothing either (its
-// socket only sends the bench's learning frames, and gives the default
-// destination address). The bench owns both ports; c stays the
-// caller's.
+// tx to rx. With a counter c it counts arrivals (gen.NewCountingBench):
+// tx sends from a TX ring and receives nothing; rx receives nothing
+// either (its socket only sends the bench's learning frames, and gives
+// the default destination address); c stays the caller's. With c nil
+// the bench's receiver reads every frame at rx (gen.NewBench), from a
+// ring four times the default size. The bench owns both ports.
 func Open(tx, rx End, s gen.Stream, c gen.Counter) (*gen.Bench, error) {
-	txp, err := OpenEnd(tx, afpacket.Options{SendOnly: true, TXRing: true})
+	txo, rxo := afpacket.Options{SendOnly: true, TXRing: true}, afpacket.Options{SendOnly: true}
+	if c == nil {
+		txo, rxo = afpacket.Options{}, afpacket.Options{BlockCount: 4 * afpacket.DefaultBlockCount}
+	}
+	txp, err := OpenEnd(tx, txo)
 	if err != nil {
 		return nil, err
 	}
-	rxp, err := OpenEnd(rx, afpacket.Options{SendOnly: true})
+	rxp, err := OpenEnd(rx, rxo)
 	if err != nil {
 		txp.Close()
 		return nil, err
