@@ -312,7 +312,7 @@ func benchSamples(rates []RateSample, runs []benchRun) []benchSample {
 		}
 		if r.Error != "" {
 			for _, m := range []string{Max64, Max64Loss, ZeroLoss64, CPUGross, Max1518, Max1518Loss, TCPOff, TCPOn, RTT} {
-				add(m, 0, "", "start: "+r.Error)
+				add(m, 0, "", r.Error)
 			}
 			continue
 		}

@@ -61,7 +61,7 @@ func goldenBench() ([]RateSpec, []RateSample, []benchRun) {
 			benchRun{Row: "ovs", Run: run, Ping: ping(0.321), TCP: []tcpRecord{{Offloads: "off", Gbps: 3}, {Offloads: "default", Error: "iperf3: unable to connect to server: Connection timed out"}}},
 		)
 		if run == 1 {
-			runs = append(runs, benchRun{Row: "swctl-w2", Run: run, Error: "swctl bridge, 2 workers: swctl daemon exited at start: bind: address in use"})
+			runs = append(runs, benchRun{Row: "swctl-w2", Run: run, Error: "start: swctl daemon exited at start: bind: address in use"})
 		} else {
 			rates = append(rates, benchRates("swctl-w2", run, 64, 0.9e6, 1, 800e3, 800e3, 2000), benchRates("swctl-w2", run, 1518, 650e3, 0, 0, 0, 0))
 			runs = append(runs, benchRun{Row: "swctl-w2", Run: run, Failed: map[string]string{RTT: "ping h1 -> h2: no \"packets transmitted\" line"}})
@@ -107,8 +107,8 @@ func TestBenchSamples(t *testing.T) {
 		{"swctl-w1", ZeroLoss64, 3, 850e3, []string{"sender-bound (3 runs)"}, nil},
 		{"ovs", ZeroLoss64, 3, 450e3, []string{"above the max-load rate: paced, the path delivered more than overloaded (3 runs)"}, nil},
 		{"kernel", ZeroLoss64, 3, 700e3, nil, nil},
-		{"swctl-w2", Max64, 2, 0.9e6, nil, []string{"start: swctl bridge, 2 workers: swctl daemon exited at start: bind: address in use (1 run)"}},
-		{"swctl-w2", RTT, 0, 0, nil, []string{"start: swctl bridge, 2 workers: swctl daemon exited at start: bind: address in use (1 run)", "ping h1 -> h2: no \"packets transmitted\" line (2 runs)"}},
+		{"swctl-w2", Max64, 2, 0.9e6, nil, []string{"start: swctl daemon exited at start: bind: address in use (1 run)"}},
+		{"swctl-w2", RTT, 0, 0, nil, []string{"start: swctl daemon exited at start: bind: address in use (1 run)", "ping h1 -> h2: no \"packets transmitted\" line (2 runs)"}},
 		{"swctl-w1", RTT, 3, 0.138, []string{"1 of 20 pings lost (3 runs)"}, nil},
 		{"ovs", TCPOn, 3, 0, []string{"no transfer: iperf3: unable to connect to server: Connection timed out (3 runs)"}, nil},
 		{"kernel", Max1518, 3, 600e3, nil, nil},

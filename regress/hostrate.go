@@ -126,7 +126,7 @@ func (b *hostBed) runRate(ctx context.Context, rc *RateConfig, plan []RateInstan
 // DUT's test interfaces with static entries for the peer's two MACs,
 // and waits until frames cross.
 func (b *hostBed) startRate(ctx context.Context, in RateInstance, bin string) (err error) {
-	defer failedStart(in, b.stop, &err)
+	defer failedStart(b.stop, &err)
 	d := b.dut.Conf.Interfaces
 	if err := b.daemonUp(ctx, "rate", bin, []string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
 		[]string{"bridge", "static", "bridge0", b.peerMACs[0], d[0]}, []string{"bridge", "static", "bridge0", b.peerMACs[1], d[1]}); err != nil {

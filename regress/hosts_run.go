@@ -160,7 +160,7 @@ func (b *hostBed) promisc(ctx context.Context, h *Host, ifname string) error {
 // interface promiscuous or not (its address is the setup's), or a daemon
 // bridging the test interfaces with its TAP addressed.
 func (b *hostBed) start(ctx context.Context, in Instance, bin string) (err error) {
-	defer failedStart(in, b.stop, &err)
+	defer failedStart(b.stop, &err)
 	d := b.dut.Conf
 	switch {
 	case in.Setup == "bridge0":

@@ -184,7 +184,7 @@ func served(before, after []uint64) []uint64 {
 // start brings up in's row with swctl binary bin (swctl row only) and
 // warms it up.
 func (b *lbBed) start(ctx context.Context, in LBInstance, bin string) (err error) {
-	defer failedStart(in, b.stop, &err)
+	defer failedStart(b.stop, &err)
 	base := b.base("lb-" + in.Row)
 	b.bal = nil
 	// The client learns the VIP's MAC afresh for every row.

@@ -125,7 +125,7 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 // until test frames cross it (gen.WaitForward) to the counting tester's
 // sink.
 func (b *rateBed) start(ctx context.Context, in RateInstance, bin string) (err error) {
-	defer failedStart(in, b.stop, &err)
+	defer failedStart(b.stop, &err)
 	if b.fwd != nil {
 		if err := b.fwd(ctx, b, bin, b.base("rate-"+b.spec.Name)); err != nil {
 			return err

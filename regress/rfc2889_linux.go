@@ -84,7 +84,7 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 // start brings the bridge up with binary bin, opens the tester's ports
 // and checks that a small trial passes.
 func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error) {
-	defer failedStart(in, b.stop, &err)
+	defer failedStart(b.stop, &err)
 	if err := b.startDaemon(ctx, b.on(b.dut), "", bin, b.base("rfc2889")); err != nil {
 		return err
 	}

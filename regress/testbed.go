@@ -189,11 +189,12 @@ func (d *daemon) output(ctx context.Context, args ...string) ([]byte, error) {
 }
 
 // failedStart, deferred by a testbed's start of instance in, stops what
-// started and names the instance when *err is set.
-func failedStart(in fmt.Stringer, stop func() error, err *error) {
+// started when *err is set and says the start failed; the caller (runPlan)
+// names the instance.
+func failedStart(stop func() error, err *error) {
 	if *err != nil {
 		stop()
-		*err = fmt.Errorf("%s: start: %w", in, *err)
+		*err = fmt.Errorf("start: %w", *err)
 	}
 }
 

@@ -133,7 +133,7 @@ func trunkPeer(dut, peer, brMAC, end string, mac func(kind, n int) string) [][]s
 // (unused for veth) and waits until the peers answer: bridge0's second
 // peer and second pair first, the first peer last.
 func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
-	defer failedStart(in, b.stop, &err)
+	defer failedStart(b.stop, &err)
 	if b.spec.Name == "veth" {
 		if in.Promisc {
 			b.cmds.record("(harness) PACKET_ADD_MEMBERSHIP PACKET_MR_PROMISC on p1 in " + b.dut)
