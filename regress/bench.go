@@ -437,34 +437,28 @@ const (
 	RTT = "rtt"
 )
 
-// benchMetric is one line group of the table.
-type benchMetric struct {
-	// id is one of the metric IDs.
-	id string
-	// label is the metric's name in the table, with its unit.
-	label string
-	// format formats a value of the metric.
-	format func(float64) string
-	// notes are other metrics shown, as their medians, in this metric's
-	// notes column: metric ID and a fmt format with one float verb
-	// (percentages with one decimal, nanoseconds with none).
-	notes [][2]string
-}
-
-// benchMetrics are the table's lines in order. cpuLoad is the paced load
-// of the CPU metric in frames/s and pings the number of pings, for the
-// labels.
-func benchMetrics(cpuLoad float64, pings int) []benchMetric {
-	return []benchMetric{
-		{Max64, "64 B frames/s, max load", FormatRate, [][2]string{{Max64Loss, "loss %.1f%%"}}},
-		{Max1518, "1518 B frames/s, max load", FormatRate, [][2]string{{Max1518Loss, "loss %.1f%%"}}},
-		{ZeroLoss64, "64 B zero-loss rate, frames/s", FormatRate, nil},
-		{CPUNet, fmt.Sprintf("CPU ns/frame at %s/s, net", FormatRate(cpuLoad)), fixed(0), [][2]string{
-			{CPUGross, "gross %.0f ns"}, {CPUUser, "user %.1f%%"}, {CPUSys, "sys %.1f%%"}, {CPUSoftirq, "softirq %.1f%%"}}},
-		{TCPOff, "TCP Gb/s, host offloads off", fixed(2), nil},
-		{TCPOn, "TCP Gb/s, default offloads", fixed(2), nil},
-		{RTT, fmt.Sprintf("ping RTT avg ms (%d, 200 ms)", pings), fixed(3), nil},
+// benchMetrics are the table's metrics in order. A titled one has a line
+// group of its own, its figures in its Format (FormatRate without one);
+// an untitled one follows the metric in whose notes column its median
+// shows, in its Format (percentages with one decimal, nanoseconds with
+// none). cpuLoad is the paced load of the CPU metric in frames/s and
+// pings the number of pings, for the titles.
+func benchMetrics(cpuLoad float64, pings int) []Metric[benchSample] {
+	ms := []Metric[benchSample]{
+		{Key: Max64, Title: "64 B frames/s, max load"}, {Key: Max64Loss, Format: "loss %.1f%%"},
+		{Key: Max1518, Title: "1518 B frames/s, max load"}, {Key: Max1518Loss, Format: "loss %.1f%%"},
+		{Key: ZeroLoss64, Title: "64 B zero-loss rate, frames/s"},
+		{Key: CPUNet, Title: fmt.Sprintf("CPU ns/frame at %s/s, net", FormatRate(cpuLoad)), Format: "%.0f"},
+		{Key: CPUGross, Format: "gross %.0f ns"}, {Key: CPUUser, Format: "user %.1f%%"},
+		{Key: CPUSys, Format: "sys %.1f%%"}, {Key: CPUSoftirq, Format: "softirq %.1f%%"},
+		{Key: TCPOff, Title: "TCP Gb/s, host offloads off", Format: "%.2f"},
+		{Key: TCPOn, Title: "TCP Gb/s, default offloads", Format: "%.2f"},
+		{Key: RTT, Title: fmt.Sprintf("ping RTT avg ms (%d, 200 ms)", pings), Format: "%.3f"},
 	}
+	for i := range ms {
+		ms[i].Value = func(s benchSample) (float64, bool) { return s.Value, s.Err == "" }
+	}
+	return ms
 }
 
 // benchSample is one value of one metric on one row in one run.
@@ -485,41 +479,26 @@ type benchSample struct {
 	Err string `json:"error,omitempty"`
 }
 
-// benchCell is the summary of one metric on one row over the runs.
-type benchCell struct {
-	// Summary is the values' (package stats).
-	stats.Summary
-	// Notes are the distinct sample notes, each followed by the number
-	// of runs that had it: "sender-bound (2 runs)".
-	Notes []string
-	// Errs are the distinct errors of runs without a value, with counts.
-	Errs []string
-}
-
-// summarizeBench groups samples by row and metric.
-func summarizeBench(samples []benchSample) map[[2]string]benchCell {
-	by := map[[2]string][]benchSample{}
-	for _, s := range samples {
-		k := [2]string{s.Row, s.Metric}
-		by[k] = append(by[k], s)
-	}
-	out := map[[2]string]benchCell{}
-	for k, ss := range by {
-		var vals []float64
-		var notes, errs []string
-		for _, s := range ss {
-			if s.Err != "" {
-				errs = append(errs, s.Err)
-				continue
-			}
-			vals = append(vals, s.Value)
-			if s.Note != "" {
-				notes = append(notes, s.Note)
+// benchCell summarises the samples of metric m on row over the runs: the
+// values m takes, and the distinct notes and the distinct errors of runs
+// without a value, each followed by the number of runs that had it
+// ("sender-bound (2 runs)").
+func benchCell(samples []benchSample, row string, m Metric[benchSample]) (s stats.Summary, notes, errs []string) {
+	var vals []float64
+	for _, x := range samples {
+		v, ok := m.Value(x)
+		switch {
+		case x.Row != row || x.Metric != m.Key:
+		case !ok:
+			errs = append(errs, x.Err)
+		default:
+			vals = append(vals, v)
+			if x.Note != "" {
+				notes = append(notes, x.Note)
 			}
 		}
-		out[k] = benchCell{Summary: stats.Summarize(vals), Notes: counted(notes), Errs: counted(errs)}
 	}
-	return out
+	return stats.Summarize(vals), counted(notes), counted(errs)
 }
 
 // counted lists the distinct strings of ss in first-seen order, each
@@ -539,57 +518,53 @@ func counted(ss []string) []string {
 	return order
 }
 
-// benchRatio returns a's median over b's and whether it means anything:
-// both measured, b's above 0 and a's not negative (a net CPU cost below
-// 0 is noise around the baseline).
-func benchRatio(a, b benchCell) (float64, bool) {
-	if a.N == 0 || b.N == 0 || b.Median <= 0 || a.Median < 0 {
-		return 0, false
-	}
-	return a.Median / b.Median, true
-}
-
 // maxNote is the most runes of one note cell; the JSON has the rest.
 const maxNote = 90
 
 // benchTable builds the table of samples over rows under the header
-// lines: per metric a line per row (a skipped one gives its reason), a
-// blank line between metrics.
-func benchTable(header []string, rows []RateSpec, metrics []benchMetric, samples []benchSample) Table {
-	cells := summarizeBench(samples)
+// lines: per titled metric a line per row (a skipped one gives its
+// reason), a blank line between metrics.
+func benchTable(header []string, rows []RateSpec, metrics []Metric[benchSample], samples []benchSample) Table {
 	t := Table{Head: header, Columns: [][]string{{"metric", "path", "median", "min–max", "vs kernel", "vs OVS", "notes"}}}
 	for mi, m := range metrics {
+		if m.Title == "" {
+			continue
+		}
 		if mi > 0 {
 			t.Rows = append(t.Rows, Row{})
 		}
-		kernel, ovs := cells[[2]string{"kernel", m.id}], cells[[2]string{"ovs", m.id}]
+		kernel, _, _ := benchCell(samples, "kernel", m)
+		ovs, _, _ := benchCell(samples, "ovs", m)
 		for i, r := range rows {
 			label := ""
 			if i == 0 {
-				label = m.label
+				label = m.Title
 			}
 			if r.Skip != "" {
 				t.Rows = append(t.Rows, Row{Label: label, Cells: texts(r.Label, r.Skip, "–", "–", "–")})
 				continue
 			}
-			c := cells[[2]string{r.Name, m.id}]
+			c, counts, errs := benchCell(samples, r.Name, m)
 			med, spread := "–", "–"
 			switch {
 			case c.N == 1:
-				med, spread = m.format(c.Median), "(1 run)"
+				med, spread = benchFigure(m, c.Median), "(1 run)"
 			case c.N > 1:
-				med, spread = m.format(c.Median), m.format(c.Min)+"–"+m.format(c.Max)
-			case len(c.Errs) > 0:
+				med, spread = benchFigure(m, c.Median), benchFigure(m, c.Min)+"–"+benchFigure(m, c.Max)
+			case len(errs) > 0:
 				med = "failed"
 			}
 			var notes []string
-			for _, n := range m.notes {
-				if nc := cells[[2]string{r.Name, n[0]}]; nc.N > 0 {
-					notes = append(notes, fmt.Sprintf(n[1], nc.Median))
+			for _, n := range metrics[mi+1:] {
+				if n.Title != "" {
+					break
+				}
+				if nc, _, _ := benchCell(samples, r.Name, n); nc.N > 0 {
+					notes = append(notes, fmt.Sprintf(n.Format, nc.Median))
 				}
 			}
-			notes = append(notes, c.Notes...)
-			for _, e := range c.Errs {
+			notes = append(notes, counts...)
+			for _, e := range errs {
 				notes = append(notes, "failed: "+e)
 			}
 			t.Rows = append(t.Rows, Row{Label: label, Cells: texts(r.Label, med, spread, ratioText(c, kernel), ratioText(c, ovs), clip(strings.Join(notes, "; ")))})
@@ -598,12 +573,23 @@ func benchTable(header []string, rows []RateSpec, metrics []benchMetric, samples
 	return t
 }
 
-// ratioText formats a cell's median over a reference's, or "–" (also
-// when the reference row was skipped: it has no samples).
-func ratioText(c, ref benchCell) string {
-	v, ok := benchRatio(c, ref)
+// benchFigure formats a value of m: in its Format, as frames/s
+// (FormatRate) without one.
+func benchFigure(m Metric[benchSample], v float64) string {
+	if m.Format == "" {
+		return FormatRate(v)
+	}
+	return fmt.Sprintf(m.Format, v)
+}
+
+// ratioText formats a row's median over a reference row's, or "–" when
+// the ratio means nothing: either unmeasured (a skipped reference row has
+// no samples), the reference's at most 0 or the row's below 0 (a net CPU
+// cost below 0 is noise around the baseline).
+func ratioText(c, ref stats.Summary) string {
+	v := c.Median / ref.Median
 	switch {
-	case !ok:
+	case c.N == 0 || ref.N == 0 || ref.Median <= 0 || c.Median < 0:
 		return "–"
 	case v >= 10:
 		return fmt.Sprintf("%.1fx", v)
@@ -634,9 +620,4 @@ func FormatRate(v float64) string {
 	default:
 		return fmt.Sprintf("%.0f", v)
 	}
-}
-
-// fixed returns a formatter with prec decimals.
-func fixed(prec int) func(float64) string {
-	return func(v float64) string { return fmt.Sprintf("%.*f", prec, v) }
 }

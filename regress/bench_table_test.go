@@ -9,6 +9,7 @@ import (
 
 	"github.com/swctl/swctl/gen"
 	"github.com/swctl/swctl/internal/cpustat"
+	"github.com/swctl/swctl/internal/stats"
 )
 
 // benchRates is a recorded-style forwarding-rate sample of make bench:
@@ -94,7 +95,7 @@ func TestBenchTableGolden(t *testing.T) {
 
 func TestBenchSamples(t *testing.T) {
 	_, rates, runs := goldenBench()
-	cells := summarizeBench(benchSamples(rates, runs))
+	samples, metrics := benchSamples(rates, runs), benchMetrics(200e3, 20)
 	for _, c := range []struct {
 		row, metric string
 		n           int
@@ -113,36 +114,32 @@ func TestBenchSamples(t *testing.T) {
 		{"ovs", TCPOn, 3, 0, []string{"no transfer: iperf3: unable to connect to server: Connection timed out (3 runs)"}, nil},
 		{"kernel", Max1518, 3, 600e3, nil, nil},
 	} {
-		got := cells[[2]string{c.row, c.metric}]
-		if got.N != c.n || got.Median != c.median || !slices.Equal(got.Notes, c.notes) || !slices.Equal(got.Errs, c.errs) {
+		got, notes, errs := benchCell(samples, c.row, metrics[slices.IndexFunc(metrics, func(m Metric[benchSample]) bool { return m.Key == c.metric })])
+		if got.N != c.n || got.Median != c.median || !slices.Equal(notes, c.notes) || !slices.Equal(errs, c.errs) {
 			t.Errorf("%s %s: n %d, median %v, notes %q, errors %q; want n %d, median %v, notes %q, errors %q",
-				c.row, c.metric, got.N, got.Median, got.Notes, got.Errs, c.n, c.median, c.notes, c.errs)
+				c.row, c.metric, got.N, got.Median, notes, errs, c.n, c.median, c.notes, c.errs)
 		}
 	}
 }
 
 func TestBenchRatio(t *testing.T) {
-	cell := func(n int, median float64) benchCell {
-		c := benchCell{}
-		c.N, c.Median = n, median
-		return c
+	cell := func(n int, median float64) stats.Summary {
+		return stats.Summary{N: n, Median: median}
 	}
 	for _, c := range []struct {
-		name   string
-		a, b   benchCell
-		want   float64
-		wantOK bool
+		name string
+		a, b stats.Summary
+		want string
 	}{
-		{"plain", cell(3, 2), cell(3, 4), 0.5, true},
-		{"reference zero", cell(3, 2), cell(3, 0), 0, false},
-		{"row negative (net CPU within the noise)", cell(3, -2), cell(3, 4), 0, false},
-		{"row zero", cell(3, 0), cell(3, 4), 0, true},
-		{"reference unmeasured", cell(3, 2), benchCell{}, 0, false},
-		{"row unmeasured", benchCell{}, cell(1, 4), 0, false},
+		{"plain", cell(3, 2), cell(3, 4), "0.50x"},
+		{"reference zero", cell(3, 2), cell(3, 0), "–"},
+		{"row negative (net CPU within the noise)", cell(3, -2), cell(3, 4), "–"},
+		{"row zero", cell(3, 0), cell(3, 4), "0.00x"},
+		{"reference unmeasured", cell(3, 2), stats.Summary{}, "–"},
+		{"row unmeasured", stats.Summary{}, cell(1, 4), "–"},
 	} {
-		got, ok := benchRatio(c.a, c.b)
-		if got != c.want || ok != c.wantOK {
-			t.Errorf("%s: benchRatio = %v, %v; want %v, %v", c.name, got, ok, c.want, c.wantOK)
+		if got := ratioText(c.a, c.b); got != c.want {
+			t.Errorf("%s: ratioText = %q; want %q", c.name, got, c.want)
 		}
 	}
 }
