@@ -207,6 +207,10 @@ func setInterfaceMTU(ifname string, mtu int) error {
 		return fmt.Errorf("%s: set mtu %d: %w", ifname, mtu, err)
 	}
 	if err := setSuperFrameSegments(h, l, mtu); err != nil {
+		// Put the MTU back: nothing half-applied.
+		if old := l.Attrs().MTU; old > 0 {
+			err = errors.Join(err, h.LinkSetMTU(l, old))
+		}
 		return fmt.Errorf("%s: %w", ifname, err)
 	}
 	return nil
