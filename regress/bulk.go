@@ -145,7 +145,8 @@ func bulkRowValues(c BulkConfig, smp []BulkSample) map[string]map[string]float64
 	sum := map[string]float64{"throughput": p1["throughput"] + p2["throughput"], "system": p1["system"]}
 	out[BulkSum] = sum
 	if one != nil && one["throughput"] > 0 && one["system"] > 0 {
-		out[BulkRatio] = map[string]float64{"throughput": sum["throughput"] / one["throughput"], "system": sum["system"] / one["system"]}
+		out[BulkRatio] = map[string]float64{"throughput": sum["throughput"] / one["throughput"],
+			"system": sum["system"] / one["system"]}
 	}
 	return out
 }
