@@ -124,9 +124,7 @@ var bulkMetrics = []string{"throughput", "system", "engine", "loss", "sent"}
 // role, one run) per row and metric.
 func bulkRowValues(c BulkConfig, smp []BulkSample) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
-	by := map[string]BulkSample{}
 	for _, s := range smp {
-		by[s.Test] = s
 		m := map[string]float64{"throughput": s.Mbps, "system": s.CPU.System}
 		if s.EngineCPU != nil {
 			m["engine"] = *s.EngineCPU
@@ -140,14 +138,15 @@ func bulkRowValues(c BulkConfig, smp []BulkSample) map[string]map[string]float64
 		}
 		out[row] = m
 	}
-	p1, ok1 := by[BulkPair1]
-	p2, ok2 := by[BulkPair2]
-	if !ok1 || !ok2 {
+	one, p1, p2 := out[BulkOnePair], out[BulkPair1], out[BulkPair2]
+	if p1 == nil || p2 == nil {
 		return out
 	}
-	out[BulkSum] = map[string]float64{"throughput": p1.Mbps + p2.Mbps, "system": p1.CPU.System}
-	if one, ok := by[BulkOnePair]; ok && one.Mbps > 0 && one.CPU.System > 0 {
-		out[BulkRatio] = map[string]float64{"throughput": (p1.Mbps + p2.Mbps) / one.Mbps, "system": p1.CPU.System / one.CPU.System}
+	sum := map[string]float64{"throughput": p1["throughput"] + p2["throughput"], "system": p1["system"]}
+	out[BulkSum] = sum
+	if one != nil && one["throughput"] > 0 && one["system"] > 0 {
+		out[BulkRatio] = map[string]float64{"throughput": sum["throughput"] / one["throughput"],
+			"system": sum["system"] / one["system"]}
 	}
 	return out
 }
@@ -161,14 +160,10 @@ func bulkRows(c BulkConfig) []string {
 // compares patch with no patch; a row's figure is one per instance (role
 // and run), as the sum and ratio rows are made of an instance's samples.
 func AnalyzeBulk(c BulkConfig, samples []BulkSample, alpha float64) []RoleCell {
-	type instance struct {
-		role string
-		run  int
-	}
-	var order []instance
-	by := map[instance][]BulkSample{}
+	var order []RoleRun
+	by := map[RoleRun][]BulkSample{}
 	for _, s := range samples {
-		k := instance{s.Role, s.Run}
+		k := RoleRun{Role: s.Role, Run: s.Run}
 		if by[k] == nil {
 			order = append(order, k)
 		}
@@ -177,9 +172,9 @@ func AnalyzeBulk(c BulkConfig, samples []BulkSample, alpha float64) []RoleCell {
 	var out []RoleCell
 	for _, row := range bulkRows(c) {
 		for _, m := range bulkMetrics {
-			vals := roleValues(order, func(k instance) (string, float64, bool) {
+			vals := roleValues(order, func(k RoleRun) (string, float64, bool) {
 				v, ok := bulkRowValues(c, by[k])[row][m]
-				return k.role, v, ok
+				return k.Role, v, ok
 			})
 			if len(vals) > 0 {
 				out = append(out, roleCells(RoleCell{Setup: BulkSetup, Row: row, Metric: m}, vals, alpha)...)

@@ -322,7 +322,7 @@ var LBMetrics = []Metric[lbPoint]{
 	{"p50_ms", "p50 ms", "%.2f", func(s lbPoint) (float64, bool) { return s.Wrk.P50 / 1e3, true }},
 	{"p99_ms", "p99 ms", "%.2f", func(s lbPoint) (float64, bool) { return s.Wrk.P99 / 1e3, true }},
 	{"balancer_system_us", "balancer system us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.perRequest(s.BalancerSystemTicks) }},
-	{"kernel_us", "softirq+irq us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.kernelUs() }},
+	{"kernel_us", "softirq+irq us/req", "%.1f", lbPoint.kernelUs},
 	{"backends_us", "nginx us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.perRequest(&s.BackendTicks) }},
 	{"client_us", "wrk us/req", "%.1f", func(s lbPoint) (float64, bool) { return s.perRequest(&s.ClientTicks) }},
 	{"errors", "socket errors + non-2xx", "%.0f", func(s lbPoint) (float64, bool) {

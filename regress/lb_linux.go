@@ -294,20 +294,6 @@ func (b *lbBed) wrkArgs(row, mode string, seconds int) []string {
 	return append(args, "http://"+lbVIP+"/")
 }
 
-// runWrk runs wrk with args (a run of seconds) in the client namespace
-// and returns what it printed and its own CPU time (rusage: ip netns exec
-// execs wrk) in seconds.
-func (b *lbBed) runWrk(ctx context.Context, args []string, seconds int) ([]byte, float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
-	defer cancel()
-	cmd := b.on(b.client).command(ctx, args...)
-	out, err := capture(cmd, "wrk")
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w %s", err, strings.TrimSpace(string(out)))
-	}
-	return out, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(), nil
-}
-
 // warmUp runs unrecorded connection-per-request wrk runs until one
 // passes measure's checks (every backend of a balanced row served
 // requests), for up to 20 s: the balancer may need a moment (swctl
@@ -359,17 +345,20 @@ func (b *lbBed) ticks() (t lbTicks, err error) {
 // readings around it and the backends' counts before and after; that a
 // balanced row left a backend without requests is an error.
 func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string, seconds int) (LBSample, error) {
-	args := b.wrkArgs(in.Row, mode, seconds)
-	s := LBSample{Command: b.on(b.client).line(args)}
+	client, args := b.on(b.client), b.wrkArgs(in.Row, mode, seconds)
+	s := LBSample{Command: client.line(args)}
 	before, err := b.requestCounts(ctx, b.backends...)
 	t0, terr := b.ticks()
 	if err := errors.Join(err, terr); err != nil {
 		return s, err
 	}
 	s.Start = time.Now()
-	out, clientCPU, err := b.runWrk(ctx, args, seconds)
+	wctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+20)*time.Second)
+	defer cancel()
+	wrk := client.command(wctx, args...)
+	out, err := capture(wrk, "wrk")
 	if err != nil {
-		return s, err
+		return s, fmt.Errorf("%w %s", err, strings.TrimSpace(string(out)))
 	}
 	t1, terr := b.ticks()
 	after, err := b.requestCounts(ctx, b.backends...)
@@ -393,7 +382,9 @@ func (b *lbBed) measure(ctx context.Context, in LBInstance, mode string, seconds
 	}
 	s.BackendTicks = t1.nginx - t0.nginx
 	if total := s.Machine.Total(); total > 0 && s.WallSeconds > 0 && s.CPUs > 0 {
-		// rusage seconds as ticks of the same clock as /proc/stat's.
+		// wrk's rusage (ip netns exec execs wrk) in seconds, as ticks of
+		// the same clock as /proc/stat's.
+		clientCPU := (wrk.ProcessState.UserTime() + wrk.ProcessState.SystemTime()).Seconds()
 		s.ClientTicks = uint64(clientCPU / (s.WallSeconds * float64(s.CPUs)) * float64(total))
 	}
 	if in.Row != LBDirect && slices.Contains(s.BackendRequests, 0) {

@@ -115,17 +115,6 @@ func roleRunPlan(suite string, runs int) []RoleRun {
 // bothRoles are the roles in table order.
 var bothRoles = [2]string{RolePatch, RoleNoPatch}
 
-// compareRoles summarises vals (by role) and compares patch with no
-// patch at alpha: the patch side, then the no-patch side.
-func compareRoles(vals map[string][]float64, alpha float64) [2]Comparison {
-	p, sig := stats.Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
-	var out [2]Comparison
-	for i, role := range bothRoles {
-		out[i] = Comparison{NA: len(vals[role]) == 0, Summary: stats.Summarize(vals[role]), Values: vals[role], P: p, Significant: sig}
-	}
-	return out
-}
-
 // roleValues collects, by role, the value of in for every sample of
 // samples that in accepts (ok).
 func roleValues[S any](samples []S, in func(S) (role string, v float64, ok bool)) map[string][]float64 {
@@ -139,12 +128,15 @@ func roleValues[S any](samples []S, in func(S) (role string, v float64, ok bool)
 }
 
 // roleCells summarises vals (by role) into a patch and a no-patch cell
-// that share template's setup, metric, size and percent.
+// that share template's setup, metric, size and percent, and compares
+// patch with no patch at alpha (the same test on both sides).
 func roleCells(template RoleCell, vals map[string][]float64, alpha float64) []RoleCell {
+	p, sig := stats.Compare(vals[RolePatch], vals[RoleNoPatch], alpha)
 	var out []RoleCell
-	for i, cmp := range compareRoles(vals, alpha) {
-		c := template
-		c.Role, c.Comparison = bothRoles[i], cmp
+	for _, role := range bothRoles {
+		c, v := template, vals[role]
+		c.Role = role
+		c.Comparison = Comparison{NA: len(v) == 0, Summary: stats.Summarize(v), Values: v, P: p, Significant: sig}
 		out = append(out, c)
 	}
 	return out

@@ -71,7 +71,6 @@ func ParseWrk(out []byte) (WrkResult, error) {
 	}
 	seen := map[string]bool{}
 	percentiles := map[string]*float64{"50%": &w.P50, "75%": &w.P75, "90%": &w.P90, "99%": &w.P99}
-	inDist := false
 	for line := range strings.Lines(string(out)) {
 		f := strings.Fields(line)
 		var what string
@@ -85,13 +84,13 @@ func ParseWrk(out []byte) (WrkResult, error) {
 				err = fmt.Errorf("%q threads, %q connections: want positive counts", f[0], f[3])
 			}
 		case len(f) == 2 && f[0] == "Latency" && f[1] == "Distribution":
-			what, inDist = "latency distribution", true
+			what = "latency distribution"
 		case len(f) == 5 && f[0] == "Latency":
 			what = "latency line"
 			if w.LatencyAvg, err = parseWrkTime(f[1]); err == nil {
 				w.LatencyMax, err = parseWrkTime(f[3])
 			}
-		case len(f) == 2 && inDist && percentiles[f[0]] != nil:
+		case len(f) == 2 && seen["latency distribution"] && percentiles[f[0]] != nil:
 			what = f[0] + " percentile"
 			*percentiles[f[0]], err = parseWrkTime(f[1])
 		case len(f) >= 4 && f[1] == "requests" && f[2] == "in":
