@@ -469,7 +469,7 @@ func newCountingBench(t *testing.T, s gen.Stream, w *wirePort, fail *atomic.Bool
 			arrived.Add(uint64(n))
 		}
 	}()
-	count := gen.CounterFunc(func() (uint64, error) {
+	count := counterFunc(func() (uint64, error) {
 		if fail.Load() {
 			return 0, errors.New("rx_packets: no such file")
 		}
@@ -566,3 +566,8 @@ func BenchmarkPacedRate(b *testing.B) {
 		})
 	}
 }
+
+// counterFunc adapts a function to gen.Counter.
+type counterFunc func() (uint64, error)
+
+func (f counterFunc) Count() (uint64, error) { return f() }

@@ -302,12 +302,6 @@ type Counter interface {
 	Count() (uint64, error)
 }
 
-// CounterFunc adapts a function to Counter.
-type CounterFunc func() (uint64, error)
-
-// Count implements Counter.
-func (f CounterFunc) Count() (uint64, error) { return f() }
-
 // arrivals is what a Bench learns of the frames at the far end: a
 // Receiver reading them, or a counter (counted).
 type arrivals interface {

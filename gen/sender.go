@@ -76,8 +76,6 @@ type SendStats struct {
 	Offered uint64 `json:"offered"`
 	// Sent is the number of frames the port accepted.
 	Sent uint64 `json:"sent"`
-	// Bytes is the length of the frames sent, without FCS.
-	Bytes uint64 `json:"bytes"`
 	// TxDropped is Offered - Sent: frames the port refused (full queue).
 	TxDropped uint64 `json:"tx_dropped"`
 	// Slipped counts frames a paced sender left out because it had
@@ -270,7 +268,6 @@ loop:
 	}
 	st.TxDropped = st.Offered - st.Sent
 	st.Slipped, st.rebased = pace.slipped, pace.rebased
-	st.Bytes = st.Sent * uint64(s.stream.Size)
 	st.Elapsed = time.Duration(s.clock.now() - start)
 	return st, err
 }
@@ -312,15 +309,6 @@ type AddressBlock struct {
 // MAC returns address i of the block, 0 <= i < Count.
 func (a AddressBlock) MAC(i int) frame.MAC { return frame.MACFromKey(a.First.Key() + uint64(i)) }
 
-// Index returns the place of m in the block, or false when m is not in it.
-func (a AddressBlock) Index(m frame.MAC) (int, bool) {
-	k, f := m.Key(), a.First.Key()
-	if k < f || k-f >= uint64(a.Count) {
-		return 0, false
-	}
-	return int(k - f), true
-}
-
 // Check says what makes the block unusable: a count out of range, a
 // first address that is zero or multicast, or a block that runs into the
 // next first octet (where the group bit of the later addresses could be
@@ -338,25 +326,17 @@ func (a AddressBlock) Check() error {
 }
 
 // AddressField says which MAC of an AddressSender's frames walks the
-// block.
+// block: its value is that MAC's offset in the frame.
 type AddressField uint8
 
 const (
 	// VarySource makes learning frames: frame i comes from address i of
 	// the block and goes to the Stream's Dst.
-	VarySource AddressField = iota
+	VarySource AddressField = 6
 	// VaryDestination makes test frames: frame i comes from the Stream's
 	// Src and goes to address i of the block.
-	VaryDestination
+	VaryDestination AddressField = 0
 )
-
-// String names the field.
-func (f AddressField) String() string {
-	if f == VarySource {
-		return "source"
-	}
-	return "destination"
-}
 
 // AddressStats counts what an AddressSender did in one run.
 type AddressStats struct {
@@ -403,9 +383,8 @@ type AddressSender struct {
 	snd *Sender
 	// block is the addresses walked.
 	block AddressBlock
-	// mac is the offset in a frame of the MAC that walks the block: 0
-	// (destination) or 6 (source).
-	mac int
+	// field is the MAC that walks the block, and its offset in a frame.
+	field AddressField
 }
 
 // NewAddressSender returns a sender of s's frames on port, one per
@@ -424,10 +403,7 @@ func NewAddressSender(port platform.Port, s Stream, block AddressBlock, field Ad
 	if err := block.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", snd.name, err)
 	}
-	a := &AddressSender{snd: snd, block: block}
-	if field == VarySource {
-		a.mac = 6
-	}
+	a := &AddressSender{snd: snd, block: block, field: field}
 	snd.walk = a
 	return a, nil
 }
@@ -440,7 +416,7 @@ func (a *AddressSender) SetRunID(id uint32) { a.snd.SetRunID(id) }
 func (a *AddressSender) Put(b []byte, i int) {
 	a.snd.stream.stamp(b, a.snd.base, a.snd.srcIP, uint64(i), 0)
 	m := a.block.MAC(i)
-	copy(b[a.mac:a.mac+6], m[:])
+	copy(b[a.field:a.field+6], m[:])
 }
 
 // Frame returns a new copy of frame i, for tests and tools; Run does not
