@@ -148,22 +148,19 @@ type Bench struct {
 }
 
 // NewBench prepares runs of s's frames from tx to rx; zero MAC addresses
-// in s default to tx's (source) and rx's (destination). It starts
-// reading rx. The Bench owns both ports from now on: Close closes them.
-func NewBench(tx, rx platform.Port, s Stream) (*Bench, error) {
-	return NewCountingBench(tx, rx, s, nil)
-}
-
-// NewCountingBench is NewBench for a tester that counts arrivals with c
-// instead of reading rx, so that nothing at the far end (no receive ring,
-// no reader) takes CPU from the path being measured: open rx with nothing
-// to receive (afpacket.Options.SendOnly) and count with its interface's
-// rx_packets. rx still sends the learning frames, and gives the default
-// destination address. A run's Result then has Received (everything c
-// counted during the run and its drain) but no duplicates, reordering or
-// latency, and loads with a Window are refused: c is too slow to pace
-// one. With c nil it is NewBench.
-func NewCountingBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
+// in s default to tx's (source) and rx's (destination). With c nil it
+// starts reading rx. The Bench owns both ports from now on: Close closes
+// them.
+//
+// A counter c is for a tester that counts arrivals instead of reading rx,
+// so that nothing at the far end (no receive ring, no reader) takes CPU
+// from the path being measured: open rx with nothing to receive
+// (afpacket.Options.SendOnly) and count with its interface's rx_packets.
+// rx still sends the learning frames, and gives the default destination
+// address. A run's Result then has Received (everything c counted during
+// the run and its drain) but no duplicates, reordering or latency, and
+// loads with a Window are refused: c is too slow to pace one.
+func NewBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	if tx == rx {
 		return nil, fmt.Errorf("bench %s: sending and receiving port must differ", tx.Name())
 	}

@@ -21,18 +21,6 @@ const dupWindow = 1 << 16
 // names no run: wider than a frame's run ID, it matches no frame.
 const noRun = 1 << 32
 
-// Acks is the feedback a window-mode Sender needs: how many frames of the
-// current run have arrived. Receiver implements it.
-type Acks interface {
-	// Received returns the number of distinct frames of the current run
-	// that have arrived.
-	Received() uint64
-	// WaitReceived returns once Received exceeds n, or after about
-	// timeout, or earlier without progress; it returns Received. One
-	// goroutine at a time may call it.
-	WaitReceived(n uint64, timeout time.Duration) uint64
-}
-
 // RecvStats counts one run's frames at the receiving port.
 type RecvStats struct {
 	// Received is the number of distinct frames of the run that arrived.
@@ -247,15 +235,18 @@ func (t *tally) advance(seq uint64) {
 	t.next = seq + 1
 }
 
-// Received implements Acks: the distinct frames of the current run so far.
+// Received returns the number of distinct frames of the current run that
+// have arrived so far: the feedback of a window-mode Sender.
 func (r *Receiver) Received() uint64 { return r.run.Load().received.Load() }
 
 // spinChecks is how many times WaitReceived looks at the counter, yielding
 // in between, before it sleeps until Run wakes it.
 const spinChecks = 32
 
-// WaitReceived implements Acks: it yields a few times, then sleeps until
-// Run counts frames or timeout passes. It allocates nothing.
+// WaitReceived returns once Received exceeds n, or after about timeout,
+// or earlier without progress; it returns Received. It yields a few
+// times, then sleeps until Run counts frames or timeout passes. It
+// allocates nothing. One goroutine at a time may call it.
 func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 	for range spinChecks {
 		if v := r.Received(); v > n {

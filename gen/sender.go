@@ -44,7 +44,7 @@ type Load struct {
 	// frames; 0 means as fast as the port accepts them.
 	Rate float64
 	// Window is the most frames in flight (sent and not yet received,
-	// as the Sender's Acks tell); 0 means no window. With Rate, both
+	// as the Sender's Receiver tells); 0 means no window. With Rate, both
 	// limits apply.
 	Window int
 	// Duration ends the run after this long; 0 means no time limit.
@@ -105,7 +105,7 @@ type Sender struct {
 	// stream is the frames' description, with its defaults.
 	stream Stream
 	// acks tells a window how many frames arrived; nil without a window.
-	acks Acks
+	acks *Receiver
 	// bufs holds one batch of frames, made once, written in place.
 	bufs [][]byte
 	// base is the IPv4 header's partial checksum (see Stream.template).
@@ -127,12 +127,12 @@ type Sender struct {
 // NewSender returns a sender of s's frames on port. acks is needed only
 // for Load.Window (pass the Receiver at the other end), else it may be
 // nil. The frame size must fit the port's MTU.
-func NewSender(port platform.Port, s Stream, acks Acks) (*Sender, error) {
+func NewSender(port platform.Port, s Stream, acks *Receiver) (*Sender, error) {
 	return newSender("sender", port, s, acks)
 }
 
 // newSender is NewSender for the sender kind named what.
-func newSender(what string, port platform.Port, s Stream, acks Acks) (*Sender, error) {
+func newSender(what string, port platform.Port, s Stream, acks *Receiver) (*Sender, error) {
 	name := what + " on " + port.Name()
 	s, err := s.WithDefaults()
 	if err != nil {

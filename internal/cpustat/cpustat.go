@@ -51,17 +51,15 @@ func ParseStat(text string) (Times, int, error) {
 	var c Times
 	found, cpus := false, 0
 	for line := range strings.Lines(text) {
-		name, rest, _ := strings.Cut(line, " ")
-		if name != "cpu" {
-			if strings.HasPrefix(name, "cpu") {
-				cpus++
+		switch name, rest, _ := strings.Cut(line, " "); {
+		case name == "cpu":
+			if _, err := fmt.Sscan(rest, &c.User, &c.Nice, &c.System, &c.Idle, &c.IOWait, &c.IRQ, &c.SoftIRQ, &c.Steal); err != nil {
+				return Times{}, 0, fmt.Errorf("/proc/stat: cpu line %q: want at least 8 tick counts: %w", strings.TrimSpace(line), err)
 			}
-			continue
+			found = true
+		case strings.HasPrefix(name, "cpu"):
+			cpus++
 		}
-		if _, err := fmt.Sscan(rest, &c.User, &c.Nice, &c.System, &c.Idle, &c.IOWait, &c.IRQ, &c.SoftIRQ, &c.Steal); err != nil {
-			return Times{}, 0, fmt.Errorf("/proc/stat: cpu line %q: want at least 8 tick counts: %w", strings.TrimSpace(line), err)
-		}
-		found = true
 	}
 	if !found {
 		return Times{}, 0, errors.New("/proc/stat: no aggregate cpu line")
