@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -141,7 +142,9 @@ func newSender(what string, port platform.Port, s Stream, acks *Receiver) (*Send
 	if mtu := port.MTU(); s.Size-offIP > mtu {
 		return nil, fmt.Errorf("%s: frame size %d exceeds the MTU %d (at most %d bytes without FCS)", name, s.Size, mtu, mtu+offIP)
 	}
-	snd := &Sender{name: name, port: port, stream: s, acks: acks, bufs: s.batch(port.BatchSize()), srcIP: s.srcIP(), clock: systemClock{}}
+	// A batch (at least one frame) in one block, each buffer clipped to a frame.
+	bufs := slices.Collect(slices.Chunk(make([]byte, max(1, port.BatchSize())*s.Size), s.Size))
+	snd := &Sender{name: name, port: port, stream: s, acks: acks, bufs: bufs, srcIP: s.srcIP(), clock: systemClock{}}
 	snd.SetRunID(s.RunID)
 	return snd, nil
 }
@@ -277,12 +280,10 @@ loop:
 // returns the number the port accepted.
 func (s *Sender) send(k int, now int64) (int, error) {
 	bufs := s.bufs[:k]
-	if s.walk != nil {
-		for j, b := range bufs {
+	for j, b := range bufs {
+		if s.walk != nil {
 			s.walk.Put(b, int(s.seq)+j)
-		}
-	} else {
-		for j, b := range bufs {
+		} else {
 			s.stream.stamp(b, s.base, s.srcIP, s.seq+uint64(j), now)
 		}
 	}
