@@ -164,14 +164,14 @@ func TestAddressSenderEveryAddressOnce(t *testing.T) {
 	}
 	macs := <-got
 	if st.Sent != 5000 || len(macs) != 5000 {
-		t.Fatalf("sent %d, received %d, want 5000 of each (refused and offered again: %d)", st.Sent, len(macs), st.Refused)
+		t.Fatalf("sent %d, received %d, want 5000 of each (refused and offered again: %d)", st.Sent, len(macs), st.TxDropped)
 	}
 	for i, m := range macs {
 		if m != block.MAC(1000+i) {
 			t.Fatalf("frame %d came from %v, want %v (address %d)", i, m, block.MAC(1000+i), 1000+i)
 		}
 	}
-	t.Logf("refused and offered again: %d frames in %d bursts", st.Refused, st.Bursts)
+	t.Logf("refused and offered again: %d frames in %d bursts", st.TxDropped, st.Bursts)
 }
 
 // A paced AddressSender on the real clock, whatever the machine's load:

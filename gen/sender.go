@@ -71,15 +71,19 @@ type Load struct {
 	WindowTimeout time.Duration
 }
 
-// SendStats counts what a Sender did in one run.
+// SendStats counts what a Sender or an AddressSender did in one run.
 type SendStats struct {
-	// Offered is the number of frames handed to WriteBatch.
+	// Offered is the number of frames handed to WriteBatch, an
+	// AddressSender's refused ones each time it offered them.
 	Offered uint64 `json:"offered"`
-	// Sent is the number of frames the port accepted.
+	// Sent is the number of frames the port accepted: for an
+	// AddressSender one per address of the run unless the context ended
+	// first.
 	Sent uint64 `json:"sent"`
 	// TxDropped is Offered - Sent: frames the port refused (full queue).
+	// An AddressSender offered each of them again.
 	TxDropped uint64 `json:"tx_dropped"`
-	// Slipped counts frames a paced sender left out because it had
+	// Slipped counts frames a paced Sender left out because it had
 	// fallen more than MaxLag behind its schedule: the rate it offered
 	// is Offered/Elapsed, below Rate.
 	Slipped uint64 `json:"slipped"`
@@ -88,12 +92,16 @@ type SendStats struct {
 	Stalls uint64 `json:"stalls"`
 	// Bursts is the number of WriteBatch calls.
 	Bursts uint64 `json:"bursts"`
+	// Rebased counts the times an AddressSender's paced run fell more
+	// than MaxLag behind its schedule and started the schedule again from
+	// then, rather than catch up in a burst: the rate it offered is then
+	// below the rate asked for (see PerSecond). A Sender skips instead.
+	Rebased uint64 `json:"rebased,omitempty"`
+	// FirstSend is the time from an AddressSender's run start to its
+	// first send; 0 for a Sender.
+	FirstSend time.Duration `json:"first_send_ns,omitempty"`
 	// Elapsed is the time from the run's start to its last send.
 	Elapsed time.Duration `json:"elapsed_ns"`
-	// rebased and firstSend are an AddressSender's AddressStats.Rebased
-	// and FirstSend.
-	rebased   uint64
-	firstSend time.Duration
 }
 
 // Sender sends a Stream's frames on a port. One goroutine at a time may
@@ -258,7 +266,7 @@ loop:
 		switch {
 		case m > 0:
 			refusedSince = 0
-			st.firstSend = cmp.Or(st.firstSend, time.Duration(now-start)) // set once
+			st.FirstSend = cmp.Or(st.FirstSend, time.Duration(now-start)) // set once
 		case refusedSince == 0:
 			refusedSince = now
 		case time.Duration(now-refusedSince) > RefuseTimeout:
@@ -270,7 +278,7 @@ loop:
 		}
 	}
 	st.TxDropped = st.Offered - st.Sent
-	st.Slipped, st.rebased = pace.slipped, pace.rebased
+	st.Slipped, st.Rebased = pace.slipped, pace.rebased
 	st.Elapsed = time.Duration(s.clock.now() - start)
 	return st, err
 }
@@ -339,31 +347,10 @@ const (
 	VaryDestination AddressField = 0
 )
 
-// AddressStats counts what an AddressSender did in one run.
-type AddressStats struct {
-	// Sent is the number of frames the port accepted: one per address of
-	// the run unless the context ended first.
-	Sent uint64 `json:"sent"`
-	// Refused counts frames the port refused (its queue was full); each
-	// was offered again.
-	Refused uint64 `json:"refused,omitempty"`
-	// Bursts is the number of WriteBatch calls.
-	Bursts uint64 `json:"bursts"`
-	// Rebased counts the times a paced run fell more than MaxLag behind
-	// its schedule and started the schedule again from then, rather than
-	// catch up in a burst: the rate it offered is then below the rate
-	// asked for (see PerSecond).
-	Rebased uint64 `json:"rebased,omitempty"`
-	// FirstSend is the time from the run's start to its first send.
-	FirstSend time.Duration `json:"first_send_ns"`
-	// Elapsed is the time from the run's start to its last send.
-	Elapsed time.Duration `json:"elapsed_ns"`
-}
-
-// PerSecond is the rate the run offered: the frames after the first over
-// the time from the first send to the last (a paced run of n frames at
-// rate r takes (n-1)/r), or 0 for fewer than two frames.
-func (st AddressStats) PerSecond() float64 {
+// PerSecond is the rate an AddressSender's run offered: the frames after
+// the first over the time from the first send to the last (a paced run of
+// n frames at rate r takes (n-1)/r), or 0 for fewer than two frames.
+func (st SendStats) PerSecond() float64 {
 	d := st.Elapsed - st.FirstSend
 	if st.Sent < 2 || d <= 0 {
 		return 0
@@ -432,16 +419,15 @@ func (a *AddressSender) Frame(i int) []byte {
 // order, paced at rate frames/s (bursts of rate*BurstInterval frames, as
 // Sender does), or as fast as the port takes them for rate 0, and returns
 // what it did. A paced run more than MaxLag behind its schedule does not
-// catch up: it starts its schedule again (AddressStats.Rebased). The end
+// catch up: it starts its schedule again (SendStats.Rebased). The end
 // of ctx stops it early, without error; a port that refuses every frame
 // for RefuseTimeout (its link is down, say) is an error.
-func (a *AddressSender) Run(ctx context.Context, first, n int, rate float64) (AddressStats, error) {
+func (a *AddressSender) Run(ctx context.Context, first, n int, rate float64) (SendStats, error) {
 	if first < 0 || n < 0 || first+n > a.block.Count {
-		return AddressStats{}, fmt.Errorf("%s: addresses %d-%d: the block has %d", a.snd.name, first, first+n-1, a.block.Count)
+		return SendStats{}, fmt.Errorf("%s: addresses %d-%d: the block has %d", a.snd.name, first, first+n-1, a.block.Count)
 	}
 	a.snd.seq = uint64(first)
-	st, err := a.snd.Run(ctx, Load{Rate: rate, Count: uint64(n)})
-	return AddressStats{Sent: st.Sent, Refused: st.TxDropped, Bursts: st.Bursts, Rebased: st.rebased, FirstSend: st.firstSend, Elapsed: st.Elapsed}, err
+	return a.snd.Run(ctx, Load{Rate: rate, Count: uint64(n)})
 }
 
 // pacer is the schedule of a paced run, Sender's and AddressSender's:
@@ -466,7 +452,7 @@ type pacer struct {
 	rebase bool
 	// slipped counts the frames skipped (SendStats.Slipped).
 	slipped uint64
-	// rebased counts the schedule's new starts (AddressStats.Rebased).
+	// rebased counts the schedule's new starts (SendStats.Rebased).
 	rebased uint64
 }
 
