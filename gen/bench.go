@@ -134,8 +134,8 @@ type Bench struct {
 	// receiver counts the frames at the far end: a *Receiver reading
 	// rx, or a *counted.
 	receiver arrivals
-	// recvErr receives the receiver goroutine's result when it ends;
-	// nil for a counting Bench.
+	// recvErr receives the receiver goroutine's result when it ends; a
+	// counting Bench's holds nil from the start.
 	recvErr chan error
 	// drain is how long Run waits for late frames.
 	drain time.Duration
@@ -170,15 +170,17 @@ func NewBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bench{rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, drain: DefaultDrain}
-	if c == nil {
-		// The sender's stream is valid: no error. The Receiver is the
-		// window's feedback (a counting bench has none).
-		r, _ := NewReceiver(rx, snd.stream)
-		b.receiver, b.sender.acks = r, r
-		b.recvErr = make(chan error, 1)
-		go func() { b.recvErr <- r.Run() }()
+	b := &Bench{rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, recvErr: make(chan error, 1),
+		drain: DefaultDrain}
+	if c != nil {
+		b.recvErr <- nil // no receiver goroutine to wait for
+		return b, nil
 	}
+	// The sender's stream is valid: no error. The Receiver is the
+	// window's feedback (a counting bench has none).
+	r, _ := NewReceiver(rx, snd.stream)
+	b.receiver, b.sender.acks = r, r
+	go func() { b.recvErr <- r.Run() }()
 	return b, nil
 }
 
@@ -264,10 +266,7 @@ func (b *Bench) Progress() Progress {
 func (b *Bench) Close() error {
 	var err error
 	b.closeOnce.Do(func() {
-		err = errors.Join(b.rx.Close(), b.sender.port.Close())
-		if b.recvErr != nil {
-			err = errors.Join(err, <-b.recvErr)
-		}
+		err = errors.Join(b.rx.Close(), b.sender.port.Close(), <-b.recvErr)
 	})
 	return err
 }
