@@ -134,8 +134,8 @@ type Bench struct {
 	// receiver counts the frames at the far end: a *Receiver reading
 	// rx, or a *counted.
 	receiver arrivals
-	// recvErr receives the receiver goroutine's result when it ends;
-	// nil for a counting Bench.
+	// recvErr receives the receiver goroutine's result when it ends; a
+	// counting Bench's holds nil from the start.
 	recvErr chan error
 	// drain is how long Run waits for late frames.
 	drain time.Duration
@@ -148,22 +148,19 @@ type Bench struct {
 }
 
 // NewBench prepares runs of s's frames from tx to rx; zero MAC addresses
-// in s default to tx's (source) and rx's (destination). It starts
-// reading rx. The Bench owns both ports from now on: Close closes them.
-func NewBench(tx, rx platform.Port, s Stream) (*Bench, error) {
-	return NewCountingBench(tx, rx, s, nil)
-}
-
-// NewCountingBench is NewBench for a tester that counts arrivals with c
-// instead of reading rx, so that nothing at the far end (no receive ring,
-// no reader) takes CPU from the path being measured: open rx with nothing
-// to receive (afpacket.Options.SendOnly) and count with its interface's
-// rx_packets. rx still sends the learning frames, and gives the default
-// destination address. A run's Result then has Received (everything c
-// counted during the run and its drain) but no duplicates, reordering or
-// latency, and loads with a Window are refused: c is too slow to pace
-// one. With c nil it is NewBench.
-func NewCountingBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
+// in s default to tx's (source) and rx's (destination). With c nil it
+// starts reading rx. The Bench owns both ports from now on: Close closes
+// them.
+//
+// A counter c is for a tester that counts arrivals instead of reading rx,
+// so that nothing at the far end (no receive ring, no reader) takes CPU
+// from the path being measured: open rx with nothing to receive
+// (afpacket.Options.SendOnly) and count with its interface's rx_packets.
+// rx still sends the learning frames, and gives the default destination
+// address. A run's Result then has Received (everything c counted during
+// the run and its drain) but no duplicates, reordering or latency, and
+// loads with a Window are refused: c is too slow to pace one.
+func NewBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	if tx == rx {
 		return nil, fmt.Errorf("bench %s: sending and receiving port must differ", tx.Name())
 	}
@@ -173,15 +170,17 @@ func NewCountingBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error)
 	if err != nil {
 		return nil, err
 	}
-	b := &Bench{rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, drain: DefaultDrain}
-	if c == nil {
-		// The sender's stream is valid: no error. The Receiver is the
-		// window's feedback (a counting bench has none).
-		r, _ := NewReceiver(rx, snd.stream)
-		b.receiver, b.sender.acks = r, r
-		b.recvErr = make(chan error, 1)
-		go func() { b.recvErr <- r.Run() }()
+	b := &Bench{rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, recvErr: make(chan error, 1),
+		drain: DefaultDrain}
+	if c != nil {
+		b.recvErr <- nil // no receiver goroutine to wait for
+		return b, nil
 	}
+	// The sender's stream is valid: no error. The Receiver is the
+	// window's feedback (a counting bench has none).
+	r, _ := NewReceiver(rx, snd.stream)
+	b.receiver, b.sender.acks = r, r
+	go func() { b.recvErr <- r.Run() }()
 	return b, nil
 }
 
@@ -267,10 +266,7 @@ func (b *Bench) Progress() Progress {
 func (b *Bench) Close() error {
 	var err error
 	b.closeOnce.Do(func() {
-		err = errors.Join(b.rx.Close(), b.sender.port.Close())
-		if b.recvErr != nil {
-			err = errors.Join(err, <-b.recvErr)
-		}
+		err = errors.Join(b.rx.Close(), b.sender.port.Close(), <-b.recvErr)
 	})
 	return err
 }

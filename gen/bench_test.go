@@ -31,7 +31,7 @@ type wirePort struct {
 	// the next frame (a swap).
 	hold func(seq uint64) bool
 	// acks, when set, is read to record the frames in flight.
-	acks gen.Acks
+	acks interface{ Received() uint64 }
 	// stallAt, when not 0, is the WriteBatch call that takes 30 ms, as
 	// if the machine took the sender's core away.
 	stallAt int64
@@ -102,7 +102,7 @@ func newBench(t *testing.T, s gen.Stream, w *wirePort) *gen.Bench {
 	t.Helper()
 	a, b := memport.Pair("a", net.HardwareAddr{2, 0, 0, 0, 0, 0xa}, "b", net.HardwareAddr{2, 0, 0, 0, 0, 0xb})
 	w.Port = a
-	bench, err := gen.NewBench(w, b, s)
+	bench, err := gen.NewBench(w, b, s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,18 +278,15 @@ func TestWindowNeverExceeded(t *testing.T) {
 
 // receiverOf gives the window test the bench's feedback: Progress reads
 // the receiver's count during a run.
-func receiverOf(t *testing.T, b *gen.Bench) gen.Acks { return progressAcks{b} }
+func receiverOf(t *testing.T, b *gen.Bench) progressAcks { return progressAcks{b} }
 
-// progressAcks reads a Bench's received count as Acks, for observing only.
+// progressAcks reads a Bench's received count, for observing only.
 type progressAcks struct {
 	// b is the bench observed.
 	b *gen.Bench
 }
 
 func (p progressAcks) Received() uint64 { return p.b.Progress().Received }
-func (p progressAcks) WaitReceived(n uint64, _ time.Duration) uint64 {
-	return p.Received()
-}
 
 func itoa(n int) string {
 	if n < 10 {
@@ -372,7 +369,7 @@ func TestSenderErrors(t *testing.T) {
 			return err
 		}, "sender on b: port closed"},
 		{"same port twice", func() error {
-			_, err := gen.NewBench(a, a, gen.Stream{})
+			_, err := gen.NewBench(a, a, gen.Stream{}, nil)
 			return err
 		}, "bench a: sending and receiving port must differ"},
 	}
@@ -396,7 +393,7 @@ func BenchmarkBenchMemport(b *testing.B) {
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			x, y := memport.Pair("a", net.HardwareAddr{2, 0, 0, 0, 0, 0xa}, "b", net.HardwareAddr{2, 0, 0, 0, 0, 0xb})
-			bench, err := gen.NewBench(x, y, gen.Stream{Flows: 16})
+			bench, err := gen.NewBench(x, y, gen.Stream{Flows: 16}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -469,7 +466,7 @@ func newCountingBench(t *testing.T, s gen.Stream, w *wirePort, fail *atomic.Bool
 			arrived.Add(uint64(n))
 		}
 	}()
-	count := gen.CounterFunc(func() (uint64, error) {
+	count := counterFunc(func() (uint64, error) {
 		if fail.Load() {
 			return 0, errors.New("rx_packets: no such file")
 		}
@@ -477,7 +474,7 @@ func newCountingBench(t *testing.T, s gen.Stream, w *wirePort, fail *atomic.Bool
 	})
 	// The bench's rx port only sends learning frames; the cable's far
 	// end b is read by the counting goroutine above.
-	bench, err := gen.NewCountingBench(w, sink, gen.Stream{Dst: frame.MACOf(b.HardwareAddr())}, count)
+	bench, err := gen.NewBench(w, sink, gen.Stream{Dst: frame.MACOf(b.HardwareAddr())}, count)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,7 +542,7 @@ func BenchmarkPacedRate(b *testing.B) {
 	for _, rate := range []float64{20_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("%.0fk", rate/1000), func(b *testing.B) {
 			a, peer := memport.Pair("a", net.HardwareAddr{2, 0, 0, 0, 0, 0xa}, "b", net.HardwareAddr{2, 0, 0, 0, 0, 0xb})
-			bench, err := gen.NewBench(a, peer, gen.Stream{})
+			bench, err := gen.NewBench(a, peer, gen.Stream{}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -566,3 +563,8 @@ func BenchmarkPacedRate(b *testing.B) {
 		})
 	}
 }
+
+// counterFunc adapts a function to gen.Counter.
+type counterFunc func() (uint64, error)
+
+func (f counterFunc) Count() (uint64, error) { return f() }

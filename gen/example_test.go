@@ -15,7 +15,7 @@ import (
 // measures a real path, as swctl bench does.
 func ExampleBench() {
 	a, b := memport.Pair("a", net.HardwareAddr{2, 0, 0, 0, 0, 1}, "b", net.HardwareAddr{2, 0, 0, 0, 0, 2})
-	bench, err := gen.NewBench(a, b, gen.Stream{Size: 60, Flows: 8})
+	bench, err := gen.NewBench(a, b, gen.Stream{Size: 60, Flows: 8}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -32,7 +32,7 @@ func ExampleBench() {
 // short trial per rate.
 func Example_throughput() {
 	a, b := memport.Pair("a", net.HardwareAddr{2, 0, 0, 0, 0, 1}, "b", net.HardwareAddr{2, 0, 0, 0, 0, 2})
-	bench, _ := gen.NewBench(a, b, gen.Stream{Size: 60})
+	bench, _ := gen.NewBench(a, b, gen.Stream{Size: 60}, nil)
 	defer bench.Close()
 	trial := func(rate float64) (uint64, uint64, error) {
 		res, err := bench.Run(context.Background(), gen.Load{Rate: rate, Count: uint64(rate / 100)})

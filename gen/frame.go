@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/swctl/swctl/frame"
@@ -166,12 +165,6 @@ func (s Stream) Frame(seq uint64, now int64) ([]byte, error) {
 
 // srcIP is s's source IPv4 address as a number.
 func (s Stream) srcIP() uint32 { return binary.BigEndian.Uint32(s.SrcIP.AsSlice()) }
-
-// batch returns n (at least 1) buffers of s.Size bytes in one block, each
-// clipped to its length, for a sender's batches.
-func (s Stream) batch(n int) [][]byte {
-	return slices.Collect(slices.Chunk(make([]byte, max(1, n)*s.Size), s.Size))
-}
 
 // Mark is what a test frame carries for the receiver.
 type Mark struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,18 +21,6 @@ const dupWindow = 1 << 16
 // noRun is the run ID of a Receiver's tally until Begin when its stream
 // names no run: wider than a frame's run ID, it matches no frame.
 const noRun = 1 << 32
-
-// Acks is the feedback a window-mode Sender needs: how many frames of the
-// current run have arrived. Receiver implements it.
-type Acks interface {
-	// Received returns the number of distinct frames of the current run
-	// that have arrived.
-	Received() uint64
-	// WaitReceived returns once Received exceeds n, or after about
-	// timeout, or earlier without progress; it returns Received. One
-	// goroutine at a time may call it.
-	WaitReceived(n uint64, timeout time.Duration) uint64
-}
 
 // RecvStats counts one run's frames at the receiving port.
 type RecvStats struct {
@@ -67,31 +56,35 @@ type Latency struct {
 	Max time.Duration `json:"max_ns"`
 }
 
-// tally is one run's state in a Receiver. Its atomics may be read by any
-// goroutine; the other fields belong to the goroutine in Receiver.Run.
+// tally is one run's state in a Receiver. received may be read by any
+// goroutine, the counts under mu; the other fields belong to the
+// goroutine in Receiver.Run.
 type tally struct {
 	// runID is the run whose frames this tally counts, or noRun.
 	runID uint64
-
-	// received counts distinct frames of the run.
+	// received counts distinct frames of the run; it is added to under mu.
 	received atomic.Uint64
-	// bytes counts the bytes of those frames.
-	bytes atomic.Uint64
+
+	// mu guards the counts, from bytes to latMax. Receiver.Run holds it
+	// while it counts a batch.
+	mu sync.Mutex
+	// bytes counts the bytes of the distinct frames.
+	bytes uint64
 	// duplicates counts second and later copies.
-	duplicates atomic.Uint64
+	duplicates uint64
 	// reordered counts frames behind their flow's highest sequence number.
-	reordered atomic.Uint64
+	reordered uint64
 	// late counts frames too far behind to check for duplicates.
-	late atomic.Uint64
+	late uint64
 	// ignored counts the frames on the port, while this tally was the
 	// current one, that were not the run's.
-	ignored atomic.Uint64
-	// latSamples, latSum, latMin and latMax summarise the delays in ns.
-	latSamples, latSum atomic.Uint64
+	ignored uint64
+	// latSamples and latSum are the number and the sum of the delays in ns.
+	latSamples, latSum uint64
 	// latMin is the shortest delay in ns, math.MaxInt64 before the first.
-	latMin atomic.Int64
+	latMin int64
 	// latMax is the longest delay in ns.
-	latMax atomic.Int64
+	latMax int64
 
 	// next is the highest sequence number seen plus one.
 	next uint64
@@ -104,9 +97,8 @@ type tally struct {
 }
 
 func newTally(runID uint64, flows int) *tally {
-	t := &tally{runID: runID, seen: make([]uint64, dupWindow/64), flowNext: make([]uint64, flows)}
-	t.latMin.Store(math.MaxInt64)
-	return t
+	return &tally{runID: runID, latMin: math.MaxInt64, seen: make([]uint64, dupWindow/64),
+		flowNext: make([]uint64, flows)}
 }
 
 // Receiver counts the frames of the current run arriving on a port:
@@ -167,12 +159,13 @@ func (r *Receiver) Run() error {
 // count tallies one batch that arrived at now.
 func (r *Receiver) count(frames [][]byte, now int64) {
 	t := r.run.Load()
-	var got, bytes, dups, reord, late, ignored, samples, sum uint64
-	lmin, lmax := int64(math.MaxInt64), int64(0)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var got uint64
 	for _, f := range frames {
 		m, ok := Decode(f)
 		if !ok || uint64(m.RunID) != t.runID || m.DstPort != r.stream.DstPort {
-			ignored++
+			t.ignored++
 			continue
 		}
 		seq := m.Seq
@@ -180,44 +173,31 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 		case seq >= t.next:
 			t.advance(seq)
 		case t.next-seq > dupWindow:
-			late++
+			t.late++
 		default:
 			w, bit := seq/64%(dupWindow/64), uint64(1)<<(seq%64)
 			if t.seen[w]&bit != 0 {
-				dups++
+				t.duplicates++
 				continue
 			}
 			t.seen[w] |= bit
 		}
 		got++
-		bytes += uint64(len(f))
+		t.bytes += uint64(len(f))
 		flow := seq % uint64(len(t.flowNext))
 		if seq < t.flowNext[flow] {
-			reord++
+			t.reordered++
 		} else {
 			t.flowNext[flow] = seq + 1
 		}
 		if m.Time != 0 {
 			d := now - m.Time
-			samples++
-			sum += uint64(max(d, 0))
-			lmin, lmax = min(lmin, d), max(lmax, d)
+			t.latSamples++
+			t.latSum += uint64(max(d, 0))
+			t.latMin, t.latMax = min(t.latMin, d), max(t.latMax, d)
 		}
 	}
-	// A batch's counts go to the atomics once, zeros as well: a few
-	// atomic operations a batch are little next to its frames. Without
-	// samples, lmin and lmax leave the extremes as they are; this
-	// goroutine is their only writer.
-	t.ignored.Add(ignored)
-	t.duplicates.Add(dups)
-	t.late.Add(late)
-	t.reordered.Add(reord)
-	t.latSamples.Add(samples)
-	t.latSum.Add(sum)
-	t.latMin.Store(min(lmin, t.latMin.Load()))
-	t.latMax.Store(max(lmax, t.latMax.Load()))
 	if got > 0 {
-		t.bytes.Add(bytes)
 		t.received.Add(got)
 		if r.waiting.Load() {
 			select {
@@ -247,15 +227,18 @@ func (t *tally) advance(seq uint64) {
 	t.next = seq + 1
 }
 
-// Received implements Acks: the distinct frames of the current run so far.
+// Received returns the number of distinct frames of the current run that
+// have arrived so far: the feedback of a window-mode Sender.
 func (r *Receiver) Received() uint64 { return r.run.Load().received.Load() }
 
 // spinChecks is how many times WaitReceived looks at the counter, yielding
 // in between, before it sleeps until Run wakes it.
 const spinChecks = 32
 
-// WaitReceived implements Acks: it yields a few times, then sleeps until
-// Run counts frames or timeout passes. It allocates nothing.
+// WaitReceived returns once Received exceeds n, or after about timeout,
+// or earlier without progress; it returns Received. It yields a few
+// times, then sleeps until Run counts frames or timeout passes. It
+// allocates nothing. One goroutine at a time may call it.
 func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 	for range spinChecks {
 		if v := r.Received(); v > n {
@@ -284,11 +267,13 @@ func (r *Receiver) failed() error { return nil }
 // Stats returns the current run's counts so far.
 func (r *Receiver) Stats() RecvStats {
 	t := r.run.Load()
-	st := RecvStats{Received: t.received.Load(), Bytes: t.bytes.Load(), Duplicates: t.duplicates.Load(),
-		Reordered: t.reordered.Load(), Late: t.late.Load(), Ignored: t.ignored.Load()}
-	if n := t.latSamples.Load(); n > 0 {
-		st.Latency = &Latency{Samples: n, Min: time.Duration(t.latMin.Load()),
-			Avg: time.Duration(t.latSum.Load() / n), Max: time.Duration(t.latMax.Load())}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := RecvStats{Received: t.received.Load(), Bytes: t.bytes, Duplicates: t.duplicates,
+		Reordered: t.reordered, Late: t.late, Ignored: t.ignored}
+	if n := t.latSamples; n > 0 {
+		st.Latency = &Latency{Samples: n, Min: time.Duration(t.latMin),
+			Avg: time.Duration(t.latSum / n), Max: time.Duration(t.latMax)}
 	}
 	return st
 }
@@ -301,12 +286,6 @@ type Counter interface {
 	// Count returns the number of frames that arrived so far.
 	Count() (uint64, error)
 }
-
-// CounterFunc adapts a function to Counter.
-type CounterFunc func() (uint64, error)
-
-// Count implements Counter.
-func (f CounterFunc) Count() (uint64, error) { return f() }
 
 // arrivals is what a Bench learns of the frames at the far end: a
 // Receiver reading them, or a counter (counted).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -44,7 +45,7 @@ type Load struct {
 	// frames; 0 means as fast as the port accepts them.
 	Rate float64
 	// Window is the most frames in flight (sent and not yet received,
-	// as the Sender's Acks tell); 0 means no window. With Rate, both
+	// as the Sender's Receiver tells); 0 means no window. With Rate, both
 	// limits apply.
 	Window int
 	// Duration ends the run after this long; 0 means no time limit.
@@ -70,17 +71,19 @@ type Load struct {
 	WindowTimeout time.Duration
 }
 
-// SendStats counts what a Sender did in one run.
+// SendStats counts what a Sender or an AddressSender did in one run.
 type SendStats struct {
-	// Offered is the number of frames handed to WriteBatch.
+	// Offered is the number of frames handed to WriteBatch, an
+	// AddressSender's refused ones each time it offered them.
 	Offered uint64 `json:"offered"`
-	// Sent is the number of frames the port accepted.
+	// Sent is the number of frames the port accepted: for an
+	// AddressSender one per address of the run unless the context ended
+	// first.
 	Sent uint64 `json:"sent"`
-	// Bytes is the length of the frames sent, without FCS.
-	Bytes uint64 `json:"bytes"`
 	// TxDropped is Offered - Sent: frames the port refused (full queue).
+	// An AddressSender offered each of them again.
 	TxDropped uint64 `json:"tx_dropped"`
-	// Slipped counts frames a paced sender left out because it had
+	// Slipped counts frames a paced Sender left out because it had
 	// fallen more than MaxLag behind its schedule: the rate it offered
 	// is Offered/Elapsed, below Rate.
 	Slipped uint64 `json:"slipped"`
@@ -89,12 +92,16 @@ type SendStats struct {
 	Stalls uint64 `json:"stalls"`
 	// Bursts is the number of WriteBatch calls.
 	Bursts uint64 `json:"bursts"`
+	// Rebased counts the times an AddressSender's paced run fell more
+	// than MaxLag behind its schedule and started the schedule again from
+	// then, rather than catch up in a burst: the rate it offered is then
+	// below the rate asked for (see PerSecond). A Sender skips instead.
+	Rebased uint64 `json:"rebased,omitempty"`
+	// FirstSend is the time from an AddressSender's run start to its
+	// first send; 0 for a Sender.
+	FirstSend time.Duration `json:"first_send_ns,omitempty"`
 	// Elapsed is the time from the run's start to its last send.
 	Elapsed time.Duration `json:"elapsed_ns"`
-	// rebased and firstSend are an AddressSender's AddressStats.Rebased
-	// and FirstSend.
-	rebased   uint64
-	firstSend time.Duration
 }
 
 // Sender sends a Stream's frames on a port. One goroutine at a time may
@@ -107,7 +114,7 @@ type Sender struct {
 	// stream is the frames' description, with its defaults.
 	stream Stream
 	// acks tells a window how many frames arrived; nil without a window.
-	acks Acks
+	acks *Receiver
 	// bufs holds one batch of frames, made once, written in place.
 	bufs [][]byte
 	// base is the IPv4 header's partial checksum (see Stream.template).
@@ -129,12 +136,12 @@ type Sender struct {
 // NewSender returns a sender of s's frames on port. acks is needed only
 // for Load.Window (pass the Receiver at the other end), else it may be
 // nil. The frame size must fit the port's MTU.
-func NewSender(port platform.Port, s Stream, acks Acks) (*Sender, error) {
+func NewSender(port platform.Port, s Stream, acks *Receiver) (*Sender, error) {
 	return newSender("sender", port, s, acks)
 }
 
 // newSender is NewSender for the sender kind named what.
-func newSender(what string, port platform.Port, s Stream, acks Acks) (*Sender, error) {
+func newSender(what string, port platform.Port, s Stream, acks *Receiver) (*Sender, error) {
 	name := what + " on " + port.Name()
 	s, err := s.WithDefaults()
 	if err != nil {
@@ -143,7 +150,9 @@ func newSender(what string, port platform.Port, s Stream, acks Acks) (*Sender, e
 	if mtu := port.MTU(); s.Size-offIP > mtu {
 		return nil, fmt.Errorf("%s: frame size %d exceeds the MTU %d (at most %d bytes without FCS)", name, s.Size, mtu, mtu+offIP)
 	}
-	snd := &Sender{name: name, port: port, stream: s, acks: acks, bufs: s.batch(port.BatchSize()), srcIP: s.srcIP(), clock: systemClock{}}
+	// A batch (at least one frame) in one block, each buffer clipped to a frame.
+	bufs := slices.Collect(slices.Chunk(make([]byte, max(1, port.BatchSize())*s.Size), s.Size))
+	snd := &Sender{name: name, port: port, stream: s, acks: acks, bufs: bufs, srcIP: s.srcIP(), clock: systemClock{}}
 	snd.SetRunID(s.RunID)
 	return snd, nil
 }
@@ -257,7 +266,7 @@ loop:
 		switch {
 		case m > 0:
 			refusedSince = 0
-			st.firstSend = cmp.Or(st.firstSend, time.Duration(now-start)) // set once
+			st.FirstSend = cmp.Or(st.FirstSend, time.Duration(now-start)) // set once
 		case refusedSince == 0:
 			refusedSince = now
 		case time.Duration(now-refusedSince) > RefuseTimeout:
@@ -269,8 +278,7 @@ loop:
 		}
 	}
 	st.TxDropped = st.Offered - st.Sent
-	st.Slipped, st.rebased = pace.slipped, pace.rebased
-	st.Bytes = st.Sent * uint64(s.stream.Size)
+	st.Slipped, st.Rebased = pace.slipped, pace.rebased
 	st.Elapsed = time.Duration(s.clock.now() - start)
 	return st, err
 }
@@ -280,12 +288,10 @@ loop:
 // returns the number the port accepted.
 func (s *Sender) send(k int, now int64) (int, error) {
 	bufs := s.bufs[:k]
-	if s.walk != nil {
-		for j, b := range bufs {
+	for j, b := range bufs {
+		if s.walk != nil {
 			s.walk.Put(b, int(s.seq)+j)
-		}
-	} else {
-		for j, b := range bufs {
+		} else {
 			s.stream.stamp(b, s.base, s.srcIP, s.seq+uint64(j), now)
 		}
 	}
@@ -312,15 +318,6 @@ type AddressBlock struct {
 // MAC returns address i of the block, 0 <= i < Count.
 func (a AddressBlock) MAC(i int) frame.MAC { return frame.MACFromKey(a.First.Key() + uint64(i)) }
 
-// Index returns the place of m in the block, or false when m is not in it.
-func (a AddressBlock) Index(m frame.MAC) (int, bool) {
-	k, f := m.Key(), a.First.Key()
-	if k < f || k-f >= uint64(a.Count) {
-		return 0, false
-	}
-	return int(k - f), true
-}
-
 // Check says what makes the block unusable: a count out of range, a
 // first address that is zero or multicast, or a block that runs into the
 // next first octet (where the group bit of the later addresses could be
@@ -338,51 +335,22 @@ func (a AddressBlock) Check() error {
 }
 
 // AddressField says which MAC of an AddressSender's frames walks the
-// block.
+// block: its value is that MAC's offset in the frame.
 type AddressField uint8
 
 const (
 	// VarySource makes learning frames: frame i comes from address i of
 	// the block and goes to the Stream's Dst.
-	VarySource AddressField = iota
+	VarySource AddressField = 6
 	// VaryDestination makes test frames: frame i comes from the Stream's
 	// Src and goes to address i of the block.
-	VaryDestination
+	VaryDestination AddressField = 0
 )
 
-// String names the field.
-func (f AddressField) String() string {
-	if f == VarySource {
-		return "source"
-	}
-	return "destination"
-}
-
-// AddressStats counts what an AddressSender did in one run.
-type AddressStats struct {
-	// Sent is the number of frames the port accepted: one per address of
-	// the run unless the context ended first.
-	Sent uint64 `json:"sent"`
-	// Refused counts frames the port refused (its queue was full); each
-	// was offered again.
-	Refused uint64 `json:"refused,omitempty"`
-	// Bursts is the number of WriteBatch calls.
-	Bursts uint64 `json:"bursts"`
-	// Rebased counts the times a paced run fell more than MaxLag behind
-	// its schedule and started the schedule again from then, rather than
-	// catch up in a burst: the rate it offered is then below the rate
-	// asked for (see PerSecond).
-	Rebased uint64 `json:"rebased,omitempty"`
-	// FirstSend is the time from the run's start to its first send.
-	FirstSend time.Duration `json:"first_send_ns"`
-	// Elapsed is the time from the run's start to its last send.
-	Elapsed time.Duration `json:"elapsed_ns"`
-}
-
-// PerSecond is the rate the run offered: the frames after the first over
-// the time from the first send to the last (a paced run of n frames at
-// rate r takes (n-1)/r), or 0 for fewer than two frames.
-func (st AddressStats) PerSecond() float64 {
+// PerSecond is the rate an AddressSender's run offered: the frames after
+// the first over the time from the first send to the last (a paced run of
+// n frames at rate r takes (n-1)/r), or 0 for fewer than two frames.
+func (st SendStats) PerSecond() float64 {
 	d := st.Elapsed - st.FirstSend
 	if st.Sent < 2 || d <= 0 {
 		return 0
@@ -403,9 +371,8 @@ type AddressSender struct {
 	snd *Sender
 	// block is the addresses walked.
 	block AddressBlock
-	// mac is the offset in a frame of the MAC that walks the block: 0
-	// (destination) or 6 (source).
-	mac int
+	// field is the MAC that walks the block, and its offset in a frame.
+	field AddressField
 }
 
 // NewAddressSender returns a sender of s's frames on port, one per
@@ -424,10 +391,7 @@ func NewAddressSender(port platform.Port, s Stream, block AddressBlock, field Ad
 	if err := block.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", snd.name, err)
 	}
-	a := &AddressSender{snd: snd, block: block}
-	if field == VarySource {
-		a.mac = 6
-	}
+	a := &AddressSender{snd: snd, block: block, field: field}
 	snd.walk = a
 	return a, nil
 }
@@ -440,7 +404,7 @@ func (a *AddressSender) SetRunID(id uint32) { a.snd.SetRunID(id) }
 func (a *AddressSender) Put(b []byte, i int) {
 	a.snd.stream.stamp(b, a.snd.base, a.snd.srcIP, uint64(i), 0)
 	m := a.block.MAC(i)
-	copy(b[a.mac:a.mac+6], m[:])
+	copy(b[a.field:a.field+6], m[:])
 }
 
 // Frame returns a new copy of frame i, for tests and tools; Run does not
@@ -455,16 +419,15 @@ func (a *AddressSender) Frame(i int) []byte {
 // order, paced at rate frames/s (bursts of rate*BurstInterval frames, as
 // Sender does), or as fast as the port takes them for rate 0, and returns
 // what it did. A paced run more than MaxLag behind its schedule does not
-// catch up: it starts its schedule again (AddressStats.Rebased). The end
+// catch up: it starts its schedule again (SendStats.Rebased). The end
 // of ctx stops it early, without error; a port that refuses every frame
 // for RefuseTimeout (its link is down, say) is an error.
-func (a *AddressSender) Run(ctx context.Context, first, n int, rate float64) (AddressStats, error) {
+func (a *AddressSender) Run(ctx context.Context, first, n int, rate float64) (SendStats, error) {
 	if first < 0 || n < 0 || first+n > a.block.Count {
-		return AddressStats{}, fmt.Errorf("%s: addresses %d-%d: the block has %d", a.snd.name, first, first+n-1, a.block.Count)
+		return SendStats{}, fmt.Errorf("%s: addresses %d-%d: the block has %d", a.snd.name, first, first+n-1, a.block.Count)
 	}
 	a.snd.seq = uint64(first)
-	st, err := a.snd.Run(ctx, Load{Rate: rate, Count: uint64(n)})
-	return AddressStats{Sent: st.Sent, Refused: st.TxDropped, Bursts: st.Bursts, Rebased: st.rebased, FirstSend: st.firstSend, Elapsed: st.Elapsed}, err
+	return a.snd.Run(ctx, Load{Rate: rate, Count: uint64(n)})
 }
 
 // pacer is the schedule of a paced run, Sender's and AddressSender's:
@@ -489,7 +452,7 @@ type pacer struct {
 	rebase bool
 	// slipped counts the frames skipped (SendStats.Slipped).
 	slipped uint64
-	// rebased counts the schedule's new starts (AddressStats.Rebased).
+	// rebased counts the schedule's new starts (SendStats.Rebased).
 	rebased uint64
 }
 

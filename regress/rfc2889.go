@@ -140,7 +140,7 @@ type AddrTrial struct {
 	// LearnPerSecond is the rate the learning frames were offered at.
 	LearnPerSecond float64 `json:"learn_per_second"`
 	// LearnRebased counts the times the learning sender fell behind its
-	// schedule (gen.AddressStats.Rebased).
+	// schedule (gen.SendStats.Rebased).
 	LearnRebased uint64 `json:"learn_rebased,omitempty"`
 	// LearnForwarded is the number of learning frames that reached the
 	// test port.

@@ -199,7 +199,7 @@ func openBench(p benchParams) (*gen.Bench, error) {
 			return nil, fmt.Errorf("bench: %w", err)
 		}
 	}
-	b, err := gen.NewBench(tx, rx, p.stream)
+	b, err := gen.NewBench(tx, rx, p.stream, nil)
 	if err != nil {
 		tx.Close()
 		rx.Close()

@@ -76,13 +76,11 @@ func StopPID(pid int, wait time.Duration) (killed bool) {
 		return false
 	}
 	syscall.Kill(pid, syscall.SIGTERM)
-	deadline := time.Now().Add(wait)
-	for Alive(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	for deadline := time.Now().Add(wait); Alive(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			return true
+		}
 	}
-	if !Alive(pid) {
-		return false
-	}
-	syscall.Kill(pid, syscall.SIGKILL)
-	return true
+	return false
 }

@@ -51,17 +51,15 @@ func ParseStat(text string) (Times, int, error) {
 	var c Times
 	found, cpus := false, 0
 	for line := range strings.Lines(text) {
-		name, rest, _ := strings.Cut(line, " ")
-		if name != "cpu" {
-			if strings.HasPrefix(name, "cpu") {
-				cpus++
+		switch name, rest, _ := strings.Cut(line, " "); {
+		case name == "cpu":
+			if _, err := fmt.Sscan(rest, &c.User, &c.Nice, &c.System, &c.Idle, &c.IOWait, &c.IRQ, &c.SoftIRQ, &c.Steal); err != nil {
+				return Times{}, 0, fmt.Errorf("/proc/stat: cpu line %q: want at least 8 tick counts: %w", strings.TrimSpace(line), err)
 			}
-			continue
+			found = true
+		case strings.HasPrefix(name, "cpu"):
+			cpus++
 		}
-		if _, err := fmt.Sscan(rest, &c.User, &c.Nice, &c.System, &c.Idle, &c.IOWait, &c.IRQ, &c.SoftIRQ, &c.Steal); err != nil {
-			return Times{}, 0, fmt.Errorf("/proc/stat: cpu line %q: want at least 8 tick counts: %w", strings.TrimSpace(line), err)
-		}
-		found = true
 	}
 	if !found {
 		return Times{}, 0, errors.New("/proc/stat: no aggregate cpu line")
@@ -206,29 +204,23 @@ type Cost struct {
 // Between returns the cost of frames delivered between readings a and b
 // (b later). The error says why there is no per-frame figure (no frame,
 // no tick); the rest of the Cost is filled in anyway.
-func Between(a, b Reading, frames uint64) (Cost, error) {
-	c := Cost{WallSeconds: b.At.Sub(a.At).Seconds(), CPUs: b.CPUs, Frames: frames,
+func Between(a, b Reading, frames uint64) (c Cost, err error) {
+	c = Cost{WallSeconds: b.At.Sub(a.At).Seconds(), CPUs: b.CPUs, Frames: frames,
 		TotalTicks: since(a.Times.Total(), b.Times.Total()), TesterUserTicks: since(a.SelfUser, b.SelfUser)}
 	c.BusyTicks = min(since(a.Times.Busy(), b.Times.Busy()), c.TotalTicks)
 	p := Delta(a.Times, b.Times)
 	c.User, c.System, c.SoftIRQ, c.IRQ = p.User, p.System, p.SoftIRQ, p.IRQ
+	// Both figures share total, CPUs, time and frames, and neither's busy
+	// ticks exceed the total: they fail together, for the same reason.
 	net := c.BusyTicks - min(c.TesterUserTicks, c.BusyTicks)
-	var err error
-	if c.NsPerFrame, err = NsPerFrame(net, c.TotalTicks, c.CPUs, c.WallSeconds, frames); err != nil {
-		return c, err
-	}
-	c.WholeNsPerFrame, err = NsPerFrame(c.BusyTicks, c.TotalTicks, c.CPUs, c.WallSeconds, frames)
+	c.NsPerFrame, err = NsPerFrame(net, c.TotalTicks, c.CPUs, c.WallSeconds, frames)
+	c.WholeNsPerFrame, _ = NsPerFrame(c.BusyTicks, c.TotalTicks, c.CPUs, c.WallSeconds, frames)
 	return c, err
 }
 
 // since is counter reading b less the earlier reading a; 0 when the
 // counter went back.
-func since(a, b uint64) uint64 {
-	if b < a {
-		return 0
-	}
-	return b - a
-}
+func since(a, b uint64) uint64 { return max(a, b) - a }
 
 // NsPerFrame converts a CPU reading to nanoseconds of CPU per frame:
 // busy of total clock ticks (summed over all ncpu cores, as /proc/stat

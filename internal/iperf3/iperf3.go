@@ -4,6 +4,7 @@
 package iperf3
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 
@@ -70,17 +71,15 @@ func Parse(out []byte) (Result, error) {
 	if j.Error != "" {
 		return Result{}, fmt.Errorf("iperf3: %s", j.Error)
 	}
-	sent, recv := j.End.SumSent, j.End.SumReceived
+	// Without end.sum_sent, the sender's rate and retransmits are 0.
+	sent, recv := cmp.Or(j.End.SumSent, &sum{}), j.End.SumReceived
 	if recv == nil && j.End.Sum != nil && j.End.Sum.Packets != nil {
 		sent, recv = j.End.Sum, j.End.Sum // UDP before iperf3 3.10
 	}
 	if recv == nil {
 		return Result{}, fmt.Errorf("iperf3 -J: no end.sum_received")
 	}
-	r := Result{ReceivedBps: recv.BitsPerSecond}
-	if sent != nil {
-		r.SentBps, r.Retransmits = sent.BitsPerSecond, sent.Retransmits
-	}
+	r := Result{ReceivedBps: recv.BitsPerSecond, SentBps: sent.BitsPerSecond, Retransmits: sent.Retransmits}
 	if j.Start.TestStart.Protocol == "UDP" || recv.Packets != nil {
 		u := UDP{Lost: recv.LostPackets}
 		if recv.Packets != nil {

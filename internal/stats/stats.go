@@ -43,13 +43,11 @@ func Summarize(values []float64) Summary {
 		sum += x
 	}
 	s.Mean = sum / float64(n)
-	if n > 1 {
-		ss := 0.0
-		for _, x := range v {
-			ss += (x - s.Mean) * (x - s.Mean)
-		}
-		s.Stddev = math.Sqrt(ss / float64(n-1))
+	ss := 0.0 // 0 for one sample, which is the mean
+	for _, x := range v {
+		ss += (x - s.Mean) * (x - s.Mean)
 	}
+	s.Stddev = math.Sqrt(ss / float64(max(n-1, 1)))
 	return s
 }
 

@@ -71,11 +71,11 @@ func (c *Counter) Count() (uint64, error) {
 func (c *Counter) Close() { c.h.Close() }
 
 // Open opens the tester's ports and returns a bench of s's frames from
-// tx to rx. With a counter c it counts arrivals (gen.NewCountingBench):
+// tx to rx. With a counter c it counts arrivals (see gen.NewBench):
 // tx sends from a TX ring and receives nothing; rx receives nothing
 // either (its socket only sends the bench's learning frames, and gives
 // the default destination address); c stays the caller's. With c nil
-// the bench's receiver reads every frame at rx (gen.NewBench), from a
+// the bench's receiver reads every frame at rx, from a
 // ring four times the default size. The bench owns both ports.
 func Open(tx, rx End, s gen.Stream, c gen.Counter) (*gen.Bench, error) {
 	txo, rxo := afpacket.Options{SendOnly: true, TXRing: true}, afpacket.Options{SendOnly: true}
@@ -91,7 +91,7 @@ func Open(tx, rx End, s gen.Stream, c gen.Counter) (*gen.Bench, error) {
 		txp.Close()
 		return nil, err
 	}
-	b, err := gen.NewCountingBench(txp, rxp, s, c)
+	b, err := gen.NewBench(txp, rxp, s, c)
 	if err != nil {
 		txp.Close()
 		rxp.Close()
