@@ -164,22 +164,14 @@ func fitWidths(lines [][]string, gap int) []int {
 // given, title the pairs on a first header line (without, the table has
 // one pair and one header line, "patch  no patch").
 func pairTable(head []string, label string, titles ...string) Table {
-	t := Table{Head: head, Widths: []int{10, 12}}
-	roles := []string{label}
-	for range max(1, len(titles)) {
-		roles = append(roles, "patch", "no patch")
-	}
 	if len(titles) == 0 {
-		t.Columns = [][]string{roles}
-		return t
+		return Table{Head: head, Widths: []int{10, 12}, Columns: [][]string{{label, "patch", "no patch"}}}
 	}
-	top := []string{label}
+	top, roles := []string{label}, []string{""}
 	for _, c := range titles {
-		top = append(top, c, c)
+		top, roles = append(top, c, c), append(roles, "patch", "no patch")
 	}
-	roles[0] = ""
-	t.Columns = [][]string{top, roles}
-	return t
+	return Table{Head: head, Widths: []int{10, 12}, Columns: [][]string{top, roles}}
 }
 
 // pairRow is a row of a pair table: cells are 2 per pair, patch then no
