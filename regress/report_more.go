@@ -7,22 +7,8 @@ import (
 
 // This file lists every suite's share of the report in order
 // (reportParts): the tables printed and report.md's every-cell tables,
-// which the summary reads too. It also holds the method text of the
-// forwarding-rate suite's FULL forms (frame loss rate, window benchmark)
-// and the analysis of every suite's samples (analyzeExtra).
-
-// describeExtra is the method text of the forwarding-rate suite's
-// frame-loss-rate test and window benchmark.
-func (c RateConfig) describeExtra() []string {
-	var m []string
-	if c.LossRate {
-		m = append(m, fmt.Sprintf("Frame loss rate (RFC 2544 section 26.3): per size and instance, paced trials of %v at 100%%, 90%%, 80%% ... of the max-rate run's sent rate (steps of %d%%, RFC 2544's coarsest) until two successive trials lose no frame; loads below those two are lossless by RFC 2544's rule and not run.", c.Trial, LossRateStep))
-	}
-	if c.WindowDuration > 0 {
-		m = append(m, fmt.Sprintf("Window benchmark (BalanceNG's benchmark, swctl bench's default mode): per instance, one flow of %d-byte frames (%d with FCS) from the tester's sending port to its counting port, at most %d frames in flight, for %v: packets sent, received, lost, packets/s, bytes/s (received, frames without FCS).", c.WindowSize, c.WindowSize+4, c.Window, c.WindowDuration))
-	}
-	return m
-}
+// which the summary reads too; and the analysis of every suite's samples
+// (analyzeExtra).
 
 // analyzeExtra fills the cells of every suite of r from its samples at
 // significance level alpha, and the forwarding-rate samples' net CPU.
