@@ -101,21 +101,15 @@ func RenderTable(w io.Writer, t Table) error {
 	if t.Widths != nil {
 		widths = []int{max(t.Widths[0], fitWidths(lines, 1)[0]), t.Widths[1]}
 	}
-	var b strings.Builder
-	for _, h := range t.Head {
-		b.WriteString(h + "\n")
-	}
+	text := slices.Clone(t.Head)
 	for _, l := range lines {
 		var s string
 		for i, c := range l {
 			s += fmt.Sprintf("%-*s", widths[min(i, len(widths)-1)], c+" ")
 		}
-		b.WriteString(strings.TrimRight(s, " ") + "\n")
+		text = append(text, strings.TrimRight(s, " "))
 	}
-	for _, n := range t.Notes {
-		b.WriteString(n + "\n")
-	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, strings.Join(append(text, t.Notes...), "\n")+"\n")
 	return err
 }
 
