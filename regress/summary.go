@@ -48,14 +48,10 @@ func summaryMarkdown(b *strings.Builder, r *Results) {
 		if p.name == "" {
 			continue // no every-cell table
 		}
-		items := sigItems(p.cells, p.label)
-		if len(items) == 0 {
+		if items := sigItems(p.cells, p.label); len(items) > 0 {
+			fmt.Fprintf(b, "- %s:\n  - %s\n", p.name, strings.Join(items, "\n  - "))
+		} else {
 			fmt.Fprintf(b, "- %s: none\n", p.name)
-			continue
-		}
-		fmt.Fprintf(b, "- %s:\n", p.name)
-		for _, it := range items {
-			fmt.Fprintf(b, "  - %s\n", it)
 		}
 	}
 	b.WriteString("\n")
