@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -63,9 +62,8 @@ func (p *Progress) Step(i int, what string) {
 	el := p.now().Sub(p.start)
 	line := fmt.Sprintf("regress: [%d/%d] %s  elapsed %s  left ~%s", i, p.steps, what, fmtDur(el), fmtDur(ETA(el, p.done, p.total)))
 	if p.tty {
-		pad := strings.Repeat(" ", max(0, p.width-len(line)))
+		fmt.Fprintf(p.w, "\r%-*s", p.width, line) // blanks the rest of a longer last line
 		p.width = len(line)
-		fmt.Fprintf(p.w, "\r%s%s", line, pad)
 		return
 	}
 	fmt.Fprintln(p.w, line)

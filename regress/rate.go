@@ -493,5 +493,11 @@ func (c RateConfig) describe() []string {
 	if c.Latency {
 		m = append(m, fmt.Sprintf("Latency: one more trial of %v at the zero-loss rate; one-way delay from the sender's to the receiver's clock (one process), min/avg/max.", c.Trial))
 	}
-	return append(m, c.describeExtra()...)
+	if c.LossRate {
+		m = append(m, fmt.Sprintf("Frame loss rate (RFC 2544 section 26.3): per size and instance, paced trials of %v at 100%%, 90%%, 80%% ... of the max-rate run's sent rate (steps of %d%%, RFC 2544's coarsest) until two successive trials lose no frame; loads below those two are lossless by RFC 2544's rule and not run.", c.Trial, LossRateStep))
+	}
+	if c.WindowDuration > 0 {
+		m = append(m, fmt.Sprintf("Window benchmark (BalanceNG's benchmark, swctl bench's default mode): per instance, one flow of %d-byte frames (%d with FCS) from the tester's sending port to its counting port, at most %d frames in flight, for %v: packets sent, received, lost, packets/s, bytes/s (received, frames without FCS).", c.WindowSize, c.WindowSize+4, c.Window, c.WindowDuration))
+	}
+	return m
 }

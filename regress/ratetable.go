@@ -216,9 +216,12 @@ func rateCellPart(s RateSpec, cells []RoleCell) reportPart {
 			}
 			row.Cells = texts(strconv.Itoa(c.Size), c.Role, cellStats(c.Comparison), fig, t, l, sat)
 		}
-		i := slices.IndexFunc(RateMetrics, func(m Metric[RateSample]) bool { return m.Key == c.Metric })
 		p.table.Rows = append(p.table.Rows, row)
-		p.cells = append(p.cells, partCell{c, fmt.Sprintf("%s, %d bytes", RateMetrics[i].Title, c.Size)})
+		p.cells = append(p.cells, c)
+	}
+	p.label = func(c RoleCell) string {
+		i := slices.IndexFunc(RateMetrics, func(m Metric[RateSample]) bool { return m.Key == c.Metric })
+		return fmt.Sprintf("%s, %d bytes", RateMetrics[i].Title, c.Size)
 	}
 	return p
 }

@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -203,7 +204,18 @@ func Header(r *Results) []string {
 	if r.Rate != nil {
 		h = append(h, rateHeader(*r.Rate))
 	}
-	h = append(h, extraHeader(r)...)
+	if r.MsgSize != nil {
+		h = append(h, fmt.Sprintf("TCP stream by message size: iperf3 -l SIZE, %d s per test, across bridge0 (peer to peer); Mb/s and CPU system %% by message size.", r.MsgSize.Seconds))
+	}
+	if r.Bulk != nil {
+		h = append(h, fmt.Sprintf("Bulk transfer: iperf3 %d s per test across a four-port bridge0: TCP one pair alone, two pairs at once (each, sum, sum / one pair), UDP at %d Mb/s offered (received Mb/s, datagram loss); system %% is the whole machine's during the test.", r.Bulk.Seconds, r.Bulk.UDPMbps))
+	}
+	if r.Rate != nil && r.Rate.LossRate && len(r.LossRateCells) > 0 {
+		h = append(h, fmt.Sprintf("Frame loss rate (RFC 2544 26.3): %v trials at 100%%, 90%%, ... of the max-rate run's sent rate until two successive trials lose nothing; n/a = a load that run did not reach (lossless by RFC 2544's rule).", r.Rate.Trial))
+	}
+	if r.Rate != nil && len(r.WindowSamples) > 0 {
+		h = append(h, fmt.Sprintf("Window benchmark: %d-byte frames, window %d, %v per instance (BalanceNG's form).", r.Rate.WindowSize, r.Rate.Window, r.Rate.WindowDuration))
+	}
 	if r.RFC2889 != nil {
 		h = append(h, rfc2889Header(r.RFC2889))
 	}
@@ -251,7 +263,12 @@ func Markdown(r *Results, charts []string) string {
 		fmt.Fprintf(&b, "\n![%s](%s)\n", c, c)
 	}
 	b.WriteString("\n## Every cell\n\nIRQ and softirq are the two parts of \"interrupts\"; engine is the swctl daemon's own user+system CPU (percent of the whole machine).\n")
-	cellsMarkdown(&b, r)
+	for _, p := range reportParts(r) {
+		if p.name != "" { // an every-cell table
+			fmt.Fprintf(&b, "\n### %s\n\n%s", cmp.Or(p.heading, p.name), p.intro)
+			writeMarkdown(&b, p.table)
+		}
+	}
 	if r.RFC2889 != nil {
 		rfc2889Trials(&b, r)
 	}
@@ -272,26 +289,21 @@ func Markdown(r *Results, charts []string) string {
 	return b.String()
 }
 
-// printAllTables writes allTables(r), a blank line between tables: what
-// Run prints and report.md's Tables section.
+// printAllTables writes the tables of every suite of r that ran, in the
+// order printed (reportParts), a blank line between tables: what Run
+// prints and report.md's Tables section. A section's first table has a
+// header line naming it.
 func printAllTables(w io.Writer, r *Results) {
-	for i, t := range allTables(r) {
+	var tables []Table
+	for _, p := range reportParts(r) {
+		tables = append(tables, p.tables...)
+	}
+	for i, t := range tables {
 		if i > 0 {
 			io.WriteString(w, "\n")
 		}
 		RenderTable(w, t)
 	}
-}
-
-// allTables are the tables of every suite of r that ran, in the order
-// printed (reportParts); a section's first table has a header line
-// naming it.
-func allTables(r *Results) []Table {
-	var out []Table
-	for _, p := range reportParts(r) {
-		out = append(out, p.tables...)
-	}
-	return out
 }
 
 // cellStats is the statistics columns of an every-cell table's line for

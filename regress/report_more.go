@@ -1,49 +1,14 @@
 package regress
 
 import (
-	"cmp"
 	"fmt"
-	"strings"
+	"slices"
 )
 
-// This file reports the frame-loss-rate test and the window benchmark
-// (suite item 2's FULL forms) and the TCP-stream-by-message-size suite
-// (item 4): header lines and analysis, called from the promisc and
-// forwarding-rate report code; and it lists every suite's share of the
-// report in order (reportParts): the tables printed and report.md's
-// every-cell tables, which the summary reads too.
-
-// describeExtra is the method text of the forwarding-rate suite's
-// frame-loss-rate test and window benchmark.
-func (c RateConfig) describeExtra() []string {
-	var m []string
-	if c.LossRate {
-		m = append(m, fmt.Sprintf("Frame loss rate (RFC 2544 section 26.3): per size and instance, paced trials of %v at 100%%, 90%%, 80%% ... of the max-rate run's sent rate (steps of %d%%, RFC 2544's coarsest) until two successive trials lose no frame; loads below those two are lossless by RFC 2544's rule and not run.", c.Trial, LossRateStep))
-	}
-	if c.WindowDuration > 0 {
-		m = append(m, fmt.Sprintf("Window benchmark (BalanceNG's benchmark, swctl bench's default mode): per instance, one flow of %d-byte frames (%d with FCS) from the tester's sending port to its counting port, at most %d frames in flight, for %v: packets sent, received, lost, packets/s, bytes/s (received, frames without FCS).", c.WindowSize, c.WindowSize+4, c.Window, c.WindowDuration))
-	}
-	return m
-}
-
-// extraHeader is the header lines of the message-size suite and the
-// forwarding-rate suite's FULL forms.
-func extraHeader(r *Results) []string {
-	var h []string
-	if r.MsgSize != nil {
-		h = append(h, fmt.Sprintf("TCP stream by message size: iperf3 -l SIZE, %d s per test, across bridge0 (peer to peer); Mb/s and CPU system %% by message size.", r.MsgSize.Seconds))
-	}
-	if r.Bulk != nil {
-		h = append(h, fmt.Sprintf("Bulk transfer: iperf3 %d s per test across a four-port bridge0: TCP one pair alone, two pairs at once (each, sum, sum / one pair), UDP at %d Mb/s offered (received Mb/s, datagram loss); system %% is the whole machine's during the test.", r.Bulk.Seconds, r.Bulk.UDPMbps))
-	}
-	if r.Rate != nil && r.Rate.LossRate && len(r.LossRateCells) > 0 {
-		h = append(h, fmt.Sprintf("Frame loss rate (RFC 2544 26.3): %v trials at 100%%, 90%%, ... of the max-rate run's sent rate until two successive trials lose nothing; n/a = a load that run did not reach (lossless by RFC 2544's rule).", r.Rate.Trial))
-	}
-	if r.Rate != nil && len(r.WindowSamples) > 0 {
-		h = append(h, fmt.Sprintf("Window benchmark: %d-byte frames, window %d, %v per instance (BalanceNG's form).", r.Rate.WindowSize, r.Rate.Window, r.Rate.WindowDuration))
-	}
-	return h
-}
+// This file lists every suite's share of the report in order
+// (reportParts): the tables printed and report.md's every-cell tables,
+// which the summary reads too; and the analysis of every suite's samples
+// (analyzeExtra).
 
 // analyzeExtra fills the cells of every suite of r from its samples at
 // significance level alpha, and the forwarding-rate samples' net CPU.
@@ -83,8 +48,10 @@ type reportPart struct {
 	// table is report.md's table: a line per cell, its keys, its
 	// statistics (cellStats) and any more.
 	table Table
-	// cells are the table's cells with their labels in the summary.
-	cells []partCell
+	// cells are the table's cells, of both roles.
+	cells []RoleCell
+	// label names a cell in the summary; "" leaves it out there.
+	label func(RoleCell) string
 }
 
 // under returns p printing tables, the first under a header line naming
@@ -95,34 +62,31 @@ func (p reportPart) under(section string, tables ...Table) reportPart {
 	return p
 }
 
-// partCell is one cell of a reportPart.
-type partCell struct {
-	// RoleCell is the cell; its setup, row, metric, size and percent
-	// find its partner of the other role.
-	RoleCell
-	// label names the cell in the summary; "" leaves it out there.
-	label string
-}
-
-// statColumns head the statistics columns of an every-cell table
-// (cellStats).
-var statColumns = []string{"n", "mean", "median", "min", "max", "stddev", "p (patch vs no patch)"}
-
 // everyCell is an every-cell table's frame: keys head the columns before
-// the statistics, more those after them.
+// the statistics (cellStats), more those after them.
 func everyCell(keys []string, more ...string) Table {
-	return Table{Columns: [][]string{append(append(keys, statColumns...), more...)}}
+	stats := []string{"n", "mean", "median", "min", "max", "stddev", "p (patch vs no patch)"}
+	return Table{Columns: [][]string{slices.Concat(keys, stats, more)}}
 }
 
 // roleCellPart is a part of RoleCells, its columns metric, row (row) and
 // role; label names a cell in the summary.
 func roleCellPart(name, heading, intro string, cells []RoleCell, row, label func(RoleCell) string) reportPart {
-	p := reportPart{name: name, heading: heading, intro: intro, table: everyCell([]string{"metric", "row", "role"})}
+	p := reportPart{name: name, heading: heading, intro: intro, table: everyCell([]string{"metric", "row", "role"}),
+		cells: cells, label: label}
 	for _, c := range cells {
 		p.table.Rows = append(p.table.Rows, Row{Label: c.Metric, Cells: texts(row(c), c.Role, cellStats(c.Comparison))})
-		p.cells = append(p.cells, partCell{c, label(c)})
 	}
 	return p
+}
+
+// promiscLabel names a promisc cell of the printed tables in the summary
+// ("Throughput (Mb/s), Receive PROMISC"); the other metrics' are "".
+func promiscLabel(c RoleCell) string {
+	if m := slices.IndexFunc(Metrics[:3], func(m Metric[Sample]) bool { return m.Key == c.Metric }); m >= 0 {
+		return fmt.Sprintf("%s, %s %s", Metrics[m].Title, c.Row, colName(c.Promisc))
+	}
+	return ""
 }
 
 // reportParts are r's parts in the order printed: per setup the promisc
@@ -133,17 +97,10 @@ func roleCellPart(name, heading, intro string, cells []RoleCell, row, label func
 func reportParts(r *Results) []reportPart {
 	var out []reportPart
 	for _, s := range r.Setups {
-		p := reportPart{name: "promisc: " + s.Name, heading: s.Name, table: everyCell([]string{"metric", "row", "column", "role"})}
-		for _, c := range ofSetup(r.Cells, s.Name, cellSetup) {
-			pc := partCell{RoleCell: c}
-			pc.Row += " " + colName(c.Promisc) // the summary's partner has the same row and column
-			for _, m := range Metrics[:3] {    // the printed tables
-				if m.Key == c.Metric {
-					pc.label = m.Title + ", " + pc.Row
-				}
-			}
+		p := reportPart{name: "promisc: " + s.Name, heading: s.Name, table: everyCell([]string{"metric", "row", "column", "role"}),
+			cells: ofSetup(r.Cells, s.Name, cellSetup), label: promiscLabel}
+		for _, c := range p.cells {
 			p.table.Rows = append(p.table.Rows, Row{Label: c.Metric, Cells: texts(c.Row, colName(c.Promisc), c.Role, cellStats(c.Comparison))})
-			p.cells = append(p.cells, pc)
 		}
 		out = append(out, p.under(s.Name, Tables(s, r.Cells)...))
 	}
@@ -193,15 +150,4 @@ func reportParts(r *Results) []reportPart {
 		}
 	}
 	return out
-}
-
-// cellsMarkdown writes report.md's every-cell sections (reportParts).
-func cellsMarkdown(b *strings.Builder, r *Results) {
-	for _, p := range reportParts(r) {
-		if p.name == "" {
-			continue
-		}
-		fmt.Fprintf(b, "\n### %s\n\n%s", cmp.Or(p.heading, p.name), p.intro)
-		writeMarkdown(b, p.table)
-	}
 }

@@ -67,23 +67,18 @@ func FindSetups(names []string) ([]SetupSpec, error) {
 // them when names is empty), in table order; a name no entry has is an
 // error naming it, the kind and the names there are.
 func findNamed[T any](all []T, names []string, kind string, name func(T) string) ([]T, error) {
-	if len(names) == 0 {
-		return slices.Clone(all), nil
-	}
 	var have []string
-	var out []T
 	for _, s := range all {
 		have = append(have, name(s))
-		if slices.Contains(names, name(s)) {
-			out = append(out, s)
-		}
 	}
 	for _, n := range names {
 		if !slices.Contains(have, n) {
 			return nil, fmt.Errorf("regress: %s %q: no such setup (have %s)", kind, n, strings.Join(have, ", "))
 		}
 	}
-	return out, nil
+	return slices.DeleteFunc(slices.Clone(all), func(s T) bool {
+		return len(names) > 0 && !slices.Contains(names, name(s))
+	}), nil
 }
 
 // Config is one run of the suite.
@@ -307,24 +302,16 @@ func Analyze(setups []SetupSpec, samples []Sample, alpha float64) []RoleCell {
 }
 
 // Tables builds the printed tables of setup s (throughput, system,
-// interrupts) from cells.
+// interrupts) from cells; a cell not in cells is n/a.
 func Tables(s SetupSpec, cells []RoleCell) []Table {
 	var out []Table
 	for _, m := range Metrics[:3] {
 		var rows []Row
 		for _, row := range s.Rows {
-			r := Row{Label: row, Cells: make([]Cell, 4)}
-			for _, c := range cells {
-				if c.Setup != s.Name || c.Metric != m.Key || c.Row != row {
-					continue
-				}
-				k := slices.Index(bothRoles[:], c.Role)
-				if !c.Promisc {
-					k += 2
-				}
-				r.Cells[k] = c.mean()
-			}
-			rows = append(rows, r)
+			at := RoleCell{Setup: s.Name, Row: row, Promisc: true}
+			promisc := pairCells(cells, at, m.Key)
+			at.Promisc = false
+			rows = append(rows, Row{Label: row, Cells: append(promisc, pairCells(cells, at, m.Key)...)})
 		}
 		out = append(out, seedTable(m.Title, rows...))
 	}
@@ -333,11 +320,5 @@ func Tables(s SetupSpec, cells []RoleCell) []Table {
 
 // ofSetup returns the instances of plan whose setup is name.
 func ofSetup[I any](plan []I, name string, setup func(I) string) []I {
-	var out []I
-	for _, in := range plan {
-		if setup(in) == name {
-			out = append(out, in)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(plan), func(in I) bool { return setup(in) != name })
 }

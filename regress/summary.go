@@ -7,25 +7,24 @@ import (
 )
 
 // sigItems lists the cells of cells (both roles) where the patch cell
-// differs significantly from its no-patch partner (same setup, row,
-// metric, size and percent): the label, both means, the difference,
-// absolute and relative, and p. A cell without a label is left out.
-func sigItems(cells []partCell) []string {
+// differs significantly from its no-patch partner (findCell: the same
+// place): the label, both means, the difference, absolute and relative,
+// and p. A cell whose label is "" is left out.
+func sigItems(cells []RoleCell, label func(RoleCell) string) []string {
 	var out []string
 	for _, c := range cells {
-		if c.Role != RolePatch || c.NA || !c.Significant || c.label == "" {
+		if c.Role != RolePatch || c.NA || !c.Significant || label(c) == "" {
 			continue
 		}
-		for _, o := range cells {
-			if o.Role != RoleNoPatch || o.NA || o.Setup != c.Setup || o.Row != c.Row || o.Metric != c.Metric || o.Size != c.Size || o.Percent != c.Percent {
-				continue
-			}
+		key := c
+		key.Role = RoleNoPatch
+		if o := findCell(cells, key); o != nil && !o.NA {
 			pm, nm := c.Summary.Mean, o.Summary.Mean
 			rel := ""
 			if nm != 0 {
 				rel = fmt.Sprintf(", %+.1f%%", 100*(pm-nm)/math.Abs(nm))
 			}
-			out = append(out, fmt.Sprintf("%s: %.2f against %.2f (%+.2f%s; p %.3g)", c.label, pm, nm, pm-nm, rel, c.P))
+			out = append(out, fmt.Sprintf("%s: %.2f against %.2f (%+.2f%s; p %.3g)", label(c), pm, nm, pm-nm, rel, c.P))
 		}
 	}
 	return out
@@ -49,14 +48,10 @@ func summaryMarkdown(b *strings.Builder, r *Results) {
 		if p.name == "" {
 			continue // no every-cell table
 		}
-		items := sigItems(p.cells)
-		if len(items) == 0 {
+		if items := sigItems(p.cells, p.label); len(items) > 0 {
+			fmt.Fprintf(b, "- %s:\n  - %s\n", p.name, strings.Join(items, "\n  - "))
+		} else {
 			fmt.Fprintf(b, "- %s: none\n", p.name)
-			continue
-		}
-		fmt.Fprintf(b, "- %s:\n", p.name)
-		for _, it := range items {
-			fmt.Fprintf(b, "  - %s\n", it)
 		}
 	}
 	b.WriteString("\n")

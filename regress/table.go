@@ -101,21 +101,15 @@ func RenderTable(w io.Writer, t Table) error {
 	if t.Widths != nil {
 		widths = []int{max(t.Widths[0], fitWidths(lines, 1)[0]), t.Widths[1]}
 	}
-	var b strings.Builder
-	for _, h := range t.Head {
-		b.WriteString(h + "\n")
-	}
+	text := slices.Clone(t.Head)
 	for _, l := range lines {
 		var s string
 		for i, c := range l {
 			s += fmt.Sprintf("%-*s", widths[min(i, len(widths)-1)], c+" ")
 		}
-		b.WriteString(strings.TrimRight(s, " ") + "\n")
+		text = append(text, strings.TrimRight(s, " "))
 	}
-	for _, n := range t.Notes {
-		b.WriteString(n + "\n")
-	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, strings.Join(append(text, t.Notes...), "\n")+"\n")
 	return err
 }
 
@@ -164,22 +158,14 @@ func fitWidths(lines [][]string, gap int) []int {
 // given, title the pairs on a first header line (without, the table has
 // one pair and one header line, "patch  no patch").
 func pairTable(head []string, label string, titles ...string) Table {
-	t := Table{Head: head, Widths: []int{10, 12}}
-	roles := []string{label}
-	for range max(1, len(titles)) {
-		roles = append(roles, "patch", "no patch")
-	}
 	if len(titles) == 0 {
-		t.Columns = [][]string{roles}
-		return t
+		return Table{Head: head, Widths: []int{10, 12}, Columns: [][]string{{label, "patch", "no patch"}}}
 	}
-	top := []string{label}
+	top, roles := []string{label}, []string{""}
 	for _, c := range titles {
-		top = append(top, c, c)
+		top, roles = append(top, c, c), append(roles, "patch", "no patch")
 	}
-	roles[0] = ""
-	t.Columns = [][]string{top, roles}
-	return t
+	return Table{Head: head, Widths: []int{10, 12}, Columns: [][]string{top, roles}}
 }
 
 // pairRow is a row of a pair table: cells are 2 per pair, patch then no
