@@ -3,6 +3,7 @@ package regress
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -218,5 +219,27 @@ func TestLinkPromiscuity(t *testing.T) {
 	})
 	if want := map[string]int{"d0": 1, "d1": 0}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("linkPromiscuity = %v, want %v (links without a readable count left out)", got, want)
+	}
+}
+
+// TestSuitesHostSetups: with real test hosts, -setups names the
+// real-host setups (plain, bridge0), not the netns testbed's.
+func TestSuitesHostSetups(t *testing.T) {
+	cfg := Config{Runs: 1, Seconds: 1, Alpha: 0.05, Setups: []string{"plain"}, Stderr: io.Discard,
+		Hosts: &HostsConfig{Tests: []string{"plain", "bridge0"}}}
+	suites, err := cfg.suites()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(suites) != 1 {
+		t.Fatalf("%d suites, want the real-host suite alone", len(suites))
+	}
+	hs, ok := suites[0].(hostsSuite)
+	if !ok || len(hs.setups) != 1 || hs.setups[0].Name != "plain" {
+		t.Errorf("suite %+v, want the real-host suite with setup plain", suites[0])
+	}
+	cfg.Setups = []string{"veth"}
+	if _, err := cfg.suites(); err == nil || !strings.Contains(err.Error(), `setup "veth": not a real-host test`) {
+		t.Errorf("setup veth with real hosts: error %v, want it named as not a real-host test", err)
 	}
 }

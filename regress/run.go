@@ -59,7 +59,7 @@ func (cfg *Config) suites() ([]suite, error) {
 		return nil, fmt.Errorf("regress: alpha %v: must be between 0 and 1", cfg.Alpha)
 	}
 	setups, err := FindSetups(cfg.Setups)
-	if err != nil {
+	if err != nil && cfg.Hosts == nil { // real-host setups are checked below
 		return nil, err
 	}
 	find := FindRateSetups
