@@ -354,10 +354,7 @@ func benchSamples(rates []RateSample, runs []benchRun) []benchSample {
 			add(RTT, r.Ping.Avg, note, "")
 		}
 		for _, t := range r.TCP {
-			metric, note := TCPOn, ""
-			if t.Offloads == "off" {
-				metric = TCPOff
-			}
+			metric, note := map[string]string{"off": TCPOff, "default": TCPOn}[t.Offloads], ""
 			if t.Error != "" {
 				note = "no transfer: " + t.Error
 			}
@@ -442,9 +439,10 @@ const (
 // an untitled one follows the metric in whose notes column its median
 // shows, in its Format (percentages with one decimal, nanoseconds with
 // none). cpuLoad is the paced load of the CPU metric in frames/s and
-// pings the number of pings, for the titles.
+// pings the number of pings, for the titles. A benchSample names its
+// metric and holds its value: benchCell reads it without Value.
 func benchMetrics(cpuLoad float64, pings int) []Metric[benchSample] {
-	ms := []Metric[benchSample]{
+	return []Metric[benchSample]{
 		{Key: Max64, Title: "64 B frames/s, max load"}, {Key: Max64Loss, Format: "loss %.1f%%"},
 		{Key: Max1518, Title: "1518 B frames/s, max load"}, {Key: Max1518Loss, Format: "loss %.1f%%"},
 		{Key: ZeroLoss64, Title: "64 B zero-loss rate, frames/s"},
@@ -455,10 +453,6 @@ func benchMetrics(cpuLoad float64, pings int) []Metric[benchSample] {
 		{Key: TCPOn, Title: "TCP Gb/s, default offloads", Format: "%.2f"},
 		{Key: RTT, Title: fmt.Sprintf("ping RTT avg ms (%d, 200 ms)", pings), Format: "%.3f"},
 	}
-	for i := range ms {
-		ms[i].Value = func(s benchSample) (float64, bool) { return s.Value, s.Err == "" }
-	}
-	return ms
 }
 
 // benchSample is one value of one metric on one row in one run.
@@ -479,20 +473,19 @@ type benchSample struct {
 	Err string `json:"error,omitempty"`
 }
 
-// benchCell summarises the samples of metric m on row over the runs: the
-// values m takes, and the distinct notes and the distinct errors of runs
-// without a value, each followed by the number of runs that had it
+// benchCell summarises the samples of metric key on row over the runs:
+// the values it takes, and the distinct notes and the distinct errors of
+// runs without a value, each followed by the number of runs that had it
 // ("sender-bound (2 runs)").
-func benchCell(samples []benchSample, row string, m Metric[benchSample]) (s stats.Summary, notes, errs []string) {
+func benchCell(samples []benchSample, row, key string) (s stats.Summary, notes, errs []string) {
 	var vals []float64
 	for _, x := range samples {
-		v, ok := m.Value(x)
 		switch {
-		case x.Row != row || x.Metric != m.Key:
-		case !ok:
+		case x.Row != row || x.Metric != key:
+		case x.Err != "":
 			errs = append(errs, x.Err)
 		default:
-			vals = append(vals, v)
+			vals = append(vals, x.Value)
 			if x.Note != "" {
 				notes = append(notes, x.Note)
 			}
@@ -533,8 +526,8 @@ func benchTable(header []string, rows []RateSpec, metrics []Metric[benchSample],
 		if mi > 0 {
 			t.Rows = append(t.Rows, Row{})
 		}
-		kernel, _, _ := benchCell(samples, "kernel", m)
-		ovs, _, _ := benchCell(samples, "ovs", m)
+		kernel, _, _ := benchCell(samples, "kernel", m.Key)
+		ovs, _, _ := benchCell(samples, "ovs", m.Key)
 		for i, r := range rows {
 			label := ""
 			if i == 0 {
@@ -544,7 +537,7 @@ func benchTable(header []string, rows []RateSpec, metrics []Metric[benchSample],
 				t.Rows = append(t.Rows, Row{Label: label, Cells: texts(r.Label, r.Skip, "–", "–", "–")})
 				continue
 			}
-			c, counts, errs := benchCell(samples, r.Name, m)
+			c, counts, errs := benchCell(samples, r.Name, m.Key)
 			med, spread := "–", "–"
 			switch {
 			case c.N == 1:
@@ -559,7 +552,7 @@ func benchTable(header []string, rows []RateSpec, metrics []Metric[benchSample],
 				if n.Title != "" {
 					break
 				}
-				if nc, _, _ := benchCell(samples, r.Name, n); nc.N > 0 {
+				if nc, _, _ := benchCell(samples, r.Name, n.Key); nc.N > 0 {
 					notes = append(notes, fmt.Sprintf(n.Format, nc.Median))
 				}
 			}

@@ -106,10 +106,8 @@ func RunBench(cfg BenchConfig) (err error) {
 	}
 	NetCPU(rows, res.RateSamples)
 	rep.Samples = benchSamples(res.RateSamples, rep.Runs)
-	var tb strings.Builder
-	if err := RenderTable(&tb, benchTable(header(cfg, res.Environment, rep.Programs), rows, benchMetrics(cfg.CPURate, cfg.Pings), rep.Samples)); err != nil {
-		return err
-	}
+	var tb strings.Builder // RenderTable cannot fail on it
+	RenderTable(&tb, benchTable(header(cfg, res.Environment, rep.Programs), rows, benchMetrics(cfg.CPURate, cfg.Pings), rep.Samples))
 	rep.Table = tb.String()
 	fmt.Print("\n" + rep.Table)
 	res.Finished, res.Environment.LoadEnd, res.Bench, res.Commands = time.Now(), loadavg(), rep, cmds.Log
@@ -150,23 +148,21 @@ func header(cfg BenchConfig, env Environment, programs map[string]string) []stri
 	}
 }
 
-// benchPrograms names the versions of the programs measured.
+// benchPrograms names the versions of the programs measured: the first
+// line each prints, blanks folded.
 func benchPrograms(cfg BenchConfig, cmds *Commands) map[string]string {
-	env := map[string]string{"swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
-	if out, err := cmds.within(context.Background(), 5*time.Second, cfg.Swctl, "version"); err == nil {
-		env["swctl"] = strings.Join(strings.Fields(firstLine(out)), " ")
-	}
-	if ovsMissing() == "" {
-		if out, err := cmds.within(context.Background(), 5*time.Second, "ovs-vswitchd", "--version"); err == nil {
-			env["ovs"] = strings.TrimSpace(firstLine(out))
+	progs := map[string]string{"swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
+	version := func(name string, args ...string) {
+		if out, err := cmds.within(context.Background(), 5*time.Second, args...); err == nil {
+			line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+			progs[name] = strings.Join(strings.Fields(line), " ")
 		}
 	}
-	return env
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
+	version("swctl", cfg.Swctl, "version")
+	if ovsMissing() == "" {
+		version("ovs", "ovs-vswitchd", "--version")
+	}
+	return progs
 }
 
 // pinProcess sets the CPU affinity of every thread of this process to
