@@ -7,10 +7,8 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/stats"
@@ -44,7 +42,7 @@ type BenchConfig struct {
 	// RateConfig is the forwarding rate of every row: Sizes 64 and 1518,
 	// Flows, MaxTrial the max-load runs' length, Trial, MaxTrials and
 	// Resolution the 64-byte zero-loss search's, CPURate and CPUTrial
-	// the 64-byte CPU-per-frame run's (rateConfigs).
+	// the 64-byte CPU-per-frame run's (measureRow).
 	RateConfig
 	// TCPSeconds is the length of one iperf3 test.
 	TCPSeconds int `json:"tcp_seconds"`
@@ -108,15 +106,6 @@ func ParseBenchFlags(args []string) (BenchConfig, error) {
 	return c, err
 }
 
-// rateConfigs are the forwarding-rate measurements of a row run: 64-byte
-// frames (max load, zero-loss search, CPU at the paced load) and
-// 1518-byte frames (max load only).
-func (cfg BenchConfig) rateConfigs() []RateConfig {
-	small := cfg.RateConfig
-	small.Sizes = []int{64}
-	return []RateConfig{small, {Sizes: []int{1518}, Trial: cfg.MaxTrial, Flows: cfg.Flows}}
-}
-
 // BenchSetups are make bench's rows, in table order: setups of the
 // forwarding-rate testbed (rateBed), the baseline first.
 var BenchSetups = []RateSpec{
@@ -168,8 +157,8 @@ type pingStats struct {
 }
 
 var (
-	pingCounts = regexp.MustCompile(`(\d+) packets transmitted, (\d+) (?:packets )?received`)
-	pingRTT    = regexp.MustCompile(`= ([0-9.]+)/([0-9.]+)/([0-9.]+)/[0-9.]+ ms`)
+	pingCounts = regexp.MustCompile(`\d+ packets transmitted, \d+ (?:packets )?received`)
+	pingRTT    = regexp.MustCompile(`= [0-9.]+/[0-9.]+/[0-9.]+/[0-9.]+ ms`)
 )
 
 // parsePing reads the summary of iputils ping:
@@ -178,22 +167,19 @@ var (
 //	rtt min/avg/max/mdev = 0.041/0.061/0.092/0.011 ms
 func parsePing(out string) (pingStats, error) {
 	var p pingStats
-	m := pingCounts.FindStringSubmatch(out)
-	if m == nil {
+	counts := pingCounts.FindString(out)
+	if counts == "" {
 		return p, fmt.Errorf("ping: no \"packets transmitted\" line in %q", bgproc.Clip(out))
 	}
-	p.Sent, _ = strconv.Atoi(m[1])
-	p.Received, _ = strconv.Atoi(m[2])
+	fmt.Sscanf(counts, "%d packets transmitted, %d", &p.Sent, &p.Received)
 	if p.Received == 0 {
 		return p, fmt.Errorf("ping: none of %d echo requests answered", p.Sent)
 	}
-	r := pingRTT.FindStringSubmatch(out)
-	if r == nil {
+	rtt := pingRTT.FindString(out)
+	if rtt == "" {
 		return p, fmt.Errorf("ping: no rtt line in %q", bgproc.Clip(out))
 	}
-	p.Min, _ = strconv.ParseFloat(r[1], 64)
-	p.Avg, _ = strconv.ParseFloat(r[2], 64)
-	p.Max, _ = strconv.ParseFloat(r[3], 64)
+	fmt.Sscanf(rtt, "= %g/%g/%g/", &p.Min, &p.Avg, &p.Max)
 	return p, nil
 }
 
@@ -595,11 +581,10 @@ func ratioText(c, ref stats.Summary) string {
 
 // clip cuts s to maxNote runes, marking the cut; a note is one line.
 func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= maxNote {
-		return s
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) <= maxNote {
+		return string(r)
 	}
-	r := []rune(s)
 	return string(r[:maxNote-1]) + "…"
 }
 

@@ -227,7 +227,11 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 			fail(err, benchStop)
 		}
 	}()
-	for _, c := range cfg.rateConfigs() {
+	// 64-byte frames: max load, zero-loss search, CPU at the paced load;
+	// 1518-byte frames: max load only.
+	small := cfg.RateConfig
+	small.Sizes = []int{64}
+	for _, c := range []RateConfig{small, {Sizes: []int{1518}, Trial: cfg.MaxTrial, Flows: cfg.Flows}} {
 		if err := measureSizes(res, in, c.Sizes, func(size int) (RateSample, error) { return b.measureWith(ctx, c, size) }, nil); err != nil {
 			fail(err, rateMetrics(c.Sizes[0])...)
 		}

@@ -56,13 +56,11 @@ func startSwctl(ctx context.Context, b *rateBed, bin, base string) error {
 	return b.daemon.swctlAll(ctx, steps...)
 }
 
-// ovsTools are the Open vSwitch programs the OVS rows run (Debian package
-// openvswitch-switch).
-var ovsTools = []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl"}
-
-// ovsMissing returns why the OVS rows cannot run, or "".
+// ovsMissing returns why the OVS rows cannot run, or "": one of the
+// Open vSwitch programs they run (Debian package openvswitch-switch) is
+// missing.
 func ovsMissing() string {
-	for _, t := range ovsTools {
+	for _, t := range []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl"} {
 		if _, err := exec.LookPath(t); err != nil {
 			return "not installed"
 		}
