@@ -236,8 +236,11 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 			fail(err, rateMetrics(c.Sizes[0])...)
 		}
 	}
-	if p, err := ping(ctx, b, cfg); err != nil {
-		fail(err, RTT)
+	// Light load: h1 pings h2 every 200 ms, pinned to the tester CPU.
+	out, err := b.on(b.h1).within(ctx, time.Duration(cfg.Pings)*200*time.Millisecond+10*time.Second,
+		pinned(cfg.TesterCPU, "ping", "-q", "-c", strconv.Itoa(cfg.Pings), "-i", "0.2", "-W", "1", b.h2IP)...)
+	if p, perr := parsePing(out); perr != nil {
+		fail(fmt.Errorf("ping h1 -> h2: %w", cmp.Or(err, perr)), RTT)
 	} else {
 		rec.Ping = &p
 	}
@@ -249,17 +252,6 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 		rec.TCP = append(rec.TCP, tcp(ctx, b, cfg, t.offloads))
 	}
 	return rec
-}
-
-// ping pings h2 from h1, every 200 ms, pinned to the tester CPU.
-func ping(ctx context.Context, b *rateBed, cfg BenchConfig) (pingStats, error) {
-	n := cfg.Pings
-	out, err := b.on(b.h1).within(ctx, time.Duration(n)*200*time.Millisecond+10*time.Second, pinned(cfg.TesterCPU, "ping", "-q", "-c", strconv.Itoa(n), "-i", "0.2", "-W", "1", b.h2IP)...)
-	p, perr := parsePing(out)
-	if perr != nil {
-		return p, fmt.Errorf("ping h1 -> h2: %w", cmp.Or(err, perr))
-	}
-	return p, nil
 }
 
 // tcp runs one iperf3 test h1 -> h2 against a one-off server started for
