@@ -422,8 +422,9 @@ const (
 // an untitled one follows the metric in whose notes column its median
 // shows, in its Format (percentages with one decimal, nanoseconds with
 // none). cpuLoad is the paced load of the CPU metric in frames/s and
-// pings the number of pings, for the titles. A benchSample names its
-// metric and holds its value: benchCell reads it without Value.
+// pings the number of pings, for the titles. Their Value is unset: a
+// benchSample names its metric and holds its value, which benchCell
+// reads.
 func benchMetrics(cpuLoad float64, pings int) []Metric[benchSample] {
 	return []Metric[benchSample]{
 		{Key: Max64, Title: "64 B frames/s, max load"}, {Key: Max64Loss, Format: "loss %.1f%%"},

@@ -166,7 +166,8 @@ func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*
 		for _, x := range series[0].X {
 			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
 		}
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, ticks
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = ticks
 	}
 	return p, nil
 }
