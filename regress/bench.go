@@ -130,13 +130,16 @@ var BenchSetups = []RateSpec{
 // benchRows returns the rows named in ids, in table order; the OVS rows
 // are skipped with ovsSkip when it is not empty.
 func benchRows(ids []string, ovsSkip string) []RateSpec {
-	rows := slices.DeleteFunc(slices.Clone(BenchSetups), func(s RateSpec) bool { return !slices.Contains(ids, s.Name) })
-	for i := range rows {
-		if rows[i].Forwarder == FwdOVS {
-			rows[i].Skip = ovsSkip
+	var out []RateSpec
+	for _, s := range BenchSetups {
+		if slices.Contains(ids, s.Name) {
+			if s.Forwarder == FwdOVS {
+				s.Skip = ovsSkip
+			}
+			out = append(out, s)
 		}
 	}
-	return rows
+	return out
 }
 
 // pingStats is what ping -q printed.
