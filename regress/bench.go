@@ -7,10 +7,8 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/swctl/swctl/internal/bgproc"
 	"github.com/swctl/swctl/internal/stats"
@@ -44,7 +42,7 @@ type BenchConfig struct {
 	// RateConfig is the forwarding rate of every row: Sizes 64 and 1518,
 	// Flows, MaxTrial the max-load runs' length, Trial, MaxTrials and
 	// Resolution the 64-byte zero-loss search's, CPURate and CPUTrial
-	// the 64-byte CPU-per-frame run's (rateConfigs).
+	// the 64-byte CPU-per-frame run's (measureRow).
 	RateConfig
 	// TCPSeconds is the length of one iperf3 test.
 	TCPSeconds int `json:"tcp_seconds"`
@@ -108,15 +106,6 @@ func ParseBenchFlags(args []string) (BenchConfig, error) {
 	return c, err
 }
 
-// rateConfigs are the forwarding-rate measurements of a row run: 64-byte
-// frames (max load, zero-loss search, CPU at the paced load) and
-// 1518-byte frames (max load only).
-func (cfg BenchConfig) rateConfigs() []RateConfig {
-	small := cfg.RateConfig
-	small.Sizes = []int{64}
-	return []RateConfig{small, {Sizes: []int{1518}, Trial: cfg.MaxTrial, Flows: cfg.Flows}}
-}
-
 // BenchSetups are make bench's rows, in table order: setups of the
 // forwarding-rate testbed (rateBed), the baseline first.
 var BenchSetups = []RateSpec{
@@ -168,8 +157,8 @@ type pingStats struct {
 }
 
 var (
-	pingCounts = regexp.MustCompile(`(\d+) packets transmitted, (\d+) (?:packets )?received`)
-	pingRTT    = regexp.MustCompile(`= ([0-9.]+)/([0-9.]+)/([0-9.]+)/[0-9.]+ ms`)
+	pingCounts = regexp.MustCompile(`\d+ packets transmitted, \d+ (?:packets )?received`)
+	pingRTT    = regexp.MustCompile(`= [0-9.]+/[0-9.]+/[0-9.]+/[0-9.]+ ms`)
 )
 
 // parsePing reads the summary of iputils ping:
@@ -178,22 +167,19 @@ var (
 //	rtt min/avg/max/mdev = 0.041/0.061/0.092/0.011 ms
 func parsePing(out string) (pingStats, error) {
 	var p pingStats
-	m := pingCounts.FindStringSubmatch(out)
-	if m == nil {
+	counts := pingCounts.FindString(out)
+	if counts == "" {
 		return p, fmt.Errorf("ping: no \"packets transmitted\" line in %q", bgproc.Clip(out))
 	}
-	p.Sent, _ = strconv.Atoi(m[1])
-	p.Received, _ = strconv.Atoi(m[2])
+	fmt.Sscanf(counts, "%d packets transmitted, %d", &p.Sent, &p.Received)
 	if p.Received == 0 {
 		return p, fmt.Errorf("ping: none of %d echo requests answered", p.Sent)
 	}
-	r := pingRTT.FindStringSubmatch(out)
-	if r == nil {
+	rtt := pingRTT.FindString(out)
+	if rtt == "" {
 		return p, fmt.Errorf("ping: no rtt line in %q", bgproc.Clip(out))
 	}
-	p.Min, _ = strconv.ParseFloat(r[1], 64)
-	p.Avg, _ = strconv.ParseFloat(r[2], 64)
-	p.Max, _ = strconv.ParseFloat(r[3], 64)
+	fmt.Sscanf(rtt, "= %g/%g/%g/", &p.Min, &p.Avg, &p.Max)
 	return p, nil
 }
 
@@ -354,10 +340,7 @@ func benchSamples(rates []RateSample, runs []benchRun) []benchSample {
 			add(RTT, r.Ping.Avg, note, "")
 		}
 		for _, t := range r.TCP {
-			metric, note := TCPOn, ""
-			if t.Offloads == "off" {
-				metric = TCPOff
-			}
+			metric, note := map[string]string{"off": TCPOff, "default": TCPOn}[t.Offloads], ""
 			if t.Error != "" {
 				note = "no transfer: " + t.Error
 			}
@@ -442,9 +425,11 @@ const (
 // an untitled one follows the metric in whose notes column its median
 // shows, in its Format (percentages with one decimal, nanoseconds with
 // none). cpuLoad is the paced load of the CPU metric in frames/s and
-// pings the number of pings, for the titles.
+// pings the number of pings, for the titles. Their Value is unset: a
+// benchSample names its metric and holds its value, which benchCell
+// reads.
 func benchMetrics(cpuLoad float64, pings int) []Metric[benchSample] {
-	ms := []Metric[benchSample]{
+	return []Metric[benchSample]{
 		{Key: Max64, Title: "64 B frames/s, max load"}, {Key: Max64Loss, Format: "loss %.1f%%"},
 		{Key: Max1518, Title: "1518 B frames/s, max load"}, {Key: Max1518Loss, Format: "loss %.1f%%"},
 		{Key: ZeroLoss64, Title: "64 B zero-loss rate, frames/s"},
@@ -455,10 +440,6 @@ func benchMetrics(cpuLoad float64, pings int) []Metric[benchSample] {
 		{Key: TCPOn, Title: "TCP Gb/s, default offloads", Format: "%.2f"},
 		{Key: RTT, Title: fmt.Sprintf("ping RTT avg ms (%d, 200 ms)", pings), Format: "%.3f"},
 	}
-	for i := range ms {
-		ms[i].Value = func(s benchSample) (float64, bool) { return s.Value, s.Err == "" }
-	}
-	return ms
 }
 
 // benchSample is one value of one metric on one row in one run.
@@ -479,20 +460,19 @@ type benchSample struct {
 	Err string `json:"error,omitempty"`
 }
 
-// benchCell summarises the samples of metric m on row over the runs: the
-// values m takes, and the distinct notes and the distinct errors of runs
-// without a value, each followed by the number of runs that had it
+// benchCell summarises the samples of metric key on row over the runs:
+// the values it takes, and the distinct notes and the distinct errors of
+// runs without a value, each followed by the number of runs that had it
 // ("sender-bound (2 runs)").
-func benchCell(samples []benchSample, row string, m Metric[benchSample]) (s stats.Summary, notes, errs []string) {
+func benchCell(samples []benchSample, row, key string) (s stats.Summary, notes, errs []string) {
 	var vals []float64
 	for _, x := range samples {
-		v, ok := m.Value(x)
 		switch {
-		case x.Row != row || x.Metric != m.Key:
-		case !ok:
+		case x.Row != row || x.Metric != key:
+		case x.Err != "":
 			errs = append(errs, x.Err)
 		default:
-			vals = append(vals, v)
+			vals = append(vals, x.Value)
 			if x.Note != "" {
 				notes = append(notes, x.Note)
 			}
@@ -533,8 +513,8 @@ func benchTable(header []string, rows []RateSpec, metrics []Metric[benchSample],
 		if mi > 0 {
 			t.Rows = append(t.Rows, Row{})
 		}
-		kernel, _, _ := benchCell(samples, "kernel", m)
-		ovs, _, _ := benchCell(samples, "ovs", m)
+		kernel, _, _ := benchCell(samples, "kernel", m.Key)
+		ovs, _, _ := benchCell(samples, "ovs", m.Key)
 		for i, r := range rows {
 			label := ""
 			if i == 0 {
@@ -544,7 +524,7 @@ func benchTable(header []string, rows []RateSpec, metrics []Metric[benchSample],
 				t.Rows = append(t.Rows, Row{Label: label, Cells: texts(r.Label, r.Skip, "–", "–", "–")})
 				continue
 			}
-			c, counts, errs := benchCell(samples, r.Name, m)
+			c, counts, errs := benchCell(samples, r.Name, m.Key)
 			med, spread := "–", "–"
 			switch {
 			case c.N == 1:
@@ -559,7 +539,7 @@ func benchTable(header []string, rows []RateSpec, metrics []Metric[benchSample],
 				if n.Title != "" {
 					break
 				}
-				if nc, _, _ := benchCell(samples, r.Name, n); nc.N > 0 {
+				if nc, _, _ := benchCell(samples, r.Name, n.Key); nc.N > 0 {
 					notes = append(notes, fmt.Sprintf(n.Format, nc.Median))
 				}
 			}
@@ -602,11 +582,10 @@ func ratioText(c, ref stats.Summary) string {
 
 // clip cuts s to maxNote runes, marking the cut; a note is one line.
 func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= maxNote {
-		return s
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) <= maxNote {
+		return string(r)
 	}
-	r := []rune(s)
 	return string(r[:maxNote-1]) + "…"
 }
 

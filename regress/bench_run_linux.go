@@ -106,10 +106,8 @@ func RunBench(cfg BenchConfig) (err error) {
 	}
 	NetCPU(rows, res.RateSamples)
 	rep.Samples = benchSamples(res.RateSamples, rep.Runs)
-	var tb strings.Builder
-	if err := RenderTable(&tb, benchTable(header(cfg, res.Environment, rep.Programs), rows, benchMetrics(cfg.CPURate, cfg.Pings), rep.Samples)); err != nil {
-		return err
-	}
+	var tb strings.Builder // RenderTable cannot fail on it
+	RenderTable(&tb, benchTable(header(cfg, res.Environment, rep.Programs), rows, benchMetrics(cfg.CPURate, cfg.Pings), rep.Samples))
 	rep.Table = tb.String()
 	fmt.Print("\n" + rep.Table)
 	res.Finished, res.Environment.LoadEnd, res.Bench, res.Commands = time.Now(), loadavg(), rep, cmds.Log
@@ -150,23 +148,21 @@ func header(cfg BenchConfig, env Environment, programs map[string]string) []stri
 	}
 }
 
-// benchPrograms names the versions of the programs measured.
+// benchPrograms names the versions of the programs measured: the first
+// line each prints, blanks folded.
 func benchPrograms(cfg BenchConfig, cmds *Commands) map[string]string {
-	env := map[string]string{"swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
-	if out, err := cmds.within(context.Background(), 5*time.Second, cfg.Swctl, "version"); err == nil {
-		env["swctl"] = strings.Join(strings.Fields(firstLine(out)), " ")
-	}
-	if ovsMissing() == "" {
-		if out, err := cmds.within(context.Background(), 5*time.Second, "ovs-vswitchd", "--version"); err == nil {
-			env["ovs"] = strings.TrimSpace(firstLine(out))
+	progs := map[string]string{"swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
+	version := func(name string, args ...string) {
+		if out, err := cmds.within(context.Background(), 5*time.Second, args...); err == nil {
+			line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+			progs[name] = strings.Join(strings.Fields(line), " ")
 		}
 	}
-	return env
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
+	version("swctl", cfg.Swctl, "version")
+	if ovsMissing() == "" {
+		version("ovs", "ovs-vswitchd", "--version")
+	}
+	return progs
 }
 
 // pinProcess sets the CPU affinity of every thread of this process to
@@ -231,13 +227,20 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 			fail(err, benchStop)
 		}
 	}()
-	for _, c := range cfg.rateConfigs() {
+	// 64-byte frames: max load, zero-loss search, CPU at the paced load;
+	// 1518-byte frames: max load only.
+	small := cfg.RateConfig
+	small.Sizes = []int{64}
+	for _, c := range []RateConfig{small, {Sizes: []int{1518}, Trial: cfg.MaxTrial, Flows: cfg.Flows}} {
 		if err := measureSizes(res, in, c.Sizes, func(size int) (RateSample, error) { return b.measureWith(ctx, c, size) }, nil); err != nil {
 			fail(err, rateMetrics(c.Sizes[0])...)
 		}
 	}
-	if p, err := ping(ctx, b, cfg); err != nil {
-		fail(err, RTT)
+	// Light load: h1 pings h2 every 200 ms, pinned to the tester CPU.
+	out, err := b.on(b.h1).within(ctx, time.Duration(cfg.Pings)*200*time.Millisecond+10*time.Second,
+		pinned(cfg.TesterCPU, "ping", "-q", "-c", strconv.Itoa(cfg.Pings), "-i", "0.2", "-W", "1", b.h2IP)...)
+	if p, perr := parsePing(out); perr != nil {
+		fail(fmt.Errorf("ping h1 -> h2: %w", cmp.Or(err, perr)), RTT)
 	} else {
 		rec.Ping = &p
 	}
@@ -249,17 +252,6 @@ func measureRow(ctx context.Context, b *rateBed, run int, cfg BenchConfig, res *
 		rec.TCP = append(rec.TCP, tcp(ctx, b, cfg, t.offloads))
 	}
 	return rec
-}
-
-// ping pings h2 from h1, every 200 ms, pinned to the tester CPU.
-func ping(ctx context.Context, b *rateBed, cfg BenchConfig) (pingStats, error) {
-	n := cfg.Pings
-	out, err := b.on(b.h1).within(ctx, time.Duration(n)*200*time.Millisecond+10*time.Second, pinned(cfg.TesterCPU, "ping", "-q", "-c", strconv.Itoa(n), "-i", "0.2", "-W", "1", b.h2IP)...)
-	p, perr := parsePing(out)
-	if perr != nil {
-		return p, fmt.Errorf("ping h1 -> h2: %w", cmp.Or(err, perr))
-	}
-	return p, nil
 }
 
 // tcp runs one iperf3 test h1 -> h2 against a one-off server started for

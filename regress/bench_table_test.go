@@ -95,7 +95,7 @@ func TestBenchTableGolden(t *testing.T) {
 
 func TestBenchSamples(t *testing.T) {
 	_, rates, runs := goldenBench()
-	samples, metrics := benchSamples(rates, runs), benchMetrics(200e3, 20)
+	samples := benchSamples(rates, runs)
 	for _, c := range []struct {
 		row, metric string
 		n           int
@@ -114,7 +114,7 @@ func TestBenchSamples(t *testing.T) {
 		{"ovs", TCPOn, 3, 0, []string{"no transfer: iperf3: unable to connect to server: Connection timed out (3 runs)"}, nil},
 		{"kernel", Max1518, 3, 600e3, nil, nil},
 	} {
-		got, notes, errs := benchCell(samples, c.row, metrics[slices.IndexFunc(metrics, func(m Metric[benchSample]) bool { return m.Key == c.metric })])
+		got, notes, errs := benchCell(samples, c.row, c.metric)
 		if got.N != c.n || got.Median != c.median || !slices.Equal(notes, c.notes) || !slices.Equal(errs, c.errs) {
 			t.Errorf("%s %s: n %d, median %v, notes %q, errors %q; want n %d, median %v, notes %q, errors %q",
 				c.row, c.metric, got.N, got.Median, notes, errs, c.n, c.median, c.notes, c.errs)

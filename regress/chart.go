@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/swctl/swctl/internal/stats"
 	"gonum.org/v1/plot"
@@ -29,21 +30,6 @@ type chartCell struct {
 	S stats.Summary
 	// Marked flags a patch cell that differs significantly from no patch.
 	Marked bool
-}
-
-// chart is c's bar or point: nothing drawn when not measured (nil: no
-// such cell), a patch cell marked when significant.
-func (c *RoleCell) chart() chartCell {
-	if c == nil || c.NA {
-		return chartCell{}
-	}
-	return chartCell{S: c.Summary, Marked: c.Role == RolePatch && c.Significant}
-}
-
-// scaled is c with its figures multiplied by k (frames/s to Mb/s).
-func (c chartCell) scaled(k float64) chartCell {
-	c.S.Mean, c.S.Min, c.S.Max, c.S.Median = c.S.Mean*k, c.S.Min*k, c.S.Max*k, c.S.Median*k
-	return c
 }
 
 // chartSeries is one legend entry: patch or no patch of one figure.
@@ -147,16 +133,11 @@ func barChart(title, xlabel, ylabel string, groups []string, series []chartSerie
 
 // lineChart is a chart of points joined by lines, one line per series
 // (no patch dashed), a whisker on each point; logX puts x on a log scale
-// with a tick at every x.
+// with a tick at every x (the series share their x, as roleSeries makes
+// them).
 func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*plot.Plot, error) {
 	p := newChart(title, xlabel, ylabel)
-	var ticks []plot.Tick
 	for i, se := range series {
-		for _, x := range se.X {
-			if !slices.ContainsFunc(ticks, func(t plot.Tick) bool { return t.Value == x }) {
-				ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
-			}
-		}
 		var xy plotter.XYs
 		for j, c := range se.Cells {
 			if c.S.N > 0 {
@@ -181,8 +162,12 @@ func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*
 		p.Legend.Add(se.Label, l, pts)
 	}
 	if logX {
+		var ticks plot.ConstantTicks
+		for _, x := range series[0].X {
+			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
+		}
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		p.X.Tick.Marker = ticks
 	}
 	return p, nil
 }
@@ -266,14 +251,7 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 			{"throughput", ": throughput, patch vs no patch", "throughput, Mb/s", []string{"throughput"}},
 			{"cpu", ": CPU, whole machine", "CPU, % of all CPUs", []string{"system", "interrupts"}},
 		} {
-			series := roleSeries(ch.metrics, func(i int, role string) chartSeries {
-				var cs chartSeries
-				for _, at := range places {
-					at.Metric, at.Role = ch.metrics[i], role
-					cs.Cells = append(cs.Cells, findCell(r.Cells, at).chart())
-				}
-				return cs
-			})
+			series := roleSeries(r.Cells, places, ch.metrics...)
 			p, w, err := barChart(s.Name+ch.title, "row and column (iperf3 direction; PROMISC or -PROMISC)", ch.ylabel, groups, series)
 			file, err := writeChart(dir, s.Name+"-"+ch.name+".svg", p, w, r.Alpha, err)
 			if err != nil {
@@ -292,20 +270,37 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 	return names, nil
 }
 
-// roleSeries is a series per figure and role, patch first, labelled
-// "figure, role", or the role alone when there is one figure; series
-// gives the cells (and x) of figure i and role.
-func roleSeries(figures []string, series func(i int, role string) chartSeries) []chartSeries {
+// roleSeries is a series per metric and role, patch first, labelled
+// "metric, role" (the metric's key, blanks for underscores), or the role
+// alone when there is one metric: the cells of cells at places, their x
+// the places' sizes (line charts).
+func roleSeries(cells, places []RoleCell, metrics ...string) []chartSeries {
 	var out []chartSeries
-	for i, f := range figures {
+	for _, m := range metrics {
 		for _, role := range bothRoles {
-			s := series(i, role)
-			s.Label = role
-			if len(figures) > 1 {
-				s.Label = f + ", " + role
+			s := chartSeries{Label: role}
+			if len(metrics) > 1 {
+				s.Label = strings.ReplaceAll(m, "_", " ") + ", " + role
+			}
+			for _, at := range places {
+				at.Metric, at.Role = m, role
+				var cell chartCell // nothing drawn when not measured
+				if c := findCell(cells, at); c != nil && !c.NA {
+					cell = chartCell{S: c.Summary, Marked: role == RolePatch && c.Significant}
+				}
+				s.X, s.Cells = append(s.X, float64(at.Size)), append(s.Cells, cell)
 			}
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// sizePlaces are the places of setup's cells at sizes, in order.
+func sizePlaces(setup string, sizes []int) []RoleCell {
+	var out []RoleCell
+	for _, size := range sizes {
+		out = append(out, RoleCell{Setup: setup, Size: size})
 	}
 	return out
 }
@@ -320,12 +315,13 @@ func writeRateCharts(dir string, r *Results) ([]string, error) {
 	}
 	var names []string
 	for _, s := range r.RateSetups {
-		metrics := []string{"max_rate", "zero_loss"}
-		series := roleSeries([]string{"max rate", "zero loss"}, func(i int, role string) chartSeries {
-			return sizeSeries("", r.Rate.Sizes, func(size int) chartCell {
-				return findCell(r.RateCells, RoleCell{Setup: s.Name, Metric: metrics[i], Size: size, Role: role}).chart().scaled(float64(size-4) * 8 / 1e6)
-			})
-		})
+		series := roleSeries(r.RateCells, sizePlaces(s.Name, r.Rate.Sizes), "max_rate", "zero_loss")
+		for _, se := range series { // frames/s to Mb/s
+			for i, size := range se.X {
+				k, c := (size-4)*8/1e6, &se.Cells[i].S
+				c.Mean, c.Min, c.Max, c.Median = c.Mean*k, c.Min*k, c.Max*k, c.Median*k
+			}
+		}
 		p, err := lineChart("forwarding rate through "+s.Name+", patch vs no patch", "frame size, bytes (RFC 2544, FCS included)", "throughput, Mb/s (frames without FCS)", false, series)
 		file, err := writeChart(dir, "rate-"+s.Name+".svg", p, 6*vg.Inch, r.Alpha, err)
 		if err != nil {
@@ -344,25 +340,13 @@ func writeBulkChart(dir string, r *Results) ([]string, error) {
 		return nil, nil
 	}
 	groups := slices.DeleteFunc(bulkRows(*r.Bulk), func(row string) bool { return row == BulkRatio })
-	series := roleSeries([]string{"throughput"}, func(_ int, role string) chartSeries {
-		var cs chartSeries
-		for _, row := range groups {
-			cs.Cells = append(cs.Cells, findCell(r.BulkCells, RoleCell{Setup: BulkSetup, Row: row, Metric: "throughput", Role: role}).chart())
-		}
-		return cs
-	})
+	var places []RoleCell
+	for _, row := range groups {
+		places = append(places, RoleCell{Setup: BulkSetup, Row: row})
+	}
+	series := roleSeries(r.BulkCells, places, "throughput")
 	p, w, err := barChart("bulk transfer across "+BulkSetup+", patch vs no patch", "test (UDP: received)", "throughput, Mb/s", groups, series)
 	return writeChart(dir, "bulk-"+BulkSetup+".svg", p, w, r.Alpha, err)
-}
-
-// sizeSeries is the series label of a line chart over sizes, with the
-// cell cell gives at each size.
-func sizeSeries(label string, sizes []int, cell func(size int) chartCell) chartSeries {
-	cs := chartSeries{Label: label}
-	for _, size := range sizes {
-		cs.X, cs.Cells = append(cs.X, float64(size)), append(cs.Cells, cell(size))
-	}
-	return cs
 }
 
 // palette colours the series: patch dark, no patch light.

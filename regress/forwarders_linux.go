@@ -56,13 +56,11 @@ func startSwctl(ctx context.Context, b *rateBed, bin, base string) error {
 	return b.daemon.swctlAll(ctx, steps...)
 }
 
-// ovsTools are the Open vSwitch programs the OVS rows run (Debian package
-// openvswitch-switch).
-var ovsTools = []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl"}
-
-// ovsMissing returns why the OVS rows cannot run, or "".
+// ovsMissing returns why the OVS rows cannot run, or "": one of the
+// Open vSwitch programs they run (Debian package openvswitch-switch) is
+// missing.
 func ovsMissing() string {
-	for _, t := range ovsTools {
+	for _, t := range []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl"} {
 		if _, err := exec.LookPath(t); err != nil {
 			return "not installed"
 		}
@@ -77,7 +75,7 @@ func ovsMissing() string {
 // host's Open vSwitch and need no kernel module. ovs-vswitchd is pinned
 // to the forwarder CPU.
 type ovsSwitch struct {
-	// dir holds run/, db/, log/ and etc/ while running; "" when stopped.
+	// dir holds run/, db/, log/ and etc/.
 	dir string
 	// dut is the dut namespace.
 	dut *Host
@@ -142,18 +140,16 @@ func startOVS(ctx context.Context, b *rateBed, _, base string) error {
 	if b.spec.TSO {
 		steps = append(steps, vsctl("--no-wait", "set", "Open_vSwitch", ".", "other_config:userspace-tso-enable=true"))
 	}
+	steps = append(steps, pinned(b.fwdCPU, append([]string{"ovs-vswitchd", "unix:" + sock}, detach("ovs-vswitchd")...)...))
+	if err := runAll(ctx, o.run, steps...); err != nil {
+		return fmt.Errorf("OVS: %w", err)
+	}
 	// Without --no-wait, ovs-vsctl waits until ovs-vswitchd applied the
 	// change: the bridge and its ports exist when it returns.
-	steps = append(steps, pinned(b.fwdCPU, append([]string{"ovs-vswitchd", "unix:" + sock}, detach("ovs-vswitchd")...)...),
-		vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev", "--", "add-port", "br0", "p1", "--", "add-port", "br0", "p2"))
-	for i, s := range steps {
-		err := o.run(ctx, s...)
-		if err != nil && i == len(steps)-1 {
-			return fmt.Errorf("OVS: %w; ovs-vswitchd.log: %s", err, bgproc.Tail(o.path("log", "ovs-vswitchd.log")))
-		}
-		if err != nil {
-			return fmt.Errorf("OVS: %w", err)
-		}
+	addBridge := vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev",
+		"--", "add-port", "br0", "p1", "--", "add-port", "br0", "p2")
+	if err := o.run(ctx, addBridge...); err != nil {
+		return fmt.Errorf("OVS: %w; ovs-vswitchd.log: %s", err, bgproc.Tail(o.path("log", "ovs-vswitchd.log")))
 	}
 	return nil
 }
@@ -161,9 +157,6 @@ func startOVS(ctx context.Context, b *rateBed, _, base string) error {
 // stop ends ovs-vswitchd, then ovsdb-server, each by the pid in its
 // pidfile: SIGTERM, and SIGKILL if it is still there after 5 s.
 func (o *ovsSwitch) stop() error {
-	if o.dir == "" {
-		return nil
-	}
 	var errs []error
 	for _, d := range []string{"ovs-vswitchd", "ovsdb-server"} {
 		b, err := os.ReadFile(o.path("run", d+".pid"))
@@ -179,6 +172,5 @@ func (o *ovsSwitch) stop() error {
 			errs = append(errs, fmt.Errorf("%s (pid %d) did not stop on SIGTERM within 5s; killed", d, pid))
 		}
 	}
-	o.dir = ""
 	return errors.Join(errs...)
 }

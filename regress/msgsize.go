@@ -196,12 +196,7 @@ func writeMsgSizeChart(dir string, r *Results) ([]string, error) {
 	if r.MsgSize == nil || len(r.MsgSizeCells) == 0 {
 		return nil, nil
 	}
-	var series []chartSeries
-	for _, role := range bothRoles {
-		series = append(series, sizeSeries(role, r.MsgSize.Sizes, func(size int) chartCell {
-			return findCell(r.MsgSizeCells, RoleCell{Setup: MsgSizeSetup, Metric: "throughput", Size: size, Role: role}).chart()
-		}))
-	}
+	series := roleSeries(r.MsgSizeCells, sizePlaces(MsgSizeSetup, r.MsgSize.Sizes), "throughput")
 	p, err := lineChart("TCP stream by message size through "+MsgSizeSetup+", patch vs no patch", "message size, bytes (iperf3 -l)", "throughput, Mb/s", true, series)
 	return writeChart(dir, "msgsize-"+MsgSizeSetup+".svg", p, 6*vg.Inch, r.Alpha, err)
 }
