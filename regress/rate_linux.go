@@ -32,8 +32,6 @@ type rateBed struct {
 	testbed
 	// spec is the setup built.
 	spec RateSpec
-	// cfg is the forwarding-rate configuration.
-	cfg RateConfig
 	// h1, dut and h2 are the namespace names; dut is unused on the
 	// baseline.
 	h1, dut, h2 string
@@ -64,6 +62,36 @@ type rateBed struct {
 	offloads map[[2]string][]string
 }
 
+// run runs every setup on a testbed of its own: per instance every
+// frame size, then the window benchmark when the setup runs it, each as
+// RateConfig.of says (the baseline runs only the max-rate and CPU-cost
+// runs).
+func (s rateSuite) run(ctx context.Context, env suiteEnv, res *Results) error {
+	res.Rate, res.RateSetups = s.RateConfig, s.setups
+	for si, setup := range s.setups {
+		b, err := newRateBed(ctx, setup, si+1, env.work, env.cmds, "swf", "")
+		if err != nil {
+			return err
+		}
+		c := s.of(setup.Baseline)
+		var window func() (WindowSample, error)
+		if c.WindowDuration > 0 {
+			window = func() (WindowSample, error) { return b.window(ctx, c) }
+		}
+		err = runPlan(env.prog, env.step, RatePlan([]RateSpec{setup}, env.runs),
+			func(in RateInstance) error { return b.start(ctx, in, env.trees.binaryFor(in.Role)) },
+			func(in RateInstance) error {
+				return measureSizes(res, in, c.Sizes, func(size int) (RateSample, error) { return b.measureWith(ctx, c, size) }, window)
+			},
+			b.stop, s.weight)
+		b.close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // forwarder brings up what forwards in the dut namespace for one
 // instance, on the bed's dut ports, with swctl binary bin and files next
 // to base; the bed's stop takes it down (the instance's changes).
@@ -73,10 +101,10 @@ type forwarder func(ctx context.Context, b *rateBed, bin, base string) error
 // MACs, prefix (swf: make regress, swb: make bench) its namespaces', and
 // fwdCPU pins the forwarder ("" = not pinned). On error what was made is
 // removed.
-func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir string, cmds *Commands, prefix, fwdCPU string) (_ *rateBed, err error) {
+func newRateBed(ctx context.Context, spec RateSpec, idx int, dir string, cmds *Commands, prefix, fwdCPU string) (_ *rateBed, err error) {
 	tag := fmt.Sprintf("%s%d%c", prefix, os.Getpid()%100000, 'a'+idx)
 	mac := func(a, b int) string { return fmt.Sprintf("02:53:%02x:00:%02x:%02x", idx, a, b) }
-	b := &rateBed{testbed: newTestbed(cmds, dir, spec.Name), spec: spec, cfg: cfg, fwdCPU: fwdCPU,
+	b := &rateBed{testbed: newTestbed(cmds, dir, spec.Name), spec: spec, fwdCPU: fwdCPU,
 		h1: tag + "h1", dut: tag + "dut", h2: tag + "h2", tx: "eth0", rx: "eth0", rxPort: "p2",
 		txMAC: mac(0, 1), rxMAC: mac(0, 2), sinkMAC: mac(0, 3), offloads: map[[2]string][]string{},
 		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx)}
@@ -180,13 +208,6 @@ func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRu
 	return rr, m, err
 }
 
-// measure measures one frame size with the bed's configuration as its
-// setup runs it (RateConfig.of: the baseline runs only the max-rate and
-// CPU-cost runs).
-func (b *rateBed) measure(ctx context.Context, size int) (RateSample, error) {
-	return b.measureWith(ctx, b.cfg.of(b.spec), size)
-}
-
 // measureWith measures one frame size as c says. With the counting
 // tester: the max-rate run, (c.MaxTrials) the zero-loss search below its
 // sent rate, (c.LossRate) the frame-loss-rate steps, and (c.CPUTrial) the
@@ -262,12 +283,12 @@ func (b *rateBed) trials(ctx context.Context, bench *gen.Bench, length time.Dura
 }
 
 // window runs the window benchmark (BalanceNG's, swctl bench's default
-// mode) through the running instance: one flow of cfg.WindowSize-byte
-// frames, at most cfg.Window in flight, for cfg.WindowDuration.
-func (b *rateBed) window(ctx context.Context) (WindowSample, error) {
+// mode) through the running instance: one flow of c.WindowSize-byte
+// frames, at most c.Window in flight, for c.WindowDuration.
+func (b *rateBed) window(ctx context.Context, c RateConfig) (WindowSample, error) {
 	smp := WindowSample{Setup: b.spec.Name, Start: time.Now()}
 	var err error
-	if smp.RateRun, err = b.receive(ctx, gen.Stream{Size: b.cfg.WindowSize, Flows: 1}, gen.Load{Window: b.cfg.Window, Duration: b.cfg.WindowDuration}); err != nil {
+	if smp.RateRun, err = b.receive(ctx, gen.Stream{Size: c.WindowSize, Flows: 1}, gen.Load{Window: c.Window, Duration: c.WindowDuration}); err != nil {
 		return smp, fmt.Errorf("%s window benchmark: %w", b.spec.Name, err)
 	}
 	return smp, nil

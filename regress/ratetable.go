@@ -10,11 +10,8 @@ import (
 )
 
 // rateLabel is a frame size's row label: both lengths on veth (64/60).
-func rateLabel(size int, veth bool) string {
-	if veth {
-		return strconv.Itoa(size) + "/" + strconv.Itoa(gen.FrameSize(size))
-	}
-	return strconv.Itoa(size)
+func rateLabel(size int) string {
+	return strconv.Itoa(size) + "/" + strconv.Itoa(gen.FrameSize(size))
 }
 
 // rateFormats format the forwarding-rate table's column pairs: ns/frame
@@ -76,7 +73,7 @@ func rateRows(s RateSpec, sizes []int, cells []RoleCell) (rows []Row, cpu bool, 
 		metrics[0] = "cpu_gross"
 	}
 	for _, size := range sizes {
-		r := pairRow(rateLabel(size, true), rateFormats, slices.Repeat([]Cell{{NA: true}}, 8)...)
+		r := pairRow(rateLabel(size), rateFormats, slices.Repeat([]Cell{{NA: true}}, 8)...)
 		for _, c := range cells {
 			k := 2*slices.Index(metrics, c.Metric) + slices.Index(bothRoles[:], c.Role) // below 0: no column
 			if c.Setup != s.Name || c.Size != size || k < 0 {
