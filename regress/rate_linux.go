@@ -48,7 +48,7 @@ type rateBed struct {
 	// a static entry for it on rxPort, the other forwarders learn it from
 	// the counting tester's learning frames.
 	sinkMAC string
-	// counter counts the frames arriving at rx.
+	// counter counts the frames arriving at rx; close closes it.
 	counter *tester.Counter
 	// rxPort is the dut port the rx side is reached by (p2 or trunk0).
 	rxPort string
@@ -144,6 +144,10 @@ func newRateBed(ctx context.Context, spec RateSpec, idx int, dir string, cmds *C
 	if b.counter, err = tester.NewCounter(tester.End{NS: b.h2, Interface: b.rx}); err != nil {
 		return nil, err
 	}
+	b.changes = append(b.changes, func() error {
+		b.counter.Close()
+		return nil
+	})
 	b.keep()
 	return b, nil
 }
@@ -167,14 +171,11 @@ func (b *rateBed) start(ctx context.Context, in RateInstance, bin string) (err e
 
 // openCounting opens the counting tester
 // (package tester: a send-only generator on tx, rx's rx_packets counting)
-// and prepares runs of s from tx to rx, sent to the sink address unless
-// s names another.
+// and prepares runs of s from tx to rx, sent to the sink address.
 func (b *rateBed) openCounting(s gen.Stream) (*gen.Bench, error) {
-	if s.Dst.IsZero() {
-		var err error
-		if s.Dst, err = frame.ParseMAC(b.sinkMAC); err != nil {
-			return nil, err
-		}
+	var err error
+	if s.Dst, err = frame.ParseMAC(b.sinkMAC); err != nil {
+		return nil, err
 	}
 	return tester.Open(tester.End{NS: b.h1, Interface: b.tx}, tester.End{NS: b.h2, Interface: b.rx}, s, b.counter)
 }
@@ -292,14 +293,4 @@ func (b *rateBed) window(ctx context.Context, c RateConfig) (WindowSample, error
 		return smp, fmt.Errorf("%s window benchmark: %w", b.spec.Name, err)
 	}
 	return smp, nil
-}
-
-// close stops the forwarder, closes the counter and tears the testbed
-// down.
-func (b *rateBed) close() {
-	if b.counter != nil {
-		b.counter.Close()
-		b.counter = nil
-	}
-	b.testbed.close()
 }

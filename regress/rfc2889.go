@@ -118,12 +118,6 @@ func (c RFC2889Config) estimate(runs int) Estimate {
 	return planTime("rfc2889", RFC2889Plan(runs), func(RoleRun) float64 { return c.weight() })
 }
 
-// run runs the suite on its testbed and appends its samples to res.
-func (c RFC2889Config) run(ctx context.Context, env suiteEnv, res *Results) error {
-	res.RFC2889 = &c
-	return runRFC2889(ctx, c, RFC2889Plan(env.runs), env, res)
-}
-
 // RFC2889Plan orders the address-caching instances (a bridge start
 // each, both searches): runs alternate A B, B A, ... like Plan.
 func RFC2889Plan(runs int) []RoleRun { return roleRunPlan("address caching "+RFC2889Setup, runs) }

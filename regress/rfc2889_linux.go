@@ -270,16 +270,16 @@ func (b *addrBed) measure(ctx context.Context) (RFC2889Sample, error) {
 	return smp, err
 }
 
-// runRFC2889 runs the address-caching suite's instances (plan) on its
-// testbed, appending a sample per instance to res; step counts progress
-// steps.
-func runRFC2889(ctx context.Context, cfg RFC2889Config, plan []RoleRun, env suiteEnv, res *Results) error {
-	b, err := newAddrBed(ctx, cfg, env.work, env.cmds)
+// run runs the suite's instances on its testbed, appending a sample per
+// instance to res.
+func (c RFC2889Config) run(ctx context.Context, env suiteEnv, res *Results) error {
+	res.RFC2889 = &c
+	b, err := newAddrBed(ctx, c, env.work, env.cmds)
 	if err != nil {
 		return err
 	}
 	defer b.close()
-	return runPlan(env.prog, env.step, plan,
+	return runPlan(env.prog, env.step, RFC2889Plan(env.runs),
 		func(in RoleRun) error { return b.start(ctx, in, env.trees.binaryFor(in.Role)) },
 		func(in RoleRun) error {
 			smp, err := b.measure(ctx)
@@ -290,5 +290,5 @@ func runRFC2889(ctx context.Context, cfg RFC2889Config, plan []RoleRun, env suit
 			res.RFC2889Samples = append(res.RFC2889Samples, smp)
 			return nil
 		},
-		b.stop, func(RoleRun) float64 { return cfg.weight() })
+		b.stop, func(RoleRun) float64 { return c.weight() })
 }
