@@ -119,17 +119,15 @@ func newRateBed(ctx context.Context, spec RateSpec, idx int, dir string, cmds *C
 		return nil, fmt.Errorf("no forwarder %q", spec.Forwarder)
 	}
 	nss := []string{b.h1, b.h2, b.dut}
-	var steps [][]string
+	steps := netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC)
 	switch {
-	case spec.Forwarder == "":
-		nss = nss[:2] // no dut
-		steps = netbed.Veth(b.h1, "eth0", b.txMAC, b.h2, "eth0", b.rxMAC)
+	case spec.Forwarder == "": // no dut
+		nss, steps = nss[:2], netbed.Veth(b.h1, "eth0", b.txMAC, b.h2, "eth0", b.rxMAC)
 	case spec.Trunk:
 		b.rx, b.rxPort = "br0", "trunk0"
-		steps = append(netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC), trunkPeer(b.dut, b.h2, b.rxMAC, "b", mac)...)
+		steps = append(steps, trunkPeer(b.dut, b.h2, b.rxMAC, "b", mac)...)
 		steps = append(steps, inNS(b.h2, "bridge", "fdb", "add", b.sinkMAC, "dev", "br0", "self", "local"))
 	default:
-		steps = netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC)
 		steps = append(steps, netbed.Veth(b.dut, "p2", mac(0xd0, 2), b.h2, "eth0", b.rxMAC)...)
 	}
 	steps = append(steps,

@@ -355,15 +355,13 @@ func SearchLearningRate(ctx context.Context, trial AddrTrialFunc, n int, hi, res
 		return res, fmt.Errorf("learning-rate search: %d addresses: want at least 1", n)
 	}
 	sr, err := rfc2544.Search(ctx, func(rate float64) (uint64, uint64, error) {
+		// A trial passes as a loss-free one does in RFC 2544 (on an error
+		// the search ends, whatever the counts).
 		t, err := judged(ctx, trial, n, rate, false, &res.Trials)
-		if err != nil {
-			return 0, 0, err
-		}
-		// A trial passes as a loss-free one does in RFC 2544.
 		if t.Pass {
-			return uint64(n), uint64(n), nil
+			return uint64(n), uint64(n), err
 		}
-		return uint64(n), 0, nil
+		return uint64(n), 0, err
 	}, 0, hi, resolution, maxTrials, 0)
 	res.Lo, res.Hi, res.Converged = sr.Lo, sr.Hi, sr.Converged
 	for _, t := range res.Trials {
