@@ -241,8 +241,8 @@ func (s rateSuite) estimate(runs int) Estimate {
 // weight is the planned seconds of in: RateConfig.weight as in's
 // setup runs it.
 func (s rateSuite) weight(in RateInstance) float64 {
-	baseline := slices.ContainsFunc(s.setups, func(x RateSpec) bool { return x.Name == in.Setup && x.Baseline })
-	return s.of(baseline).weight()
+	base := slices.ContainsFunc(s.setups, func(x RateSpec) bool { return x.Name == in.Setup && x.Baseline })
+	return s.of(base).weight()
 }
 
 // RateInstance is one start of the device under test with one binary:
