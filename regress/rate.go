@@ -91,6 +91,11 @@ func withBaseline(setups []RateSpec) []RateSpec {
 	return append(out, setups...)
 }
 
+// isBaseline says the setup of setups called name is a baseline setup.
+func isBaseline(setups []RateSpec, name string) bool {
+	return slices.ContainsFunc(setups, func(s RateSpec) bool { return s.Name == name && s.Baseline })
+}
+
 // RateConfig configures the forwarding-rate suite.
 type RateConfig struct {
 	// Setups names the setups to run; empty means all.
@@ -241,8 +246,7 @@ func (s rateSuite) estimate(runs int) Estimate {
 // weight is the planned seconds of in: RateConfig.weight as in's
 // setup runs it.
 func (s rateSuite) weight(in RateInstance) float64 {
-	base := slices.ContainsFunc(s.setups, func(x RateSpec) bool { return x.Name == in.Setup && x.Baseline })
-	return s.of(base).weight()
+	return s.of(isBaseline(s.setups, in.Setup)).weight()
 }
 
 // RateInstance is one start of the device under test with one binary:

@@ -446,7 +446,7 @@ func rfc2889Trials(b *strings.Builder, r *Results) {
 			b.WriteString(", sender-bound")
 		}
 		b.WriteString("):")
-		for _, t := range append(append([]AddrTrial{}, s.Capacity.Trials...), s.LearningRate.Trials...) {
+		for _, t := range slices.Concat(s.Capacity.Trials, s.LearningRate.Trials) {
 			v := "fail"
 			switch {
 			case t.Pass:
