@@ -263,7 +263,7 @@ func (b *addrBed) measure(ctx context.Context, in RoleRun, res *Results) error {
 	if err != nil {
 		return err
 	}
-	if n := min(b.cfg.RateAddrs, smp.Capacity.Capacity); n > 0 { // no capacity, no rate
+	if n := min(b.cfg.RateAddrs, smp.Capacity.Capacity); n > 0 { // no rate without a capacity
 		smp.LearningRate, err = SearchLearningRate(ctx, trial, n, b.cfg.RateMax, b.cfg.RateMax*b.cfg.Resolution, b.cfg.RateTrials)
 		if err != nil {
 			return err
