@@ -79,7 +79,7 @@ func RunBench(cfg BenchConfig) (err error) {
 		if r.Skip != "" {
 			continue
 		}
-		b, err := newRateBed(ctx, r, RateConfig{}, i, work, cmds, "swb", cfg.ForwarderCPU)
+		b, err := newRateBed(ctx, r, i, work, cmds, "swb", cfg.ForwarderCPU)
 		if err != nil {
 			return err
 		}

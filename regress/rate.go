@@ -1,7 +1,6 @@
 package regress
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,6 +89,11 @@ func withBaseline(setups []RateSpec) []RateSpec {
 		}
 	}
 	return append(out, setups...)
+}
+
+// isBaseline says the setup of setups called name is a baseline setup.
+func isBaseline(setups []RateSpec, name string) bool {
+	return slices.ContainsFunc(setups, func(s RateSpec) bool { return s.Name == name && s.Baseline })
 }
 
 // RateConfig configures the forwarding-rate suite.
@@ -217,10 +221,10 @@ func (c RateConfig) weight() float64 {
 	return w
 }
 
-// of is c as setup s runs it: the baseline runs neither the search, the
+// of is c as a setup runs it: the baseline runs neither the search, the
 // frame-loss-rate steps, latency nor the window benchmark.
-func (c RateConfig) of(s RateSpec) RateConfig {
-	if s.Baseline {
+func (c RateConfig) of(baseline bool) RateConfig {
+	if baseline {
 		c.MaxTrials, c.Latency, c.LossRate, c.WindowDuration = 0, false, false, 0
 	}
 	return c
@@ -242,37 +246,7 @@ func (s rateSuite) estimate(runs int) Estimate {
 // weight is the planned seconds of in: RateConfig.weight as in's
 // setup runs it.
 func (s rateSuite) weight(in RateInstance) float64 {
-	if i := slices.IndexFunc(s.setups, func(x RateSpec) bool { return x.Name == in.Setup }); i >= 0 {
-		return s.of(s.setups[i]).weight()
-	}
-	return s.RateConfig.weight()
-}
-
-// run runs every setup on a testbed of its own: per instance every
-// frame size, then the window benchmark when the setup runs it.
-func (s rateSuite) run(ctx context.Context, env suiteEnv, res *Results) error {
-	res.Rate, res.RateSetups = s.RateConfig, s.setups
-	for si, setup := range s.setups {
-		b, err := newRateBed(ctx, setup, *s.RateConfig, si+1, env.work, env.cmds, "swf", "")
-		if err != nil {
-			return err
-		}
-		var window func() (WindowSample, error)
-		if s.of(setup).WindowDuration > 0 {
-			window = func() (WindowSample, error) { return b.window(ctx) }
-		}
-		err = runPlan(env.prog, env.step, RatePlan([]RateSpec{setup}, env.runs),
-			func(in RateInstance) error { return b.start(ctx, in, env.trees.binaryFor(in.Role)) },
-			func(in RateInstance) error {
-				return measureSizes(res, in, s.Sizes, func(size int) (RateSample, error) { return b.measure(ctx, size) }, window)
-			},
-			b.stop, s.weight)
-		b.close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.of(isBaseline(s.setups, in.Setup)).weight()
 }
 
 // RateInstance is one start of the device under test with one binary:
@@ -458,12 +432,11 @@ func AnalyzeRates(setups []RateSpec, sizes []int, samples []RateSample, alpha fl
 			for i, c := range cells {
 				var runs []cellRun
 				for _, x := range samples {
-					role, at := in(x, c)
-					if _, ok := m.Value(x); !ok || !at || role != c.Role || figure == nil {
-						continue
-					}
-					if r, ok := figure(x); ok {
-						runs = append(runs, r)
+					_, measured := m.Value(x)
+					if role, at := in(x, c); measured && at && role == c.Role && figure != nil {
+						if r, ok := figure(x); ok {
+							runs = append(runs, r)
+						}
 					}
 				}
 				cells[i].Figure = summarizeFigures(runs)

@@ -32,8 +32,6 @@ type rateBed struct {
 	testbed
 	// spec is the setup built.
 	spec RateSpec
-	// cfg is the forwarding-rate configuration.
-	cfg RateConfig
 	// h1, dut and h2 are the namespace names; dut is unused on the
 	// baseline.
 	h1, dut, h2 string
@@ -50,7 +48,7 @@ type rateBed struct {
 	// a static entry for it on rxPort, the other forwarders learn it from
 	// the counting tester's learning frames.
 	sinkMAC string
-	// counter counts the frames arriving at rx.
+	// counter counts the frames arriving at rx; close closes it.
 	counter *tester.Counter
 	// rxPort is the dut port the rx side is reached by (p2 or trunk0).
 	rxPort string
@@ -64,6 +62,36 @@ type rateBed struct {
 	offloads map[[2]string][]string
 }
 
+// run runs every setup on a testbed of its own: per instance every
+// frame size, then the window benchmark when the setup runs it, each as
+// RateConfig.of says (the baseline runs only the max-rate and CPU-cost
+// runs).
+func (s rateSuite) run(ctx context.Context, env suiteEnv, res *Results) error {
+	res.Rate, res.RateSetups = s.RateConfig, s.setups
+	for si, setup := range s.setups {
+		b, err := newRateBed(ctx, setup, si+1, env.work, env.cmds, "swf", "")
+		if err != nil {
+			return err
+		}
+		c := s.of(setup.Baseline)
+		var window func() (WindowSample, error)
+		if c.WindowDuration > 0 {
+			window = func() (WindowSample, error) { return b.window(ctx, c) }
+		}
+		err = runPlan(env.prog, env.step, RatePlan([]RateSpec{setup}, env.runs),
+			func(in RateInstance) error { return b.start(ctx, in, env.trees.binaryFor(in.Role)) },
+			func(in RateInstance) error {
+				return measureSizes(res, in, c.Sizes, func(size int) (RateSample, error) { return b.measureWith(ctx, c, size) }, window)
+			},
+			b.stop, s.weight)
+		b.close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // forwarder brings up what forwards in the dut namespace for one
 // instance, on the bed's dut ports, with swctl binary bin and files next
 // to base; the bed's stop takes it down (the instance's changes).
@@ -73,10 +101,10 @@ type forwarder func(ctx context.Context, b *rateBed, bin, base string) error
 // MACs, prefix (swf: make regress, swb: make bench) its namespaces', and
 // fwdCPU pins the forwarder ("" = not pinned). On error what was made is
 // removed.
-func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir string, cmds *Commands, prefix, fwdCPU string) (_ *rateBed, err error) {
+func newRateBed(ctx context.Context, spec RateSpec, idx int, dir string, cmds *Commands, prefix, fwdCPU string) (_ *rateBed, err error) {
 	tag := fmt.Sprintf("%s%d%c", prefix, os.Getpid()%100000, 'a'+idx)
 	mac := func(a, b int) string { return fmt.Sprintf("02:53:%02x:00:%02x:%02x", idx, a, b) }
-	b := &rateBed{testbed: newTestbed(cmds, dir, spec.Name), spec: spec, cfg: cfg, fwdCPU: fwdCPU,
+	b := &rateBed{testbed: newTestbed(cmds, dir, spec.Name), spec: spec, fwdCPU: fwdCPU,
 		h1: tag + "h1", dut: tag + "dut", h2: tag + "h2", tx: "eth0", rx: "eth0", rxPort: "p2",
 		txMAC: mac(0, 1), rxMAC: mac(0, 2), sinkMAC: mac(0, 3), offloads: map[[2]string][]string{},
 		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx)}
@@ -91,17 +119,15 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 		return nil, fmt.Errorf("no forwarder %q", spec.Forwarder)
 	}
 	nss := []string{b.h1, b.h2, b.dut}
-	var steps [][]string
+	steps := netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC)
 	switch {
-	case spec.Forwarder == "":
-		nss = nss[:2] // no dut
-		steps = netbed.Veth(b.h1, "eth0", b.txMAC, b.h2, "eth0", b.rxMAC)
+	case spec.Forwarder == "": // no dut
+		nss, steps = nss[:2], netbed.Veth(b.h1, "eth0", b.txMAC, b.h2, "eth0", b.rxMAC)
 	case spec.Trunk:
 		b.rx, b.rxPort = "br0", "trunk0"
-		steps = append(netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC), trunkPeer(b.dut, b.h2, b.rxMAC, "b", mac)...)
+		steps = append(steps, trunkPeer(b.dut, b.h2, b.rxMAC, "b", mac)...)
 		steps = append(steps, inNS(b.h2, "bridge", "fdb", "add", b.sinkMAC, "dev", "br0", "self", "local"))
 	default:
-		steps = netbed.Veth(b.dut, "p1", mac(0xd0, 1), b.h1, "eth0", b.txMAC)
 		steps = append(steps, netbed.Veth(b.dut, "p2", mac(0xd0, 2), b.h2, "eth0", b.rxMAC)...)
 	}
 	steps = append(steps,
@@ -116,6 +142,10 @@ func newRateBed(ctx context.Context, spec RateSpec, cfg RateConfig, idx int, dir
 	if b.counter, err = tester.NewCounter(tester.End{NS: b.h2, Interface: b.rx}); err != nil {
 		return nil, err
 	}
+	b.changes = append(b.changes, func() error {
+		b.counter.Close()
+		return nil
+	})
 	b.keep()
 	return b, nil
 }
@@ -139,14 +169,11 @@ func (b *rateBed) start(ctx context.Context, in RateInstance, bin string) (err e
 
 // openCounting opens the counting tester
 // (package tester: a send-only generator on tx, rx's rx_packets counting)
-// and prepares runs of s from tx to rx, sent to the sink address unless
-// s names another.
+// and prepares runs of s from tx to rx, sent to the sink address.
 func (b *rateBed) openCounting(s gen.Stream) (*gen.Bench, error) {
-	if s.Dst.IsZero() {
-		var err error
-		if s.Dst, err = frame.ParseMAC(b.sinkMAC); err != nil {
-			return nil, err
-		}
+	var err error
+	if s.Dst, err = frame.ParseMAC(b.sinkMAC); err != nil {
+		return nil, err
 	}
 	return tester.Open(tester.End{NS: b.h1, Interface: b.tx}, tester.End{NS: b.h2, Interface: b.rx}, s, b.counter)
 }
@@ -178,13 +205,6 @@ func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRu
 	})
 	rr.CPU, rr.EngineCPU = cpu, engine
 	return rr, m, err
-}
-
-// measure measures one frame size with the bed's configuration as its
-// setup runs it (RateConfig.of: the baseline runs only the max-rate and
-// CPU-cost runs).
-func (b *rateBed) measure(ctx context.Context, size int) (RateSample, error) {
-	return b.measureWith(ctx, b.cfg.of(b.spec), size)
 }
 
 // measureWith measures one frame size as c says. With the counting
@@ -262,23 +282,13 @@ func (b *rateBed) trials(ctx context.Context, bench *gen.Bench, length time.Dura
 }
 
 // window runs the window benchmark (BalanceNG's, swctl bench's default
-// mode) through the running instance: one flow of cfg.WindowSize-byte
-// frames, at most cfg.Window in flight, for cfg.WindowDuration.
-func (b *rateBed) window(ctx context.Context) (WindowSample, error) {
+// mode) through the running instance: one flow of c.WindowSize-byte
+// frames, at most c.Window in flight, for c.WindowDuration.
+func (b *rateBed) window(ctx context.Context, c RateConfig) (WindowSample, error) {
 	smp := WindowSample{Setup: b.spec.Name, Start: time.Now()}
 	var err error
-	if smp.RateRun, err = b.receive(ctx, gen.Stream{Size: b.cfg.WindowSize, Flows: 1}, gen.Load{Window: b.cfg.Window, Duration: b.cfg.WindowDuration}); err != nil {
+	if smp.RateRun, err = b.receive(ctx, gen.Stream{Size: c.WindowSize, Flows: 1}, gen.Load{Window: c.Window, Duration: c.WindowDuration}); err != nil {
 		return smp, fmt.Errorf("%s window benchmark: %w", b.spec.Name, err)
 	}
 	return smp, nil
-}
-
-// close stops the forwarder, closes the counter and tears the testbed
-// down.
-func (b *rateBed) close() {
-	if b.counter != nil {
-		b.counter.Close()
-		b.counter = nil
-	}
-	b.testbed.close()
 }

@@ -69,33 +69,25 @@ type LossStep struct {
 	RateRun
 }
 
-// lossRatePercents are the loads (percent) any sample of setup s at size
-// reached, highest first.
-func lossRatePercents(samples []RateSample, setup string, size int) []int {
-	var out []int
-	for _, x := range samples {
-		if x.Setup == setup && x.Size == size {
-			for _, st := range x.LossRate {
-				out = append(out, st.Percent)
-			}
-		}
-	}
-	slices.Sort(out)
-	out = slices.Compact(out)
-	slices.Reverse(out)
-	return out
-}
-
 // AnalyzeLossRate summarises the frame-loss-rate trials of samples per
-// setup, frame size, load and role: metric "loss" (percent of frames
-// lost) and "offered" (frames/s offered). A load a run did not reach
-// (it had two successive lossless trials above it) has no value there;
-// RFC 2544 counts such loads as lossless.
+// setup, frame size, load (highest first) and role: metric "loss"
+// (percent of frames lost) and "offered" (frames/s offered). A load a
+// run did not reach (it had two successive lossless trials above it) has
+// no value there; RFC 2544 counts such loads as lossless.
 func AnalyzeLossRate(setups []RateSpec, sizes []int, samples []RateSample, alpha float64) []RoleCell {
 	var out []RoleCell
 	for _, s := range setups {
 		for _, size := range sizes {
-			for _, pct := range lossRatePercents(samples, s.Name, size) {
+			var pcts []int // the loads any sample of s at size reached
+			for _, x := range samples {
+				for _, st := range x.LossRate {
+					if x.Setup == s.Name && x.Size == size {
+						pcts = append(pcts, st.Percent)
+					}
+				}
+			}
+			slices.Sort(pcts)
+			for _, pct := range slices.Backward(slices.Compact(pcts)) {
 				loss, offered := map[string][]float64{}, map[string][]float64{}
 				for _, x := range samples {
 					for _, st := range x.LossRate {
@@ -126,7 +118,7 @@ func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) Table {
 			if c.Setup != s.Name || c.Size != size || c.Metric != "loss" || c.Role != RolePatch {
 				continue
 			}
-			label := fmt.Sprintf("%-9s %d%%", rateLabel(size, true), c.Percent)
+			label := fmt.Sprintf("%-9s %d%%", rateLabel(size), c.Percent)
 			t.Rows = append(t.Rows, pairRow(label, []string{"%.0f", "%.2f"}, pairCells(cells, c, "offered", "loss")...))
 		}
 	}

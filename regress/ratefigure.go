@@ -178,19 +178,15 @@ func (c *CPURun) saturated() bool {
 // its own less the mean of the baseline setups' samples at the same
 // frame size. A size without a baseline sample keeps nil.
 func NetCPU(setups []RateSpec, samples []RateSample) {
-	base := map[string]bool{}
-	for _, s := range setups {
-		base[s.Name] = s.Baseline
-	}
 	sum, n := map[int]float64{}, map[int]float64{}
 	for _, s := range samples {
-		if base[s.Setup] && s.CPU != nil && s.CPU.Err == "" {
+		if isBaseline(setups, s.Setup) && s.CPU != nil && s.CPU.Err == "" {
 			sum[s.Size] += s.CPU.Cost.NsPerFrame
 			n[s.Size]++
 		}
 	}
 	for _, s := range samples {
-		if c := s.CPU; c != nil && !base[s.Setup] {
+		if c := s.CPU; c != nil && !isBaseline(setups, s.Setup) {
 			c.Baseline, c.Net = nil, nil
 			if n[s.Size] > 0 && c.Err == "" {
 				b := sum[s.Size] / n[s.Size]

@@ -10,11 +10,8 @@ import (
 )
 
 // rateLabel is a frame size's row label: both lengths on veth (64/60).
-func rateLabel(size int, veth bool) string {
-	if veth {
-		return strconv.Itoa(size) + "/" + strconv.Itoa(gen.FrameSize(size))
-	}
-	return strconv.Itoa(size)
+func rateLabel(size int) string {
+	return strconv.Itoa(size) + "/" + strconv.Itoa(gen.FrameSize(size))
 }
 
 // rateFormats format the forwarding-rate table's column pairs: ns/frame
@@ -76,25 +73,20 @@ func rateRows(s RateSpec, sizes []int, cells []RoleCell) (rows []Row, cpu bool, 
 		metrics[0] = "cpu_gross"
 	}
 	for _, size := range sizes {
-		r := pairRow(rateLabel(size, true), rateFormats, slices.Repeat([]Cell{{NA: true}}, 8)...)
-		for _, c := range cells {
-			k := 2*slices.Index(metrics, c.Metric) + slices.Index(bothRoles[:], c.Role) // below 0: no column
-			if c.Setup != s.Name || c.Size != size || k < 0 {
-				continue
-			}
-			cell := c.mean()
-			cell.Format = rateFormats[k/2]
-			if f := c.Figure; f != nil && !c.NA {
-				for i, n := range []int{f.TesterBound, f.Lossy, f.Saturated} {
+		at := RoleCell{Setup: s.Name, Size: size}
+		r := pairRow(rateLabel(size), rateFormats, pairCells(cells, at, metrics...)...)
+		for k := range r.Cells {
+			at.Metric, at.Role = metrics[k/2], bothRoles[k%2] // pairCells' order
+			if c := findCell(cells, at); c != nil && !c.NA && c.Figure != nil {
+				for i, n := range []int{c.Figure.TesterBound, c.Figure.Lossy, c.Figure.Saturated} {
 					if n > 0 {
-						cell.Flags += rateFlags[i][0]
+						r.Cells[k].Flags += rateFlags[i][0]
 					}
 				}
-				flags += cell.Flags
+				flags += r.Cells[k].Flags
 			}
-			cpu = cpu || (k < 2 && !c.NA)
-			r.Cells[k] = cell
 		}
+		cpu = cpu || !r.Cells[0].NA || !r.Cells[1].NA
 		rows = append(rows, r)
 	}
 	return rows, cpu, flags

@@ -118,12 +118,6 @@ func (c RFC2889Config) estimate(runs int) Estimate {
 	return planTime("rfc2889", RFC2889Plan(runs), func(RoleRun) float64 { return c.weight() })
 }
 
-// run runs the suite on its testbed and appends its samples to res.
-func (c RFC2889Config) run(ctx context.Context, env suiteEnv, res *Results) error {
-	res.RFC2889 = &c
-	return runRFC2889(ctx, c, RFC2889Plan(env.runs), env, res)
-}
-
 // RFC2889Plan orders the address-caching instances (a bridge start
 // each, both searches): runs alternate A B, B A, ... like Plan.
 func RFC2889Plan(runs int) []RoleRun { return roleRunPlan("address caching "+RFC2889Setup, runs) }
@@ -361,15 +355,13 @@ func SearchLearningRate(ctx context.Context, trial AddrTrialFunc, n int, hi, res
 		return res, fmt.Errorf("learning-rate search: %d addresses: want at least 1", n)
 	}
 	sr, err := rfc2544.Search(ctx, func(rate float64) (uint64, uint64, error) {
+		// A trial passes as a loss-free one does in RFC 2544 (on an error
+		// the search ends, whatever the counts).
 		t, err := judged(ctx, trial, n, rate, false, &res.Trials)
-		if err != nil {
-			return 0, 0, err
-		}
-		// A trial passes as a loss-free one does in RFC 2544.
 		if t.Pass {
-			return uint64(n), uint64(n), nil
+			return uint64(n), uint64(n), err
 		}
-		return uint64(n), 0, nil
+		return uint64(n), 0, err
 	}, 0, hi, resolution, maxTrials, 0)
 	res.Lo, res.Hi, res.Converged = sr.Lo, sr.Hi, sr.Converged
 	for _, t := range res.Trials {
@@ -454,7 +446,7 @@ func rfc2889Trials(b *strings.Builder, r *Results) {
 			b.WriteString(", sender-bound")
 		}
 		b.WriteString("):")
-		for _, t := range append(append([]AddrTrial{}, s.Capacity.Trials...), s.LearningRate.Trials...) {
+		for _, t := range slices.Concat(s.Capacity.Trials, s.LearningRate.Trials) {
 			v := "fail"
 			switch {
 			case t.Pass:

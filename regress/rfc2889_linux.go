@@ -251,44 +251,39 @@ func (b *addrBed) trial(ctx context.Context, n int, rate float64) (AddrTrial, er
 	return t, ctx.Err()
 }
 
-// measure runs the capacity search, then the learning-rate search with
-// min(capacity, RateAddrs) addresses.
-func (b *addrBed) measure(ctx context.Context) (RFC2889Sample, error) {
-	smp := RFC2889Sample{Start: time.Now(), MaxAddr: b.cfg.MaxAddr}
+// measure measures instance in: the capacity search, then the
+// learning-rate search with min(capacity, RateAddrs) addresses; it
+// appends the sample to res.
+func (b *addrBed) measure(ctx context.Context, in RoleRun, res *Results) error {
+	smp := RFC2889Sample{Setup: RFC2889Setup, Role: in.Role, Run: in.Run, Seq: len(res.RFC2889Samples) + 1,
+		Start: time.Now(), MaxAddr: b.cfg.MaxAddr, LearningRate: RateResult{Trials: []AddrTrial{}}}
 	trial := func(n int, rate float64) (AddrTrial, error) { return b.trial(ctx, n, rate) }
 	var err error
 	smp.Capacity, err = SearchCapacity(ctx, trial, b.cfg.MaxAddr, b.cfg.LearnRate, b.cfg.CapacityTrials)
 	if err != nil {
-		return smp, err
+		return err
 	}
-	n := min(b.cfg.RateAddrs, smp.Capacity.Capacity)
-	if n < 1 {
-		smp.LearningRate.Trials = []AddrTrial{}
-		return smp, nil // no capacity, no rate
+	if n := min(b.cfg.RateAddrs, smp.Capacity.Capacity); n > 0 { // no rate without a capacity
+		smp.LearningRate, err = SearchLearningRate(ctx, trial, n, b.cfg.RateMax, b.cfg.RateMax*b.cfg.Resolution, b.cfg.RateTrials)
+		if err != nil {
+			return err
+		}
 	}
-	smp.LearningRate, err = SearchLearningRate(ctx, trial, n, b.cfg.RateMax, b.cfg.RateMax*b.cfg.Resolution, b.cfg.RateTrials)
-	return smp, err
+	res.RFC2889Samples = append(res.RFC2889Samples, smp)
+	return nil
 }
 
-// runRFC2889 runs the address-caching suite's instances (plan) on its
-// testbed, appending a sample per instance to res; step counts progress
-// steps.
-func runRFC2889(ctx context.Context, cfg RFC2889Config, plan []RoleRun, env suiteEnv, res *Results) error {
-	b, err := newAddrBed(ctx, cfg, env.work, env.cmds)
+// run runs the suite's instances on its testbed, appending a sample per
+// instance to res.
+func (c RFC2889Config) run(ctx context.Context, env suiteEnv, res *Results) error {
+	res.RFC2889 = &c
+	b, err := newAddrBed(ctx, c, env.work, env.cmds)
 	if err != nil {
 		return err
 	}
 	defer b.close()
-	return runPlan(env.prog, env.step, plan,
+	return runPlan(env.prog, env.step, RFC2889Plan(env.runs),
 		func(in RoleRun) error { return b.start(ctx, in, env.trees.binaryFor(in.Role)) },
-		func(in RoleRun) error {
-			smp, err := b.measure(ctx)
-			if err != nil {
-				return err
-			}
-			smp.Setup, smp.Role, smp.Run, smp.Seq = RFC2889Setup, in.Role, in.Run, len(res.RFC2889Samples)+1
-			res.RFC2889Samples = append(res.RFC2889Samples, smp)
-			return nil
-		},
-		b.stop, func(RoleRun) float64 { return cfg.weight() })
+		func(in RoleRun) error { return b.measure(ctx, in, res) },
+		b.stop, func(RoleRun) float64 { return c.weight() })
 }

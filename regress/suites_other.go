@@ -20,7 +20,7 @@ func measureBulk(context.Context, *bed, BulkConfig) ([]BulkSample, error) {
 	return nil, notHere("bulk")
 }
 
-func runRFC2889(context.Context, RFC2889Config, []RoleRun, suiteEnv, *Results) error {
+func (RFC2889Config) run(context.Context, suiteEnv, *Results) error {
 	return notHere("address-caching")
 }
 
