@@ -56,8 +56,7 @@ func (t *Trees) benchBinary(ctx context.Context, peer HostConfig) (string, error
 // is a complete run of mode for frames of size bytes with FCS.
 func parseBenchJSON(out []byte, mode string, size int) (gen.BenchOutput, error) {
 	var b gen.BenchOutput
-	d := json.NewDecoder(bytes.NewReader(out))
-	if err := d.Decode(&b); err != nil {
+	if err := json.NewDecoder(bytes.NewReader(out)).Decode(&b); err != nil {
 		return b, fmt.Errorf("swctl bench -o json: %w (output %q)", err, bgproc.Clip(string(out)))
 	}
 	switch {
@@ -128,7 +127,7 @@ func (b *hostBed) runRate(ctx context.Context, rc *RateConfig, plan []RateInstan
 func (b *hostBed) startRate(ctx context.Context, in RateInstance, bin string) (err error) {
 	defer failedStart(b.stop, &err)
 	d := b.dut.Conf.Interfaces
-	if err := b.daemonUp(ctx, "rate", bin, []string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
+	if err := b.daemonUp(ctx, b.dut, b.bins[bin], "rate", []string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
 		[]string{"bridge", "static", "bridge0", b.peerMACs[0], d[0]}, []string{"bridge", "static", "bridge0", b.peerMACs[1], d[1]}); err != nil {
 		return err
 	}

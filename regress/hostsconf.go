@@ -167,11 +167,7 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 	twoEach := len(c.DUT.Interfaces) >= 2 && len(c.Peer.Interfaces) >= 2
 	if _, ok := seen["tests.run"]; !ok {
 		// The default: every test the hosts are cabled for.
-		for _, t := range HostTests {
-			if t != hostRateTest || twoEach {
-				c.Tests = append(c.Tests, t)
-			}
-		}
+		c.Tests = slices.DeleteFunc(slices.Clone(HostTests), func(t string) bool { return t == hostRateTest && !twoEach })
 	}
 	needAddr := slices.Contains(c.Tests, "plain") || slices.Contains(c.Tests, "bridge0")
 	for _, h := range []*HostConfig{&c.DUT, &c.Peer} {

@@ -137,16 +137,13 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 	if b.spec.Name == "veth" {
 		if in.Promisc {
 			b.cmds.record("(harness) PACKET_ADD_MEMBERSHIP PACKET_MR_PROMISC on p1 in " + b.dut)
-			hold, err := holdPromisc(b.dut, "p1")
+			release, err := holdPromisc(b.dut, "p1")
 			if err != nil {
 				return err
 			}
-			b.changes = append(b.changes, hold.Close)
+			b.changes = append(b.changes, release)
 		}
 		return waitPing(ctx, b.on(b.dut), b.peerIP)
-	}
-	if err := b.startDaemon(ctx, b.on(b.dut), "", bin, b.base(b.spec.Name)); err != nil {
-		return err
 	}
 	// steps are the daemon's CLI commands, then those that address the
 	// TAP (on peerDev at the peer's end); pings are the [namespace,
@@ -168,7 +165,7 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 			pings = append(pings, [2]string{b.pair2.src, b.pair2.dstIP})
 		}
 	}
-	if err := b.daemon.swctlAll(ctx, steps...); err != nil {
+	if err := b.daemonUp(ctx, b.on(b.dut), bin, b.spec.Name, steps...); err != nil {
 		return err
 	}
 	mac, err := b.on(b.dut).MAC(ctx, b.dutDev)

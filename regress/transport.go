@@ -147,12 +147,16 @@ type Proc struct {
 }
 
 // start starts args on the host through a shell that prints its PID and
-// execs them with redirect, $0 being zero: the PID is the command's, on
-// the host, whatever the transport. What the command prints after that
-// goes to out.
-func (h *Host) start(ctx context.Context, out io.Writer, redirect, zero string, args ...string) (*Proc, error) {
-	p := &Proc{done: make(chan struct{}), host: h, desc: strings.Join(args, " ")}
-	p.cmd = h.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", `echo $$; exec "$@"` + redirect, zero}, args...)...)
+// execs them: the PID is the command's, on the host, whatever the
+// transport. Their stdout and stderr go to the file log on the host, or
+// with log "" what they print after the PID goes to out.
+func (h *Host) start(ctx context.Context, out io.Writer, log string, args ...string) (*Proc, error) {
+	script, zero := `echo $$; exec "$@"`, "sh"
+	if log != "" { // $0 names the log
+		script, zero = script+` >"$0" 2>&1`, log
+	}
+	p := &Proc{done: make(chan struct{}), host: h, desc: strings.Join(args, " "), log: log}
+	p.cmd = h.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", script, zero}, args...)...)
 	// Its own process group: a Ctrl-C at the terminal reaches the
 	// harness, which stops the command on the host.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -183,11 +187,7 @@ func (h *Host) start(ctx context.Context, out io.Writer, redirect, zero string, 
 // going to log on the host.
 func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, error) {
 	h.cmds.record(h.line(args) + " > " + log + " &")
-	p, err := h.start(ctx, io.Discard, ` >"$0" 2>&1`, log, args...)
-	if err == nil {
-		p.log = log
-	}
-	return p, err
+	return h.start(ctx, io.Discard, log, args...)
 }
 
 // Tail returns the end of the process's log (its last 5 lines), for
@@ -207,7 +207,7 @@ func (p *Proc) Tail() string {
 func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error) {
 	h.cmds.record(h.line(args))
 	var out bytes.Buffer
-	p, err := h.start(ctx, &out, "", "sh", args...)
+	p, err := h.start(ctx, &out, "", args...)
 	if err != nil {
 		return nil, err
 	}
