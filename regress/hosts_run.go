@@ -189,11 +189,7 @@ func (b *hostBed) start(ctx context.Context, in Instance, bin string) (err error
 // most when it fails: CPU and the engine's CPU are read on the DUT
 // through its transport. more are extra iperf3 client options.
 func (b *hostBed) measure(ctx context.Context, row string, seconds int, more ...string) (Sample, error) {
-	if row == RowReceive {
-		more = append([]string{"-R"}, more...)
-	}
-	out, _, err := b.iperf(ctx, row, row, seconds, iperfClient{b.dut, iperfArgs(b.peer.Conf.Addr.Addr().String(), seconds, more...)})
-	return out[0], err
+	return b.iperfRow(ctx, row, row, seconds, b.dut, "", b.peer.Conf.Addr.Addr().String(), more...)
 }
 
 // promiscuity reads the promiscuity count of the DUT's test interfaces.

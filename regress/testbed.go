@@ -332,6 +332,18 @@ func (t *testbed) iperf(ctx context.Context, what, row string, seconds int, clie
 	return out, res, err
 }
 
+// iperfRow runs one iperf3 test of row with iperf (what names it in
+// errors): a client on h pinned to cpu ("" = not pinned) against the
+// server at ip, with -R for Receive (the server sends) and the extra
+// client options more.
+func (t *testbed) iperfRow(ctx context.Context, what, row string, seconds int, h *Host, cpu, ip string, more ...string) (Sample, error) {
+	if row == RowReceive {
+		more = append([]string{"-R"}, more...)
+	}
+	out, _, err := t.iperf(ctx, what, row, seconds, iperfClient{h, pinned(cpu, iperfArgs(ip, seconds, more...)...)})
+	return out[0], err
+}
+
 // waitPing waits up to 15 s until ip answers a ping from h.
 func waitPing(ctx context.Context, h *Host, ip string) error {
 	return poll(ctx, 15*time.Second, 100*time.Millisecond, func() error {

@@ -22,8 +22,6 @@ type bed struct {
 	dutIP, peerIP, peer2IP string
 	// peerMAC and peer2MAC are the peers' fixed MACs.
 	peerMAC, peer2MAC string
-	// dutDev is the interface holding dutIP (p1, trunk0 or bridge0).
-	dutDev string
 	// links are the device under test's links whose promiscuity counts.
 	links []string
 	// pair2 is bridge0's second host pair (peers 3 and 4, on ports p3
@@ -63,7 +61,7 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	var steps [][]string
 	switch spec.Name {
 	case "veth":
-		b.dutDev, b.links = "p1", []string{"p1"}
+		b.links = []string{"p1"}
 		steps = append(netbed.Veth(b.dut, "p1", mac(0, 2), b.peer, "eth0", b.peerMAC), [][]string{
 			netbed.Addr(b.dut, b.dutIP+"/24", "p1"),
 			netbed.NoOffload(b.dut, "p1"),
@@ -73,11 +71,10 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			netbed.Neigh(b.peer, b.dutIP, mac(0, 2), "eth0"),
 		}...)
 	case "trunk0":
-		b.dutDev, b.links = "trunk0", []string{"a1", "a2"}
+		b.links = []string{"a1", "a2"}
 		steps = append(trunkPeer(b.dut, b.peer, b.peerMAC, "q", mac), netbed.NoOffload(b.peer, "q1"), netbed.NoOffload(b.peer, "q2"),
 			netbed.Addr(b.peer, b.peerIP+"/24", "br0"), netbed.NoOffload(b.peer, "br0"))
 	case "bridge0":
-		b.dutDev = "bridge0"
 		hosts, servers = append(hosts, bedHost{b.peer2, b.peer2IP, b.peer2MAC}), append(servers, b.peer2)
 		if spec.Pairs == 2 {
 			b.pair2 = &hostPair{src: tag + "h3", dst: tag + "h4", srcIP: ip(4), dstIP: ip(5)}
@@ -168,15 +165,16 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 	if err := b.daemonUp(ctx, b.on(b.dut), bin, b.spec.Name, steps...); err != nil {
 		return err
 	}
-	mac, err := b.on(b.dut).MAC(ctx, b.dutDev)
+	tap := b.spec.Name // the daemon's TAP holds dutIP: trunk0 or bridge0
+	mac, err := b.on(b.dut).MAC(ctx, tap)
 	if err != nil {
 		return err
 	}
 	steps = [][]string{
-		netbed.Addr(b.dut, b.dutIP+"/24", b.dutDev),
-		{"ip", "-n", b.dut, "link", "set", b.dutDev, "up"},
-		netbed.NoOffload(b.dut, b.dutDev),
-		netbed.Neigh(b.dut, b.peerIP, b.peerMAC, b.dutDev),
+		netbed.Addr(b.dut, b.dutIP+"/24", tap),
+		{"ip", "-n", b.dut, "link", "set", tap, "up"},
+		netbed.NoOffload(b.dut, tap),
+		netbed.Neigh(b.dut, b.peerIP, b.peerMAC, tap),
 		netbed.Neigh(b.peer, b.dutIP, mac, peerDev),
 	}
 	if b.spec.Name == "bridge0" {
@@ -201,15 +199,11 @@ func (b *bed) promiscuity(ctx context.Context) map[string]int {
 // measure runs one iperf3 test of row; more are extra iperf3 client
 // options (-l SIZE for the message-size suite).
 func (b *bed) measure(ctx context.Context, row string, seconds int, more ...string) (Sample, error) {
-	ns, ip, extra := b.dut, b.peerIP, []string(nil)
-	switch row {
-	case RowReceive:
-		extra = []string{"-R"}
-	case RowForward:
+	ns, ip := b.dut, b.peerIP
+	if row == RowForward {
 		ns, ip = b.peer, b.peer2IP
 	}
-	out, _, err := b.iperf(ctx, b.spec.Name+" "+row, row, seconds, b.client(ns, ip, seconds, append(extra, more...)...))
-	return out[0], err
+	return b.iperfRow(ctx, b.spec.Name+" "+row, row, seconds, b.on(ns), clientCPU, ip, more...)
 }
 
 // client is an iperf3 client in namespace ns, pinned to clientCPU,
