@@ -224,6 +224,7 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 		return err
 	}
 	defer b.close(&err)
+	start, measure := promiscSteps(ctx, b, trees, cfg.Seconds, res)
 	for _, s := range setups {
 		mark := len(b.changes)
 		// plain's address stays on for the whole setup.
@@ -233,15 +234,13 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 			}
 		}
 		b.keep()
-		start, measure := promiscSteps(ctx, b, trees, cfg.Seconds, res)
-		err := runPlan(prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }), start, measure, b.stop,
-			func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 })
-		if err == nil {
-			// plain's address goes with its setup.
-			b.mark = mark
-			err = b.stop()
+		if err := runPlan(prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }), start, measure, b.stop,
+			func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 }); err != nil {
+			return err
 		}
-		if err != nil {
+		// plain's address goes with its setup.
+		b.mark = mark
+		if err := b.stop(); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -290,19 +291,19 @@ func (h *Host) MAC(ctx context.Context, ifname string) (string, error) {
 	})
 }
 
+// ifconfigMACRE finds the address on ifconfig's first "ether" (FreeBSD)
+// or "lladdr" (OpenBSD) line.
+var ifconfigMACRE = regexp.MustCompile(`(?m)^[ \t]*(?:ether|lladdr)[ \t]+(\S+)`)
+
 // ParseMAC reads an interface's hardware address from the output of
 // `cat /sys/class/net/IF/address` (linux) or `ifconfig IF` (FreeBSD's
 // "ether" line, OpenBSD's "lladdr").
 func ParseMAC(goos, text string) (string, error) {
-	var s string
-	if goos == "linux" {
-		s = strings.TrimSpace(text)
-	} else {
-		for line := range strings.Lines(text) {
-			if f := strings.Fields(line); len(f) >= 2 && (f[0] == "ether" || f[0] == "lladdr") {
-				s = f[1]
-				break
-			}
+	s := strings.TrimSpace(text)
+	if goos != "linux" {
+		s = ""
+		if m := ifconfigMACRE.FindStringSubmatch(text); m != nil {
+			s = m[1]
 		}
 	}
 	hw, err := net.ParseMAC(s)
