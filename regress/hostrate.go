@@ -128,7 +128,8 @@ func (b *hostBed) runRate(ctx context.Context, rc *RateConfig, plan []RateInstan
 func (b *hostBed) startRate(ctx context.Context, in RateInstance, bin string) (err error) {
 	defer failedStart(b.stop, &err)
 	d, p := b.dut.Conf.Interfaces, b.peer.Conf.Interfaces
-	if err := b.daemonUp(ctx, b.dut, b.bins[bin], "rate", []string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
+	if err := b.daemonUp(ctx, b.dut, b.bins[bin], "rate",
+		[]string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
 		[]string{"bridge", "static", "bridge0", b.peerMACs[0], d[0]}, []string{"bridge", "static", "bridge0", b.peerMACs[1], d[1]}); err != nil {
 		return err
 	}

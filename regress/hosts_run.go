@@ -162,7 +162,8 @@ func (b *hostBed) start(ctx context.Context, in Instance, bin string) (err error
 	d := b.dut.Conf
 	switch {
 	case in.Setup == "bridge0":
-		if err := b.daemonUp(ctx, b.dut, b.bins[bin], in.Setup, []string{"bridge", "create", "bridge0", "--local"}, append([]string{"bridge", "add", "bridge0"}, d.Interfaces...)); err != nil {
+		if err := b.daemonUp(ctx, b.dut, b.bins[bin], in.Setup,
+			[]string{"bridge", "create", "bridge0", "--local"}, append([]string{"bridge", "add", "bridge0"}, d.Interfaces...)); err != nil {
 			return err
 		}
 		// The TAP goes with the daemon, and its address with it: no undo.
