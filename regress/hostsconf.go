@@ -175,10 +175,7 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 			return nil, fmt.Errorf("%s: section [%s] missing", name, h.Role)
 		}
 		for _, k := range []string{"transport", "host", "interfaces", "addr"} {
-			if k == "addr" && !needAddr {
-				continue
-			}
-			if _, ok := seen[h.Role+"."+k]; !ok {
+			if _, ok := seen[h.Role+"."+k]; !ok && (k != "addr" || needAddr) {
 				return nil, fmt.Errorf("%s: [%s] %s: missing", name, h.Role, k)
 			}
 		}
