@@ -29,17 +29,14 @@ type bed struct {
 	pair2 *hostPair
 }
 
-// hostPair is a sending and a receiving peer on two bridge ports: the
-// second pair of the bulk suite's two-pairs-at-once test.
-type hostPair struct {
-	// src and dst are namespace names; dst runs an iperf3 server.
-	src, dst string
-	// srcIP and dstIP are the IPv4 addresses, no prefix.
-	srcIP, dstIP string
-}
-
-// bedHost is one peer host of a testbed as newBed cables it.
+// bedHost is one peer host of a testbed as newBed cables it: its
+// namespace, its IPv4 address (no prefix) and its MAC.
 type bedHost struct{ ns, ip, mac string }
+
+// hostPair is a sending and a receiving peer on two bridge ports (dst
+// runs an iperf3 server): the second pair of the bulk suite's
+// two-pairs-at-once test.
+type hostPair struct{ src, dst bedHost }
 
 // newBed builds the testbed of spec; idx (1-254) picks its subnet and
 // MACs. On error what was made is removed.
@@ -77,9 +74,8 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	case "bridge0":
 		hosts, servers = append(hosts, bedHost{b.peer2, b.peer2IP, b.peer2MAC}), append(servers, b.peer2)
 		if spec.Pairs == 2 {
-			b.pair2 = &hostPair{src: tag + "h3", dst: tag + "h4", srcIP: ip(4), dstIP: ip(5)}
-			hosts = append(hosts, bedHost{b.pair2.src, b.pair2.srcIP, mac(0, 4)}, bedHost{b.pair2.dst, b.pair2.dstIP, mac(0, 5)})
-			servers = append(servers, b.pair2.dst)
+			b.pair2 = &hostPair{bedHost{tag + "h3", ip(4), mac(0, 4)}, bedHost{tag + "h4", ip(5), mac(0, 5)}}
+			hosts, servers = append(hosts, b.pair2.src, b.pair2.dst), append(servers, b.pair2.dst.ns)
 		}
 		for i, h := range hosts {
 			p := fmt.Sprintf("p%d", i+1)
@@ -87,11 +83,10 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			steps = append(steps, netbed.Veth(b.dut, p, mac(0xd0, i+1), h.ns, "eth0", h.mac)...)
 			steps = append(steps, netbed.Addr(h.ns, h.ip+"/24", "eth0"), netbed.NoOffload(h.ns, "eth0"))
 		}
-		steps = append(steps, netbed.Neigh(b.peer, b.peer2IP, b.peer2MAC, "eth0"), netbed.Neigh(b.peer2, b.peerIP, b.peerMAC, "eth0"))
-		if b.pair2 != nil {
-			steps = append(steps,
-				netbed.Neigh(b.pair2.src, b.pair2.dstIP, mac(0, 5), "eth0"),
-				netbed.Neigh(b.pair2.dst, b.pair2.srcIP, mac(0, 4), "eth0"))
+		// Each pair of peers (h1 and h2, h3 and h4) has the other's MAC.
+		for i := 0; i < len(hosts); i += 2 {
+			a, z := hosts[i], hosts[i+1]
+			steps = append(steps, netbed.Neigh(a.ns, z.ip, z.mac, "eth0"), netbed.Neigh(z.ns, a.ip, a.mac, "eth0"))
 		}
 	default:
 		return nil, fmt.Errorf("no such setup")
@@ -159,7 +154,7 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 			}
 		}
 		if b.pair2 != nil {
-			pings = append(pings, [2]string{b.pair2.src, b.pair2.dstIP})
+			pings = append(pings, [2]string{b.pair2.src.ns, b.pair2.dst.ip})
 		}
 	}
 	if err := b.daemonUp(ctx, b.on(b.dut), bin, b.spec.Name, steps...); err != nil {
