@@ -16,7 +16,7 @@ func measureBulk(ctx context.Context, b *bed, c BulkConfig) ([]BulkSample, error
 		return nil, fmt.Errorf("%s: %w", BulkOnePair, err)
 	}
 	two, _, err := b.iperf(ctx, b.spec.Name+" "+RowForward, RowForward, c.Seconds,
-		b.client(b.peer, b.peer2IP, c.Seconds), b.client(b.pair2.src, b.pair2.dstIP, c.Seconds))
+		b.client(b.peer, b.peer2IP, c.Seconds), b.client(b.pair2.src.ns, b.pair2.dst.ip, c.Seconds))
 	if err != nil {
 		return nil, fmt.Errorf("TCP two pairs: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"strings"
 
@@ -36,6 +37,9 @@ func checkHost() error {
 	return nil
 }
 
+// cpuModelRE finds the first processor's model name in /proc/cpuinfo.
+var cpuModelRE = regexp.MustCompile(`(?m)^\s*model name\s*:(.*)$`)
+
 // environment describes this machine.
 func environment() Environment {
 	e := Environment{OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
@@ -44,11 +48,8 @@ func environment() Environment {
 		e.Kernel = string(bytes.TrimRight(u.Release[:], "\x00"))
 	}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for l := range strings.Lines(string(b)) {
-			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-				e.CPUModel = strings.TrimSpace(v)
-				break
-			}
+		if m := cpuModelRE.FindSubmatch(b); m != nil {
+			e.CPUModel = strings.TrimSpace(string(m[1]))
 		}
 	}
 	if out, err := exec.Command("iperf3", "--version").Output(); err == nil {

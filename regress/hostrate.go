@@ -56,8 +56,7 @@ func (t *Trees) benchBinary(ctx context.Context, peer HostConfig) (string, error
 // is a complete run of mode for frames of size bytes with FCS.
 func parseBenchJSON(out []byte, mode string, size int) (gen.BenchOutput, error) {
 	var b gen.BenchOutput
-	d := json.NewDecoder(bytes.NewReader(out))
-	if err := d.Decode(&b); err != nil {
+	if err := json.NewDecoder(bytes.NewReader(out)).Decode(&b); err != nil {
 		return b, fmt.Errorf("swctl bench -o json: %w (output %q)", err, bgproc.Clip(string(out)))
 	}
 	switch {
@@ -124,22 +123,16 @@ func (b *hostBed) runRate(ctx context.Context, rc *RateConfig, plan []RateInstan
 
 // startRate starts the daemon with the local binary bin, bridges the
 // DUT's test interfaces with static entries for the peer's two MACs,
-// and waits until frames cross.
+// and waits up to 10 s until a short paced run of 64-byte frames from
+// the peer's first interface reaches its second across the DUT.
 func (b *hostBed) startRate(ctx context.Context, in RateInstance, bin string) (err error) {
 	defer failedStart(b.stop, &err)
-	d := b.dut.Conf.Interfaces
-	if err := b.daemonUp(ctx, "rate", bin, []string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
+	d, p := b.dut.Conf.Interfaces, b.peer.Conf.Interfaces
+	if err := b.daemonUp(ctx, b.dut, b.bins[bin], "rate",
+		[]string{"bridge", "create", "bridge0"}, append([]string{"bridge", "add", "bridge0"}, d...),
 		[]string{"bridge", "static", "bridge0", b.peerMACs[0], d[0]}, []string{"bridge", "static", "bridge0", b.peerMACs[1], d[1]}); err != nil {
 		return err
 	}
-	return b.waitForward(ctx)
-}
-
-// waitForward waits up to 10 s until a short paced run of 64-byte
-// frames from the peer's first interface reaches its second across the
-// DUT.
-func (b *hostBed) waitForward(ctx context.Context) error {
-	p := b.peer.Conf.Interfaces
 	return poll(ctx, 10*time.Second, 200*time.Millisecond, func() error {
 		out, err := b.runBench(ctx, "rate", 64, 1, 1, 20*time.Millisecond, "--rate", "10000", "--duration", "20ms")
 		if err == nil && out.Received == 0 {

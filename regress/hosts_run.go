@@ -7,9 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -164,7 +162,8 @@ func (b *hostBed) start(ctx context.Context, in Instance, bin string) (err error
 	d := b.dut.Conf
 	switch {
 	case in.Setup == "bridge0":
-		if err := b.daemonUp(ctx, in.Setup, bin, []string{"bridge", "create", "bridge0", "--local"}, append([]string{"bridge", "add", "bridge0"}, d.Interfaces...)); err != nil {
+		if err := b.daemonUp(ctx, b.dut, b.bins[bin], in.Setup,
+			[]string{"bridge", "create", "bridge0", "--local"}, append([]string{"bridge", "add", "bridge0"}, d.Interfaces...)); err != nil {
 			return err
 		}
 		// The TAP goes with the daemon, and its address with it: no undo.
@@ -187,51 +186,16 @@ func (b *hostBed) start(ctx context.Context, in Instance, bin string) (err error
 	return waitPing(ctx, b.dut, b.peer.Conf.Addr.Addr().String())
 }
 
-// daemonUp starts the DUT's daemon with the upload of the local binary
-// bin, its files named after name, waits up to 10 s until it answers,
-// and runs its CLI with each of cmds in turn.
-func (b *hostBed) daemonUp(ctx context.Context, name, bin string, cmds ...[]string) error {
-	if err := b.startDaemon(ctx, b.dut, "", b.bins[bin], b.base(name)); err != nil {
-		return err
-	}
-	return b.daemon.swctlAll(ctx, cmds...)
-}
-
 // measure runs one iperf3 test of row from the DUT to the peer, twice at
 // most when it fails: CPU and the engine's CPU are read on the DUT
 // through its transport. more are extra iperf3 client options.
 func (b *hostBed) measure(ctx context.Context, row string, seconds int, more ...string) (Sample, error) {
-	if row == RowReceive {
-		more = append([]string{"-R"}, more...)
-	}
-	out, _, err := b.iperf(ctx, row, row, seconds, iperfClient{b.dut, iperfArgs(b.peer.Conf.Addr.Addr().String(), seconds, more...)})
-	return out[0], err
+	return b.iperfRow(ctx, row, row, seconds, b.dut, "", b.peer.Conf.Addr.Addr().String(), more...)
 }
 
-// promiscuity reads the promiscuity count of the DUT's test interfaces
-// (Linux only; nil elsewhere).
+// promiscuity reads the promiscuity count of the DUT's test interfaces.
 func (b *hostBed) promiscuity(ctx context.Context) map[string]int {
-	if b.dut.Conf.OS != "linux" {
-		return nil
-	}
 	return promiscuity(ctx, b.dut, b.dut.Conf.Interfaces)
-}
-
-// promiscRE finds the promiscuity count in `ip -d link show`.
-var promiscRE = regexp.MustCompile(`promiscuity (\d+)`)
-
-// linkPromiscuity reads the kernel's promiscuity count of each of links
-// (a testbed's or a real DUT's) from `ip -d link show LINK`, which show
-// runs; a link whose count cannot be read is left out.
-func linkPromiscuity(links []string, show func(link string) ([]byte, error)) map[string]int {
-	m := map[string]int{}
-	for _, l := range links {
-		out, err := show(l)
-		if sm := promiscRE.FindSubmatch(out); err == nil && sm != nil {
-			m[l], _ = strconv.Atoi(string(sm[1]))
-		}
-	}
-	return m
 }
 
 // close puts back everything the suite changed on both hosts and adds
@@ -261,6 +225,7 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 		return err
 	}
 	defer b.close(&err)
+	start, measure := promiscSteps(ctx, b, trees, cfg.Seconds, res)
 	for _, s := range setups {
 		mark := len(b.changes)
 		// plain's address stays on for the whole setup.
@@ -270,15 +235,13 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 			}
 		}
 		b.keep()
-		start, measure := promiscSteps(ctx, b, trees, cfg.Seconds, res)
-		err := runPlan(prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }), start, measure, b.stop,
-			func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 })
-		if err == nil {
-			// plain's address goes with its setup.
-			b.mark = mark
-			err = b.stop()
+		if err := runPlan(prog, step, ofSetup(plan, s.Name, func(in Instance) string { return in.Setup }), start, measure, b.stop,
+			func(in Instance) float64 { return float64(len(in.Rows))*(float64(cfg.Seconds)+1) + 1.5 }); err != nil {
+			return err
 		}
-		if err != nil {
+		// plain's address goes with its setup.
+		b.mark = mark
+		if err := b.stop(); err != nil {
 			return err
 		}
 	}

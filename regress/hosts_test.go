@@ -205,20 +205,35 @@ func TestHostBedChangeInterrupted(t *testing.T) {
 	}
 }
 
-func TestLinkPromiscuity(t *testing.T) {
-	shows := map[string]string{
-		"d0": "2: d0@if3: <BROADCAST,MULTICAST,PROMISC,UP> mtu 1500\n    link/ether 02:00:00:00:00:01 brd ff:ff:ff:ff:ff:ff promiscuity 1 allmulti 0 minmtu 68\n    veth addrgenmode eui64",
-		"d1": "3: d1@if4: <BROADCAST,MULTICAST,UP> mtu 1500\n    link/ether 02:00:00:00:00:02 brd ff:ff:ff:ff:ff:ff promiscuity 0 allmulti 0",
-		"d2": "4: d2: <BROADCAST,MULTICAST,UP> mtu 1500", // no count
+// promiscuity reads the count from ip -d link show on the host and
+// leaves out links without a readable count; a host that is not Linux
+// has none. The commands run a stand-in for ip.
+func TestPromiscuity(t *testing.T) {
+	bin := t.TempDir()
+	script := `#!/bin/sh
+case "$*" in
+*"show d0") echo '2: d0@if3: <BROADCAST,MULTICAST,PROMISC,UP> mtu 1500
+    link/ether 02:00:00:00:00:01 brd ff:ff:ff:ff:ff:ff promiscuity 1 allmulti 0 minmtu 68
+    veth addrgenmode eui64' ;;
+*"show d1") echo '3: d1@if4: <BROADCAST,MULTICAST,UP> mtu 1500
+    link/ether 02:00:00:00:00:02 brd ff:ff:ff:ff:ff:ff promiscuity 0 allmulti 0' ;;
+*"show d2") echo '4: d2: <BROADCAST,MULTICAST,UP> mtu 1500' ;; # no count
+*) echo "Cannot find device" >&2; exit 1 ;;
+esac
+`
+	if err := os.WriteFile(filepath.Join(bin, "ip"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	got := linkPromiscuity([]string{"d0", "d1", "d2", "gone"}, func(l string) ([]byte, error) {
-		if s, ok := shows[l]; ok {
-			return []byte(s), nil
-		}
-		return nil, fmt.Errorf("ip -d link show %s: does not exist", l)
-	})
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	links := []string{"d0", "d1", "d2", "gone"}
+	h := &Host{Conf: HostConfig{Transport: "netns", Host: "d", OS: "linux"}, cmds: &Commands{}}
+	got := promiscuity(context.Background(), h, links)
 	if want := map[string]int{"d0": 1, "d1": 0}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("linkPromiscuity = %v, want %v (links without a readable count left out)", got, want)
+		t.Errorf("promiscuity = %v, want %v (links without a readable count left out)", got, want)
+	}
+	h.Conf.OS = "openbsd"
+	if got := promiscuity(context.Background(), h, links); got != nil {
+		t.Errorf("promiscuity on openbsd = %v, want nil", got)
 	}
 }
 

@@ -167,11 +167,7 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 	twoEach := len(c.DUT.Interfaces) >= 2 && len(c.Peer.Interfaces) >= 2
 	if _, ok := seen["tests.run"]; !ok {
 		// The default: every test the hosts are cabled for.
-		for _, t := range HostTests {
-			if t != hostRateTest || twoEach {
-				c.Tests = append(c.Tests, t)
-			}
-		}
+		c.Tests = slices.DeleteFunc(slices.Clone(HostTests), func(t string) bool { return t == hostRateTest && !twoEach })
 	}
 	needAddr := slices.Contains(c.Tests, "plain") || slices.Contains(c.Tests, "bridge0")
 	for _, h := range []*HostConfig{&c.DUT, &c.Peer} {
@@ -179,10 +175,7 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 			return nil, fmt.Errorf("%s: section [%s] missing", name, h.Role)
 		}
 		for _, k := range []string{"transport", "host", "interfaces", "addr"} {
-			if k == "addr" && !needAddr {
-				continue
-			}
-			if _, ok := seen[h.Role+"."+k]; !ok {
+			if _, ok := seen[h.Role+"."+k]; !ok && (k != "addr" || needAddr) {
 				return nil, fmt.Errorf("%s: [%s] %s: missing", name, h.Role, k)
 			}
 		}

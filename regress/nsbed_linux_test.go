@@ -45,7 +45,7 @@ func TestTestbedStopEndsNewestFirst(t *testing.T) {
 }
 
 // A hold makes the interface promiscuous in its namespace (the kernel's
-// count goes up by one) until Close, and names the interface and the
+// count goes up by one) until its release, and names the interface and the
 // namespace when it cannot be made.
 func TestIntegrationHoldPromisc(t *testing.T) {
 	netnstest.Require(t)
@@ -54,14 +54,14 @@ func TestIntegrationHoldPromisc(t *testing.T) {
 	count := func() string {
 		return regexp.MustCompile(`promiscuity \d+`).FindString(a.Run("ip", "-d", "link", "show", "e0"))
 	}
-	h, err := holdPromisc(a.Name, "e0")
+	release, err := holdPromisc(a.Name, "e0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := count(); got != "promiscuity 1" {
 		t.Errorf("held: %s, want promiscuity 1", got)
 	}
-	if err := h.Close(); err != nil {
+	if err := release(); err != nil {
 		t.Fatal(err)
 	}
 	if got := count(); got != "promiscuity 0" {

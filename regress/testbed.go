@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -171,6 +173,16 @@ func (t *testbed) startDaemon(ctx context.Context, h *Host, cpu, bin, base strin
 	return nil
 }
 
+// daemonUp starts the instance's swctl daemon, bin (a path on h), on h
+// not pinned, its files named after name (base), waits up to 10 s until
+// it answers, and runs its CLI with each of cmds in turn.
+func (t *testbed) daemonUp(ctx context.Context, h *Host, bin, name string, cmds ...[]string) error {
+	if err := t.startDaemon(ctx, h, "", bin, t.base(name)); err != nil {
+		return err
+	}
+	return t.daemon.swctlAll(ctx, cmds...)
+}
+
 // swctl runs the daemon's CLI with args.
 func (d *daemon) swctl(ctx context.Context, args ...string) error {
 	_, err := d.output(ctx, args...)
@@ -284,7 +296,7 @@ type iperfClient struct {
 // with the CPU of the span from just before the first starts to just
 // after the last ends), twice at most when one fails; what names the
 // measurement in errors. It also returns their iperf3 results, for
-// figures a Sample does not hold.
+// figures a Sample does not hold (when there is no error).
 func (t *testbed) iperf(ctx context.Context, what, row string, seconds int, clients ...iperfClient) ([]Sample, []iperf3.Result, error) {
 	out := make([]Sample, len(clients))
 	for i, c := range clients {
@@ -317,10 +329,19 @@ func (t *testbed) iperf(ctx context.Context, what, row string, seconds int, clie
 		}
 		return err
 	})
-	if err != nil {
-		return out, nil, err
+	return out, res, err
+}
+
+// iperfRow runs one iperf3 test of row with iperf (what names it in
+// errors): a client on h pinned to cpu ("" = not pinned) against the
+// server at ip, with -R for Receive (the server sends) and the extra
+// client options more.
+func (t *testbed) iperfRow(ctx context.Context, what, row string, seconds int, h *Host, cpu, ip string, more ...string) (Sample, error) {
+	if row == RowReceive {
+		more = append([]string{"-R"}, more...)
 	}
-	return out, res, nil
+	out, _, err := t.iperf(ctx, what, row, seconds, iperfClient{h, pinned(cpu, iperfArgs(ip, seconds, more...)...)})
+	return out[0], err
 }
 
 // waitPing waits up to 15 s until ip answers a ping from h.
@@ -335,11 +356,23 @@ func waitPing(ctx context.Context, h *Host, ip string) error {
 	})
 }
 
+// promiscRE finds the promiscuity count in `ip -d link show`.
+var promiscRE = regexp.MustCompile(`promiscuity (\d+)`)
+
 // promiscuity reads the kernel's promiscuity count of each of links on
-// h from `ip -d link show LINK`; a link whose count cannot be read is
-// left out.
+// h (a testbed's namespace or a real DUT) from `ip -d link show LINK`:
+// Linux only, nil elsewhere. A link whose count cannot be read is left
+// out.
 func promiscuity(ctx context.Context, h *Host, links []string) map[string]int {
-	return linkPromiscuity(links, func(l string) ([]byte, error) {
-		return h.Run(ctx, nil, "ip", "-d", "link", "show", l)
-	})
+	if h.Conf.OS != "linux" {
+		return nil
+	}
+	m := map[string]int{}
+	for _, l := range links {
+		out, err := h.Run(ctx, nil, "ip", "-d", "link", "show", l)
+		if sm := promiscRE.FindSubmatch(out); err == nil && sm != nil {
+			m[l], _ = strconv.Atoi(string(sm[1]))
+		}
+	}
+	return m
 }

@@ -22,8 +22,6 @@ type bed struct {
 	dutIP, peerIP, peer2IP string
 	// peerMAC and peer2MAC are the peers' fixed MACs.
 	peerMAC, peer2MAC string
-	// dutDev is the interface holding dutIP (p1, trunk0 or bridge0).
-	dutDev string
 	// links are the device under test's links whose promiscuity counts.
 	links []string
 	// pair2 is bridge0's second host pair (peers 3 and 4, on ports p3
@@ -31,17 +29,14 @@ type bed struct {
 	pair2 *hostPair
 }
 
-// hostPair is a sending and a receiving peer on two bridge ports: the
-// second pair of the bulk suite's two-pairs-at-once test.
-type hostPair struct {
-	// src and dst are namespace names; dst runs an iperf3 server.
-	src, dst string
-	// srcIP and dstIP are the IPv4 addresses, no prefix.
-	srcIP, dstIP string
-}
-
-// bedHost is one peer host of a testbed as newBed cables it.
+// bedHost is one peer host of a testbed as newBed cables it: its
+// namespace, its IPv4 address (no prefix) and its MAC.
 type bedHost struct{ ns, ip, mac string }
+
+// hostPair is a sending and a receiving peer on two bridge ports (dst
+// runs an iperf3 server): the second pair of the bulk suite's
+// two-pairs-at-once test.
+type hostPair struct{ src, dst bedHost }
 
 // newBed builds the testbed of spec; idx (1-254) picks its subnet and
 // MACs. On error what was made is removed.
@@ -63,7 +58,7 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	var steps [][]string
 	switch spec.Name {
 	case "veth":
-		b.dutDev, b.links = "p1", []string{"p1"}
+		b.links = []string{"p1"}
 		steps = append(netbed.Veth(b.dut, "p1", mac(0, 2), b.peer, "eth0", b.peerMAC), [][]string{
 			netbed.Addr(b.dut, b.dutIP+"/24", "p1"),
 			netbed.NoOffload(b.dut, "p1"),
@@ -73,16 +68,14 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			netbed.Neigh(b.peer, b.dutIP, mac(0, 2), "eth0"),
 		}...)
 	case "trunk0":
-		b.dutDev, b.links = "trunk0", []string{"a1", "a2"}
+		b.links = []string{"a1", "a2"}
 		steps = append(trunkPeer(b.dut, b.peer, b.peerMAC, "q", mac), netbed.NoOffload(b.peer, "q1"), netbed.NoOffload(b.peer, "q2"),
 			netbed.Addr(b.peer, b.peerIP+"/24", "br0"), netbed.NoOffload(b.peer, "br0"))
 	case "bridge0":
-		b.dutDev = "bridge0"
 		hosts, servers = append(hosts, bedHost{b.peer2, b.peer2IP, b.peer2MAC}), append(servers, b.peer2)
 		if spec.Pairs == 2 {
-			b.pair2 = &hostPair{src: tag + "h3", dst: tag + "h4", srcIP: ip(4), dstIP: ip(5)}
-			hosts = append(hosts, bedHost{b.pair2.src, b.pair2.srcIP, mac(0, 4)}, bedHost{b.pair2.dst, b.pair2.dstIP, mac(0, 5)})
-			servers = append(servers, b.pair2.dst)
+			b.pair2 = &hostPair{bedHost{tag + "h3", ip(4), mac(0, 4)}, bedHost{tag + "h4", ip(5), mac(0, 5)}}
+			hosts, servers = append(hosts, b.pair2.src, b.pair2.dst), append(servers, b.pair2.dst.ns)
 		}
 		for i, h := range hosts {
 			p := fmt.Sprintf("p%d", i+1)
@@ -90,11 +83,10 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 			steps = append(steps, netbed.Veth(b.dut, p, mac(0xd0, i+1), h.ns, "eth0", h.mac)...)
 			steps = append(steps, netbed.Addr(h.ns, h.ip+"/24", "eth0"), netbed.NoOffload(h.ns, "eth0"))
 		}
-		steps = append(steps, netbed.Neigh(b.peer, b.peer2IP, b.peer2MAC, "eth0"), netbed.Neigh(b.peer2, b.peerIP, b.peerMAC, "eth0"))
-		if b.pair2 != nil {
-			steps = append(steps,
-				netbed.Neigh(b.pair2.src, b.pair2.dstIP, mac(0, 5), "eth0"),
-				netbed.Neigh(b.pair2.dst, b.pair2.srcIP, mac(0, 4), "eth0"))
+		// Each pair of peers (h1 and h2, h3 and h4) has the other's MAC.
+		for i := 0; i < len(hosts); i += 2 {
+			a, z := hosts[i], hosts[i+1]
+			steps = append(steps, netbed.Neigh(a.ns, z.ip, z.mac, "eth0"), netbed.Neigh(z.ns, a.ip, a.mac, "eth0"))
 		}
 	default:
 		return nil, fmt.Errorf("no such setup")
@@ -137,16 +129,13 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 	if b.spec.Name == "veth" {
 		if in.Promisc {
 			b.cmds.record("(harness) PACKET_ADD_MEMBERSHIP PACKET_MR_PROMISC on p1 in " + b.dut)
-			hold, err := holdPromisc(b.dut, "p1")
+			release, err := holdPromisc(b.dut, "p1")
 			if err != nil {
 				return err
 			}
-			b.changes = append(b.changes, hold.Close)
+			b.changes = append(b.changes, release)
 		}
 		return waitPing(ctx, b.on(b.dut), b.peerIP)
-	}
-	if err := b.startDaemon(ctx, b.on(b.dut), "", bin, b.base(b.spec.Name)); err != nil {
-		return err
 	}
 	// steps are the daemon's CLI commands, then those that address the
 	// TAP (on peerDev at the peer's end); pings are the [namespace,
@@ -165,21 +154,22 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 			}
 		}
 		if b.pair2 != nil {
-			pings = append(pings, [2]string{b.pair2.src, b.pair2.dstIP})
+			pings = append(pings, [2]string{b.pair2.src.ns, b.pair2.dst.ip})
 		}
 	}
-	if err := b.daemon.swctlAll(ctx, steps...); err != nil {
+	if err := b.daemonUp(ctx, b.on(b.dut), bin, b.spec.Name, steps...); err != nil {
 		return err
 	}
-	mac, err := b.on(b.dut).MAC(ctx, b.dutDev)
+	tap := b.spec.Name // the daemon's TAP holds dutIP: trunk0 or bridge0
+	mac, err := b.on(b.dut).MAC(ctx, tap)
 	if err != nil {
 		return err
 	}
 	steps = [][]string{
-		netbed.Addr(b.dut, b.dutIP+"/24", b.dutDev),
-		{"ip", "-n", b.dut, "link", "set", b.dutDev, "up"},
-		netbed.NoOffload(b.dut, b.dutDev),
-		netbed.Neigh(b.dut, b.peerIP, b.peerMAC, b.dutDev),
+		netbed.Addr(b.dut, b.dutIP+"/24", tap),
+		{"ip", "-n", b.dut, "link", "set", tap, "up"},
+		netbed.NoOffload(b.dut, tap),
+		netbed.Neigh(b.dut, b.peerIP, b.peerMAC, tap),
 		netbed.Neigh(b.peer, b.dutIP, mac, peerDev),
 	}
 	if b.spec.Name == "bridge0" {
@@ -204,15 +194,11 @@ func (b *bed) promiscuity(ctx context.Context) map[string]int {
 // measure runs one iperf3 test of row; more are extra iperf3 client
 // options (-l SIZE for the message-size suite).
 func (b *bed) measure(ctx context.Context, row string, seconds int, more ...string) (Sample, error) {
-	ns, ip, extra := b.dut, b.peerIP, []string(nil)
-	switch row {
-	case RowReceive:
-		extra = []string{"-R"}
-	case RowForward:
+	ns, ip := b.dut, b.peerIP
+	if row == RowForward {
 		ns, ip = b.peer, b.peer2IP
 	}
-	out, _, err := b.iperf(ctx, b.spec.Name+" "+row, row, seconds, b.client(ns, ip, seconds, append(extra, more...)...))
-	return out[0], err
+	return b.iperfRow(ctx, b.spec.Name+" "+row, row, seconds, b.on(ns), clientCPU, ip, more...)
 }
 
 // client is an iperf3 client in namespace ns, pinned to clientCPU,

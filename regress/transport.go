@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,12 +148,16 @@ type Proc struct {
 }
 
 // start starts args on the host through a shell that prints its PID and
-// execs them with redirect, $0 being zero: the PID is the command's, on
-// the host, whatever the transport. What the command prints after that
-// goes to out.
-func (h *Host) start(ctx context.Context, out io.Writer, redirect, zero string, args ...string) (*Proc, error) {
-	p := &Proc{done: make(chan struct{}), host: h, desc: strings.Join(args, " ")}
-	p.cmd = h.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", `echo $$; exec "$@"` + redirect, zero}, args...)...)
+// execs them: the PID is the command's, on the host, whatever the
+// transport. Their stdout and stderr go to the file log on the host, or
+// with log "" what they print after the PID goes to out.
+func (h *Host) start(ctx context.Context, out io.Writer, log string, args ...string) (*Proc, error) {
+	script, zero := `echo $$; exec "$@"`, "sh"
+	if log != "" { // $0 names the log
+		script, zero = script+` >"$0" 2>&1`, log
+	}
+	p := &Proc{done: make(chan struct{}), host: h, desc: strings.Join(args, " "), log: log}
+	p.cmd = h.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", script, zero}, args...)...)
 	// Its own process group: a Ctrl-C at the terminal reaches the
 	// harness, which stops the command on the host.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -183,11 +188,7 @@ func (h *Host) start(ctx context.Context, out io.Writer, redirect, zero string, 
 // going to log on the host.
 func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, error) {
 	h.cmds.record(h.line(args) + " > " + log + " &")
-	p, err := h.start(ctx, io.Discard, ` >"$0" 2>&1`, log, args...)
-	if err == nil {
-		p.log = log
-	}
-	return p, err
+	return h.start(ctx, io.Discard, log, args...)
 }
 
 // Tail returns the end of the process's log (its last 5 lines), for
@@ -207,7 +208,7 @@ func (p *Proc) Tail() string {
 func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error) {
 	h.cmds.record(h.line(args))
 	var out bytes.Buffer
-	p, err := h.start(ctx, &out, "", "sh", args...)
+	p, err := h.start(ctx, &out, "", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -290,19 +291,19 @@ func (h *Host) MAC(ctx context.Context, ifname string) (string, error) {
 	})
 }
 
+// ifconfigMACRE finds the address on ifconfig's first "ether" (FreeBSD)
+// or "lladdr" (OpenBSD) line.
+var ifconfigMACRE = regexp.MustCompile(`(?m)^[ \t]*(?:ether|lladdr)[ \t]+(\S+)`)
+
 // ParseMAC reads an interface's hardware address from the output of
 // `cat /sys/class/net/IF/address` (linux) or `ifconfig IF` (FreeBSD's
 // "ether" line, OpenBSD's "lladdr").
 func ParseMAC(goos, text string) (string, error) {
-	var s string
-	if goos == "linux" {
-		s = strings.TrimSpace(text)
-	} else {
-		for line := range strings.Lines(text) {
-			if f := strings.Fields(line); len(f) >= 2 && (f[0] == "ether" || f[0] == "lladdr") {
-				s = f[1]
-				break
-			}
+	s := strings.TrimSpace(text)
+	if goos != "linux" {
+		s = ""
+		if m := ifconfigMACRE.FindStringSubmatch(text); m != nil {
+			s = m[1]
 		}
 	}
 	hw, err := net.ParseMAC(s)
