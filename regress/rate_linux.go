@@ -108,12 +108,7 @@ func newRateBed(ctx context.Context, spec RateSpec, idx int, dir string, cmds *C
 		h1: tag + "h1", dut: tag + "dut", h2: tag + "h2", tx: "eth0", rx: "eth0", rxPort: "p2",
 		txMAC: mac(0, 1), rxMAC: mac(0, 2), sinkMAC: mac(0, 3), offloads: map[[2]string][]string{},
 		h1IP: fmt.Sprintf("10.79.%d.1", idx), h2IP: fmt.Sprintf("10.79.%d.2", idx)}
-	defer func() {
-		if err != nil {
-			b.close()
-			err = fmt.Errorf("forwarding-rate testbed %s: %w", spec.Name, err)
-		}
-	}()
+	defer b.failedBuild("forwarding-rate testbed "+spec.Name, &err)
 	b.fwd = map[string]forwarder{FwdSwctl: startSwctl, FwdKernel: startKernelBridge, FwdOVS: startOVS}[spec.Forwarder]
 	if b.fwd == nil && spec.Forwarder != "" {
 		return nil, fmt.Errorf("no forwarder %q", spec.Forwarder)

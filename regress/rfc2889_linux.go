@@ -64,12 +64,7 @@ type addrBed struct {
 func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Commands) (_ *addrBed, err error) {
 	tag := fmt.Sprintf("swa%d", os.Getpid()%100000)
 	b := &addrBed{testbed: newTestbed(cmds, dir, RFC2889Setup), cfg: cfg, dut: tag + "dut", tester: tag + "tst", testMAC: frame.MAC{0x02, 0x89, 0, 0, 0, 0x02}, runID: rand.Uint32()}
-	defer func() {
-		if err != nil {
-			b.close()
-			err = fmt.Errorf("address-caching testbed: %w", err)
-		}
-	}()
+	defer b.failedBuild("address-caching testbed", &err)
 	var steps [][]string
 	for i := 1; i <= 3; i++ {
 		steps = append(steps, netbed.Veth(b.dut, fmt.Sprintf("p%d", i), fmt.Sprintf("02:89:00:00:d0:%02x", i), b.tester, fmt.Sprintf("t%d", i), fmt.Sprintf("02:89:00:00:00:%02x", i))...)
@@ -85,10 +80,7 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 // and checks that a small trial passes.
 func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error) {
 	defer failedStart(b.stop, &err)
-	if err := b.startDaemon(ctx, b.on(b.dut), "", bin, b.base("rfc2889")); err != nil {
-		return err
-	}
-	if err := b.daemon.swctlAll(ctx,
+	if err := b.daemonUp(ctx, b.on(b.dut), bin, "rfc2889",
 		[]string{"bridge", "create", RFC2889Setup},
 		[]string{"bridge", "add", RFC2889Setup, "p1", "p2", "p3"},
 		[]string{"bridge", "set", RFC2889Setup, "--maxaddr", strconv.Itoa(b.cfg.MaxAddr), "--timeout", strconv.Itoa(b.cfg.Timeout)},

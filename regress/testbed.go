@@ -210,6 +210,15 @@ func failedStart(stop func() error, err *error) {
 	}
 }
 
+// failedBuild, deferred by a testbed's builder, removes what the build
+// made and names the testbed (what) in its error, when it failed.
+func (t *testbed) failedBuild(what string, err *error) {
+	if *err != nil {
+		t.close()
+		*err = fmt.Errorf("%s: %w", what, *err)
+	}
+}
+
 // stop ends the running instance: every change it made, newest first
 // (its daemon, processes, promiscuous memberships, commands). It is
 // safe to call when none runs.

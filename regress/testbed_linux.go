@@ -46,12 +46,7 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	mac := func(kind, n int) string { return fmt.Sprintf("02:52:%02x:00:%02x:%02x", idx, kind, n) }
 	b := &bed{testbed: newTestbed(cmds, dir, spec.Name), spec: spec, dut: tag + "dut", peer: tag + "h1", peer2: tag + "h2",
 		dutIP: ip(2), peerIP: ip(1), peer2IP: ip(3), peerMAC: mac(0, 1), peer2MAC: mac(0, 3)}
-	defer func() {
-		if err != nil {
-			b.close()
-			err = fmt.Errorf("testbed %s: %w", spec.Name, err)
-		}
-	}()
+	defer b.failedBuild("testbed "+spec.Name, &err)
 	// hosts are the peers cabled to the device under test, servers
 	// those that run an iperf3 server.
 	hosts, servers := []bedHost{{b.peer, b.peerIP, b.peerMAC}}, []string{b.peer}
