@@ -94,9 +94,8 @@ func ParseBenchFlags(args []string) (BenchConfig, error) {
 	}
 	var names []string
 	if rows != "" {
-		names = strings.Split(rows, ",")
-		for i := range names {
-			names[i] = strings.TrimSpace(names[i])
+		for n := range strings.SplitSeq(rows, ",") {
+			names = append(names, strings.TrimSpace(n))
 		}
 	}
 	specs, err := findNamed(BenchSetups, names, "-rows: row", func(s RateSpec) string { return s.Name })

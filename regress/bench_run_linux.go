@@ -149,12 +149,14 @@ func header(cfg BenchConfig, env Environment, programs map[string]string) []stri
 }
 
 // benchPrograms names the versions of the programs measured: the first
-// line each prints, blanks folded.
+// line each prints within 5 s, blanks folded.
 func benchPrograms(cfg BenchConfig, cmds *Commands) map[string]string {
 	progs := map[string]string{"swctl": "swctl (version unknown)", "ovs": "Open vSwitch not installed"}
 	version := func(name string, args ...string) {
-		if out, err := cmds.within(context.Background(), 5*time.Second, args...); err == nil {
-			line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if out, err := cmds.Output(ctx, "", nil, args...); err == nil {
+			line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 			progs[name] = strings.Join(strings.Fields(line), " ")
 		}
 	}

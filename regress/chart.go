@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/swctl/swctl/internal/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -24,14 +23,6 @@ import (
 // names its unit, and the legend sits in a strip right of the plot,
 // where it covers nothing.
 
-// chartCell is one bar or point: a cell's summary and its marks.
-type chartCell struct {
-	// S summarises the runs; S.N 0 = not measured (nothing drawn).
-	S stats.Summary
-	// Marked flags a patch cell that differs significantly from no patch.
-	Marked bool
-}
-
 // chartSeries is one legend entry: patch or no patch of one figure.
 type chartSeries struct {
 	// Label is the legend text.
@@ -39,8 +30,10 @@ type chartSeries struct {
 	// X are the points' x values (line charts; bar charts use the group
 	// index).
 	X []float64
-	// Cells are the bars or points, one per group or x.
-	Cells []chartCell
+	// Cells are the bars or points, one per group or x: a cell's summary
+	// (Summary.N 0 = not measured, nothing drawn), a patch cell marked
+	// when it differs significantly from no patch.
+	Cells []RoleCell
 }
 
 // spread draws the whiskers (min to max over runs) of cells at x,
@@ -49,7 +42,7 @@ type spread struct {
 	// x are the cells' x values.
 	x []float64
 	// cells are the bars or points.
-	cells []chartCell
+	cells []RoleCell
 	// offset shifts the whiskers right, to the centre of their bars.
 	offset vg.Length
 	// line is the whiskers' style.
@@ -69,15 +62,15 @@ func (s spread) Plot(c draw.Canvas, p *plot.Plot) {
 	star := plot.NewLegend().TextStyle // the significance mark's
 	star.XAlign, star.YAlign = draw.XCenter, draw.YBottom
 	for i, cell := range s.cells {
-		if cell.S.N == 0 {
+		if cell.Summary.N == 0 {
 			continue
 		}
 		x := trX(s.x[i]) + s.offset
-		lo, hi := trY(cell.S.Min), trY(cell.S.Max)
+		lo, hi := trY(cell.Summary.Min), trY(cell.Summary.Max)
 		c.StrokeLine2(s.line, x, lo, x, hi)
 		c.StrokeLine2(s.line, x-whiskerCap, lo, x+whiskerCap, lo)
 		c.StrokeLine2(s.line, x-whiskerCap, hi, x+whiskerCap, hi)
-		if cell.Marked {
+		if cell.Role == RolePatch && cell.Significant {
 			c.FillText(star, vg.Point{X: x, Y: hi + 1}, "*")
 		}
 	}
@@ -88,11 +81,11 @@ func (s spread) Plot(c draw.Canvas, p *plot.Plot) {
 func (s spread) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), 0, 0
 	for i, c := range s.cells {
-		if c.S.N == 0 {
+		if c.Summary.N == 0 {
 			continue
 		}
 		xmin, xmax = math.Min(xmin, s.x[i]), math.Max(xmax, s.x[i])
-		ymin, ymax = math.Min(ymin, c.S.Min), math.Max(ymax, c.S.Max*1.1)
+		ymin, ymax = math.Min(ymin, c.Summary.Min), math.Max(ymax, c.Summary.Max*1.1)
 	}
 	if xmin > xmax {
 		return 0, 0, 0, 0
@@ -112,7 +105,7 @@ func barChart(title, xlabel, ylabel string, groups []string, series []chartSerie
 	for i, se := range series {
 		v := make(plotter.Values, len(groups))
 		for g, c := range se.Cells {
-			v[g] = c.S.Mean
+			v[g] = c.Summary.Mean
 		}
 		bars, err := plotter.NewBarChart(v, w)
 		if err != nil {
@@ -140,8 +133,8 @@ func lineChart(title, xlabel, ylabel string, logX bool, series []chartSeries) (*
 	for i, se := range series {
 		var xy plotter.XYs
 		for j, c := range se.Cells {
-			if c.S.N > 0 {
-				xy = append(xy, plotter.XY{X: se.X[j], Y: c.S.Mean})
+			if c.Summary.N > 0 {
+				xy = append(xy, plotter.XY{X: se.X[j], Y: c.Summary.Mean})
 			}
 		}
 		if len(xy) == 0 {
@@ -284,9 +277,9 @@ func roleSeries(cells, places []RoleCell, metrics ...string) []chartSeries {
 			}
 			for _, at := range places {
 				at.Metric, at.Role = m, role
-				var cell chartCell // nothing drawn when not measured
+				var cell RoleCell // nothing drawn when not measured
 				if c := findCell(cells, at); c != nil && !c.NA {
-					cell = chartCell{S: c.Summary, Marked: role == RolePatch && c.Significant}
+					cell = *c
 				}
 				s.X, s.Cells = append(s.X, float64(at.Size)), append(s.Cells, cell)
 			}
@@ -318,7 +311,7 @@ func writeRateCharts(dir string, r *Results) ([]string, error) {
 		series := roleSeries(r.RateCells, sizePlaces(s.Name, r.Rate.Sizes), "max_rate", "zero_loss")
 		for _, se := range series { // frames/s to Mb/s
 			for i, size := range se.X {
-				k, c := (size-4)*8/1e6, &se.Cells[i].S
+				k, c := (size-4)*8/1e6, &se.Cells[i].Summary
 				c.Mean, c.Min, c.Max, c.Median = c.Mean*k, c.Min*k, c.Max*k, c.Median*k
 			}
 		}

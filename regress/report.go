@@ -294,15 +294,13 @@ func Markdown(r *Results, charts []string) string {
 // prints and report.md's Tables section. A section's first table has a
 // header line naming it.
 func printAllTables(w io.Writer, r *Results) {
-	var tables []Table
+	sep := "" // a blank line before every table but the first
 	for _, p := range reportParts(r) {
-		tables = append(tables, p.tables...)
-	}
-	for i, t := range tables {
-		if i > 0 {
-			io.WriteString(w, "\n")
+		for _, t := range p.tables {
+			io.WriteString(w, sep)
+			RenderTable(w, t)
+			sep = "\n"
 		}
-		RenderTable(w, t)
 	}
 }
 

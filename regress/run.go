@@ -115,15 +115,7 @@ func (cfg *Config) suites() ([]suite, error) {
 	if cfg.Hosts == nil && len(rateSetups) > 0 {
 		out = append(out, rateSuite{cfg.Rate, rateSetups})
 	}
-	if cfg.MsgSize != nil {
-		out = append(out, *cfg.MsgSize)
-	}
-	if cfg.Bulk != nil {
-		out = append(out, *cfg.Bulk)
-	}
-	if cfg.RFC2889 != nil {
-		out = append(out, *cfg.RFC2889)
-	}
+	out = slices.Concat(out, asked(cfg.MsgSize), asked(cfg.Bulk), asked(cfg.RFC2889))
 	if cfg.LB != nil {
 		out = append(out, lbSuite{*cfg.LB, lbRoles(cfg.AB.Mode())})
 	}
@@ -136,6 +128,14 @@ func (cfg *Config) suites() ([]suite, error) {
 		}
 	}
 	return out, nil
+}
+
+// asked is the suite c as a list: none when c is nil (not asked for).
+func asked[S suite](c *S) []suite {
+	if c == nil {
+		return nil
+	}
+	return []suite{*c}
 }
 
 // Run runs the suites cfg names, writes the report directory under

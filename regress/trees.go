@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Roles of the two binaries a comparison drives.
@@ -138,17 +137,6 @@ func capture(cmd *exec.Cmd, desc string) ([]byte, error) {
 		return out.Bytes(), fmt.Errorf("%s: %v: %s", desc, err, strings.TrimSpace(errb.String()))
 	}
 	return out.Bytes(), nil
-}
-
-// within runs args like Output, for timeout at most, and returns stdout.
-func (c *Commands) within(ctx context.Context, timeout time.Duration, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	out, err := c.Output(ctx, "", nil, args...)
-	if err != nil && ctx.Err() == context.DeadlineExceeded {
-		err = fmt.Errorf("%s: no answer within %v", strings.Join(args, " "), timeout)
-	}
-	return string(out), err
 }
 
 // PrepareTrees makes the trees spec asks for, with a temporary worktree
