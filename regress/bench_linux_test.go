@@ -64,6 +64,9 @@ func TestIntegrationBenchShortest(t *testing.T) {
 		t.Fatalf("results.json: version %d, bench %v, %d commands; want version %d, the bench, the commands", res.Version, res.Bench != nil, len(res.Commands), ResultsVersion)
 	}
 	rep := res.Bench
+	if v := rep.Programs["swctl"]; !strings.HasPrefix(v, "swctl ") || strings.Contains(v, "unknown") {
+		t.Errorf("programs: swctl %q, want the binary's version line", v)
+	}
 	if len(rep.Runs) != len(cfg.Rows) || len(res.RateSamples) != 2*len(cfg.Rows) {
 		t.Errorf("%d row runs and %d rate samples in results.json, want %d and %d", len(rep.Runs), len(res.RateSamples), len(cfg.Rows), 2*len(cfg.Rows))
 	}

@@ -160,7 +160,7 @@ func benchPrograms(cfg BenchConfig, cmds *Commands) map[string]string {
 			progs[name] = strings.Join(strings.Fields(line), " ")
 		}
 	}
-	version("swctl", cfg.Swctl, "version")
+	version("swctl", cfg.Swctl, "--version") // "swctl version" also asks the daemon
 	if ovsMissing() == "" {
 		version("ovs", "ovs-vswitchd", "--version")
 	}
