@@ -106,3 +106,14 @@ func TestAnalyzeBulk(t *testing.T) {
 	RenderTable(&b, UDPLossTable(cfg, cells))
 	golden(t, "bulk_table.golden", b.String())
 }
+
+// TestHeaderBulkWithLB: the bulk suite compares patch and no patch, so
+// the header says how many runs per cell and role also when it runs
+// beside the load-balancing suite alone.
+func TestHeaderBulkWithLB(t *testing.T) {
+	bc := DefaultBulkConfig(true, false)
+	h := strings.Join(Header(&Results{Mode: "A/A", Runs: 2, Alpha: 0.05, Bulk: &bc, LB: &LBResults{}}), "\n")
+	if !strings.Contains(h, "2 run(s) per cell and role") {
+		t.Errorf("header without the runs line:\n%s", h)
+	}
+}

@@ -197,7 +197,7 @@ func Header(r *Results) []string {
 		length = "" // no iperf3 test ran
 	}
 	// The load-balancing suite alone compares balancers, not roles.
-	if len(r.Setups) > 0 || r.Rate != nil || r.MsgSize != nil || r.RFC2889 != nil || r.LB == nil {
+	if len(r.Setups) > 0 || r.Rate != nil || r.MsgSize != nil || r.Bulk != nil || r.RFC2889 != nil || r.LB == nil {
 		h = append(h, fmt.Sprintf("%d run(s)%s per cell and role, interleaved A B B A; cells are means; * = Mann-Whitney U p < %.3g (smallest p possible with %d runs a side: %.3g).",
 			r.Runs, length, r.Alpha, r.Runs, r.MinP))
 	}
