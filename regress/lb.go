@@ -154,22 +154,19 @@ func lbRoles(mode string) []string {
 	return bothRoles[:]
 }
 
-// plan orders the suite's instances over the rows it names (checked).
-func (s lbSuite) plan() []LBInstance {
-	rows, _ := s.rows()
-	return LBPlan(rows, s.roles, s.Runs)
-}
-
-// estimate is the suite's share of a run: the suite has runs of its own.
+// estimate is the suite's share of a run: the suite has runs of its own,
+// over the rows it names (checked).
 func (s lbSuite) estimate(int) Estimate {
-	return planTime("lb", s.plan(), func(LBInstance) float64 { return s.weight() })
+	rows, _ := s.rows()
+	return planTime("lb", LBPlan(rows, s.roles, s.Runs), func(LBInstance) float64 { return s.weight() })
 }
 
-// run runs the suite on its testbed and records it in res.LB.
+// run runs the suite's instances over the rows it names (checked) on its
+// testbed and records them in res.LB.
 func (s lbSuite) run(ctx context.Context, env suiteEnv, res *Results) error {
 	rows, _ := s.rows()
-	res.LB = &LBResults{Config: s.LBConfig, Rows: rows, Plan: s.plan(), Samples: []LBSample{}}
-	return runLB(ctx, s.LBConfig, res.LB.Plan, env, res.LB)
+	res.LB = &LBResults{Config: s.LBConfig, Rows: rows, Plan: LBPlan(rows, s.roles, s.Runs), Samples: []LBSample{}}
+	return runLB(ctx, env, res.LB)
 }
 
 // describe is the suite's method text for report.md, with the pinning
@@ -358,10 +355,7 @@ func AnalyzeLB(plan []LBInstance, samples []LBSample) []RoleCell {
 // lbRowsOf returns plan's first run: its rows (row and role), once
 // each, in order.
 func lbRowsOf(plan []LBInstance) []LBInstance {
-	if n := slices.IndexFunc(plan, func(in LBInstance) bool { return in.Run != 1 }); n >= 0 {
-		return plan[:n]
-	}
-	return plan
+	return slices.DeleteFunc(slices.Clone(plan), func(in LBInstance) bool { return in.Run != 1 })
 }
 
 // LBTable builds the suite's table of one mode: a row per row (and

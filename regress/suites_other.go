@@ -24,6 +24,6 @@ func runRFC2889(context.Context, RFC2889Config, []RoleRun, suiteEnv, *Results) e
 	return notHere("address-caching")
 }
 
-func runLB(context.Context, LBConfig, []LBInstance, suiteEnv, *LBResults) error {
+func runLB(context.Context, suiteEnv, *LBResults) error {
 	return notHere("load-balancing")
 }
