@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -292,20 +291,20 @@ func (s LBSample) kernelUs() (float64, bool) {
 	return s.perRequest(new(s.Machine.SoftIRQ + s.Machine.IRQ))
 }
 
-// lbPoint is a sample with the median of direct's kernel time per
-// request in the sample's mode (NaN when direct did not run), which the
-// nftables row's balancer figure is net of.
+// lbPoint is a sample with the summary of direct's kernel time per
+// request in the sample's mode (N 0 when direct did not run), whose
+// median the nftables row's balancer figure is net of.
 type lbPoint struct {
 	LBSample
-	direct float64
+	direct stats.Summary
 }
 
 // balancerUs is the balancer's CPU per request: its process's, or for
 // nftables the kernel's less direct's.
 func (s lbPoint) balancerUs() (float64, bool) {
-	if s.Row == LBNftables && !math.IsNaN(s.direct) {
+	if s.Row == LBNftables && s.direct.N > 0 {
 		k, ok := s.kernelUs()
-		return k - s.direct, ok
+		return k - s.direct.Median, ok
 	}
 	return s.perRequest(s.BalancerTicks)
 }
@@ -339,10 +338,7 @@ func AnalyzeLB(plan []LBInstance, samples []LBSample) []RoleCell {
 	var out []RoleCell
 	for _, in := range lbRowsOf(plan) {
 		for _, mode := range LBModes {
-			direct := math.NaN()
-			if v := values(LBDirect, "", mode, LBSample.kernelUs); len(v) > 0 {
-				direct = stats.Summarize(v).Median
-			}
+			direct := stats.Summarize(values(LBDirect, "", mode, LBSample.kernelUs))
 			for _, m := range LBMetrics {
 				v := values(in.Row, in.Role, mode, func(s LBSample) (float64, bool) { return m.Value(lbPoint{s, direct}) })
 				out = append(out, RoleCell{Row: in.Row, Mode: mode, Metric: m.Key, Role: in.Role, Comparison: Comparison{NA: len(v) == 0, Summary: stats.Summarize(v), Values: v}})
