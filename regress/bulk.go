@@ -1,8 +1,11 @@
 package regress
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/swctl/swctl/internal/iperf3"
@@ -139,12 +142,10 @@ func bulkRowValues(c BulkConfig, smp []BulkSample) map[string]map[string]float64
 		out[row] = m
 	}
 	one, p1, p2 := out[BulkOnePair], out[BulkPair1], out[BulkPair2]
-	if p1 == nil || p2 == nil {
-		return out
+	if p1 != nil && p2 != nil {
+		out[BulkSum] = map[string]float64{"throughput": p1["throughput"] + p2["throughput"], "system": p1["system"]}
 	}
-	sum := map[string]float64{"throughput": p1["throughput"] + p2["throughput"], "system": p1["system"]}
-	out[BulkSum] = sum
-	if one != nil && one["throughput"] > 0 && one["system"] > 0 {
+	if sum := out[BulkSum]; sum != nil && one["throughput"] > 0 && one["system"] > 0 {
 		out[BulkRatio] = map[string]float64{"throughput": sum["throughput"] / one["throughput"],
 			"system": sum["system"] / one["system"]}
 	}
@@ -158,17 +159,15 @@ func bulkRows(c BulkConfig) []string {
 
 // AnalyzeBulk summarises bulk samples per row, metric and role and
 // compares patch with no patch; a row's figure is one per instance (role
-// and run), as the sum and ratio rows are made of an instance's samples.
+// and run), in run order, as the sum and ratio rows are made of an
+// instance's samples.
 func AnalyzeBulk(c BulkConfig, samples []BulkSample, alpha float64) []RoleCell {
-	var order []RoleRun
 	by := map[RoleRun][]BulkSample{}
 	for _, s := range samples {
 		k := RoleRun{Role: s.Role, Run: s.Run}
-		if by[k] == nil {
-			order = append(order, k)
-		}
 		by[k] = append(by[k], s)
 	}
+	order := slices.SortedFunc(maps.Keys(by), func(a, b RoleRun) int { return cmp.Compare(a.Run, b.Run) })
 	var out []RoleCell
 	for _, row := range bulkRows(c) {
 		for _, m := range bulkMetrics {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -154,22 +153,19 @@ func lbRoles(mode string) []string {
 	return bothRoles[:]
 }
 
-// plan orders the suite's instances over the rows it names (checked).
-func (s lbSuite) plan() []LBInstance {
-	rows, _ := s.rows()
-	return LBPlan(rows, s.roles, s.Runs)
-}
-
-// estimate is the suite's share of a run: the suite has runs of its own.
+// estimate is the suite's share of a run: the suite has runs of its own,
+// over the rows it names (checked).
 func (s lbSuite) estimate(int) Estimate {
-	return planTime("lb", s.plan(), func(LBInstance) float64 { return s.weight() })
+	rows, _ := s.rows()
+	return planTime("lb", LBPlan(rows, s.roles, s.Runs), func(LBInstance) float64 { return s.weight() })
 }
 
-// run runs the suite on its testbed and records it in res.LB.
+// run runs the suite's instances over the rows it names (checked) on its
+// testbed and records them in res.LB.
 func (s lbSuite) run(ctx context.Context, env suiteEnv, res *Results) error {
 	rows, _ := s.rows()
-	res.LB = &LBResults{Config: s.LBConfig, Rows: rows, Plan: s.plan(), Samples: []LBSample{}}
-	return runLB(ctx, s.LBConfig, res.LB.Plan, env, res.LB)
+	res.LB = &LBResults{Config: s.LBConfig, Rows: rows, Plan: LBPlan(rows, s.roles, s.Runs), Samples: []LBSample{}}
+	return runLB(ctx, env, res.LB)
 }
 
 // describe is the suite's method text for report.md, with the pinning
@@ -295,20 +291,20 @@ func (s LBSample) kernelUs() (float64, bool) {
 	return s.perRequest(new(s.Machine.SoftIRQ + s.Machine.IRQ))
 }
 
-// lbPoint is a sample with the median of direct's kernel time per
-// request in the sample's mode (NaN when direct did not run), which the
-// nftables row's balancer figure is net of.
+// lbPoint is a sample with the summary of direct's kernel time per
+// request in the sample's mode (N 0 when direct did not run), whose
+// median the nftables row's balancer figure is net of.
 type lbPoint struct {
 	LBSample
-	direct float64
+	direct stats.Summary
 }
 
 // balancerUs is the balancer's CPU per request: its process's, or for
 // nftables the kernel's less direct's.
 func (s lbPoint) balancerUs() (float64, bool) {
-	if s.Row == LBNftables && !math.IsNaN(s.direct) {
+	if s.Row == LBNftables && s.direct.N > 0 {
 		k, ok := s.kernelUs()
-		return k - s.direct, ok
+		return k - s.direct.Median, ok
 	}
 	return s.perRequest(s.BalancerTicks)
 }
@@ -342,10 +338,7 @@ func AnalyzeLB(plan []LBInstance, samples []LBSample) []RoleCell {
 	var out []RoleCell
 	for _, in := range lbRowsOf(plan) {
 		for _, mode := range LBModes {
-			direct := math.NaN()
-			if v := values(LBDirect, "", mode, LBSample.kernelUs); len(v) > 0 {
-				direct = stats.Summarize(v).Median
-			}
+			direct := stats.Summarize(values(LBDirect, "", mode, LBSample.kernelUs))
 			for _, m := range LBMetrics {
 				v := values(in.Row, in.Role, mode, func(s LBSample) (float64, bool) { return m.Value(lbPoint{s, direct}) })
 				out = append(out, RoleCell{Row: in.Row, Mode: mode, Metric: m.Key, Role: in.Role, Comparison: Comparison{NA: len(v) == 0, Summary: stats.Summarize(v), Values: v}})
@@ -358,10 +351,7 @@ func AnalyzeLB(plan []LBInstance, samples []LBSample) []RoleCell {
 // lbRowsOf returns plan's first run: its rows (row and role), once
 // each, in order.
 func lbRowsOf(plan []LBInstance) []LBInstance {
-	if n := slices.IndexFunc(plan, func(in LBInstance) bool { return in.Run != 1 }); n >= 0 {
-		return plan[:n]
-	}
-	return plan
+	return slices.DeleteFunc(slices.Clone(plan), func(in LBInstance) bool { return in.Run != 1 })
 }
 
 // LBTable builds the suite's table of one mode: a row per row (and

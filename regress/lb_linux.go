@@ -405,16 +405,16 @@ func lbTools(ctx context.Context) map[string]string {
 	return m
 }
 
-// runLB runs the suite's instances (plan) on its testbed, appending a
-// sample per instance and mode to res.
-func runLB(ctx context.Context, cfg LBConfig, plan []LBInstance, env suiteEnv, res *LBResults) error {
-	b, err := newLBBed(ctx, cfg, plan, env.work, env.cmds)
+// runLB runs the suite's instances (res.Plan) on its testbed, appending
+// a sample per instance and mode to res.
+func runLB(ctx context.Context, env suiteEnv, res *LBResults) error {
+	b, err := newLBBed(ctx, res.Config, res.Plan, env.work, env.cmds)
 	if err != nil {
 		return err
 	}
 	defer b.close()
 	res.Pinning, res.Tools = b.pin, lbTools(ctx)
-	return runPlan(env.prog, env.step, plan,
+	return runPlan(env.prog, env.step, res.Plan,
 		func(in LBInstance) error { return b.start(ctx, in, env.trees.binaryFor(in.Role)) },
 		func(in LBInstance) error {
 			for _, mode := range in.Modes {
@@ -427,5 +427,5 @@ func runLB(ctx context.Context, cfg LBConfig, plan []LBInstance, env suiteEnv, r
 			}
 			return nil
 		},
-		b.stop, func(LBInstance) float64 { return cfg.weight() })
+		b.stop, func(LBInstance) float64 { return res.Config.weight() })
 }

@@ -126,11 +126,8 @@ var msgSizeMetrics = []Metric[MsgSizeSample]{
 // AnalyzeMsgSize summarises message-size samples per metric, size and
 // role and compares patch with no patch.
 func AnalyzeMsgSize(sizes []int, samples []MsgSizeSample, alpha float64) []RoleCell {
-	var places []RoleCell
-	for _, size := range sizes {
-		places = append(places, RoleCell{Setup: MsgSizeSetup, Size: size})
-	}
-	return summarize(nil, msgSizeMetrics, places, samples, func(x MsgSizeSample, at RoleCell) (string, bool) { return x.Role, x.Size == at.Size }, alpha)
+	return summarize(nil, msgSizeMetrics, sizePlaces(MsgSizeSetup, sizes), samples,
+		func(x MsgSizeSample, at RoleCell) (string, bool) { return x.Role, x.Size == at.Size }, alpha)
 }
 
 // MsgSizeTable builds the message-size table: a row per size, Mb/s and

@@ -25,7 +25,7 @@ func (RFC2889Config) run(context.Context, suiteEnv, *Results) error {
 	return notHere("address-caching")
 }
 
-func runLB(context.Context, LBConfig, []LBInstance, suiteEnv, *LBResults) error {
+func runLB(context.Context, suiteEnv, *LBResults) error {
 	return notHere("load-balancing")
 }
 
