@@ -58,12 +58,7 @@ func newLBBed(ctx context.Context, cfg LBConfig, plan []LBInstance, dir string, 
 	tag := fmt.Sprintf("swl%d", os.Getpid()%100000)
 	seg := tag + "seg"
 	b := &lbBed{testbed: newTestbed(cmds, dir, "load-balancing testbed"), cfg: cfg, client: tag + "cli", balancer: tag + "lb", pin: pinningFor(runtime.NumCPU())}
-	defer func() {
-		if err != nil {
-			b.close()
-			err = fmt.Errorf("load-balancing testbed: %w", err)
-		}
-	}()
+	defer b.failedBuild("load-balancing testbed", &err)
 	// The namespaces on the segment (tag+name), cabled to the bridge's
 	// port s-name.
 	type host struct{ name, ip, mac string }
