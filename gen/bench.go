@@ -134,17 +134,15 @@ type Bench struct {
 	// receiver counts the frames at the far end: a *Receiver reading
 	// rx, or a *counted.
 	receiver arrivals
-	// recvErr receives the receiver goroutine's result when it ends; a
-	// counting Bench's holds nil from the start.
-	recvErr chan error
 	// drain is how long Run waits for late frames.
 	drain time.Duration
 	// learnOnce sends the learning frames before the first run.
 	learnOnce sync.Once
 	// start is when the current run began (Now), 0 between runs.
 	start atomic.Int64
-	// closeOnce runs Close's teardown once.
-	closeOnce sync.Once
+	// close closes both ports and waits for the receiver, once; later
+	// calls return the first call's result.
+	close func() error
 }
 
 // NewBench prepares runs of s's frames from tx to rx; zero MAC addresses
@@ -170,17 +168,20 @@ func NewBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bench{rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, recvErr: make(chan error, 1),
-		drain: DefaultDrain}
+	b := &Bench{rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, drain: DefaultDrain}
+	// recvErr receives the receiver goroutine's result when it ends; a
+	// counting Bench's holds nil from the start.
+	recvErr := make(chan error, 1)
+	b.close = sync.OnceValue(func() error { return errors.Join(rx.Close(), tx.Close(), <-recvErr) })
 	if c != nil {
-		b.recvErr <- nil // no receiver goroutine to wait for
+		recvErr <- nil // no receiver goroutine to wait for
 		return b, nil
 	}
 	// The sender's stream is valid: no error. The Receiver is the
 	// window's feedback (a counting bench has none).
 	r, _ := NewReceiver(rx, snd.stream)
 	b.receiver, b.sender.acks = r, r
-	go func() { b.recvErr <- r.Run() }()
+	go func() { recvErr <- r.Run() }()
 	return b, nil
 }
 
@@ -262,14 +263,9 @@ func (b *Bench) Progress() Progress {
 }
 
 // Close closes both ports, waits for the receiver to stop and returns
-// the first error of the ports' Close or of the receiver.
-func (b *Bench) Close() error {
-	var err error
-	b.closeOnce.Do(func() {
-		err = errors.Join(b.rx.Close(), b.sender.port.Close(), <-b.recvErr)
-	})
-	return err
-}
+// the errors of the ports' Close and of the receiver; a second Close
+// returns them again.
+func (b *Bench) Close() error { return b.close() }
 
 // Paced trials as the benchmarks run them (swctl bench --search, make
 // bench, make regress): the RFC 2544 zero-loss search and the
