@@ -115,9 +115,8 @@ type Receiver struct {
 	// run is the current run's tally: the stream's RunID, or noRun,
 	// until Begin.
 	run atomic.Pointer[tally]
-	// waiting is set while WaitReceived sleeps on wake.
-	waiting atomic.Bool
-	// wake carries one token from Run to a sleeping WaitReceived.
+	// wake holds a token when Run counted frames since WaitReceived last
+	// took it.
 	wake chan struct{}
 	// timer bounds a WaitReceived sleep; used only by WaitReceived.
 	timer *time.Timer
@@ -199,11 +198,9 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 	}
 	if got > 0 {
 		t.received.Add(got)
-		if r.waiting.Load() {
-			select {
-			case r.wake <- struct{}{}:
-			default:
-			}
+		select {
+		case r.wake <- struct{}{}:
+		default: // a token is there already
 		}
 	}
 }
@@ -237,7 +234,8 @@ const spinChecks = 32
 
 // WaitReceived returns once Received exceeds n, or after about timeout,
 // or earlier without progress; it returns Received. It yields a few
-// times, then sleeps until Run counts frames or timeout passes. It
+// times, then sleeps until Run counts frames or timeout passes (a token
+// of frames counted before the call ends the sleep at once). It
 // allocates nothing. One goroutine at a time may call it.
 func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 	for range spinChecks {
@@ -245,11 +243,6 @@ func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 			return v
 		}
 		runtime.Gosched()
-	}
-	r.waiting.Store(true)
-	defer r.waiting.Store(false)
-	if v := r.Received(); v > n {
-		return v
 	}
 	r.timer.Reset(timeout)
 	select {
