@@ -351,13 +351,14 @@ func WaitLinkUp(p LinkPort, within time.Duration) error {
 // error when no frame crossed in time, when open or a run fails, or when
 // ctx ends.
 func WaitForward(ctx context.Context, open func(Stream) (*Bench, error), within time.Duration) (Result, error) {
-	for deadline := time.Now().Add(within); ; {
+	var r Result
+	for deadline := time.Now().Add(within); ctx.Err() == nil; time.Sleep(100 * time.Millisecond) {
 		bench, err := open(Stream{Size: MinSize})
 		if err != nil {
 			return Result{}, err
 		}
 		bench.SetDrain(100 * time.Millisecond)
-		r, err := bench.Run(ctx, Load{Rate: 10000, Count: 100})
+		r, err = bench.Run(ctx, Load{Rate: 10000, Count: 100})
 		bench.Close()
 		if err != nil || r.Received > 0 {
 			return r, err
@@ -366,10 +367,6 @@ func WaitForward(ctx context.Context, open func(Stream) (*Bench, error), within 
 			return r, fmt.Errorf("no frame crossed within %v (last try: %d offered, %d sent, %d refused by the sending port)",
 				within, r.Sent+r.TxDropped, r.Sent, r.TxDropped)
 		}
-		select {
-		case <-ctx.Done():
-			return r, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
 	}
+	return r, ctx.Err()
 }

@@ -186,9 +186,8 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 		flow := seq % uint64(len(t.flowNext))
 		if seq < t.flowNext[flow] {
 			t.reordered++
-		} else {
-			t.flowNext[flow] = seq + 1
 		}
+		t.flowNext[flow] = max(t.flowNext[flow], seq+1)
 		if m.Time != 0 {
 			d := now - m.Time
 			t.latSamples++
