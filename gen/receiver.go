@@ -243,12 +243,13 @@ func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 		}
 		runtime.Gosched()
 	}
+	// Reset drops a tick of the last wait, running or fired (Go 1.23
+	// timers): no Stop after the select.
 	r.timer.Reset(timeout)
 	select {
 	case <-r.wake:
 	case <-r.timer.C:
 	}
-	r.timer.Stop()
 	return r.Received()
 }
 
