@@ -205,7 +205,7 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 	st, err := b.sender.Run(ctx, l)
 	b.waitDrain(ctx, st.Sent)
 	b.start.Store(0)
-	rs := b.receiver.Stats()
+	rs, countErr := b.receiver.stats()
 	res := Result{
 		Size: b.sender.stream.Size, Flows: b.sender.stream.Flows, Rate: l.Rate, Window: l.Window,
 		Seconds: st.Elapsed.Seconds(), Sent: st.Sent, Received: rs.Received,
@@ -223,7 +223,7 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 		res.BytesPerSecond = float64(rs.Bytes) / s
 		res.Mbps = res.BytesPerSecond * 8 / 1e6
 	}
-	return res, cmp.Or(err, ctx.Err(), b.receiver.failed())
+	return res, cmp.Or(err, ctx.Err(), countErr)
 }
 
 // waitDrain waits until sent frames arrived, or the drain time passed

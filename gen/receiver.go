@@ -253,9 +253,10 @@ func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 	return r.Received()
 }
 
-// failed implements arrivals: a Receiver's counting does not fail (an
-// error of the port ends Run, and Bench.Close returns it).
-func (r *Receiver) failed() error { return nil }
+// stats implements arrivals: Stats, and no error (a Receiver's counting
+// does not fail: an error of the port ends Run, and Bench.Close returns
+// it).
+func (r *Receiver) stats() (RecvStats, error) { return r.Stats(), nil }
 
 // Stats returns the current run's counts so far.
 func (r *Receiver) Stats() RecvStats {
@@ -287,10 +288,9 @@ type arrivals interface {
 	Begin(runID uint32)
 	// Received is the number of the run's frames that arrived so far.
 	Received() uint64
-	// Stats is the run's counts so far.
-	Stats() RecvStats
-	// failed returns the first error of the counting since Begin.
-	failed() error
+	// stats is the run's counts so far, and the first error of the
+	// counting since Begin.
+	stats() (RecvStats, error)
 }
 
 // counted is arrivals from a Counter: it knows how many frames arrived,
@@ -318,24 +318,20 @@ func (a *counted) Received() uint64 {
 	return max(n, base) - base // 0 when the counter went back
 }
 
-func (a *counted) Stats() RecvStats {
+func (a *counted) stats() (RecvStats, error) {
 	n := a.Received()
-	return RecvStats{Received: n, Bytes: n * uint64(a.size)}
+	var err error
+	if e := a.err.Load(); e != nil {
+		err = fmt.Errorf("counting arrivals: %w", *e)
+	}
+	return RecvStats{Received: n, Bytes: n * uint64(a.size)}, err
 }
 
-// count reads the counter, keeping its first error for failed.
+// count reads the counter, keeping its first error for stats.
 func (a *counted) count() uint64 {
 	n, err := a.c.Count()
 	if err != nil {
 		a.err.CompareAndSwap(nil, &err)
 	}
 	return n
-}
-
-// failed returns the counter's first error since Begin.
-func (a *counted) failed() error {
-	if err := a.err.Load(); err != nil {
-		return fmt.Errorf("counting arrivals: %w", *err)
-	}
-	return nil
 }
