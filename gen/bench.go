@@ -203,7 +203,15 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 	ring0 := b.rx.Counters().RingDropped
 	b.start.Store(Now())
 	st, err := b.sender.Run(ctx, l)
-	b.waitDrain(ctx, st.Sent)
+	// Wait until the sent frames arrived, or the drain time passed
+	// without the count moving, or ctx ends.
+	last, since := b.receiver.Received(), time.Now()
+	for last < st.Sent && time.Since(since) < b.drain && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+		if n := b.receiver.Received(); n != last {
+			last, since = n, time.Now()
+		}
+	}
 	b.start.Store(0)
 	rs, countErr := b.receiver.stats()
 	res := Result{
@@ -224,18 +232,6 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 		res.Mbps = res.BytesPerSecond * 8 / 1e6
 	}
 	return res, cmp.Or(err, ctx.Err(), countErr)
-}
-
-// waitDrain waits until sent frames arrived, or the drain time passed
-// without the count moving, or ctx ends.
-func (b *Bench) waitDrain(ctx context.Context, sent uint64) {
-	last, since := b.receiver.Received(), time.Now()
-	for last < sent && time.Since(since) < b.drain && ctx.Err() == nil {
-		time.Sleep(time.Millisecond)
-		if n := b.receiver.Received(); n != last {
-			last, since = n, time.Now()
-		}
-	}
 }
 
 // learn sends a few frames from rx to tx, so that a learning bridge
