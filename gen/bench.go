@@ -134,17 +134,15 @@ type Bench struct {
 	// receiver counts the frames at the far end: a *Receiver reading
 	// rx, or a *counted.
 	receiver arrivals
-	// recvErr receives the receiver goroutine's result when it ends; a
-	// counting Bench's holds nil from the start.
-	recvErr chan error
 	// drain is how long Run waits for late frames.
 	drain time.Duration
 	// learnOnce sends the learning frames before the first run.
 	learnOnce sync.Once
 	// start is when the current run began (Now), 0 between runs.
 	start atomic.Int64
-	// closeOnce runs Close's teardown once.
-	closeOnce sync.Once
+	// close closes both ports and waits for the receiver, once; later
+	// calls return the first call's result.
+	close func() error
 }
 
 // NewBench prepares runs of s's frames from tx to rx; zero MAC addresses
@@ -170,17 +168,20 @@ func NewBench(tx, rx platform.Port, s Stream, c Counter) (*Bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bench{rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, recvErr: make(chan error, 1),
-		drain: DefaultDrain}
+	b := &Bench{rx: rx, sender: snd, receiver: &counted{c: c, size: snd.stream.Size}, drain: DefaultDrain}
+	// recvErr receives the receiver goroutine's result when it ends; a
+	// counting Bench's holds nil from the start.
+	recvErr := make(chan error, 1)
+	b.close = sync.OnceValue(func() error { return errors.Join(rx.Close(), tx.Close(), <-recvErr) })
 	if c != nil {
-		b.recvErr <- nil // no receiver goroutine to wait for
+		recvErr <- nil // no receiver goroutine to wait for
 		return b, nil
 	}
 	// The sender's stream is valid: no error. The Receiver is the
 	// window's feedback (a counting bench has none).
 	r, _ := NewReceiver(rx, snd.stream)
 	b.receiver, b.sender.acks = r, r
-	go func() { b.recvErr <- r.Run() }()
+	go func() { recvErr <- r.Run() }()
 	return b, nil
 }
 
@@ -202,9 +203,17 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 	ring0 := b.rx.Counters().RingDropped
 	b.start.Store(Now())
 	st, err := b.sender.Run(ctx, l)
-	b.waitDrain(ctx, st.Sent)
+	// Wait until the sent frames arrived, or the drain time passed
+	// without the count moving, or ctx ends.
+	last, since := b.receiver.Received(), time.Now()
+	for last < st.Sent && time.Since(since) < b.drain && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+		if n := b.receiver.Received(); n != last {
+			last, since = n, time.Now()
+		}
+	}
 	b.start.Store(0)
-	rs := b.receiver.Stats()
+	rs, countErr := b.receiver.stats()
 	res := Result{
 		Size: b.sender.stream.Size, Flows: b.sender.stream.Flows, Rate: l.Rate, Window: l.Window,
 		Seconds: st.Elapsed.Seconds(), Sent: st.Sent, Received: rs.Received,
@@ -222,19 +231,7 @@ func (b *Bench) Run(ctx context.Context, l Load) (Result, error) {
 		res.BytesPerSecond = float64(rs.Bytes) / s
 		res.Mbps = res.BytesPerSecond * 8 / 1e6
 	}
-	return res, cmp.Or(err, ctx.Err(), b.receiver.failed())
-}
-
-// waitDrain waits until sent frames arrived, or the drain time passed
-// without the count moving, or ctx ends.
-func (b *Bench) waitDrain(ctx context.Context, sent uint64) {
-	last, since := b.receiver.Received(), time.Now()
-	for last < sent && time.Since(since) < b.drain && ctx.Err() == nil {
-		time.Sleep(time.Millisecond)
-		if n := b.receiver.Received(); n != last {
-			last, since = n, time.Now()
-		}
-	}
+	return res, cmp.Or(err, ctx.Err(), countErr)
 }
 
 // learn sends a few frames from rx to tx, so that a learning bridge
@@ -262,14 +259,9 @@ func (b *Bench) Progress() Progress {
 }
 
 // Close closes both ports, waits for the receiver to stop and returns
-// the first error of the ports' Close or of the receiver.
-func (b *Bench) Close() error {
-	var err error
-	b.closeOnce.Do(func() {
-		err = errors.Join(b.rx.Close(), b.sender.port.Close(), <-b.recvErr)
-	})
-	return err
-}
+// the errors of the ports' Close and of the receiver; a second Close
+// returns them again.
+func (b *Bench) Close() error { return b.close() }
 
 // Paced trials as the benchmarks run them (swctl bench --search, make
 // bench, make regress): the RFC 2544 zero-loss search and the
@@ -355,13 +347,14 @@ func WaitLinkUp(p LinkPort, within time.Duration) error {
 // error when no frame crossed in time, when open or a run fails, or when
 // ctx ends.
 func WaitForward(ctx context.Context, open func(Stream) (*Bench, error), within time.Duration) (Result, error) {
-	for deadline := time.Now().Add(within); ; {
+	var r Result
+	for deadline := time.Now().Add(within); ctx.Err() == nil; time.Sleep(100 * time.Millisecond) {
 		bench, err := open(Stream{Size: MinSize})
 		if err != nil {
 			return Result{}, err
 		}
 		bench.SetDrain(100 * time.Millisecond)
-		r, err := bench.Run(ctx, Load{Rate: 10000, Count: 100})
+		r, err = bench.Run(ctx, Load{Rate: 10000, Count: 100})
 		bench.Close()
 		if err != nil || r.Received > 0 {
 			return r, err
@@ -370,10 +363,6 @@ func WaitForward(ctx context.Context, open func(Stream) (*Bench, error), within 
 			return r, fmt.Errorf("no frame crossed within %v (last try: %d offered, %d sent, %d refused by the sending port)",
 				within, r.Sent+r.TxDropped, r.Sent, r.TxDropped)
 		}
-		select {
-		case <-ctx.Done():
-			return r, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
 	}
+	return r, ctx.Err()
 }

@@ -86,7 +86,7 @@ func TestPacerSchedule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.clock = p.clock
+			s.now, s.sleep = p.clock.now, p.clock.sleep
 			st, err := s.Run(context.Background(), Load{Rate: tt.rate, Duration: d, MaxLag: tt.lag})
 			if err != nil {
 				t.Fatal(err)
@@ -136,7 +136,7 @@ func TestAddressSenderSchedule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a.snd.clock = p.clock
+			a.snd.now, a.snd.sleep = p.clock.now, p.clock.sleep
 			st, err := a.Run(context.Background(), 0, n, rate)
 			if err != nil {
 				t.Fatal(err)

@@ -115,9 +115,8 @@ type Receiver struct {
 	// run is the current run's tally: the stream's RunID, or noRun,
 	// until Begin.
 	run atomic.Pointer[tally]
-	// waiting is set while WaitReceived sleeps on wake.
-	waiting atomic.Bool
-	// wake carries one token from Run to a sleeping WaitReceived.
+	// wake holds a token when Run counted frames since WaitReceived last
+	// took it.
 	wake chan struct{}
 	// timer bounds a WaitReceived sleep; used only by WaitReceived.
 	timer *time.Timer
@@ -187,9 +186,8 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 		flow := seq % uint64(len(t.flowNext))
 		if seq < t.flowNext[flow] {
 			t.reordered++
-		} else {
-			t.flowNext[flow] = seq + 1
 		}
+		t.flowNext[flow] = max(t.flowNext[flow], seq+1)
 		if m.Time != 0 {
 			d := now - m.Time
 			t.latSamples++
@@ -199,11 +197,9 @@ func (r *Receiver) count(frames [][]byte, now int64) {
 	}
 	if got > 0 {
 		t.received.Add(got)
-		if r.waiting.Load() {
-			select {
-			case r.wake <- struct{}{}:
-			default:
-			}
+		select {
+		case r.wake <- struct{}{}:
+		default: // a token is there already
 		}
 	}
 }
@@ -237,7 +233,8 @@ const spinChecks = 32
 
 // WaitReceived returns once Received exceeds n, or after about timeout,
 // or earlier without progress; it returns Received. It yields a few
-// times, then sleeps until Run counts frames or timeout passes. It
+// times, then sleeps until Run counts frames or timeout passes (a token
+// of frames counted before the call ends the sleep at once). It
 // allocates nothing. One goroutine at a time may call it.
 func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 	for range spinChecks {
@@ -246,23 +243,20 @@ func (r *Receiver) WaitReceived(n uint64, timeout time.Duration) uint64 {
 		}
 		runtime.Gosched()
 	}
-	r.waiting.Store(true)
-	defer r.waiting.Store(false)
-	if v := r.Received(); v > n {
-		return v
-	}
+	// Reset drops a tick of the last wait, running or fired (Go 1.23
+	// timers): no Stop after the select.
 	r.timer.Reset(timeout)
 	select {
 	case <-r.wake:
 	case <-r.timer.C:
 	}
-	r.timer.Stop()
 	return r.Received()
 }
 
-// failed implements arrivals: a Receiver's counting does not fail (an
-// error of the port ends Run, and Bench.Close returns it).
-func (r *Receiver) failed() error { return nil }
+// stats implements arrivals: Stats, and no error (a Receiver's counting
+// does not fail: an error of the port ends Run, and Bench.Close returns
+// it).
+func (r *Receiver) stats() (RecvStats, error) { return r.Stats(), nil }
 
 // Stats returns the current run's counts so far.
 func (r *Receiver) Stats() RecvStats {
@@ -294,10 +288,9 @@ type arrivals interface {
 	Begin(runID uint32)
 	// Received is the number of the run's frames that arrived so far.
 	Received() uint64
-	// Stats is the run's counts so far.
-	Stats() RecvStats
-	// failed returns the first error of the counting since Begin.
-	failed() error
+	// stats is the run's counts so far, and the first error of the
+	// counting since Begin.
+	stats() (RecvStats, error)
 }
 
 // counted is arrivals from a Counter: it knows how many frames arrived,
@@ -325,24 +318,20 @@ func (a *counted) Received() uint64 {
 	return max(n, base) - base // 0 when the counter went back
 }
 
-func (a *counted) Stats() RecvStats {
+func (a *counted) stats() (RecvStats, error) {
 	n := a.Received()
-	return RecvStats{Received: n, Bytes: n * uint64(a.size)}
+	var err error
+	if e := a.err.Load(); e != nil {
+		err = fmt.Errorf("counting arrivals: %w", *e)
+	}
+	return RecvStats{Received: n, Bytes: n * uint64(a.size)}, err
 }
 
-// count reads the counter, keeping its first error for failed.
+// count reads the counter, keeping its first error for stats.
 func (a *counted) count() uint64 {
 	n, err := a.c.Count()
 	if err != nil {
 		a.err.CompareAndSwap(nil, &err)
 	}
 	return n
-}
-
-// failed returns the counter's first error since Begin.
-func (a *counted) failed() error {
-	if err := a.err.Load(); err != nil {
-		return fmt.Errorf("counting arrivals: %w", *err)
-	}
-	return nil
 }

@@ -129,8 +129,12 @@ type Sender struct {
 	// one: frame seq then carries address seq of its block, and a run
 	// sends every frame once (see Run).
 	walk *AddressSender
-	// clock is what Run paces by: systemClock outside tests.
-	clock monotonic
+	// now and sleep are the monotonic clock Run reads and waits on: Now
+	// and time.Sleep, or in tests a simulated clock whose time moves only
+	// as the run reads it and waits, so that the schedule can be checked
+	// apart from how the machine schedules the sender.
+	now   func() int64
+	sleep func(time.Duration)
 }
 
 // NewSender returns a sender of s's frames on port. acks is needed only
@@ -152,7 +156,8 @@ func newSender(what string, port platform.Port, s Stream, acks *Receiver) (*Send
 	}
 	// A batch (at least one frame) in one block, each buffer clipped to a frame.
 	bufs := slices.Collect(slices.Chunk(make([]byte, max(1, port.BatchSize())*s.Size), s.Size))
-	snd := &Sender{name: name, port: port, stream: s, acks: acks, bufs: bufs, srcIP: s.srcIP(), clock: systemClock{}}
+	snd := &Sender{name: name, port: port, stream: s, acks: acks, bufs: bufs, srcIP: s.srcIP(),
+		now: Now, sleep: time.Sleep}
 	snd.SetRunID(s.RunID)
 	return snd, nil
 }
@@ -196,7 +201,7 @@ func (s *Sender) Run(ctx context.Context, l Load) (SendStats, error) {
 	once := s.walk != nil
 	timeout := int64(cmp.Or(max(l.WindowTimeout, 0), DefaultWindowTimeout)) // 0 or less: the default
 	s.sent.Store(0)
-	start := s.clock.now()
+	start := s.now()
 	pace := newPacer(l.Rate, len(s.bufs), l.Burst, l.MaxLag, start, once)
 	deadline := int64(math.MaxInt64) // none
 	if l.Duration > 0 {
@@ -215,7 +220,7 @@ func (s *Sender) Run(ctx context.Context, l Load) (SendStats, error) {
 	var err error
 loop:
 	for ctx.Err() == nil {
-		now := s.clock.now()
+		now := s.now()
 		taken := s.seq - first
 		if now >= deadline || taken >= limit {
 			break
@@ -224,7 +229,7 @@ loop:
 		if l.Rate > 0 {
 			n, nap := pace.due(now, taken, k, deadline)
 			if n == 0 {
-				s.clock.sleep(nap) // 0: spin
+				s.sleep(nap) // 0: spin
 				continue
 			}
 			k = n
@@ -262,7 +267,7 @@ loop:
 			continue
 		}
 		s.seq -= k - m // refused: offered again
-		now = s.clock.now()
+		now = s.now()
 		switch {
 		case m > 0:
 			refusedSince = 0
@@ -279,7 +284,7 @@ loop:
 	}
 	st.TxDropped = st.Offered - st.Sent
 	st.Slipped, st.Rebased = pace.slipped, pace.rebased
-	st.Elapsed = time.Duration(s.clock.now() - start)
+	st.Elapsed = time.Duration(s.now() - start)
 	return st, err
 }
 
@@ -499,20 +504,3 @@ func (p *pacer) due(now int64, taken, k uint64, deadline int64) (uint64, time.Du
 	}
 	return 0, 0
 }
-
-// monotonic is the clock a paced run reads and waits on: Now and
-// time.Sleep (systemClock), or in tests a simulated clock whose time
-// moves only as the run reads it and waits, so that the schedule can be
-// checked apart from how the machine schedules the sender.
-type monotonic interface {
-	// now is the time in nanoseconds, as Now.
-	now() int64
-	// sleep waits d.
-	sleep(d time.Duration)
-}
-
-// systemClock is the process's monotonic clock.
-type systemClock struct{}
-
-func (systemClock) now() int64            { return Now() }
-func (systemClock) sleep(d time.Duration) { time.Sleep(d) }

@@ -57,16 +57,7 @@ func main() {
 		lbConns = flag.Int("lb-connections", 0, "wrk connections of the lb suite (default 16)")
 	)
 	flag.Parse()
-	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	def := regress.DefaultConfig(*quick, *full)
-	if !set["runs"] {
-		*runs = def.Runs
-	}
-	if !set["seconds"] {
-		*seconds = def.Seconds
-	}
-	names := list(*setups, nil)
 	run := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
 		if s != "promisc" && s != "rate" && s != "msgsize" && s != "bulk" && s != "rfc2889" && s != "lb" {
@@ -79,14 +70,10 @@ func main() {
 	rate := suite(run["rate"], *def.Rate, func(rc *regress.RateConfig) {
 		rc.Setups = list(*rateSet, rc.Setups)
 		rc.Trial = cmp.Or(*trial, rc.Trial)
-		if set["window-duration"] {
-			rc.WindowDuration = *window
-		}
+		rc.WindowDuration = given("window-duration", window, rc.WindowDuration)
 		rc.LossRate = rc.LossRate || *lossRt
 		rc.CPURate = *cpuRate
-		if set["cpu-trial"] {
-			rc.CPUTrial = *cpuTrl
-		}
+		rc.CPUTrial = given("cpu-trial", cpuTrl, rc.CPUTrial)
 	})
 	msg := suite(run["msgsize"], *def.MsgSize, func(mc *regress.MsgSizeConfig) {
 		if *msgSize != "" {
@@ -117,7 +104,8 @@ func main() {
 	context.AfterFunc(ctx, stop)
 	_, _, err := regress.Run(ctx, regress.Config{
 		AB:   regress.ABSpec{Repo: *repo, Patch: *patch, Base: *base},
-		Runs: *runs, Seconds: *seconds, Alpha: *alpha, Setups: names, NoPromisc: !run["promisc"], Rate: rate, MsgSize: msg, Bulk: bulk, RFC2889: addr, LB: lb, Hosts: hc, Quick: *quick,
+		Runs: given("runs", runs, def.Runs), Seconds: given("seconds", seconds, def.Seconds),
+		Alpha: *alpha, Setups: list(*setups, nil), NoPromisc: !run["promisc"], Rate: rate, MsgSize: msg, Bulk: bulk, RFC2889: addr, LB: lb, Hosts: hc, Quick: *quick,
 		OutRoot: *out, Stdout: os.Stdout, Stderr: os.Stderr, TTY: regress.IsTerminal(os.Stderr),
 	})
 	if err != nil {
@@ -137,6 +125,17 @@ func suite[C any](run bool, def C, edit func(*C)) *C {
 	}
 	edit(&def)
 	return &def
+}
+
+// given returns *v when flag name is on the command line, def otherwise
+// (where 0 means something, so a 0 given is not the default).
+func given[T any](name string, v *T, def T) T {
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			def = *v
+		}
+	})
+	return def
 }
 
 // list splits a comma-separated flag value; def when it is empty.

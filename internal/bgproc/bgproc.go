@@ -7,6 +7,7 @@
 package bgproc
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"os"
@@ -50,22 +51,16 @@ func Tail(path string) string {
 	return cmp.Or(s, "(empty log)")
 }
 
-// Alive reports whether pid is a process that has not exited; a zombie
-// waiting for its reaper counts as exited. It reads /proc (Linux).
+// Alive reports whether pid is a process that has not exited: one with a
+// /proc entry (Linux) whose state is not zombie (waiting for its reaper).
 func Alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
 	}
-	// pid (comm) state ...: the state follows the last ')'.
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
+	// pid (comm) state ...: the state is the first field after the last ')'.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) == 0 || f[0] != "Z"
 }
 
 // StopPID ends a process this program did not start (a daemon that

@@ -7,6 +7,7 @@
 package cpustat
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -80,13 +81,12 @@ func ParsePidStat(text string) (utime, stime uint64, err error) {
 	if len(f) < 13 {
 		return 0, 0, fmt.Errorf("/proc/PID/stat: %d fields after the command name, want at least 13", len(f))
 	}
-	var v [2]uint64
-	for k, s := range f[11:13] {
-		if v[k], err = strconv.ParseUint(s, 10, 64); err != nil {
-			return 0, 0, fmt.Errorf("/proc/PID/stat: utime/stime: %w", err)
-		}
+	utime, errU := strconv.ParseUint(f[11], 10, 64)
+	stime, errS := strconv.ParseUint(f[12], 10, 64)
+	if err := cmp.Or(errU, errS); err != nil {
+		return 0, 0, fmt.Errorf("/proc/PID/stat: utime/stime: %w", err)
 	}
-	return v[0], v[1], nil
+	return utime, stime, nil
 }
 
 // Percent is the share of the whole machine's time (all cores: on 2

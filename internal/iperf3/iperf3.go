@@ -81,10 +81,7 @@ func Parse(out []byte) (Result, error) {
 	}
 	r := Result{ReceivedBps: recv.BitsPerSecond, SentBps: sent.BitsPerSecond, Retransmits: sent.Retransmits}
 	if j.Start.TestStart.Protocol == "UDP" || recv.Packets != nil {
-		u := UDP{Lost: recv.LostPackets}
-		if recv.Packets != nil {
-			u.Datagrams = *recv.Packets
-		}
+		u := UDP{Datagrams: *cmp.Or(recv.Packets, new(0)), Lost: recv.LostPackets} // no packets: 0
 		if u.Datagrams < 0 || u.Lost < 0 || u.Lost > u.Datagrams {
 			return Result{}, fmt.Errorf("iperf3 -J: %d of %d datagrams lost: not a count", u.Lost, u.Datagrams)
 		}
