@@ -199,13 +199,12 @@ func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (Rat
 // window runs the window benchmark (BalanceNG's, swctl bench's default
 // mode) from the peer across the DUT: one flow of rc.WindowSize-byte
 // frames, at most rc.Window in flight, for rc.WindowDuration.
-func (b *hostBed) window(ctx context.Context, rc RateConfig) (WindowSample, error) {
-	smp := WindowSample{Setup: "bridge0", Start: time.Now()}
-	var err error
+func (b *hostBed) window(ctx context.Context, rc RateConfig) (smp WindowSample, err error) {
+	smp = WindowSample{Setup: "bridge0", Start: time.Now()}
 	if smp.RateRun, err = b.spanBench(ctx, "window", rc.WindowSize+gen.FCSLen, 1, rc.WindowDuration, "--window", strconv.Itoa(rc.Window)); err != nil {
-		return smp, fmt.Errorf("bridge0 window benchmark: %w", err)
+		err = fmt.Errorf("bridge0 window benchmark: %w", err)
 	}
-	return smp, nil
+	return smp, err
 }
 
 // hostRateDescribe is the method text of the forwarding-rate test on

@@ -88,7 +88,7 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 		dir[h] = strings.TrimSpace(string(out))
 		b.onUndo(func(ctx context.Context) error { return h.run(ctx, "rm", "-rf", dir[h]) })
 	}
-	b.testbed.dir, b.cpuHost = dir[b.dut], b.dut
+	b.testbed.dir, b.cpuHost, b.dutHost, b.links = dir[b.dut], b.dut, b.dut, hc.DUT.Interfaces
 	if b.ncpu, err = b.dut.NCPU(ctx); err != nil {
 		return nil, err
 	}
@@ -128,11 +128,11 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 // directory, removed with it) and makes it executable.
 func upload(ctx context.Context, h *Host, src, dst string) error {
 	f, err := os.Open(src)
-	if err != nil {
-		return fmt.Errorf("upload %s: %w", src, err)
+	if err == nil {
+		defer f.Close()
+		_, err = h.Run(ctx, f, "sh", "-c", `cat >"$0" && chmod 755 "$0"`, dst)
 	}
-	defer f.Close()
-	if _, err := h.Run(ctx, f, "sh", "-c", `cat >"$0" && chmod 755 "$0"`, dst); err != nil {
+	if err != nil {
 		return fmt.Errorf("upload %s: %w", src, err)
 	}
 	return nil
@@ -191,11 +191,6 @@ func (b *hostBed) start(ctx context.Context, in Instance, bin string) (err error
 // through its transport. more are extra iperf3 client options.
 func (b *hostBed) measure(ctx context.Context, row string, seconds int, more ...string) (Sample, error) {
 	return b.iperfRow(ctx, row, row, seconds, b.dut, "", b.peer.Conf.Addr.Addr().String(), more...)
-}
-
-// promiscuity reads the promiscuity count of the DUT's test interfaces.
-func (b *hostBed) promiscuity(ctx context.Context) map[string]int {
-	return promiscuity(ctx, b.dut, b.dut.Conf.Interfaces)
 }
 
 // close puts back everything the suite changed on both hosts and adds

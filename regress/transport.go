@@ -150,12 +150,14 @@ type Proc struct {
 // start starts args on the host through a shell that prints its PID and
 // execs them: the PID is the command's, on the host, whatever the
 // transport. Their stdout and stderr go to the file log on the host, or
-// with log "" what they print after the PID goes to out.
+// with log "" what they print after the PID goes to out. The command log
+// records args, with " > LOG &" for a log.
 func (h *Host) start(ctx context.Context, out io.Writer, log string, args ...string) (*Proc, error) {
-	script, zero := `echo $$; exec "$@"`, "sh"
+	script, zero, line := `echo $$; exec "$@"`, "sh", h.line(args)
 	if log != "" { // $0 names the log
-		script, zero = script+` >"$0" 2>&1`, log
+		script, zero, line = script+` >"$0" 2>&1`, log, line+" > "+log+" &"
 	}
+	h.cmds.record(line)
 	p := &Proc{done: make(chan struct{}), host: h, desc: strings.Join(args, " "), log: log}
 	p.cmd = h.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", script, zero}, args...)...)
 	// Its own process group: a Ctrl-C at the terminal reaches the
@@ -187,7 +189,6 @@ func (h *Host) start(ctx context.Context, out io.Writer, log string, args ...str
 // Start starts args on the host in the background with stdout and stderr
 // going to log on the host.
 func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, error) {
-	h.cmds.record(h.line(args) + " > " + log + " &")
 	return h.start(ctx, io.Discard, log, args...)
 }
 
@@ -206,7 +207,6 @@ func (p *Proc) Tail() string {
 // client that goes away leaves its remote command running. It returns
 // stdout.
 func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error) {
-	h.cmds.record(h.line(args))
 	var out bytes.Buffer
 	p, err := h.start(ctx, &out, "", args...)
 	if err != nil {
