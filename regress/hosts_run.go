@@ -61,8 +61,9 @@ type hostBed struct {
 }
 
 // newHostBed checks both hosts, makes the temporary directories and
-// uploads the binaries: those for the DUT, and bench (a local swctl built
-// for the peer, "" for none) to the peer. With iperf (promisc tests) it
+// uploads the binaries: those for the DUT (a binary repeated next to
+// itself once), and bench (a local swctl built for the peer, "" for
+// none) to the peer. With iperf (promisc tests) it
 // puts the peer's address on and starts its iperf3 server. Every change
 // is recorded; close puts them back.
 func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench string, iperf bool, cmds *Commands) (_ *hostBed, err error) {
@@ -92,10 +93,7 @@ func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench s
 	if b.ncpu, err = b.dut.NCPU(ctx); err != nil {
 		return nil, err
 	}
-	for i, bin := range binaries {
-		if _, ok := b.bins[bin]; ok {
-			continue
-		}
+	for i, bin := range slices.Compact(slices.Clone(binaries)) {
 		b.bins[bin] = path.Join(dir[b.dut], fmt.Sprintf("swctl-%d", i+1))
 		if err := upload(ctx, b.dut, bin, b.bins[bin]); err != nil {
 			return nil, err

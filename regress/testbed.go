@@ -31,9 +31,11 @@ type testbed struct {
 	// dir holds daemon sockets, configurations, state and logs: on this
 	// machine, or on the real device under test.
 	dir string
-	// changes put back what the bed changed, in the order the changes
-	// were made: the suite's up to mark, the running instance's after.
-	changes changes
+	// changes put back what the bed changed, one step a change
+	// (namespaces, processes, daemons, addresses, promiscuous mode,
+	// commands), in the order the changes were made: the suite's up to
+	// mark, the running instance's after.
+	changes []func() error
 	// mark is where the running instance's changes begin (keep).
 	mark int
 	// daemon is the running instance's swctl daemon, nil when none.
@@ -229,7 +231,7 @@ func (t *testbed) failedBuild(what string, err *error) {
 // safe to call when none runs.
 func (t *testbed) stop() error {
 	t.daemon = nil
-	if err := t.changes.undoTo(t.mark); err != nil {
+	if err := t.undoTo(t.mark); err != nil {
 		return fmt.Errorf("%s: stop: %w", t.name, err)
 	}
 	return nil
@@ -239,7 +241,18 @@ func (t *testbed) stop() error {
 // namespaces last (and with them every veth end and bridge in them).
 func (t *testbed) close() error {
 	t.daemon, t.mark = nil, 0
-	return t.changes.undoTo(0)
+	return t.undoTo(0)
+}
+
+// undoTo puts back the changes after the first n, newest first, and
+// returns every error; it goes on after errors.
+func (t *testbed) undoTo(n int) error {
+	var errs []error
+	for i := len(t.changes) - 1; i >= n; i-- {
+		errs = append(errs, t.changes[i]())
+	}
+	t.changes = t.changes[:n]
+	return errors.Join(errs...)
 }
 
 // span runs fn and reads the machine's CPU and the running daemon's
