@@ -129,7 +129,7 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 			}
 			b.changes = append(b.changes, release)
 		}
-		return waitPing(ctx, b.on(b.dut), b.peerIP)
+		return waitPing(ctx, b.dutHost, b.peerIP)
 	}
 	// steps are the daemon's CLI commands, then those that address the
 	// TAP (on peerDev at the peer's end); pings are the [namespace,
@@ -151,11 +151,11 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 			pings = append(pings, [2]string{b.pair2.src.ns, b.pair2.dst.ip})
 		}
 	}
-	if err := b.daemonUp(ctx, b.on(b.dut), bin, b.spec.Name, steps...); err != nil {
+	if err := b.daemonUp(ctx, b.dutHost, bin, b.spec.Name, steps...); err != nil {
 		return err
 	}
 	tap := b.spec.Name // the daemon's TAP holds dutIP: trunk0 or bridge0
-	mac, err := b.on(b.dut).MAC(ctx, tap)
+	mac, err := b.dutHost.MAC(ctx, tap)
 	if err != nil {
 		return err
 	}
