@@ -56,70 +56,63 @@ type hostBed struct {
 	// when the rate test does not run.
 	bench string
 	// peerMACs are the MACs of the peer's first two interfaces, the
-	// rate test's sender and receiver; set by newHostBed with bench.
+	// rate test's sender and receiver; set by prepare with bench.
 	peerMACs [2]string
 }
 
-// newHostBed checks both hosts, makes the temporary directories and
+// prepare checks both hosts, makes the temporary directories and
 // uploads the binaries: those for the DUT (a binary repeated next to
 // itself once), and bench (a local swctl built for the peer, "" for
-// none) to the peer. With iperf (promisc tests) it
-// puts the peer's address on and starts its iperf3 server. Every change
-// is recorded; close puts them back.
-func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench string, iperf bool, cmds *Commands) (_ *hostBed, err error) {
-	b := &hostBed{testbed: newTestbed(cmds, "", "hosts"), bins: map[string]string{},
-		dut: &Host{Conf: hc.DUT, cmds: cmds}, peer: &Host{Conf: hc.Peer, cmds: cmds}}
-	defer func() {
-		if err != nil {
-			b.close(&err)
-		}
-	}()
+// none) to the peer. With iperf (promisc tests) it puts the peer's
+// address on and starts its iperf3 server. Every change is recorded;
+// the caller's close puts them back, also after a failed prepare.
+func (b *hostBed) prepare(ctx context.Context, binaries []string, bench string, iperf bool) (err error) {
 	// dir maps each host to the suite's temporary directory there.
 	dir := map[*Host]string{}
 	for _, h := range []*Host{b.dut, b.peer} {
 		if iperf {
 			if _, err := h.Run(ctx, nil, "iperf3", "--version"); err != nil {
-				return nil, fmt.Errorf("%s: iperf3 is needed there: %w", h, err)
+				return fmt.Errorf("%s: iperf3 is needed there: %w", h, err)
 			}
 		}
 		out, err := h.Run(ctx, nil, "mktemp", "-d", path.Join(h.Conf.Workdir, "swctl-regress.XXXXXX"))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		dir[h] = strings.TrimSpace(string(out))
 		b.onUndo(func(ctx context.Context) error { return h.run(ctx, "rm", "-rf", dir[h]) })
 	}
-	b.testbed.dir, b.cpuHost, b.dutHost, b.links = dir[b.dut], b.dut, b.dut, hc.DUT.Interfaces
+	b.testbed.dir, b.cpuHost, b.dutHost, b.links = dir[b.dut], b.dut, b.dut, b.dut.Conf.Interfaces
 	if b.ncpu, err = b.dut.NCPU(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	for i, bin := range slices.Compact(slices.Clone(binaries)) {
 		b.bins[bin] = path.Join(dir[b.dut], fmt.Sprintf("swctl-%d", i+1))
 		if err := upload(ctx, b.dut, bin, b.bins[bin]); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if bench != "" {
 		b.bench = path.Join(dir[b.peer], "swctl")
 		if err := upload(ctx, b.peer, bench, b.bench); err != nil {
-			return nil, err
+			return err
 		}
 		for i := range b.peerMACs {
 			if b.peerMACs[i], err = b.peer.MAC(ctx, b.peer.Conf.Interfaces[i]); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	if iperf {
 		if err := b.addr(ctx, b.peer, b.peer.Conf.Interfaces[0], b.peer.Conf.Addr); err != nil {
-			return nil, err
+			return err
 		}
 		if _, err := b.background(ctx, b.peer, path.Join(dir[b.peer], "iperf3.log"), "", "iperf3", "-s", "-p", iperfPort); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	b.keep()
-	return b, nil
+	return nil
 }
 
 // upload copies the local file src to dst on h (in its temporary
@@ -213,11 +206,12 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 			return err
 		}
 	}
-	b, err := newHostBed(ctx, hc, []string{trees.NoPatch.Binary, trees.Patch.Binary}, bench, len(plan) > 0, cmds)
-	if err != nil {
+	b := &hostBed{testbed: newTestbed(cmds, "", "hosts"), bins: map[string]string{},
+		dut: &Host{Conf: hc.DUT, cmds: cmds}, peer: &Host{Conf: hc.Peer, cmds: cmds}}
+	defer b.close(&err)
+	if err := b.prepare(ctx, []string{trees.NoPatch.Binary, trees.Patch.Binary}, bench, len(plan) > 0); err != nil {
 		return err
 	}
-	defer b.close(&err)
 	start, measure := promiscSteps(ctx, b, trees, cfg.Seconds, res)
 	for _, s := range setups {
 		mark := len(b.changes)

@@ -153,11 +153,11 @@ type Proc struct {
 // with log "" what they print after the PID goes to out. The command log
 // records args, with " > LOG &" for a log.
 func (h *Host) start(ctx context.Context, out io.Writer, log string, args ...string) (*Proc, error) {
-	script, zero, line := `echo $$; exec "$@"`, "sh", h.line(args)
+	script, zero, logged := `echo $$; exec "$@"`, "sh", h.line(args)
 	if log != "" { // $0 names the log
-		script, zero, line = script+` >"$0" 2>&1`, log, line+" > "+log+" &"
+		script, zero, logged = script+` >"$0" 2>&1`, log, logged+" > "+log+" &"
 	}
-	h.cmds.record(line)
+	h.cmds.record(logged)
 	p := &Proc{done: make(chan struct{}), host: h, desc: strings.Join(args, " "), log: log}
 	p.cmd = h.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", script, zero}, args...)...)
 	// Its own process group: a Ctrl-C at the terminal reaches the
