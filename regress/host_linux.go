@@ -1,7 +1,6 @@
 package regress
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -44,9 +43,8 @@ var cpuModelRE = regexp.MustCompile(`(?m)^\s*model name\s*:(.*)$`)
 func environment() Environment {
 	e := Environment{OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		e.Kernel = string(bytes.TrimRight(u.Release[:], "\x00"))
-	}
+	unix.Uname(&u) // on failure the release stays empty
+	e.Kernel = unix.ByteSliceToString(u.Release[:])
 	// An unreadable /proc/cpuinfo reads as empty: no model.
 	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
 	if m := cpuModelRE.FindSubmatch(cpuinfo); m != nil {

@@ -150,12 +150,11 @@ func (b *hostBed) startRate(ctx context.Context, in RateInstance, bin string) (e
 // (bench --search), and in FULL mode a latency run at the zero-loss rate
 // and the frame-loss-rate steps (paced runs at 100%, 90%, ... of the
 // max-rate run's sent rate), each with the DUT's CPU around it.
-func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (RateSample, error) {
-	smp := RateSample{Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}, Method: MethodReceiving}
+func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (smp RateSample, err error) {
+	smp = RateSample{Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}, Method: MethodReceiving}
 	paced := func(rate float64) (RateRun, error) {
 		return b.spanBench(ctx, "rate", size, rc.Flows, rc.Trial, "--rate", strconv.FormatFloat(rate, 'f', 0, 64))
 	}
-	var err error
 	if smp.Max, err = b.spanBench(ctx, "max", size, rc.Flows, rc.Trial, "--window", "0"); err != nil {
 		return smp, fmt.Errorf("bridge0 size %d: max rate: %w", size, err)
 	}
