@@ -9,6 +9,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/swctl/swctl/gen"
 )
 
 // HostSetups are the promisc setups on real test hosts (regress.conf's
@@ -254,7 +256,27 @@ func hostsMethod(hc *HostsConfig, seconds int, promisc bool, rc *RateConfig) []s
 		)
 	}
 	if rc != nil {
-		m = append(m, hostRateDescribe(hc, *rc)...)
+		d, p := hc.DUT.Interfaces, hc.Peer.Interfaces
+		sizes := make([]string, len(rc.Sizes))
+		for i, s := range rc.Sizes {
+			sizes[i] = fmt.Sprintf("%d (--size %d)", s, gen.FrameSize(s))
+		}
+		m = append(m,
+			fmt.Sprintf("Forwarding rate on real test hosts: a swctl bridge over the device under test's %s, static entries for the peer's %s and %s; the peer's swctl bench (built from the tree as checked out, the same for both roles) sends on %s and counts on %s, %d UDP flows; frame sizes %s, RFC 2544's sizes with the FCS (swctl bench's --size counts without it).",
+				strings.Join(d, " "), p[0], p[1], p[0], p[1], rc.Flows, strings.Join(sizes, ", ")),
+			"Tester method (each table's \"method\" line): receiving: swctl bench's receiver on the peer reads every frame (on its own machine, so it takes no CPU from the device under test); no CPU-per-frame run here.",
+			fmt.Sprintf("Per size and instance: a max-rate run (swctl bench --window 0 --duration %v: \"max fps\" is frames delivered per second, \"loss %%\" its loss), then swctl bench --search (RFC 2544 throughput, \"0-loss fps\": its own max-rate run as the upper bound, then paced trials of %v, to within %.1f%% of the first run's sent rate, at most %d trials; 0 = no trial passed).", rc.Trial, rc.Trial, 100*rc.Resolution, rc.MaxTrials),
+			"Forwarding-rate CPU: the device under test's whole machine (/proc/stat, kern.cp_time) and the daemon's own time, read through the transport just before and after the peer's max-rate bench command: the span holds the transports' round trips and bench's start, so with short trials the percentages understate the load during the run. The search's trials carry no CPU figures.",
+		)
+		if rc.Latency {
+			m = append(m, fmt.Sprintf("Latency: one more swctl bench run of %v paced at the zero-loss trial's rate; one-way delay measured by the peer's one process, min/avg/max.", rc.Trial))
+		}
+		if rc.LossRate {
+			m = append(m, fmt.Sprintf("Frame loss rate (RFC 2544 26.3): swctl bench runs of %v paced at 100%%, %d%%, ... of the max-rate run's sent rate until two successive runs lose nothing, each with the DUT's CPU around it.", rc.Trial, 100-LossRateStep))
+		}
+		if rc.WindowDuration > 0 {
+			m = append(m, fmt.Sprintf("Window benchmark (BalanceNG's): per instance one swctl bench run of %v, --size %d --window %d, one flow, with the DUT's CPU around it.", rc.WindowDuration, rc.WindowSize, rc.Window))
+		}
 	}
 	return append(m, "Runs are interleaved per cell: patch, no patch, no patch, patch, ... (A B B A). Every change on a host (temporary directory, binaries, addresses, promiscuous mode, daemons, iperf3 server) is recorded and put back at the end, also on Ctrl-C or failure.")
 }
