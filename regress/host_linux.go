@@ -1,7 +1,6 @@
 package regress
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -44,13 +43,12 @@ var cpuModelRE = regexp.MustCompile(`(?m)^\s*model name\s*:(.*)$`)
 func environment() Environment {
 	e := Environment{OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		e.Kernel = string(bytes.TrimRight(u.Release[:], "\x00"))
-	}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		if m := cpuModelRE.FindSubmatch(b); m != nil {
-			e.CPUModel = strings.TrimSpace(string(m[1]))
-		}
+	unix.Uname(&u) // on failure the release stays empty
+	e.Kernel = unix.ByteSliceToString(u.Release[:])
+	// An unreadable /proc/cpuinfo reads as empty: no model.
+	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
+	if m := cpuModelRE.FindSubmatch(cpuinfo); m != nil {
+		e.CPUModel = strings.TrimSpace(string(m[1]))
 	}
 	if out, err := exec.Command("iperf3", "--version").Output(); err == nil {
 		e.Iperf3, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
@@ -60,12 +58,10 @@ func environment() Environment {
 	return e
 }
 
-// loadavg returns the first three fields of /proc/loadavg.
+// loadavg returns the first three fields of /proc/loadavg ("" when it
+// cannot be read).
 func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
+	b, _ := os.ReadFile("/proc/loadavg")
 	f := strings.Fields(string(b))
 	return strings.Join(f[:min(3, len(f))], " ")
 }

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/swctl/swctl/gen"
@@ -150,12 +149,11 @@ func (b *hostBed) startRate(ctx context.Context, in RateInstance, bin string) (e
 // (bench --search), and in FULL mode a latency run at the zero-loss rate
 // and the frame-loss-rate steps (paced runs at 100%, 90%, ... of the
 // max-rate run's sent rate), each with the DUT's CPU around it.
-func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (RateSample, error) {
-	smp := RateSample{Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}, Method: MethodReceiving}
+func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (smp RateSample, err error) {
+	smp = RateSample{Size: size, FrameLen: gen.FrameSize(size), Start: time.Now(), Trials: []RateRun{}, Method: MethodReceiving}
 	paced := func(rate float64) (RateRun, error) {
 		return b.spanBench(ctx, "rate", size, rc.Flows, rc.Trial, "--rate", strconv.FormatFloat(rate, 'f', 0, 64))
 	}
-	var err error
 	if smp.Max, err = b.spanBench(ctx, "max", size, rc.Flows, rc.Trial, "--window", "0"); err != nil {
 		return smp, fmt.Errorf("bridge0 size %d: max rate: %w", size, err)
 	}
@@ -199,38 +197,10 @@ func (b *hostBed) measureRate(ctx context.Context, rc RateConfig, size int) (Rat
 // window runs the window benchmark (BalanceNG's, swctl bench's default
 // mode) from the peer across the DUT: one flow of rc.WindowSize-byte
 // frames, at most rc.Window in flight, for rc.WindowDuration.
-func (b *hostBed) window(ctx context.Context, rc RateConfig) (WindowSample, error) {
-	smp := WindowSample{Setup: "bridge0", Start: time.Now()}
-	var err error
+func (b *hostBed) window(ctx context.Context, rc RateConfig) (smp WindowSample, err error) {
+	smp = WindowSample{Setup: "bridge0", Start: time.Now()}
 	if smp.RateRun, err = b.spanBench(ctx, "window", rc.WindowSize+gen.FCSLen, 1, rc.WindowDuration, "--window", strconv.Itoa(rc.Window)); err != nil {
-		return smp, fmt.Errorf("bridge0 window benchmark: %w", err)
+		err = fmt.Errorf("bridge0 window benchmark: %w", err)
 	}
-	return smp, nil
-}
-
-// hostRateDescribe is the method text of the forwarding-rate test on
-// real hosts, for report.md.
-func hostRateDescribe(hc *HostsConfig, rc RateConfig) []string {
-	d, p := hc.DUT.Interfaces, hc.Peer.Interfaces
-	sizes := make([]string, len(rc.Sizes))
-	for i, s := range rc.Sizes {
-		sizes[i] = fmt.Sprintf("%d (--size %d)", s, gen.FrameSize(s))
-	}
-	m := []string{
-		fmt.Sprintf("Forwarding rate on real test hosts: a swctl bridge over the device under test's %s, static entries for the peer's %s and %s; the peer's swctl bench (built from the tree as checked out, the same for both roles) sends on %s and counts on %s, %d UDP flows; frame sizes %s, RFC 2544's sizes with the FCS (swctl bench's --size counts without it).",
-			strings.Join(d, " "), p[0], p[1], p[0], p[1], rc.Flows, strings.Join(sizes, ", ")),
-		"Tester method (each table's \"method\" line): receiving: swctl bench's receiver on the peer reads every frame (on its own machine, so it takes no CPU from the device under test); no CPU-per-frame run here.",
-		fmt.Sprintf("Per size and instance: a max-rate run (swctl bench --window 0 --duration %v: \"max fps\" is frames delivered per second, \"loss %%\" its loss), then swctl bench --search (RFC 2544 throughput, \"0-loss fps\": its own max-rate run as the upper bound, then paced trials of %v, to within %.1f%% of the first run's sent rate, at most %d trials; 0 = no trial passed).", rc.Trial, rc.Trial, 100*rc.Resolution, rc.MaxTrials),
-		"Forwarding-rate CPU: the device under test's whole machine (/proc/stat, kern.cp_time) and the daemon's own time, read through the transport just before and after the peer's max-rate bench command: the span holds the transports' round trips and bench's start, so with short trials the percentages understate the load during the run. The search's trials carry no CPU figures.",
-	}
-	if rc.Latency {
-		m = append(m, fmt.Sprintf("Latency: one more swctl bench run of %v paced at the zero-loss trial's rate; one-way delay measured by the peer's one process, min/avg/max.", rc.Trial))
-	}
-	if rc.LossRate {
-		m = append(m, fmt.Sprintf("Frame loss rate (RFC 2544 26.3): swctl bench runs of %v paced at 100%%, %d%%, ... of the max-rate run's sent rate until two successive runs lose nothing, each with the DUT's CPU around it.", rc.Trial, 100-LossRateStep))
-	}
-	if rc.WindowDuration > 0 {
-		m = append(m, fmt.Sprintf("Window benchmark (BalanceNG's): per instance one swctl bench run of %v, --size %d --window %d, one flow, with the DUT's CPU around it.", rc.WindowDuration, rc.WindowSize, rc.Window))
-	}
-	return m
+	return smp, err
 }

@@ -9,6 +9,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/swctl/swctl/gen"
 )
 
 // HostSetups are the promisc setups on real test hosts (regress.conf's
@@ -56,83 +58,74 @@ type hostBed struct {
 	// when the rate test does not run.
 	bench string
 	// peerMACs are the MACs of the peer's first two interfaces, the
-	// rate test's sender and receiver; set by newHostBed with bench.
+	// rate test's sender and receiver; set by prepare with bench.
 	peerMACs [2]string
 }
 
-// newHostBed checks both hosts, makes the temporary directories and
-// uploads the binaries: those for the DUT, and bench (a local swctl built
-// for the peer, "" for none) to the peer. With iperf (promisc tests) it
-// puts the peer's address on and starts its iperf3 server. Every change
-// is recorded; close puts them back.
-func newHostBed(ctx context.Context, hc *HostsConfig, binaries []string, bench string, iperf bool, cmds *Commands) (_ *hostBed, err error) {
-	b := &hostBed{testbed: newTestbed(cmds, "", "hosts"), bins: map[string]string{},
-		dut: &Host{Conf: hc.DUT, cmds: cmds}, peer: &Host{Conf: hc.Peer, cmds: cmds}}
-	defer func() {
-		if err != nil {
-			b.close(&err)
-		}
-	}()
+// prepare checks both hosts, makes the temporary directories and
+// uploads the binaries: those for the DUT (a binary repeated next to
+// itself once), and bench (a local swctl built for the peer, "" for
+// none) to the peer. With iperf (promisc tests) it puts the peer's
+// address on and starts its iperf3 server. Every change is recorded;
+// the caller's close puts them back, also after a failed prepare.
+func (b *hostBed) prepare(ctx context.Context, binaries []string, bench string, iperf bool) (err error) {
 	// dir maps each host to the suite's temporary directory there.
 	dir := map[*Host]string{}
 	for _, h := range []*Host{b.dut, b.peer} {
 		if iperf {
 			if _, err := h.Run(ctx, nil, "iperf3", "--version"); err != nil {
-				return nil, fmt.Errorf("%s: iperf3 is needed there: %w", h, err)
+				return fmt.Errorf("%s: iperf3 is needed there: %w", h, err)
 			}
 		}
 		out, err := h.Run(ctx, nil, "mktemp", "-d", path.Join(h.Conf.Workdir, "swctl-regress.XXXXXX"))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		dir[h] = strings.TrimSpace(string(out))
 		b.onUndo(func(ctx context.Context) error { return h.run(ctx, "rm", "-rf", dir[h]) })
 	}
-	b.testbed.dir, b.cpuHost = dir[b.dut], b.dut
+	b.testbed.dir, b.cpuHost, b.dutHost, b.links = dir[b.dut], b.dut, b.dut, b.dut.Conf.Interfaces
 	if b.ncpu, err = b.dut.NCPU(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	for i, bin := range binaries {
-		if _, ok := b.bins[bin]; ok {
-			continue
-		}
+	for i, bin := range slices.Compact(slices.Clone(binaries)) {
 		b.bins[bin] = path.Join(dir[b.dut], fmt.Sprintf("swctl-%d", i+1))
 		if err := upload(ctx, b.dut, bin, b.bins[bin]); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if bench != "" {
 		b.bench = path.Join(dir[b.peer], "swctl")
 		if err := upload(ctx, b.peer, bench, b.bench); err != nil {
-			return nil, err
+			return err
 		}
 		for i := range b.peerMACs {
 			if b.peerMACs[i], err = b.peer.MAC(ctx, b.peer.Conf.Interfaces[i]); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	if iperf {
 		if err := b.addr(ctx, b.peer, b.peer.Conf.Interfaces[0], b.peer.Conf.Addr); err != nil {
-			return nil, err
+			return err
 		}
 		if _, err := b.background(ctx, b.peer, path.Join(dir[b.peer], "iperf3.log"), "", "iperf3", "-s", "-p", iperfPort); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	b.keep()
-	return b, nil
+	return nil
 }
 
 // upload copies the local file src to dst on h (in its temporary
 // directory, removed with it) and makes it executable.
 func upload(ctx context.Context, h *Host, src, dst string) error {
 	f, err := os.Open(src)
-	if err != nil {
-		return fmt.Errorf("upload %s: %w", src, err)
+	if err == nil {
+		defer f.Close()
+		_, err = h.Run(ctx, f, "sh", "-c", `cat >"$0" && chmod 755 "$0"`, dst)
 	}
-	defer f.Close()
-	if _, err := h.Run(ctx, f, "sh", "-c", `cat >"$0" && chmod 755 "$0"`, dst); err != nil {
+	if err != nil {
 		return fmt.Errorf("upload %s: %w", src, err)
 	}
 	return nil
@@ -193,11 +186,6 @@ func (b *hostBed) measure(ctx context.Context, row string, seconds int, more ...
 	return b.iperfRow(ctx, row, row, seconds, b.dut, "", b.peer.Conf.Addr.Addr().String(), more...)
 }
 
-// promiscuity reads the promiscuity count of the DUT's test interfaces.
-func (b *hostBed) promiscuity(ctx context.Context) map[string]int {
-	return promiscuity(ctx, b.dut, b.dut.Conf.Interfaces)
-}
-
 // close puts back everything the suite changed on both hosts and adds
 // what failed there to *err.
 func (b *hostBed) close(err *error) {
@@ -220,11 +208,12 @@ func runHosts(ctx context.Context, cfg Config, hc *HostsConfig, setups []SetupSp
 			return err
 		}
 	}
-	b, err := newHostBed(ctx, hc, []string{trees.NoPatch.Binary, trees.Patch.Binary}, bench, len(plan) > 0, cmds)
-	if err != nil {
+	b := &hostBed{testbed: newTestbed(cmds, "", "hosts"), bins: map[string]string{},
+		dut: &Host{Conf: hc.DUT, cmds: cmds}, peer: &Host{Conf: hc.Peer, cmds: cmds}}
+	defer b.close(&err)
+	if err := b.prepare(ctx, []string{trees.NoPatch.Binary, trees.Patch.Binary}, bench, len(plan) > 0); err != nil {
 		return err
 	}
-	defer b.close(&err)
 	start, measure := promiscSteps(ctx, b, trees, cfg.Seconds, res)
 	for _, s := range setups {
 		mark := len(b.changes)
@@ -267,7 +256,27 @@ func hostsMethod(hc *HostsConfig, seconds int, promisc bool, rc *RateConfig) []s
 		)
 	}
 	if rc != nil {
-		m = append(m, hostRateDescribe(hc, *rc)...)
+		d, p := hc.DUT.Interfaces, hc.Peer.Interfaces
+		sizes := make([]string, len(rc.Sizes))
+		for i, s := range rc.Sizes {
+			sizes[i] = fmt.Sprintf("%d (--size %d)", s, gen.FrameSize(s))
+		}
+		m = append(m,
+			fmt.Sprintf("Forwarding rate on real test hosts: a swctl bridge over the device under test's %s, static entries for the peer's %s and %s; the peer's swctl bench (built from the tree as checked out, the same for both roles) sends on %s and counts on %s, %d UDP flows; frame sizes %s, RFC 2544's sizes with the FCS (swctl bench's --size counts without it).",
+				strings.Join(d, " "), p[0], p[1], p[0], p[1], rc.Flows, strings.Join(sizes, ", ")),
+			"Tester method (each table's \"method\" line): receiving: swctl bench's receiver on the peer reads every frame (on its own machine, so it takes no CPU from the device under test); no CPU-per-frame run here.",
+			fmt.Sprintf("Per size and instance: a max-rate run (swctl bench --window 0 --duration %v: \"max fps\" is frames delivered per second, \"loss %%\" its loss), then swctl bench --search (RFC 2544 throughput, \"0-loss fps\": its own max-rate run as the upper bound, then paced trials of %v, to within %.1f%% of the first run's sent rate, at most %d trials; 0 = no trial passed).", rc.Trial, rc.Trial, 100*rc.Resolution, rc.MaxTrials),
+			"Forwarding-rate CPU: the device under test's whole machine (/proc/stat, kern.cp_time) and the daemon's own time, read through the transport just before and after the peer's max-rate bench command: the span holds the transports' round trips and bench's start, so with short trials the percentages understate the load during the run. The search's trials carry no CPU figures.",
+		)
+		if rc.Latency {
+			m = append(m, fmt.Sprintf("Latency: one more swctl bench run of %v paced at the zero-loss trial's rate; one-way delay measured by the peer's one process, min/avg/max.", rc.Trial))
+		}
+		if rc.LossRate {
+			m = append(m, fmt.Sprintf("Frame loss rate (RFC 2544 26.3): swctl bench runs of %v paced at 100%%, %d%%, ... of the max-rate run's sent rate until two successive runs lose nothing, each with the DUT's CPU around it.", rc.Trial, 100-LossRateStep))
+		}
+		if rc.WindowDuration > 0 {
+			m = append(m, fmt.Sprintf("Window benchmark (BalanceNG's): per instance one swctl bench run of %v, --size %d --window %d, one flow, with the DUT's CPU around it.", rc.WindowDuration, rc.WindowSize, rc.Window))
+		}
 	}
 	return append(m, "Runs are interleaved per cell: patch, no patch, no patch, patch, ... (A B B A). Every change on a host (temporary directory, binaries, addresses, promiscuous mode, daemons, iperf3 server) is recorded and put back at the end, also on Ctrl-C or failure.")
 }

@@ -227,12 +227,13 @@ esac
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	links := []string{"d0", "d1", "d2", "gone"}
 	h := &Host{Conf: HostConfig{Transport: "netns", Host: "d", OS: "linux"}, cmds: &Commands{}}
-	got := promiscuity(context.Background(), h, links)
+	b := &testbed{dutHost: h, links: links}
+	got := b.promiscuity(context.Background())
 	if want := map[string]int{"d0": 1, "d1": 0}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("promiscuity = %v, want %v (links without a readable count left out)", got, want)
 	}
 	h.Conf.OS = "openbsd"
-	if got := promiscuity(context.Background(), h, links); got != nil {
+	if got := b.promiscuity(context.Background()); got != nil {
 		t.Errorf("promiscuity on openbsd = %v, want nil", got)
 	}
 }

@@ -153,10 +153,8 @@ func ParseHostsConfig(name string, r io.Reader) (*HostsConfig, error) {
 		case k != "run":
 			return nil, errf(n, "[tests] %s: unknown key (have run)", k)
 		default:
-			for _, t := range run {
-				if !slices.Contains(HostTests, t) {
-					return nil, errf(n, "[tests] run: test %q: unknown (have %s)", t, strings.Join(HostTests, ", "))
-				}
+			if i := slices.IndexFunc(run, func(t string) bool { return !slices.Contains(HostTests, t) }); i >= 0 {
+				return nil, errf(n, "[tests] run: test %q: unknown (have %s)", run[i], strings.Join(HostTests, ", "))
 			}
 			c.Tests = slices.DeleteFunc(slices.Clone(HostTests), func(t string) bool { return !slices.Contains(run, t) })
 		}

@@ -31,9 +31,11 @@ type testbed struct {
 	// dir holds daemon sockets, configurations, state and logs: on this
 	// machine, or on the real device under test.
 	dir string
-	// changes put back what the bed changed, in the order the changes
-	// were made: the suite's up to mark, the running instance's after.
-	changes changes
+	// changes put back what the bed changed, one step a change
+	// (namespaces, processes, daemons, addresses, promiscuous mode,
+	// commands), in the order the changes were made: the suite's up to
+	// mark, the running instance's after.
+	changes []func() error
 	// mark is where the running instance's changes begin (keep).
 	mark int
 	// daemon is the running instance's swctl daemon, nil when none.
@@ -43,6 +45,11 @@ type testbed struct {
 	cpuHost *Host
 	// ncpu is cpuHost's CPU count.
 	ncpu int
+	// dutHost is the device under test (the promisc beds): a namespace
+	// or a real host.
+	dutHost *Host
+	// links are dutHost's links whose promiscuity counts.
+	links []string
 	// starts counts instances, for file names.
 	starts int
 }
@@ -224,7 +231,7 @@ func (t *testbed) failedBuild(what string, err *error) {
 // safe to call when none runs.
 func (t *testbed) stop() error {
 	t.daemon = nil
-	if err := t.changes.undoTo(t.mark); err != nil {
+	if err := t.undoTo(t.mark); err != nil {
 		return fmt.Errorf("%s: stop: %w", t.name, err)
 	}
 	return nil
@@ -234,7 +241,18 @@ func (t *testbed) stop() error {
 // namespaces last (and with them every veth end and bridge in them).
 func (t *testbed) close() error {
 	t.daemon, t.mark = nil, 0
-	return t.changes.undoTo(0)
+	return t.undoTo(0)
+}
+
+// undoTo puts back the changes after the first n, newest first, and
+// returns every error; it goes on after errors.
+func (t *testbed) undoTo(n int) error {
+	var errs []error
+	for i := len(t.changes) - 1; i >= n; i-- {
+		errs = append(errs, t.changes[i]())
+	}
+	t.changes = t.changes[:n]
+	return errors.Join(errs...)
 }
 
 // span runs fn and reads the machine's CPU and the running daemon's
@@ -246,9 +264,22 @@ func (t *testbed) span(ctx context.Context, fn func() error) (CPUPercent, *float
 	var m [2]cpustat.Reading
 	var e [2]uint64
 	eerr := errors.New("no daemon")
+	// read takes reading i: the machine's, then the daemon's unless its
+	// first failed.
 	read := func(i int) (err error) {
-		if m[i], err = t.readCPU(ctx); err == nil && t.daemon != nil && (i == 0 || eerr == nil) {
-			e[i], eerr = t.readProcCPU(ctx, t.daemon.PID)
+		if t.cpuHost == nil {
+			m[i], err = cpustat.Read()
+		} else {
+			m[i] = cpustat.Reading{At: time.Now(), CPUs: t.ncpu}
+			m[i].Times, err = t.cpuHost.CPU(ctx)
+		}
+		switch {
+		case err != nil || t.daemon == nil || i == 1 && eerr != nil:
+			// No daemon reading.
+		case t.cpuHost == nil:
+			e[i], eerr = cpustat.ReadPid(t.daemon.PID)
+		default:
+			e[i], eerr = t.cpuHost.ProcCPU(ctx, t.daemon.PID)
 		}
 		return err
 	}
@@ -273,24 +304,6 @@ func (t *testbed) span(ctx context.Context, fn func() error) (CPUPercent, *float
 		v = float64(e[1]-e[0]) / 100 / (m[1].At.Sub(m[0].At).Seconds() * float64(m[1].CPUs)) * 100
 	}
 	return cpu, &v, m, nil
-}
-
-// readCPU reads the machine's CPU times (span).
-func (t *testbed) readCPU(ctx context.Context) (cpustat.Reading, error) {
-	if t.cpuHost == nil {
-		return cpustat.Read()
-	}
-	at := time.Now()
-	c, err := t.cpuHost.CPU(ctx)
-	return cpustat.Reading{Times: c, At: at, CPUs: t.ncpu}, err
-}
-
-// readProcCPU reads process pid's user+system CPU time (span).
-func (t *testbed) readProcCPU(ctx context.Context, pid int) (uint64, error) {
-	if t.cpuHost == nil {
-		return cpustat.ReadPid(pid)
-	}
-	return t.cpuHost.ProcCPU(ctx, pid)
 }
 
 // iperfClient is an iperf3 client's command line on a test host.
@@ -368,17 +381,17 @@ func waitPing(ctx context.Context, h *Host, ip string) error {
 // promiscRE finds the promiscuity count in `ip -d link show`.
 var promiscRE = regexp.MustCompile(`promiscuity (\d+)`)
 
-// promiscuity reads the kernel's promiscuity count of each of links on
-// h (a testbed's namespace or a real DUT) from `ip -d link show LINK`:
-// Linux only, nil elsewhere. A link whose count cannot be read is left
-// out.
-func promiscuity(ctx context.Context, h *Host, links []string) map[string]int {
-	if h.Conf.OS != "linux" {
+// promiscuity reads the kernel's promiscuity count of each of the
+// links on dutHost (a testbed's namespace or a real DUT) from `ip -d
+// link show LINK`: Linux only, nil elsewhere. A link whose count cannot
+// be read is left out.
+func (t *testbed) promiscuity(ctx context.Context) map[string]int {
+	if t.dutHost.Conf.OS != "linux" {
 		return nil
 	}
 	m := map[string]int{}
-	for _, l := range links {
-		out, err := h.Run(ctx, nil, "ip", "-d", "link", "show", l)
+	for _, l := range t.links {
+		out, err := t.dutHost.Run(ctx, nil, "ip", "-d", "link", "show", l)
 		if sm := promiscRE.FindSubmatch(out); err == nil && sm != nil {
 			m[l], _ = strconv.Atoi(string(sm[1]))
 		}

@@ -22,8 +22,6 @@ type bed struct {
 	dutIP, peerIP, peer2IP string
 	// peerMAC and peer2MAC are the peers' fixed MACs.
 	peerMAC, peer2MAC string
-	// links are the device under test's links whose promiscuity counts.
-	links []string
 	// pair2 is bridge0's second host pair (peers 3 and 4, on ports p3
 	// and p4) when spec.Pairs is 2; nil otherwise.
 	pair2 *hostPair
@@ -46,6 +44,7 @@ func newBed(ctx context.Context, spec SetupSpec, idx int, dir string, cmds *Comm
 	mac := func(kind, n int) string { return fmt.Sprintf("02:52:%02x:00:%02x:%02x", idx, kind, n) }
 	b := &bed{testbed: newTestbed(cmds, dir, spec.Name), spec: spec, dut: tag + "dut", peer: tag + "h1", peer2: tag + "h2",
 		dutIP: ip(2), peerIP: ip(1), peer2IP: ip(3), peerMAC: mac(0, 1), peer2MAC: mac(0, 3)}
+	b.dutHost = b.on(b.dut)
 	defer b.failedBuild("testbed "+spec.Name, &err)
 	// hosts are the peers cabled to the device under test, servers
 	// those that run an iperf3 server.
@@ -130,7 +129,7 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 			}
 			b.changes = append(b.changes, release)
 		}
-		return waitPing(ctx, b.on(b.dut), b.peerIP)
+		return waitPing(ctx, b.dutHost, b.peerIP)
 	}
 	// steps are the daemon's CLI commands, then those that address the
 	// TAP (on peerDev at the peer's end); pings are the [namespace,
@@ -152,11 +151,11 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 			pings = append(pings, [2]string{b.pair2.src.ns, b.pair2.dst.ip})
 		}
 	}
-	if err := b.daemonUp(ctx, b.on(b.dut), bin, b.spec.Name, steps...); err != nil {
+	if err := b.daemonUp(ctx, b.dutHost, bin, b.spec.Name, steps...); err != nil {
 		return err
 	}
 	tap := b.spec.Name // the daemon's TAP holds dutIP: trunk0 or bridge0
-	mac, err := b.on(b.dut).MAC(ctx, tap)
+	mac, err := b.dutHost.MAC(ctx, tap)
 	if err != nil {
 		return err
 	}
@@ -179,11 +178,6 @@ func (b *bed) start(ctx context.Context, in Instance, bin string) (err error) {
 		}
 	}
 	return nil
-}
-
-// promiscuity reads the kernel's promiscuity count of the links.
-func (b *bed) promiscuity(ctx context.Context) map[string]int {
-	return promiscuity(ctx, b.on(b.dut), b.links)
 }
 
 // measure runs one iperf3 test of row; more are extra iperf3 client

@@ -2,6 +2,7 @@ package regress
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,5 +52,34 @@ func TestTestbedNamespaces(t *testing.T) {
 	b.close()
 	if b.cmds.Log[len(b.cmds.Log)-1] != "ip netns del y" {
 		t.Errorf("close ran %v, want y deleted last", b.cmds.Log)
+	}
+}
+
+// undoTo puts back the changes after the mark newest first, goes on after
+// an error and returns them all, and keeps the changes before the mark.
+func TestTestbedUndoToNewestFirst(t *testing.T) {
+	var order []string
+	var b testbed
+	for _, name := range []string{"a", "b", "c", "d"} {
+		b.changes = append(b.changes, func() error {
+			order = append(order, name)
+			if name == "c" || name == "d" {
+				return errors.New(name + " failed")
+			}
+			return nil
+		})
+	}
+	err := b.undoTo(1)
+	if got := strings.Join(order, " "); got != "d c b" {
+		t.Errorf("undoTo(1) ran %q, want %q", got, "d c b")
+	}
+	if err == nil || !strings.Contains(err.Error(), "c failed") || !strings.Contains(err.Error(), "d failed") {
+		t.Errorf("undoTo(1): error %v, want both failures", err)
+	}
+	if len(b.changes) != 1 {
+		t.Fatalf("%d changes left, want 1", len(b.changes))
+	}
+	if err := b.undoTo(0); err != nil || strings.Join(order, " ") != "d c b a" || len(b.changes) != 0 {
+		t.Errorf("undoTo(0): %v, ran %q, %d left; want nil, %q, 0", err, strings.Join(order, " "), len(b.changes), "d c b a")
 	}
 }

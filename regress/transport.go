@@ -110,15 +110,15 @@ func (h *Host) line(args []string) string {
 }
 
 // readOS runs linux on a Linux host, bsd on the others, like Run, and
-// parses what it printed with parse, whose error it prefixes with the
-// host.
-func readOS[T any](ctx context.Context, h *Host, linux, bsd []string, parse func(out string) (T, error)) (v T, err error) {
+// parses what it printed with parseLinux or parseBSD, whose error it
+// prefixes with the host.
+func readOS[T any](ctx context.Context, h *Host, linux, bsd []string, parseLinux, parseBSD func(out string) (T, error)) (v T, err error) {
 	if h.Conf.OS != "linux" {
-		linux = bsd
+		linux, parseLinux = bsd, parseBSD
 	}
 	out, err := h.Run(ctx, nil, linux...)
 	if err == nil {
-		if v, err = parse(string(out)); err != nil {
+		if v, err = parseLinux(string(out)); err != nil {
 			err = fmt.Errorf("%s: %w", h, err)
 		}
 	}
@@ -150,12 +150,14 @@ type Proc struct {
 // start starts args on the host through a shell that prints its PID and
 // execs them: the PID is the command's, on the host, whatever the
 // transport. Their stdout and stderr go to the file log on the host, or
-// with log "" what they print after the PID goes to out.
+// with log "" what they print after the PID goes to out. The command log
+// records args, with " > LOG &" for a log.
 func (h *Host) start(ctx context.Context, out io.Writer, log string, args ...string) (*Proc, error) {
-	script, zero := `echo $$; exec "$@"`, "sh"
+	script, zero, logged := `echo $$; exec "$@"`, "sh", h.line(args)
 	if log != "" { // $0 names the log
-		script, zero = script+` >"$0" 2>&1`, log
+		script, zero, logged = script+` >"$0" 2>&1`, log, logged+" > "+log+" &"
 	}
+	h.cmds.record(logged)
 	p := &Proc{done: make(chan struct{}), host: h, desc: strings.Join(args, " "), log: log}
 	p.cmd = h.Command(context.WithoutCancel(ctx), append([]string{"sh", "-c", script, zero}, args...)...)
 	// Its own process group: a Ctrl-C at the terminal reaches the
@@ -187,7 +189,6 @@ func (h *Host) start(ctx context.Context, out io.Writer, log string, args ...str
 // Start starts args on the host in the background with stdout and stderr
 // going to log on the host.
 func (h *Host) Start(ctx context.Context, log string, args ...string) (*Proc, error) {
-	h.cmds.record(h.line(args) + " > " + log + " &")
 	return h.start(ctx, io.Discard, log, args...)
 }
 
@@ -206,7 +207,6 @@ func (p *Proc) Tail() string {
 // client that goes away leaves its remote command running. It returns
 // stdout.
 func (h *Host) RunStoppable(ctx context.Context, args ...string) ([]byte, error) {
-	h.cmds.record(h.line(args))
 	var out bytes.Buffer
 	p, err := h.start(ctx, &out, "", args...)
 	if err != nil {
@@ -243,12 +243,11 @@ func (p *Proc) Stop(ctx context.Context) error {
 	case <-time.After(10 * time.Second):
 	}
 	p.host.Run(ctx, nil, "kill", "-KILL", strconv.Itoa(p.PID))
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.done
-	}
+	// The local carrier command is killed too if that has not ended it
+	// within 5 s.
+	kill := time.AfterFunc(5*time.Second, func() { p.cmd.Process.Kill() })
+	defer kill.Stop()
+	<-p.done
 	return fmt.Errorf("%s: %s (pid %d) did not stop on SIGTERM within 10s; killed", p.host, p.desc, p.PID)
 }
 
@@ -256,12 +255,9 @@ func (p *Proc) Stop(ctx context.Context) error {
 // kern.cp_time on the BSDs.
 func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
 	return readOS(ctx, h, []string{"cat", "/proc/stat"}, []string{"sysctl", "-n", "kern.cp_time"}, func(out string) (CPUTimes, error) {
-		if h.Conf.OS != "linux" {
-			return ParseCPTime(h.Conf.OS, out)
-		}
 		c, _, err := cpustat.ParseStat(out)
 		return c, err
-	})
+	}, func(out string) (CPUTimes, error) { return ParseCPTime(h.Conf.OS, out) })
 }
 
 // ProcCPU reads the user+system CPU time of process pid on the host: in
@@ -270,25 +266,23 @@ func (h *Host) CPU(ctx context.Context) (CPUTimes, error) {
 // stathz, so there the engine's share is taken against wall time).
 func (h *Host) ProcCPU(ctx context.Context, pid int) (uint64, error) {
 	return readOS(ctx, h, []string{"cat", fmt.Sprintf("/proc/%d/stat", pid)}, []string{"ps", "-o", "cputime=", "-p", strconv.Itoa(pid)}, func(out string) (uint64, error) {
-		if h.Conf.OS != "linux" {
-			return ParsePsCputime(out)
-		}
 		u, s, err := cpustat.ParsePidStat(out)
 		return u + s, err
-	})
+	}, ParsePsCputime)
 }
 
 // MAC returns the hardware address of interface ifname on the host:
 // /sys/class/net/IF/address on Linux, ifconfig's ether or lladdr line on
 // the BSDs.
 func (h *Host) MAC(ctx context.Context, ifname string) (string, error) {
-	return readOS(ctx, h, []string{"cat", "/sys/class/net/" + ifname + "/address"}, []string{"ifconfig", ifname}, func(out string) (string, error) {
+	parse := func(out string) (string, error) {
 		mac, err := ParseMAC(h.Conf.OS, out)
 		if err != nil {
 			err = fmt.Errorf("%s: %w", ifname, err)
 		}
 		return mac, err
-	})
+	}
+	return readOS(ctx, h, []string{"cat", "/sys/class/net/" + ifname + "/address"}, []string{"ifconfig", ifname}, parse, parse)
 }
 
 // ifconfigMACRE finds the address on ifconfig's first "ether" (FreeBSD)
@@ -315,13 +309,14 @@ func ParseMAC(goos, text string) (string, error) {
 
 // NCPU returns the host's number of online CPUs.
 func (h *Host) NCPU(ctx context.Context) (int, error) {
-	return readOS(ctx, h, []string{"getconf", "_NPROCESSORS_ONLN"}, []string{"sysctl", "-n", "hw.ncpu"}, func(out string) (int, error) {
+	parse := func(out string) (int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(out))
 		if err != nil || n < 1 {
 			return 0, fmt.Errorf("%q is not a CPU count", out)
 		}
 		return n, nil
-	})
+	}
+	return readOS(ctx, h, []string{"getconf", "_NPROCESSORS_ONLN"}, []string{"sysctl", "-n", "hw.ncpu"}, parse, parse)
 }
 
 // ParseCPTime reads `sysctl -n kern.cp_time` (a "kern.cp_time=" or
