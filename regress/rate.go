@@ -162,15 +162,14 @@ func DefaultRateConfig(quick, full bool) RateConfig {
 
 // check says what is wrong with c.
 func (c RateConfig) check() error {
-	if len(c.Sizes) == 0 {
-		return fmt.Errorf("regress: forwarding rate: no frame sizes")
-	}
 	for _, s := range c.Sizes {
 		if l := gen.FrameSize(s); l < gen.MinSize || l > gen.MaxSize {
 			return fmt.Errorf("regress: forwarding rate: frame size %d: out of range %d-%d (FCS included)", s, gen.MinSize+gen.FCSLen, gen.MaxSize+gen.FCSLen)
 		}
 	}
 	switch {
+	case len(c.Sizes) == 0:
+		return fmt.Errorf("regress: forwarding rate: no frame sizes")
 	case c.Trial < 10*time.Millisecond:
 		return fmt.Errorf("regress: forwarding rate: trial %v: want at least 10ms", c.Trial)
 	case c.MaxTrials < 1:

@@ -3,6 +3,7 @@ package regress
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -78,29 +79,25 @@ func AnalyzeLossRate(setups []RateSpec, sizes []int, samples []RateSample, alpha
 	var out []RoleCell
 	for _, s := range setups {
 		for _, size := range sizes {
-			var pcts []int // the loads any sample of s at size reached
+			// per load the samples' loss and offered rate, by role
+			loss, offered := map[int]map[string][]float64{}, map[int]map[string][]float64{}
 			for _, x := range samples {
+				if x.Setup != s.Name || x.Size != size {
+					continue
+				}
 				for _, st := range x.LossRate {
-					if x.Setup == s.Name && x.Size == size {
-						pcts = append(pcts, st.Percent)
+					if loss[st.Percent] == nil {
+						loss[st.Percent], offered[st.Percent] = map[string][]float64{}, map[string][]float64{}
 					}
+					loss[st.Percent][x.Role] = append(loss[st.Percent][x.Role], st.LossPercent)
+					offered[st.Percent][x.Role] = append(offered[st.Percent][x.Role], st.Rate)
 				}
 			}
-			slices.Sort(pcts)
-			for _, pct := range slices.Backward(slices.Compact(pcts)) {
-				loss, offered := map[string][]float64{}, map[string][]float64{}
-				for _, x := range samples {
-					for _, st := range x.LossRate {
-						if x.Setup == s.Name && x.Size == size && st.Percent == pct {
-							loss[x.Role] = append(loss[x.Role], st.LossPercent)
-							offered[x.Role] = append(offered[x.Role], st.Rate)
-						}
-					}
-				}
+			for _, pct := range slices.Backward(slices.Sorted(maps.Keys(loss))) {
 				key := RoleCell{Setup: s.Name, Metric: "loss", Size: size, Percent: pct}
-				out = append(out, roleCells(key, loss, alpha)...)
+				out = append(out, roleCells(key, loss[pct], alpha)...)
 				key.Metric = "offered"
-				out = append(out, roleCells(key, offered, alpha)...)
+				out = append(out, roleCells(key, offered[pct], alpha)...)
 			}
 		}
 	}

@@ -193,15 +193,14 @@ func (b *addrBed) barrier(ctx context.Context, p *afpacket.Port, f []byte, rs ..
 			return false
 		}
 	}
-	through := func() error {
+	return poll(ctx, time.Until(deadline), 200*time.Microsecond, func() error {
 		for i, r := range rs {
 			if r.Stats().Ignored <= before[i] {
 				return errors.New("barrier not through")
 			}
 		}
 		return nil
-	}
-	return poll(ctx, time.Until(deadline), 200*time.Microsecond, through) == nil
+	}) == nil
 }
 
 // trial flushes the bridge's learned addresses, sends n learning frames
