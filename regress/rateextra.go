@@ -35,8 +35,7 @@ func LossRateSteps(ctx context.Context, maxRate float64, step int, trial func(ra
 		return nil, fmt.Errorf("frame loss rate: step %d%%: want 1-100", step)
 	}
 	var out []LossStep
-	clean := 0
-	for pct := 100; pct > 0 && clean < 2; pct -= step {
+	for pct, clean := 100, 0; pct > 0 && clean < 2; pct -= step {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
