@@ -82,13 +82,10 @@ func FindRateSetups(names []string) ([]RateSpec, error) {
 // front, where setups lacks them: the CPU per frame is net of the
 // baseline's, so it runs whenever the CPU-cost run does.
 func withBaseline(setups []RateSpec) []RateSpec {
-	var out []RateSpec
-	for _, s := range RateSetups {
-		if s.Baseline && !slices.ContainsFunc(setups, func(x RateSpec) bool { return x.Name == s.Name }) {
-			out = append(out, s)
-		}
-	}
-	return append(out, setups...)
+	missing := slices.DeleteFunc(slices.Clone(RateSetups), func(s RateSpec) bool {
+		return !s.Baseline || slices.ContainsFunc(setups, func(x RateSpec) bool { return x.Name == s.Name })
+	})
+	return append(missing, setups...)
 }
 
 // isBaseline says the setup of setups called name is a baseline setup.
