@@ -77,7 +77,8 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 }
 
 // start brings the bridge up with binary bin, opens the tester's ports
-// and checks that a small trial passes.
+// and runs trials of 16 addresses until one passes, for up to 10 s: the
+// daemon takes its members' link state a moment after they are added.
 func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error) {
 	defer failedStart(b.stop, &err)
 	if err := b.daemonUp(ctx, b.on(b.dut), bin, "rfc2889",
@@ -91,7 +92,17 @@ func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error)
 	if err := b.open(); err != nil {
 		return err
 	}
-	return b.waitReady(ctx)
+	return poll(ctx, 10*time.Second, 100*time.Millisecond, func() error {
+		t, err := b.trial(ctx, 16, b.cfg.LearnRate)
+		if err != nil {
+			return stopPoll{err}
+		}
+		if t.judge(true); !t.Pass {
+			return fmt.Errorf("a trial of 16 addresses did not pass within 10s (last: %d learning frames sent, %d reached t2; %d test frames sent, %d reached t1, %d the monitor t3)",
+				t.LearnSent, t.LearnForwarded, t.TestSent, t.Received, t.Flooded)
+		}
+		return nil
+	})
 }
 
 // addrStreams returns the learning frames' stream (from the block's
@@ -150,23 +161,6 @@ func (b *addrBed) open() error {
 	}
 	b.testBarrier, err = testBarrier.Frame(0, 0)
 	return err
-}
-
-// waitReady runs trials of 16 addresses until one passes, for up to
-// 10 s: the daemon takes its members' link state a moment after they are
-// added.
-func (b *addrBed) waitReady(ctx context.Context) error {
-	return poll(ctx, 10*time.Second, 100*time.Millisecond, func() error {
-		t, err := b.trial(ctx, 16, b.cfg.LearnRate)
-		if err != nil {
-			return stopPoll{err}
-		}
-		if t.judge(true); !t.Pass {
-			return fmt.Errorf("a trial of 16 addresses did not pass within 10s (last: %d learning frames sent, %d reached t2; %d test frames sent, %d reached t1, %d the monitor t3)",
-				t.LearnSent, t.LearnForwarded, t.TestSent, t.Received, t.Flooded)
-		}
-		return nil
-	})
 }
 
 // barrier sends frame f on port p after a trial's frames, and waits until
