@@ -165,8 +165,7 @@ func (b *rateBed) start(ctx context.Context, in RateInstance, bin string) (err e
 // openCounting opens the counting tester
 // (package tester: a send-only generator on tx, rx's rx_packets counting)
 // and prepares runs of s from tx to rx, sent to the sink address.
-func (b *rateBed) openCounting(s gen.Stream) (*gen.Bench, error) {
-	var err error
+func (b *rateBed) openCounting(s gen.Stream) (_ *gen.Bench, err error) {
 	if s.Dst, err = frame.ParseMAC(b.sinkMAC); err != nil {
 		return nil, err
 	}

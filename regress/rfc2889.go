@@ -441,10 +441,9 @@ func rfc2889Trials(b *strings.Builder, r *Results) {
 		b.WriteString("):")
 		for _, t := range slices.Concat(s.Capacity.Trials, s.LearningRate.Trials) {
 			v := "fail"
-			switch {
-			case t.Pass:
+			if t.Pass {
 				v = "pass"
-			case t.Inconclusive:
+			} else if t.Inconclusive {
 				v = "inconclusive"
 			}
 			fmt.Fprintf(b, " %d at %.0f/s (offered %.0f/s) %s: %d flooded, %d lost, table %d;", t.Addresses, t.Rate, t.LearnPerSecond, v, t.Flooded, t.TestSent-min(t.Received, t.TestSent), t.Table)

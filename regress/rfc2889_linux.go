@@ -123,7 +123,7 @@ func addrStreams(testMAC frame.MAC, block gen.AddressBlock) (learn, test, learnB
 // open opens t1, t2 and t3 in the tester namespace with a receiver
 // running on each, and the senders; the instance's changes close the
 // ports, which ends the receivers, before the daemon stops.
-func (b *addrBed) open() error {
+func (b *addrBed) open() (err error) {
 	b.ports = nil
 	for _, e := range []struct {
 		name string
@@ -147,7 +147,6 @@ func (b *addrBed) open() error {
 		})
 		b.ports, *e.to = append(b.ports, p), rc
 	}
-	var err error
 	block := gen.AddressBlock{First: addrBlockFirst, Count: b.cfg.MaxAddr}
 	learn, test, learnBarrier, testBarrier := addrStreams(b.testMAC, block)
 	if b.learn, err = gen.NewAddressSender(b.ports[0], learn, block, gen.VarySource); err != nil {
@@ -237,11 +236,10 @@ func (b *addrBed) trial(ctx context.Context, n int, rate float64) (AddrTrial, er
 // measure measures instance in: the capacity search, then the
 // learning-rate search with min(capacity, RateAddrs) addresses; it
 // appends the sample to res.
-func (b *addrBed) measure(ctx context.Context, in RoleRun, res *Results) error {
+func (b *addrBed) measure(ctx context.Context, in RoleRun, res *Results) (err error) {
 	smp := RFC2889Sample{Setup: RFC2889Setup, Role: in.Role, Run: in.Run, Seq: len(res.RFC2889Samples) + 1,
 		Start: time.Now(), MaxAddr: b.cfg.MaxAddr, LearningRate: RateResult{Trials: []AddrTrial{}}}
 	trial := func(n int, rate float64) (AddrTrial, error) { return b.trial(ctx, n, rate) }
-	var err error
 	smp.Capacity, err = SearchCapacity(ctx, trial, b.cfg.MaxAddr, b.cfg.LearnRate, b.cfg.CapacityTrials)
 	if err != nil {
 		return err
