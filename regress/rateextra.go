@@ -164,11 +164,10 @@ var WindowMetrics = []Metric[WindowSample]{
 // role and compares patch with no patch.
 func AnalyzeWindow(setups []RateSpec, samples []WindowSample, alpha float64) []RoleCell {
 	var out []RoleCell
-	for _, s := range setups {
-		if !slices.ContainsFunc(samples, func(x WindowSample) bool { return x.Setup == s.Name }) {
-			continue // a setup without samples has no cells
+	for _, s := range setups { // a setup without samples has no cells
+		if slices.ContainsFunc(samples, func(x WindowSample) bool { return x.Setup == s.Name }) {
+			out = summarize(out, WindowMetrics, []RoleCell{{Setup: s.Name}}, samples, func(x WindowSample, at RoleCell) (string, bool) { return x.Role, x.Setup == at.Setup }, alpha)
 		}
-		out = summarize(out, WindowMetrics, []RoleCell{{Setup: s.Name}}, samples, func(x WindowSample, at RoleCell) (string, bool) { return x.Role, x.Setup == at.Setup }, alpha)
 	}
 	return out
 }
