@@ -111,11 +111,10 @@ func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) Table {
 	t := pairTable([]string{"Frame loss rate (RFC 2544 26.3: offered frames/s, loss %)", methodLine(s.Method)}, "bytes     load", "offered fps", "loss %")
 	for _, size := range sizes {
 		for _, c := range cells { // a patch and a no-patch cell per load, highest first
-			if c.Setup != s.Name || c.Size != size || c.Metric != "loss" || c.Role != RolePatch {
-				continue
+			if c.Setup == s.Name && c.Size == size && c.Metric == "loss" && c.Role == RolePatch {
+				label := fmt.Sprintf("%-9s %d%%", rateLabel(size), c.Percent)
+				t.Rows = append(t.Rows, pairRow(label, []string{"%.0f", "%.2f"}, pairCells(cells, c, "offered", "loss")...))
 			}
-			label := fmt.Sprintf("%-9s %d%%", rateLabel(size), c.Percent)
-			t.Rows = append(t.Rows, pairRow(label, []string{"%.0f", "%.2f"}, pairCells(cells, c, "offered", "loss")...))
 		}
 	}
 	return t
