@@ -82,13 +82,10 @@ func FindRateSetups(names []string) ([]RateSpec, error) {
 // front, where setups lacks them: the CPU per frame is net of the
 // baseline's, so it runs whenever the CPU-cost run does.
 func withBaseline(setups []RateSpec) []RateSpec {
-	var out []RateSpec
-	for _, s := range RateSetups {
-		if s.Baseline && !slices.ContainsFunc(setups, func(x RateSpec) bool { return x.Name == s.Name }) {
-			out = append(out, s)
-		}
-	}
-	return append(out, setups...)
+	missing := slices.DeleteFunc(slices.Clone(RateSetups), func(s RateSpec) bool {
+		return !s.Baseline || slices.ContainsFunc(setups, func(x RateSpec) bool { return x.Name == s.Name })
+	})
+	return append(missing, setups...)
 }
 
 // isBaseline says the setup of setups called name is a baseline setup.
@@ -162,15 +159,14 @@ func DefaultRateConfig(quick, full bool) RateConfig {
 
 // check says what is wrong with c.
 func (c RateConfig) check() error {
-	if len(c.Sizes) == 0 {
-		return fmt.Errorf("regress: forwarding rate: no frame sizes")
-	}
 	for _, s := range c.Sizes {
 		if l := gen.FrameSize(s); l < gen.MinSize || l > gen.MaxSize {
 			return fmt.Errorf("regress: forwarding rate: frame size %d: out of range %d-%d (FCS included)", s, gen.MinSize+gen.FCSLen, gen.MaxSize+gen.FCSLen)
 		}
 	}
 	switch {
+	case len(c.Sizes) == 0:
+		return fmt.Errorf("regress: forwarding rate: no frame sizes")
 	case c.Trial < 10*time.Millisecond:
 		return fmt.Errorf("regress: forwarding rate: trial %v: want at least 10ms", c.Trial)
 	case c.MaxTrials < 1:

@@ -165,8 +165,7 @@ func (b *rateBed) start(ctx context.Context, in RateInstance, bin string) (err e
 // openCounting opens the counting tester
 // (package tester: a send-only generator on tx, rx's rx_packets counting)
 // and prepares runs of s from tx to rx, sent to the sink address.
-func (b *rateBed) openCounting(s gen.Stream) (*gen.Bench, error) {
-	var err error
+func (b *rateBed) openCounting(s gen.Stream) (_ *gen.Bench, err error) {
 	if s.Dst, err = frame.ParseMAC(b.sinkMAC); err != nil {
 		return nil, err
 	}
@@ -190,15 +189,13 @@ func (b *rateBed) receive(ctx context.Context, st gen.Stream, l gen.Load) (RateR
 // run runs one generator run with the CPU readings around it: the whole
 // machine's and the daemon's (none on the baseline); it also returns the
 // machine's readings before and after, for the cost per frame.
-func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (RateRun, [2]cpustat.Reading, error) {
-	var rr RateRun
-	cpu, engine, m, err := b.span(ctx, func() (err error) {
+func (b *rateBed) run(ctx context.Context, bench *gen.Bench, l gen.Load) (rr RateRun, m [2]cpustat.Reading, err error) {
+	rr.CPU, rr.EngineCPU, m, err = b.span(ctx, func() (err error) {
 		if rr.Result, err = bench.Run(ctx, l); err != nil {
 			return fmt.Errorf("%s -> %s: %w", b.tx, b.rx, err)
 		}
 		return nil
 	})
-	rr.CPU, rr.EngineCPU = cpu, engine
 	return rr, m, err
 }
 
@@ -232,11 +229,10 @@ func (b *rateBed) measureWith(ctx context.Context, c RateConfig, size int) (Rate
 	}
 	if c.LossRate {
 		var runs []RateRun
-		steps, err := LossRateSteps(ctx, hi, LossRateStep, b.trials(ctx, bench, c.Trial, &runs))
-		for i := range steps {
-			steps[i].RateRun = runs[i] // one per step: the whole run
+		smp.LossRate, err = LossRateSteps(ctx, hi, LossRateStep, b.trials(ctx, bench, c.Trial, &runs))
+		for i := range smp.LossRate {
+			smp.LossRate[i].RateRun = runs[i] // one per step: the whole run
 		}
-		smp.LossRate = steps
 		if err != nil {
 			return smp, fmt.Errorf("%s size %d: %w", b.spec.Name, size, err)
 		}
@@ -279,9 +275,8 @@ func (b *rateBed) trials(ctx context.Context, bench *gen.Bench, length time.Dura
 // window runs the window benchmark (BalanceNG's, swctl bench's default
 // mode) through the running instance: one flow of c.WindowSize-byte
 // frames, at most c.Window in flight, for c.WindowDuration.
-func (b *rateBed) window(ctx context.Context, c RateConfig) (WindowSample, error) {
-	smp := WindowSample{Setup: b.spec.Name, Start: time.Now()}
-	var err error
+func (b *rateBed) window(ctx context.Context, c RateConfig) (smp WindowSample, err error) {
+	smp = WindowSample{Setup: b.spec.Name, Start: time.Now()}
 	if smp.RateRun, err = b.receive(ctx, gen.Stream{Size: c.WindowSize, Flows: 1}, gen.Load{Window: c.Window, Duration: c.WindowDuration}); err != nil {
 		return smp, fmt.Errorf("%s window benchmark: %w", b.spec.Name, err)
 	}

@@ -3,6 +3,7 @@ package regress
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -34,8 +35,7 @@ func LossRateSteps(ctx context.Context, maxRate float64, step int, trial func(ra
 		return nil, fmt.Errorf("frame loss rate: step %d%%: want 1-100", step)
 	}
 	var out []LossStep
-	clean := 0
-	for pct := 100; pct > 0 && clean < 2; pct -= step {
+	for pct, clean := 100, 0; pct > 0 && clean < 2; pct -= step {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
@@ -78,29 +78,25 @@ func AnalyzeLossRate(setups []RateSpec, sizes []int, samples []RateSample, alpha
 	var out []RoleCell
 	for _, s := range setups {
 		for _, size := range sizes {
-			var pcts []int // the loads any sample of s at size reached
+			// per load the samples' loss and offered rate, by role
+			loss, offered := map[int]map[string][]float64{}, map[int]map[string][]float64{}
 			for _, x := range samples {
+				if x.Setup != s.Name || x.Size != size {
+					continue
+				}
 				for _, st := range x.LossRate {
-					if x.Setup == s.Name && x.Size == size {
-						pcts = append(pcts, st.Percent)
+					if loss[st.Percent] == nil {
+						loss[st.Percent], offered[st.Percent] = map[string][]float64{}, map[string][]float64{}
 					}
+					loss[st.Percent][x.Role] = append(loss[st.Percent][x.Role], st.LossPercent)
+					offered[st.Percent][x.Role] = append(offered[st.Percent][x.Role], st.Rate)
 				}
 			}
-			slices.Sort(pcts)
-			for _, pct := range slices.Backward(slices.Compact(pcts)) {
-				loss, offered := map[string][]float64{}, map[string][]float64{}
-				for _, x := range samples {
-					for _, st := range x.LossRate {
-						if x.Setup == s.Name && x.Size == size && st.Percent == pct {
-							loss[x.Role] = append(loss[x.Role], st.LossPercent)
-							offered[x.Role] = append(offered[x.Role], st.Rate)
-						}
-					}
-				}
+			for _, pct := range slices.Backward(slices.Sorted(maps.Keys(loss))) {
 				key := RoleCell{Setup: s.Name, Metric: "loss", Size: size, Percent: pct}
-				out = append(out, roleCells(key, loss, alpha)...)
+				out = append(out, roleCells(key, loss[pct], alpha)...)
 				key.Metric = "offered"
-				out = append(out, roleCells(key, offered, alpha)...)
+				out = append(out, roleCells(key, offered[pct], alpha)...)
 			}
 		}
 	}
@@ -115,11 +111,10 @@ func LossRateTable(s RateSpec, sizes []int, cells []RoleCell) Table {
 	t := pairTable([]string{"Frame loss rate (RFC 2544 26.3: offered frames/s, loss %)", methodLine(s.Method)}, "bytes     load", "offered fps", "loss %")
 	for _, size := range sizes {
 		for _, c := range cells { // a patch and a no-patch cell per load, highest first
-			if c.Setup != s.Name || c.Size != size || c.Metric != "loss" || c.Role != RolePatch {
-				continue
+			if c.Setup == s.Name && c.Size == size && c.Metric == "loss" && c.Role == RolePatch {
+				label := fmt.Sprintf("%-9s %d%%", rateLabel(size), c.Percent)
+				t.Rows = append(t.Rows, pairRow(label, []string{"%.0f", "%.2f"}, pairCells(cells, c, "offered", "loss")...))
 			}
-			label := fmt.Sprintf("%-9s %d%%", rateLabel(size), c.Percent)
-			t.Rows = append(t.Rows, pairRow(label, []string{"%.0f", "%.2f"}, pairCells(cells, c, "offered", "loss")...))
 		}
 	}
 	return t
@@ -168,11 +163,10 @@ var WindowMetrics = []Metric[WindowSample]{
 // role and compares patch with no patch.
 func AnalyzeWindow(setups []RateSpec, samples []WindowSample, alpha float64) []RoleCell {
 	var out []RoleCell
-	for _, s := range setups {
-		if !slices.ContainsFunc(samples, func(x WindowSample) bool { return x.Setup == s.Name }) {
-			continue // a setup without samples has no cells
+	for _, s := range setups { // a setup without samples has no cells
+		if slices.ContainsFunc(samples, func(x WindowSample) bool { return x.Setup == s.Name }) {
+			out = summarize(out, WindowMetrics, []RoleCell{{Setup: s.Name}}, samples, func(x WindowSample, at RoleCell) (string, bool) { return x.Role, x.Setup == at.Setup }, alpha)
 		}
-		out = summarize(out, WindowMetrics, []RoleCell{{Setup: s.Name}}, samples, func(x WindowSample, at RoleCell) (string, bool) { return x.Role, x.Setup == at.Setup }, alpha)
 	}
 	return out
 }

@@ -59,17 +59,9 @@ const (
 // WhyShort: a paced run's generator fell short of its rate.
 var WhyShort = fmt.Sprintf("the generator reached less than %.0f%% of the paced rate", 100*(1-gen.PaceTolerance))
 
-// delivered returns what r delivered per second.
-func delivered(r gen.Result) float64 {
-	if r.Seconds <= 0 {
-		return 0
-	}
-	return float64(r.Received) / r.Seconds
-}
-
-// MaxFigure classifies a max-rate run.
+// MaxFigure classifies a max-rate run: an unpaced one (Rate 0).
 func MaxFigure(r gen.Result) RateFigure {
-	f := RateFigure{Achieved: r.SentPerSecond, Delivered: delivered(r)}
+	f := PacedFigure(r)
 	if r.Sent > 0 && r.Received >= r.Sent {
 		f.TesterBound, f.Why = true, WhyMaxNoLoss
 	}
@@ -78,7 +70,10 @@ func MaxFigure(r gen.Result) RateFigure {
 
 // PacedFigure classifies a paced run.
 func PacedFigure(r gen.Result) RateFigure {
-	f := RateFigure{Offered: r.Rate, Achieved: r.SentPerSecond, Delivered: delivered(r)}
+	f := RateFigure{Offered: r.Rate, Achieved: r.SentPerSecond}
+	if r.Seconds > 0 {
+		f.Delivered = float64(r.Received) / r.Seconds
+	}
 	if r.ShortOfRate() {
 		f.TesterBound, f.Why = true, WhyShort
 	}

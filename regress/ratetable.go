@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -44,16 +45,14 @@ var (
 // with their legends.
 var rateFlags = [][2]string{{"t", testerBoundLegend}, {"l", lossyLegend}, {"s", saturatedLegend}}
 
-// methodLine is the table's line naming the tester method.
-func methodLine(method string) string {
-	switch method {
-	case MethodCounting:
-		return "method: counting: send-only generator; delivered = frames the receiving interface's rx_packets counted"
-	case MethodReceiving:
-		return "method: receiving: the generator's receiver reads every frame at the far end"
-	}
-	return "method: " + method
+// methodTexts describe the tester methods, for the tables' method line.
+var methodTexts = map[string]string{
+	MethodCounting:  "counting: send-only generator; delivered = frames the receiving interface's rx_packets counted",
+	MethodReceiving: "receiving: the generator's receiver reads every frame at the far end",
 }
+
+// methodLine is the table's line naming the tester method.
+func methodLine(method string) string { return "method: " + cmp.Or(methodTexts[method], method) }
 
 // ZeroLossNote explains a zero-loss rate above the max-rate run's
 // delivered rate, which RFC 2544 allows: a device can deliver more when
@@ -193,7 +192,7 @@ func rateSummaryMarkdown(b *strings.Builder, r *Results) {
 // metric's title and size.
 func rateCellPart(s RateSpec, cells []RoleCell) reportPart {
 	p := reportPart{name: "forwarding rate: " + s.Name, table: everyCell([]string{"metric", "size", "role"}, "offered / achieved / delivered", "t", "l", "s"),
-		intro: fmt.Sprintf("%s. %s.\n\n", s.Desc, strings.TrimPrefix(methodLine(s.Method), "method: ")) +
+		intro: fmt.Sprintf("%s. %s.\n\n", s.Desc, cmp.Or(methodTexts[s.Method], s.Method)) +
 			"Offered is the rate asked of the generator (0: a max-rate run, as fast as its port takes frames), achieved what it sent, delivered what arrived (frames/s, means); t = the runs where the tester set the figure, l = the runs that lost frames at the CPU load, s = the runs whose machine was saturated during it.\n\n"}
 	for _, c := range cells {
 		if c.Setup != s.Name {

@@ -214,13 +214,11 @@ type AddrTrialFunc func(n int, rate float64) (AddrTrial, error)
 // a capacity trial's learning frames are meant to go at a rate the bridge
 // learns every one at, and a loaded machine (the daemon's receive ring
 // overflowing while it waits for a CPU) may not keep up with LearnRate.
-func judged(ctx context.Context, trial AddrTrialFunc, n int, rate float64, capacity bool, trials *[]AddrTrial) (AddrTrial, error) {
-	var t AddrTrial
+func judged(ctx context.Context, trial AddrTrialFunc, n int, rate float64, capacity bool, trials *[]AddrTrial) (t AddrTrial, err error) {
 	for try := 0; try <= addrRetries; try++ {
 		if err := ctx.Err(); err != nil {
 			return t, err
 		}
-		var err error
 		t, err = trial(n, rate)
 		t.Addresses, t.Rate = n, rate
 		t.judge(capacity)
@@ -274,21 +272,6 @@ func SearchCapacity(ctx context.Context, trial AddrTrialFunc, hi int, rate float
 	if hi < 1 || maxTrials < 1 {
 		return res, fmt.Errorf("capacity search: upper bound %d, max trials %d: want both at least 1", hi, maxTrials)
 	}
-	// estimate is the table's size the runs of a failed probe tell, 0 =
-	// none: N-F of the last run that flooded F frames. A run inconclusive
-	// for lost learning frames tells it too, as a lower bound (the table
-	// held N-F addresses, of fewer offered): a probe whose runs were all
-	// inconclusive still guides the search, rather than leave it to
-	// halving, which the probes may not suffice for. A guess is a probe
-	// like any other: its verdict, not the estimate, moves the interval.
-	estimate := func(runs []AddrTrial) int {
-		for _, t := range slices.Backward(runs) {
-			if !t.Pass && t.Flooded > 0 && t.Flooded <= uint64(t.Addresses) {
-				return t.Addresses - int(t.Flooded)
-			}
-		}
-		return 0
-	}
 	guess, guided := 0, 0
 	for probes := 0; probes == 0 || res.Hi-res.Lo > 1 && probes < maxTrials; probes++ {
 		n := res.Lo + (res.Hi-res.Lo)/2
@@ -313,8 +296,22 @@ func SearchCapacity(ctx context.Context, trial AddrTrialFunc, hi int, rate float
 			if isGuess {
 				guess = n + 1
 			}
-		} else {
-			res.Hi, guess = n, estimate(res.Trials[runs:])
+			continue
+		}
+		res.Hi = n
+		// The next guess is the table's size the runs of the failed probe
+		// tell: N-F of the last run that flooded F frames (none: no
+		// guess). A run inconclusive for lost learning frames tells it
+		// too, as a lower bound (the table held N-F addresses, of fewer
+		// offered): a probe whose runs were all inconclusive still guides
+		// the search, rather than leave it to halving, which the probes
+		// may not suffice for. A guess is a probe like any other: its
+		// verdict, not the estimate, moves the interval.
+		for _, t := range slices.Backward(res.Trials[runs:]) {
+			if !t.Pass && t.Flooded > 0 && t.Flooded <= uint64(t.Addresses) {
+				guess = t.Addresses - int(t.Flooded)
+				break
+			}
 		}
 	}
 	res.Converged = res.Hi-res.Lo <= 1
@@ -356,17 +353,11 @@ func SearchLearningRate(ctx context.Context, trial AddrTrialFunc, n int, hi, res
 	}
 	sr, err := rfc2544.Search(ctx, func(rate float64) (uint64, uint64, error) {
 		// A trial passes as a loss-free one does in RFC 2544 (on an error
-		// the search ends, whatever the counts).
+		// the search ends, whatever the counts). A pass is always the
+		// last run of judged: Rate is the highest of those.
 		t, err := judged(ctx, trial, n, rate, false, &res.Trials)
-		if t.Pass {
-			return uint64(n), uint64(n), err
-		}
-		return uint64(n), 0, err
-	}, 0, hi, resolution, maxTrials, 0)
-	res.Lo, res.Hi, res.Converged = sr.Lo, sr.Hi, sr.Converged
-	for _, t := range res.Trials {
 		if !t.Pass {
-			continue
+			return uint64(n), 0, err
 		}
 		r, bound := t.Rate, false
 		if t.LearnPerSecond > 0 && t.LearnPerSecond < 0.99*t.Rate {
@@ -375,7 +366,9 @@ func SearchLearningRate(ctx context.Context, trial AddrTrialFunc, n int, hi, res
 		if r > res.Rate {
 			res.Rate, res.SenderBound = r, bound
 		}
-	}
+		return uint64(n), uint64(n), err
+	}, 0, hi, resolution, maxTrials, 0)
+	res.Lo, res.Hi, res.Converged = sr.Lo, sr.Hi, sr.Converged
 	if err != nil {
 		return res, fmt.Errorf("learning-rate search of %d addresses: %w", n, err)
 	}
@@ -448,10 +441,9 @@ func rfc2889Trials(b *strings.Builder, r *Results) {
 		b.WriteString("):")
 		for _, t := range slices.Concat(s.Capacity.Trials, s.LearningRate.Trials) {
 			v := "fail"
-			switch {
-			case t.Pass:
+			if t.Pass {
 				v = "pass"
-			case t.Inconclusive:
+			} else if t.Inconclusive {
 				v = "inconclusive"
 			}
 			fmt.Fprintf(b, " %d at %.0f/s (offered %.0f/s) %s: %d flooded, %d lost, table %d;", t.Addresses, t.Rate, t.LearnPerSecond, v, t.Flooded, t.TestSent-min(t.Received, t.TestSent), t.Table)

@@ -77,7 +77,8 @@ func newAddrBed(ctx context.Context, cfg RFC2889Config, dir string, cmds *Comman
 }
 
 // start brings the bridge up with binary bin, opens the tester's ports
-// and checks that a small trial passes.
+// and runs trials of 16 addresses until one passes, for up to 10 s: the
+// daemon takes its members' link state a moment after they are added.
 func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error) {
 	defer failedStart(b.stop, &err)
 	if err := b.daemonUp(ctx, b.on(b.dut), bin, "rfc2889",
@@ -91,7 +92,17 @@ func (b *addrBed) start(ctx context.Context, in RoleRun, bin string) (err error)
 	if err := b.open(); err != nil {
 		return err
 	}
-	return b.waitReady(ctx)
+	return poll(ctx, 10*time.Second, 100*time.Millisecond, func() error {
+		t, err := b.trial(ctx, 16, b.cfg.LearnRate)
+		if err != nil {
+			return stopPoll{err}
+		}
+		if t.judge(true); !t.Pass {
+			return fmt.Errorf("a trial of 16 addresses did not pass within 10s (last: %d learning frames sent, %d reached t2; %d test frames sent, %d reached t1, %d the monitor t3)",
+				t.LearnSent, t.LearnForwarded, t.TestSent, t.Received, t.Flooded)
+		}
+		return nil
+	})
 }
 
 // addrStreams returns the learning frames' stream (from the block's
@@ -112,7 +123,7 @@ func addrStreams(testMAC frame.MAC, block gen.AddressBlock) (learn, test, learnB
 // open opens t1, t2 and t3 in the tester namespace with a receiver
 // running on each, and the senders; the instance's changes close the
 // ports, which ends the receivers, before the daemon stops.
-func (b *addrBed) open() error {
+func (b *addrBed) open() (err error) {
 	b.ports = nil
 	for _, e := range []struct {
 		name string
@@ -136,7 +147,6 @@ func (b *addrBed) open() error {
 		})
 		b.ports, *e.to = append(b.ports, p), rc
 	}
-	var err error
 	block := gen.AddressBlock{First: addrBlockFirst, Count: b.cfg.MaxAddr}
 	learn, test, learnBarrier, testBarrier := addrStreams(b.testMAC, block)
 	if b.learn, err = gen.NewAddressSender(b.ports[0], learn, block, gen.VarySource); err != nil {
@@ -150,23 +160,6 @@ func (b *addrBed) open() error {
 	}
 	b.testBarrier, err = testBarrier.Frame(0, 0)
 	return err
-}
-
-// waitReady runs trials of 16 addresses until one passes, for up to
-// 10 s: the daemon takes its members' link state a moment after they are
-// added.
-func (b *addrBed) waitReady(ctx context.Context) error {
-	return poll(ctx, 10*time.Second, 100*time.Millisecond, func() error {
-		t, err := b.trial(ctx, 16, b.cfg.LearnRate)
-		if err != nil {
-			return stopPoll{err}
-		}
-		if t.judge(true); !t.Pass {
-			return fmt.Errorf("a trial of 16 addresses did not pass within 10s (last: %d learning frames sent, %d reached t2; %d test frames sent, %d reached t1, %d the monitor t3)",
-				t.LearnSent, t.LearnForwarded, t.TestSent, t.Received, t.Flooded)
-		}
-		return nil
-	})
 }
 
 // barrier sends frame f on port p after a trial's frames, and waits until
@@ -193,15 +186,14 @@ func (b *addrBed) barrier(ctx context.Context, p *afpacket.Port, f []byte, rs ..
 			return false
 		}
 	}
-	through := func() error {
+	return poll(ctx, time.Until(deadline), 200*time.Microsecond, func() error {
 		for i, r := range rs {
 			if r.Stats().Ignored <= before[i] {
 				return errors.New("barrier not through")
 			}
 		}
 		return nil
-	}
-	return poll(ctx, time.Until(deadline), 200*time.Microsecond, through) == nil
+	}) == nil
 }
 
 // trial flushes the bridge's learned addresses, sends n learning frames
@@ -233,9 +225,7 @@ func (b *addrBed) trial(ctx context.Context, n int, rate float64) (AddrTrial, er
 	t.Barrier = b.barrier(ctx, b.ports[1], b.testBarrier, b.atLearn, b.atMonitor)
 	t.Received, t.Flooded = b.atLearn.Received(), b.atMonitor.Received()
 	if out, err := b.daemon.output(ctx, "bridge", "show", "-o", "json", RFC2889Setup); err == nil {
-		var info []struct {
-			Addresses int `json:"addresses"`
-		}
+		var info []struct{ Addresses int } // bridge show -o json: "addresses"
 		if json.Unmarshal(out, &info) == nil && len(info) == 1 {
 			t.Table = info[0].Addresses
 		}
@@ -246,11 +236,10 @@ func (b *addrBed) trial(ctx context.Context, n int, rate float64) (AddrTrial, er
 // measure measures instance in: the capacity search, then the
 // learning-rate search with min(capacity, RateAddrs) addresses; it
 // appends the sample to res.
-func (b *addrBed) measure(ctx context.Context, in RoleRun, res *Results) error {
+func (b *addrBed) measure(ctx context.Context, in RoleRun, res *Results) (err error) {
 	smp := RFC2889Sample{Setup: RFC2889Setup, Role: in.Role, Run: in.Run, Seq: len(res.RFC2889Samples) + 1,
 		Start: time.Now(), MaxAddr: b.cfg.MaxAddr, LearningRate: RateResult{Trials: []AddrTrial{}}}
 	trial := func(n int, rate float64) (AddrTrial, error) { return b.trial(ctx, n, rate) }
-	var err error
 	smp.Capacity, err = SearchCapacity(ctx, trial, b.cfg.MaxAddr, b.cfg.LearnRate, b.cfg.CapacityTrials)
 	if err != nil {
 		return err
