@@ -225,7 +225,9 @@ func (b *addrBed) trial(ctx context.Context, n int, rate float64) (AddrTrial, er
 	t.Barrier = b.barrier(ctx, b.ports[1], b.testBarrier, b.atLearn, b.atMonitor)
 	t.Received, t.Flooded = b.atLearn.Received(), b.atMonitor.Received()
 	if out, err := b.daemon.output(ctx, "bridge", "show", "-o", "json", RFC2889Setup); err == nil {
-		var info []struct{ Addresses int } // bridge show -o json: "addresses"
+		var info []struct {
+			Addresses int `json:"addresses"`
+		}
 		if json.Unmarshal(out, &info) == nil && len(info) == 1 {
 			t.Table = info[0].Addresses
 		}
